@@ -1,0 +1,150 @@
+# seislive — the one build.
+#
+#   make                 release build (CUDA when nvcc is found) into build/release
+#   make BUILD=debug     -O0 -g build into build/debug
+#   make SAN=1           AddressSanitizer + UBSan (CPU only) into build/san
+#   make CUDA=0          CPU-only build into build/cpu (also what you get without nvcc)
+#   make test            every test that needs no GPU (Criterion)
+#   make test-gpu        the GPU tests (on a machine with a CUDA device)
+#   make demo            the built-in demo (see README)
+#   make bench           seislive-bench, all benchmarks
+#
+# Sources are found by folder, so a new capability only adds files:
+#   conf/ io/ kernels/ stream/ tools/  *.c *.cpp (*.cu with CUDA) -> libseislive.a
+#   */*_main.c                                              -> programs
+#   tests/*.c -> build/*/unit-tests    tests/gpu/*.c -> build/*/gpu-tests
+
+NVCC      ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+BUILD     ?= release
+SAN       ?= 0
+
+ifeq ($(SAN),1)
+  CUDA ?= 0
+endif
+ifeq ($(NVCC),)
+  CUDA := 0
+endif
+CUDA ?= 1
+
+ifeq ($(SAN),1)
+  O ?= build/san
+else ifeq ($(CUDA),0)
+  O ?= build/cpu$(if $(filter debug,$(BUILD)),-debug)
+else
+  O ?= build/$(BUILD)
+endif
+
+CC  ?= gcc
+CXX ?= g++
+ifeq ($(CC),cc)
+  CC := gcc
+endif
+
+WARN     := -Wall -Wextra -Werror
+ifeq ($(BUILD),debug)
+  OPT := -O0 -g3
+else
+  OPT := -O3 -g -march=x86-64-v2
+endif
+comma := ,
+SANFLAGS := $(if $(filter 1,$(SAN)),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+INCS     := -I. -I$(O)/gen
+DEFS     := -D_GNU_SOURCE $(if $(filter 1,$(CUDA)),-DSEISLIVE_CUDA=1)
+
+CFLAGS   += -std=c11 $(WARN) $(OPT) $(SANFLAGS) $(INCS) $(DEFS) -fopenmp -MMD -MP
+CXXFLAGS += -std=c++17 -DTOML_HEADER_ONLY=0 -DTOML_SHARED_LIB=1 $(WARN) $(OPT) $(SANFLAGS) $(INCS) $(DEFS) -MMD -MP
+LDLIBS   := -ltomlplusplus -lzmq -luring -lsegyio -lmseed -ljansson -lpng -lm -lpthread
+LDFLAGS  += -fopenmp $(SANFLAGS)
+
+# sm_90 machine code for the H100, sm_80 for A100-class cards, PTX for anything newer.
+CUDA_ARCH := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+             -gencode arch=compute_90,code=compute_90
+NVCCFLAGS := -std=c++17 $(CUDA_ARCH) -O3 -lineinfo -Werror all-warnings \
+             -Xcompiler -Wall,-Wextra,-fopenmp $(INCS) $(DEFS)
+ifeq ($(CUDA),1)
+  LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -lcufft -ldl -lrt -Wl,-rpath,$(CUDA_HOME)/lib64
+endif
+
+MAINS    := $(wildcard */*_main.c)
+LIB_C    := $(filter-out $(MAINS),$(wildcard conf/*.c io/*.c kernels/*.c stream/*.c tools/*.c))
+LIB_CXX  := $(wildcard conf/*.cpp io/*.cpp)
+LIB_CU   := $(if $(filter 1,$(CUDA)),$(wildcard kernels/*.cu stream/*.cu))
+LIB_OBJ  := $(LIB_C:%.c=$(O)/%.o) $(LIB_CXX:%.cpp=$(O)/%.o) $(LIB_CU:%.cu=$(O)/%.cu.o)
+
+# stream/seislive_main.c -> seislive, tools/gen_main.c -> seislive-gen, ...
+prog_name = $(if $(filter seislive_main.c,$(notdir $(1))),seislive,seislive-$(patsubst %_main.c,%,$(notdir $(1))))
+PROGS    := $(foreach m,$(MAINS),$(O)/$(call prog_name,$(m)))
+
+TEST_SRC := $(wildcard tests/*.c)
+GPU_SRC  := $(wildcard tests/gpu/*.c)
+TEST_OBJ := $(TEST_SRC:%.c=$(O)/%.o)
+GPU_OBJ  := $(GPU_SRC:%.c=$(O)/%.o) $(filter $(O)/tests/support%.o,$(TEST_OBJ))
+
+.PHONY: all deps test test-gpu demo demo-locate bench clean FORCE
+all: $(PROGS)
+
+deps:
+	@bash tools/install-deps.sh
+
+# The version header is rewritten only when the git revision or the CUDA choice changes,
+# so `seislive --version` is exact without rebuilding everything on every make.
+$(O)/gen/version.h: FORCE
+	@mkdir -p $(@D)
+	@rev=$$(git describe --always --dirty --tags 2>/dev/null || echo unknown); \
+	 printf '#define SEISLIVE_VERSION "0.1.0"\n#define SEISLIVE_GIT_REV "%s"\n#define SEISLIVE_BUILD_KIND "%s"\n' "$$rev" "$(BUILD)$(if $(filter 1,$(SAN)),+san)" > $@.tmp; \
+	 cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+$(O)/libseislive.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(O)/%.o: %.c | $(O)/gen/version.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(O)/%.o: %.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(O)/%.cu.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
+
+define prog_rule
+$(O)/$(call prog_name,$(1)): $(O)/$(1:.c=.o) $(O)/libseislive.a
+	$$(CXX) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
+endef
+$(foreach m,$(MAINS),$(eval $(call prog_rule,$(m))))
+
+$(O)/unit-tests: $(TEST_OBJ) $(O)/libseislive.a
+	$(CXX) $(LDFLAGS) $^ $(LDLIBS) -lcriterion -o $@
+
+$(O)/gpu-tests: $(GPU_OBJ) $(O)/libseislive.a
+	$(CXX) $(LDFLAGS) $^ $(LDLIBS) -lcriterion -o $@
+
+# Tests run the programs of the same build; SEISLIVE_BUILD tells them where.
+# deps first (it may install the compilers' libraries), then a parallel build.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+test: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) $(PROGS) $(O)/unit-tests
+	SEISLIVE_BUILD=$(CURDIR)/$(O) $(O)/unit-tests --jobs=$(NPROC) $(TEST_ARGS)
+
+test-gpu: $(PROGS) $(O)/gpu-tests
+	SEISLIVE_BUILD=$(CURDIR)/$(O) $(O)/gpu-tests --jobs=1 $(TEST_ARGS)
+
+demo: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) $(PROGS)
+	@bash tools/demo.sh $(O)
+
+demo-locate: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) $(PROGS)
+	@bash tools/demo-locate.sh $(O)
+
+bench: $(PROGS)
+	$(O)/seislive-bench all
+
+clean:
+	rm -rf build
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

@@ -1,0 +1,298 @@
+/* The configuration schema: one line per key.  See schema.h. */
+#include "conf/schema.h"
+
+#include <float.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "conf/config.h"
+
+#define OFF(sec, field) offsetof(struct sl_config, sec.field)
+#define BIG DBL_MAX
+
+/* Enum names, in the order of the enums in config.h. */
+static const char *const job_kinds[] = {"rtm", "locate", "model", NULL};
+static const char *const model_types[] = {"constant", "raw", "segy", "layered", NULL};
+static const char *const quantities[] = {"velocity", "permittivity", NULL};
+static const char *const byte_orders[] = {"little", "big", NULL};
+static const char *const layouts[] = {"x-fastest", "z-fastest", NULL};
+static const char *const wavelets[] = {"ricker", "file", NULL};
+static const char *const kernels[] = {"auto", "naive", "tiled", NULL};
+static const char *const strategies[] = {"auto", "full", "checkpoint", "boundary", "random", NULL};
+static const char *const schedules[] = {"uniform", "binomial", NULL};
+static const char *const imagings[] = {"xcorr", "source", "receiver", "both", NULL};
+static const char *const ramps[] = {"linear", "exponential", "quadratic", NULL};
+static const char *const ranges[] = {"full", "nyquist", "symmetric", NULL};
+static const char *const coords[] = {"cartesian", "geographic", NULL};
+static const char *const phase_sets[] = {"P", "S", "PS", NULL};
+static const char *const tt_kinds[] = {"homogeneous", "layered", "nonlinloc", NULL};
+static const char *const cf_kinds[] = {"abs", "envelope", "stalta", "recursive-stalta", "kurtosis", NULL};
+static const char *const norms[] = {"none", "count", "geometric", NULL};
+static const char *const triggers[] = {"static", "mad", NULL};
+static const char *const input_kinds[] = {"none", "zmq", "files", NULL};
+static const char *const sockets[] = {"pull", "sub", NULL};
+static const char *const formats[] = {"auto", "segy", "su", "mseed", "f32", NULL};
+static const char *const io_methods[] = {"auto", "uring", "pread", NULL};
+static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
+
+#define END {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0}
+
+static const struct conf_key job_keys[] = {
+    {"kind", KT_ENUM, OFF(job, kind), 0, 0, 0, 0, job_kinds, "\"rtm\"", "",
+     "what `seislive run` does: rtm (migrate shots), locate (microseismic events), model (forward modeling)", 0},
+    {"name", KT_STRING, OFF(job, name), 0, KF_NO_RANGE, 0, 0, NULL, "\"seislive\"", "",
+     "a name for this job, in logs and published headers", 0},
+    END};
+
+static const struct conf_key model_keys[] = {
+    {"type", KT_ENUM, OFF(model, type), 0, 0, 0, 0, model_types, "\"constant\"", "",
+     "where the model comes from: constant, raw (float32 file), segy (one trace per x-y column), layered", 0},
+    {"quantity", KT_ENUM, OFF(model, quantity), 0, 0, 0, 0, quantities, "\"velocity\"", "",
+     "what the model holds: velocity (m/s, acoustic) or permittivity (relative, GPR: v = c0/sqrt(eps_r mu_r))", 0},
+    {"file", KT_PATH, OFF(model, file), 0, KF_MUST_EXIST | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
+     "model file for type = raw or segy (relative to this config file)", 0},
+    {"n", KT_INT_VEC, OFF(model, n), 3, 0, 1, 1 << 16, NULL, "[101, 101, 101]", "points",
+     "grid points nx, ny, nz (z is depth)", 0},
+    {"d", KT_DOUBLE_VEC, OFF(model, d), 3, KF_MIN_EXCL, 0, 1e6, NULL, "[10.0, 10.0, 10.0]", "m",
+     "grid spacing dx, dy, dz", 0},
+    {"o", KT_DOUBLE_VEC, OFF(model, o), 3, 0, -1e9, 1e9, NULL, "[0.0, 0.0, 0.0]", "m",
+     "coordinates of the first grid point", 0},
+    {"byte_order", KT_ENUM, OFF(model, byte_order), 0, 0, 0, 0, byte_orders, "\"little\"", "",
+     "byte order of a raw model file", 0},
+    {"layout", KT_ENUM, OFF(model, layout), 0, 0, 0, 0, layouts, "\"x-fastest\"", "",
+     "sample order of a raw model file: x-fastest (x, then y, then z) or z-fastest (depth first, as SEG-Y)", 0},
+    {"velocity", KT_DOUBLE, OFF(model, velocity), 0, KF_MIN_EXCL, 0, 3.1e8, NULL, "2000.0", "m/s",
+     "velocity of a constant model", 0},
+    {"permittivity", KT_DOUBLE, OFF(model, permittivity), 0, 0, 1, 1e4, NULL, "1.0", "",
+     "relative permittivity of a constant model (quantity = permittivity)", 0},
+    {"permeability", KT_DOUBLE, OFF(model, permeability), 0, 0, 1, 1e4, NULL, "1.0", "",
+     "relative permeability (quantity = permittivity)", 0},
+    {"layer_depths", KT_DOUBLE_LIST, OFF(model, layer_depths), 0, 0, -1e9, 1e9, NULL, "[]", "m",
+     "layered model: depth of the top of each layer after the first, increasing", OFF(model, n_layer_depths)},
+    {"layer_velocities", KT_DOUBLE_LIST, OFF(model, layer_velocities), 0, KF_MIN_EXCL, 0, 3.1e8, NULL, "[]", "m/s",
+     "layered model: velocity of each layer, one more than layer_depths", OFF(model, n_layer_velocities)},
+    END};
+
+static const struct conf_key propagator_keys[] = {
+    {"order", KT_INT, OFF(propagator, order), 0, KF_EVEN, 2, 16, NULL, "8", "",
+     "spatial order of the finite-difference stencil (even, 2 to 16)", 0},
+    {"dt", KT_DOUBLE, OFF(propagator, dt), 0, 0, 0, 1, NULL, "0.0", "s",
+     "time step; 0 = cfl x the largest stable step. A dt above the stable one is refused", 0},
+    {"t_max", KT_DOUBLE, OFF(propagator, t_max), 0, KF_MIN_EXCL, 0, 1e5, NULL, "1.0", "s",
+     "record length (modeled time)", 0},
+    {"cfl", KT_DOUBLE, OFF(propagator, cfl), 0, KF_MIN_EXCL, 0, 1, NULL, "0.9", "",
+     "fraction of the largest stable dt used when dt = 0", 0},
+    {"pml_width", KT_INT_VEC, OFF(propagator, pml_width), 6, KF_BROADCAST, 0, 1000, NULL, "20", "cells",
+     "CPML width: one number for all faces or [xmin, xmax, ymin, ymax, zmin, zmax]", 0},
+    {"pml_reflection", KT_DOUBLE, OFF(propagator, pml_reflection), 0, KF_MIN_EXCL, 0, 1, NULL, "1e-4", "",
+     "theoretical normal-incidence reflection coefficient of the CPML", 0},
+    {"free_surface", KT_BOOL, OFF(propagator, free_surface), 0, 0, 0, 0, NULL, "false", "",
+     "pressure-free surface at z = 0 instead of an absorbing top", 0},
+    {"ppw_min", KT_DOUBLE, OFF(propagator, ppw_min), 0, KF_MIN_EXCL, 0, 100, NULL, "6.0", "points",
+     "warn when the grid has fewer points per wavelength at the wavelet's maximum frequency", 0},
+    {"wavelet", KT_ENUM, OFF(propagator, wavelet), 0, 0, 0, 0, wavelets, "\"ricker\"", "",
+     "source wavelet: ricker or file", 0},
+    {"f_peak", KT_DOUBLE, OFF(propagator, f_peak), 0, KF_MIN_EXCL, 0, 1e10, NULL, "15.0", "Hz",
+     "peak frequency of the Ricker wavelet", 0},
+    {"wavelet_file", KT_PATH, OFF(propagator, wavelet_file), 0, KF_MUST_EXIST | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
+     "user wavelet: one sample per line (wavelet = file)", 0},
+    {"wavelet_dt", KT_DOUBLE, OFF(propagator, wavelet_dt), 0, 0, 0, 1, NULL, "0.0", "s",
+     "sample interval of wavelet_file; 0 = the propagator dt", 0},
+    {"kernel", KT_ENUM, OFF(propagator, kernel), 0, 0, 0, 0, kernels, "\"auto\"", "",
+     "CUDA kernel variant: auto (fastest), naive, tiled", 0},
+    {"snapshot_every", KT_INT, OFF(propagator, snapshot_every), 0, 0, 0, 1e9, NULL, "0", "steps",
+     "write a wavefield snapshot every N steps; 0 = none", 0},
+    {"snapshot_dir", KT_PATH, OFF(propagator, snapshot_dir), 0, KF_DIR | KF_NO_RANGE, 0, 0, NULL, "\"snapshots\"", "path",
+     "folder for snapshots", 0},
+    END};
+
+static const struct conf_key acquisition_keys[] = {
+    {"sources", KT_POINTS, OFF(acquisition, sources), 0, 0, -1e9, 1e9, NULL, "[]", "m",
+     "source positions [[x, y, z], ...] for `model` (any position, not only grid nodes)", 0},
+    {"receivers", KT_POINTS, OFF(acquisition, receivers), 0, 0, -1e9, 1e9, NULL, "[]", "m",
+     "receiver positions [[x, y, z], ...]; or leave empty and set the rx_ grid", 0},
+    {"rx_origin", KT_DOUBLE_VEC, OFF(acquisition, rx_origin), 3, 0, -1e9, 1e9, NULL, "[0.0, 0.0, 0.0]", "m",
+     "first receiver of a receiver grid", 0},
+    {"rx_step", KT_DOUBLE_VEC, OFF(acquisition, rx_step), 2, 0, 0, 1e9, NULL, "[10.0, 10.0]", "m",
+     "receiver grid spacing in x and y", 0},
+    {"rx_count", KT_INT_VEC, OFF(acquisition, rx_count), 2, 0, 0, 1 << 20, NULL, "[0, 0]", "",
+     "receivers in x and y of the grid; [0, 0] = use the receivers list", 0},
+    {"dt_out", KT_DOUBLE, OFF(acquisition, dt_out), 0, 0, 0, 1, NULL, "0.0", "s",
+     "sample interval of output traces; 0 = the propagator dt", 0},
+    END};
+
+static const struct conf_key rtm_keys[] = {
+    {"strategy", KT_ENUM, OFF(rtm, strategy), 0, 0, 0, 0, strategies, "\"auto\"", "",
+     "source-wavefield strategy: auto, full, checkpoint, boundary, random", 0},
+    {"checkpoints", KT_INT, OFF(rtm, checkpoints), 0, 0, 0, 1e6, NULL, "0", "",
+     "number of checkpoints (strategy = checkpoint); 0 = sqrt of the step count", 0},
+    {"checkpoint_schedule", KT_ENUM, OFF(rtm, checkpoint_schedule), 0, 0, 0, 0, schedules, "\"binomial\"", "",
+     "checkpoint placement: uniform, or binomial (optimal, Griewank's revolve)", 0},
+    {"imaging", KT_ENUM, OFF(rtm, imaging), 0, 0, 0, 0, imagings, "\"xcorr\"", "",
+     "imaging condition: xcorr, source (source-illumination normalized), receiver, both", 0},
+    {"image_every", KT_INT, OFF(rtm, image_every), 0, 0, 1, 1e6, NULL, "1", "steps",
+     "apply the imaging condition every k time steps", 0},
+    {"laplacian", KT_BOOL, OFF(rtm, laplacian), 0, 0, 0, 0, NULL, "false", "",
+     "Laplacian filter of the stacked image against low-wavenumber artifacts", 0},
+    {"aperture", KT_DOUBLE, OFF(rtm, aperture), 0, 0, 0, 1e9, NULL, "1000.0", "m",
+     "migration aperture added on each side of a shot's receiver spread", 0},
+    {"random_ramp", KT_ENUM, OFF(rtm, random_ramp), 0, 0, 0, 0, ramps, "\"linear\"", "",
+     "random boundary: how the randomness grows into the layer", 0},
+    {"random_range", KT_ENUM, OFF(rtm, random_range), 0, 0, 0, 0, ranges, "\"full\"", "",
+     "random boundary: velocity range (full stable range, nyquist-limited, symmetric around the model)", 0},
+    {"random_width", KT_INT, OFF(rtm, random_width), 0, 0, 1, 1000, NULL, "20", "cells",
+     "random boundary layer width", 0},
+    {"random_seed", KT_I64, OFF(rtm, random_seed), 0, 0, 0, 9.2e18, NULL, "12345", "",
+     "seed of the random boundary (regenerated, never stored)", 0},
+    {"memory_budget", KT_DOUBLE, OFF(rtm, memory_budget), 0, 0, 0, 1e9, NULL, "0.0", "MiB",
+     "device memory one shot may use; 0 = what the device has free", 0},
+    END};
+
+static const struct conf_key locate_keys[] = {
+    {"stations", KT_PATH, OFF(locate, stations), 0, KF_MUST_EXIST | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
+     "station file: name and coordinates per line", 0},
+    {"coords", KT_ENUM, OFF(locate, coords), 0, 0, 0, 0, coords, "\"cartesian\"", "",
+     "station coordinates: cartesian (x y z in m) or geographic (lat lon elevation)", 0},
+    {"corrections", KT_PATH, OFF(locate, corrections), 0, KF_MUST_EXIST | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
+     "per-station, per-phase time corrections (optional)", 0},
+    {"phases", KT_ENUM, OFF(locate, phases), 0, 0, 0, 0, phase_sets, "\"PS\"", "",
+     "phases stacked: P, S or PS", 0},
+    {"traveltime", KT_ENUM, OFF(locate, traveltime), 0, 0, 0, 0, tt_kinds, "\"homogeneous\"", "",
+     "travel times: homogeneous, layered (eikonal on the grid), nonlinloc (time grids)", 0},
+    {"vp", KT_DOUBLE, OFF(locate, vp), 0, KF_MIN_EXCL, 0, 1e5, NULL, "3500.0", "m/s",
+     "P velocity (homogeneous)", 0},
+    {"vs", KT_DOUBLE, OFF(locate, vs), 0, KF_MIN_EXCL, 0, 1e5, NULL, "2000.0", "m/s",
+     "S velocity (homogeneous)", 0},
+    {"layers", KT_PATH, OFF(locate, layers), 0, KF_MUST_EXIST | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
+     "1D model file: top depth (m), vp, vs (m/s) per line (traveltime = layered)", 0},
+    {"nll_p", KT_PATH, OFF(locate, nll_p), 0, KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
+     "NonLinLoc P time grid root (files ROOT.STATION.P.time.hdr/.buf)", 0},
+    {"nll_s", KT_PATH, OFF(locate, nll_s), 0, KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
+     "NonLinLoc S time grid root", 0},
+    {"grid_n", KT_INT_VEC, OFF(locate, grid_n), 3, 0, 1, 4096, NULL, "[21, 21, 21]", "points",
+     "trial-source grid points", 0},
+    {"grid_d", KT_DOUBLE_VEC, OFF(locate, grid_d), 3, KF_MIN_EXCL, 0, 1e6, NULL, "[50.0, 50.0, 50.0]", "m",
+     "trial-source grid spacing", 0},
+    {"grid_o", KT_DOUBLE_VEC, OFF(locate, grid_o), 3, 0, -1e9, 1e9, NULL, "[0.0, 0.0, 0.0]", "m",
+     "first trial-source point", 0},
+    {"cf", KT_ENUM, OFF(locate, cf), 0, 0, 0, 0, cf_kinds, "\"stalta\"", "",
+     "characteristic function: abs, envelope, stalta, recursive-stalta, kurtosis", 0},
+    {"sta", KT_DOUBLE, OFF(locate, sta), 0, KF_MIN_EXCL, 0, 1e4, NULL, "0.05", "s",
+     "short-term average window", 0},
+    {"lta", KT_DOUBLE, OFF(locate, lta), 0, KF_MIN_EXCL, 0, 1e5, NULL, "0.5", "s",
+     "long-term average window (longer than sta)", 0},
+    {"kurtosis_window", KT_DOUBLE, OFF(locate, kurtosis_window), 0, KF_MIN_EXCL, 0, 1e4, NULL, "0.2", "s",
+     "kurtosis window", 0},
+    {"band", KT_DOUBLE_VEC, OFF(locate, band), 2, 0, 0, 1e6, NULL, "[0.0, 0.0]", "Hz",
+     "band-pass corners before the characteristic function; [0, 0] = none", 0},
+    {"normalize", KT_ENUM, OFF(locate, normalize), 0, 0, 0, 0, norms, "\"count\"", "",
+     "stack normalization: none, count (by contributing channels), geometric (geometric mean)", 0},
+    {"block_samples", KT_INT, OFF(locate, block_samples), 0, 0, 16, 1 << 24, NULL, "1000", "samples",
+     "samples per processing block", 0},
+    {"trigger", KT_ENUM, OFF(locate, trigger), 0, 0, 0, 0, triggers, "\"mad\"", "",
+     "trigger on the maximum coalescence: static threshold or threshold x running MAD", 0},
+    {"threshold", KT_DOUBLE, OFF(locate, threshold), 0, KF_MIN_EXCL, 0, 1e12, NULL, "8.0", "",
+     "trigger threshold (absolute, or a multiple of the median absolute deviation)", 0},
+    {"min_interval", KT_DOUBLE, OFF(locate, min_interval), 0, 0, 0, 1e6, NULL, "1.0", "s",
+     "triggers closer than this are one event", 0},
+    {"coherence_dir", KT_PATH, OFF(locate, coherence_dir), 0, KF_DIR | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
+     "write each block's coherence volume here; \"\" = do not", 0},
+    END};
+
+static const struct conf_key input_keys[] = {
+    {"kind", KT_ENUM, OFF(input, kind), 0, 0, 0, 0, input_kinds, "\"none\"", "",
+     "where units come from: zmq, files, or none (model job)", 0},
+    {"endpoint", KT_STRING, OFF(input, endpoint), 0, KF_NO_RANGE, 0, 0, NULL, "\"tcp://127.0.0.1:5555\"", "",
+     "ZeroMQ endpoint to bind (pull) or connect (sub)", 0},
+    {"socket", KT_ENUM, OFF(input, socket), 0, 0, 0, 0, sockets, "\"pull\"", "",
+     "ZeroMQ socket type: pull (back-pressure to the sender) or sub", 0},
+    {"paths", KT_STRING_LIST, OFF(input, paths), 0, 0, 0, 1 << 20, NULL, "[]", "",
+     "input files, globs or directories (kind = files)", OFF(input, n_paths)},
+    {"watch", KT_BOOL, OFF(input, watch), 0, 0, 0, 0, NULL, "false", "",
+     "keep watching directories and globs for new files", 0},
+    {"watch_idle", KT_DOUBLE, OFF(input, watch_idle), 0, 0, 0, 1e9, NULL, "0.0", "s",
+     "end a watched input after this long without new data; 0 = never", 0},
+    {"format", KT_ENUM, OFF(input, format), 0, 0, 0, 0, formats, "\"auto\"", "",
+     "file format: auto (from the name and contents), segy, su, mseed, f32", 0},
+    {"slots", KT_INT, OFF(input, slots), 0, 0, 2, 64, NULL, "3", "",
+     "pinned host slots (2 = double buffering)", 0},
+    {"slot_mib", KT_DOUBLE, OFF(input, slot_mib), 0, KF_MIN_EXCL, 0, 65536, NULL, "64.0", "MiB",
+     "size of each slot; a unit larger than this is rejected", 0},
+    {"io", KT_ENUM, OFF(input, io), 0, 0, 0, 0, io_methods, "\"auto\"", "",
+     "file reads: auto (io_uring, pread when unavailable), uring, pread", 0},
+    {"o_direct", KT_BOOL, OFF(input, o_direct), 0, 0, 0, 0, NULL, "true", "",
+     "read files with O_DIRECT where the file system allows it", 0},
+    END};
+
+static const struct conf_key output_keys[] = {
+    {"endpoint", KT_STRING, OFF(output, endpoint), 0, KF_NO_RANGE, 0, 0, NULL, "\"\"", "",
+     "ZeroMQ XPUB endpoint to publish on; \"\" = do not publish", 0},
+    {"image_every", KT_INT, OFF(output, image_every), 0, 0, 1, 1e9, NULL, "1", "units",
+     "publish the image every N shots", 0},
+    {"image_interval", KT_DOUBLE, OFF(output, image_interval), 0, 0, 0, 1e9, NULL, "0.0", "s",
+     "also publish when this long has passed; 0 = by count only", 0},
+    {"slices_only", KT_BOOL, OFF(output, slices_only), 0, 0, 0, 0, NULL, "false", "",
+     "publish three orthogonal slices instead of the volume", 0},
+    {"hwm", KT_INT, OFF(output, hwm), 0, 0, 1, 1e7, NULL, "16", "messages",
+     "send high-water mark per subscriber; a slower one is dropped, never waited for", 0},
+    {"dir", KT_PATH, OFF(output, dir), 0, KF_DIR | KF_NO_RANGE, 0, 0, NULL, "\"out\"", "path",
+     "folder for final files (image, events, coherence)", 0},
+    {"state_dir", KT_PATH, OFF(output, state_dir), 0, KF_DIR | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
+     "folder for the crash-safe state; \"\" = no checkpoints", 0},
+    {"checkpoint_every", KT_INT, OFF(output, checkpoint_every), 0, 0, 1, 1e9, NULL, "1", "units",
+     "checkpoint the state every N units", 0},
+    {"checkpoint_interval", KT_DOUBLE, OFF(output, checkpoint_interval), 0, 0, 0, 1e9, NULL, "0.0", "s",
+     "also checkpoint when this long has passed; 0 = by count only", 0},
+    {"curve_secret_key", KT_STRING, OFF(output, curve_secret_key), 0, KF_NO_RANGE, 0, 0, NULL, "\"\"", "",
+     "CURVE server secret key (Z85, 40 characters); \"\" = no encryption", 0},
+    {"curve_public_key", KT_STRING, OFF(output, curve_public_key), 0, KF_NO_RANGE, 0, 0, NULL, "\"\"", "",
+     "CURVE server public key (Z85)", 0},
+    {"curve_clients", KT_PATH, OFF(output, curve_clients), 0, KF_MUST_EXIST | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
+     "file of allowed client public keys (Z85, one per line); others are refused", 0},
+    END};
+
+static const struct conf_key runtime_keys[] = {
+    {"device", KT_STRING, OFF(runtime, device), 0, KF_NO_RANGE, 0, 0, NULL, "\"auto\"", "",
+     "auto (a GPU when usable, else the CPU), cpu, or cuda:N", 0},
+    {"threads", KT_INT, OFF(runtime, threads), 0, 0, 0, 4096, NULL, "0", "",
+     "CPU threads for the reference kernels; 0 = all cores", 0},
+    {"metrics_interval", KT_DOUBLE, OFF(runtime, metrics_interval), 0, 0, 0, 1e6, NULL, "5.0", "s",
+     "seconds between status messages and metric log lines; 0 = never", 0},
+    END};
+
+static const struct conf_key log_keys[] = {
+    {"level", KT_ENUM, OFF(log, level), 0, 0, 0, 0, log_levels, "\"info\"", "",
+     "least severe level logged: debug, info, warn, error", 0},
+    {"file", KT_PATH, OFF(log, file), 0, KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
+     "also append log lines to this file; \"\" = stderr only", 0},
+    END};
+
+const struct conf_section conf_sections[] = {
+    {"job", "what to run", job_keys},
+    {"model", "the velocity (or permittivity) model", model_keys},
+    {"propagator", "the finite-difference wave propagator", propagator_keys},
+    {"acquisition", "sources and receivers for forward modeling", acquisition_keys},
+    {"rtm", "reverse time migration", rtm_keys},
+    {"locate", "microseismic detection and location by coherent stacking", locate_keys},
+    {"input", "where units (shots, trace blocks) come from", input_keys},
+    {"output", "publishing, files and crash-safe state", output_keys},
+    {"runtime", "device and threads", runtime_keys},
+    {"log", "logging", log_keys},
+    {NULL, NULL, NULL},
+};
+
+const struct conf_section *schema_section(const char *name)
+{
+    for (const struct conf_section *s = conf_sections; s->name; s++)
+        if (strcmp(s->name, name) == 0)
+            return s;
+    return NULL;
+}
+
+const struct conf_key *schema_key(const struct conf_section *sec, const char *name)
+{
+    for (const struct conf_key *k = sec->keys; k->name; k++)
+        if (strcmp(k->name, name) == 0)
+            return k;
+    return NULL;
+}

@@ -1,0 +1,14 @@
+#include "stream/job.h"
+
+#include <stddef.h>
+
+/* One line per job as it lands (stream/job_<kind>.c defines job_<kind>_ops). */
+const struct job_ops *job_find(int kind)
+{
+    switch (kind) {
+    case JOB_RTM: return NULL;
+    case JOB_LOCATE: return NULL;
+    case JOB_MODEL: return NULL;
+    }
+    return NULL;
+}

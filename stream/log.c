@@ -1,0 +1,105 @@
+#define LOG_COMPONENT "log"
+#include "stream/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static enum log_level g_level = LOG_INFO;
+static int g_file_fd = -1;
+static pthread_mutex_t g_file_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *const level_names[] = {"debug", "info", "warn", "error", "off"};
+
+int log_level_parse(const char *name)
+{
+    for (int i = 0; i <= LOG_OFF; i++)
+        if (strcmp(name, level_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *log_level_name(enum log_level level)
+{
+    return (level >= LOG_DEBUG && level <= LOG_OFF) ? level_names[level] : "?";
+}
+
+void log_set_level(enum log_level level) { g_level = level; }
+enum log_level log_get_level(void) { return g_level; }
+
+int log_set_file(const char *path)
+{
+    int fd = -1;
+    if (path) {
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return -errno;
+    }
+    pthread_mutex_lock(&g_file_lock);
+    if (g_file_fd >= 0)
+        close(g_file_fd);
+    g_file_fd = fd;
+    pthread_mutex_unlock(&g_file_lock);
+    return 0;
+}
+
+static void write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return; /* nowhere left to report a failing log sink */
+        buf += n;
+        len -= (size_t)n;
+    }
+}
+
+void log_vwrite(enum log_level level, const char *component, const char *fmt, va_list ap)
+{
+    if (level < g_level || level >= LOG_OFF)
+        return;
+    char line[4096];
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %-8s ",
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                     tm.tm_sec, ts.tv_nsec / 1000000, level_names[level], component);
+    if (n < 0)
+        return;
+    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+    if (len > sizeof line - 2)
+        len = sizeof line - 2;
+    line[len++] = '\n';
+    write_all(STDERR_FILENO, line, len);
+    pthread_mutex_lock(&g_file_lock);
+    if (g_file_fd >= 0)
+        write_all(g_file_fd, line, len);
+    pthread_mutex_unlock(&g_file_lock);
+}
+
+void log_write(enum log_level level, const char *component, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    log_vwrite(level, component, fmt, ap);
+    va_end(ap);
+}
+
+_Noreturn void fatal_at(const char *component, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    log_vwrite(LOG_ERROR, component, fmt, ap);
+    va_end(ap);
+    exit(1);
+}

@@ -1,0 +1,221 @@
+/* seislive — the appliance's command line: check, run, model. */
+#define LOG_COMPONENT "main"
+#include <errno.h>
+#include <getopt.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf/config.h"
+#include "kernels/backend.h"
+#include "stream/error.h"
+#include "stream/job.h"
+#include "stream/log.h"
+#include "stream/signals.h"
+#include "version.h"
+
+static const char usage_text[] =
+    "usage: seislive COMMAND [options]\n"
+    "\n"
+    "Real-time seismic imaging: migrates shots (rtm) or locates microseismic events\n"
+    "(locate) as the data arrive, and publishes the growing result over ZeroMQ.\n"
+    "\n"
+    "commands:\n"
+    "  check -c FILE           validate FILE, print the resolved configuration and the\n"
+    "                          derived quantities (stable dt, memory, strategy)\n"
+    "  run -c FILE             run the configured job until its input ends or SIGTERM\n"
+    "  model -c FILE -o OUT    forward-model the configured shots into the SEG-Y file OUT\n"
+    "  reference               print the configuration key reference (Markdown)\n"
+    "  example                 print an example configuration with every key\n"
+    "\n"
+    "options:\n"
+    "  -c, --config FILE       configuration file (TOML); see conf/seislive.example.toml\n"
+    "  -o, --output FILE       output file (model)\n"
+    "  -d, --device SPEC       override [runtime] device: auto, cpu or cuda:N\n"
+    "  -q, --quiet             check: print only errors\n"
+    "  -h, --help              this text\n"
+    "  -V, --version           version, git revision and whether CUDA is compiled in\n"
+    "\n"
+    "exit status:\n"
+    "  0  success (also a run stopped by SIGTERM/SIGINT after saving its state)\n"
+    "  1  the run failed (I/O, data or device error; the log says where)\n"
+    "  2  bad command line or invalid configuration (the message names file:line:col)\n"
+    "  3  the requested device is not available\n";
+
+static void print_version(void)
+{
+    printf("seislive %s (git %s, %s build)\n", SEISLIVE_VERSION, SEISLIVE_GIT_REV,
+           SEISLIVE_BUILD_KIND);
+    printf("CUDA: %s\n", backend_cuda_compiled() ? "compiled in" : "not compiled in (CPU only)");
+}
+
+struct args {
+    const char *command;
+    const char *config;
+    const char *output;
+    const char *device;
+    int quiet;
+};
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, 'c'}, {"output", required_argument, NULL, 'o'},
+        {"device", required_argument, NULL, 'd'}, {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0}};
+    memset(a, 0, sizeof *a);
+    int opt;
+    opterr = 0;
+    /* GNU getopt permutes: options may come before or after the command. */
+    while ((opt = getopt_long(argc, argv, "c:o:d:qhV", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'c': a->config = optarg; break;
+        case 'o': a->output = optarg; break;
+        case 'd': a->device = optarg; break;
+        case 'q': a->quiet = 1; break;
+        case 'h': fputs(usage_text, stdout); exit(EXIT_OK);
+        case 'V': print_version(); exit(EXIT_OK);
+        default:
+            fprintf(stderr, "seislive: unknown option or missing value: '%s'\n"
+                            "try 'seislive --help'\n", argv[optind - 1]);
+            return -EINVAL;
+        }
+    }
+    if (optind < argc)
+        a->command = argv[optind++];
+    if (optind < argc) {
+        fprintf(stderr, "seislive: unexpected argument '%s'\ntry 'seislive --help'\n", argv[optind]);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* Load the config, apply the command-line overrides and the [log] settings. */
+static int load_config(const struct args *a, struct sl_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg); /* config_free() is safe on it from here on */
+    if (!a->config) {
+        fprintf(stderr, "seislive %s: missing -c FILE\ntry 'seislive --help'\n", a->command);
+        return EXIT_USAGE;
+    }
+    if (config_load(a->config, cfg) < 0) {
+        fprintf(stderr, "seislive: %s\n", err_msg());
+        return EXIT_USAGE;
+    }
+    if (a->device) {
+        bool is_auto;
+        enum sl_device_kind kind;
+        int index;
+        if (backend_parse(a->device, &is_auto, &kind, &index) < 0) {
+            fprintf(stderr, "seislive: --device: %s\n", err_msg());
+            return EXIT_USAGE;
+        }
+        free(cfg->runtime.device);
+        cfg->runtime.device = strdup(a->device);
+    }
+    log_set_level((enum log_level)cfg->log.level);
+    if (cfg->log.file[0] && log_set_file(cfg->log.file) < 0) {
+        fprintf(stderr, "seislive: [log] file \"%s\": %s\n", cfg->log.file, strerror(errno));
+        return EXIT_USAGE;
+    }
+    if (cfg->runtime.threads > 0)
+        omp_set_num_threads(cfg->runtime.threads);
+    return EXIT_OK;
+}
+
+static int cmd_check(const struct args *a)
+{
+    struct sl_config cfg;
+    int rc = load_config(a, &cfg);
+    if (rc != EXIT_OK) {
+        config_free(&cfg);
+        return rc;
+    }
+    if (!a->quiet) {
+        printf("# %s: valid\n# resolved configuration (defaults filled in)\n\n", a->config);
+        config_print(&cfg, stdout);
+    }
+    const struct job_ops *job = job_find(cfg.job.kind);
+    if (job && job->report) {
+        if (!a->quiet)
+            printf("\n# derived\n");
+        if (job->report(&cfg, a->quiet ? NULL : stdout) < 0) {
+            fprintf(stderr, "seislive: %s\n", err_msg());
+            config_free(&cfg);
+            return EXIT_USAGE;
+        }
+    }
+    config_free(&cfg);
+    return EXIT_OK;
+}
+
+static int cmd_run(const struct args *a, bool model_only)
+{
+    struct sl_config cfg;
+    int rc = load_config(a, &cfg);
+    if (rc != EXIT_OK) {
+        config_free(&cfg);
+        return rc;
+    }
+    if (model_only)
+        cfg.job.kind = JOB_MODEL;
+    const struct job_ops *job = job_find(cfg.job.kind);
+    if (!job || !job->run) {
+        fprintf(stderr, "seislive: %s: [job] kind \"%s\" is not available in this build\n",
+                a->config, config_enum_name("job", "kind", cfg.job.kind));
+        config_free(&cfg);
+        return EXIT_USAGE;
+    }
+    struct sl_device dev;
+    if (backend_select(cfg.runtime.device, &dev) < 0) {
+        log_error("%s", err_msg());
+        config_free(&cfg);
+        return EXIT_NO_DEVICE;
+    }
+    signals_install();
+    log_info("%s job \"%s\" starting (config %s)", job->name, cfg.job.name, a->config);
+    rc = job->run(&cfg, &dev, a->output);
+    if (rc < 0) {
+        log_error("%s job failed: %s", job->name, err_msg());
+        config_free(&cfg);
+        return EXIT_FAILED;
+    }
+    if (signals_stop_requested())
+        log_info("stopped by signal %d; state saved", signals_last());
+    config_free(&cfg);
+    return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    struct args a;
+    if (parse_args(argc, argv, &a) < 0)
+        return EXIT_USAGE;
+    if (!a.command) {
+        fputs(usage_text, stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(a.command, "check") == 0)
+        return cmd_check(&a);
+    if (strcmp(a.command, "run") == 0)
+        return cmd_run(&a, false);
+    if (strcmp(a.command, "model") == 0) {
+        if (!a.output) {
+            fprintf(stderr, "seislive model: missing -o OUT.segy\ntry 'seislive --help'\n");
+            return EXIT_USAGE;
+        }
+        return cmd_run(&a, true);
+    }
+    if (strcmp(a.command, "example") == 0) {
+        config_print_example(stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(a.command, "reference") == 0) {
+        config_print_reference(stdout);
+        return EXIT_OK;
+    }
+    fprintf(stderr, "seislive: unknown command '%s'\ntry 'seislive --help'\n", a.command);
+    return EXIT_USAGE;
+}

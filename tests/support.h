@@ -1,0 +1,29 @@
+/* support — helpers shared by the tests: run a program of this build and capture its
+ * output and exit status, make temporary folders and files. */
+#ifndef SEISLIVE_TEST_SUPPORT_H
+#define SEISLIVE_TEST_SUPPORT_H
+
+#include <stddef.h>
+
+struct run_result {
+    int status;   /* exit code, or 128 + signal */
+    char *out;    /* stdout, NUL-terminated */
+    char *err;    /* stderr, NUL-terminated */
+};
+
+/* Path of a program of this build ("seislive", "seislive-gen", ...): $SEISLIVE_BUILD/NAME. */
+const char *test_prog(const char *name);
+/* Run ARGV (NULL-terminated; argv[0] is a path) with a timeout in seconds. */
+int test_run(const char *const argv[], int timeout_s, struct run_result *r);
+void test_run_free(struct run_result *r);
+
+/* A fresh folder under /tmp, removed by test_rmtree. */
+char *test_tmpdir(void);
+void test_rmtree(const char *path);
+/* Write TEXT to DIR/NAME; returns the path (malloc'd). */
+char *test_write_file(const char *dir, const char *name, const char *text);
+
+/* Relative L2 difference ||a - b|| / ||b|| in double precision. */
+double test_rel_l2_f32(const float *a, const float *b, size_t n);
+
+#endif

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Everything the GPU machine must run, in one device call (it has no package registry,
+# so the Debian runtime libraries travel in .devlibs, unpacked by
+# ../shared/tools/device-libs.sh).  Build here first (`make -j2`), then call the device
+# tool with carry ["build/release", ".devlibs"] and the command `bash tools/gpu-run.sh`.
+# Writes logs to $OUT (or ./gpu-out) and prints a short summary last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+B=${SEISLIVE_BUILD:-$PWD/build/release}
+export SEISLIVE_BUILD=$B
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv \
+  | tee "$out/gpu.txt"
+"$B/seislive" --version | tee -a "$out/gpu.txt"
+
+status=0
+echo "== GPU tests" | tee "$out/tests.log"
+( "$B/gpu-tests" --jobs=1 --verbose 2>&1 ) | tee -a "$out/tests.log" | tail -n 40 || status=1
+grep -q 'Failing: 0 | Crashing: 0' "$out/tests.log" || status=1
+
+echo "== CPU tests on the GPU machine" | tee "$out/unit.log"
+( cd "$PWD" && "$B/unit-tests" --jobs=8 2>&1 ) >> "$out/unit.log"; tail -n 1 "$out/unit.log"
+
+if [ -x "$B/seislive-bench" ]; then
+  for b in ${BENCHES:-stencil rtm stack pipeline}; do
+    echo "== seislive-bench $b" | tee -a "$out/bench.txt"
+    timeout 400 "$B/seislive-bench" "$b" 2>>"$out/bench.err" | tee -a "$out/bench.txt" || status=1
+  done
+fi
+echo "== summary: GPU tests $(grep -o 'Tested:.*' "$out/tests.log" | tail -1)"
+exit $status

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Install the Debian packages seislive builds and tests against, but only the ones
+# that are missing: a second run is silent and touches nothing.
+set -euo pipefail
+pkgs=(build-essential pkg-config libzmq3-dev liburing-dev libsegyio-dev libmseed-dev
+      libtomlplusplus-dev libjansson-dev libpng-dev libcriterion-dev
+      python3 python3-numpy python3-zmq)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
