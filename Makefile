@@ -81,7 +81,7 @@ GPU_SRC  := $(wildcard tests/gpu/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(O)/%.o)
 GPU_OBJ  := $(GPU_SRC:%.c=$(O)/%.o) $(filter $(O)/tests/support%.o,$(TEST_OBJ))
 
-.PHONY: all deps test test-gpu demo demo-locate bench clean FORCE
+.PHONY: all deps test test-gpu demo demo-locate bench example clean FORCE
 all: $(PROGS)
 
 deps:
@@ -143,6 +143,12 @@ demo-locate: deps
 
 bench: $(PROGS)
 	$(O)/seislive-bench all
+
+# conf/seislive.example.toml is generated from the schema (conf/schema.c), with an input
+# set so that it validates as it stands; tests/test_config.c checks that it is current.
+example: $(O)/seislive
+	$(O)/seislive example | sed 's/^kind = "none"$$/kind = "zmq"/' > conf/seislive.example.toml
+	$(O)/seislive reference > docs/CONFIG.md
 
 clean:
 	rm -rf build
