@@ -95,33 +95,36 @@ $(O)/gen/version.h: FORCE
 	 printf '#define SEISLIVE_VERSION "0.1.0"\n#define SEISLIVE_GIT_REV "%s"\n#define SEISLIVE_BUILD_KIND "%s"\n' "$$rev" "$(BUILD)$(if $(filter 1,$(SAN)),+san)" > $@.tmp; \
 	 cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
+# Several builds may share a build folder (parallel sessions, editors): every recipe
+# holds a lock on its own target so two of them never write the same file at once.
+LOCK = flock $@.lock
+
 $(O)/libseislive.a: $(LIB_OBJ)
-	@rm -f $@
-	ar rcs $@ $^
+	$(LOCK) sh -c 'rm -f $@.tmp && ar rcs $@.tmp $^ && mv $@.tmp $@'
 
 $(O)/%.o: %.c | $(O)/gen/version.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(LOCK) $(CC) $(CFLAGS) -c $< -o $@
 
 $(O)/%.o: %.cpp
 	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) -c $< -o $@
+	$(LOCK) $(CXX) $(CXXFLAGS) -c $< -o $@
 
 $(O)/%.cu.o: %.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCCFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
+	$(LOCK) $(NVCC) $(NVCCFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
 define prog_rule
 $(O)/$(call prog_name,$(1)): $(O)/$(1:.c=.o) $(O)/libseislive.a
-	$$(CXX) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
+	flock $$@.lock $$(CXX) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
 endef
 $(foreach m,$(MAINS),$(eval $(call prog_rule,$(m))))
 
 $(O)/unit-tests: $(TEST_OBJ) $(O)/libseislive.a
-	$(CXX) $(LDFLAGS) $^ $(LDLIBS) -lcriterion -o $@
+	$(LOCK) $(CXX) $(LDFLAGS) $^ $(LDLIBS) -lcriterion -o $@
 
 $(O)/gpu-tests: $(GPU_OBJ) $(O)/libseislive.a
-	$(CXX) $(LDFLAGS) $^ $(LDLIBS) -lcriterion -o $@
+	$(LOCK) $(CXX) $(LDFLAGS) $^ $(LDLIBS) -lcriterion -o $@
 
 # Tests run the programs of the same build; SEISLIVE_BUILD tells them where.
 # deps first (it may install the compilers' libraries), then a parallel build.
