@@ -1,0 +1,530 @@
+/* wire — parse, validate and encode the ZeroMQ messages of DESIGN.md (jansson). */
+#include "io/wire.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <segyio/segy.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "stream/error.h"
+
+static const char *const reject_names[WIRE_REJ_N] = {
+    "bad JSON", "wrong version", "unknown type", "missing or mistyped field",
+    "value out of range", "wrong frame count", "wrong payload size", "bad payload",
+    "unit larger than a slot", "duplicate unit"};
+
+const char *wire_reject_name(enum wire_reject r)
+{
+    return (unsigned)r < WIRE_REJ_N ? reject_names[r] : "?";
+}
+
+uint64_t wire_stats_rejected_total(const struct wire_stats *s)
+{
+    uint64_t t = 0;
+    for (int i = 0; i < WIRE_REJ_N; i++)
+        if (i != WIRE_REJ_DUPLICATE)
+            t += s->rejected[i];
+    return t;
+}
+
+/* Count the reason and record the message; returns -EINVAL (or CODE). */
+static int reject(struct wire_stats *st, enum wire_reject why, uint64_t seq, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int reject(struct wire_stats *st, enum wire_reject why, uint64_t seq, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (st)
+        st->rejected[why]++;
+    return err_set(why == WIRE_REJ_TOO_LARGE ? -EFBIG : -EINVAL, "message %llu: %s: %s",
+                   (unsigned long long)seq, wire_reject_name(why), buf);
+}
+
+/* Required integer field; JSON reals with an integral value are accepted. */
+static int get_int(json_t *o, const char *key, int64_t *v)
+{
+    json_t *j = json_object_get(o, key);
+    if (json_is_integer(j)) {
+        *v = json_integer_value(j);
+        return 0;
+    }
+    if (json_is_real(j)) {
+        double d = json_real_value(j);
+        if (d == floor(d) && fabs(d) < 9e15) {
+            *v = (int64_t)d;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int get_num(json_t *o, const char *key, double *v)
+{
+    json_t *j = json_object_get(o, key);
+    if (!json_is_number(j))
+        return -1;
+    *v = json_number_value(j);
+    return 0;
+}
+
+int wire_parse_header(const void *json, size_t len, uint64_t seq, struct wire_header *h,
+                      struct wire_stats *st)
+{
+    memset(h, 0, sizeof *h);
+    h->sender_seq = -1;
+    json_error_t jerr;
+    json_t *o = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!o)
+        return reject(st, WIRE_REJ_JSON, seq, "frame 0, column %d: %s", jerr.column, jerr.text);
+    int rc = 0;
+    if (!json_is_object(o)) {
+        rc = reject(st, WIRE_REJ_JSON, seq, "frame 0 is not a JSON object");
+        goto out;
+    }
+    int64_t v;
+    if (get_int(o, "v", &v) < 0) {
+        rc = reject(st, WIRE_REJ_VERSION, seq, "\"v\" missing (expected %d)", WIRE_VERSION);
+        goto out;
+    }
+    if (v != WIRE_VERSION) {
+        rc = reject(st, WIRE_REJ_VERSION, seq, "\"v\" is %lld, this build speaks %d",
+                    (long long)v, WIRE_VERSION);
+        goto out;
+    }
+    const char *type = json_string_value(json_object_get(o, "type"));
+    const char *fmt = json_string_value(json_object_get(o, "format"));
+    int64_t sseq;
+    if (get_int(o, "seq", &sseq) == 0)
+        h->sender_seq = sseq;
+    if (!type) {
+        rc = reject(st, WIRE_REJ_TYPE, seq, "\"type\" missing");
+        goto out;
+    }
+    if (strcmp(type, "shot") == 0) {
+        struct wire_shot_hdr *s = &h->shot;
+        int64_t id, ns, ntr;
+        json_t *src = json_object_get(o, "src");
+        h->kind = WIRE_SHOT;
+        if (get_int(o, "shot_id", &id) < 0 || get_int(o, "ns", &ns) < 0 ||
+            get_int(o, "ntr", &ntr) < 0 || get_num(o, "dt", &s->dt) < 0 ||
+            !json_is_array(src) || json_array_size(src) != 3 || !fmt) {
+            rc = reject(st, WIRE_REJ_FIELD, seq,
+                        "a shot needs integer shot_id, ns, ntr, number dt, src [x,y,z] and "
+                        "format");
+            goto out;
+        }
+        for (int i = 0; i < 3; i++) {
+            json_t *c = json_array_get(src, i);
+            if (!json_is_number(c)) {
+                rc = reject(st, WIRE_REJ_FIELD, seq, "src[%d] is not a number", i);
+                goto out;
+            }
+            s->src[i] = json_number_value(c);
+        }
+        if (ns <= 0 || ns > WIRE_MAX_NS || ntr <= 0 || ntr > WIRE_MAX_TRACES ||
+            !(s->dt > 0) || !isfinite(s->dt) || id < 0) {
+            rc = reject(st, WIRE_REJ_VALUE, seq,
+                        "shot %lld: ns %lld, ntr %lld, dt %g out of range (ns 1..%d, ntr 1..%d, "
+                        "dt > 0, shot_id >= 0)",
+                        (long long)id, (long long)ns, (long long)ntr, s->dt, WIRE_MAX_NS,
+                        WIRE_MAX_TRACES);
+            goto out;
+        }
+        s->shot_id = id;
+        s->ns = (int)ns;
+        s->ntr = (int)ntr;
+        if (strcmp(fmt, "f32") == 0)
+            s->format = WIRE_F32;
+        else if (strcmp(fmt, "segy") == 0)
+            s->format = WIRE_SEGY;
+        else {
+            rc = reject(st, WIRE_REJ_VALUE, seq, "shot format \"%s\" (expected f32 or segy)", fmt);
+            goto out;
+        }
+        int64_t sf = SEGY_IEEE_FLOAT_4_BYTE;
+        if (json_object_get(o, "segy_format") && get_int(o, "segy_format", &sf) < 0) {
+            rc = reject(st, WIRE_REJ_FIELD, seq, "segy_format is not an integer");
+            goto out;
+        }
+        if (sf != SEGY_IBM_FLOAT_4_BYTE && sf != SEGY_IEEE_FLOAT_4_BYTE) {
+            rc = reject(st, WIRE_REJ_VALUE, seq, "segy_format %lld (1 = IBM or 5 = IEEE)",
+                        (long long)sf);
+            goto out;
+        }
+        s->segy_format = (int)sf;
+        for (int i = 0; i < 3; i++)
+            if (!isfinite(s->src[i])) {
+                rc = reject(st, WIRE_REJ_VALUE, seq, "src[%d] is not finite", i);
+                goto out;
+            }
+    } else if (strcmp(type, "traces") == 0) {
+        struct wire_traces_hdr *t = &h->traces;
+        int64_t t0, nrec, ns;
+        h->kind = WIRE_TRACES;
+        if (get_int(o, "t0_ns", &t0) < 0 || get_int(o, "nrec", &nrec) < 0 ||
+            get_int(o, "ns", &ns) < 0 || get_num(o, "dt", &t->dt) < 0 || !fmt) {
+            rc = reject(st, WIRE_REJ_FIELD, seq,
+                        "a trace block needs integer t0_ns, nrec, ns, number dt and format");
+            goto out;
+        }
+        if (ns <= 0 || ns > WIRE_MAX_NS || nrec <= 0 || nrec > WIRE_MAX_TRACES ||
+            !(t->dt > 0) || !isfinite(t->dt)) {
+            rc = reject(st, WIRE_REJ_VALUE, seq, "traces: ns %lld, nrec %lld, dt %g out of range",
+                        (long long)ns, (long long)nrec, t->dt);
+            goto out;
+        }
+        t->t0_ns = t0;
+        t->nrec = (int)nrec;
+        t->ns = (int)ns;
+        if (strcmp(fmt, "f32") == 0)
+            t->format = WIRE_F32;
+        else if (strcmp(fmt, "mseed") == 0)
+            t->format = WIRE_MSEED;
+        else {
+            rc = reject(st, WIRE_REJ_VALUE, seq, "traces format \"%s\" (expected f32 or mseed)",
+                        fmt);
+            goto out;
+        }
+    } else {
+        rc = reject(st, WIRE_REJ_TYPE, seq, "\"type\" is \"%s\" (expected shot or traces)", type);
+    }
+out:
+    json_decref(o);
+    return rc;
+}
+
+int wire_check_payload(const struct wire_header *h, const size_t *len, int nframes, uint64_t seq,
+                       struct wire_stats *st)
+{
+    if (h->kind == WIRE_SHOT) {
+        const struct wire_shot_hdr *s = &h->shot;
+        if (s->format == WIRE_F32) {
+            if (nframes != 2)
+                return reject(st, WIRE_REJ_FRAMES, seq,
+                              "shot %lld (f32): %d payload frames, expected 2 (receivers, samples)",
+                              (long long)s->shot_id, nframes);
+            size_t want_r = (size_t)s->ntr * 3 * sizeof(float);
+            size_t want_d = (size_t)s->ntr * (size_t)s->ns * sizeof(float);
+            if (len[0] != want_r)
+                return reject(st, WIRE_REJ_SIZE, seq,
+                              "shot %lld: receiver frame %zu bytes, expected ntr x 3 x 4 = %zu",
+                              (long long)s->shot_id, len[0], want_r);
+            if (len[1] != want_d)
+                return reject(st, WIRE_REJ_SIZE, seq,
+                              "shot %lld: sample frame %zu bytes, expected ntr x ns x 4 = %zu",
+                              (long long)s->shot_id, len[1], want_d);
+        } else {
+            if (nframes != 1)
+                return reject(st, WIRE_REJ_FRAMES, seq,
+                              "shot %lld (segy): %d payload frames, expected 1",
+                              (long long)s->shot_id, nframes);
+            size_t want = (size_t)s->ntr * (240 + (size_t)s->ns * 4);
+            if (len[0] != want)
+                return reject(st, WIRE_REJ_SIZE, seq,
+                              "shot %lld: SEG-Y frame %zu bytes, expected ntr x (240 + 4 ns) = %zu",
+                              (long long)s->shot_id, len[0], want);
+        }
+        return 0;
+    }
+    const struct wire_traces_hdr *t = &h->traces;
+    if (t->format == WIRE_F32) {
+        if (nframes != 1)
+            return reject(st, WIRE_REJ_FRAMES, seq, "traces (f32): %d payload frames, expected 1",
+                          nframes);
+        size_t want = (size_t)t->nrec * (size_t)t->ns * sizeof(float);
+        if (len[0] != want)
+            return reject(st, WIRE_REJ_SIZE, seq,
+                          "traces t0 %lld: frame %zu bytes, expected nrec x ns x 4 = %zu",
+                          (long long)t->t0_ns, len[0], want);
+        return 0;
+    }
+    if (nframes < 1)
+        return reject(st, WIRE_REJ_FRAMES, seq, "traces (mseed): no record frames");
+    for (int i = 0; i < nframes; i++)
+        if (len[i] < 48)
+            return reject(st, WIRE_REJ_SIZE, seq,
+                          "traces (mseed): frame %d has %zu bytes, shorter than a record header",
+                          i + 1, len[i]);
+    return 0;
+}
+
+size_t wire_unit_bytes(const struct wire_header *h)
+{
+    if (h->kind == WIRE_SHOT)
+        return shot_payload_bytes(h->shot.ntr, h->shot.ns);
+    return (size_t)h->traces.nrec * (size_t)h->traces.ns * sizeof(float);
+}
+
+static int all_finite(const float *x, size_t n, size_t *bad)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) {
+            *bad = i;
+            return 0;
+        }
+    return 1;
+}
+
+int wire_decode_shot(const struct wire_header *h, const void *const *frames,
+                     const size_t *len, int nframes, uint64_t seq, struct shot *out,
+                     struct wire_stats *st)
+{
+    const struct wire_shot_hdr *s = &h->shot;
+    (void)nframes;
+    (void)len;
+    out->id = s->shot_id;
+    out->ns = s->ns;
+    out->dt = s->dt;
+    out->ntr = s->ntr;
+    memcpy(out->src, s->src, sizeof out->src);
+    size_t nrec = (size_t)s->ntr * 3, nd = (size_t)s->ntr * (size_t)s->ns, bad;
+    if (s->format == WIRE_F32) {
+        /* x86 and aarch64 hosts are little-endian like the wire: a plain copy. */
+        memcpy(out->rec, frames[0], nrec * sizeof(float));
+        memcpy(out->data, frames[1], nd * sizeof(float));
+        if (!all_finite(out->rec, nrec, &bad))
+            return reject(st, WIRE_REJ_PAYLOAD, seq, "shot %lld: receiver %zu coordinate not finite",
+                          (long long)s->shot_id, bad / 3);
+        if (!all_finite(out->data, nd, &bad))
+            return reject(st, WIRE_REJ_PAYLOAD, seq,
+                          "shot %lld: trace %zu sample %zu is not finite", (long long)s->shot_id,
+                          bad / (size_t)s->ns, bad % (size_t)s->ns);
+        return 0;
+    }
+    /* SEG-Y trace bytes: header + big-endian samples per trace. */
+    const unsigned char *p = frames[0];
+    size_t trb = 240 + (size_t)s->ns * 4;
+    for (int i = 0; i < s->ntr; i++) {
+        const char *th = (const char *)p + (size_t)i * trb;
+        int32_t ns_h = 0, scal = 0, gx = 0, gy = 0, ge = 0, escal = 0;
+        segy_get_field(th, SEGY_TR_SAMPLE_COUNT, &ns_h);
+        if (ns_h != 0 && ns_h != s->ns)
+            return reject(st, WIRE_REJ_PAYLOAD, seq,
+                          "shot %lld: SEG-Y trace %d (byte %zu) has %d samples, header says %d",
+                          (long long)s->shot_id, i, (size_t)i * trb, ns_h, s->ns);
+        segy_get_field(th, SEGY_TR_SOURCE_GROUP_SCALAR, &scal);
+        segy_get_field(th, SEGY_TR_GROUP_X, &gx);
+        segy_get_field(th, SEGY_TR_GROUP_Y, &gy);
+        segy_get_field(th, SEGY_TR_RECV_GROUP_ELEV, &ge);
+        segy_get_field(th, SEGY_TR_ELEV_SCALAR, &escal);
+        double f = scal > 0 ? scal : scal < 0 ? -1.0 / scal : 1.0;
+        double fe = escal > 0 ? escal : escal < 0 ? -1.0 / escal : 1.0;
+        out->rec[3 * i + 0] = (float)(gx * f);
+        out->rec[3 * i + 1] = (float)(gy * f);
+        out->rec[3 * i + 2] = (float)(-ge * fe); /* elevation up -> depth down */
+        float *dst = out->data + (size_t)i * s->ns;
+        memcpy(dst, th + 240, (size_t)s->ns * 4);
+        segy_to_native(s->segy_format, s->ns, dst);
+    }
+    if (!all_finite(out->data, nd, &bad))
+        return reject(st, WIRE_REJ_PAYLOAD, seq, "shot %lld: SEG-Y trace %zu sample %zu not finite",
+                      (long long)s->shot_id, bad / (size_t)s->ns, bad % (size_t)s->ns);
+    return 0;
+}
+
+int wire_decode_traces_f32(const struct wire_header *h, const void *frame, size_t len,
+                           uint64_t seq, float *dst, struct wire_stats *st)
+{
+    memcpy(dst, frame, len);
+    size_t bad;
+    if (!all_finite(dst, len / sizeof(float), &bad))
+        return reject(st, WIRE_REJ_PAYLOAD, seq, "traces t0 %lld: receiver %zu sample %zu not finite",
+                      (long long)h->traces.t0_ns, bad / (size_t)h->traces.ns,
+                      bad % (size_t)h->traces.ns);
+    return 0;
+}
+
+/* ---- encoding ---- */
+
+static char *dump(json_t *o)
+{
+    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    json_decref(o);
+    return s;
+}
+
+char *wire_encode_shot_header(const struct wire_shot_hdr *h, int64_t sender_seq)
+{
+    json_t *o = json_pack("{s:s, s:i, s:I, s:i, s:f, s:i, s:[f,f,f], s:s}", "type", "shot", "v",
+                          WIRE_VERSION, "shot_id", (json_int_t)h->shot_id, "ns", h->ns, "dt",
+                          h->dt, "ntr", h->ntr, "src", h->src[0], h->src[1], h->src[2], "format",
+                          h->format == WIRE_SEGY ? "segy" : "f32");
+    if (h->format == WIRE_SEGY)
+        json_object_set_new(o, "segy_format",
+                            json_integer(h->segy_format ? h->segy_format : SEGY_IEEE_FLOAT_4_BYTE));
+    if (sender_seq >= 0)
+        json_object_set_new(o, "seq", json_integer(sender_seq));
+    return dump(o);
+}
+
+char *wire_encode_traces_header(const struct wire_traces_hdr *h, int64_t sender_seq)
+{
+    json_t *o = json_pack("{s:s, s:i, s:I, s:f, s:i, s:i, s:s}", "type", "traces", "v",
+                          WIRE_VERSION, "t0_ns", (json_int_t)h->t0_ns, "dt", h->dt, "nrec",
+                          h->nrec, "ns", h->ns, "format", h->format == WIRE_MSEED ? "mseed" : "f32");
+    if (sender_seq >= 0)
+        json_object_set_new(o, "seq", json_integer(sender_seq));
+    return dump(o);
+}
+
+/* Send N frames; the last without SNDMORE. */
+static int send_frames(void *sock, const void *const *p, const size_t *n, int nf, int flags)
+{
+    for (int i = 0; i < nf; i++) {
+        int f = flags | (i + 1 < nf ? ZMQ_SNDMORE : 0);
+        if (zmq_send(sock, p[i], n[i], f) < 0)
+            return err_set(-errno, "zmq_send frame %d: %s", i, zmq_strerror(errno));
+    }
+    return 0;
+}
+
+int wire_send_shot_f32(void *sock, const struct shot *s, int64_t sender_seq, int flags)
+{
+    struct wire_shot_hdr h = {.shot_id = s->id, .ns = s->ns, .dt = s->dt, .ntr = s->ntr,
+                              .format = WIRE_F32};
+    memcpy(h.src, s->src, sizeof h.src);
+    char *js = wire_encode_shot_header(&h, sender_seq);
+    if (!js)
+        return -ENOMEM;
+    const void *p[3] = {js, s->rec, s->data};
+    size_t n[3] = {strlen(js), (size_t)s->ntr * 3 * sizeof(float),
+                   (size_t)s->ntr * (size_t)s->ns * sizeof(float)};
+    int rc = send_frames(sock, p, n, 3, flags);
+    free(js);
+    return rc;
+}
+
+int wire_send_shot_segy(void *sock, const struct wire_shot_hdr *h, const void *traces, size_t len,
+                        int64_t sender_seq, int flags)
+{
+    struct wire_shot_hdr c = *h;
+    c.format = WIRE_SEGY;
+    char *js = wire_encode_shot_header(&c, sender_seq);
+    if (!js)
+        return -ENOMEM;
+    const void *p[2] = {js, traces};
+    size_t n[2] = {strlen(js), len};
+    int rc = send_frames(sock, p, n, 2, flags);
+    free(js);
+    return rc;
+}
+
+int wire_send_traces_f32(void *sock, const struct wire_traces_hdr *h, const float *data,
+                         int64_t sender_seq, int flags)
+{
+    struct wire_traces_hdr c = *h;
+    c.format = WIRE_F32;
+    char *js = wire_encode_traces_header(&c, sender_seq);
+    if (!js)
+        return -ENOMEM;
+    const void *p[2] = {js, data};
+    size_t n[2] = {strlen(js), (size_t)h->nrec * (size_t)h->ns * sizeof(float)};
+    int rc = send_frames(sock, p, n, 2, flags);
+    free(js);
+    return rc;
+}
+
+int wire_send_traces_mseed(void *sock, const struct wire_traces_hdr *h, const void *records,
+                           size_t len, int64_t sender_seq, int flags)
+{
+    struct wire_traces_hdr c = *h;
+    c.format = WIRE_MSEED;
+    char *js = wire_encode_traces_header(&c, sender_seq);
+    if (!js)
+        return -ENOMEM;
+    const void *p[2] = {js, records};
+    size_t n[2] = {strlen(js), len};
+    int rc = send_frames(sock, p, n, 2, flags);
+    free(js);
+    return rc;
+}
+
+/* ---- out messages ---- */
+
+static json_t *vec3d(const double *v)
+{
+    return json_pack("[f,f,f]", v[0], v[1], v[2]);
+}
+
+char *wire_encode_volume(const struct wire_volume_hdr *h)
+{
+    json_t *o = json_pack("{s:I, s:I, s:[i,i,i], s:o, s:o, s:s, s:b}", "seq", (json_int_t)h->seq,
+                          "shots", (json_int_t)h->units, "n", h->n[0], h->n[1], h->n[2], "d",
+                          vec3d(h->d), "o", vec3d(h->o), "dtype", "f32", "final", h->final);
+    if (h->slices) {
+        json_object_set_new(o, "slices", json_true());
+        json_object_set_new(o, "at", json_pack("[i,i,i]", h->at[0], h->at[1], h->at[2]));
+    }
+    if (h->t0_ns)
+        json_object_set_new(o, "t0_ns", json_integer(h->t0_ns));
+    return dump(o);
+}
+
+char *wire_encode_event(const struct wire_event *e)
+{
+    return dump(json_pack("{s:I, s:I, s:[f,f,f], s:f}", "seq", (json_int_t)e->seq, "origin_ns",
+                          (json_int_t)e->origin_ns, "xyz", e->x, e->y, e->z, "strength",
+                          e->strength));
+}
+
+char *wire_encode_status(const struct wire_status *s)
+{
+    json_t *o = json_pack(
+        "{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:{s:f, s:f, s:f, s:f, s:f}, s:I}",
+        "seq", (json_int_t)s->seq, "job", s->job ? s->job : "", "health",
+        s->health ? s->health : "ok", "units", (json_int_t)s->units, "skipped",
+        (json_int_t)s->skipped, "received", (json_int_t)s->received, "rejected",
+        (json_int_t)s->rejected, "dropped", (json_int_t)s->dropped, "rate", s->rate,
+        "latency_ms", s->latency_ms, "stage_ms", "wait", s->wait_ms, "decode", s->decode_ms,
+        "h2d", s->h2d_ms, "compute", s->compute_ms, "publish", s->publish_ms, "current",
+        (json_int_t)s->current);
+    if (s->gpu_mem_free_mib >= 0)
+        json_object_set_new(o, "gpu_mem_free_mib", json_real(s->gpu_mem_free_mib));
+    return dump(o);
+}
+
+int wire_parse_volume(const void *json, size_t len, struct wire_volume_hdr *h)
+{
+    memset(h, 0, sizeof *h);
+    json_t *o = json_loadb(json, len, 0, NULL);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return err_set(-EINVAL, "volume header is not a JSON object");
+    }
+    json_int_t seq = 0, units = 0;
+    int fin = 0;
+    json_error_t e;
+    int rc = json_unpack_ex(o, &e, 0, "{s:I, s:I, s:[iii], s:[FFF], s:[FFF], s:b}", "seq", &seq,
+                            "shots", &units, "n", &h->n[0], &h->n[1], &h->n[2], "d", &h->d[0],
+                            &h->d[1], &h->d[2], "o", &h->o[0], &h->o[1], &h->o[2], "final", &fin);
+    if (rc == 0) {
+        h->seq = (uint64_t)seq;
+        h->units = units;
+        h->final = fin;
+        json_t *sl = json_object_get(o, "slices");
+        h->slices = json_is_true(sl);
+        if (h->slices)
+            json_unpack(json_object_get(o, "at"), "[iii]", &h->at[0], &h->at[1], &h->at[2]);
+        json_t *t0 = json_object_get(o, "t0_ns");
+        if (json_is_integer(t0))
+            h->t0_ns = json_integer_value(t0);
+    }
+    json_decref(o);
+    return rc == 0 ? 0 : err_set(-EINVAL, "volume header: %s", e.text);
+}
+
+int64_t wire_parse_seq(const void *json, size_t len)
+{
+    json_t *o = json_loadb(json, len, 0, NULL);
+    json_t *s = json_object_get(o, "seq");
+    int64_t v = json_is_integer(s) ? json_integer_value(s) : -1;
+    json_decref(o);
+    return v;
+}
