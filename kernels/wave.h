@@ -1,0 +1,255 @@
+/* wave — the 3D acoustic finite-difference propagator (THE propagator API).
+ *
+ * Equation: constant density acoustic, p_tt = v^2 lap(p) + f, second order in time
+ * (leapfrog), even order 2..16 in space (coefficients from kernels/fd_coeffs.h),
+ * separate dx, dy, dz.  Absorbing boundary: CPML for the second-order equation
+ * (Pasalic & McGarry 2010, kernels/cpml.h) in layers added OUTSIDE the interior grid;
+ * optional free surface (p = 0) on the top interior plane z = o[2].
+ *
+ * One simulation lives on one device (CPU: host memory, OpenMP; CUDA: device memory).
+ * All float arrays are x fastest, then y, then z (depth slices).
+ *
+ * Grids (per axis a):
+ *   interior:  n[a] points, point i at o[a] + i d[a] (the model grid);
+ *   padded:    npad[a] = n[a] + pml_lo[a] + pml_hi[a] (interior + absorbing layers);
+ *              this is the grid the update runs on and whose velocity can be replaced;
+ *   allocated: the padded grid plus a halo of `halo` = order/2 cells on every side
+ *              (zero Dirichlet outside; free-surface mirror on top), x rows padded
+ *              for alignment.  Element (ix, iy, iz) of the INTERIOR grid is at
+ *              (iz + off[2]) * stride_z + (iy + off[1]) * stride_y + (ix + off[0]).
+ *
+ * Time levels: the simulation holds `cur` (p at step n) and `prev` (p at step n-1).
+ * wave_step() writes p(n+1) over prev and swaps, so afterwards cur = p(n+1).
+ * Discrete scheme (Green's function convention, see wave_inject):
+ *   p(n+1) = 2 p(n) - p(n-1) + dt^2 v^2 lap p(n) + dt^2 f(n)
+ * i.e. a source sample f(n) belongs to time n dt and first shows in p(n+1).
+ * Typical loop:   for it in 0..nt-1: wave_step; wave_inject(src, s[it]); wave_sample(rec, tr[it+1])
+ *
+ * Errors: functions return 0 or a negative errno with err_msg() set (stream/error.h).
+ * Threading: a simulation is used from one thread at a time.  CUDA work is queued on
+ * the simulation's stream (wave_set_stream); functions that return data to host
+ * memory synchronise that stream, the others do not. */
+#ifndef SEISLIVE_WAVE_H
+#define SEISLIVE_WAVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WAVE_ORDER_MAX 16
+
+/* Same values as enum kernel_variant of conf/config.h ([propagator] kernel). */
+enum wave_kernel {
+    WAVE_KERNEL_AUTO = 0,   /* tiled on CUDA */
+    WAVE_KERNEL_NAIVE = 1,  /* one thread per point, all neighbours from global memory */
+    WAVE_KERNEL_TILED = 2,  /* 2.5D: x-y tile in shared memory, register queue along z */
+};
+
+/* Interpolation of points that are not on grid nodes (wave_points_create). */
+enum wave_interp {
+    WAVE_INTERP_SINC = 0,      /* Kaiser-windowed sinc, 8 nodes per axis (Hicks 2002,
+                                  half-width 4, b = 6.31): accurate to ~2/3 of Nyquist */
+    WAVE_INTERP_TRILINEAR = 1, /* 2 nodes per axis */
+    WAVE_INTERP_NEAREST = 2,   /* the nearest node */
+};
+
+/* Flags of wave_inject / wave_sample. */
+enum {
+    WAVE_BUF_DEVICE = 1 << 0,  /* amps / out is device memory (CUDA simulations only) */
+    WAVE_INJECT_PHYSICAL = 1 << 1, /* scale by v^2 dt^2 / (dx dy dz) at each node, so a
+                                  source s(t) gives p = s(t - r/v) / (4 pi r) in a
+                                  homogeneous medium; without it amplitudes are added
+                                  to p as they are (times weights and SCALE) */
+};
+
+struct wave_params {
+    int n[3];               /* interior points nx, ny, nz (>= 1 each) */
+    double d[3];            /* spacing dx, dy, dz, m */
+    double o[3];            /* coordinates of interior point (0,0,0), m */
+    int order;              /* even, 2..16 */
+    double dt;              /* s (the caller checks stability: kernels/stability.h) */
+    int pml[6];             /* absorbing cells: xmin xmax ymin ymax zmin zmax (>= 0) */
+    double pml_reflection;  /* theoretical normal-incidence reflection, e.g. 1e-4 */
+    double f_ref;           /* Hz: reference (dominant) frequency for the CPML alpha */
+    bool free_surface;      /* p = 0 on the plane z = o[2]; pml[4] must be 0 then */
+    int kernel;             /* enum wave_kernel (ignored on the CPU) */
+};
+
+/* Where things are in the arrays of a simulation (all counts in elements). */
+struct wave_layout {
+    int n[3];               /* interior */
+    int pml[6];             /* as given (pml[4] = 0 with a free surface) */
+    int npad[3];            /* padded = interior + absorbing layers */
+    int halo;               /* order / 2 */
+    int dim[3];             /* allocated dims; dim[0] >= npad[0] + 2 halo (aligned) */
+    int off[3];             /* index of interior (0,0,0) in the allocated array */
+    int pad_off[3];         /* index of padded (0,0,0) = halo */
+    size_t stride_y, stride_z;
+    size_t count;           /* elements of one allocated field array */
+};
+
+struct wave_sim;
+struct wave_points;
+
+/* ---- planning (no allocation) -------------------------------------------------------- */
+
+/* Check P (order, dims, widths, dt > 0, free surface vs pml[4]); 0 or -EINVAL. */
+int wave_params_check(const struct wave_params *p);
+
+/* The layout a simulation of P would have. */
+int wave_layout_of(const struct wave_params *p, struct wave_layout *out);
+
+/* Bytes of device memory (CUDA) or host memory (CPU) a simulation of P allocates:
+ * two wavefields, the v^2 dt^2 array, CPML memory and profiles.  Lets RTM plan its
+ * strategy without allocating.  Does not include point sets or caller buffers. */
+size_t wave_memory_bytes(const struct wave_params *p);
+
+/* ---- life cycle ----------------------------------------------------------------------- */
+
+/* Create a simulation on DEV (CPU or CUDA; DEV must outlive it) for P, with the
+ * velocity V (m/s, host memory, the interior grid n[0] x n[1] x n[2], x fastest)
+ * extended into the absorbing layers by repeating the edge values.  The CPML damping
+ * uses max(V).  Fields start at zero.  *OUT is owned by the caller: wave_destroy. */
+int wave_create(const struct sl_device *dev, const struct wave_params *p, const float *v,
+                struct wave_sim **out);
+void wave_destroy(struct wave_sim *s);
+
+/* The parameters, layout and device of S. */
+const struct wave_params *wave_params_of(const struct wave_sim *s);
+const struct wave_layout *wave_layout(const struct wave_sim *s);
+const struct sl_device *wave_device(const struct wave_sim *s);
+
+/* CUDA: queue all work of S on STREAM (a cudaStream_t; NULL = the default stream).
+ * No-op on the CPU. */
+void wave_set_stream(struct wave_sim *s, void *stream);
+/* Wait until all work queued for S is done (CUDA); no-op on the CPU. */
+int wave_sync(struct wave_sim *s);
+
+/* Zero both time levels and the CPML memory; step counter back to 0. */
+int wave_reset(struct wave_sim *s);
+
+/* ---- velocity and boundary ------------------------------------------------------------ */
+
+/* Replace the velocity (m/s) of the interior grid (host, n[0] x n[1] x n[2]), extended
+ * into the absorbing layers by repeating edge values.  CPML profiles are not changed. */
+int wave_set_velocity(struct wave_sim *s, const float *v);
+
+/* Replace the velocity (m/s) of the whole PADDED grid, absorbing layers included
+ * (npad[0] x npad[1] x npad[2], x fastest).  V is host memory, or device memory when
+ * ON_DEVICE (CUDA).  For RTM's random boundary (Clapp 2009): upload randomized
+ * velocities in the layers and switch the CPML off with wave_set_cpml(s, false). */
+int wave_set_velocity_padded(struct wave_sim *s, const float *v, bool on_device);
+
+/* Read back the padded velocity (m/s) into host memory (npad product floats). */
+int wave_get_velocity_padded(struct wave_sim *s, float *v);
+
+/* CPML damping on (default) or off.  Off: the absorbing layers are plain medium with a
+ * rigid (p = 0) outer wall, the update is exactly time-reversible, and the CPML memory
+ * is neither read nor written. */
+void wave_set_cpml(struct wave_sim *s, bool enabled);
+bool wave_cpml_enabled(const struct wave_sim *s);
+
+/* ---- stepping ------------------------------------------------------------------------- */
+
+/* One time step n -> n+1 over the padded grid: interior update and CPML update fused
+ * (the CPML work runs only in the absorbing layers; no extra full-volume pass), the
+ * free-surface mirror, then the time levels swap (cur = p(n+1), prev = p(n)). */
+int wave_step(struct wave_sim *s);
+
+/* One reverse step: from cur = p(n), prev = p(n+1) compute
+ *   p(n-1) = 2 p(n) - p(n+1) + dt^2 v^2 lap p(n)
+ * over the padded grid WITHOUT CPML terms (whatever wave_set_cpml says), then swap
+ * (cur = p(n-1), prev = p(n)).  Inside the interior this inverts wave_step exactly
+ * except within `halo` cells of the absorbing layers: restore that strip with
+ * wave_strip_load (boundary strategy), or run with the CPML off (random boundary).
+ * Sources: since p(n-1) = 2 p(n) - p(n+1) + dt^2 v^2 lap p(n) + dt^2 f(n), after the
+ * reverse step from p(n) inject f(n) exactly as in the forward run (same sign/flags).
+ * Call wave_swap once before the first reverse step after a forward run. */
+int wave_step_reverse(struct wave_sim *s);
+
+/* Exchange cur and prev (turns a forward state (p(N), p(N-1)) into the reverse start
+ * (cur = p(N-1), prev = p(N))). */
+void wave_swap(struct wave_sim *s);
+
+/* Steps done since create/reset (forward +1, reverse -1). */
+int64_t wave_step_index(const struct wave_sim *s);
+
+/* ---- sources and receivers ------------------------------------------------------------ */
+
+/* Prepare N points at coordinates XYZ (m, N x 3, host) for injection and sampling with
+ * the interpolation INTERP; weights are precomputed (separable per axis, on the device
+ * for CUDA).  A point whose interpolation support leaves the padded grid, or that lies
+ * outside the interior grid, is refused with its index and coordinates in err_msg().
+ * Near a free surface, support nodes above the surface are dropped (p = 0 there).
+ * *OUT belongs to the caller (wave_points_destroy) and is tied to S's device and grid. */
+int wave_points_create(struct wave_sim *s, const double *xyz, size_t n, int interp,
+                       struct wave_points **out);
+void wave_points_destroy(struct wave_points *pts);
+size_t wave_points_count(const struct wave_points *pts);
+
+/* Add amplitude AMPS[i * STRIDE] * SCALE of each point i into cur (all points at once;
+ * overlapping supports add up).  With WAVE_INJECT_PHYSICAL the amplitude is a source
+ * term f (the value at node k gets f w_k v_k^2 dt^2 / (dx dy dz)).  AMPS is host memory,
+ * or device memory with WAVE_BUF_DEVICE (CUDA only; then no synchronisation). */
+int wave_inject(struct wave_sim *s, const struct wave_points *pts, const float *amps,
+                size_t stride, float scale, unsigned flags);
+
+/* Sample cur at every point: OUT[i * STRIDE] = sum_k w_k p_k.  OUT is host memory
+ * (synchronises) or device memory with WAVE_BUF_DEVICE. */
+int wave_sample(struct wave_sim *s, const struct wave_points *pts, float *out,
+                size_t stride, unsigned flags);
+
+/* ---- direct field access -------------------------------------------------------------- */
+
+/* The arrays of the allocated grid (layout: wave_layout); device pointers for CUDA,
+ * host pointers on the CPU.  Valid until the next wave_step/wave_step_reverse/wave_swap
+ * (which exchange them) or wave_destroy.  VEL holds v^2 dt^2 (not v). */
+float *wave_cur(struct wave_sim *s);
+float *wave_prev(struct wave_sim *s);
+const float *wave_vel2dt2(const struct wave_sim *s);
+
+/* Copy the INTERIOR part of cur (or prev when PREV) to host memory (n product floats,
+ * x fastest) / from host memory into it (the absorbing layers are left alone). */
+int wave_copy_out(struct wave_sim *s, bool prev, float *host);
+int wave_copy_in(struct wave_sim *s, bool prev, const float *host);
+
+/* ---- time reversal: the boundary strip ------------------------------------------------ */
+
+/* Number of floats in the strip: the interior cells within `halo` cells of any of the
+ * six interior faces (the cells a reverse step cannot rebuild). */
+size_t wave_strip_count(const struct wave_sim *s);
+
+/* Save the strip of cur into BUF (host, or device with ON_DEVICE) / write BUF into the
+ * strip of cur.  Boundary strategy: after each forward wave_step save the strip of
+ * p(n+1); after each reverse step to p(n-1) load the strip saved for p(n-1). */
+int wave_strip_save(struct wave_sim *s, float *buf, bool on_device);
+int wave_strip_load(struct wave_sim *s, const float *buf, bool on_device);
+
+/* ---- checkpoints of the full state ---------------------------------------------------- */
+
+/* Bytes of a full state: both time levels (allocated grid), CPML memory, step index. */
+size_t wave_state_bytes(const struct wave_sim *s);
+/* Save / restore the full state into / from BUF of wave_state_bytes() bytes (host, or
+ * device memory with ON_DEVICE on a CUDA simulation).  Restoring reproduces the run
+ * bit for bit. */
+int wave_state_save(struct wave_sim *s, void *buf, bool on_device);
+int wave_state_load(struct wave_sim *s, const void *buf, bool on_device);
+
+/* ---- benchmarks ----------------------------------------------------------------------- */
+
+/* Device-to-device copy bandwidth of DEV (CUDA): bytes read + written per second over
+ * REPS copies of BYTES bytes, into *GBS (1e9 B/s).  -ENOTSUP on the CPU.  Used by
+ * seislive-bench stencil for the memory roofline. */
+int wave_copy_bandwidth(const struct sl_device *dev, size_t bytes, int reps, double *gbs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
