@@ -1,0 +1,210 @@
+/* seislive-gen: the microseismic generator puts P and S pulses at the straight-ray
+ * travel times (computed here independently from the written station and event files),
+ * its noise has the requested level, and its miniSEED reads back with libmseed; the
+ * shot generator's model has its interfaces where they were asked for and its modeling
+ * configuration is one that seislive accepts. */
+#include <criterion/criterion.h>
+#include <libmseed.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/support.h"
+
+/* Samples of one miniSEED file (float32 records) and its start time in us. */
+static float *read_mseed(const char *path, int *n, hptime_t *t0, double *rate)
+{
+    MSFileParam *fp = NULL;
+    MSRecord *msr = NULL;
+    float *x = NULL;
+    *n = 0;
+    int rc;
+    while ((rc = ms_readmsr_r(&fp, &msr, path, 0, NULL, NULL, 1, 1, 0)) == MS_NOERROR) {
+        if (*n == 0) {
+            *t0 = msr->starttime;
+            *rate = msr->samprate;
+        }
+        cr_assert_eq(msr->sampletype, 'f');
+        x = realloc(x, (size_t)(*n + msr->numsamples) * sizeof *x);
+        memcpy(x + *n, msr->datasamples, (size_t)msr->numsamples * sizeof *x);
+        *n += (int)msr->numsamples;
+    }
+    cr_assert_eq(rc, MS_ENDOFFILE, "%s: %s", path, ms_errorstr(rc));
+    ms_readmsr_r(&fp, &msr, NULL, 0, NULL, NULL, 0, 0, 0);
+    return x;
+}
+
+static struct run_result gen(const char *const *args)
+{
+    const char *argv[64] = {test_prog("seislive-gen")};
+    int i = 1;
+    for (; args[i - 1]; i++)
+        argv[i] = args[i - 1];
+    argv[i] = NULL;
+    struct run_result r;
+    cr_assert_eq(test_run(argv, 120, &r), 0);
+    return r;
+}
+
+Test(tools_gen, micro_arrivals_at_straight_ray_times)
+{
+    char *dir = test_tmpdir();
+    char out[4200];
+    snprintf(out, sizeof out, "%s/m", dir);
+    /* one event, no noise, P only then S only, vertical component */
+    const double ex = 310, ey = 170, ez = 900, et = 1.3, vp = 3000, vs = 1700, rate = 1000;
+    char ev[128];
+    snprintf(ev, sizeof ev, "%g,%g,%g,%g", ex, ey, ez, et);
+    for (int phase = 0; phase < 2; phase++) {
+        struct run_result r = gen((const char *[]){
+            "micro", "-o", out, "--count", "4,3", "--spacing", "250", "--event", ev, "--noise",
+            "0", "--vp", "3000", "--vs", "1700", "--phases", phase ? "S" : "P", "--rate", "1000",
+            "--duration", "3", "--components", "3", "--seed", "5", NULL});
+        cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+        test_run_free(&r);
+        /* stations from the file the generator wrote */
+        char path[4400];
+        snprintf(path, sizeof path, "%s/stations.txt", out);
+        FILE *f = fopen(path, "r");
+        cr_assert_not_null(f);
+        char line[256];
+        int nst = 0;
+        while (fgets(line, sizeof line, f)) {
+            char name[16];
+            double x, y, z;
+            if (line[0] == '#' || sscanf(line, "%15s %lf %lf %lf", name, &x, &y, &z) != 4)
+                continue;
+            nst++;
+            double dist = sqrt((x - ex) * (x - ex) + (y - ey) * (y - ey) + (z - ez) * (z - ez));
+            double t = et + dist / (phase ? vs : vp);
+            /* the strongest of the three components peaks at the arrival */
+            const char *comps[3] = {"HHZ", "HHN", "HHE"};
+            int best_k = -1;
+            float best = 0;
+            for (int c = 0; c < 3; c++) {
+                snprintf(path, sizeof path, "%s/XX.%s..%s.mseed", out, name, comps[c]);
+                int n;
+                hptime_t t0;
+                double rr;
+                float *xs = read_mseed(path, &n, &t0, &rr);
+                cr_assert_eq(n, 3000);
+                cr_assert_float_eq(rr, rate, 1e-9);
+                cr_assert_eq(t0, (hptime_t)1767225600 * HPTMODULUS); /* 2026-01-01 */
+                for (int k = 0; k < n; k++)
+                    if (fabsf(xs[k]) > fabsf(best)) {
+                        best = xs[k];
+                        best_k = k;
+                    }
+                free(xs);
+            }
+            cr_assert_gt(fabsf(best), 0.0f, "%s: no signal", name);
+            cr_assert_leq(fabs(best_k / rate - t), 1.0 / rate + 1e-9,
+                          "%s phase %d: peak at %g s, travel time says %g s", name, phase,
+                          best_k / rate, t);
+        }
+        fclose(f);
+        cr_assert_eq(nst, 12);
+    }
+    /* the true event is written */
+    char path[4400];
+    snprintf(path, sizeof path, "%s/events.csv", out);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char hdr[256], line[256];
+    cr_assert_not_null(fgets(hdr, sizeof hdr, f));
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    fclose(f);
+    cr_assert_not_null(strstr(line, "1,2026-01-01T00:00:01.300000Z,1767225601300000000,310.000,"
+                                    "170.000,900.000"), "%s", line);
+    test_rmtree(dir);
+    free(dir);
+}
+
+Test(tools_gen, micro_noise_level)
+{
+    char *dir = test_tmpdir();
+    char out[4200];
+    snprintf(out, sizeof out, "%s/m", dir);
+    struct run_result r = gen((const char *[]){"micro", "-o", out, "--count", "1,1", "--noise",
+                                               "0.2", "--components", "1", "--rate", "500",
+                                               "--duration", "40", NULL});
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    test_run_free(&r);
+    char path[4400];
+    snprintf(path, sizeof path, "%s/XX.S001..HHZ.mseed", out);
+    int n;
+    hptime_t t0;
+    double rate;
+    float *x = read_mseed(path, &n, &t0, &rate);
+    cr_assert_eq(n, 20000);
+    double s = 0, s2 = 0;
+    for (int i = 0; i < n; i++) {
+        s += x[i];
+        s2 += (double)x[i] * x[i];
+    }
+    double mean = s / n, sd = sqrt(s2 / n - mean * mean);
+    /* 20000 samples: the standard error of sd is 0.5 %, of the mean 0.0014 */
+    cr_assert(fabs(sd - 0.2) < 0.01, "sd %g", sd);
+    cr_assert(fabs(mean) < 0.01, "mean %g", mean);
+    free(x);
+    test_rmtree(dir);
+    free(dir);
+}
+
+Test(tools_gen, micro_bad_options_exit_2)
+{
+    struct run_result r = gen((const char *[]){"micro", "--count", "0", "-o", "/tmp/x", NULL});
+    cr_assert_eq(r.status, 2);
+    cr_assert_not_null(strstr(r.err, "bad value for --count"), "%s", r.err);
+    test_run_free(&r);
+    r = gen((const char *[]){"micro", NULL});
+    cr_assert_eq(r.status, 2);
+    cr_assert_not_null(strstr(r.err, "exactly one of -o DIR and --zmq"), "%s", r.err);
+    test_run_free(&r);
+}
+
+/* The model the shot generator writes, checked at known points. */
+Test(tools_gen, shots_model_interfaces)
+{
+    char *dir = test_tmpdir();
+    char out[4200];
+    snprintf(out, sizeof out, "%s/s", dir);
+    /* /bin/true stands in for the modeling, which the demo test exercises */
+    struct run_result r = gen((const char *[]){
+        "shots", "-o", out, "--n", "60,5,40", "--d", "10", "--v0", "1500", "--layer", "100:2000",
+        "--layer", "300:3000", "--dip", "150:10:2500", "--salt", "400,20,200,50,100,80:4000",
+        "--smooth", "0", "--seislive", "/bin/true", NULL});
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    test_run_free(&r);
+    char path[4400];
+    snprintf(path, sizeof path, "%s/model.f32", out);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    float *v = malloc(60 * 5 * 40 * sizeof *v);
+    cr_assert_eq(fread(v, sizeof *v, 60 * 5 * 40, f), (size_t)(60 * 5 * 40));
+    fclose(f);
+#define V(ix, iy, iz) v[((iz) * 5 + (iy)) * 60 + (ix)]
+    cr_assert_eq(V(10, 2, 9), 1500.0f);   /* z = 90 m: top */
+    cr_assert_eq(V(10, 2, 10), 2000.0f);  /* z = 100 m: first layer */
+    /* dipping interface: z = 150 + x tan(10 deg); at x = 100 m, 167.6 m */
+    cr_assert_eq(V(10, 2, 16), 2000.0f);
+    cr_assert_eq(V(10, 2, 17), 2500.0f);
+    /* at x = 0: 150 m */
+    cr_assert_eq(V(0, 2, 14), 2000.0f);
+    cr_assert_eq(V(0, 2, 15), 2500.0f);
+    cr_assert_eq(V(10, 2, 30), 3000.0f);  /* the deep layer cuts the dipping one off */
+    cr_assert_eq(V(40, 2, 25), 4000.0f);  /* inside the salt */
+    cr_assert_eq(V(40, 2, 19), 2000.0f);  /* just above its top (and the dipping layer) */
+    cr_assert_eq(V(55, 2, 25), 2500.0f);  /* beside it */
+#undef V
+    free(v);
+    /* the modeling configuration validates */
+    snprintf(path, sizeof path, "%s/survey.toml", out);
+    const char *argv[] = {test_prog("seislive"), "check", "-q", "-c", path, NULL};
+    cr_assert_eq(test_run(argv, 60, &r), 0);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    test_run_free(&r);
+    test_rmtree(dir);
+    free(dir);
+}

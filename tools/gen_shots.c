@@ -1,0 +1,553 @@
+/* seislive-gen shots — a synthetic survey: a velocity model (layers, a dipping
+ * interface and a salt-like body, or any model file), a fixed receiver patch and a grid
+ * of shots, shot records modeled with the propagator (`seislive model`, so the records
+ * are exactly what seislive's own engine computes), written as SEG-Y and/or streamed
+ * over ZeroMQ at a chosen pace (a shot every N seconds, as a crew would fire them). */
+#define LOG_COMPONENT "gen"
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "io/wire.h"
+#include "stream/error.h"
+#include "stream/log.h"
+#include "stream/signals.h"
+#include "tools/gen.h"
+#include "tools/pace.h"
+#include "tools/segy_shots.h"
+#include "tools/survey_model.h"
+
+static const char usage_text[] =
+    "usage: seislive-gen shots [options] -o DIR [--zmq ENDPOINT]\n"
+    "\n"
+    "A synthetic survey modeled with seislive's propagator (`seislive model`).  Writes\n"
+    "DIR/model.f32 (the true model), DIR/model_smooth.f32 (smoothed, for migration),\n"
+    "DIR/model.json, DIR/survey.toml (the modeling configuration) and DIR/shots.segy;\n"
+    "with --zmq, then streams the shots at the chosen pace.\n"
+    "x east, y north, z down, in m; arrays x fastest, then y, z slowest.\n"
+    "\n"
+    "model (default: the demo model):\n"
+    "  --n NX,NY,NZ           grid points (default 81,41,51)\n"
+    "  --d D[,DY,DZ]          grid spacing, m (default 10)\n"
+    "  --v0 V                 velocity at the top, m/s (default 1800)\n"
+    "  --layer Z:V            horizontal interface at depth Z, velocity V below;\n"
+    "                         repeatable (default 150:2300 and 380:2900)\n"
+    "  --dip Z:DEG:V          dipping interface, depth Z at x = 0, dipping DEG toward +x,\n"
+    "                         velocity V below (default 250:6:2600; 'none' = no dip)\n"
+    "  --salt X,Y,TOP,RX,RY,H:V  salt-like dome centred at X,Y from depth TOP, half-widths\n"
+    "                         RX, RY, height H, velocity V ('none' = no salt; default a\n"
+    "                         small dome under the middle of the model, 4500 m/s)\n"
+    "  --model FILE           take this model instead: raw float32 (x fastest,\n"
+    "                         little-endian) of --n points, or SEG-Y (.segy, .sgy: one\n"
+    "                         trace per x-y column, samples in depth)\n"
+    "  --smooth R             smoothing half-width of model_smooth.f32, cells (default 3)\n"
+    "geometry:\n"
+    "  --shots NX[,NY]        shots along x and y (default 4,1)\n"
+    "  --shot-origin X,Y,Z    first shot (default: x at 1/8 of the model, y middle, z = dz)\n"
+    "  --shot-spacing DX[,DY] between shots, m (default: spread over 3/4 of the model)\n"
+    "  --receivers NX[,NY]    fixed receiver patch (default: every 2nd node in x, 1 line)\n"
+    "  --rx-origin X,Y,Z      first receiver (default 0, middle y, z = dz)\n"
+    "  --rx-spacing DX[,DY]   receiver spacing, m (default 2 dx, 2 dy)\n"
+    "recording:\n"
+    "  --t-max S              record length, s (default 0.6)\n"
+    "  --dt S                 output sample interval, s (default 0.002)\n"
+    "  --f-peak F             Ricker peak frequency, Hz (default 15)\n"
+    "  --order N              stencil order (default 8)\n"
+    "  --pml N                absorbing layer width, cells (default 12)\n"
+    "  --device SPEC          device for modeling: auto, cpu, cuda:N (default auto)\n"
+    "  --seislive PATH        the seislive program (default: next to seislive-gen)\n"
+    "output:\n"
+    "  -o, --out DIR          folder for everything above (required)\n"
+    "  --zmq ENDPOINT         then stream the shots: connect a PUSH socket and send\n"
+    "  --pace S               seconds between shots (default 0: as fast as accepted)\n"
+    "  --format f32|segy      shot payload (default f32)\n"
+    "  --first-id N           add N - 1 to the shot ids (default 1: ids from the file)\n"
+    "  --end                  send an end message after the last shot (the run then\n"
+    "                         finishes and publishes its final image)\n"
+    "  --reuse                skip modeling when DIR/shots.segy exists (stream it again)\n"
+    "  -h, --help             this text\n";
+
+struct shots_opts {
+    struct survey_model m;
+    const char *model_file, *out, *zmq, *format, *device, *seislive;
+    int smooth, order, pml, first_id, reuse, end;
+    int shots[2], rx[2];
+    double shot_o[3], shot_d[2], rx_o[3], rx_d[2];
+    int have_shot_o, have_shot_d, have_rx, have_rx_o, have_rx_d;
+    double t_max, dt, f_peak, pace;
+};
+
+static int parse_list(const char *s, double *v, int min, int max)
+{
+    int n = 0;
+    const char *p = s;
+    while (*p && n < max) {
+        char *end;
+        v[n] = strtod(p, &end);
+        if (end == p)
+            return -1;
+        n++;
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return -1;
+    }
+    return *p || n < min ? -1 : n;
+}
+
+/* "A,B,...:V" -> values and V. */
+static int parse_colon(const char *s, double *v, int nv, double *vel)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *c = strrchr(buf, ':');
+    if (!c)
+        return -1;
+    *c = '\0';
+    char *end;
+    *vel = strtod(c + 1, &end);
+    if (*end || !(*vel > 0))
+        return -1;
+    for (char *p = buf; *p; p++)
+        if (*p == ':')
+            *p = ',';
+    return parse_list(buf, v, nv, nv) < 0 ? -1 : 0;
+}
+
+/* The program SIBLING in the folder of this executable. */
+static void sibling(const char *name, char *out, size_t len)
+{
+    char self[PATH_MAX - 64];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        snprintf(out, len, "%s", name);
+        return;
+    }
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(out, len, "%s/%s", self, name);
+}
+
+static int read_model_file(const char *path, const int n[3], float *v)
+{
+    size_t len = strlen(path), cnt = (size_t)n[0] * n[1] * n[2];
+    if ((len > 5 && strcmp(path + len - 5, ".segy") == 0) ||
+        (len > 4 && strcmp(path + len - 4, ".sgy") == 0)) {
+        struct segy_shots *s;
+        int rc = segy_shots_open(path, &s);
+        if (rc < 0)
+            return rc;
+        if (segy_shots_traces(s) != n[0] * n[1] || segy_shots_samples(s) != n[2]) {
+            rc = err_set(-EINVAL, "%s: %d traces of %d samples, expected %d x %d columns of %d "
+                         "(--n)", path, segy_shots_traces(s), segy_shots_samples(s), n[0], n[1], n[2]);
+            segy_shots_close(s);
+            return rc;
+        }
+        /* read the columns as one big "shot" per field record; any grouping works */
+        size_t col = 0;
+        struct shot sh;
+        while ((rc = segy_shots_next(s, &sh)) == 1) {
+            for (int t = 0; t < sh.ntr; t++, col++)
+                for (int z = 0; z < n[2]; z++)
+                    v[(size_t)z * n[0] * n[1] + col] = sh.data[(size_t)t * sh.ns + z];
+            segy_shots_free_shot(&sh);
+        }
+        segy_shots_close(s);
+        return rc;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return err_set(-errno, "%s: %s", path, strerror(errno));
+    size_t got = fread(v, sizeof *v, cnt, f);
+    int extra = fgetc(f) != EOF;
+    fclose(f);
+    if (got != cnt || extra)
+        return err_set(-EINVAL, "%s: holds %s %zu float32 values of --n %d,%d,%d", path,
+                       extra ? "more than the" : "fewer than the", cnt, n[0], n[1], n[2]);
+    for (size_t i = 0; i < cnt; i++)
+        if (!(v[i] > 0) || !isfinite(v[i]))
+            return err_set(-EINVAL, "%s: byte %zu: velocity %g is not a positive number", path,
+                           i * 4, (double)v[i]);
+    return 0;
+}
+
+static void defaults(struct shots_opts *o)
+{
+    const int *n = o->m.n;
+    const double *d = o->m.d;
+    double lx = (n[0] - 1) * d[0], ly = (n[1] - 1) * d[1];
+    if (!o->have_shot_o) {
+        o->shot_o[0] = lx / 8;
+        o->shot_o[1] = ly / 2;
+        o->shot_o[2] = d[2];
+    }
+    if (!o->have_shot_d) {
+        o->shot_d[0] = o->shots[0] > 1 ? 0.75 * lx / (o->shots[0] - 1) : 0;
+        o->shot_d[1] = o->shots[1] > 1 ? 0.75 * ly / (o->shots[1] - 1) : 0;
+    }
+    if (!o->have_rx_d) {
+        o->rx_d[0] = 2 * d[0];
+        o->rx_d[1] = 2 * d[1];
+    }
+    if (!o->have_rx) {
+        o->rx[0] = (int)floor(lx / o->rx_d[0]) + 1;
+        o->rx[1] = 1;
+    }
+    if (!o->have_rx_o) {
+        o->rx_o[0] = 0;
+        o->rx_o[1] = o->rx[1] > 1 ? 0 : ly / 2;
+        o->rx_o[2] = d[2];
+    }
+}
+
+/* A TOML float: always with a decimal point or exponent (TOML keeps 10 and 10.0 apart). */
+static const char *tf(char *buf, double v)
+{
+    snprintf(buf, 32, "%.15g", v);
+    if (!strpbrk(buf, ".eEn"))
+        strcat(buf, ".0");
+    return buf;
+}
+
+static int write_config(const struct shots_opts *o, const char *path)
+{
+    char a[32], b[32], c[32];
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return err_set(-errno, "%s: %s", path, strerror(errno));
+    fprintf(f, "# written by seislive-gen shots: forward modeling of the synthetic survey\n"
+               "[job]\nkind = \"model\"\nname = \"gen-shots\"\n\n"
+               "[model]\ntype = \"raw\"\nfile = \"model.f32\"\nn = [%d, %d, %d]\n"
+               "d = [%s, %s, %s]\no = [0.0, 0.0, 0.0]\nbyte_order = \"little\"\n"
+               "layout = \"x-fastest\"\n\n",
+            o->m.n[0], o->m.n[1], o->m.n[2], tf(a, o->m.d[0]), tf(b, o->m.d[1]), tf(c, o->m.d[2]));
+    fprintf(f, "[propagator]\norder = %d\nt_max = %s\nf_peak = %s\npml_width = %d\n"
+               "free_surface = false\n\n",
+            o->order, tf(a, o->t_max), tf(b, o->f_peak), o->pml);
+    fprintf(f, "[acquisition]\nsources = [");
+    int k = 0;
+    for (int j = 0; j < o->shots[1]; j++)
+        for (int i = 0; i < o->shots[0]; i++, k++)
+            fprintf(f, "%s[%s, %s, %s]", k ? ", " : "", tf(a, o->shot_o[0] + i * o->shot_d[0]),
+                    tf(b, o->shot_o[1] + j * o->shot_d[1]), tf(c, o->shot_o[2]));
+    fprintf(f, "]\nrx_origin = [%s, %s, %s]\n", tf(a, o->rx_o[0]), tf(b, o->rx_o[1]),
+            tf(c, o->rx_o[2]));
+    fprintf(f, "rx_step = [%s, %s]\nrx_count = [%d, %d]\n", tf(a, o->rx_d[0]), tf(b, o->rx_d[1]),
+            o->rx[0], o->rx[1]);
+    fprintf(f, "dt_out = %s\n\n[runtime]\ndevice = \"%s\"\n", tf(a, o->dt), o->device);
+    if (fclose(f) != 0)
+        return err_set(-errno, "%s: %s", path, strerror(errno));
+    return 0;
+}
+
+static int run_model(const struct shots_opts *o, const char *cfg, const char *segy)
+{
+    char prog[PATH_MAX];
+    if (o->seislive)
+        snprintf(prog, sizeof prog, "%s", o->seislive);
+    else
+        sibling("seislive", prog, sizeof prog);
+    log_info("modeling %d shots x %d receivers: %s model -c %s -o %s", o->shots[0] * o->shots[1],
+             o->rx[0] * o->rx[1], prog, cfg, segy);
+    pid_t pid = fork();
+    if (pid < 0)
+        return err_set(-errno, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        execl(prog, prog, "model", "-c", cfg, "-o", segy, (char *)NULL);
+        fprintf(stderr, "seislive-gen: %s: %s\n", prog, strerror(errno));
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return err_set(-errno, "waitpid: %s", strerror(errno));
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return err_set(-EIO, "%s model -c %s failed (%s %d); its log above says why", prog, cfg,
+                       WIFEXITED(st) ? "exit status" : "signal",
+                       WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    return 0;
+}
+
+static int stream_shots(const struct shots_opts *o, const char *segy)
+{
+    struct segy_shots *s;
+    int rc = segy_shots_open(segy, &s);
+    if (rc < 0)
+        return rc;
+    void *ctx = zmq_ctx_new();
+    void *sock = zmq_socket(ctx, ZMQ_PUSH);
+    int linger = 30000;
+    zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+    if (zmq_connect(sock, o->zmq) < 0) {
+        rc = err_set(-errno, "--zmq %s: %s", o->zmq, zmq_strerror(errno));
+        goto out;
+    }
+    struct pace p;
+    pace_start(&p, o->pace);
+    int use_segy = strcmp(o->format, "segy") == 0;
+    int64_t k = 0;
+    int t0 = 0;
+    struct shot sh;
+    while ((rc = segy_shots_next(s, &sh)) == 1) {
+        if (pace_wait(&p, k) < 0) {
+            segy_shots_free_shot(&sh);
+            log_info("stop requested after %lld shots", (long long)k);
+            rc = 0;
+            break;
+        }
+        sh.id += o->first_id - 1;
+        if (use_segy) {
+            size_t len = (size_t)sh.ntr * (240 + 4 * (size_t)sh.ns);
+            char *raw = malloc(len);
+            struct wire_shot_hdr h = {sh.id, sh.ns, sh.dt, sh.ntr,
+                                      {sh.src[0], sh.src[1], sh.src[2]}, WIRE_SEGY,
+                                      segy_shots_format(s)};
+            rc = raw ? segy_shots_raw(s, t0, sh.ntr, raw) : -ENOMEM;
+            if (rc == 0)
+                rc = wire_send_shot_segy(sock, &h, raw, len, k, 0);
+            free(raw);
+        } else {
+            rc = wire_send_shot_f32(sock, &sh, k, 0);
+        }
+        t0 += sh.ntr;
+        if (rc < 0) {
+            segy_shots_free_shot(&sh);
+            break;
+        }
+        log_info("shot %lld sent (%d traces x %d samples, source %.0f %.0f %.0f m)",
+                 (long long)sh.id, sh.ntr, sh.ns, sh.src[0], sh.src[1], sh.src[2]);
+        segy_shots_free_shot(&sh);
+        k++;
+    }
+    if (rc == 0 && o->end)
+        rc = wire_send_end(sock, 0);
+    if (rc == 0)
+        log_info("%lld shots sent to %s%s", (long long)k, o->zmq, o->end ? ", then end" : "");
+out:
+    segy_shots_close(s);
+    zmq_close(sock); /* the linger lets queued shots go */
+    zmq_ctx_term(ctx);
+    return rc;
+}
+
+static int run(struct shots_opts *o)
+{
+    if (mkdir(o->out, 0755) < 0 && errno != EEXIST)
+        return err_set(-errno, "%s: %s", o->out, strerror(errno));
+    defaults(o);
+    char path[4096], cfg[4096], segy[4096];
+    snprintf(cfg, sizeof cfg, "%s/survey.toml", o->out);
+    snprintf(segy, sizeof segy, "%s/shots.segy", o->out);
+    int rc = 0;
+    if (!(o->reuse && access(segy, R_OK) == 0)) {
+        size_t cnt = (size_t)o->m.n[0] * o->m.n[1] * o->m.n[2];
+        float *v = malloc(cnt * sizeof *v);
+        if (!v)
+            return err_set(-ENOMEM, "out of memory for the model");
+        if (o->model_file)
+            rc = read_model_file(o->model_file, o->m.n, v);
+        else
+            survey_fill(&o->m, v);
+        snprintf(path, sizeof path, "%s/model.f32", o->out);
+        if (rc == 0)
+            rc = survey_write_f32(path, v, cnt);
+        if (rc == 0) {
+            survey_smooth(v, o->m.n, o->smooth);
+            snprintf(path, sizeof path, "%s/model_smooth.f32", o->out);
+            rc = survey_write_f32(path, v, cnt);
+        }
+        free(v);
+        if (rc == 0) {
+            snprintf(path, sizeof path, "%s/model.json", o->out);
+            FILE *f = fopen(path, "w");
+            if (!f)
+                return err_set(-errno, "%s: %s", path, strerror(errno));
+            fprintf(f, "{\"n\": [%d, %d, %d], \"d\": [%g, %g, %g], \"o\": [0, 0, 0], "
+                       "\"dtype\": \"f32\", \"byte_order\": \"little\", \"order\": \"x-fastest\", "
+                       "\"files\": [\"model.f32\", \"model_smooth.f32\"], \"smooth_cells\": %d}\n",
+                    o->m.n[0], o->m.n[1], o->m.n[2], o->m.d[0], o->m.d[1], o->m.d[2], o->smooth);
+            fclose(f);
+        }
+        if (rc == 0)
+            rc = write_config(o, cfg);
+        if (rc == 0)
+            rc = run_model(o, cfg, segy);
+        if (rc < 0)
+            return rc;
+    }
+    if (o->zmq)
+        rc = stream_shots(o, segy);
+    return rc;
+}
+
+int gen_shots(int argc, char **argv)
+{
+    enum { O_N = 256, O_D, O_V0, O_LAYER, O_DIP, O_SALT, O_MODEL, O_SMOOTH, O_SHOTS, O_SO, O_SD,
+           O_RX, O_RO, O_RD, O_TMAX, O_DT, O_FP, O_ORDER, O_PML, O_DEV, O_PROG, O_ZMQ, O_PACE,
+           O_FMT, O_FIRST, O_REUSE, O_END };
+    static const struct option lo[] = {
+        {"n", 1, 0, O_N}, {"d", 1, 0, O_D}, {"v0", 1, 0, O_V0}, {"layer", 1, 0, O_LAYER},
+        {"dip", 1, 0, O_DIP}, {"salt", 1, 0, O_SALT}, {"model", 1, 0, O_MODEL},
+        {"smooth", 1, 0, O_SMOOTH}, {"shots", 1, 0, O_SHOTS}, {"shot-origin", 1, 0, O_SO},
+        {"shot-spacing", 1, 0, O_SD}, {"receivers", 1, 0, O_RX}, {"rx-origin", 1, 0, O_RO},
+        {"rx-spacing", 1, 0, O_RD}, {"t-max", 1, 0, O_TMAX}, {"dt", 1, 0, O_DT},
+        {"f-peak", 1, 0, O_FP}, {"order", 1, 0, O_ORDER}, {"pml", 1, 0, O_PML},
+        {"device", 1, 0, O_DEV}, {"seislive", 1, 0, O_PROG}, {"zmq", 1, 0, O_ZMQ},
+        {"pace", 1, 0, O_PACE}, {"format", 1, 0, O_FMT}, {"first-id", 1, 0, O_FIRST},
+        {"reuse", 0, 0, O_REUSE}, {"end", 0, 0, O_END}, {"out", 1, 0, 'o'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    struct shots_opts o = {
+        .m = {.n = {81, 41, 51}, .d = {10, 10, 10}, .v0 = 1800, .nlayers = 2,
+              .layer_z = {150, 380}, .layer_v = {2300, 2900}, .dip_z = 250, .dip_deg = 6,
+              .dip_v = 2600, .salt_c = {0, 0}, .salt_top = -1, .salt_v = 4500},
+        .format = "f32", .device = "auto", .smooth = 3, .order = 8, .pml = 12, .first_id = 1,
+        .shots = {4, 1}, .t_max = 0.6, .dt = 0.002, .f_peak = 15};
+    int layers_given = 0, salt_given = 0, opt, idx = 0, bad = 0;
+    double v[6], vel;
+    optind = 1;
+    while (!bad && (opt = getopt_long(argc, argv, "o:h", lo, &idx)) != -1) {
+        switch (opt) {
+        case O_N:
+            bad = parse_list(optarg, v, 3, 3) < 0 || v[0] < 8 || v[1] < 1 || v[2] < 8;
+            for (int i = 0; i < 3 && !bad; i++)
+                o.m.n[i] = (int)v[i];
+            break;
+        case O_D: {
+            int n = parse_list(optarg, v, 1, 3);
+            bad = n != 1 && n != 3;
+            for (int i = 0; i < 3 && !bad; i++)
+                o.m.d[i] = n == 1 ? v[0] : v[i];
+            bad = bad || !(o.m.d[0] > 0 && o.m.d[1] > 0 && o.m.d[2] > 0);
+            break;
+        }
+        case O_V0: bad = parse_list(optarg, &o.m.v0, 1, 1) < 0 || !(o.m.v0 > 0); break;
+        case O_LAYER:
+            if (!layers_given)
+                o.m.nlayers = 0;
+            layers_given = 1;
+            bad = o.m.nlayers >= SURVEY_MAX_LAYERS || parse_colon(optarg, v, 1, &vel) < 0;
+            if (!bad) {
+                o.m.layer_z[o.m.nlayers] = v[0];
+                o.m.layer_v[o.m.nlayers++] = vel;
+            }
+            break;
+        case O_DIP:
+            if (strcmp(optarg, "none") == 0)
+                o.m.dip_v = 0;
+            else if (!(bad = parse_colon(optarg, v, 2, &vel) < 0)) {
+                o.m.dip_z = v[0];
+                o.m.dip_deg = v[1];
+                o.m.dip_v = vel;
+            }
+            break;
+        case O_SALT:
+            salt_given = 1;
+            if (strcmp(optarg, "none") == 0)
+                o.m.salt_v = 0;
+            else if (!(bad = parse_colon(optarg, v, 6, &vel) < 0)) {
+                o.m.salt_c[0] = v[0];
+                o.m.salt_c[1] = v[1];
+                o.m.salt_top = v[2];
+                o.m.salt_r[0] = v[3];
+                o.m.salt_r[1] = v[4];
+                o.m.salt_h = v[5];
+                o.m.salt_v = vel;
+                bad = !(v[3] > 0 && v[4] > 0 && v[5] > 0);
+            }
+            break;
+        case O_MODEL: o.model_file = optarg; break;
+        case O_SMOOTH: o.smooth = atoi(optarg); bad = o.smooth < 0; break;
+        case O_SHOTS: {
+            int n = parse_list(optarg, v, 1, 2);
+            bad = n < 0 || v[0] < 1 || (n == 2 && v[1] < 1);
+            o.shots[0] = (int)v[0];
+            o.shots[1] = n == 2 ? (int)v[1] : 1;
+            break;
+        }
+        case O_SO: bad = parse_list(optarg, o.shot_o, 3, 3) < 0; o.have_shot_o = 1; break;
+        case O_SD: {
+            int n = parse_list(optarg, o.shot_d, 1, 2);
+            bad = n < 0;
+            if (n == 1)
+                o.shot_d[1] = 0;
+            o.have_shot_d = 1;
+            break;
+        }
+        case O_RX: {
+            int n = parse_list(optarg, v, 1, 2);
+            bad = n < 0 || v[0] < 1 || (n == 2 && v[1] < 1);
+            o.rx[0] = (int)v[0];
+            o.rx[1] = n == 2 ? (int)v[1] : 1;
+            o.have_rx = 1;
+            break;
+        }
+        case O_RO: bad = parse_list(optarg, o.rx_o, 3, 3) < 0; o.have_rx_o = 1; break;
+        case O_RD: {
+            int n = parse_list(optarg, o.rx_d, 1, 2);
+            bad = n < 0 || !(o.rx_d[0] > 0);
+            if (n == 1)
+                o.rx_d[1] = o.rx_d[0];
+            o.have_rx_d = 1;
+            break;
+        }
+        case O_TMAX: bad = parse_list(optarg, &o.t_max, 1, 1) < 0 || !(o.t_max > 0); break;
+        case O_DT: bad = parse_list(optarg, &o.dt, 1, 1) < 0 || !(o.dt > 0); break;
+        case O_FP: bad = parse_list(optarg, &o.f_peak, 1, 1) < 0 || !(o.f_peak > 0); break;
+        case O_ORDER: o.order = atoi(optarg); bad = o.order < 2 || o.order > 16 || o.order % 2; break;
+        case O_PML: o.pml = atoi(optarg); bad = o.pml < 0; break;
+        case O_DEV: o.device = optarg; break;
+        case O_PROG: o.seislive = optarg; break;
+        case O_ZMQ: o.zmq = optarg; break;
+        case O_PACE: bad = parse_list(optarg, &o.pace, 1, 1) < 0 || o.pace < 0; break;
+        case O_FMT:
+            o.format = optarg;
+            bad = strcmp(optarg, "f32") != 0 && strcmp(optarg, "segy") != 0;
+            break;
+        case O_FIRST: o.first_id = atoi(optarg); bad = o.first_id < 0; break;
+        case O_REUSE: o.reuse = 1; break;
+        case O_END: o.end = 1; break;
+        case 'o': o.out = optarg; break;
+        case 'h': fputs(usage_text, stdout); return 0;
+        default: bad = 2; break;
+        }
+        if (bad == 1)
+            fprintf(stderr, "seislive-gen shots: bad value for --%s: '%s'\n", lo[idx].name, optarg);
+    }
+    if (!bad && optind < argc) {
+        fprintf(stderr, "seislive-gen shots: unexpected argument '%s'\n", argv[optind]);
+        bad = 1;
+    }
+    if (!bad && !o.out) {
+        fprintf(stderr, "seislive-gen shots: -o DIR is required\n");
+        bad = 1;
+    }
+    if (bad) {
+        fputs("try 'seislive-gen shots --help'\n", stderr);
+        return 2;
+    }
+    if (!salt_given) { /* a small dome under the middle of the model, above the deep layer */
+        double lx = (o.m.n[0] - 1) * o.m.d[0], ly = (o.m.n[1] - 1) * o.m.d[1];
+        double lz = (o.m.n[2] - 1) * o.m.d[2];
+        o.m.salt_c[0] = 0.62 * lx;
+        o.m.salt_c[1] = 0.5 * ly;
+        o.m.salt_top = 0.55 * lz;
+        o.m.salt_r[0] = 0.1 * lx;
+        o.m.salt_r[1] = fmax(0.2 * ly, o.m.d[1]);
+        o.m.salt_h = 0.3 * lz;
+    }
+    signals_install();
+    int rc = run(&o);
+    if (rc < 0) {
+        fprintf(stderr, "seislive-gen shots: %s\n", err_msg());
+        return 1;
+    }
+    return 0;
+}

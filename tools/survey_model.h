@@ -1,0 +1,43 @@
+/* survey_model — the generator's velocity model: horizontal layers, one dipping
+ * interface and a salt-like body (a flat-topped dome of high velocity), on the engine
+ * grid (x fastest, then y, z slowest; z down).  Also the smoothed copy an RTM run
+ * migrates with (a sharp model would add backscattered noise to the image). */
+#ifndef SEISLIVE_SURVEY_MODEL_H
+#define SEISLIVE_SURVEY_MODEL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SURVEY_MAX_LAYERS 8
+
+struct survey_model {
+    int n[3];
+    double d[3];          /* m */
+    double v0;            /* velocity above the first interface, m/s */
+    int nlayers;          /* horizontal interfaces */
+    double layer_z[SURVEY_MAX_LAYERS], layer_v[SURVEY_MAX_LAYERS];
+    /* dipping interface: depth dip_z at x = 0, dipping dip_deg toward +x; below it dip_v.
+     * dip_v <= 0 = none */
+    double dip_z, dip_deg, dip_v;
+    /* salt: centre (x, y), top depth, half-widths in x and y, height; salt_v <= 0 = none */
+    double salt_c[2], salt_top, salt_r[2], salt_h, salt_v;
+};
+
+/* Velocity at (x, y, z) m: the horizontal layers; below the dipping interface at least
+ * dip_v (so deeper, faster layers cut the dipping one off); then the salt over all. */
+double survey_velocity(const struct survey_model *m, double x, double y, double z);
+/* Fill V (n[0] n[1] n[2] floats). */
+void survey_fill(const struct survey_model *m, float *v);
+/* Box-smooth V in place over a cube of half-width R cells (R = 0: nothing). */
+int survey_smooth(float *v, const int n[3], int r);
+/* Write N floats little-endian to PATH.  Returns 0 or -errno with err_msg(). */
+int survey_write_f32(const char *path, const float *v, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
