@@ -12,6 +12,10 @@
  *            "format":"f32"|"mseed"}
  *           f32   -> frame 1: samples f32 nrec x ns (receiver by receiver)
  *           mseed -> frames 1..: miniSEED records
+ *           optional "channels": ["NET.STA.LOC.CHA", ...] (nrec names; default
+ *           ".R0000..", one station per receiver index)
+ *   end:    {"type":"end","v":1} — no payload; the sender's stream is over (the run
+ *           ends after the units before it).
  *   An optional "seq" (sender's sequence number) is kept for messages.
  *
  * Out (XPUB), frame 0 the topic ("image", "coherence", "event", "status"), frame 1 a
@@ -29,6 +33,7 @@
 #include <stdint.h>
 
 #include "io/shot.h"
+#include "io/trace_block.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,7 +44,7 @@ extern "C" {
 #define WIRE_MAX_NS (1 << 24)
 #define WIRE_MAX_TRACES (1 << 24)
 
-enum wire_kind { WIRE_SHOT = 1, WIRE_TRACES = 2 };
+enum wire_kind { WIRE_SHOT = 1, WIRE_TRACES = 2, WIRE_END = 3 };
 enum wire_format { WIRE_F32 = 0, WIRE_SEGY = 1, WIRE_MSEED = 2 };
 
 /* Why a message was rejected (one counter each). */
@@ -83,6 +88,8 @@ struct wire_traces_hdr {
     int nrec;
     int ns;
     int format;         /* WIRE_F32 | WIRE_MSEED */
+    struct trace_channel *chan; /* nrec names when the header has "channels" (owned by
+                                   the wire_header: wire_header_free), else NULL */
 };
 
 struct wire_header {
@@ -99,6 +106,10 @@ struct wire_header {
  * reason counter is incremented (STATS->received is the caller's). */
 int wire_parse_header(const void *json, size_t len, uint64_t seq, struct wire_header *h,
                       struct wire_stats *stats);
+/* Free what a parsed header owns (channel names). */
+void wire_header_free(struct wire_header *h);
+/* Parse "NET.STA.LOC.CHA" (missing parts empty); 0 or -EINVAL. */
+int wire_parse_channel(const char *s, struct trace_channel *c);
 
 /* Check the payload frame sizes against the header (NFRAMES payload frames, without
  * frame 0).  f32 shot: exactly 2 frames of the exact sizes; segy shot: 1 frame of
@@ -107,7 +118,7 @@ int wire_check_payload(const struct wire_header *h, const size_t *frame_len, int
                        uint64_t seq, struct wire_stats *stats);
 
 /* Bytes the decoded unit occupies in a slot (shot: shot_payload_bytes(); traces:
- * nrec x ns x 4; mseed traces: nrec x ns x 4 as announced). */
+ * nrec x ns x 4 + nrec channel names; the same for mseed as announced). */
 size_t wire_unit_bytes(const struct wire_header *h);
 
 /* Decode a checked shot message into OUT, whose rec/data point into caller memory of
@@ -122,6 +133,15 @@ int wire_decode_shot(const struct wire_header *h, const void *const *frames,
 int wire_decode_traces_f32(const struct wire_header *h, const void *frame, size_t len,
                            uint64_t seq, float *dst, struct wire_stats *stats);
 
+/* Decode miniSEED record frames of a checked "traces" message into DST (nrec x ns,
+ * NaN where no record covers a sample: a gap) and CHAN (nrec names: the header's
+ * "channels" order, else the order of first appearance).  Records are placed by their
+ * start time relative to t0_ns; a record that does not parse, has another sample
+ * rate, or a channel beyond nrec is a payload error (the whole message is rejected). */
+int wire_decode_traces_mseed(const struct wire_header *h, const void *const *frames,
+                             const size_t *frame_len, int nframes, uint64_t seq, float *dst,
+                             struct trace_channel *chan, struct wire_stats *stats);
+
 /* ---- encoding (senders: generator, replay, tests) ---- */
 
 /* JSON header of a shot; malloc'd, NUL-terminated. */
@@ -135,6 +155,7 @@ int wire_send_shot_segy(void *sock, const struct wire_shot_hdr *h, const void *t
                         size_t len, int64_t sender_seq, int flags);
 int wire_send_traces_f32(void *sock, const struct wire_traces_hdr *h, const float *data,
                          int64_t sender_seq, int flags);
+int wire_send_end(void *sock, int flags);
 int wire_send_traces_mseed(void *sock, const struct wire_traces_hdr *h, const void *records,
                            size_t len, int64_t sender_seq, int flags);
 

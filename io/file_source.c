@@ -1,0 +1,408 @@
+/* file_source — files, globs, directories, watched; SEG-Y/SU shots into the slots. */
+#define LOG_COMPONENT "file-in"
+#include "io/file_source.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conf/config.h"
+#include "io/segy_read.h"
+#include "io/uring_reader.h"
+#include "io/wire.h"
+#include "stream/error.h"
+#include "stream/log.h"
+
+struct seen {
+    char *path;
+    off_t size;      /* last size seen (watch: a file is read once it stops growing) */
+    int stable;      /* consecutive listings with the same size */
+    bool done;
+};
+
+struct file_source {
+    struct file_source_conf c;
+    struct seen *files;
+    size_t n_files, cap;
+    uint64_t units;
+};
+
+int file_source_open(struct file_source **out, const struct file_source_conf *c)
+{
+    struct file_source *f = calloc(1, sizeof *f);
+    if (!f)
+        return -ENOMEM;
+    f->c = *c;
+    if (!c->n_paths) {
+        free(f);
+        return err_set(-EINVAL, "[input] kind = \"files\" needs paths");
+    }
+    *out = f;
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool ignorable(const char *name)
+{
+    size_t n = strlen(name);
+    /* Hidden files and a recorder's temporary names are not data (yet). */
+    return name[0] == '.' || (n > 4 && strcmp(name + n - 4, ".tmp") == 0) ||
+           (n > 5 && strcmp(name + n - 5, ".part") == 0);
+}
+
+static void note(struct file_source *f, const char *path)
+{
+    for (size_t i = 0; i < f->n_files; i++)
+        if (strcmp(f->files[i].path, path) == 0)
+            return;
+    if (f->n_files == f->cap) {
+        f->cap = f->cap ? 2 * f->cap : 64;
+        f->files = realloc(f->files, f->cap * sizeof *f->files);
+    }
+    f->files[f->n_files++] = (struct seen){.path = strdup(path), .size = -1};
+}
+
+/* List every file the paths name now (in name order per path). */
+static int list_files(struct file_source *f, bool first)
+{
+    for (size_t p = 0; p < f->c.n_paths; p++) {
+        const char *path = f->c.paths[p];
+        struct stat st;
+        if (strpbrk(path, "*?[")) {
+            glob_t g;
+            int rc = glob(path, 0, NULL, &g);
+            if (rc == 0)
+                for (size_t i = 0; i < g.gl_pathc; i++) {
+                    const char *b = strrchr(g.gl_pathv[i], '/');
+                    if (!ignorable(b ? b + 1 : g.gl_pathv[i]) && stat(g.gl_pathv[i], &st) == 0 &&
+                        S_ISREG(st.st_mode))
+                        note(f, g.gl_pathv[i]);
+                }
+            globfree(&g);
+        } else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            DIR *d = opendir(path);
+            if (!d)
+                return err_set(-errno, "%s: %s", path, strerror(errno));
+            char **names = NULL;
+            size_t n = 0;
+            struct dirent *e;
+            while ((e = readdir(d))) {
+                if (ignorable(e->d_name))
+                    continue;
+                char full[4096];
+                snprintf(full, sizeof full, "%s/%s", path, e->d_name);
+                if (stat(full, &st) == 0 && S_ISREG(st.st_mode)) {
+                    names = realloc(names, (n + 1) * sizeof *names);
+                    names[n++] = strdup(full);
+                }
+            }
+            closedir(d);
+            qsort(names, n, sizeof *names, cmp_str);
+            for (size_t i = 0; i < n; i++) {
+                note(f, names[i]);
+                free(names[i]);
+            }
+            free(names);
+        } else if (stat(path, &st) == 0) {
+            note(f, path);
+        } else if (first && !f->c.watch) {
+            return err_set(-ENOENT, "[input] paths: %s: %s", path, strerror(errno));
+        }
+    }
+    return 0;
+}
+
+static int format_of(const struct file_source *f, const char *path)
+{
+    if (f->c.format != FMT_AUTO)
+        return f->c.format;
+    const char *dot = strrchr(path, '.');
+    if (!dot)
+        return FMT_AUTO;
+    if (!strcasecmp(dot, ".segy") || !strcasecmp(dot, ".sgy") || !strcasecmp(dot, ".seg"))
+        return FMT_SEGY;
+    if (!strcasecmp(dot, ".su"))
+        return FMT_SU;
+    if (!strcasecmp(dot, ".mseed") || !strcasecmp(dot, ".msd") || !strcasecmp(dot, ".miniseed"))
+        return FMT_MSEED;
+    if (!strcasecmp(dot, ".f32"))
+        return FMT_F32;
+    return FMT_AUTO;
+}
+
+/* The shot being gathered from consecutive traces of one key. */
+struct gather {
+    int slot;            /* -1: none open */
+    int64_t key;
+    int ntr;
+    bool bad;            /* a trace of it was rejected: the whole shot goes */
+    char why[512];
+    float *rec;          /* ntr x 3, side buffer (copied after the samples on emit) */
+    int cap;
+    long first_trace;
+    double src[3];
+    double t_arrive, t_decode;
+};
+
+static void gather_emit(struct file_source *f, struct ingest *in, struct gather *g,
+                        const struct segy_layout *l, const char *path, long last_trace)
+{
+    if (g->slot < 0)
+        return;
+    struct slot_hdr *h = &in->slots->hdr[g->slot];
+    char *base = slot_data(in->slots, g->slot);
+    f->units++;
+    pthread_mutex_lock(&in->m->mu);
+    in->m->received++;
+    pthread_mutex_unlock(&in->m->mu);
+    if (g->bad) {
+        err_set(-EINVAL, "%s", g->why);
+        ingest_rejected(in, "shot");
+        slots_unreserve(in->slots, g->slot);
+        g->slot = -1;
+        return;
+    }
+    float *data = (float *)base;
+    float *rec = data + (size_t)g->ntr * (size_t)l->ns;
+    memcpy(rec, g->rec, (size_t)g->ntr * 3 * sizeof(float));
+    h->kind = SLOT_SHOT;
+    h->id = g->key;
+    h->msg_seq = f->units;
+    const char *b = strrchr(path, '/');
+    snprintf(h->origin, sizeof h->origin, "%s: traces %ld..%ld", b ? b + 1 : path, g->first_trace,
+             last_trace);
+    h->shot = (struct shot){.id = g->key, .ns = l->ns, .dt = l->dt, .ntr = g->ntr, .rec = rec,
+                            .data = data};
+    memcpy(h->shot.src, g->src, sizeof g->src);
+    h->bytes = (size_t)g->ntr * ((size_t)l->ns + 3) * sizeof(float);
+    h->t_arrive = g->t_arrive;
+    h->decode_s = g->t_decode;
+    in->stats.accepted++;
+    slots_commit(in->slots, g->slot);
+    g->slot = -1;
+}
+
+/* One SEG-Y or SU file.  Returns 0 (file done, even when parts were rejected), or
+ * -ECANCELED when stopping, or a fatal read error. */
+static int read_segy(struct file_source *f, struct ingest *in, const char *path, bool su)
+{
+    struct uring_file uf;
+    int rc = uring_file_open(&uf, path, f->c.o_direct);
+    if (rc < 0) {
+        ingest_rejected(in, "file");
+        return 0;
+    }
+    char *stg = in->slots->staging;
+    size_t cap = in->slots->staging_bytes;
+    const int sbuf = in->slots->n; /* the staging buffer's fixed-buffer index */
+    struct segy_layout l;
+    ssize_t got = uring_reader_read(in->ring, &uf, stg, SEGY_FILE_HEADER < cap ? SEGY_FILE_HEADER : cap,
+                                    0, sbuf);
+    if (got < 0) {
+        uring_file_close(&uf);
+        return (int)got;
+    }
+    rc = su ? su_layout_parse(stg, (size_t)got, path, &l)
+            : segy_layout_parse(stg, (size_t)got, path, &l);
+    if (!rc && l.trace_bytes + 4096 > cap)
+        rc = err_set(-EFBIG, "%s: a trace of %zu bytes does not fit the staging buffer", path,
+                     l.trace_bytes);
+    if (rc) {
+        pthread_mutex_lock(&in->m->mu);
+        in->m->received++;
+        pthread_mutex_unlock(&in->m->mu);
+        in->stats.rejected[WIRE_REJ_PAYLOAD]++;
+        ingest_rejected(in, "file");
+        uring_file_close(&uf);
+        return 0;
+    }
+    size_t per_chunk = (cap - 4096) / l.trace_bytes;
+    size_t ntraces = ((size_t)uf.size - l.trace0) / l.trace_bytes;
+    size_t tail = ((size_t)uf.size - l.trace0) % l.trace_bytes;
+    struct gather g = {.slot = -1};
+    size_t t = 0;
+    rc = 0;
+    while (t < ntraces && !rc) {
+        size_t n = ntraces - t < per_chunk ? ntraces - t : per_chunk;
+        off_t off = (off_t)(l.trace0 + t * l.trace_bytes);
+        off_t aoff = off & ~(off_t)4095; /* aligned for O_DIRECT; the lead is skipped */
+        size_t lead = (size_t)(off - aoff);
+        double t0 = now_s();
+        got = uring_reader_read(in->ring, &uf, stg, lead + n * l.trace_bytes, aoff, sbuf);
+        if (got < 0) {
+            rc = (int)got;
+            break;
+        }
+        if ((size_t)got < lead + n * l.trace_bytes) {
+            rc = err_set(-EIO, "%s: file shrank while being read", path);
+            break;
+        }
+        double tread = now_s() - t0;
+        for (size_t k = 0; k < n; k++) {
+            const char *tr = stg + lead + k * l.trace_bytes;
+            long tno = (long)(t + k);
+            struct segy_trace_info ti;
+            segy_trace_header(&l, tr, &ti);
+            if (g.slot >= 0 && ti.shot != g.key)
+                gather_emit(f, in, &g, &l, path, tno - 1);
+            if (g.slot < 0) {
+                double tw = now_s();
+                int s = ingest_reserve(in);
+                if (s < 0) {
+                    rc = -ECANCELED;
+                    break;
+                }
+                g = (struct gather){.slot = s, .key = ti.shot, .first_trace = tno,
+                                    .t_arrive = now_s(), .rec = g.rec, .cap = g.cap};
+                in->slots->hdr[s].wait_s = now_s() - tw;
+                memcpy(g.src, ti.src, sizeof g.src);
+            }
+            double td = now_s();
+            if (g.bad)
+                continue;
+            size_t need = (size_t)(g.ntr + 1) * ((size_t)l.ns + 3) * sizeof(float);
+            if (need > in->slots->bytes) {
+                g.bad = true;
+                in->stats.rejected[WIRE_REJ_TOO_LARGE]++;
+                snprintf(g.why, sizeof g.why,
+                         "%s: shot %lld from trace %ld: more than %d traces do not fit a slot "
+                         "([input] slot_mib)", path, (long long)g.key, g.first_trace, g.ntr);
+                continue;
+            }
+            if (ti.ns != 0 && ti.ns != l.ns) {
+                g.bad = true;
+                in->stats.rejected[WIRE_REJ_PAYLOAD]++;
+                snprintf(g.why, sizeof g.why,
+                         "%s: trace %ld (byte %lld): header byte 115 says %d samples, the file "
+                         "%d", path, tno, (long long)(off + (off_t)(k * l.trace_bytes)), ti.ns, l.ns);
+                continue;
+            }
+            float *data = (float *)slot_data(in->slots, g.slot) + (size_t)g.ntr * (size_t)l.ns;
+            if (segy_trace_samples(&l, tr, data, path, tno,
+                                   (size_t)off + k * l.trace_bytes) < 0) {
+                g.bad = true;
+                in->stats.rejected[WIRE_REJ_PAYLOAD]++;
+                snprintf(g.why, sizeof g.why, "%s", err_msg());
+                continue;
+            }
+            if (g.ntr == g.cap) {
+                g.cap = g.cap ? 2 * g.cap : 256;
+                g.rec = realloc(g.rec, (size_t)g.cap * 3 * sizeof(float));
+            }
+            memcpy(g.rec + 3 * (size_t)g.ntr, ti.rec, sizeof ti.rec);
+            g.ntr++;
+            g.t_decode += now_s() - td + tread / (double)n;
+        }
+        t += n;
+    }
+    if (rc == 0)
+        gather_emit(f, in, &g, &l, path, (long)ntraces - 1);
+    else if (g.slot >= 0)
+        slots_unreserve(in->slots, g.slot);
+    free(g.rec);
+    if (rc == 0 && tail) {
+        pthread_mutex_lock(&in->m->mu);
+        in->m->received++;
+        pthread_mutex_unlock(&in->m->mu);
+        in->stats.rejected[WIRE_REJ_SIZE]++;
+        err_set(-EINVAL, "%s: %zu bytes after trace %zu: a truncated trace", path, tail, ntraces);
+        ingest_rejected(in, "trace");
+    }
+    uring_file_close(&uf);
+    return rc;
+}
+
+static int read_file(struct file_source *f, struct ingest *in, const char *path)
+{
+    int fmt = format_of(f, path);
+    log_info("reading %s", path);
+    if (f->c.kind == SLOT_SHOT && (fmt == FMT_SEGY || fmt == FMT_SU))
+        return read_segy(f, in, path, fmt == FMT_SU);
+    pthread_mutex_lock(&in->m->mu);
+    in->m->received++;
+    pthread_mutex_unlock(&in->m->mu);
+    err_set(-EINVAL, "%s: format %s is not an input of this job (shots: SEG-Y .segy/.sgy, "
+                     "Seismic Unix .su; set [input] format)", path,
+            config_enum_name("input", "format", fmt));
+    ingest_rejected(in, "file");
+    return 0;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int files_run(void *ctx, struct ingest *in)
+{
+    struct file_source *f = ctx;
+    double last_new = now_s();
+    bool first = true;
+    for (;;) {
+        int rc = list_files(f, first);
+        first = false;
+        if (rc)
+            return rc;
+        for (size_t i = 0; i < f->n_files; i++) {
+            struct seen *s = &f->files[i];
+            if (s->done)
+                continue;
+            if (f->c.watch) {
+                /* Read a file once its size held still over two listings. */
+                struct stat st;
+                if (stat(s->path, &st) < 0)
+                    continue;
+                if (st.st_size != s->size) {
+                    s->size = st.st_size;
+                    s->stable = 0;
+                    continue;
+                }
+                if (++s->stable < 2)
+                    continue;
+            }
+            s->done = true;
+            last_new = now_s();
+            rc = read_file(f, in, s->path);
+            if (rc == -ECANCELED || ingest_stopping(in))
+                return 0;
+            if (rc)
+                return rc;
+        }
+        if (!f->c.watch)
+            return 0;
+        if (f->c.watch_idle > 0 && now_s() - last_new > f->c.watch_idle) {
+            log_info("no new file for %.1f s: input ends", f->c.watch_idle);
+            return 0;
+        }
+        for (int k = 0; k < 4 && !ingest_stopping(in); k++)
+            sleep_ms(50);
+        if (ingest_stopping(in))
+            return 0;
+    }
+}
+
+static void files_close(void *ctx)
+{
+    struct file_source *f = ctx;
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->n_files; i++)
+        free(f->files[i].path);
+    free(f->files);
+    free(f);
+}
+
+struct source file_source_as_source(struct file_source *f)
+{
+    return (struct source){.name = "files", .ctx = f, .run = files_run, .close = files_close};
+}

@@ -1,0 +1,43 @@
+/* file_source — units from files: SEG-Y / Seismic Unix shot files (grouped into shots
+ * by trace headers, io/segy_read.h), given as files, globs or directories; optionally
+ * watched for new files (a recorder writing one file after another).
+ *
+ * Reads go through io/uring_reader (io_uring fixed buffers, O_DIRECT where allowed,
+ * pread fallback) into the pinned staging buffer and are decoded from there into the
+ * slots; a slot is reserved only when a shot starts, so full slots stop the reads.
+ * Files are taken in name order; a watched folder or glob is listed again every
+ * 0.2 s, and a new file is read once its size has stopped changing (the recorder is
+ * done with it).  A bad file header rejects the file, a bad trace its shot; both are
+ * counted and logged, and the other files and shots go on. */
+#ifndef SEISLIVE_FILE_SOURCE_H
+#define SEISLIVE_FILE_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "stream/pipeline.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct file_source_conf {
+    char *const *paths;     /* files, globs, directories */
+    size_t n_paths;
+    bool watch;
+    double watch_idle;      /* s without a new file before a watched input ends; 0 = never */
+    int format;             /* enum data_format (conf/config.h); FMT_AUTO: by name */
+    bool o_direct;
+    int kind;               /* SLOT_SHOT (SEG-Y, SU) or SLOT_TRACES (miniSEED) */
+};
+
+struct file_source;
+
+int file_source_open(struct file_source **out, const struct file_source_conf *c);
+struct source file_source_as_source(struct file_source *f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,33 @@
+/* image_files — the final result on disk: DIR/NAME.f32 (raw float32, little-endian,
+ * x fastest, then y, z slowest) with DIR/NAME.json beside it (grid, spacing, origin,
+ * units stacked, dtype), each written atomically (temp file, fsync, rename). */
+#ifndef SEISLIVE_IMAGE_FILES_H
+#define SEISLIVE_IMAGE_FILES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct image_meta {
+    int n[3];
+    double d[3], o[3];
+    int64_t units;        /* shots (rtm) or windows (locate) in it */
+    bool final;
+    const char *job;      /* "rtm", "locate" */
+};
+
+/* Write NAME.f32 and NAME.json into DIR (created if missing).  0 or -errno. */
+int image_files_write(const char *dir, const char *name, const struct image_meta *m,
+                      const float *v);
+/* Read NAME.f32 back (tests, tools): *V malloc'd with n[0]*n[1]*n[2] floats read from
+ * the sidecar's grid.  0 or -errno. */
+int image_files_read(const char *dir, const char *name, struct image_meta *m, float **v);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,64 @@
+/* segy_read — SEG-Y (and Seismic Unix) shot records decoded from memory.
+ *
+ * The file source reads the bytes (io_uring into pinned memory); this file makes sense
+ * of them: the 3600-byte file header (segyio's field readers), each 240-byte trace
+ * header and the samples (segy_to_native: big-endian IBM or IEEE floats).  Traces are
+ * grouped into shots by the field record number (bytes 9-12), or, where it is 0, by the
+ * energy source point (17-20).  Coordinates follow the conventions of io/segy_write.h
+ * (tools/segy_shots.h lists them): source/group X, Y (73-88) times the coordinate
+ * scalar (71), source depth (49) and minus the group elevation (41) times the elevation
+ * scalar (69); a scalar s > 0 multiplies, s < 0 divides by |s|, 0 means 1.
+ * Seismic Unix files are the same traces without the file header, in the byte order
+ * of the machine that wrote them (little-endian here), samples IEEE floats. */
+#ifndef SEISLIVE_SEGY_READ_H
+#define SEISLIVE_SEGY_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SEGY_FILE_HEADER 3600
+#define SEGY_TRACE_HEADER 240
+
+struct segy_layout {
+    bool su;             /* Seismic Unix: no file header, little-endian */
+    int format;          /* sample format code: 1 IBM, 5 IEEE (SU: 5) */
+    int ns;              /* samples per trace */
+    double dt;           /* s */
+    size_t trace0;       /* byte offset of the first trace */
+    size_t trace_bytes;  /* 240 + 4 ns */
+};
+
+/* From the first bytes of a SEG-Y file (at least 3600; extended textual headers are
+ * skipped).  PATH names the file in errors.  0 or -EINVAL with err_msg() naming the
+ * byte (format code, sample count and interval are checked). */
+int segy_layout_parse(const void *head, size_t len, const char *path, struct segy_layout *l);
+/* From the first trace header of a Seismic Unix file. */
+int su_layout_parse(const void *head, size_t len, const char *path, struct segy_layout *l);
+
+struct segy_trace_info {
+    int64_t shot;        /* field record (or energy source point) */
+    double src[3];       /* m, z down */
+    float rec[3];        /* m, z down */
+    int ns;              /* from the trace header; 0 = not set (use the file's) */
+    int dt_us;           /* from the trace header; 0 = not set */
+};
+
+/* The geometry and shot key of the trace whose header is TH. */
+void segy_trace_header(const struct segy_layout *l, const void *th, struct segy_trace_info *t);
+
+/* Decode the samples of the trace at TRACE (header first) into OUT (l->ns floats).
+ * Returns 0, or -EINVAL when a sample is not finite (err_msg() names PATH, the trace
+ * number and the byte offset). */
+int segy_trace_samples(const struct segy_layout *l, const void *trace, float *out,
+                       const char *path, long trace_no, size_t byte_off);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

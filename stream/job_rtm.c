@@ -1,0 +1,235 @@
+/* job_rtm — shots through the runtime into an image stack (see job_rtm.h). */
+#define LOG_COMPONENT "rtm-job"
+#include "stream/job_rtm.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "io/image_files.h"
+#include "io/wire.h"
+#include "stream/error.h"
+#include "stream/log.h"
+#include "stream/pipeline.h"
+#include "stream/state.h"
+
+struct shot_ctx {
+    const struct shot_job *j;
+    const struct sl_config *cfg;
+    struct image_stack stack;
+    int64_t stacked_now;     /* shots stacked in this run */
+};
+
+static bool shot_skip(void *ctx, const struct slot_hdr *h)
+{
+    struct shot_ctx *c = ctx;
+    return h->kind == SLOT_SHOT && image_stack_has(&c->stack, h->id);
+}
+
+static int shot_process(void *ctx, const struct pipeline_unit *u, bool snapshot)
+{
+    struct shot_ctx *c = ctx;
+    (void)snapshot; /* the stack lives on the host: it is its own snapshot */
+    if (u->hdr->kind != SLOT_SHOT)
+        return err_set(-EINVAL, "%s: a trace block reached the rtm job (it takes shots)",
+                       u->hdr->origin);
+    int rc = c->j->migrate(c->j->ctx, &u->hdr->shot, &c->stack);
+    if (rc == 0)
+        c->stacked_now++;
+    return rc;
+}
+
+/* Render the stack (optionally Laplacian-filtered) into a malloc'd buffer. */
+static float *render(struct shot_ctx *c)
+{
+    float *v = malloc(image_stack_cells(&c->stack) * sizeof(float));
+    if (v && image_stack_render(&c->stack, c->j->laplacian, v) < 0) {
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+static int publish_image(struct shot_ctx *c, const struct pipeline_io *io, bool final, double t_arrive)
+{
+    if (!io->pub)
+        return 0;
+    float *v = render(c);
+    if (!v)
+        return err_prefix(-ENOMEM, "rendering the image");
+    struct wire_volume_hdr h = {.units = c->stack.shots, .final = final};
+    for (int k = 0; k < 3; k++) {
+        h.n[k] = c->stack.n[k];
+        h.d[k] = c->stack.d[k];
+        h.o[k] = c->stack.o[k];
+    }
+    void *frames[3];
+    size_t bytes[3];
+    int nf = 1;
+    if (c->cfg->output.slices_only) {
+        /* Three orthogonal planes through the middle: xy at iz, xz at iy, yz at ix. */
+        int nx = h.n[0], ny = h.n[1], nz = h.n[2];
+        h.slices = true;
+        h.at[0] = nx / 2;
+        h.at[1] = ny / 2;
+        h.at[2] = nz / 2;
+        float *xy = malloc((size_t)nx * ny * sizeof(float));
+        float *xz = malloc((size_t)nx * nz * sizeof(float));
+        float *yz = malloc((size_t)ny * nz * sizeof(float));
+        if (!xy || !xz || !yz) {
+            free(xy), free(xz), free(yz), free(v);
+            return err_set(-ENOMEM, "slices");
+        }
+        for (int y = 0; y < ny; y++)
+            for (int x = 0; x < nx; x++)
+                xy[(size_t)y * nx + x] = v[((size_t)h.at[2] * ny + y) * nx + x];
+        for (int z = 0; z < nz; z++)
+            for (int x = 0; x < nx; x++)
+                xz[(size_t)z * nx + x] = v[((size_t)z * ny + h.at[1]) * nx + x];
+        for (int z = 0; z < nz; z++)
+            for (int y = 0; y < ny; y++)
+                yz[(size_t)z * ny + y] = v[((size_t)z * ny + y) * nx + h.at[0]];
+        free(v);
+        frames[0] = xy, frames[1] = xz, frames[2] = yz;
+        bytes[0] = (size_t)nx * ny * 4, bytes[1] = (size_t)nx * nz * 4, bytes[2] = (size_t)ny * nz * 4;
+        nf = 3;
+    } else {
+        frames[0] = v;
+        bytes[0] = image_stack_cells(&c->stack) * sizeof(float);
+    }
+    char *js = wire_encode_volume(&h);
+    int rc = publisher_send(io->pub, io->client, WIRE_TOPIC_IMAGE, js, t_arrive, frames, bytes, nf,
+                            free);
+    free(js);
+    return rc == -EAGAIN ? 0 : rc; /* a drop is counted and logged, never fatal */
+}
+
+static int checkpoint(struct shot_ctx *c)
+{
+    const char *dir = c->cfg->output.state_dir;
+    struct state s;
+    state_init(&s);
+    s.fingerprint = c->j->fingerprint;
+    memcpy(s.n, c->stack.n, sizeof s.n);
+    s.image = c->stack.image;
+    s.n_image = image_stack_cells(&c->stack);
+    s.illum = c->stack.illum;
+    s.n_illum = c->stack.illum ? s.n_image : 0;
+    s.ledger = c->stack.ids;
+    s.n_ledger = c->stack.n_ids;
+    double t0 = now_s();
+    int rc = state_save(dir, &s); /* s borrows the stack's arrays: no state_free */
+    if (rc == 0)
+        log_debug("checkpoint: %lld shots in %.3f s", (long long)c->stack.shots, now_s() - t0);
+    return rc;
+}
+
+static int shot_finish(void *ctx, const struct slot_hdr *h, const struct pipeline_io *io,
+                       bool publish, bool ckpt)
+{
+    struct shot_ctx *c = ctx;
+    log_info("%s: shot %lld stacked (%lld shots)", h->origin, (long long)h->id,
+             (long long)c->stack.shots);
+    int rc = 0;
+    if (ckpt)
+        rc = checkpoint(c);
+    if (!rc && publish)
+        rc = publish_image(c, io, false, h->t_arrive);
+    return rc;
+}
+
+static int shot_end(void *ctx, const struct pipeline_io *io, bool ckpt, bool stopped)
+{
+    struct shot_ctx *c = ctx;
+    int rc = 0;
+    if (ckpt)
+        rc = checkpoint(c);
+    if (!rc)
+        rc = publish_image(c, io, !stopped, 0);
+    if (!rc && c->cfg->output.dir && c->cfg->output.dir[0]) {
+        float *v = render(c);
+        if (!v)
+            return err_set(-ENOMEM, "final image");
+        struct image_meta m = {.units = c->stack.shots, .final = !stopped, .job = c->j->name};
+        for (int k = 0; k < 3; k++) {
+            m.n[k] = c->stack.n[k];
+            m.d[k] = c->stack.d[k];
+            m.o[k] = c->stack.o[k];
+        }
+        rc = image_files_write(c->cfg->output.dir, "image", &m, v);
+        free(v);
+        if (!rc)
+            log_info("final image: %s/image.f32 (%lld shots)", c->cfg->output.dir,
+                     (long long)c->stack.shots);
+    }
+    return rc;
+}
+
+/* Resume a matching state from [output] state_dir. */
+static int resume(struct shot_ctx *c)
+{
+    const char *dir = c->cfg->output.state_dir;
+    if (!dir || !dir[0])
+        return 0;
+    struct state s;
+    int rc = state_load(dir, c->j->fingerprint, &s);
+    if (rc == -ENOENT) {
+        log_info("state %s: none yet, starting fresh", dir);
+        return 0;
+    }
+    if (rc < 0)
+        return err_prefix(rc, "[output] state_dir (move it away to start afresh)");
+    if (s.n_image != image_stack_cells(&c->stack) ||
+        (s.n_illum && s.n_illum != s.n_image)) {
+        state_free(&s);
+        return err_set(-EINVAL, "%s/state.bin: image of %zu cells, this grid has %zu", dir,
+                       s.n_image, image_stack_cells(&c->stack));
+    }
+    rc = image_stack_restore(&c->stack, s.image, s.n_illum ? s.illum : NULL, s.ledger, s.n_ledger);
+    if (!rc)
+        log_info("state %s: resumed with %zu shots stacked", dir, s.n_ledger);
+    state_free(&s);
+    return rc;
+}
+
+int shot_job_run(const struct sl_config *cfg, const struct sl_device *dev, const struct shot_job *j,
+                 struct metrics *mout)
+{
+    struct shot_ctx c = {.j = j, .cfg = cfg};
+    int rc = image_stack_init(&c.stack, j->n, j->d, j->o);
+    if (rc)
+        return rc;
+    rc = resume(&c);
+    if (rc) {
+        image_stack_free(&c.stack);
+        return rc;
+    }
+    void *zctx = zmq_ctx_new();
+    struct source src;
+    rc = pipeline_open_source(cfg, zctx, SLOT_SHOT, &src);
+    if (rc) {
+        zmq_ctx_term(zctx);
+        image_stack_free(&c.stack);
+        return rc;
+    }
+    struct pipeline_conf pc;
+    pipeline_conf_from(cfg, j->name, &pc);
+    struct pipeline_ops ops = {.name = j->name, .ctx = &c, .skip = shot_skip,
+                               .process = shot_process, .finish = shot_finish, .end = shot_end};
+    struct metrics m;
+    metrics_init(&m);
+    rc = pipeline_run(&pc, dev, zctx, &src, &ops, &m);
+    src.close(src.ctx);
+    zmq_ctx_term(zctx);
+    log_info("%lld shots stacked in this run, %lld in the image", (long long)c.stacked_now,
+             (long long)c.stack.shots);
+    if (log_get_level() <= LOG_INFO)
+        metrics_print(&m, stderr);
+    if (mout)
+        *mout = m;
+    else
+        metrics_destroy(&m);
+    image_stack_free(&c.stack);
+    return rc;
+}

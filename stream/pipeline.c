@@ -1,0 +1,447 @@
+/* pipeline — ingest thread, worker thread (copy + compute streams, events), publisher. */
+#define LOG_COMPONENT "pipeline"
+#include "stream/pipeline.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf/config.h"
+#include "io/file_source.h"
+#include "io/uring_reader.h"
+#include "io/zmq_source.h"
+#include "stream/error.h"
+#include "stream/log.h"
+#include "stream/signals.h"
+#ifdef SEISLIVE_CUDA
+#include "stream/pipeline_cuda.h"
+#endif
+
+static _Atomic int g_stop_request;
+
+void pipeline_request_stop(void)
+{
+    atomic_store(&g_stop_request, 1);
+}
+
+bool ingest_stopping(const struct ingest *in)
+{
+    return atomic_load(in->stop) || signals_stop_requested() || atomic_load(&g_stop_request);
+}
+
+int ingest_reserve(struct ingest *in)
+{
+    double t0 = now_s();
+    bool logged = false;
+    for (;;) {
+        if (ingest_stopping(in))
+            return -ECANCELED;
+        int i = slots_reserve(in->slots, 50);
+        if (i >= 0) {
+            double w = now_s() - t0;
+            in->slots->hdr[i].wait_s = w;
+            if (logged)
+                log_debug("slot free again after %.3f s", w);
+            return i;
+        }
+        if (!logged && now_s() - t0 > 1.0) {
+            log_debug("every slot full: ingest waits (back-pressure)");
+            logged = true;
+        }
+    }
+}
+
+void ingest_rejected(struct ingest *in, const char *what)
+{
+    pthread_mutex_lock(&in->m->mu);
+    in->m->rejected++;
+    uint64_t n = in->m->rejected;
+    pthread_mutex_unlock(&in->m->mu);
+    log_warn("rejected %s: %s (%llu rejected so far)", what, err_msg(), (unsigned long long)n);
+}
+
+void pipeline_conf_from(const struct sl_config *cfg, const char *job, struct pipeline_conf *pc)
+{
+    memset(pc, 0, sizeof *pc);
+    pc->slots = cfg->input.slots;
+    pc->slot_bytes = (size_t)(cfg->input.slot_mib * 1048576.0);
+    pc->staging_bytes = cfg->input.kind == INPUT_FILES ? pc->slot_bytes : 0;
+    pc->io_method = cfg->input.io == IO_URING ? URING_FORCE
+                    : cfg->input.io == IO_PREAD ? URING_PREAD
+                                                : URING_AUTO;
+    pc->publish_every = cfg->output.image_every;
+    pc->publish_interval = cfg->output.image_interval;
+    pc->checkpoint_every = cfg->output.state_dir && cfg->output.state_dir[0]
+                               ? cfg->output.checkpoint_every
+                               : 0;
+    pc->checkpoint_interval = cfg->output.checkpoint_interval;
+    pc->pub.endpoint = cfg->output.endpoint;
+    pc->pub.hwm = cfg->output.hwm;
+    pc->pub.curve_secret = cfg->output.curve_secret_key;
+    pc->pub.curve_public = cfg->output.curve_public_key;
+    pc->pub.curve_clients = cfg->output.curve_clients;
+    pc->pub.status_interval = cfg->runtime.metrics_interval;
+    pc->pub.job = job;
+}
+
+int pipeline_open_source(const struct sl_config *cfg, void *zctx, int kind, struct source *out)
+{
+    const struct input_conf *ic = &cfg->input;
+    char where[256];
+    if (ic->kind == INPUT_ZMQ) {
+        struct zmq_source_conf zc = {.endpoint = ic->endpoint, .socket = ic->socket,
+                                     .idle_s = ic->watch_idle};
+        struct zmq_source *z;
+        int rc = zmq_source_open(&z, zctx, &zc);
+        if (rc)
+            return err_prefix(rc, "%s", config_where(cfg, "input.endpoint", where, sizeof where));
+        *out = zmq_source_as_source(z);
+        return 0;
+    }
+    if (ic->kind == INPUT_FILES) {
+        struct file_source_conf fc = {.paths = ic->paths, .n_paths = ic->n_paths,
+                                      .watch = ic->watch, .watch_idle = ic->watch_idle,
+                                      .format = ic->format, .o_direct = ic->o_direct,
+                                      .kind = kind};
+        struct file_source *f;
+        int rc = file_source_open(&f, &fc);
+        if (rc)
+            return err_prefix(rc, "%s", config_where(cfg, "input.paths", where, sizeof where));
+        *out = file_source_as_source(f);
+        return 0;
+    }
+    return err_set(-EINVAL, "%s: [input] kind = \"none\": this job needs an input (zmq or files)",
+                   config_where(cfg, "input.kind", where, sizeof where));
+}
+
+struct run {
+    const struct pipeline_conf *pc;
+    const struct sl_device *dev;
+    struct source *src;
+    const struct pipeline_ops *ops;
+    struct metrics *m;
+    struct slots slots;
+    struct uring_reader ring;
+    struct ingest in;
+    struct publisher pub;
+    bool have_pub;
+    _Atomic int stop;
+    int ingest_rc, worker_rc;
+    char ingest_err[1024], worker_err[1024]; /* err_msg() is per thread: carried back */
+};
+
+static void *ingest_main(void *arg)
+{
+    struct run *r = arg;
+    r->ingest_rc = r->src->run(r->src->ctx, &r->in);
+    if (r->ingest_rc < 0) {
+        snprintf(r->ingest_err, sizeof r->ingest_err, "%s", err_msg());
+        log_error("input %s failed: %s", r->src->name, err_msg());
+        atomic_store(&r->stop, 1);
+    }
+    else
+        log_info("input %s ended", r->src->name);
+    slots_close(&r->slots);
+    return NULL;
+}
+
+/* Per-unit bookkeeping of the worker. */
+struct inflight {
+    int slot;
+    int buf;               /* device buffer (CUDA) */
+    struct slot_hdr hdr;   /* copy: the slot is released before finish */
+    bool publish, checkpoint;
+    double t_compute0;
+};
+
+struct worker {
+    struct run *r;
+    struct pipeline_io io;
+    void *copy_stream, *compute_stream;
+    void *dbuf[2];
+    void *ev_h2d[2], *ev_h2d0[2], *ev_done[2];
+    bool cuda;
+    uint64_t since_pub, since_ckpt;
+    double t_pub, t_ckpt;
+};
+
+static bool stop_now(struct run *r)
+{
+    return atomic_load(&r->stop) || signals_stop_requested() || atomic_load(&g_stop_request);
+}
+
+static int finish_unit(struct worker *w, struct inflight *f)
+{
+    struct run *r = w->r;
+#ifdef SEISLIVE_CUDA
+    if (w->cuda) {
+        int rc = pcuda_event_sync(w->ev_done[f->buf]);
+        if (rc < 0)
+            return rc;
+    }
+#endif
+    double tc = now_s() - f->t_compute0;
+    metrics_add(r->m, ST_COMPUTE, tc);
+    int rc = r->ops->finish(r->ops->ctx, &f->hdr, &w->io, f->publish, f->checkpoint);
+    pthread_mutex_lock(&r->m->mu);
+    r->m->units++;
+    r->m->current = -1;
+    pthread_mutex_unlock(&r->m->mu);
+    if (r->have_pub == false && f->hdr.t_arrive > 0)
+        metrics_add(r->m, ST_LATENCY, now_s() - f->hdr.t_arrive);
+    return rc;
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct run *r = w->r;
+    const struct pipeline_ops *ops = r->ops;
+    int rc = backend_bind(r->dev);
+#ifdef SEISLIVE_CUDA
+    w->cuda = r->dev->kind == SL_DEVICE_CUDA;
+    if (!rc && w->cuda) {
+        rc = pcuda_stream_create(&w->copy_stream);
+        if (!rc)
+            rc = pcuda_stream_create(&w->compute_stream);
+        for (int k = 0; k < 2 && !rc; k++) {
+            rc = pcuda_event_create(&w->ev_h2d[k], 1);
+            if (!rc)
+                rc = pcuda_event_create(&w->ev_h2d0[k], 1);
+            if (!rc)
+                rc = pcuda_event_create(&w->ev_done[k], 0);
+            if (!rc && ops->wants_device)
+                rc = pcuda_malloc(&w->dbuf[k], r->slots.bytes);
+        }
+    }
+#endif
+    if (!rc && ops->begin)
+        rc = ops->begin(ops->ctx, r->dev, w->compute_stream);
+    w->io.pub = r->have_pub ? &r->pub : NULL;
+    w->io.client = r->have_pub ? publisher_client(&r->pub) : NULL;
+    w->io.m = r->m;
+    w->t_pub = w->t_ckpt = now_s();
+    struct inflight prev = {.slot = -1};
+    bool have_prev = false;
+    uint64_t n = 0;
+    while (!rc) {
+        /* Nothing waiting: finish the unit in flight now rather than sit on its result
+         * (a live stream must publish every shot as soon as it is done). */
+        if (have_prev && spsc_size(&r->slots.ready_q) == 0) {
+            rc = finish_unit(w, &prev);
+            have_prev = false;
+            if (rc)
+                break;
+        }
+        int i = stop_now(r) ? -ECANCELED : slots_acquire(&r->slots, 100);
+        if (i == -ETIMEDOUT)
+            continue;
+        if (i < 0)
+            break; /* -EPIPE: input ended; -ECANCELED: stop */
+        struct slot_hdr *h = &r->slots.hdr[i];
+        if ((ops->skip && ops->skip(ops->ctx, h)) ||
+            (have_prev && prev.hdr.id == h->id && h->kind == SLOT_SHOT)) {
+            pthread_mutex_lock(&r->m->mu);
+            r->m->skipped++;
+            pthread_mutex_unlock(&r->m->mu);
+            log_info("%s: %s %lld already stacked (ledger): skipped", h->origin,
+                     h->kind == SLOT_SHOT ? "shot" : "unit", (long long)h->id);
+            slots_release(&r->slots, i);
+            continue;
+        }
+        /* Synchronous (CPU) processing changes the result at once: the previous unit
+         * must be finished (published, checkpointed) before. */
+        if (have_prev && !w->cuda) {
+            rc = finish_unit(w, &prev);
+            have_prev = false;
+            if (rc)
+                break;
+        }
+        metrics_add(r->m, ST_WAIT, h->wait_s);
+        metrics_add(r->m, ST_DECODE, h->decode_s);
+        pthread_mutex_lock(&r->m->mu);
+        r->m->current = h->id;
+        pthread_mutex_unlock(&r->m->mu);
+        struct inflight cur = {.slot = i, .buf = (int)(n % 2), .hdr = *h};
+        n++;
+        w->since_pub++;
+        w->since_ckpt++;
+        double t = now_s();
+        cur.publish = r->have_pub && (w->since_pub >= (uint64_t)r->pc->publish_every ||
+                                      (r->pc->publish_interval > 0 &&
+                                       t - w->t_pub >= r->pc->publish_interval));
+        cur.checkpoint = r->pc->checkpoint_every > 0 &&
+                         (w->since_ckpt >= (uint64_t)r->pc->checkpoint_every ||
+                          (r->pc->checkpoint_interval > 0 &&
+                           t - w->t_ckpt >= r->pc->checkpoint_interval));
+        if (cur.publish) {
+            w->since_pub = 0;
+            w->t_pub = t;
+        }
+        if (cur.checkpoint) {
+            w->since_ckpt = 0;
+            w->t_ckpt = t;
+        }
+        struct pipeline_unit u = {.hdr = h, .host = slot_data(&r->slots, i), .dev = NULL,
+                                  .stream = w->compute_stream};
+#ifdef SEISLIVE_CUDA
+        if (w->cuda && ops->wants_device) {
+            int k = cur.buf;
+            /* Device buffer k was last read by the compute two units ago. */
+            rc = pcuda_stream_wait_event(w->copy_stream, w->ev_done[k]);
+            if (!rc)
+                rc = pcuda_event_record(w->ev_h2d0[k], w->copy_stream);
+            if (!rc)
+                rc = pcuda_h2d_async(w->dbuf[k], u.host, h->bytes, w->copy_stream);
+            if (!rc)
+                rc = pcuda_event_record(w->ev_h2d[k], w->copy_stream);
+            if (!rc)
+                rc = pcuda_stream_wait_event(w->compute_stream, w->ev_h2d[k]);
+            u.dev = w->dbuf[k];
+            if (rc)
+                break;
+        }
+#endif
+        cur.t_compute0 = now_s();
+        int prc = ops->process(ops->ctx, &u, cur.publish || cur.checkpoint);
+#ifdef SEISLIVE_CUDA
+        if (w->cuda && prc == 0) {
+            rc = pcuda_event_record(w->ev_done[cur.buf], w->compute_stream);
+            if (rc)
+                break;
+        }
+#endif
+        if (prc == -ECANCELED) {
+            slots_release(&r->slots, i); /* stopped mid-unit: abandoned, replayed later */
+            break;
+        }
+        if (prc == -EIO) {
+            rc = prc;
+            break;
+        }
+        if (prc < 0) {
+            pthread_mutex_lock(&r->m->mu);
+            r->m->rejected++;
+            r->m->current = -1;
+            pthread_mutex_unlock(&r->m->mu);
+            log_warn("%s: unit %lld rejected by the job: %s", h->origin, (long long)h->id, err_msg());
+#ifdef SEISLIVE_CUDA
+            if (w->cuda && ops->wants_device)
+                pcuda_event_sync(w->ev_h2d[cur.buf]);
+#endif
+            slots_release(&r->slots, i);
+            continue;
+        }
+        /* GPU: the previous unit's compute ran while this unit's copy went over. */
+        if (have_prev) {
+            rc = finish_unit(w, &prev);
+            have_prev = false;
+            if (rc)
+                break;
+        }
+#ifdef SEISLIVE_CUDA
+        if (w->cuda && ops->wants_device) {
+            /* The slot may be refilled only once its copy has completed. */
+            rc = pcuda_event_sync(w->ev_h2d[cur.buf]);
+            float ms = 0;
+            if (!rc && pcuda_event_elapsed_ms(w->ev_h2d0[cur.buf], w->ev_h2d[cur.buf], &ms) == 0)
+                metrics_add(r->m, ST_H2D, 1e-3 * ms);
+        }
+#endif
+        slots_release(&r->slots, i);
+        if (rc)
+            break;
+        prev = cur;
+        have_prev = true;
+    }
+    bool stopped = stop_now(r) && rc == 0;
+    if (have_prev) {
+        int frc = finish_unit(w, &prev);
+        if (!rc)
+            rc = frc;
+    }
+    if (ops->end) {
+        int erc = ops->end(ops->ctx, &w->io, r->pc->checkpoint_every > 0, stopped);
+        if (!rc)
+            rc = erc;
+    }
+    if (rc)
+        atomic_store(&r->stop, 1); /* the ingest stops too */
+    publisher_client_close(w->io.client);
+#ifdef SEISLIVE_CUDA
+    if (w->cuda) {
+        pcuda_stream_sync(w->compute_stream);
+        pcuda_stream_sync(w->copy_stream);
+        for (int k = 0; k < 2; k++) {
+            pcuda_free(w->dbuf[k]);
+            pcuda_event_destroy(w->ev_h2d[k]);
+            pcuda_event_destroy(w->ev_h2d0[k]);
+            pcuda_event_destroy(w->ev_done[k]);
+        }
+        pcuda_stream_destroy(w->copy_stream);
+        pcuda_stream_destroy(w->compute_stream);
+    }
+#endif
+    r->worker_rc = rc;
+    if (rc < 0) {
+        snprintf(r->worker_err, sizeof r->worker_err, "%s", err_msg());
+        log_error("worker: %s", err_msg());
+    }
+    return NULL;
+}
+
+int pipeline_run(const struct pipeline_conf *pc, const struct sl_device *dev, void *zctx,
+                 struct source *src, const struct pipeline_ops *ops, struct metrics *m)
+{
+    struct run *r = calloc(1, sizeof *r);
+    if (!r)
+        return -ENOMEM;
+    r->pc = pc;
+    r->dev = dev;
+    r->src = src;
+    r->ops = ops;
+    r->m = m;
+    atomic_store(&g_stop_request, 0);
+    int rc = uring_reader_init(&r->ring, pc->io_method);
+    if (!rc)
+        rc = slots_create(&r->slots, pc->slots, pc->slot_bytes, pc->staging_bytes, &r->ring,
+                          dev->kind == SL_DEVICE_CUDA);
+    if (rc) {
+        uring_reader_close(&r->ring);
+        free(r);
+        return rc;
+    }
+    if (pc->pub.endpoint && pc->pub.endpoint[0]) {
+        rc = publisher_start(&r->pub, zctx, &pc->pub, m);
+        if (rc) {
+            slots_destroy(&r->slots);
+            uring_reader_close(&r->ring);
+            free(r);
+            return rc;
+        }
+        r->have_pub = true;
+    }
+    r->in = (struct ingest){.slots = &r->slots, .ring = &r->ring, .m = m, .stop = &r->stop,
+                            .zctx = zctx};
+    struct worker w = {.r = r};
+    pthread_t ti, tw;
+    pthread_create(&tw, NULL, worker_main, &w);
+    pthread_create(&ti, NULL, ingest_main, r);
+    pthread_join(ti, NULL);
+    pthread_join(tw, NULL);
+    if (r->have_pub)
+        publisher_stop(&r->pub);
+    slots_destroy(&r->slots);
+    uring_reader_close(&r->ring);
+    rc = r->worker_rc ? r->worker_rc : r->ingest_rc;
+    if (rc < 0)
+        err_set(rc, "%s", r->worker_rc ? r->worker_err : r->ingest_err);
+    /* Copy the reject reasons out for the report. */
+    for (int k = 0; k < WIRE_REJ_N; k++)
+        if (r->in.stats.rejected[k])
+            log_info("rejected: %llu x %s", (unsigned long long)r->in.stats.rejected[k],
+                     wire_reject_name(k));
+    free(r);
+    return rc;
+}

@@ -1,0 +1,130 @@
+/* pipeline — the streaming runtime: an ingest thread fills pinned slots from a source,
+ * a worker thread bound to the device moves each slot to the GPU on a copy stream and
+ * runs the job's kernels on a compute stream, and the publisher thread sends results.
+ *
+ *   ingest:  source -> slots_reserve -> decode into the slot -> slots_commit
+ *   worker:  slots_acquire -> H2D (copy stream, event) -> compute stream waits the
+ *            event -> job.process (enqueued) -> release the slot once its H2D event
+ *            completed -> job.finish of the PREVIOUS unit once its compute event
+ *            completed (ledger, publish, checkpoint)
+ * So the copy of unit i+1 runs while unit i computes; the worker is the only thread
+ * that waits on the GPU, and only on events (never a device-wide sync).  On the CPU
+ * backend the same loop runs with process synchronous and no copies.
+ *
+ * A job plugs in through struct pipeline_ops; sources through struct source. */
+#ifndef SEISLIVE_PIPELINE_H
+#define SEISLIVE_PIPELINE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "io/wire.h"
+#include "kernels/backend.h"
+#include "stream/metrics.h"
+#include "stream/publisher.h"
+#include "stream/slots.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct uring_reader;
+
+/* What the ingest thread hands to a source. */
+struct ingest {
+    struct slots *slots;
+    struct uring_reader *ring;   /* file reads into the slots */
+    struct metrics *m;
+    struct wire_stats stats;     /* rejects by reason (all sources) */
+    _Atomic int *stop;           /* the pipeline's stop flag (also set by signals) */
+    void *zctx;                  /* ZeroMQ context */
+};
+
+/* True when the ingest should stop (pipeline stop or SIGTERM/SIGINT). */
+bool ingest_stopping(const struct ingest *in);
+/* Reserve a slot, waiting while every slot is full (back-pressure), polling the stop
+ * flag: the index, or -ECANCELED when stopping. */
+int ingest_reserve(struct ingest *in);
+/* Count and log a rejected unit (the reason is err_msg()). */
+void ingest_rejected(struct ingest *in, const char *what);
+
+struct source {
+    const char *name;
+    void *ctx;
+    /* Ingest thread: fill and commit slots until the input ends (0), a stop (0) or a
+     * fatal error (< 0 with err_msg()).  Malformed units are counted, logged, skipped. */
+    int (*run)(void *ctx, struct ingest *in);
+    void (*close)(void *ctx);
+};
+
+/* One unit as the job sees it. */
+struct pipeline_unit {
+    const struct slot_hdr *hdr;
+    void *host;          /* the slot (pinned) */
+    void *dev;           /* device copy of the slot's first hdr->bytes (CUDA, wants_device) */
+    void *stream;        /* compute stream (CUDA) or NULL */
+};
+
+/* What a job gets to publish and checkpoint with. */
+struct pipeline_io {
+    struct publisher *pub;   /* NULL when [output] endpoint is "" */
+    void *client;            /* the worker's inproc socket to the publisher */
+    struct metrics *m;
+};
+
+struct pipeline_ops {
+    const char *name;
+    void *ctx;
+    bool wants_device;       /* copy each slot to the device before process */
+    /* Worker thread, device bound, before the first unit. */
+    int (*begin)(void *ctx, const struct sl_device *dev, void *compute_stream);
+    /* Already done (ledger)?  Skipped units are counted and released. */
+    bool (*skip)(void *ctx, const struct slot_hdr *h);
+    /* Process one unit.  CUDA: may enqueue on u->stream and return; SNAPSHOT asks for a
+     * stream-ordered copy of the result after this unit (for finish to publish or
+     * checkpoint).  Returns 0, or < 0: the unit is rejected (logged, counted), the run
+     * goes on — unless the code is -EIO (device failure): then the run stops. */
+    int (*process)(void *ctx, const struct pipeline_unit *u, bool snapshot);
+    /* The unit's compute has completed: record it in the ledger, then publish and/or
+     * checkpoint as asked. */
+    int (*finish)(void *ctx, const struct slot_hdr *h, const struct pipeline_io *io, bool publish,
+                  bool checkpoint);
+    /* After the last finish (input ended, or STOPPED by a signal): the final checkpoint
+     * (CHECKPOINT: state is on), the final publication and files. */
+    int (*end)(void *ctx, const struct pipeline_io *io, bool checkpoint, bool stopped);
+};
+
+struct pipeline_conf {
+    int slots;
+    size_t slot_bytes;
+    size_t staging_bytes;        /* ingest staging buffer (file decoding); 0 = none */
+    int io_method;               /* enum uring_method */
+    int publish_every;           /* units */
+    double publish_interval;     /* s; 0 = by count only */
+    int checkpoint_every;        /* units; 0 = never */
+    double checkpoint_interval;  /* s */
+    struct publisher_conf pub;   /* endpoint NULL or "" = no publishing */
+};
+
+/* Fill a pipeline_conf from [input] and [output]. */
+struct sl_config;
+void pipeline_conf_from(const struct sl_config *cfg, const char *job, struct pipeline_conf *pc);
+
+/* The source [input] describes (zmq or files), for units of KIND (SLOT_SHOT or
+ * SLOT_TRACES).  Returns 0 or < 0 with err_msg() (bind failure, no files). */
+int pipeline_open_source(const struct sl_config *cfg, void *zctx, int kind, struct source *out);
+
+/* Run SRC through OPS on DEV until the input ends or a stop is asked.  M: metrics (the
+ * caller prints them).  Returns 0 or < 0 with err_msg(). */
+int pipeline_run(const struct pipeline_conf *pc, const struct sl_device *dev, void *zctx,
+                 struct source *src, const struct pipeline_ops *ops, struct metrics *m);
+
+/* Ask a running pipeline to stop (tests, benchmarks): like SIGTERM. */
+void pipeline_request_stop(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

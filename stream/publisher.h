@@ -1,0 +1,92 @@
+/* publisher — the XPUB endpoint of [output]: topics image, coherence, event, status.
+ *
+ * One publisher thread owns the XPUB socket (and the ZAP socket under CURVE); every
+ * other thread reaches it through its own inproc PUSH socket (publisher_client), so
+ * each ZeroMQ socket is used from one thread only.  Messages out are
+ *   frame 0: topic, frame 1: JSON header with "seq" (+1 per message, all topics),
+ *   frames 2..: float32 payload,
+ * payloads sent zero-copy: the buffer the worker hands over is freed by ZeroMQ's free
+ * callback once the last subscriber's copy is on the wire.
+ *
+ * Last-value cache: the latest image message is kept (shared, not copied) and resent
+ * when a subscription arrives, so a late subscriber gets the current image at once
+ * (other subscribers may see it twice, with the same seq).
+ * Slow subscribers: each has a send high-water mark ([output] hwm); beyond it libzmq
+ * drops that subscriber's messages and never blocks the sender, so a dead subscriber
+ * cannot stall processing (the subscriber sees the drop as a gap in seq).  Inside the
+ * process, a worker never waits for the publisher thread either: a message the inproc
+ * queue cannot take is dropped, counted (metrics pub_dropped) and logged.
+ * ZMQ_LINGER is bounded, so shutdown cannot hang on a dead peer.
+ * CURVE (optional): the server keys from [output]; a ZAP handler accepts only client
+ * public keys listed in curve_clients and refuses every other client. */
+#ifndef SEISLIVE_PUBLISHER_H
+#define SEISLIVE_PUBLISHER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "stream/metrics.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct publisher_conf {
+    const char *endpoint;       /* "tcp://...", "ipc://..." */
+    int hwm;
+    const char *curve_secret;   /* Z85; NULL or "" = no CURVE */
+    const char *curve_public;
+    const char *curve_clients;  /* file of allowed client public keys */
+    double status_interval;     /* s between status messages; 0 = none */
+    const char *job;            /* job name for status */
+    int linger_ms;              /* bound on shutdown; 0 = 1000 */
+};
+
+struct publisher {
+    void *zctx;
+    pthread_t thread;
+    int started;
+    char inproc[64];
+    char bound[256];            /* the endpoint actually bound (resolved wildcard port) */
+    struct publisher_conf conf;
+    struct metrics *m;
+    _Atomic int stop;
+    int start_rc;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    char **allowed;             /* CURVE client keys (Z85) */
+    size_t n_allowed;
+    _Atomic long refused;       /* clients refused by the ZAP handler */
+    char health[128];           /* status "health" (set by publisher_set_health) */
+};
+
+/* Bind and start the thread.  ZCTX: the process's ZeroMQ context.  Returns 0 or -errno
+ * with err_msg() (bad endpoint, port in use, bad keys). */
+int publisher_start(struct publisher *p, void *zctx, const struct publisher_conf *c,
+                    struct metrics *m);
+/* Send what is queued, publish nothing more, close (bounded by the linger), join. */
+void publisher_stop(struct publisher *p);
+
+/* A PUSH socket for the calling thread (close it with publisher_client_close before
+ * publisher_stop). */
+void *publisher_client(struct publisher *p);
+void publisher_client_close(void *client);
+
+/* Hand a message to the publisher thread without waiting.  HEADER: JSON text of the
+ * header without "seq" (the publisher numbers every message).  PAYLOAD[i] of BYTES[i]
+ * bytes is taken over and released with FREE_FN(PAYLOAD[i]) (NULL: not freed).
+ * T_ARRIVE (monotonic s, 0 = unknown): when the unit arrived, for the latency metric.
+ * Returns 0, or -EAGAIN when the publisher is behind (the message is dropped and
+ * counted: PAYLOAD is freed). */
+int publisher_send(struct publisher *p, void *client, const char *topic, const char *header,
+                   double t_arrive, void *const *payload, const size_t *bytes, int n,
+                   void (*free_fn)(void *));
+
+void publisher_set_health(struct publisher *p, const char *health);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,53 @@
+/* state — the crash-safe checkpoint of a run in [output] state_dir.
+ *
+ * One file, state_dir/state.bin, holds everything that must agree with itself: the
+ * config fingerprint (config_fingerprint()), the stacked image and its illumination,
+ * the ledger of stacked shot ids and, for locate, the last processed time and the
+ * event catalogue.  It is written to a temporary file, fsync'd, renamed over the old
+ * one and the folder fsync'd, so after a crash at any instant the file is either the
+ * previous checkpoint or the new one, never a mixture; a checksum guards against a
+ * damaged file.  Because the image and the ledger are saved together, a shot is either
+ * in both (skipped when replayed) or in neither (stacked again): exactly once. */
+#ifndef SEISLIVE_STATE_H
+#define SEISLIVE_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct state {
+    uint64_t fingerprint;
+    int n[3];               /* image grid (informative: what the arrays hold) */
+    float *image;           /* n_image floats, owned */
+    size_t n_image;
+    float *illum;           /* n_illum floats (0 when the job has none), owned */
+    size_t n_illum;
+    int64_t *ledger;        /* stacked unit ids in the order stacked, owned */
+    size_t n_ledger, cap_ledger;
+    int64_t last_t_ns;      /* locate: end of the last processed block; -1 none */
+    char *catalogue;        /* locate: event catalogue text (owned, may be NULL) */
+    size_t catalogue_len;
+};
+
+void state_init(struct state *s);
+void state_free(struct state *s);
+
+/* Atomically write DIR/state.bin.  Returns 0 or -errno with err_msg(). */
+int state_save(const char *dir, const struct state *s);
+/* Load DIR/state.bin.  Returns 0 (S filled), -ENOENT (no state: a fresh start),
+ * -ESTALE (written under another configuration: FINGERPRINT differs; err_msg() says
+ * so) or another negative code (damaged file). */
+int state_load(const char *dir, uint64_t fingerprint, struct state *s);
+
+bool state_ledger_has(const struct state *s, int64_t id);
+int state_ledger_add(struct state *s, int64_t id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,143 @@
+/* The runtime end to end, real processes over ipc:// sockets: a sender streams shots,
+ * the shot job (forked child, CPU backend) stacks them, a subscriber gets a partial
+ * image after every shot, and the final image equals the batch stack of the same shots.
+ * The per-shot "migration" here is a simple trace-energy binning (tests/
+ * test_stream_support.c) so the runtime is tested independently of the RTM engine. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "io/image_files.h"
+#include "io/wire.h"
+#include "tests/support.h"
+#include "tests/test_stream_support.h"
+
+#define NTR 12
+#define NS 50
+
+static char *config_zmq(const char *dir, const char *extra)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf,
+             "[input]\nkind = \"zmq\"\nendpoint = \"ipc://%s/in\"\nslots = 2\nslot_mib = 1.0\n"
+             "[output]\nendpoint = \"ipc://%s/out\"\ndir = \"%s/files\"\nhwm = 4\n"
+             "[runtime]\nmetrics_interval = 0.2\n[log]\nlevel = \"info\"\n%s",
+             dir, dir, dir, extra ? extra : "");
+    return buf;
+}
+
+static void send_shot(void *push, int k, int64_t seq)
+{
+    struct shot s;
+    ts_make_shot(k, NTR, NS, &s);
+    cr_assert_eq(wire_send_shot_f32(push, &s, seq, 0), 0);
+    ts_shot_free(&s);
+}
+
+static void assert_equal_image(const float *got, const float *want, size_t n)
+{
+    /* Same shots, same order, same arithmetic: bit for bit. */
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(got[i], want[i], "cell %zu: %g != %g", i, got[i], want[i]);
+}
+
+Test(stream_e2e, zmq_shots_partial_images_late_subscriber_and_final, .timeout = 60)
+{
+    char *dir = test_tmpdir();
+    char log[512];
+    snprintf(log, sizeof log, "%s/job.log", dir);
+    pid_t pid = ts_spawn_job(config_zmq(dir, NULL), log);
+    void *z = zmq_ctx_new();
+    char ep_in[300], ep_out[300];
+    snprintf(ep_in, sizeof ep_in, "ipc://%s/in", dir);
+    snprintf(ep_out, sizeof ep_out, "ipc://%s/out", dir);
+    void *sub = ts_sub(z, ep_out, "image", 0);
+    void *push = ts_push(z, ep_in);
+    const int N = 6;
+    int ks[6] = {0, 1, 2, 3, 4, 5};
+    float want[TS_CELLS];
+    for (int k = 0; k < N; k++) {
+        send_shot(push, ks[k], k);
+        /* A partial image after every shot, holding exactly the shots so far. */
+        struct ts_msg m;
+        cr_assert_eq(ts_recv_image(sub, k + 1, false, &m, 15000), 0, "no image after shot %d", k);
+        cr_assert_eq(m.payload_len, TS_CELLS * sizeof(float));
+        ts_batch_image(ks, k + 1, NTR, NS, want);
+        assert_equal_image(m.payload, want, TS_CELLS);
+        cr_assert(wire_parse_seq(m.header, strlen(m.header)) >= 0, "every message has a seq");
+        ts_msg_free(&m);
+    }
+    /* A late subscriber gets the current image at once (last-value cache). */
+    void *late = ts_sub(z, ep_out, "image", 0);
+    struct ts_msg lm;
+    cr_assert_eq(ts_recv_image(late, N, false, &lm, 5000), 0, "late subscriber got nothing");
+    assert_equal_image(lm.payload, want, TS_CELLS);
+    ts_msg_free(&lm);
+    cr_assert_eq(wire_send_end(push, 0), 0);
+    struct ts_msg fm;
+    cr_assert_eq(ts_recv_image(sub, N, true, &fm, 15000), 0, "no final image");
+    assert_equal_image(fm.payload, want, TS_CELLS);
+    ts_msg_free(&fm);
+    cr_assert_eq(ts_wait(pid, 20), 0);
+    /* The final files hold the same image. */
+    char out[600];
+    snprintf(out, sizeof out, "%s/files", dir);
+    struct image_meta meta;
+    float *img;
+    cr_assert_eq(image_files_read(out, "image", &meta, &img), 0);
+    cr_assert_eq(meta.units, N);
+    cr_assert(meta.final);
+    assert_equal_image(img, want, TS_CELLS);
+    free(img);
+    zmq_close(push);
+    zmq_close(sub);
+    zmq_close(late);
+    zmq_ctx_term(z);
+    test_rmtree(dir);
+    free(dir);
+}
+
+Test(stream_e2e, subscriber_that_never_reads_does_not_stall_the_run, .timeout = 60)
+{
+    char *dir = test_tmpdir();
+    char log[512];
+    snprintf(log, sizeof log, "%s/job.log", dir);
+    pid_t pid = ts_spawn_job(config_zmq(dir, NULL), log);
+    void *z = zmq_ctx_new();
+    char ep_in[300], ep_out[300];
+    snprintf(ep_in, sizeof ep_in, "ipc://%s/in", dir);
+    snprintf(ep_out, sizeof ep_out, "ipc://%s/out", dir);
+    /* Subscribed to everything, tiny queue, and never read. */
+    void *dead = ts_sub(z, ep_out, "", 1);
+    void *push = ts_push(z, ep_in);
+    const int N = 40;
+    int ks[40];
+    for (int k = 0; k < N; k++) {
+        ks[k] = k;
+        send_shot(push, k, k);
+    }
+    cr_assert_eq(wire_send_end(push, 0), 0);
+    /* The run still finishes with every shot stacked. */
+    cr_assert_eq(ts_wait(pid, 40), 0, "the run did not finish (stalled by the subscriber?)");
+    char out[600];
+    snprintf(out, sizeof out, "%s/files", dir);
+    struct image_meta meta;
+    float *img;
+    cr_assert_eq(image_files_read(out, "image", &meta, &img), 0);
+    cr_assert_eq(meta.units, N);
+    float *want = malloc(TS_CELLS * sizeof(float));
+    ts_batch_image(ks, N, NTR, NS, want);
+    assert_equal_image(img, want, TS_CELLS);
+    free(want);
+    free(img);
+    zmq_close(push);
+    zmq_close(dead);
+    zmq_ctx_term(z);
+    test_rmtree(dir);
+    free(dir);
+}
