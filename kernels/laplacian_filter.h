@@ -1,0 +1,32 @@
+/* laplacian_filter — the Laplacian of a migrated image, against the low-wavenumber
+ * artifacts of cross-correlation RTM (the backscatter from sharp velocity contrasts
+ * images as smooth, large-amplitude noise above the reflectors; Youn & Zhou 2001,
+ * Zhang & Sun 2009).  A second derivative boosts the reflector wavenumbers by k^2 and
+ * suppresses the smooth part.
+ *
+ * out = -h^2 lap(in), second-order stencil with the separate spacings d, and
+ * h = min(d) so the output keeps the input's scale.  The sign makes a positive
+ * reflector stay positive (the Laplacian of a peak is negative).  Cells on the grid's
+ * faces, where the stencil is incomplete, are set to 0.
+ *
+ * CPU reference here; CUDA twin laplacian_filter_cuda on device pointers. */
+#ifndef SEISLIVE_LAPLACIAN_FILTER_H
+#define SEISLIVE_LAPLACIAN_FILTER_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void laplacian_filter_cpu(const int n[3], const double d[3], const float *in, float *out);
+
+#ifdef SEISLIVE_CUDA
+/* IN and OUT are device pointers; STREAM a cudaStream_t (NULL = default).  0 or -EIO. */
+int laplacian_filter_cuda(const int n[3], const double d[3], const float *in, float *out,
+                          void *stream);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

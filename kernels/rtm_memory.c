@@ -1,0 +1,127 @@
+/* rtm_memory — see rtm_memory.h. */
+#include "kernels/rtm_memory.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "conf/config.h"
+#include "kernels/imaging.h"
+#include "kernels/revolve.h"
+#include "stream/error.h"
+
+int rtm_default_snaps(int nt)
+{
+    int s = (int)ceil(sqrt((double)nt + 1.0));
+    return s < 2 ? 2 : s;
+}
+
+void rtm_random_params(const struct wave_params *wp, int random_width, struct wave_params *out)
+{
+    *out = *wp;
+    for (int f = 0; f < 6; f++) {
+        if (f == 4 && wp->free_surface)
+            continue;
+        if (out->pml[f] < random_width)
+            out->pml[f] = random_width;
+    }
+}
+
+size_t rtm_memory_checkpoint(const struct rtm_mem *m, const struct rtm_mem_input *in, int snaps,
+                             int schedule)
+{
+    if (snaps < 1)
+        snaps = 1;
+    size_t b = (size_t)snaps * m->state;
+    if (schedule == CKPT_UNIFORM)
+        b += (size_t)revolve_uniform_segment(in->nt + 1, snaps) * m->field;
+    return m->common + m->sim + b;
+}
+
+int rtm_memory_estimate(const struct rtm_mem_input *in, struct rtm_mem *m)
+{
+    struct wave_layout L;
+    int rc = wave_layout_of(&in->wp, &L);
+    if (rc < 0)
+        return rc;
+    if (in->nt < 1 || in->image_every < 1)
+        return err_set(-EINVAL, "rtm memory: %d steps, image every %d", in->nt, in->image_every);
+    const size_t f = sizeof(float);
+    size_t cells = (size_t)L.n[0] * L.n[1] * L.n[2];
+    size_t h = (size_t)L.halo;
+    size_t inner = 1;
+    for (int a = 0; a < 3; a++)
+        inner *= (size_t)L.n[a] > 2 * h ? (size_t)L.n[a] - 2 * h : 0;
+    m->field = cells * f;
+    m->strip = (cells - inner) * f;
+    m->sim = wave_memory_bytes(&in->wp);
+    /* A state: both time levels and the CPML memory, i.e. the simulation less its
+     * v^2 dt^2 array (this over-counts the small CPML profiles). */
+    m->state = m->sim - L.count * f + sizeof(int64_t);
+    struct wave_params rp;
+    rtm_random_params(&in->wp, in->random_width, &rp);
+    m->sim_random = wave_memory_bytes(&rp);
+    size_t naccs = imaging_needs_receiver(in->imaging) ? 3 : 2;
+    size_t nt1 = (size_t)in->nt + 1;
+    /* points: trilinear weights and indices, 8 nodes each, generously */
+    m->common = m->sim + (size_t)in->ntr * nt1 * f + naccs * m->field + (size_t)(in->ntr + 1) * 8 * 16 +
+                (size_t)nt1 * f;
+    m->snaps = in->checkpoints > 0 ? in->checkpoints : rtm_default_snaps(in->nt);
+    if (m->snaps > in->nt + 1)
+        m->snaps = in->nt + 1;
+    m->seg = revolve_uniform_segment(in->nt + 1, m->snaps);
+    m->need[STRAT_AUTO] = 0;
+    m->need[STRAT_FULL] = m->common + m->sim + (size_t)(in->nt / in->image_every) * m->field;
+    m->need[STRAT_BOUNDARY] = m->common + m->sim + (size_t)in->nt * m->strip;
+    m->need[STRAT_CHECKPOINT] = rtm_memory_checkpoint(m, in, m->snaps, in->schedule);
+    m->need[STRAT_RANDOM] = m->common + m->sim_random;
+    return 0;
+}
+
+int rtm_memory_pick(const struct rtm_mem *m, const struct rtm_mem_input *in, size_t budget,
+                    int *strategy, int *snaps, char *why, size_t why_len)
+{
+    const double mib = 1.0 / (1024.0 * 1024.0);
+    *snaps = m->snaps;
+    if (m->need[STRAT_FULL] <= budget) {
+        *strategy = STRAT_FULL;
+        snprintf(why, why_len, "full fits: %.1f MiB of a %.1f MiB budget", m->need[STRAT_FULL] * mib,
+                 budget * mib);
+        return 0;
+    }
+    if (m->need[STRAT_BOUNDARY] <= budget) {
+        *strategy = STRAT_BOUNDARY;
+        snprintf(why, why_len, "full needs %.1f MiB > budget %.1f MiB; boundary fits (%.1f MiB)",
+                 m->need[STRAT_FULL] * mib, budget * mib, m->need[STRAT_BOUNDARY] * mib);
+        return 0;
+    }
+    /* Binomial checkpoints: as many snaps as fit, if they keep the recomputation cheap. */
+    size_t base = m->common + m->sim;
+    if (budget > base && m->state > 0) {
+        size_t fit = (budget - base) / m->state;
+        int s = fit > (size_t)in->nt + 1 ? in->nt + 1 : (int)fit;
+        long steps = s >= 1 ? revolve_min_steps(in->nt + 1, s) : -1;
+        if (s >= 2 && steps >= 0 && steps <= (long)RTM_AUTO_MAX_SWEEPS * in->nt) {
+            *strategy = STRAT_CHECKPOINT;
+            *snaps = s;
+            snprintf(why, why_len,
+                     "boundary needs %.1f MiB > budget %.1f MiB; checkpoint (binomial) with %d snaps "
+                     "fits (%.1f MiB, %.2f forward sweeps)",
+                     m->need[STRAT_BOUNDARY] * mib, budget * mib, s,
+                     rtm_memory_checkpoint(m, in, s, CKPT_BINOMIAL) * mib, (double)steps / in->nt);
+            return 0;
+        }
+    }
+    if (m->need[STRAT_RANDOM] <= budget) {
+        *strategy = STRAT_RANDOM;
+        snprintf(why, why_len,
+                 "boundary needs %.1f MiB > budget %.1f MiB and too few checkpoints fit; random fits "
+                 "(%.1f MiB)",
+                 m->need[STRAT_BOUNDARY] * mib, budget * mib, m->need[STRAT_RANDOM] * mib);
+        return 0;
+    }
+    return err_set(-ENOMEM,
+                   "no strategy fits the memory budget of %.1f MiB: the smallest (random) needs %.1f MiB "
+                   "(raise [rtm] memory_budget, or narrow [rtm] aperture)",
+                   budget * mib, m->need[STRAT_RANDOM] * mib);
+}

@@ -1,0 +1,73 @@
+/* rtm_memory — the device memory each source-wavefield strategy needs for one shot,
+ * computed from sizes alone (nothing allocated), and the choice `auto` makes.
+ * Used by the engine (kernels/rtm.h) before each shot and by `seislive check`.
+ *
+ * Every strategy holds the receiver simulation, the shot's traces (resampled to the
+ * propagator dt), the imaging accumulators, and a source simulation; on top of that:
+ *   full        the interior u at every imaging step;
+ *   boundary    the strip (interior cells within order/2 of a face) at every step;
+ *   checkpoint  `snaps` full states (2 time levels + CPML memory), uniform: plus one
+ *               segment of interior fields;
+ *   random      nothing (its source simulation may have wider layers).
+ * auto picks the first that fits the budget in the order full, boundary, checkpoint
+ * (binomial, with the most snaps that fit, when they keep recomputation within
+ * RTM_AUTO_MAX_SWEEPS forward sweeps), random. */
+#ifndef SEISLIVE_RTM_MEMORY_H
+#define SEISLIVE_RTM_MEMORY_H
+
+#include <stddef.h>
+
+#include "kernels/wave.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RTM_AUTO_MAX_SWEEPS 4
+
+struct rtm_mem_input {
+    struct wave_params wp;   /* the receiver simulation (CPML layers) on the sub-volume */
+    int random_width;        /* random layer width, cells */
+    int nt;                  /* time steps */
+    int image_every;         /* steps */
+    int ntr;                 /* receivers */
+    int imaging;             /* enum imaging_cond */
+    int checkpoints;         /* configured snaps (0 = sqrt(nt + 1)) */
+    int schedule;            /* enum ckpt_schedule */
+};
+
+struct rtm_mem {
+    size_t common;       /* receiver sim + traces + accumulators + points */
+    size_t sim;          /* one source simulation with CPML */
+    size_t sim_random;   /* the random-boundary source simulation */
+    size_t field;        /* one interior field (the image box) */
+    size_t strip;        /* one boundary strip */
+    size_t state;        /* one checkpoint state */
+    int snaps;           /* snaps the checkpoint figure assumes */
+    int seg;             /* uniform segment buffer (fields) */
+    size_t need[5];      /* total by enum rtm_strategy (index 0 = auto: unused) */
+};
+
+/* The random source simulation's parameters: each absorbing face widened to the
+ * random width where that is wider; faces with no layer (free surface) stay so. */
+void rtm_random_params(const struct wave_params *wp, int random_width, struct wave_params *out);
+
+int rtm_memory_estimate(const struct rtm_mem_input *in, struct rtm_mem *out);
+
+/* Bytes of checkpointing with SNAPS snaps and SCHEDULE. */
+size_t rtm_memory_checkpoint(const struct rtm_mem *m, const struct rtm_mem_input *in, int snaps,
+                             int schedule);
+
+/* The strategy auto picks under BUDGET bytes; *SNAPS the checkpoint count for it.
+ * WHY gets one line saying why.  -ENOMEM (err_msg set) when not even random fits. */
+int rtm_memory_pick(const struct rtm_mem *m, const struct rtm_mem_input *in, size_t budget,
+                    int *strategy, int *snaps, char *why, size_t why_len);
+
+/* Default checkpoint count for NT steps: ceil(sqrt(nt + 1)). */
+int rtm_default_snaps(int nt);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
