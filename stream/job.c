@@ -6,7 +6,7 @@
 const struct job_ops *job_find(int kind)
 {
     switch (kind) {
-    case JOB_RTM: return NULL;
+    case JOB_RTM: { extern const struct job_ops job_rtm_ops; return &job_rtm_ops; }
     case JOB_LOCATE: return NULL;
     case JOB_MODEL: return NULL;
     }

@@ -8,7 +8,9 @@
 #include <zmq.h>
 
 #include "io/image_files.h"
+#include "io/model.h"
 #include "io/wire.h"
+#include "kernels/rtm.h"
 #include "stream/error.h"
 #include "stream/log.h"
 #include "stream/pipeline.h"
@@ -233,3 +235,43 @@ int shot_job_run(const struct sl_config *cfg, const struct sl_device *dev, const
     image_stack_free(&c.stack);
     return rc;
 }
+
+/* ---- the rtm job: the RTM engine (kernels/rtm.h) as the per-shot migration ---- */
+
+static int rtm_migrate(void *ctx, const struct shot *shot, struct image_stack *stack)
+{
+    struct rtm_shot_stats st;
+    int rc = rtm_engine_migrate(ctx, shot, stack, &st);
+    if (rc == 0)
+        log_info("shot %lld migrated: %s, %d steps, %.2f s", (long long)shot->id,
+                 rtm_strategy_name(st.strategy), st.nt, st.seconds);
+    return rc;
+}
+
+static int rtm_run(const struct sl_config *cfg, const struct sl_device *dev, const char *output)
+{
+    (void)output;
+    struct sl_model m;
+    int rc = model_load(cfg, &m);
+    if (rc)
+        return rc;
+    struct rtm_volume vol = {.v = m.v};
+    struct shot_job j = {.name = "rtm", .fingerprint = config_fingerprint(cfg),
+                         .laplacian = cfg->rtm.laplacian, .migrate = rtm_migrate};
+    for (int k = 0; k < 3; k++) {
+        vol.n[k] = j.n[k] = m.n[k];
+        vol.d[k] = j.d[k] = m.d[k];
+        vol.o[k] = j.o[k] = m.o[k];
+    }
+    struct rtm_engine *e;
+    rc = rtm_engine_create(cfg, dev, &vol, &e);
+    model_free(&m);
+    if (rc)
+        return rc;
+    j.ctx = e;
+    rc = shot_job_run(cfg, dev, &j, NULL);
+    rtm_engine_destroy(e);
+    return rc;
+}
+
+const struct job_ops job_rtm_ops = {"rtm", rtm_run, NULL};
