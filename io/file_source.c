@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "conf/config.h"
+#include "io/mseed_read.h"
 #include "io/segy_read.h"
 #include "io/uring_reader.h"
 #include "io/wire.h"
@@ -321,17 +322,121 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
     return rc;
 }
 
+struct block_emit {
+    struct file_source *f;
+    struct ingest *in;
+    const char *path;
+};
+
+/* One block of a decoded miniSEED set into a slot: data | channels | mask. */
+static int emit_block(const struct trace_block *b, void *user)
+{
+    struct block_emit *e = user;
+    struct ingest *in = e->in;
+    size_t nd = (size_t)b->nrec * (size_t)b->ns;
+    size_t need = nd * sizeof(float) + (size_t)b->nrec * sizeof(struct trace_channel) + nd;
+    pthread_mutex_lock(&in->m->mu);
+    in->m->received++;
+    pthread_mutex_unlock(&in->m->mu);
+    if (need > in->slots->bytes) {
+        in->stats.rejected[WIRE_REJ_TOO_LARGE]++;
+        err_set(-EFBIG, "%s: block of %d channels x %d samples needs %zu bytes, a slot holds %zu "
+                        "([input] slot_mib or [locate] block_samples)",
+                e->path, b->nrec, b->ns, need, in->slots->bytes);
+        ingest_rejected(in, "block");
+        return 0;
+    }
+    double t0 = now_s();
+    int i = ingest_reserve(in);
+    if (i < 0)
+        return -ECANCELED;
+    struct slot_hdr *h = &in->slots->hdr[i];
+    char *base = slot_data(in->slots, i);
+    float *data = (float *)base;
+    struct trace_channel *chan = (struct trace_channel *)(base + nd * sizeof(float));
+    uint8_t *mask = (uint8_t *)(chan + b->nrec);
+    memcpy(data, b->data, nd * sizeof(float));
+    memcpy(chan, b->chan, (size_t)b->nrec * sizeof *chan);
+    if (b->mask)
+        memcpy(mask, b->mask, nd);
+    h->kind = SLOT_TRACES;
+    h->block = *b;
+    h->block.seq = (int64_t)e->f->units++;
+    h->block.data = data;
+    h->block.chan = chan;
+    h->block.mask = b->mask ? mask : NULL;
+    h->block.chan_ok = NULL;
+    h->id = b->t0_ns;
+    h->msg_seq = e->f->units;
+    h->bytes = need;
+    const char *s = strrchr(e->path, '/');
+    snprintf(h->origin, sizeof h->origin, "%s: block at %lld ns", s ? s + 1 : e->path,
+             (long long)b->t0_ns);
+    h->t_arrive = t0;
+    h->decode_s = now_s() - t0;
+    in->stats.accepted++;
+    slots_commit(in->slots, i);
+    return 0;
+}
+
+static struct ingest *g_stop_in; /* for mseed_set_blocks' stop callback (ingest thread) */
+static int stop_cb(void)
+{
+    return g_stop_in && ingest_stopping(g_stop_in);
+}
+
+static int read_mseed(struct file_source *f, struct ingest *in, const char *path)
+{
+    struct uring_file uf;
+    if (uring_file_open(&uf, path, false) < 0) {
+        ingest_rejected(in, "file");
+        return 0;
+    }
+    char *buf = malloc((size_t)uf.size + 1);
+    ssize_t got = buf ? uring_reader_read(in->ring, &uf, buf, (size_t)uf.size, 0, -1) : -ENOMEM;
+    uring_file_close(&uf);
+    if (got < 0) {
+        free(buf);
+        return (int)got;
+    }
+    struct mseed_set set = {0};
+    struct mseed_stats ms = {0};
+    int rc = mseed_read_buffer(path, buf, (size_t)got, &set, &ms);
+    free(buf);
+    if (ms.rejected) {
+        pthread_mutex_lock(&in->m->mu);
+        in->m->rejected += (uint64_t)ms.rejected;
+        pthread_mutex_unlock(&in->m->mu);
+        in->stats.rejected[WIRE_REJ_PAYLOAD] += (uint64_t)ms.rejected;
+        log_warn("%s: %lld miniSEED records rejected (see above)", path, (long long)ms.rejected);
+    }
+    if (rc == 0 && set.ntr > 0) {
+        struct block_emit e = {.f = f, .in = in, .path = path};
+        g_stop_in = in;
+        rc = mseed_set_blocks(&set, f->c.block_samples > 0 ? f->c.block_samples : 1000, emit_block,
+                              &e, stop_cb);
+        g_stop_in = NULL;
+    } else if (rc) {
+        ingest_rejected(in, "file");
+        rc = 0;
+    }
+    mseed_set_free(&set);
+    return rc == -ECANCELED ? -ECANCELED : rc;
+}
+
 static int read_file(struct file_source *f, struct ingest *in, const char *path)
 {
     int fmt = format_of(f, path);
     log_info("reading %s", path);
     if (f->c.kind == SLOT_SHOT && (fmt == FMT_SEGY || fmt == FMT_SU))
         return read_segy(f, in, path, fmt == FMT_SU);
+    if (f->c.kind == SLOT_TRACES && (fmt == FMT_MSEED || fmt == FMT_AUTO))
+        return read_mseed(f, in, path);
     pthread_mutex_lock(&in->m->mu);
     in->m->received++;
     pthread_mutex_unlock(&in->m->mu);
     err_set(-EINVAL, "%s: format %s is not an input of this job (shots: SEG-Y .segy/.sgy, "
-                     "Seismic Unix .su; set [input] format)", path,
+                     "Seismic Unix .su; trace blocks: miniSEED; set [input] format)", path,
             config_enum_name("input", "format", fmt));
     ingest_rejected(in, "file");
     return 0;

@@ -8,7 +8,12 @@
  * Files are taken in name order; a watched folder or glob is listed again every
  * 0.2 s, and a new file is read once its size has stopped changing (the recorder is
  * done with it).  A bad file header rejects the file, a bad trace its shot; both are
- * counted and logged, and the other files and shots go on. */
+ * counted and logged, and the other files and shots go on.
+ *
+ * miniSEED (trace blocks): each file is read whole (io_uring), decoded with
+ * io/mseed_read (bad records are rejected, counted and logged there) and cut into
+ * blocks of block_samples on the file's time span; files are expected in time order,
+ * each continuing the previous one (a recorder's consecutive files). */
 #ifndef SEISLIVE_FILE_SOURCE_H
 #define SEISLIVE_FILE_SOURCE_H
 
@@ -29,6 +34,7 @@ struct file_source_conf {
     int format;             /* enum data_format (conf/config.h); FMT_AUTO: by name */
     bool o_direct;
     int kind;               /* SLOT_SHOT (SEG-Y, SU) or SLOT_TRACES (miniSEED) */
+    int block_samples;      /* SLOT_TRACES: samples per block */
 };
 
 struct file_source;

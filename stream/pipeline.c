@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
+#include <zmq.h>
 
 #include "conf/config.h"
 #include "io/file_source.h"
@@ -14,11 +16,14 @@
 #include "stream/error.h"
 #include "stream/log.h"
 #include "stream/signals.h"
+#include "stream/state.h"
 #ifdef SEISLIVE_CUDA
 #include "stream/pipeline_cuda.h"
 #endif
 
 static _Atomic int g_stop_request;
+/* The worker's way to the publisher, for pipeline_publish_* called from job code. */
+static _Thread_local const struct pipeline_io *t_io;
 
 void pipeline_request_stop(void)
 {
@@ -103,7 +108,7 @@ int pipeline_open_source(const struct sl_config *cfg, void *zctx, int kind, stru
         struct file_source_conf fc = {.paths = ic->paths, .n_paths = ic->n_paths,
                                       .watch = ic->watch, .watch_idle = ic->watch_idle,
                                       .format = ic->format, .o_direct = ic->o_direct,
-                                      .kind = kind};
+                                      .kind = kind, .block_samples = cfg->locate.block_samples};
         struct file_source *f;
         int rc = file_source_open(&f, &fc);
         if (rc)
@@ -221,6 +226,7 @@ static void *worker_main(void *arg)
     w->io.pub = r->have_pub ? &r->pub : NULL;
     w->io.client = r->have_pub ? publisher_client(&r->pub) : NULL;
     w->io.m = r->m;
+    t_io = &w->io;
     w->t_pub = w->t_ckpt = now_s();
     struct inflight prev = {.slot = -1};
     bool have_prev = false;
@@ -368,6 +374,7 @@ static void *worker_main(void *arg)
     }
     if (rc)
         atomic_store(&r->stop, 1); /* the ingest stops too */
+    t_io = NULL;
     publisher_client_close(w->io.client);
 #ifdef SEISLIVE_CUDA
     if (w->cuda) {
@@ -443,5 +450,181 @@ int pipeline_run(const struct pipeline_conf *pc, const struct sl_device *dev, vo
             log_info("rejected: %llu x %s", (unsigned long long)r->in.stats.rejected[k],
                      wire_reject_name(k));
     free(r);
+    return rc;
+}
+
+/* ---- trace blocks ---- */
+
+struct block_ctx {
+    const struct block_consumer *bc;
+    const struct sl_config *cfg;
+    uint64_t fingerprint;
+    int64_t last_t_ns;       /* end of the last block processed (resumed from state) */
+    int64_t blocks;
+};
+
+/* The catalogue of published events (for the state): JSON lines. */
+static char *g_catalogue;
+static size_t g_cat_len, g_cat_cap;
+static pthread_mutex_t g_cat_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Append N bytes of LINE and a newline. */
+static void catalogue_add(const char *line, size_t n)
+{
+    pthread_mutex_lock(&g_cat_mu);
+    if (g_cat_len + n + 2 > g_cat_cap) {
+        size_t cap = (g_cat_len + n + 2) * 2;
+        char *p = realloc(g_catalogue, cap);
+        if (p) {
+            g_catalogue = p;
+            g_cat_cap = cap;
+        }
+    }
+    if (g_cat_len + n + 2 <= g_cat_cap) {
+        memcpy(g_catalogue + g_cat_len, line, n);
+        g_catalogue[g_cat_len + n] = '\n';
+        g_cat_len += n + 1;
+        g_catalogue[g_cat_len] = '\0';
+    }
+    pthread_mutex_unlock(&g_cat_mu);
+}
+
+int pipeline_publish_event(const struct wire_event *e)
+{
+    char *js = wire_encode_event(e);
+    if (!js)
+        return -ENOMEM;
+    catalogue_add(js, strlen(js));
+    int rc = 0;
+    if (t_io && t_io->pub)
+        rc = publisher_send(t_io->pub, t_io->client, WIRE_TOPIC_EVENT, js, 0, NULL, NULL, 0, NULL);
+    free(js);
+    return rc == -EAGAIN ? 0 : rc;
+}
+
+int pipeline_publish_coherence(const struct wire_volume_hdr *h, const float *v)
+{
+    if (!t_io || !t_io->pub)
+        return 0;
+    size_t bytes = (size_t)h->n[0] * h->n[1] * h->n[2] * sizeof(float);
+    float *copy = malloc(bytes);
+    if (!copy)
+        return -ENOMEM;
+    memcpy(copy, v, bytes);
+    char *js = wire_encode_volume(h);
+    void *fr[1] = {copy};
+    int rc = publisher_send(t_io->pub, t_io->client, WIRE_TOPIC_COHERENCE, js, 0, fr, &bytes, 1,
+                            free);
+    free(js);
+    return rc == -EAGAIN ? 0 : rc;
+}
+
+static int64_t block_end_ns(const struct trace_block *b)
+{
+    return b->t0_ns + (int64_t)llround((double)b->ns * b->dt * 1e9);
+}
+
+static bool block_skip(void *ctx, const struct slot_hdr *h)
+{
+    struct block_ctx *c = ctx;
+    return h->kind == SLOT_TRACES && c->last_t_ns >= 0 && block_end_ns(&h->block) <= c->last_t_ns;
+}
+
+static int block_process(void *ctx, const struct pipeline_unit *u, bool snapshot)
+{
+    struct block_ctx *c = ctx;
+    (void)snapshot;
+    if (u->hdr->kind != SLOT_TRACES)
+        return err_set(-EINVAL, "%s: a shot reached the %s job (it takes trace blocks)",
+                       u->hdr->origin, c->bc->name);
+    return c->bc->feed(&u->hdr->block, c->bc->user);
+}
+
+static int block_checkpoint(struct block_ctx *c)
+{
+    struct state s;
+    state_init(&s);
+    s.fingerprint = c->fingerprint;
+    s.last_t_ns = c->last_t_ns;
+    pthread_mutex_lock(&g_cat_mu);
+    s.catalogue = g_catalogue;
+    s.catalogue_len = g_cat_len;
+    int rc = state_save(c->cfg->output.state_dir, &s);
+    pthread_mutex_unlock(&g_cat_mu);
+    return rc;
+}
+
+static int block_finish(void *ctx, const struct slot_hdr *h, const struct pipeline_io *io,
+                        bool publish, bool ckpt)
+{
+    struct block_ctx *c = ctx;
+    (void)io;
+    (void)publish;
+    c->blocks++;
+    int64_t end = block_end_ns(&h->block);
+    if (end > c->last_t_ns)
+        c->last_t_ns = end;
+    return ckpt ? block_checkpoint(c) : 0;
+}
+
+static int block_end(void *ctx, const struct pipeline_io *io, bool ckpt, bool stopped)
+{
+    struct block_ctx *c = ctx;
+    (void)io;
+    int rc = 0;
+    /* A stop mid-stream keeps the engine's tail for the replay; the end of the input
+     * flushes the last events. */
+    if (!stopped && c->bc->flush)
+        rc = c->bc->flush(c->bc->user);
+    if (!rc && ckpt)
+        rc = block_checkpoint(c);
+    log_info("%s: %lld blocks processed", c->bc->name, (long long)c->blocks);
+    return rc;
+}
+
+int pipeline_run_blocks(const struct sl_config *cfg, const struct sl_device *dev,
+                        const struct block_consumer *bc)
+{
+    struct block_ctx c = {.bc = bc, .cfg = cfg, .fingerprint = config_fingerprint(cfg),
+                          .last_t_ns = -1};
+    const char *sd = cfg->output.state_dir;
+    if (sd && sd[0]) {
+        struct state s;
+        int rc = state_load(sd, c.fingerprint, &s);
+        if (rc == 0) {
+            c.last_t_ns = s.last_t_ns;
+            if (s.catalogue && s.catalogue_len)
+                catalogue_add(s.catalogue, s.catalogue_len - (s.catalogue[s.catalogue_len - 1] == '\n'));
+            log_info("state %s: resumed after t = %lld ns", sd, (long long)s.last_t_ns);
+            state_free(&s);
+        } else if (rc != -ENOENT) {
+            return err_prefix(rc, "[output] state_dir (move it away to start afresh)");
+        }
+    }
+    void *zctx = zmq_ctx_new();
+    struct source src;
+    int rc = pipeline_open_source(cfg, zctx, SLOT_TRACES, &src);
+    if (rc) {
+        zmq_ctx_term(zctx);
+        return rc;
+    }
+    struct pipeline_conf pc;
+    pipeline_conf_from(cfg, bc->name, &pc);
+    struct pipeline_ops ops = {.name = bc->name, .ctx = &c, .skip = block_skip,
+                               .process = block_process, .finish = block_finish,
+                               .end = block_end};
+    struct metrics m;
+    metrics_init(&m);
+    rc = pipeline_run(&pc, dev, zctx, &src, &ops, &m);
+    src.close(src.ctx);
+    zmq_ctx_term(zctx);
+    if (log_get_level() <= LOG_INFO)
+        metrics_print(&m, stderr);
+    metrics_destroy(&m);
+    pthread_mutex_lock(&g_cat_mu);
+    free(g_catalogue);
+    g_catalogue = NULL;
+    g_cat_len = g_cat_cap = 0;
+    pthread_mutex_unlock(&g_cat_mu);
     return rc;
 }

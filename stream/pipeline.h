@@ -120,6 +120,32 @@ int pipeline_open_source(const struct sl_config *cfg, void *zctx, int kind, stru
 int pipeline_run(const struct pipeline_conf *pc, const struct sl_device *dev, void *zctx,
                  struct source *src, const struct pipeline_ops *ops, struct metrics *m);
 
+/* ---- trace blocks through the runtime (the locate job) ---- */
+
+/* A consumer of trace blocks: FEED is called on the worker thread with each block in
+ * stream order (contiguous, io/trace_block.h), FLUSH once after the last.  Inside
+ * them, pipeline_publish_event / pipeline_publish_coherence reach the subscribers.
+ * State ([output] state_dir): the end time of the last block processed and the event
+ * catalogue (every event published, one JSON line each) are checkpointed atomically;
+ * on restart, blocks that end at or before that time are skipped (replaying an input
+ * never processes a block twice). */
+struct block_consumer {
+    const char *name;        /* "locate" */
+    void *user;
+    int (*feed)(const struct trace_block *b, void *user);
+    int (*flush)(void *user);
+};
+
+/* Run [input] (ZeroMQ "traces" messages, or miniSEED files / folders, optionally
+ * watched) into BC on DEV, publishing on [output].  0 or < 0 with err_msg(). */
+int pipeline_run_blocks(const struct sl_config *cfg, const struct sl_device *dev,
+                        const struct block_consumer *bc);
+
+/* From FEED/FLUSH (worker thread): publish an event / a coherence volume (copied).
+ * No-ops without an [output] endpoint; a full publisher queue drops and counts. */
+int pipeline_publish_event(const struct wire_event *e);
+int pipeline_publish_coherence(const struct wire_volume_hdr *h, const float *v);
+
 /* Ask a running pipeline to stop (tests, benchmarks): like SIGTERM. */
 void pipeline_request_stop(void);
 
