@@ -18,6 +18,7 @@
 #include "stream/signals.h"
 #include "tools/gen.h"
 #include "tools/micro_model.h"
+#include "tools/mkdirs.h"
 #include "tools/pace.h"
 #include "tools/send_traces.h"
 
@@ -286,9 +287,10 @@ static int write_meta(const char *dir, const struct micro_model *m, const struct
 
 static int write_files(const struct micro_opts *o, struct micro_model *m)
 {
-    if (mkdir(o->out, 0755) < 0 && errno != EEXIST)
-        return err_set(-errno, "%s: %s", o->out, strerror(errno));
-    int rc = write_meta(o->out, m, o);
+    int rc = mkdirs(o->out);
+    if (rc < 0)
+        return rc;
+    rc = write_meta(o->out, m, o);
     if (rc < 0)
         return rc;
     int64_t ns = (int64_t)llround(o->duration * m->rate);
@@ -422,6 +424,12 @@ static int stream(const struct micro_opts *o, struct micro_model *m)
     return rc;
 }
 
+static int by_time(const void *a, const void *b)
+{
+    double x = ((const struct micro_event *)a)->t, y = ((const struct micro_event *)b)->t;
+    return (x > y) - (x < y);
+}
+
 int gen_micro(int argc, char **argv)
 {
     enum { O_ARRAY = 256, O_COUNT, O_SPACING, O_ORIGIN, O_STATIONS, O_COMP, O_NET, O_EVENT,
@@ -549,6 +557,8 @@ int gen_micro(int argc, char **argv)
     if (rc == 0)
         rc = random_events(&o, &m, &ev_rng);
     free(fixed);
+    if (rc == 0) /* ids in the events file follow origin time */
+        qsort(m.ev, (size_t)m.nev, sizeof *m.ev, by_time);
     if (rc == 0) {
         log_info("%d receivers x %d components, %d events, %.1f s at %g Hz", m.nst, m.ncomp,
                  m.nev, o.duration, m.rate);

@@ -21,6 +21,7 @@
 #include "stream/log.h"
 #include "stream/signals.h"
 #include "tools/gen.h"
+#include "tools/mkdirs.h"
 #include "tools/pace.h"
 #include "tools/segy_shots.h"
 #include "tools/survey_model.h"
@@ -341,13 +342,13 @@ out:
 
 static int run(struct shots_opts *o)
 {
-    if (mkdir(o->out, 0755) < 0 && errno != EEXIST)
-        return err_set(-errno, "%s: %s", o->out, strerror(errno));
+    int rc = mkdirs(o->out);
+    if (rc < 0)
+        return rc;
     defaults(o);
     char path[4096], cfg[4096], segy[4096];
     snprintf(cfg, sizeof cfg, "%s/survey.toml", o->out);
     snprintf(segy, sizeof segy, "%s/shots.segy", o->out);
-    int rc = 0;
     if (!(o->reuse && access(segy, R_OK) == 0)) {
         size_t cnt = (size_t)o->m.n[0] * o->m.n[1] * o->m.n[2];
         float *v = malloc(cnt * sizeof *v);

@@ -20,6 +20,7 @@
 #include "stream/error.h"
 #include "stream/log.h"
 #include "stream/signals.h"
+#include "tools/mkdirs.h"
 #include "tools/pace.h"
 #include "tools/volume_files.h"
 
@@ -206,12 +207,20 @@ static void on_event(struct sub *s, zmq_msg_t *fr, int nfr)
     json_t *o = json_loadb(zmq_msg_data(&fr[1]), zmq_msg_size(&fr[1]), 0, NULL);
     json_int_t origin = 0;
     double x = 0, y = 0, z = 0, strength = 0;
-    if (!o || json_unpack(o, "{s:I, s:[FFF], s:F}", "origin_ns", &origin, "xyz", &x, &y, &z,
-                          "strength", &strength) != 0) {
+    /* the wire's {"xyz": [..], "strength"} or the event file's {"x": [..], "coalescence"} */
+    json_t *pos = json_object_get(o, "xyz");
+    if (!pos)
+        pos = json_object_get(o, "x");
+    json_t *st = json_object_get(o, "strength");
+    if (!st)
+        st = json_object_get(o, "coalescence");
+    if (!o || json_unpack(o, "{s:I}", "origin_ns", &origin) != 0 ||
+        json_unpack(pos, "[FFF]", &x, &y, &z) != 0 || !json_is_number(st)) {
         log_warn("event message with a bad header ignored");
         json_decref(o);
         return;
     }
+    strength = json_number_value(st);
     s->events++;
     time_t sec = (time_t)(origin / 1000000000LL);
     struct tm tm;
@@ -325,8 +334,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *endpoint = argv[optind];
-    if (mkdir(s.out, 0755) < 0 && errno != EEXIST) {
-        fprintf(stderr, "seislive-sub: %s: %s\n", s.out, strerror(errno));
+    if (mkdirs(s.out) < 0) {
+        fprintf(stderr, "seislive-sub: %s\n", err_msg());
         return 1;
     }
     s.tty = isatty(2);
