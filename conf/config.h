@@ -131,6 +131,7 @@ struct locate_conf {
     int trigger;            /* enum trigger_kind */
     double threshold;       /* absolute (static) or a multiple of the MAD */
     double min_interval;    /* s between events */
+    double mad_window;      /* s, trailing window of the MAD trigger level */
     char *coherence_dir;    /* write coherence volumes here (optional) */
 };
 

@@ -152,7 +152,7 @@ static const struct conf_key locate_keys[] = {
     {"stations", KT_PATH, OFF(locate, stations), 0, KF_MUST_EXIST | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
      "station file: name and coordinates per line", 0},
     {"coords", KT_ENUM, OFF(locate, coords), 0, 0, 0, 0, coords, "\"cartesian\"", "",
-     "station coordinates: cartesian (x y z in m) or geographic (lat lon elevation)", 0},
+     "station coordinates: cartesian (name x y z, m, z down) or geographic (name lat lon elevation_m, projected to a local equirectangular frame on WGS84 about the mean station position)", 0},
     {"corrections", KT_PATH, OFF(locate, corrections), 0, KF_MUST_EXIST | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
      "per-station, per-phase time corrections (optional)", 0},
     {"phases", KT_ENUM, OFF(locate, phases), 0, 0, 0, 0, phase_sets, "\"PS\"", "",
@@ -195,6 +195,8 @@ static const struct conf_key locate_keys[] = {
      "trigger threshold (absolute, or a multiple of the median absolute deviation)", 0},
     {"min_interval", KT_DOUBLE, OFF(locate, min_interval), 0, 0, 0, 1e6, NULL, "1.0", "s",
      "triggers closer than this are one event", 0},
+    {"mad_window", KT_DOUBLE, OFF(locate, mad_window), 0, KF_MIN_EXCL, 0, 1e6, NULL, "30.0", "s",
+     "trailing window of the maximum-coalescence trace for the MAD trigger level (level = median + threshold x MAD)", 0},
     {"coherence_dir", KT_PATH, OFF(locate, coherence_dir), 0, KF_DIR | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
      "write each block's coherence volume here; \"\" = do not", 0},
     END};

@@ -1,0 +1,370 @@
+/* mseed_read — libmseed 2 decoding into segments and blocks (see mseed_read.h). */
+#define LOG_COMPONENT "mseed"
+#include "io/mseed_read.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <libmseed.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "stream/error.h"
+#include "stream/log.h"
+
+/* libmseed reports a failed Steim integrity check only as a diagnostic message, so the
+ * diagnostics of one record are caught here and inspected. */
+static _Thread_local char diag[256];
+static _Thread_local int diag_set;
+
+static void on_diag(char *msg)
+{
+    if (!diag_set) {
+        snprintf(diag, sizeof diag, "%s", msg);
+        diag[strcspn(diag, "\r\n")] = 0;
+        diag_set = 1;
+    }
+}
+
+static void on_log(char *msg)
+{
+    log_debug("libmseed: %s", msg);
+}
+
+static struct mseed_trace *trace_for(struct mseed_set *set, const MSRecord *m)
+{
+    for (int i = set->ntr - 1; i >= 0; i--) {
+        struct trace_channel *c = &set->tr[i].id;
+        if (!strcmp(c->net, m->network) && !strcmp(c->sta, m->station) && !strcmp(c->loc, m->location) &&
+            !strcmp(c->cha, m->channel))
+            return &set->tr[i];
+    }
+    if (set->ntr == set->cap) {
+        int cap = set->cap ? set->cap * 2 : 16;
+        struct mseed_trace *p = realloc(set->tr, (size_t)cap * sizeof *p);
+        if (!p)
+            return NULL;
+        set->tr = p;
+        set->cap = cap;
+    }
+    struct mseed_trace *t = &set->tr[set->ntr++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->id.net, sizeof t->id.net, "%.7s", m->network);
+    snprintf(t->id.sta, sizeof t->id.sta, "%.15s", m->station);
+    snprintf(t->id.loc, sizeof t->id.loc, "%.7s", m->location);
+    snprintf(t->id.cha, sizeof t->id.cha, "%.7s", m->channel);
+    t->rate = m->samprate;
+    return t;
+}
+
+static int append(struct mseed_trace *t, const MSRecord *m, int64_t t0_ns, struct mseed_stats *st,
+                  const char *name, size_t off)
+{
+    double dt_ns = 1e9 / t->rate;
+    struct mseed_segment *s = t->nseg ? &t->seg[t->nseg - 1] : NULL;
+    if (s) {
+        double end = (double)s->t0_ns + (double)s->n * dt_ns; /* time of the next expected sample */
+        double diff = (double)t0_ns - end;
+        if (fabs(diff) > 0.5 * dt_ns) {
+            if (diff < 0) {
+                int64_t over = (int64_t)llround(-diff / dt_ns);
+                if (over > m->numsamples)
+                    over = m->numsamples;
+                st->overlap_samples += over;
+                log_warn("%s: byte %zu: %s.%s overlaps the previous record by %lld samples; first read wins",
+                         name, off, m->station, m->channel, (long long)over);
+            } else {
+                st->gaps++;
+                log_info("%s: byte %zu: %s.%s: gap of %.3f s", name, off, m->station, m->channel, diff * 1e-9);
+            }
+            s = NULL;
+        }
+    }
+    if (!s) {
+        if (t->nseg == t->segcap) {
+            int cap = t->segcap ? t->segcap * 2 : 4;
+            struct mseed_segment *p = realloc(t->seg, (size_t)cap * sizeof *p);
+            if (!p)
+                return -ENOMEM;
+            t->seg = p;
+            t->segcap = cap;
+        }
+        s = &t->seg[t->nseg++];
+        memset(s, 0, sizeof *s);
+        s->t0_ns = t0_ns;
+    }
+    if (s->n + m->numsamples > s->cap) {
+        int64_t cap = s->cap ? s->cap * 2 : 4096;
+        while (cap < s->n + m->numsamples)
+            cap *= 2;
+        float *p = realloc(s->x, (size_t)cap * sizeof(float));
+        if (!p)
+            return -ENOMEM;
+        s->x = p;
+        s->cap = cap;
+    }
+    for (int64_t i = 0; i < m->numsamples; i++) {
+        float v;
+        switch (m->sampletype) {
+        case 'i': v = (float)((const int32_t *)m->datasamples)[i]; break;
+        case 'f': v = ((const float *)m->datasamples)[i]; break;
+        default: v = (float)((const double *)m->datasamples)[i]; break;
+        }
+        s->x[s->n + i] = v;
+    }
+    s->n += m->numsamples;
+    st->samples += m->numsamples;
+    return 0;
+}
+
+static void reject(struct mseed_stats *st, const char *name, size_t off, const char *why)
+{
+    st->rejected++;
+    log_warn("%s: byte %zu: record rejected: %s (%lld rejected so far)", name, off, why, (long long)st->rejected);
+}
+
+int mseed_read_buffer(const char *name, char *buf, size_t len, struct mseed_set *set, struct mseed_stats *st)
+{
+    ms_loginit(on_log, NULL, on_diag, NULL);
+    size_t off = 0;
+    int last_len = 0, in_junk = 0;
+    MSRecord *m = NULL;
+    while (off + 48 <= len) {
+        int remain = len - off > (size_t)1 << 30 ? 1 << 30 : (int)(len - off);
+        int reclen = ms_detect(buf + off, remain);
+        if (reclen <= 0 || (size_t)reclen > len - off) {
+            if (!in_junk)
+                reject(st, name, off, reclen == 0 ? "record length unknown" :
+                                      reclen > 0 ? "record truncated at end of data" : "not a miniSEED header");
+            in_junk = 1;
+            off += 64;
+            continue;
+        }
+        in_junk = 0;
+        last_len = reclen;
+        diag_set = 0;
+        int rc = msr_parse(buf + off, reclen, &m, reclen, 1, 0);
+        char why[320];
+        why[0] = 0;
+        if (rc != MS_NOERROR)
+            snprintf(why, sizeof why, "%s", rc > 0 ? "incomplete record" : ms_errorstr(rc));
+        else if (diag_set && strstr(diag, "ntegrity"))
+            snprintf(why, sizeof why, "%s", diag);
+        else if (!(m->samprate > 0))
+            snprintf(why, sizeof why, "sample rate %g", m->samprate);
+        else if (m->numsamples != m->samplecnt)
+            snprintf(why, sizeof why, "%lld samples decoded, header says %lld", (long long)m->numsamples,
+                     (long long)m->samplecnt);
+        else if (m->sampletype != 'i' && m->sampletype != 'f' && m->sampletype != 'd')
+            snprintf(why, sizeof why, "sample type '%c' is not numeric", m->sampletype ? m->sampletype : '?');
+        if (why[0]) {
+            reject(st, name, off, why);
+        } else if (m->numsamples > 0) {
+            struct mseed_trace *t = trace_for(set, m);
+            if (!t) {
+                msr_free(&m);
+                return err_set(-ENOMEM, "%s: out of memory", name);
+            }
+            if (!MS_ISRATETOLERABLE(m->samprate, t->rate)) {
+                reject(st, name, off, "sample rate differs from the channel's earlier records");
+            } else if (append(t, m, (int64_t)m->starttime * (1000000000 / HPTMODULUS), st, name, off) != 0) {
+                msr_free(&m);
+                return err_set(-ENOMEM, "%s: out of memory", name);
+            } else {
+                st->records++;
+            }
+        } else {
+            st->records++; /* a record without samples (e.g. a log record) is no data */
+        }
+        off += (size_t)reclen;
+    }
+    if (off < len && !in_junk)
+        reject(st, name, off, "trailing bytes shorter than a record header");
+    (void)last_len;
+    msr_free(&m);
+    st->bytes += (int64_t)len;
+    return 0;
+}
+
+static int read_file(const char *path, struct mseed_set *set, struct mseed_stats *st)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return err_set(-errno, "%s: cannot open: %s", path, strerror(errno));
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc(n > 0 ? (size_t)n : 1);
+    if (!buf) {
+        fclose(f);
+        return err_set(-ENOMEM, "%s: out of memory", path);
+    }
+    if (n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        fclose(f);
+        return err_set(-EIO, "%s: read error", path);
+    }
+    fclose(f);
+    int rc = mseed_read_buffer(path, buf, n > 0 ? (size_t)n : 0, set, st);
+    free(buf);
+    st->files++;
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int mseed_read_path(const char *path, struct mseed_set *set, struct mseed_stats *st)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return err_set(-errno, "%s: %s", path, strerror(errno));
+    if (!S_ISDIR(sb.st_mode))
+        return read_file(path, set, st);
+    DIR *d = opendir(path);
+    if (!d)
+        return err_set(-errno, "%s: cannot open directory: %s", path, strerror(errno));
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        if (de->d_name[0] == '.')
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **p = realloc(names, cap * sizeof *p);
+            if (!p) {
+                rc = err_set(-ENOMEM, "%s: out of memory", path);
+                break;
+            }
+            names = p;
+        }
+        size_t l = strlen(path) + strlen(de->d_name) + 2;
+        names[n] = malloc(l);
+        if (!names[n]) {
+            rc = err_set(-ENOMEM, "%s: out of memory", path);
+            break;
+        }
+        snprintf(names[n], l, "%s/%s", path, de->d_name);
+        n++;
+    }
+    closedir(d);
+    if (!rc)
+        qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        if (!rc && stat(names[i], &sb) == 0 && S_ISREG(sb.st_mode))
+            rc = read_file(names[i], set, st);
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+int mseed_set_span(const struct mseed_set *set, double *rate, int64_t *t0_ns, int64_t *t1_ns)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    double r = 0;
+    for (int i = 0; i < set->ntr; i++) {
+        const struct mseed_trace *t = &set->tr[i];
+        if (r == 0)
+            r = t->rate;
+        else if (!MS_ISRATETOLERABLE(t->rate, r))
+            return err_set(-EINVAL, "channel %s.%s.%s.%s: %g samples/s, others have %g", t->id.net, t->id.sta,
+                           t->id.loc, t->id.cha, t->rate, r);
+        for (int s = 0; s < t->nseg; s++) {
+            int64_t a = t->seg[s].t0_ns, b = a + (int64_t)llround((double)t->seg[s].n * 1e9 / t->rate);
+            lo = a < lo ? a : lo;
+            hi = b > hi ? b : hi;
+        }
+    }
+    if (r == 0 || lo >= hi)
+        return err_set(-EINVAL, "no samples");
+    *rate = r;
+    *t0_ns = lo;
+    *t1_ns = hi;
+    return 0;
+}
+
+void mseed_set_extract(const struct mseed_set *set, int64_t t0_ns, double dt, int ns, float *data, uint8_t *mask)
+{
+    double dtn = dt * 1e9;
+    for (int c = 0; c < set->ntr; c++) {
+        float *x = data + (size_t)c * ns;
+        uint8_t *mk = mask + (size_t)c * ns;
+        for (int i = 0; i < ns; i++) {
+            x[i] = NAN;
+            mk[i] = 0;
+        }
+        const struct mseed_trace *t = &set->tr[c];
+        for (int s = 0; s < t->nseg; s++) {
+            const struct mseed_segment *g = &t->seg[s];
+            int64_t k0 = (int64_t)llround((double)(g->t0_ns - t0_ns) / dtn);
+            int64_t a = k0 > 0 ? k0 : 0, b = k0 + g->n < ns ? k0 + g->n : ns;
+            for (int64_t k = a; k < b; k++)
+                if (!mk[k]) {
+                    x[k] = g->x[k - k0];
+                    mk[k] = 1;
+                }
+        }
+    }
+}
+
+struct trace_channel *mseed_set_channels(const struct mseed_set *set)
+{
+    struct trace_channel *c = malloc((size_t)(set->ntr ? set->ntr : 1) * sizeof *c);
+    if (c)
+        for (int i = 0; i < set->ntr; i++)
+            c[i] = set->tr[i].id;
+    return c;
+}
+
+void mseed_set_free(struct mseed_set *set)
+{
+    for (int i = 0; i < set->ntr; i++) {
+        for (int s = 0; s < set->tr[i].nseg; s++)
+            free(set->tr[i].seg[s].x);
+        free(set->tr[i].seg);
+    }
+    free(set->tr);
+    memset(set, 0, sizeof *set);
+}
+
+int mseed_set_blocks(const struct mseed_set *set, int ns, mseed_block_fn fn, void *user, int (*stop)(void))
+{
+    double rate;
+    int64_t t0, t1;
+    int rc = mseed_set_span(set, &rate, &t0, &t1);
+    if (rc)
+        return rc;
+    double dt = 1.0 / rate;
+    int64_t total = (int64_t)llround((double)(t1 - t0) * 1e-9 * rate);
+    struct trace_channel *chan = mseed_set_channels(set);
+    float *data = malloc((size_t)set->ntr * ns * sizeof(float));
+    uint8_t *mask = malloc((size_t)set->ntr * ns);
+    if (!chan || !data || !mask) {
+        free(chan);
+        free(data);
+        free(mask);
+        return err_set(-ENOMEM, "miniSEED blocks: out of memory");
+    }
+    int64_t seq = 0;
+    for (int64_t k = 0; k < total && !rc; k += ns, seq++) {
+        if (stop && stop())
+            break;
+        int n = total - k < ns ? (int)(total - k) : ns;
+        /* whole-nanosecond block starts from the stream start, so blocks stay contiguous */
+        int64_t bt0 = t0 + (int64_t)llround((double)k * dt * 1e9);
+        mseed_set_extract(set, bt0, dt, n, data, mask); /* rows of n: the last block is packed too */
+        struct trace_block b = {.seq = seq, .t0_ns = bt0, .dt = dt, .nrec = set->ntr, .ns = n, .chan = chan,
+                                .data = data, .mask = mask, .chan_ok = NULL};
+        rc = fn(&b, user);
+    }
+    free(chan);
+    free(data);
+    free(mask);
+    return rc;
+}

@@ -1,0 +1,237 @@
+/* cf — characteristic functions of the locate job, per channel, streaming: each call
+ * continues exactly where the previous one stopped (all state carried), so the output
+ * does not depend on how the stream was cut.
+ *
+ *   band-pass (optional): Butterworth high-pass and low-pass, each of order 4 as two
+ *     biquads (bilinear transform), causal;
+ *   then one of: abs |y|; envelope sqrt(y^2 + H[y]^2) with an FIR Hilbert transformer of
+ *     2L+1 taps (Hamming window, L = sta / dt); classic STA/LTA of y^2 (trailing
+ *     windows); recursive STA/LTA (exponential windows); kurtosis of y over a trailing
+ *     window, excess kurtosis clipped at 0.
+ *
+ * Every output is >= 0 or NaN.  NaN means "no valid value": the input sample was
+ * invalid (NaN), or the function has not yet seen `warmup` valid samples since the
+ * last invalid one (the filter and the windows restart after every gap, so a gap's
+ * edges never make a spurious spike).  The stack leaves NaN out of sum and count.
+ *
+ * Output sample n refers to time n - delay: `delay` (samples) compensates the
+ * Hilbert filter (L), the centre of the classic STA window ((nsta-1)/2) and the group
+ * delay of the band-pass at its geometric centre frequency, so a symmetric pulse's
+ * function peaks at the pulse's time.  The engine shifts by it.
+ *
+ * The per-sample arithmetic is in cf_step() below, shared verbatim by the CPU
+ * reference (cf.c) and the CUDA twin (cf.cu), in double precision. */
+#ifndef SEISLIVE_CF_H
+#define SEISLIVE_CF_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef __CUDACC__
+#define CF_HD __host__ __device__
+#else
+#define CF_HD
+#endif
+
+#define CF_MAX_SECT 4
+
+struct cf_params {
+    int kind;            /* enum cf_kind (conf/config.h) */
+    int nsect;           /* biquads (0 = no filter) */
+    double sos[CF_MAX_SECT][5]; /* b0 b1 b2 a1 a2 (a0 = 1), direct form II transposed */
+    int nsta, nlta;      /* samples */
+    int nkurt;           /* samples */
+    int hl;              /* Hilbert half length L */
+    int ring;            /* history samples kept per channel */
+    int warmup;          /* valid samples before the output is valid */
+    int delay;           /* samples, see above */
+    const double *hilb;  /* 2L+1 taps (host memory; the CUDA twin copies them) */
+    double *hilb_own;
+};
+
+/* Fill P from the [locate] values for sample interval DT (s).  Errors name the key. */
+struct locate_conf;
+int cf_params_init(struct cf_params *p, const struct locate_conf *lc, double dt);
+void cf_params_free(struct cf_params *p);
+
+/* Doubles of state per channel. */
+static inline CF_HD size_t cf_state_len(const struct cf_params *p)
+{
+    return (size_t)(8 + 2 * CF_MAX_SECT + 4 + p->ring);
+}
+
+/* CPU reference: NCH channels of N samples; IN and OUT are row-major with the given
+ * strides (floats); STATE holds cf_state_len() doubles per channel, zero at the start
+ * of the stream. */
+void cf_run_cpu(const struct cf_params *p, int nch, int n, const float *in, size_t in_stride,
+                float *out, size_t out_stride, double *state);
+
+/* Rows from channels: row r's value at sample i is the mean of the valid (non-NaN)
+ * channel values of its up to CF_MAXC channels ROWCH[r * CF_MAXC + c] (-1 = unused),
+ * NaN when none is valid; with LOG_OUT the natural log of max(mean, 1e-30) (for the
+ * geometric-mean stack).  S from the two horizontals is this mean. */
+#define CF_MAXC 4
+void cf_combine_cpu(int nrow, int n, const int *rowch, const float *ch, size_t ch_stride,
+                    float *rows, size_t row_stride, int log_out);
+
+#ifdef SEISLIVE_CUDA
+int cf_combine_cuda(int nrow, int n, const int *rowch_dev, const float *ch, size_t ch_stride,
+                    float *rows, size_t row_stride, int log_out, void *stream);
+/* CUDA twin: the same on device pointers (HILB_DEV: the taps on the device), on STREAM
+ * (a cudaStream_t, 0 = default).  Returns 0 or -EIO with err_msg(). */
+int cf_run_cuda(const struct cf_params *p, const double *hilb_dev, int nch, int n,
+                const float *in, size_t in_stride, float *out, size_t out_stride,
+                double *state, void *stream);
+#endif
+
+static inline CF_HD float cf_combine_one(const int *rc, const float *ch, size_t ch_stride, int i,
+                                         int log_out)
+{
+    float sum = 0.0f;
+    int n = 0;
+    for (int c = 0; c < CF_MAXC; c++) {
+        if (rc[c] < 0)
+            continue;
+        float v = ch[(size_t)rc[c] * ch_stride + i];
+        if (v == v) {
+            sum += v;
+            n++;
+        }
+    }
+    if (!n)
+        return NAN;
+    float m = sum / (float)n;
+    return log_out ? logf(m > 1e-30f ? m : 1e-30f) : m;
+}
+
+/* ---- the per-sample step, shared by both --------------------------------------- */
+
+/* State layout: [0] warm count, [1] ring position, [2] sta, [3] lta, [4..7] sums S1..S4,
+ * [8..8+2*CF_MAX_SECT) biquad states, then 4 spare, then the ring of filtered samples. */
+enum { CF_S_WARM = 0, CF_S_POS = 1, CF_S_STA = 2, CF_S_LTA = 3, CF_S_SUM = 4, CF_S_BQ = 8 };
+#define CF_S_RING (8 + 2 * CF_MAX_SECT + 4)
+
+static inline CF_HD void cf_reset(const struct cf_params *p, double *s)
+{
+    for (int i = 0; i < CF_S_RING; i++)
+        s[i] = 0.0;
+    (void)p;
+}
+
+/* One input sample X -> one output value (NaN = invalid). */
+static inline CF_HD float cf_step(const struct cf_params *p, const double *hilb, double *s, float x)
+{
+    if (!(x == x) || !(x - x == 0.0f)) { /* NaN or inf: a gap restarts everything */
+        cf_reset(p, s);
+        return NAN;
+    }
+    double y = x;
+    for (int q = 0; q < p->nsect; q++) {
+        const double *c = p->sos[q];
+        double *z = s + CF_S_BQ + 2 * q;
+        double o = c[0] * y + z[0];
+        z[0] = c[1] * y - c[3] * o + z[1];
+        z[1] = c[2] * y - c[4] * o;
+        y = o;
+    }
+    int R = p->ring;
+    double *ring = s + CF_S_RING;
+    int pos = (int)s[CF_S_POS];
+    double warm = s[CF_S_WARM] + 1.0;
+    s[CF_S_WARM] = warm;
+    /* sample that is W samples old (W >= 1), before this one is written */
+#define CF_OLD(W) ring[(pos - (W) + 2 * R) % R]
+    double v = 0.0;
+    int ok = warm > p->warmup;
+    switch (p->kind) {
+    case 0: /* CF_ABS */
+        v = fabs(y);
+        break;
+    case 1: { /* CF_ENVELOPE: analytic signal at the centre of the last 2L+1 samples */
+        int L = p->hl;
+        double h = 0.0;
+        /* ring holds the previous samples; the newest (y) is index 0 of the window */
+        for (int k = 1; k <= L; k += 2) {
+            /* tap k pairs sample (centre - k) and (centre + k): centre = L samples ago */
+            double later = (k == L) ? y : CF_OLD(L - k);
+            double earlier = CF_OLD(L + k);
+            h += hilb[L + k] * (earlier - later);
+        }
+        double c = L > 0 ? CF_OLD(L) : y;
+        v = sqrt(c * c + h * h);
+        break;
+    }
+    case 2: { /* CF_STALTA classic */
+        double e = y * y;
+        double sta = s[CF_S_STA] + e, lta = s[CF_S_LTA] + e;
+        if (warm > p->nsta) {
+            double o = CF_OLD(p->nsta);
+            sta -= o * o;
+        }
+        if (warm > p->nlta) {
+            double o = CF_OLD(p->nlta);
+            lta -= o * o;
+        }
+        sta = sta > 0.0 ? sta : 0.0;
+        lta = lta > 0.0 ? lta : 0.0;
+        s[CF_S_STA] = sta;
+        s[CF_S_LTA] = lta;
+        if (lta > 0.0)
+            v = (sta / p->nsta) / (lta / p->nlta);
+        else
+            ok = 0;
+        break;
+    }
+    case 3: { /* CF_RECURSIVE_STALTA */
+        double e = y * y, cs = 1.0 / p->nsta, cl = 1.0 / p->nlta;
+        double sta = cs * e + (1.0 - cs) * s[CF_S_STA];
+        double lta = cl * e + (1.0 - cl) * s[CF_S_LTA];
+        s[CF_S_STA] = sta;
+        s[CF_S_LTA] = lta;
+        if (lta > 0.0)
+            v = sta / lta;
+        else
+            ok = 0;
+        break;
+    }
+    default: { /* CF_KURTOSIS */
+        double *S = s + CF_S_SUM, y2 = y * y;
+        S[0] += y;
+        S[1] += y2;
+        S[2] += y2 * y;
+        S[3] += y2 * y2;
+        if (warm > p->nkurt) {
+            double o = CF_OLD(p->nkurt), o2 = o * o;
+            S[0] -= o;
+            S[1] -= o2;
+            S[2] -= o2 * o;
+            S[3] -= o2 * o2;
+        }
+        double n = p->nkurt, m = S[0] / n;
+        double m2 = S[1] / n - m * m;
+        double m4 = S[3] / n - 4.0 * m * S[2] / n + 6.0 * m * m * S[1] / n - 3.0 * m * m * m * m;
+        if (m2 > 0.0) {
+            v = m4 / (m2 * m2) - 3.0;
+            v = v > 0.0 ? v : 0.0;
+        } else {
+            ok = 0;
+        }
+        break;
+    }
+    }
+#undef CF_OLD
+    ring[pos] = y;
+    s[CF_S_POS] = (double)((pos + 1) % R);
+    return ok ? (float)v : NAN;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,860 @@
+/* locate_engine — streaming detection and location (see locate_engine.h). */
+#define LOG_COMPONENT "locate"
+#include "kernels/locate_engine.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cf.h"
+#include "kernels/stack.h"
+#include "stream/error.h"
+#include "stream/log.h"
+
+struct pending {
+    int valid;
+    int64_t t;
+    float val;
+    int32_t j;
+    struct locate_event ev; /* refined when the peak was set */
+};
+
+struct locate_engine {
+    struct locate_conf lc;   /* numbers only; the strings are not kept */
+    struct sl_device dev;
+    int gpu;
+    struct station_set st;
+    struct tt_table tt;
+    int nrow;
+    size_t nj, nj_pad;
+    double T0;               /* s: travel times are shifted by -T0 >= 0 */
+
+    /* known from the first block */
+    int started;
+    double dt;
+    int64_t t0_ns, next_n;
+    int nch;
+    struct trace_channel *chan;
+    int nused, *used_ch, *rowch;
+    int nrow_mapped, min_rows;
+    struct cf_params cfp;
+    double *state;
+    uint16_t *delay;
+    int max_delay, chunk;
+    int refine_t;            /* samples searched either side in the time refinement */
+    size_t cap;
+    float *cfh;              /* nrow x cap: CF rows (host; the mirror of the device copy) */
+    int64_t a0;              /* absolute CF time index of column 0 */
+    int64_t len;             /* valid columns */
+    int64_t t_next;          /* next origin time index to stack */
+    float *x, *cfch, *mval, *coh;
+    int32_t *midx;
+
+    /* trigger */
+    int W, U;
+    float *mring, *sortbuf;
+    uint8_t *mlive;
+    double level;
+    int in_run;
+    int64_t misamp;
+    struct pending pend;
+    int64_t next_id;
+
+    locate_event_fn on_event;
+    void *ev_user;
+    locate_coherence_fn on_coh;
+    void *coh_user;
+    locate_trace_fn on_trace;
+    void *trace_user;
+    struct locate_stats stats;
+    int64_t seq;
+
+#ifdef SEISLIVE_CUDA
+    struct {
+        float *x, *cfch, *cf[2], *mval, *coh;
+        int32_t *midx;
+        int cur;
+        double *state, *hilb;
+        int *rowch;
+        uint16_t *delay;
+        struct stack_cuda *stack;
+    } g;
+#endif
+};
+
+int locate_engine_create(struct locate_engine **out, const struct sl_config *cfg,
+                         const struct sl_device *dev, const struct station_set *stations)
+{
+    *out = NULL;
+    struct locate_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return err_set(-ENOMEM, "locate: out of memory");
+    e->lc = cfg->locate;
+    e->lc.stations = e->lc.corrections = e->lc.layers = e->lc.nll_p = e->lc.nll_s = NULL;
+    e->lc.coherence_dir = NULL;
+    e->dev = *dev;
+#ifdef SEISLIVE_CUDA
+    e->gpu = dev->kind == SL_DEVICE_CUDA;
+#else
+    if (dev->kind == SL_DEVICE_CUDA) {
+        free(e);
+        return err_set(-ENODEV, "locate: this build has no CUDA backend");
+    }
+#endif
+    e->st = *stations;
+    e->st.st = malloc((size_t)stations->n * sizeof *e->st.st);
+    if (!e->st.st) {
+        free(e);
+        return err_set(-ENOMEM, "locate: out of memory");
+    }
+    memcpy(e->st.st, stations->st, (size_t)stations->n * sizeof *e->st.st);
+    int rc = tt_build(cfg, &e->st, &e->tt);
+    if (rc) {
+        locate_engine_destroy(e);
+        return err_prefix(rc, "locate: travel times");
+    }
+    e->nrow = e->tt.nsta * e->tt.nphase;
+    e->nj = e->tt.nj;
+    e->nj_pad = stack_nj_pad(e->nj);
+    e->T0 = e->tt.tmin < 0 ? e->tt.tmin : 0.0;
+    log_info("locate: %d stations x %d phases, %zu trial points (%d x %d x %d), travel times %.3f..%.3f s",
+             e->tt.nsta, e->tt.nphase, e->nj, e->tt.grid.n[0], e->tt.grid.n[1], e->tt.grid.n[2],
+             e->tt.tmin, e->tt.tmax);
+    *out = e;
+    return 0;
+}
+
+void locate_engine_on_event(struct locate_engine *e, locate_event_fn fn, void *user)
+{
+    e->on_event = fn;
+    e->ev_user = user;
+}
+
+void locate_engine_on_coherence(struct locate_engine *e, locate_coherence_fn fn, void *user)
+{
+    e->on_coh = fn;
+    e->coh_user = user;
+}
+
+void locate_engine_on_trace(struct locate_engine *e, locate_trace_fn fn, void *user)
+{
+    e->on_trace = fn;
+    e->trace_user = user;
+}
+
+/* ---- channel mapping ----------------------------------------------------------------- */
+
+static int comp_role(const char *cha)
+{
+    size_t n = strlen(cha);
+    char c = n ? cha[n - 1] : 0;
+    if (c == 'Z' || c == 'z' || c == '3')
+        return 0;
+    if (c == 'N' || c == 'E' || c == '1' || c == '2' || c == 'n' || c == 'e')
+        return 1;
+    return 2;
+}
+
+static int map_channels(struct locate_engine *e)
+{
+    int ns = e->tt.nsta;
+    int *lists = malloc((size_t)ns * 3 * CF_MAXC * sizeof(int));
+    int *counts = calloc((size_t)ns * 3, sizeof(int));
+    int *use = calloc((size_t)e->nch, sizeof(int));
+    if (!lists || !counts || !use) {
+        free(lists);
+        free(counts);
+        free(use);
+        return err_set(-ENOMEM, "locate: out of memory");
+    }
+    for (int c = 0; c < e->nch; c++) {
+        const struct trace_channel *ch = &e->chan[c];
+        int s = stations_find(&e->st, ch->net, ch->sta);
+        if (s < 0) {
+            if (e->stats.unmatched_channels++ < 10)
+                log_warn("channel %s.%s.%s.%s: station not in the station file; ignored", ch->net, ch->sta,
+                         ch->loc, ch->cha);
+            continue;
+        }
+        int role = comp_role(ch->cha), *cnt = &counts[s * 3 + role];
+        if (*cnt >= CF_MAXC) {
+            log_warn("channel %s.%s.%s.%s: more than %d channels of one kind at a station; ignored", ch->net,
+                     ch->sta, ch->loc, ch->cha, CF_MAXC);
+            e->stats.unmatched_channels++;
+            continue;
+        }
+        lists[(s * 3 + role) * CF_MAXC + (*cnt)++] = c;
+    }
+    if (e->stats.unmatched_channels > 10)
+        log_warn("%d channels in all have no station and are ignored", e->stats.unmatched_channels);
+    e->rowch = malloc((size_t)e->nrow * CF_MAXC * sizeof(int));
+    if (!e->rowch) {
+        free(lists);
+        free(counts);
+        free(use);
+        return err_set(-ENOMEM, "locate: out of memory");
+    }
+    /* P: verticals, else other, else horizontals; S: horizontals, else other, else vertical. */
+    static const int pref[2][3] = {{0, 2, 1}, {1, 2, 0}};
+    for (int s = 0; s < ns; s++)
+        for (int p = 0; p < e->tt.nphase; p++) {
+            int r = s * e->tt.nphase + p, ph = e->tt.phase[p], role = -1;
+            for (int k = 0; k < 3 && role < 0; k++)
+                if (counts[s * 3 + pref[ph][k]])
+                    role = pref[ph][k];
+            for (int c = 0; c < CF_MAXC; c++)
+                e->rowch[r * CF_MAXC + c] =
+                    role >= 0 && c < counts[s * 3 + role] ? lists[(s * 3 + role) * CF_MAXC + c] : -1;
+            if (role < 0) {
+                e->stats.dead_rows++;
+                log_warn("station %s: no channel for phase %c; left out of the stack", e->st.st[s].name,
+                         "PS"[ph]);
+            } else {
+                e->nrow_mapped++;
+            }
+        }
+    /* compact the used channels */
+    for (int r = 0; r < e->nrow * CF_MAXC; r++)
+        if (e->rowch[r] >= 0)
+            use[e->rowch[r]] = 1;
+    e->used_ch = malloc((size_t)(e->nch ? e->nch : 1) * sizeof(int));
+    int *uidx = malloc((size_t)(e->nch ? e->nch : 1) * sizeof(int));
+    if (!e->used_ch || !uidx) {
+        free(lists);
+        free(counts);
+        free(use);
+        free(uidx);
+        return err_set(-ENOMEM, "locate: out of memory");
+    }
+    for (int c = 0; c < e->nch; c++)
+        if (use[c]) {
+            uidx[c] = e->nused;
+            e->used_ch[e->nused++] = c;
+        }
+    for (int r = 0; r < e->nrow * CF_MAXC; r++)
+        if (e->rowch[r] >= 0)
+            e->rowch[r] = uidx[e->rowch[r]];
+    free(lists);
+    free(counts);
+    free(use);
+    free(uidx);
+    e->min_rows = e->nrow_mapped > 1 ? (e->nrow_mapped + 1) / 2 : 1;
+    if (e->nrow_mapped == 0)
+        return err_set(-EINVAL, "locate: none of the %d channels belongs to a station of the station file",
+                       e->nch);
+    log_info("locate: %d channels, %d used, %d of %d station-phase rows have data", e->nch, e->nused,
+             e->nrow_mapped, e->nrow);
+    return 0;
+}
+
+/* ---- stream start ---------------------------------------------------------------------- */
+
+static void fill_nan(float *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = NAN;
+}
+
+static int start_stream(struct locate_engine *e, const struct trace_block *b)
+{
+    e->dt = b->dt;
+    e->t0_ns = b->t0_ns;
+    e->nch = b->nrec;
+    e->chan = malloc((size_t)b->nrec * sizeof *e->chan);
+    if (!e->chan)
+        return err_set(-ENOMEM, "locate: out of memory");
+    memcpy(e->chan, b->chan, (size_t)b->nrec * sizeof *e->chan);
+    int rc = map_channels(e);
+    if (rc)
+        return rc;
+    rc = cf_params_init(&e->cfp, &e->lc, e->dt);
+    if (rc)
+        return rc;
+    e->delay = calloc((size_t)e->nrow * e->nj_pad, sizeof(uint16_t));
+    if (!e->delay)
+        return err_set(-ENOMEM, "locate: out of memory for %zu MiB of delays",
+                       ((size_t)e->nrow * e->nj_pad * 2) >> 20);
+    double dmax = (e->tt.tmax - e->T0) / e->dt;
+    if (dmax > 65000.0)
+        return err_set(-EINVAL, "locate: travel times up to %.3f s are %.0f samples at dt = %g s; at most 65000 "
+                       "(use a smaller grid or a longer dt)", e->tt.tmax - e->T0, dmax, e->dt);
+    e->max_delay = 0;
+    for (int r = 0; r < e->nrow; r++)
+        for (size_t j = 0; j < e->nj; j++) {
+            int d = (int)lround((e->tt.t[(size_t)r * e->nj + j] - e->T0) / e->dt);
+            e->delay[(size_t)r * e->nj_pad + j] = (uint16_t)d;
+            e->max_delay = d > e->max_delay ? d : e->max_delay;
+        }
+    /* time search of the refinement: the largest travel-time change over one cell */
+    double step = 0;
+    const struct tt_grid *tg = &e->tt.grid;
+    size_t strides[3] = {1, (size_t)tg->n[0], (size_t)tg->n[0] * tg->n[1]};
+    for (int r = 0; r < e->nrow; r++)
+        for (int a = 0; a < 3; a++)
+            if (tg->n[a] > 1)
+                for (size_t j = 0; j + strides[a] < e->nj; j += strides[a] * 7 + 1)
+                    step = fmax(step, fabs(e->tt.t[(size_t)r * e->nj + j + strides[a]] - e->tt.t[(size_t)r * e->nj + j]));
+    e->refine_t = (int)fmin(256.0, ceil(step / e->dt) + 2);
+    e->chunk = e->lc.block_samples;
+    e->cap = (size_t)(e->max_delay + 2 * e->refine_t + e->chunk + 2 * STACK_T_TILE + 16 + 31) / 32 * 32;
+    size_t nu = (size_t)(e->nused ? e->nused : 1);
+    e->state = calloc(nu * cf_state_len(&e->cfp), sizeof(double));
+    e->cfh = malloc((size_t)e->nrow * e->cap * sizeof(float));
+    e->x = malloc(nu * e->chunk * sizeof(float));
+    e->cfch = malloc(nu * e->chunk * sizeof(float));
+    e->mval = malloc(e->cap * sizeof(float));
+    e->midx = malloc(e->cap * sizeof(int32_t));
+    e->coh = malloc(e->nj * sizeof(float));
+    e->W = (int)fmax(1.0, round(e->lc.mad_window / e->dt));
+    e->U = e->W / 20 > 0 ? e->W / 20 : 1;
+    e->mring = malloc((size_t)e->W * sizeof(float));
+    e->sortbuf = malloc((size_t)e->W * sizeof(float));
+    e->mlive = calloc((size_t)e->W, 1);
+    if (!e->state || !e->cfh || !e->x || !e->cfch || !e->mval || !e->midx || !e->coh || !e->mring ||
+        !e->sortbuf || !e->mlive)
+        return err_set(-ENOMEM, "locate: out of memory");
+    fill_nan(e->cfh, (size_t)e->nrow * e->cap);
+    e->a0 = -e->cfp.delay;
+    e->len = 0;
+    e->t_next = e->a0;
+    e->level = e->lc.trigger == TRIGGER_STATIC ? e->lc.threshold : INFINITY;
+    e->misamp = (int64_t)llround(e->lc.min_interval / e->dt);
+#ifdef SEISLIVE_CUDA
+    if (e->gpu) {
+        size_t sl = cf_state_len(&e->cfp);
+        if ((rc = stack_cuda_create(&e->g.stack)) ||
+            (rc = stack_cuda_alloc((void **)&e->g.x, nu * e->chunk * sizeof(float))) ||
+            (rc = stack_cuda_alloc((void **)&e->g.cfch, nu * e->chunk * sizeof(float))) ||
+            (rc = stack_cuda_alloc((void **)&e->g.cf[0], (size_t)e->nrow * e->cap * sizeof(float))) ||
+            (rc = stack_cuda_alloc((void **)&e->g.cf[1], (size_t)e->nrow * e->cap * sizeof(float))) ||
+            (rc = stack_cuda_alloc((void **)&e->g.mval, e->cap * sizeof(float))) ||
+            (rc = stack_cuda_alloc((void **)&e->g.midx, e->cap * sizeof(int32_t))) ||
+            (rc = stack_cuda_alloc((void **)&e->g.coh, e->nj * sizeof(float))) ||
+            (rc = stack_cuda_alloc((void **)&e->g.state, nu * sl * sizeof(double))) ||
+            (rc = stack_cuda_alloc((void **)&e->g.rowch, (size_t)e->nrow * CF_MAXC * sizeof(int))) ||
+            (rc = stack_cuda_alloc((void **)&e->g.delay, (size_t)e->nrow * e->nj_pad * sizeof(uint16_t))) ||
+            (rc = stack_cuda_alloc((void **)&e->g.hilb, (size_t)(2 * e->cfp.hl + 1) * sizeof(double))))
+            return err_prefix(rc, "locate: device memory");
+        if ((rc = stack_cuda_copy(e->g.state, e->state, nu * sl * sizeof(double), 2)) ||
+            (rc = stack_cuda_copy(e->g.rowch, e->rowch, (size_t)e->nrow * CF_MAXC * sizeof(int), 2)) ||
+            (rc = stack_cuda_copy(e->g.delay, e->delay, (size_t)e->nrow * e->nj_pad * sizeof(uint16_t), 2)) ||
+            (e->cfp.hilb && (rc = stack_cuda_copy(e->g.hilb, e->cfp.hilb,
+                                                  (size_t)(2 * e->cfp.hl + 1) * sizeof(double), 2))) ||
+            (rc = stack_cuda_fill_nan2d(e->g.cf[0], e->cap * sizeof(float), e->cap * sizeof(float),
+                                        (size_t)e->nrow)))
+            return rc;
+    }
+#endif
+    log_info("locate: dt %g s, CF delay %d samples, warm-up %d samples, max delay %d samples, "
+             "buffer %zu samples x %d rows",
+             e->dt, e->cfp.delay, e->cfp.warmup, e->max_delay, e->cap, e->nrow);
+    e->started = 1;
+    return 0;
+}
+
+/* ---- refinement ----------------------------------------------------------------------- */
+
+
+/* The same at a fractional grid position C (cells), trilinear in the table. */
+static void delays_at_pos(const struct locate_engine *e, const double c[3], double *d)
+{
+    const struct tt_grid *g = &e->tt.grid;
+    int i0[3];
+    double w[3];
+    for (int a = 0; a < 3; a++) {
+        double u = c[a] < 0 ? 0 : c[a] > g->n[a] - 1 ? g->n[a] - 1 : c[a];
+        i0[a] = g->n[a] > 1 ? (int)fmin(floor(u), g->n[a] - 2) : 0;
+        w[a] = g->n[a] > 1 ? u - i0[a] : 0.0;
+    }
+    size_t sx = 1, sy = (size_t)g->n[0], sz = (size_t)g->n[0] * g->n[1];
+    for (int r = 0; r < e->nrow; r++) {
+        const float *row = e->tt.t + (size_t)r * e->nj;
+        double v = 0;
+        for (int k = 0; k < 8; k++) {
+            int dx = k & 1, dy = (k >> 1) & 1, dz = k >> 2;
+            double wt = (dx ? w[0] : 1 - w[0]) * (dy ? w[1] : 1 - w[1]) * (dz ? w[2] : 1 - w[2]);
+            if (wt != 0)
+                v += wt * row[(i0[0] + dx) * sx + (i0[1] + dy) * sy + (i0[2] + dz) * sz];
+        }
+        d[r] = (v - e->T0) / e->dt;
+    }
+}
+
+/* s(t) from the kept CF for per-row fractional delays D (linear interpolation). */
+static double stack_exact(const struct locate_engine *e, const double *d, double t, int *used)
+{
+    double sum = 0.0;
+    int n = 0;
+    for (int r = 0; r < e->nrow; r++) {
+        double f = t + d[r] - (double)e->a0;
+        double fl = floor(f);
+        int64_t i = (int64_t)fl;
+        if (i < 0 || i + 1 >= e->len)
+            continue;
+        float v0 = e->cfh[(size_t)r * e->cap + i], v1 = e->cfh[(size_t)r * e->cap + i + 1];
+        if (!(v0 == v0) || !(v1 == v1))
+            continue;
+        sum += v0 + (f - fl) * (v1 - v0);
+        n++;
+    }
+    if (used)
+        *used = n;
+    if (e->lc.normalize == NORM_NONE)
+        return sum;
+    if (!n)
+        return 0.0;
+    return e->lc.normalize == NORM_GEOMETRIC ? exp(sum / n) : sum / n;
+}
+
+
+/* Peak of three equally spaced values (index -1, 0, +1): offset and 1-sigma width. */
+static void fit3(double sm, double s0, double sp, double *delta, double *sigma)
+{
+    *delta = 0.0;
+    *sigma = 1.0;
+    if (sm > 0 && s0 > 0 && sp > 0) {
+        double lm = log(sm), l0 = log(s0), lp = log(sp), den = lm - 2.0 * l0 + lp;
+        if (den < 0) {
+            *delta = 0.5 * (lm - lp) / den;
+            *sigma = sqrt(-1.0 / den);
+        }
+    } else {
+        double den = sm - 2.0 * s0 + sp;
+        if (den < 0 && s0 > 0) {
+            *delta = 0.5 * (sm - sp) / den;
+            *sigma = sqrt(-s0 / den);
+        }
+    }
+    if (*delta > 0.5)
+        *delta = 0.5;
+    if (*delta < -0.5)
+        *delta = -0.5;
+}
+
+/* The stack at position Q maximized over origin times within +-R samples of TC
+ * (3-point fit around the best sample): returns the peak value, its time in *TBEST. */
+static double profile(const struct locate_engine *e, const double q[3], double tc, int R, double *d, double *sv,
+                      double *tbest)
+{
+    delays_at_pos(e, q, d);
+    int64_t t0 = (int64_t)llround(tc);
+    int best = R;
+    for (int k = -R; k <= R; k++) {
+        sv[k + R] = stack_exact(e, d, (double)(t0 + k), NULL);
+        if (sv[k + R] > sv[best])
+            best = k + R;
+    }
+    double off = 0.0, sig = 1.0, peak = sv[best];
+    if (best > 0 && best < 2 * R) {
+        fit3(sv[best - 1], sv[best], sv[best + 1], &off, &sig);
+        double den = sv[best - 1] - 2.0 * sv[best] + sv[best + 1];
+        if (den < 0)
+            peak = sv[best] - (sv[best - 1] - sv[best + 1]) * (sv[best - 1] - sv[best + 1]) / (8.0 * den);
+    }
+    *tbest = (double)(t0 + best - R) + off;
+    return peak;
+}
+
+/* Refinement.  On a grid, origin time and position trade off (a deeper node fits with
+ * an earlier origin), so each coordinate is fitted on the stack's profile, the maximum
+ * over origin times (+-refine_t samples): a 3-point fit at +-1/2 cell around the current
+ * position, kept within one cell of the best node, for x, y, z in turn, three rounds;
+ * travel times are interpolated (trilinear) in the table.  The origin time is the peak
+ * of the profile at the final position; the widths come from the last fits. */
+static void refine(const struct locate_engine *e, int64_t t, int32_t j, float val, struct locate_event *ev)
+{
+    const struct tt_grid *g = &e->tt.grid;
+    int nx = g->n[0], ny = g->n[1], R = e->refine_t;
+    int c[3] = {j % nx, (j / nx) % ny, j / (nx * ny)};
+    double *d = malloc((size_t)e->nrow * sizeof(double));
+    double *sv = malloc((size_t)(2 * R + 1) * sizeof(double));
+    memset(ev, 0, sizeof *ev);
+    if (!d || !sv) {
+        free(d);
+        free(sv);
+        return;
+    }
+    double p[3] = {c[0], c[1], c[2]}, sig[3] = {1, 1, 1}, tr = (double)t, tsig = 1.0, tk;
+    for (int round = 0; round < 3; round++)
+        for (int a = 0; a < 3; a++) {
+            if (g->n[a] < 2)
+                continue;
+            double q[3] = {p[0], p[1], p[2]}, s3[3];
+            for (int k = -1; k <= 1; k++) {
+                q[a] = p[a] + 0.5 * k;
+                s3[k + 1] = profile(e, q, tr, R, d, sv, &tk);
+            }
+            double delta, sigma;
+            fit3(s3[0], s3[1], s3[2], &delta, &sigma);
+            p[a] += 0.5 * delta;
+            sig[a] = 0.5 * sigma;
+            double lo = fmax(0.0, c[a] - 1.0), hi = fmin(g->n[a] - 1.0, c[a] + 1.0);
+            p[a] = p[a] < lo ? lo : p[a] > hi ? hi : p[a];
+            profile(e, p, tr, R, d, sv, &tr);
+        }
+    /* width in time at the final position */
+    {
+        double sm, s0, sp;
+        delays_at_pos(e, p, d);
+        sm = stack_exact(e, d, tr - 1.0, NULL);
+        s0 = stack_exact(e, d, tr, NULL);
+        sp = stack_exact(e, d, tr + 1.0, NULL);
+        double off;
+        fit3(sm, s0, sp, &off, &tsig);
+    }
+    delays_at_pos(e, p, d);
+    stack_exact(e, d, tr, &ev->rows_used);
+    free(d);
+    free(sv);
+    ev->sample = t;
+    ev->origin_ns = e->t0_ns + (int64_t)llround((tr * e->dt + e->T0) * 1e9);
+    ev->x = g->o[0] + p[0] * g->d[0];
+    ev->y = g->o[1] + p[1] * g->d[1];
+    ev->z = g->o[2] + p[2] * g->d[2];
+    ev->sx = sig[0] * g->d[0];
+    ev->sy = sig[1] * g->d[1];
+    ev->sz = sig[2] * g->d[2];
+    ev->st = tsig * e->dt;
+    ev->coalescence = val;
+    ev->ix = c[0];
+    ev->iy = c[1];
+    ev->iz = c[2];
+    stations_to_geographic(&e->st, ev->x, ev->y, ev->z, &ev->lat, &ev->lon, &ev->elev);
+    if (!e->st.geographic)
+        ev->elev = NAN;
+}
+
+/* ---- trigger --------------------------------------------------------------------------- */
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static void update_level(struct locate_engine *e)
+{
+    int n = 0;
+    for (int i = 0; i < e->W; i++)
+        if (e->mlive[i])
+            e->sortbuf[n++] = e->mring[i];
+    if (n < e->U) {
+        e->level = INFINITY;
+        return;
+    }
+    qsort(e->sortbuf, (size_t)n, sizeof(float), cmp_float);
+    double med = n % 2 ? e->sortbuf[n / 2] : 0.5 * ((double)e->sortbuf[n / 2 - 1] + e->sortbuf[n / 2]);
+    for (int i = 0; i < n; i++)
+        e->sortbuf[i] = (float)fabs(e->sortbuf[i] - med);
+    qsort(e->sortbuf, (size_t)n, sizeof(float), cmp_float);
+    double mad = n % 2 ? e->sortbuf[n / 2] : 0.5 * ((double)e->sortbuf[n / 2 - 1] + e->sortbuf[n / 2]);
+    e->level = mad > 0 ? med + e->lc.threshold * mad : INFINITY;
+}
+
+static void emit(struct locate_engine *e)
+{
+    struct locate_event ev = e->pend.ev;
+    ev.id = e->next_id++;
+    e->stats.events++;
+    log_info("event %lld: t = %lld ns, (%.1f, %.1f, %.1f) m +- (%.1f, %.1f, %.1f), coalescence %.4g (level %.4g)",
+             (long long)ev.id, (long long)ev.origin_ns, ev.x, ev.y, ev.z, ev.sx, ev.sy, ev.sz, ev.coalescence,
+             ev.level);
+    if (e->on_event)
+        e->on_event(&ev, e->ev_user);
+    e->pend.valid = 0;
+}
+
+static void set_peak(struct locate_engine *e, int64_t t, float v, int32_t j)
+{
+    e->pend.valid = 1;
+    e->pend.t = t;
+    e->pend.val = v;
+    e->pend.j = j;
+    refine(e, t, j, v, &e->pend.ev);
+    e->pend.ev.level = e->level;
+}
+
+static void scan_time(struct locate_engine *e, int64_t t, float v, int32_t j)
+{
+    int used = 0;
+    if (j >= 0) {
+        int64_t off = t - e->a0;
+        for (int r = 0; r < e->nrow; r++) {
+            int64_t i = off + e->delay[(size_t)r * e->nj_pad + (size_t)j];
+            if (i < e->len) {
+                float c = e->cfh[(size_t)r * e->cap + i];
+                used += c == c;
+            }
+        }
+    }
+    int live = used >= e->min_rows;
+    if (e->lc.trigger == TRIGGER_MAD) {
+        int64_t k = ((t % e->W) + e->W) % e->W;
+        e->mring[k] = v;
+        e->mlive[k] = (uint8_t)live;
+        if (((t % e->U) + e->U) % e->U == 0)
+            update_level(e);
+    }
+    int above = live && v > e->level;
+    if (e->on_trace)
+        e->on_trace(t, v, j, live, e->level, e->trace_user);
+    if (above) {
+        if (e->pend.valid && (e->in_run || t - e->pend.t <= e->misamp)) {
+            if (v > e->pend.val)
+                set_peak(e, t, v, j);
+        } else {
+            if (e->pend.valid)
+                emit(e);
+            set_peak(e, t, v, j);
+        }
+        e->in_run = 1;
+    } else {
+        e->in_run = 0;
+        if (e->pend.valid && t - e->pend.t > e->misamp)
+            emit(e);
+    }
+}
+
+/* ---- stacking -------------------------------------------------------------------------- */
+
+static int shift_buffer(struct locate_engine *e)
+{
+    int64_t keep = e->t_next - (e->refine_t + 2);
+    int64_t drop = keep - e->a0;
+    if (drop <= 0)
+        return 0;
+    if (drop > e->len)
+        drop = e->len;
+    size_t rest = (size_t)(e->len - drop);
+    for (int r = 0; r < e->nrow; r++) {
+        float *row = e->cfh + (size_t)r * e->cap;
+        memmove(row, row + drop, rest * sizeof(float));
+        fill_nan(row + rest, e->cap - rest);
+    }
+#ifdef SEISLIVE_CUDA
+    if (e->gpu) {
+        int nxt = 1 - e->g.cur, rc;
+        size_t pitch = e->cap * sizeof(float);
+        if ((rc = stack_cuda_fill_nan2d(e->g.cf[nxt], pitch, pitch, (size_t)e->nrow)) ||
+            (rc = stack_cuda_copy2d(e->g.cf[nxt], pitch, e->g.cf[e->g.cur] + drop, pitch, rest * sizeof(float),
+                                    (size_t)e->nrow, 0)))
+            return rc;
+        e->g.cur = nxt;
+    }
+#endif
+    e->a0 += drop;
+    e->len -= drop;
+    return 0;
+}
+
+static int stack_ready(struct locate_engine *e, int final)
+{
+    int64_t end = e->a0 + e->len;
+    int64_t nt = final ? end - e->t_next : end - (e->max_delay + e->refine_t + 3) - e->t_next;
+    if (nt <= 0)
+        return 0;
+    int64_t off = e->t_next - e->a0;
+    if ((size_t)off + stack_cf_need((int)nt, e->max_delay) > e->cap)
+        return err_set(-EINVAL, "locate: internal: CF buffer of %zu samples too small for %lld times", e->cap,
+                       (long long)nt);
+    struct stack_args a = {
+        .nrow = e->nrow, .nj = e->nj, .nj_pad = e->nj_pad, .delay = e->delay, .max_delay = e->max_delay,
+        .cf = e->cfh + off, .cf_stride = e->cap, .nt = (int)nt, .norm = e->lc.normalize,
+        .max_val = e->mval, .max_idx = e->midx, .coh = e->coh,
+    };
+    int rc;
+#ifdef SEISLIVE_CUDA
+    if (e->gpu) {
+        a.delay = e->g.delay;
+        a.cf = e->g.cf[e->g.cur] + off;
+        a.max_val = e->g.mval;
+        a.max_idx = e->g.midx;
+        a.coh = e->g.coh;
+        if ((rc = stack_run_cuda(e->g.stack, &a, NULL)) ||
+            (rc = stack_cuda_copy(e->mval, e->g.mval, (size_t)nt * sizeof(float), 1)) ||
+            (rc = stack_cuda_copy(e->midx, e->g.midx, (size_t)nt * sizeof(int32_t), 1)) ||
+            (e->on_coh && (rc = stack_cuda_copy(e->coh, e->g.coh, e->nj * sizeof(float), 1))))
+            return rc;
+    } else
+#endif
+    if ((rc = stack_run_cpu(&a)))
+        return rc;
+    if (e->on_coh)
+        e->on_coh(e->coh, &e->tt.grid, e->seq++,
+                  e->t0_ns + (int64_t)llround(((double)e->t_next * e->dt + e->T0) * 1e9),
+                  e->t0_ns + (int64_t)llround(((double)(e->t_next + nt - 1) * e->dt + e->T0) * 1e9), e->coh_user);
+    for (int64_t i = 0; i < nt; i++)
+        scan_time(e, e->t_next + i, e->mval[i], e->midx[i]);
+    e->t_next += nt;
+    e->stats.stacked_times += nt;
+    return shift_buffer(e);
+}
+
+/* K samples from OFF of block B (NULL: K invalid samples, a time gap). */
+static int feed_chunk(struct locate_engine *e, const struct trace_block *b, int off, int k)
+{
+    for (int u = 0; u < e->nused; u++) {
+        float *x = e->x + (size_t)u * e->chunk;
+        int r = e->used_ch[u];
+        for (int i = 0; i < k; i++) {
+            if (b && trace_block_valid(b, r, off + i)) {
+                x[i] = b->data[trace_block_at(b, r, off + i)];
+            } else {
+                x[i] = NAN;
+                e->stats.invalid_samples += b != NULL;
+            }
+        }
+    }
+    float *dst = e->cfh + e->len;
+    int rc;
+#ifdef SEISLIVE_CUDA
+    if (e->gpu) {
+        float *gdst = e->g.cf[e->g.cur] + e->len;
+        size_t bytes = (size_t)e->nused * e->chunk * sizeof(float);
+        if ((rc = stack_cuda_copy(e->g.x, e->x, bytes, 2)) ||
+            (rc = cf_run_cuda(&e->cfp, e->g.hilb, e->nused, k, e->g.x, (size_t)e->chunk, e->g.cfch,
+                              (size_t)e->chunk, e->g.state, NULL)) ||
+            (rc = cf_combine_cuda(e->nrow, k, e->g.rowch, e->g.cfch, (size_t)e->chunk, gdst, e->cap,
+                                  e->lc.normalize == NORM_GEOMETRIC, NULL)) ||
+            (rc = stack_cuda_copy2d(dst, e->cap * sizeof(float), gdst, e->cap * sizeof(float),
+                                    (size_t)k * sizeof(float), (size_t)e->nrow, 1)))
+            return rc;
+    } else
+#endif
+    {
+        cf_run_cpu(&e->cfp, e->nused, k, e->x, (size_t)e->chunk, e->cfch, (size_t)e->chunk, e->state);
+        cf_combine_cpu(e->nrow, k, e->rowch, e->cfch, (size_t)e->chunk, dst, e->cap,
+                       e->lc.normalize == NORM_GEOMETRIC);
+    }
+    (void)rc;
+    e->len += k;
+    e->next_n += k;
+    e->stats.samples += b ? k : 0;
+    e->stats.gap_samples += b ? 0 : k;
+    return stack_ready(e, 0);
+}
+
+static int same_channel(const struct trace_channel *a, const struct trace_channel *b)
+{
+    return !strcmp(a->net, b->net) && !strcmp(a->sta, b->sta) && !strcmp(a->loc, b->loc) && !strcmp(a->cha, b->cha);
+}
+
+int locate_engine_process(struct locate_engine *e, const struct trace_block *b)
+{
+    if (!b || b->nrec <= 0 || b->ns < 0 || !(b->dt > 0) || (b->ns && !b->data) || !b->chan)
+        return err_set(-EINVAL, "locate: block %lld: empty or malformed (nrec %d, ns %d, dt %g)",
+                       b ? (long long)b->seq : -1LL, b ? b->nrec : 0, b ? b->ns : 0, b ? b->dt : 0.0);
+    int rc;
+    if (!e->started) {
+        if ((rc = start_stream(e, b)))
+            return rc;
+    } else {
+        if (fabs(b->dt - e->dt) > 1e-9 * e->dt)
+            return err_set(-EINVAL, "locate: block %lld: dt %g s differs from the stream's %g s", (long long)b->seq,
+                           b->dt, e->dt);
+        if (b->nrec != e->nch)
+            return err_set(-EINVAL, "locate: block %lld: %d channels, the stream started with %d",
+                           (long long)b->seq, b->nrec, e->nch);
+        if (b->chan != e->chan)
+            for (int r = 0; r < e->nch; r++)
+                if (!same_channel(&b->chan[r], &e->chan[r]))
+                    return err_set(-EINVAL, "locate: block %lld: channel %d is %s.%s.%s.%s, expected %s.%s.%s.%s",
+                                   (long long)b->seq, r, b->chan[r].net, b->chan[r].sta, b->chan[r].loc,
+                                   b->chan[r].cha, e->chan[r].net, e->chan[r].sta, e->chan[r].loc,
+                                   e->chan[r].cha);
+        double expect = (double)e->t0_ns + (double)e->next_n * e->dt * 1e9;
+        int64_t jump = (int64_t)llround(((double)b->t0_ns - expect) / (e->dt * 1e9));
+        if (jump < 0) {
+            e->stats.rejected_blocks++;
+            log_warn("block %lld: starts %lld samples before the end of the previous one; rejected (%lld so far)",
+                     (long long)b->seq, (long long)-jump, (long long)e->stats.rejected_blocks);
+            return 0;
+        }
+        if (jump > 0) {
+            log_warn("block %lld: %lld samples missing before it; treated as a gap", (long long)b->seq,
+                     (long long)jump);
+            while (jump > 0) {
+                int k = jump > e->chunk ? e->chunk : (int)jump;
+                if ((rc = feed_chunk(e, NULL, 0, k)))
+                    return rc;
+                jump -= k;
+            }
+        }
+    }
+    for (int off = 0; off < b->ns; off += e->chunk) {
+        int k = b->ns - off < e->chunk ? b->ns - off : e->chunk;
+        if ((rc = feed_chunk(e, b, off, k)))
+            return rc;
+    }
+    e->stats.blocks++;
+    return 0;
+}
+
+int locate_engine_flush(struct locate_engine *e)
+{
+    if (!e->started)
+        return 0;
+    int rc = stack_ready(e, 1);
+    if (rc)
+        return rc;
+    if (e->pend.valid)
+        emit(e);
+    return 0;
+}
+
+void locate_engine_stats(const struct locate_engine *e, struct locate_stats *out)
+{
+    *out = e->stats;
+}
+
+const struct tt_table *locate_engine_tables(const struct locate_engine *e)
+{
+    return &e->tt;
+}
+
+size_t locate_engine_table_bytes(const struct locate_engine *e, size_t *host_bytes)
+{
+    size_t delays = (size_t)e->nrow * e->nj_pad * sizeof(uint16_t);
+    if (host_bytes)
+        *host_bytes = tt_bytes(&e->tt) + delays;
+    return delays;
+}
+
+void locate_engine_destroy(struct locate_engine *e)
+{
+    if (!e)
+        return;
+#ifdef SEISLIVE_CUDA
+    stack_cuda_destroy(e->g.stack);
+    stack_cuda_free(e->g.x);
+    stack_cuda_free(e->g.cfch);
+    stack_cuda_free(e->g.cf[0]);
+    stack_cuda_free(e->g.cf[1]);
+    stack_cuda_free(e->g.mval);
+    stack_cuda_free(e->g.midx);
+    stack_cuda_free(e->g.coh);
+    stack_cuda_free(e->g.state);
+    stack_cuda_free(e->g.rowch);
+    stack_cuda_free(e->g.delay);
+    stack_cuda_free(e->g.hilb);
+#endif
+    cf_params_free(&e->cfp);
+    tt_free(&e->tt);
+    stations_free(&e->st);
+    free(e->chan);
+    free(e->used_ch);
+    free(e->rowch);
+    free(e->state);
+    free(e->delay);
+    free(e->cfh);
+    free(e->x);
+    free(e->cfch);
+    free(e->mval);
+    free(e->midx);
+    free(e->coh);
+    free(e->mring);
+    free(e->sortbuf);
+    free(e->mlive);
+    free(e);
+}

@@ -1,0 +1,107 @@
+/* locate_engine — microseismic detection and location by coherent stacking, streaming.
+ *
+ *   locate_engine_create(cfg, dev, stations)      travel-time tables built once
+ *   locate_engine_process(eng, block) ...         any number of contiguous trace blocks
+ *   locate_engine_flush(eng)                      end of stream: the last events
+ *
+ * Per block: characteristic function per channel (kernels/cf.h, state carried), P rows
+ * from verticals and S rows from the mean of the horizontals (a station with one kind
+ * of component uses it for both phases), then the stack (kernels/stack.h) of every
+ * origin time whose CF samples at all travel times have arrived: the engine keeps the
+ * last max-travel-time samples of CF from the previous blocks (the overlap), so the
+ * results do not depend on where the stream was cut (blocks are also split into
+ * chunks of at most [locate] block_samples).
+ *
+ * Detection on the maximum-coalescence trace m(t) (max over trial points): a time is
+ * "live" when at least half of the rows that have channels contribute at the maximum;
+ * the trigger level is [locate] threshold (static) or median + threshold x MAD of the
+ * live m(t) over the trailing [locate] mad_window, recomputed every mad_window/20 at
+ * absolute sample indices.  Contiguous samples above the level form a trigger; a
+ * trigger starting within min_interval of the current event's peak joins it; an
+ * event's peak is the largest m(t) of its triggers.
+ *
+ * Each peak is refined from the kept CF with the exact (fractional-sample) travel
+ * times: a 3-point Gaussian fit (log-quadratic; plain quadratic when a value is not
+ * positive) per axis through the best cell gives the sub-cell position and a 1-sigma
+ * width, the same in time gives the origin time.  Uncertainty = these widths (the
+ * half-width of the coalescence peak, as QuakeMigrate reports it).
+ *
+ * Results: an event callback, and optionally a coherence callback with each stack
+ * call's volume (max over its times per trial point, x fastest). */
+#ifndef SEISLIVE_LOCATE_ENGINE_H
+#define SEISLIVE_LOCATE_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf/config.h"
+#include "io/stations.h"
+#include "io/trace_block.h"
+#include "kernels/backend.h"
+#include "kernels/traveltime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct locate_event {
+    int64_t id;              /* 0, 1, 2 ... in the stream */
+    int64_t origin_ns;       /* origin time, ns since 1970 UTC (sub-sample refined) */
+    int64_t sample;          /* stack time index of the peak (samples since stream start) */
+    double x, y, z;          /* m, local frame (z down), refined */
+    double lat, lon, elev;   /* deg, deg, m when the stations were geographic, else NaN */
+    double sx, sy, sz;       /* m, 1-sigma widths of the coalescence peak */
+    double st;               /* s, 1-sigma width in time */
+    double coalescence;      /* m(t) at the peak */
+    double level;            /* trigger level then */
+    int ix, iy, iz;          /* best grid cell */
+    int rows_used;           /* station-phase rows that contributed at the peak */
+};
+
+struct locate_stats {
+    int64_t blocks, samples;        /* accepted */
+    int64_t rejected_blocks;        /* out of order / overlapping (counted, logged) */
+    int64_t gap_samples;            /* samples inserted as invalid for a time jump */
+    int64_t invalid_samples;        /* input samples masked, NaN or on dead channels */
+    int64_t stacked_times;
+    int64_t events;
+    int unmatched_channels;         /* channels with no station in the station file */
+    int dead_rows;                  /* station-phase rows with no channel */
+};
+
+typedef void (*locate_event_fn)(const struct locate_event *ev, void *user);
+/* COH: nj values (x fastest); times [t0_ns, t1_ns] are the origin times covered. */
+typedef void (*locate_coherence_fn)(const float *coh, const struct tt_grid *g, int64_t seq,
+                                    int64_t t0_ns, int64_t t1_ns, void *user);
+
+/* Every stacked time: m(t), its trial point, whether it is live, and the level then. */
+typedef void (*locate_trace_fn)(int64_t t, float m, int32_t j, int live, double level, void *user);
+
+struct locate_engine;
+
+/* Build the tables from CFG's [locate] section for STATIONS (copied).  DEV: CPU or CUDA. */
+int locate_engine_create(struct locate_engine **out, const struct sl_config *cfg,
+                         const struct sl_device *dev, const struct station_set *stations);
+void locate_engine_on_event(struct locate_engine *e, locate_event_fn fn, void *user);
+void locate_engine_on_coherence(struct locate_engine *e, locate_coherence_fn fn, void *user);
+void locate_engine_on_trace(struct locate_engine *e, locate_trace_fn fn, void *user);
+
+/* Feed the next block (see io/trace_block.h).  Returns 0 (also for a block rejected as
+ * out of order: counted and logged), or -EINVAL for a block that breaks the stream
+ * (other channels, other dt), or -EIO / -ENOMEM, with err_msg(). */
+int locate_engine_process(struct locate_engine *e, const struct trace_block *b);
+/* End of stream: stack the remaining times (CF beyond the end counts as missing) and
+ * emit the pending event. */
+int locate_engine_flush(struct locate_engine *e);
+
+void locate_engine_stats(const struct locate_engine *e, struct locate_stats *out);
+const struct tt_table *locate_engine_tables(const struct locate_engine *e);
+/* Bytes of travel-time data the engine holds on its device (delays) and on the host. */
+size_t locate_engine_table_bytes(const struct locate_engine *e, size_t *host_bytes);
+void locate_engine_destroy(struct locate_engine *e);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

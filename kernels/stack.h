@@ -1,0 +1,83 @@
+/* stack — coherent stacking (emission tomography) of characteristic functions:
+ *
+ *   s_j(t) = N( sum over rows r of CF_r(t + D_rj) )      for t in [0, nt), every trial point j
+ *
+ * where a row is one (station, phase), D_rj the travel time in whole samples, and N the
+ * normalization: none (the sum), count (divided by the number of rows whose CF sample
+ * is valid, i.e. not NaN) or geometric (CF holds log values; exp of their mean).
+ * Invalid (NaN) CF samples are left out of both the sum and the count.
+ *
+ * The 4D map s_j(t) is never stored.  Two reductions are made on the fly:
+ *   max_val[t], max_idx[t]: the maximum over trial points at each time (ties: smallest j)
+ *   coh[j]:                 the maximum over the nt times for each trial point.
+ *
+ * Layout: delay is nrow x nj_pad uint16 (j fastest, nj_pad = stack_nj_pad(nj), padding
+ * zero); cf is nrow rows of cf_stride floats, readable (NaN where invalid) up to index
+ * stack_cf_need(nt, max_delay) - 1, which the caller guarantees.  Rows are summed in
+ * order 0..nrow-1 in float on both backends, so the sums agree bit for bit. */
+#ifndef SEISLIVE_STACK_H
+#define SEISLIVE_STACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STACK_J_TILE 32   /* trial points per CUDA thread block */
+#define STACK_T_TILE 128  /* times per CUDA thread block */
+
+struct stack_args {
+    int nrow;
+    size_t nj, nj_pad;
+    const uint16_t *delay;
+    int max_delay;
+    const float *cf;
+    size_t cf_stride;
+    int nt;
+    int norm;            /* enum stack_norm (conf/config.h) */
+    float *max_val;      /* nt */
+    int32_t *max_idx;    /* nt; -1 when no point has a value */
+    float *coh;          /* nj */
+};
+
+static inline size_t stack_nj_pad(size_t nj)
+{
+    return (nj + STACK_J_TILE - 1) / STACK_J_TILE * STACK_J_TILE;
+}
+/* Samples a CF row must hold for NT times with delays up to MAX_DELAY. */
+static inline size_t stack_cf_need(int nt, int max_delay)
+{
+    return (size_t)((nt + STACK_T_TILE - 1) / STACK_T_TILE * STACK_T_TILE) + (size_t)max_delay + 1;
+}
+
+/* CPU reference (OpenMP over trial points). */
+int stack_run_cpu(const struct stack_args *a);
+
+#ifdef SEISLIVE_CUDA
+/* CUDA twin on device pointers.  CTX keeps scratch between calls (create once per
+ * engine/thread); STREAM is a cudaStream_t (0 = default).  Returns 0 or -EIO. */
+struct stack_cuda;
+int stack_cuda_create(struct stack_cuda **ctx);
+int stack_run_cuda(struct stack_cuda *ctx, const struct stack_args *a, void *stream);
+void stack_cuda_destroy(struct stack_cuda *ctx);
+
+/* Plain device-memory helpers for the locate engine's buffers (C callers cannot include
+ * cuda_runtime.h in this build).  KIND: 0 device->device, 1 device->host, 2 host->device.
+ * Each returns 0 or -EIO / -ENOMEM with err_msg(). */
+int stack_cuda_alloc(void **p, size_t bytes);
+void stack_cuda_free(void *p);
+int stack_cuda_copy(void *dst, const void *src, size_t bytes, int kind);
+int stack_cuda_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                      size_t height, int kind);
+/* Fill WIDTH bytes of HEIGHT rows with 0xFF bytes: float NaN, the "invalid" CF value. */
+int stack_cuda_fill_nan2d(void *dst, size_t pitch, size_t width, size_t height);
+int stack_cuda_sync(void);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
