@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
+#include <time.h>
 #include <zmq.h>
 
 #include "conf/config.h"
@@ -234,6 +235,17 @@ static void *worker_main(void *arg)
     while (!rc) {
         /* Nothing waiting: finish the unit in flight now rather than sit on its result
          * (a live stream must publish every shot as soon as it is done). */
+#ifdef SEISLIVE_CUDA
+        /* GPU: rather than block on the previous unit's compute, keep watching for the
+         * next unit, so its copy can start under that compute. */
+        while (w->cuda && have_prev && spsc_size(&r->slots.ready_q) == 0 && !stop_now(r)) {
+            int q = pcuda_event_query(w->ev_done[prev.buf]);
+            if (q != 0)
+                break; /* done (or an error, which finish_unit reports) */
+            struct timespec ts = {0, 100000L};
+            nanosleep(&ts, NULL);
+        }
+#endif
         if (have_prev && spsc_size(&r->slots.ready_q) == 0) {
             rc = finish_unit(w, &prev);
             have_prev = false;

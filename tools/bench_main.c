@@ -8,6 +8,7 @@
 
 static const struct bench benches[] = {
     /* {"stencil", "...", bench_stencil}, added as each lands */
+    {"pipeline", "ingest + H2D + compute overlap vs compute alone; io_uring file ingest vs dd", bench_pipeline},
     {NULL, NULL, NULL},
 };
 

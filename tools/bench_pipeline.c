@@ -1,0 +1,403 @@
+/* bench_pipeline — the streaming runtime's two targets:
+ *
+ *  1. overlap: N units of M MiB stream through the full runtime (ingest thread fills
+ *     the pinned slots, the worker copies each to the GPU on the copy stream while the
+ *     previous unit computes on the compute stream) against the same kernels run
+ *     back to back on data already on the GPU.  Target: >= 95 % (copies hidden).
+ *     The kernel (pcuda_burn) does PASSES FMAs per element; PASSES is calibrated so a
+ *     unit computes for about --compute-ms (default 20 ms), well above its copy.
+ *  2. file ingest: io_uring reads (fixed buffers, O_DIRECT) of a file into the pinned
+ *     slots against `dd iflag=direct` of the same file.  Target: >= 80 %.
+ *     Plus the full runtime fed from that file (io_uring -> slots -> H2D -> compute).
+ *
+ *   seislive-bench pipeline [--units N] [--mib M] [--compute-ms T] [--file PATH]
+ *                           [--file-mib F] [--json]
+ * GPU rows need a CUDA build and device; the file rows run anywhere. */
+#define LOG_COMPONENT "bench"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/uring_reader.h"
+#include "kernels/backend.h"
+#include "stream/error.h"
+#include "stream/log.h"
+#include "stream/metrics.h"
+#include "stream/pipeline.h"
+#include "tools/bench.h"
+#ifdef SEISLIVE_CUDA
+#include "stream/pipeline_cuda.h"
+#endif
+
+struct opts {
+    int units;
+    double mib;
+    double compute_ms;
+    const char *file;
+    double file_mib;
+    int json;
+};
+
+struct row {
+    const char *what;
+    double seconds, units_per_s, gb_per_s, ratio;
+    const char *note;
+};
+
+static struct row rows[8];
+static int nrows;
+
+static void add_row(const char *what, double s, double ups, double gbps, double ratio,
+                    const char *note)
+{
+    rows[nrows++] = (struct row){what, s, ups, gbps, ratio, note};
+}
+
+/* ---- sources for the runtime ---- */
+
+#ifdef SEISLIVE_CUDA
+
+struct mem_src {
+    const float *src;      /* one unit's data in ordinary memory (what a receive delivers) */
+    size_t bytes;
+    int units;
+    struct uring_file *file; /* when set: read the units from it instead */
+};
+
+static int mem_run(void *ctx, struct ingest *in)
+{
+    struct mem_src *m = ctx;
+    for (int u = 0; u < m->units; u++) {
+        double t0 = now_s();
+        int i = ingest_reserve(in);
+        if (i < 0)
+            return 0;
+        struct slot_hdr *h = &in->slots->hdr[i];
+        double t1 = now_s();
+        if (m->file) {
+            ssize_t got = uring_reader_read(in->ring, m->file, slot_data(in->slots, i), m->bytes,
+                                            (off_t)((size_t)u * m->bytes) % m->file->size, i);
+            if (got < (ssize_t)m->bytes)
+                return got < 0 ? (int)got : err_set(-EIO, "short read");
+        } else {
+            memcpy(slot_data(in->slots, i), m->src, m->bytes);
+        }
+        h->kind = SLOT_RAW;
+        h->id = u;
+        h->bytes = m->bytes;
+        h->t_arrive = t0;
+        h->wait_s = t1 - t0;
+        h->decode_s = now_s() - t1;
+        slots_commit(in->slots, i);
+    }
+    return 0;
+}
+
+static void mem_close(void *ctx)
+{
+    (void)ctx;
+}
+
+struct burn_job {
+    float *acc;
+    size_t n;
+    int passes;
+};
+
+static int burn_process(void *ctx, const struct pipeline_unit *u, bool snap)
+{
+    struct burn_job *b = ctx;
+    (void)snap;
+    return pcuda_burn(b->acc, u->dev, b->n, b->passes, u->stream);
+}
+
+static int burn_finish(void *ctx, const struct slot_hdr *h, const struct pipeline_io *io, bool p,
+                       bool c)
+{
+    (void)ctx, (void)h, (void)io, (void)p, (void)c;
+    return 0;
+}
+
+/* Compute alone: UNITS kernels on data already on the device, back to back. */
+static int compute_only(struct burn_job *b, float *dsrc, int units, double *secs)
+{
+    void *st, *e0, *e1;
+    int rc = pcuda_stream_create(&st);
+    if (rc)
+        return rc;
+    pcuda_event_create(&e0, 1);
+    pcuda_event_create(&e1, 1);
+    pcuda_burn(b->acc, dsrc, b->n, b->passes, st); /* warm-up */
+    pcuda_event_record(e0, st);
+    for (int u = 0; u < units && !rc; u++)
+        rc = pcuda_burn(b->acc, dsrc, b->n, b->passes, st);
+    pcuda_event_record(e1, st);
+    if (!rc)
+        rc = pcuda_event_sync(e1);
+    float ms = 0;
+    pcuda_event_elapsed_ms(e0, e1, &ms);
+    *secs = 1e-3 * ms;
+    pcuda_event_destroy(e0);
+    pcuda_event_destroy(e1);
+    pcuda_stream_destroy(st);
+    return rc;
+}
+
+static int run_pipeline(const struct sl_device *dev, struct burn_job *b, struct mem_src *m,
+                        int slots, double *secs, struct metrics *mt)
+{
+    struct pipeline_conf pc = {.slots = slots, .slot_bytes = m->bytes, .io_method = URING_AUTO,
+                               .publish_every = 1};
+    struct source src = {.name = m->file ? "file" : "memory", .ctx = m, .run = mem_run,
+                         .close = mem_close};
+    struct pipeline_ops ops = {.name = "burn", .ctx = b, .wants_device = true,
+                               .process = burn_process, .finish = burn_finish};
+    metrics_init(mt);
+    double t0 = now_s();
+    int rc = pipeline_run(&pc, dev, NULL, &src, &ops, mt);
+    *secs = now_s() - t0;
+    return rc;
+}
+#endif
+
+/* dd with O_DIRECT over FILE: seconds, or < 0. */
+static double dd_seconds(const char *file, double mib)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "dd if='%s' of=/dev/null bs=4M iflag=direct 2>&1", file);
+    double t0 = now_s();
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    char line[512], last[512] = "";
+    while (fgets(line, sizeof line, p))
+        snprintf(last, sizeof last, "%s", line);
+    int st = pclose(p);
+    double s = now_s() - t0;
+    if (st != 0) {
+        log_warn("dd failed: %s", last);
+        return -1;
+    }
+    (void)mib;
+    return s;
+}
+
+/* io_uring (fixed buffers, O_DIRECT) reads of the whole file into rotating slots. */
+static int uring_ingest(const char *file, size_t unit, int nslots, double *secs, bool *direct,
+                        bool *fixed, bool *uring)
+{
+    struct uring_reader r;
+    int rc = uring_reader_init(&r, URING_AUTO);
+    if (rc)
+        return rc;
+    struct slots s;
+    rc = slots_create(&s, nslots, unit, 0, &r, false);
+    if (rc) {
+        uring_reader_close(&r);
+        return rc;
+    }
+    struct uring_file f;
+    rc = uring_file_open(&f, file, true);
+    if (!rc) {
+        *direct = f.fd_direct >= 0;
+        *fixed = r.registered;
+        *uring = r.uring;
+        double t0 = now_s();
+        int k = 0;
+        for (off_t off = 0; off < f.size && !rc; off += (off_t)unit, k = (k + 1) % nslots) {
+            ssize_t got = uring_reader_read(&r, &f, slot_data(&s, k), unit, off, k);
+            if (got < 0)
+                rc = (int)got;
+        }
+        *secs = now_s() - t0;
+        uring_file_close(&f);
+    }
+    slots_destroy(&s);
+    uring_reader_close(&r);
+    return rc;
+}
+
+static int make_file(const char *path, double mib)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return err_set(-errno, "%s: %s", path, strerror(errno));
+    size_t chunk = 8 << 20;
+    float *buf = malloc(chunk);
+    for (size_t i = 0; i < chunk / 4; i++)
+        buf[i] = (float)(i % 1000) * 1e-3f;
+    size_t total = (size_t)(mib * 1048576.0);
+    for (size_t done = 0; done < total;) {
+        size_t n = total - done < chunk ? total - done : chunk;
+        if (write(fd, buf, n) != (ssize_t)n) {
+            free(buf);
+            close(fd);
+            return err_set(-EIO, "%s: write", path);
+        }
+        done += n;
+    }
+    free(buf);
+    fdatasync(fd);
+    close(fd);
+    /* Drop the file from the page cache so buffered fallbacks are not flattered. */
+    fd = open(path, O_RDONLY);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+    return 0;
+}
+
+static void print_table(const struct opts *o, const char *device)
+{
+    if (o->json) {
+        printf("{\"benchmark\":\"pipeline\",\"device\":\"%s\",\"rows\":[", device);
+        for (int i = 0; i < nrows; i++)
+            printf("%s{\"what\":\"%s\",\"seconds\":%.4f,\"units_per_s\":%.3f,\"gb_per_s\":%.3f,"
+                   "\"ratio\":%.4f,\"note\":\"%s\"}", i ? "," : "", rows[i].what, rows[i].seconds,
+                   rows[i].units_per_s, rows[i].gb_per_s, rows[i].ratio, rows[i].note);
+        printf("]}\n");
+        return;
+    }
+    printf("device: %s; %d units of %.0f MiB\n\n", device, o->units, o->mib);
+    printf("| run | seconds | units/s | GB/s | vs reference | note |\n");
+    printf("| --- | ---: | ---: | ---: | ---: | --- |\n");
+    for (int i = 0; i < nrows; i++) {
+        char ups[32] = "-", ratio[32] = "";
+        if (rows[i].units_per_s > 0)
+            snprintf(ups, sizeof ups, "%.2f", rows[i].units_per_s);
+        if (rows[i].ratio > 0)
+            snprintf(ratio, sizeof ratio, "%.1f %%", 100 * rows[i].ratio);
+        printf("| %s | %.3f | %s | %.2f | %s | %s |\n", rows[i].what, rows[i].seconds, ups,
+               rows[i].gb_per_s, ratio, rows[i].note);
+    }
+}
+
+int bench_pipeline(int argc, char **argv)
+{
+    struct opts o = {.units = 32, .mib = 64, .compute_ms = 20, .file = NULL, .file_mib = 2048};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            o.json = 1;
+        else if (!strcmp(argv[i], "--units") && i + 1 < argc)
+            o.units = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--mib") && i + 1 < argc)
+            o.mib = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--compute-ms") && i + 1 < argc)
+            o.compute_ms = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--file") && i + 1 < argc)
+            o.file = argv[++i];
+        else if (!strcmp(argv[i], "--file-mib") && i + 1 < argc)
+            o.file_mib = atof(argv[++i]);
+        else {
+            fprintf(stderr, "bench pipeline: unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+    log_set_level(LOG_WARN);
+    size_t unit = (size_t)(o.mib * 1048576.0) / 4096 * 4096;
+    char device[160] = "CPU (no CUDA device)";
+    struct sl_device dev;
+    bool gpu = backend_select("auto", &dev) == 0 && dev.kind == SL_DEVICE_CUDA;
+    char tmpfile[512];
+    const char *file = o.file;
+    if (!file) {
+        snprintf(tmpfile, sizeof tmpfile, "seislive-bench-pipeline.%d.f32", (int)getpid());
+        file = tmpfile;
+        if (make_file(file, o.file_mib) < 0) {
+            fprintf(stderr, "bench pipeline: %s\n", err_msg());
+            return 1;
+        }
+    }
+    struct stat st;
+    stat(file, &st);
+    double fbytes = (double)st.st_size;
+#ifdef SEISLIVE_CUDA
+    if (gpu) {
+        snprintf(device, sizeof device, "%s", dev.name);
+        struct burn_job b = {.n = unit / 4, .passes = 16};
+        float *dsrc = NULL;
+        int rc = pcuda_malloc((void **)&b.acc, unit);
+        if (!rc)
+            rc = pcuda_malloc((void **)&dsrc, unit);
+        if (!rc)
+            rc = pcuda_memset(dsrc, 0, unit);
+        /* Calibrate PASSES for about compute_ms per unit. */
+        double s = 0;
+        for (int it = 0; it < 6 && !rc; it++) {
+            rc = compute_only(&b, dsrc, 4, &s);
+            double per = s / 4 * 1e3;
+            if (per > 0.8 * o.compute_ms && per < 1.25 * o.compute_ms)
+                break;
+            int p = (int)(b.passes * o.compute_ms / (per > 1e-3 ? per : 1e-3));
+            b.passes = p < 1 ? 1 : p > 1 << 20 ? 1 << 20 : p;
+        }
+        double t_comp = 0, t_pipe = 0, t_pipe_file = 0;
+        if (!rc)
+            rc = compute_only(&b, dsrc, o.units, &t_comp);
+        float *host = malloc(unit);
+        for (size_t i = 0; i < unit / 4; i++)
+            host[i] = (float)(i % 977) * 1e-3f;
+        struct metrics m1, m2;
+        struct mem_src ms = {.src = host, .bytes = unit, .units = o.units};
+        if (!rc)
+            rc = run_pipeline(&dev, &b, &ms, 3, &t_pipe, &m1);
+        struct uring_file uf;
+        bool have_file = !rc && uring_file_open(&uf, file, true) == 0 && uf.size >= (off_t)unit;
+        if (have_file) {
+            struct mem_src fs = {.bytes = unit, .units = o.units, .file = &uf};
+            rc = run_pipeline(&dev, &b, &fs, 3, &t_pipe_file, &m2);
+            uring_file_close(&uf);
+        }
+        if (rc) {
+            fprintf(stderr, "bench pipeline: %s\n", err_msg());
+        } else {
+            char note[3][160];
+            snprintf(note[0], sizeof note[0], "kernels only, data on the GPU (%d passes, %.1f ms/unit)",
+                     b.passes, 1e3 * t_comp / o.units);
+            add_row("compute alone", t_comp, o.units / t_comp, o.units * unit / t_comp / 1e9, 0,
+                    note[0]);
+            snprintf(note[1], sizeof note[1],
+                     "ingest (memcpy into pinned slot) + H2D %.2f ms + compute, 3 slots",
+                     1e3 * m1.st[ST_H2D].sum / (m1.st[ST_H2D].n ? m1.st[ST_H2D].n : 1));
+            add_row("full runtime, memory source", t_pipe, o.units / t_pipe,
+                    o.units * unit / t_pipe / 1e9, t_comp / t_pipe, note[1]);
+            if (have_file) {
+                snprintf(note[2], sizeof note[2], "io_uring O_DIRECT reads into slots + H2D + compute");
+                add_row("full runtime, file source", t_pipe_file, o.units / t_pipe_file,
+                        o.units * unit / t_pipe_file / 1e9, t_comp / t_pipe_file, note[2]);
+            }
+        }
+        free(host);
+        pcuda_free(b.acc);
+        pcuda_free(dsrc);
+        if (rc)
+            return 1;
+    }
+#else
+    (void)gpu;
+#endif
+    /* File ingest: dd O_DIRECT vs io_uring into the slots. */
+    double t_dd = dd_seconds(file, o.file_mib);
+    double t_ur = 0;
+    bool direct = false, fixed = false, uring = false;
+    int rc = uring_ingest(file, unit, 3, &t_ur, &direct, &fixed, &uring);
+    if (rc) {
+        fprintf(stderr, "bench pipeline: %s\n", err_msg());
+        return 1;
+    }
+    static char n1[160], n2[160];
+    if (t_dd > 0) {
+        snprintf(n1, sizeof n1, "dd bs=4M iflag=direct, %.0f MiB", fbytes / 1048576.0);
+        add_row("dd O_DIRECT (reference)", t_dd, 0, fbytes / t_dd / 1e9, 0, n1);
+    }
+    snprintf(n2, sizeof n2, "%s%s%s, %.0f MiB slots", uring ? "io_uring" : "pread",
+             fixed ? " fixed buffers" : "", direct ? " O_DIRECT" : " buffered", o.mib);
+    add_row("file -> pinned slots", t_ur, 0, fbytes / t_ur / 1e9, t_dd > 0 ? t_dd / t_ur : 0, n2);
+    if (!o.file)
+        unlink(file);
+    print_table(&o, device);
+    return 0;
+}
