@@ -251,7 +251,7 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
         for (size_t k = 0; k < n; k++) {
             const char *tr = stg + lead + k * l.trace_bytes;
             long tno = (long)(t + k);
-            struct segy_trace_info ti;
+            struct segy_trace_hdr ti;
             segy_trace_header(&l, tr, &ti);
             if (g.slot >= 0 && ti.shot != g.key)
                 gather_emit(f, in, &g, &l, path, tno - 1);

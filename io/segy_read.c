@@ -91,7 +91,7 @@ static double scaled(int32_t v, int32_t s)
     return s > 0 ? (double)v * s : s < 0 ? (double)v / -s : (double)v;
 }
 
-void segy_trace_header(const struct segy_layout *l, const void *th, struct segy_trace_info *t)
+void segy_trace_header(const struct segy_layout *l, const void *th, struct segy_trace_hdr *t)
 {
     int32_t rec = field(l, th, SEGY_TR_FIELD_RECORD);
     t->shot = rec ? rec : field(l, th, SEGY_TR_ENERGY_SOURCE_POINT);

@@ -40,7 +40,7 @@ int segy_layout_parse(const void *head, size_t len, const char *path, struct seg
 /* From the first trace header of a Seismic Unix file. */
 int su_layout_parse(const void *head, size_t len, const char *path, struct segy_layout *l);
 
-struct segy_trace_info {
+struct segy_trace_hdr {
     int64_t shot;        /* field record (or energy source point) */
     double src[3];       /* m, z down */
     float rec[3];        /* m, z down */
@@ -49,7 +49,7 @@ struct segy_trace_info {
 };
 
 /* The geometry and shot key of the trace whose header is TH. */
-void segy_trace_header(const struct segy_layout *l, const void *th, struct segy_trace_info *t);
+void segy_trace_header(const struct segy_layout *l, const void *th, struct segy_trace_hdr *t);
 
 /* Decode the samples of the trace at TRACE (header first) into OUT (l->ns floats).
  * Returns 0, or -EINVAL when a sample is not finite (err_msg() names PATH, the trace

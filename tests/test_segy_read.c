@@ -54,7 +54,7 @@ Test(segy_read, trace_header_geometry_and_samples)
     float v[2] = {-118.625f, 3.0f};
     memcpy(tr + 240, v, 8);
     segy_from_native(SEGY_IBM_FLOAT_4_BYTE, 2, tr + 240);
-    struct segy_trace_info t;
+    struct segy_trace_hdr t;
     segy_trace_header(&l, tr, &t);
     cr_assert_eq(t.shot, 17, "field record 0: the energy source point keys the shot");
     cr_assert_float_eq(t.src[0], 30.0, 1e-12);
@@ -81,7 +81,7 @@ Test(segy_read, seismic_unix_little_endian)
     cr_assert_eq(su_layout_parse(tr, sizeof tr, "a.su", &l), 0, "%s", err_msg());
     cr_assert_eq(l.ns, 2);
     cr_assert_float_eq(l.dt, 0.004, 1e-12);
-    struct segy_trace_info t;
+    struct segy_trace_hdr t;
     segy_trace_header(&l, tr, &t);
     cr_assert_eq(t.shot, 9);
     cr_assert_float_eq(t.rec[0], 100.0f, 1e-6);
