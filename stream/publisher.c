@@ -39,9 +39,9 @@ static int load_allowed(struct publisher *p, const char *path)
         char *s = line;
         while (*s == ' ' || *s == '\t')
             s++;
-        s[strcspn(s, " \t\r\n#")] = '\0';
-        if (!*s)
-            continue;
+        s[strcspn(s, " \t\r\n")] = '\0';
+        if (!*s || (*s == '#' && strlen(s) != 40))
+            continue; /* blank or a comment ('#' is also a Z85 digit: a 40-char word is a key) */
         uint8_t key[32];
         if (strlen(s) != 40 || !zmq_z85_decode(key, s)) {
             fclose(f);

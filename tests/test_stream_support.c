@@ -19,6 +19,7 @@
 #include "stream/job_rtm.h"
 #include "stream/error.h"
 #include "stream/log.h"
+#include "stream/signals.h"
 
 void ts_make_shot(int k, int ntr, int ns, struct shot *s)
 {
@@ -147,6 +148,7 @@ pid_t ts_spawn_job(const char *config, const char *log)
         _exit(2);
     }
     log_set_level((enum log_level)cfg.log.level);
+    signals_install(); /* SIGTERM/SIGINT: finish, checkpoint, publish, exit 0 */
     struct sl_device dev;
     backend_select("cpu", &dev);
     struct shot_job j = {.name = "rtm", .n = {TS_NX, TS_NY, TS_NZ}, .d = {10, 10, 10},
