@@ -32,6 +32,7 @@ struct metrics {
     uint64_t rejected;     /* malformed, counted by reason in the sources */
     uint64_t published, pub_dropped; /* out messages sent / dropped by the HWM */
     int64_t current;       /* unit in flight, -1 none */
+    double gpu_free_mib;   /* free device memory after the last unit; -1 on the CPU */
     double t_start;        /* monotonic s */
 };
 

@@ -154,7 +154,7 @@ static void send_status(struct publisher *p, struct pub_state *st, const char *h
         .latency_ms = 1e3 * m.st[ST_LATENCY].last, .wait_ms = 1e3 * m.st[ST_WAIT].last,
         .decode_ms = 1e3 * m.st[ST_DECODE].last, .h2d_ms = 1e3 * m.st[ST_H2D].last,
         .compute_ms = 1e3 * m.st[ST_COMPUTE].last, .publish_ms = 1e3 * m.st[ST_PUBLISH].last,
-        .gpu_mem_free_mib = -1, .current = m.current};
+        .gpu_mem_free_mib = m.gpu_free_mib, .current = m.current};
     send_text(p, st, WIRE_TOPIC_STATUS, wire_encode_status(&s));
 }
 
