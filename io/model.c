@@ -1,0 +1,219 @@
+#include "io/model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <segyio/segy.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "stream/error.h"
+
+double model_em_velocity(double eps_r, double mu_r) { return MODEL_C0 / sqrt(eps_r * mu_r); }
+
+void model_free(struct sl_model *m)
+{
+    free(m->v);
+    m->v = NULL;
+}
+
+/* Check one file value and turn it into a velocity.  OFF is its byte offset in FILE,
+ * (I, J, K) its grid index. */
+static int convert(const struct model_conf *mc, const char *file, float raw, long long off, int i,
+                   int j, int k, float *v)
+{
+    const bool em = mc->quantity == QTY_PERMITTIVITY;
+    if (!isfinite(raw))
+        return err_set(-EINVAL, "%s: byte offset %lld (x %d, y %d, z %d): %s is %s", file, off, i,
+                       j, k, em ? "permittivity" : "velocity", isnan(raw) ? "NaN" : "infinite");
+    if (em) {
+        if (raw < 1.0f)
+            return err_set(-EINVAL, "%s: byte offset %lld (x %d, y %d, z %d): relative permittivity %g "
+                           "is below 1", file, off, i, j, k, raw);
+        *v = (float)model_em_velocity(raw, mc->permeability);
+    } else {
+        if (raw <= 0.0f)
+            return err_set(-EINVAL, "%s: byte offset %lld (x %d, y %d, z %d): velocity %g m/s is not "
+                           "positive", file, off, i, j, k, raw);
+        *v = raw;
+    }
+    return 0;
+}
+
+static uint32_t bswap32(uint32_t x) { return __builtin_bswap32(x); }
+
+static int load_raw(const struct model_conf *mc, struct sl_model *m)
+{
+    const char *file = mc->file;
+    size_t nn = (size_t)m->n[0] * m->n[1] * m->n[2];
+    struct stat st;
+    if (stat(file, &st) < 0)
+        return err_set(-errno, "%s: %s", file, strerror(errno));
+    if ((size_t)st.st_size != nn * 4)
+        return err_set(-EINVAL, "%s: %lld bytes, but [model] n = [%d, %d, %d] needs %zu "
+                       "(nx*ny*nz float32 = %zu values; the file holds %.6g values)",
+                       file, (long long)st.st_size, m->n[0], m->n[1], m->n[2], nn * 4, nn,
+                       st.st_size / 4.0);
+    FILE *f = fopen(file, "rb");
+    if (!f)
+        return err_set(-errno, "%s: %s", file, strerror(errno));
+    uint32_t *raw = malloc(nn * 4);
+    if (!raw) {
+        fclose(f);
+        return err_set(-ENOMEM, "%s: out of memory", file);
+    }
+    size_t got = fread(raw, 4, nn, f);
+    fclose(f);
+    if (got != nn) {
+        free(raw);
+        return err_set(-EIO, "%s: short read (%zu of %zu values)", file, got, nn);
+    }
+    const bool swap = mc->byte_order == BYTE_ORDER_BIG;
+    const bool zfast = mc->layout == LAYOUT_Z_FASTEST;
+    for (size_t e = 0; e < nn; e++) {
+        /* File index E -> grid (i, j, k). */
+        int i, j, k;
+        if (zfast) {
+            k = (int)(e % m->n[2]);
+            j = (int)(e / m->n[2] % m->n[1]);
+            i = (int)(e / m->n[2] / m->n[1]);
+        } else {
+            i = (int)(e % m->n[0]);
+            j = (int)(e / m->n[0] % m->n[1]);
+            k = (int)(e / m->n[0] / m->n[1]);
+        }
+        uint32_t u = swap ? bswap32(raw[e]) : raw[e];
+        float x;
+        memcpy(&x, &u, 4);
+        int rc = convert(mc, file, x, (long long)e * 4, i, j, k,
+                         &m->v[((size_t)k * m->n[1] + j) * m->n[0] + i]);
+        if (rc < 0) {
+            free(raw);
+            return rc;
+        }
+    }
+    free(raw);
+    return 0;
+}
+
+static int load_segy(const struct model_conf *mc, struct sl_model *m)
+{
+    const char *file = mc->file;
+    segy_file *fp = segy_open(file, "rb");
+    if (!fp)
+        return err_set(-errno ? -errno : -EIO, "%s: cannot open: %s", file, strerror(errno));
+    char bin[SEGY_BINARY_HEADER_SIZE];
+    int rc = 0;
+    if (segy_binheader(fp, bin) != SEGY_OK) {
+        rc = err_set(-EINVAL, "%s: cannot read the binary header (byte 3200)", file);
+        goto done;
+    }
+    int ns = segy_samples(bin), fmt = segy_format(bin);
+    long trace0 = segy_trace0(bin);
+    if (fmt != SEGY_IEEE_FLOAT_4_BYTE && fmt != SEGY_IBM_FLOAT_4_BYTE) {
+        rc = err_set(-EINVAL, "%s: byte 3224: sample format %d: only IBM (1) or IEEE (5) float", file, fmt);
+        goto done;
+    }
+    if (ns != m->n[2]) {
+        rc = err_set(-EINVAL, "%s: byte 3220: %d samples per trace, but [model] n[2] (nz) = %d", file,
+                     ns, m->n[2]);
+        goto done;
+    }
+    int bsize = segy_trsize(fmt, ns), ntr = 0;
+    if (segy_traces(fp, &ntr, trace0, bsize) != SEGY_OK) {
+        rc = err_set(-EINVAL, "%s: the file size is not a whole number of %d-sample traces", file, ns);
+        goto done;
+    }
+    if (ntr != m->n[0] * m->n[1]) {
+        rc = err_set(-EINVAL, "%s: %d traces, but [model] n = [%d, %d, %d] needs nx*ny = %d", file,
+                     ntr, m->n[0], m->n[1], m->n[2], m->n[0] * m->n[1]);
+        goto done;
+    }
+    float *tr = malloc((size_t)ns * 4);
+    if (!tr) {
+        rc = err_set(-ENOMEM, "%s: out of memory", file);
+        goto done;
+    }
+    for (int t = 0; t < ntr && rc == 0; t++) {
+        if (segy_readtrace(fp, t, tr, trace0, bsize) != SEGY_OK) {
+            rc = err_set(-EIO, "%s: trace %d: read failed", file, t + 1);
+            break;
+        }
+        segy_to_native(fmt, ns, tr);
+        int i = t % m->n[0], j = t / m->n[0];
+        for (int k = 0; k < ns && rc == 0; k++) {
+            long long off = trace0 + (long long)t * (SEGY_TRACE_HEADER_SIZE + bsize) +
+                            SEGY_TRACE_HEADER_SIZE + (long long)k * 4;
+            rc = convert(mc, file, tr[k], off, i, j, k, &m->v[((size_t)k * m->n[1] + j) * m->n[0] + i]);
+        }
+    }
+    free(tr);
+done:
+    segy_close(fp);
+    return rc;
+}
+
+int model_load(const struct sl_config *cfg, struct sl_model *m)
+{
+    const struct model_conf *mc = &cfg->model;
+    memset(m, 0, sizeof *m);
+    for (int a = 0; a < 3; a++) {
+        m->n[a] = mc->n[a];
+        m->d[a] = mc->d[a];
+        m->o[a] = mc->o[a];
+    }
+    size_t nn = (size_t)m->n[0] * m->n[1] * m->n[2];
+    m->v = malloc(nn * sizeof *m->v);
+    if (!m->v)
+        return err_set(-ENOMEM, "model: out of memory for %zu points", nn);
+    const bool em = mc->quantity == QTY_PERMITTIVITY;
+    int rc = 0;
+    switch (mc->type) {
+    case MODEL_CONSTANT: {
+        float v = em ? (float)model_em_velocity(mc->permittivity, mc->permeability) : (float)mc->velocity;
+        for (size_t i = 0; i < nn; i++)
+            m->v[i] = v;
+        break;
+    }
+    case MODEL_LAYERED:
+        if (mc->n_layer_velocities != mc->n_layer_depths + 1) {
+            rc = err_set(-EINVAL, "%s: [model] layered: %zu velocities for %zu layer tops (need one more)",
+                         cfg->path ? cfg->path : "config", mc->n_layer_velocities, mc->n_layer_depths);
+            break;
+        }
+        for (int k = 0; k < m->n[2]; k++) {
+            double z = m->o[2] + k * m->d[2];
+            size_t l = 0;
+            while (l < mc->n_layer_depths && z >= mc->layer_depths[l])
+                l++;
+            double q = mc->layer_velocities[l];
+            float v = em ? (float)model_em_velocity(q, mc->permeability) : (float)q;
+            for (size_t e = 0; e < (size_t)m->n[0] * m->n[1]; e++)
+                m->v[(size_t)k * m->n[0] * m->n[1] + e] = v;
+        }
+        break;
+    case MODEL_RAW:
+        rc = load_raw(mc, m);
+        break;
+    case MODEL_SEGY:
+        rc = load_segy(mc, m);
+        break;
+    default:
+        rc = err_set(-EINVAL, "model: unknown type %d", mc->type);
+    }
+    if (rc < 0) {
+        model_free(m);
+        return rc;
+    }
+    m->vmin = INFINITY;
+    m->vmax = 0;
+    for (size_t i = 0; i < nn; i++) {
+        if (m->v[i] < m->vmin)
+            m->vmin = m->v[i];
+        if (m->v[i] > m->vmax)
+            m->vmax = m->v[i];
+    }
+    return 0;
+}

@@ -1,0 +1,31 @@
+#include "kernels/cpml.h"
+
+#include <math.h>
+
+/* One point at distance X (m) into a layer of thickness L. */
+static void coeffs(double x, double l, double dt, double vmax, double r, double f_ref, float *a,
+                   float *b)
+{
+    double d0 = -3.0 * vmax * log(r) / (2.0 * l);
+    double q = x / l;
+    double d = d0 * q * q;
+    double alpha = M_PI * f_ref * (1.0 - q);
+    if (alpha < 0)
+        alpha = 0;
+    double bb = exp(-(d + alpha) * dt);
+    *b = (float)bb;
+    *a = (d + alpha) > 0 ? (float)(d * (bb - 1.0) / (d + alpha)) : 0.0f;
+}
+
+void cpml_profile(int npad, int wlo, int whi, double h, double dt, double vmax, double r,
+                  double f_ref, float *a, float *b)
+{
+    for (int i = 0; i < npad; i++)
+        a[i] = b[i] = 0.0f;
+    /* The first layer point sits one spacing outside the last interior point; the wall
+     * (last layer point) has the full damping d0. */
+    for (int j = 1; j <= wlo; j++)
+        coeffs(j * h, wlo * h, dt, vmax, r, f_ref, &a[wlo - j], &b[wlo - j]);
+    for (int j = 1; j <= whi; j++)
+        coeffs(j * h, whi * h, dt, vmax, r, f_ref, &a[npad - whi - 1 + j], &b[npad - whi - 1 + j]);
+}

@@ -1,0 +1,44 @@
+/* cpml — convolutional PML for the second-order acoustic equation (Pasalic & McGarry,
+ * "Convolutional perfectly matched layer for isotropic and anisotropic acoustic wave
+ * equations", SEG 2010).
+ *
+ * Along each axis the stretched second derivative becomes
+ *     d2p/dx2 + dpsi/dx + zeta,   psi  <- b psi  + a dp/dx,
+ *                                 zeta <- b zeta + a (d2p/dx2 + dpsi/dx),
+ * with b = exp(-(d + alpha) dt), a = d (b - 1) / (d + alpha) (kappa = 1), the damping
+ * d(x) = d0 (x/L)^2, d0 = -3 vmax ln(R) / (2 L), and alpha(x) = pi f_ref (1 - x/L)
+ * (largest at the inner edge, zero at the wall), x the distance into a layer of L.
+ * psi and zeta exist only in the layers of their own axis (per-face widths; a width of
+ * 0 on top is the free-surface case, where no layer is made). */
+#ifndef SEISLIVE_CPML_H
+#define SEISLIVE_CPML_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fill A and B (NPAD entries each) for one axis of NPAD padded points with WLO layers
+ * at the start and WHI at the end, spacing H (m), time step DT (s), the largest
+ * velocity VMAX (m/s), reflection coefficient R and reference frequency F_REF (Hz).
+ * Outside the layers a = b = 0 (the memory variables stay zero). */
+void cpml_profile(int npad, int wlo, int whi, double h, double dt, double vmax, double r,
+                  double f_ref, float *a, float *b);
+
+/* Index of padded point I in the layer storage of its axis (0..wlo+whi-1), or -1 when
+ * I is not in a layer of that axis. */
+static inline int cpml_slab_index(int i, int npad, int wlo, int whi)
+{
+    if (i < 0 || i >= npad)
+        return -1;
+    if (i < wlo)
+        return i;
+    if (i >= npad - whi)
+        return i - (npad - whi) + wlo;
+    return -1;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,204 @@
+/* points — interpolation weights and the CPU reference of injection and sampling. */
+#include "kernels/points.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/wave_internal.h"
+#include "stream/error.h"
+
+int points_support(int interp)
+{
+    switch (interp) {
+    case WAVE_INTERP_SINC: return 2 * POINTS_SINC_HALF;
+    case WAVE_INTERP_TRILINEAR: return 2;
+    case WAVE_INTERP_NEAREST: return 1;
+    }
+    return 0;
+}
+
+/* Modified Bessel function I0 by its power series (converges fast for b < 10). */
+static double bessel_i0(double x)
+{
+    double sum = 1, term = 1, q = x * x / 4;
+    for (int k = 1; k < 60; k++) {
+        term *= q / ((double)k * k);
+        sum += term;
+        if (term < 1e-17 * sum)
+            break;
+    }
+    return sum;
+}
+
+int points_weights_1d(double x, int interp, int *first, float *w)
+{
+    int ns = points_support(interp);
+    double fl = floor(x);
+    if (interp == WAVE_INTERP_NEAREST) {
+        *first = (int)lround(x);
+        w[0] = 1.0f;
+        return 1;
+    }
+    if (interp == WAVE_INTERP_TRILINEAR) {
+        *first = (int)fl;
+        w[0] = (float)(1.0 - (x - fl));
+        w[1] = (float)(x - fl);
+        return 2;
+    }
+    *first = (int)fl - POINTS_SINC_HALF + 1;
+    const double r = POINTS_SINC_HALF, b = POINTS_SINC_B, i0b = bessel_i0(b);
+    for (int k = 0; k < ns; k++) {
+        double u = x - (*first + k);
+        double sinc = fabs(u) < 1e-12 ? 1.0 : sin(M_PI * u) / (M_PI * u);
+        double q = 1.0 - (u / r) * (u / r);
+        w[k] = q > 0 ? (float)(sinc * bessel_i0(b * sqrt(q)) / i0b) : 0.0f;
+    }
+    return ns;
+}
+
+int wave_points_create(struct wave_sim *s, const double *xyz, size_t n, int interp,
+                       struct wave_points **out)
+{
+    *out = NULL;
+    int ns = points_support(interp);
+    if (!ns)
+        return err_set(-EINVAL, "wave points: unknown interpolation %d", interp);
+    struct wave_points *pts = calloc(1, sizeof *pts);
+    if (!pts)
+        return err_set(-ENOMEM, "wave points: out of memory");
+    pts->s = s;
+    pts->n = n;
+    pts->ns = ns;
+    pts->base = malloc(sizeof(int) * 3 * (n ? n : 1));
+    pts->w = malloc(sizeof(float) * 3 * (size_t)ns * (n ? n : 1));
+    if (!pts->base || !pts->w) {
+        wave_points_destroy(pts);
+        return err_set(-ENOMEM, "wave points: out of memory");
+    }
+    const struct wave_layout *L = &s->L;
+    const struct wave_params *p = &s->p;
+    for (size_t i = 0; i < n; i++) {
+        for (int a = 0; a < 3; a++) {
+            double x = (xyz[3 * i + a] - p->o[a]) / p->d[a];
+            if (!(x >= -1e-9 && x <= L->n[a] - 1 + 1e-9)) {
+                wave_points_destroy(pts);
+                return err_set(-EINVAL, "point %zu at (%g, %g, %g) m lies outside the model grid "
+                               "(axis %c: %g..%g m)", i, xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2],
+                               "xyz"[a], p->o[a], p->o[a] + (L->n[a] - 1) * p->d[a]);
+            }
+            int first;
+            float *w = pts->w + (3 * i + a) * ns;
+            points_weights_1d(x, interp, &first, w);
+            if (a == 2 && p->free_surface && first < 0) {
+                /* Nodes above the surface would land in the mirror: drop them (p = 0 at and
+                 * above the surface); shift so the support starts at the surface. */
+                int sh = -first;
+                for (int k = 0; k < ns; k++)
+                    w[k] = k + sh < ns ? w[k + sh] : 0.0f;
+                w[0] = 0.0f; /* the surface node itself is held at 0 */
+                first = 0;
+            }
+            int lo = first + L->off[a], hi = lo + ns - 1;
+            if (lo < L->pad_off[a] || hi >= L->pad_off[a] + L->npad[a]) {
+                wave_points_destroy(pts);
+                return err_set(-EINVAL, "point %zu at (%g, %g, %g) m: its interpolation support "
+                               "(%d nodes) leaves the grid along %c; move it inside or widen the "
+                               "absorbing layers", i, xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2], ns, "xyz"[a]);
+            }
+            pts->base[3 * i + a] = lo;
+        }
+    }
+#ifdef SEISLIVE_CUDA
+    if (s->dev->kind == SL_DEVICE_CUDA) {
+        int rc = wave_cu_points_upload(pts);
+        if (rc < 0) {
+            wave_points_destroy(pts);
+            return rc;
+        }
+    }
+#endif
+    *out = pts;
+    return 0;
+}
+
+void wave_points_destroy(struct wave_points *pts)
+{
+    if (!pts)
+        return;
+#ifdef SEISLIVE_CUDA
+    wave_cu_points_free(pts);
+#endif
+    free(pts->base);
+    free(pts->w);
+    free(pts);
+}
+
+size_t wave_points_count(const struct wave_points *pts) { return pts->n; }
+
+static inline size_t node_index(const struct wave_layout *L, const int *b, int kx, int ky, int kz)
+{
+    return (size_t)(b[2] + kz) * L->stride_z + (size_t)(b[1] + ky) * L->stride_y + (size_t)(b[0] + kx);
+}
+
+int wave_inject(struct wave_sim *s, const struct wave_points *pts, const float *amps,
+                size_t stride, float scale, unsigned flags)
+{
+    if (pts->s != s)
+        return err_set(-EINVAL, "wave_inject: point set belongs to another simulation");
+#ifdef SEISLIVE_CUDA
+    if (s->dev->kind == SL_DEVICE_CUDA)
+        return wave_cu_inject(s, pts, amps, stride, scale, flags);
+#endif
+    if (flags & WAVE_BUF_DEVICE)
+        return err_set(-EINVAL, "wave_inject: device buffer given to a CPU simulation");
+    const struct wave_layout *L = &s->L;
+    const int ns = pts->ns;
+    const bool phys = flags & WAVE_INJECT_PHYSICAL;
+    const float dvinv = (float)(1.0 / (s->p.d[0] * s->p.d[1] * s->p.d[2]));
+    /* Serial over points: supports of different points may overlap. */
+    for (size_t i = 0; i < pts->n; i++) {
+        const float amp = amps[i * stride] * scale;
+        const int *b = pts->base + 3 * i;
+        const float *wx = pts->w + 3 * i * ns, *wy = wx + ns, *wz = wy + ns;
+        for (int kz = 0; kz < ns; kz++)
+            for (int ky = 0; ky < ns; ky++)
+                for (int kx = 0; kx < ns; kx++) {
+                    size_t c = node_index(L, b, kx, ky, kz);
+                    float w = amp * (wx[kx] * wy[ky] * wz[kz]);
+                    s->cur[c] += phys ? w * (s->vel[c] * dvinv) : w;
+                }
+    }
+    return 0;
+}
+
+int wave_sample(struct wave_sim *s, const struct wave_points *pts, float *out, size_t stride,
+                unsigned flags)
+{
+    if (pts->s != s)
+        return err_set(-EINVAL, "wave_sample: point set belongs to another simulation");
+#ifdef SEISLIVE_CUDA
+    if (s->dev->kind == SL_DEVICE_CUDA)
+        return wave_cu_sample(s, pts, out, stride, flags);
+#endif
+    if (flags & WAVE_BUF_DEVICE)
+        return err_set(-EINVAL, "wave_sample: device buffer given to a CPU simulation");
+    const struct wave_layout *L = &s->L;
+    const int ns = pts->ns;
+#pragma omp parallel for schedule(static) if (pts->n > 64)
+    for (size_t i = 0; i < pts->n; i++) {
+        const int *b = pts->base + 3 * i;
+        const float *wx = pts->w + 3 * i * ns, *wy = wx + ns, *wz = wy + ns;
+        float sum = 0;
+        for (int kz = 0; kz < ns; kz++)
+            for (int ky = 0; ky < ns; ky++) {
+                float row = 0;
+                for (int kx = 0; kx < ns; kx++)
+                    row += wx[kx] * s->cur[node_index(L, b, kx, ky, kz)];
+                sum += wy[ky] * wz[kz] * row;
+            }
+        out[i * stride] = sum;
+    }
+    return 0;
+}

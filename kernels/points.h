@@ -1,0 +1,36 @@
+/* points — sources and receivers at arbitrary coordinates: the interpolation weights
+ * behind wave_points_create / wave_inject / wave_sample (kernels/wave.h).
+ *
+ * Weights are separable: w(x, y, z) = wx(x) wy(y) wz(z) over ns nodes per axis.
+ *   sinc:      Kaiser-windowed sinc (Hicks, Geophysics 67, 2002), half-width 4 nodes,
+ *              b = 6.31: w_i = sinc(u_i) I0(b sqrt(1 - (u_i/4)^2)) / I0(b), u_i = x - i,
+ *              accurate up to ~2/3 of the Nyquist wavenumber; a point on a node gets
+ *              weight 1 there and 0 elsewhere.  The same weights inject (adjoint) and
+ *              sample, so injection and sampling are transposes of each other.
+ *   trilinear: 2 nodes per axis, linear weights.
+ *   nearest:   1 node.
+ * Injection adds amp * w into the field (times v^2 dt^2 / dV with WAVE_INJECT_PHYSICAL);
+ * sampling returns sum w p. */
+#ifndef SEISLIVE_POINTS_H
+#define SEISLIVE_POINTS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define POINTS_SINC_HALF 4
+#define POINTS_SINC_B 6.31
+#define POINTS_MAX_SUPPORT (2 * POINTS_SINC_HALF)
+
+/* Nodes per axis of interpolation INTERP (enum wave_interp), 0 when unknown. */
+int points_support(int interp);
+
+/* Weights for a point at X grid units (fractional index along one axis): *FIRST gets the
+ * index of the first node, W the points_support() weights.  Returns the support. */
+int points_weights_1d(double x, int interp, int *first, float *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,52 @@
+#include "kernels/stability.h"
+
+#include <errno.h>
+#include <math.h>
+
+#include "kernels/fd_coeffs.h"
+#include "stream/error.h"
+#define LOG_COMPONENT "propagator"
+#include "stream/log.h"
+
+double stability_dt_max(int order, const double d[3], double vmax)
+{
+    double dmin = fmin(d[0], fmin(d[1], d[2]));
+    return 2.0 * dmin / (sqrt(3.0) * vmax * sqrt(fd_second_abs_sum(order)));
+}
+
+double stability_ppw(double vmin, double fhi, const double d[3])
+{
+    double dmax = fmax(d[0], fmax(d[1], d[2]));
+    return vmin / (fhi * dmax);
+}
+
+int stability_resolve(const struct sl_config *cfg, double vmin, double vmax, double fmax,
+                      double *dt, double *dt_max, double *ppw)
+{
+    const struct propagator_conf *pc = &cfg->propagator;
+    double lim = stability_dt_max(pc->order, cfg->model.d, vmax);
+    if (dt_max)
+        *dt_max = lim;
+    char where[512];
+    if (pc->dt == 0) {
+        *dt = pc->cfl * lim;
+    } else if (pc->dt > lim) {
+        return err_set(-EINVAL,
+                       "%s: [propagator] dt = %g s exceeds the largest stable dt %.6g s "
+                       "(order %d, vmax %g m/s, smallest spacing %g m); use dt <= %.6g or dt = 0 "
+                       "(automatic)",
+                       config_where(cfg, "propagator.dt", where, sizeof where), pc->dt, lim,
+                       pc->order, vmax, fmin(cfg->model.d[0], fmin(cfg->model.d[1], cfg->model.d[2])),
+                       lim);
+    } else {
+        *dt = pc->dt;
+    }
+    double q = stability_ppw(vmin, fmax, cfg->model.d);
+    if (ppw)
+        *ppw = q;
+    if (q < pc->ppw_min)
+        log_warn("%.2f points per wavelength at %g Hz (vmin %g m/s) is below ppw_min %g: expect "
+                 "numerical dispersion (refine the grid or lower the frequency)",
+                 q, fmax, vmin, pc->ppw_min);
+    return 0;
+}

@@ -1,0 +1,36 @@
+/* stability — the largest stable time step of the leapfrog scheme and the dispersion
+ * (points per wavelength) check, before anything runs.
+ *
+ *   dt_max = 2 min(dx, dy, dz) / (sqrt(3) vmax sqrt(S)),  S = |c0| + 2 sum |c_l|
+ * (c_l the second-derivative weights of the order; S is the largest magnitude of the
+ * stencil's symbol, reached at the Nyquist wavenumber; von Neumann analysis of
+ * p(n+1) - 2 p(n) + p(n-1) = v^2 dt^2 lap p(n) needs v^2 dt^2 sum_a S / d_a^2 <= 4). */
+#ifndef SEISLIVE_STABILITY_H
+#define SEISLIVE_STABILITY_H
+
+#include "conf/config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest stable dt (s) for ORDER, spacings D (m) and the largest velocity VMAX (m/s). */
+double stability_dt_max(int order, const double d[3], double vmax);
+
+/* Points per wavelength of the slowest wave at FMAX on the coarsest axis. */
+double stability_ppw(double vmin, double fmax, const double d[3]);
+
+/* Resolve the time step of CFG for a model with velocities VMIN..VMAX and a source
+ * whose highest frequency is FMAX: [propagator] dt = 0 gives cfl x dt_max; a dt above
+ * dt_max is refused (-EINVAL) with "FILE:LINE:COL: [propagator] dt = ... exceeds the
+ * largest stable dt ... s".  Warns (log) when the points per wavelength fall below
+ * [propagator] ppw_min.  *DT gets the step, *DT_MAX (optional) the limit, *PPW
+ * (optional) the points per wavelength. */
+int stability_resolve(const struct sl_config *cfg, double vmin, double vmax, double fmax,
+                      double *dt, double *dt_max, double *ppw);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

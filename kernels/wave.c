@@ -1,0 +1,783 @@
+/* wave — the propagator: layout, life cycle and the CPU reference (OpenMP).
+ * The CUDA twin (wave.cu) shares everything here except the kernels. */
+#include "kernels/wave.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpml.h"
+#include "kernels/fd_coeffs.h"
+#include "kernels/wave_internal.h"
+#include "stream/error.h"
+
+#define ALIGN_X 32 /* x rows rounded up to 128 bytes */
+
+static bool on_gpu(const struct wave_sim *s) { return s->dev->kind == SL_DEVICE_CUDA; }
+
+int wave_params_check(const struct wave_params *p)
+{
+    if (p->order < 2 || p->order > WAVE_ORDER_MAX || p->order % 2)
+        return err_set(-EINVAL, "wave: order %d: must be even, 2..%d", p->order, WAVE_ORDER_MAX);
+    for (int a = 0; a < 3; a++) {
+        if (p->n[a] < 1)
+            return err_set(-EINVAL, "wave: n[%d] = %d: must be >= 1", a, p->n[a]);
+        if (!(p->d[a] > 0) || !isfinite(p->d[a]))
+            return err_set(-EINVAL, "wave: d[%d] = %g: must be > 0", a, p->d[a]);
+    }
+    for (int f = 0; f < 6; f++)
+        if (p->pml[f] < 0)
+            return err_set(-EINVAL, "wave: pml[%d] = %d: must be >= 0", f, p->pml[f]);
+    if (!(p->dt > 0) || !isfinite(p->dt))
+        return err_set(-EINVAL, "wave: dt = %g: must be > 0", p->dt);
+    if (p->free_surface && p->pml[4] != 0)
+        return err_set(-EINVAL, "wave: free surface on top but pml[4] (zmin) = %d: must be 0",
+                       p->pml[4]);
+    if (!(p->pml_reflection > 0 && p->pml_reflection < 1))
+        return err_set(-EINVAL, "wave: pml_reflection %g: must be in (0, 1)", p->pml_reflection);
+    if (!(p->f_ref >= 0))
+        return err_set(-EINVAL, "wave: f_ref %g: must be >= 0", p->f_ref);
+    return 0;
+}
+
+int wave_layout_of(const struct wave_params *p, struct wave_layout *L)
+{
+    int rc = wave_params_check(p);
+    if (rc < 0)
+        return rc;
+    memset(L, 0, sizeof *L);
+    L->halo = p->order / 2;
+    for (int f = 0; f < 6; f++)
+        L->pml[f] = p->pml[f];
+    for (int a = 0; a < 3; a++) {
+        L->n[a] = p->n[a];
+        L->npad[a] = p->n[a] + p->pml[2 * a] + p->pml[2 * a + 1];
+        L->dim[a] = L->npad[a] + 2 * L->halo;
+        L->pad_off[a] = L->halo;
+        L->off[a] = L->halo + p->pml[2 * a];
+    }
+    L->dim[0] = (L->dim[0] + ALIGN_X - 1) / ALIGN_X * ALIGN_X;
+    L->stride_y = (size_t)L->dim[0];
+    L->stride_z = L->stride_y * (size_t)L->dim[1];
+    L->count = L->stride_z * (size_t)L->dim[2];
+    return 0;
+}
+
+static size_t slab_counts(const struct wave_layout *L, size_t out[3])
+{
+    out[0] = (size_t)(L->pml[0] + L->pml[1]) * L->npad[1] * L->npad[2];
+    out[1] = (size_t)(L->pml[2] + L->pml[3]) * L->npad[0] * L->npad[2];
+    out[2] = (size_t)(L->pml[4] + L->pml[5]) * L->npad[0] * L->npad[1];
+    return out[0] + out[1] + out[2];
+}
+
+size_t wave_memory_bytes(const struct wave_params *p)
+{
+    struct wave_layout L;
+    if (wave_layout_of(p, &L) < 0)
+        return 0;
+    size_t sc[3];
+    size_t slabs = slab_counts(&L, sc);
+    return sizeof(float) * (3 * L.count + 2 * slabs +
+                            2 * (size_t)(L.npad[0] + L.npad[1] + L.npad[2]));
+}
+
+/* ---- memory helpers (host or device) -------------------------------------------------- */
+
+static int dev_alloc(struct wave_sim *s, float **out, size_t count)
+{
+    (void)s;
+    *out = NULL;
+    if (count == 0)
+        return 0;
+    size_t bytes = (count * sizeof(float) + 63) / 64 * 64;
+    *out = aligned_alloc(64, bytes);
+    if (!*out)
+        return err_set(-ENOMEM, "wave: out of host memory (%zu bytes)", bytes);
+    memset(*out, 0, bytes);
+    return 0;
+}
+
+/* Copy BYTES between simulation memory and a caller buffer.  SIM_SIDE_SRC tells which
+ * side is the simulation's; CALLER_DEV whether the caller buffer is device memory. */
+static int xfer(struct wave_sim *s, void *dst, const void *src, size_t bytes, bool to_caller,
+                bool caller_dev)
+{
+    if (bytes == 0)
+        return 0;
+#ifdef SEISLIVE_CUDA
+    if (on_gpu(s)) {
+        int dir = caller_dev ? 2 : (to_caller ? 1 : 0);
+        int rc = wave_cu_memcpy(dst, src, bytes, dir, s->stream);
+        if (rc == 0 && dir != 2)
+            rc = wave_cu_sync(s->stream);
+        return rc;
+    }
+#else
+    (void)to_caller;
+    (void)s;
+#endif
+    if (caller_dev)
+        return err_set(-EINVAL, "wave: device buffer given to a CPU simulation");
+    memcpy(dst, src, bytes);
+    return 0;
+}
+
+static int zero(struct wave_sim *s, float *p, size_t count)
+{
+    if (!p || !count)
+        return 0;
+#ifdef SEISLIVE_CUDA
+    if (on_gpu(s))
+        return wave_cu_zero(p, count * sizeof(float), s->stream);
+#endif
+    (void)s;
+    memset(p, 0, count * sizeof(float));
+    return 0;
+}
+
+/* ---- life cycle ----------------------------------------------------------------------- */
+
+int wave_create(const struct sl_device *dev, const struct wave_params *p, const float *v,
+                struct wave_sim **out)
+{
+    *out = NULL;
+    struct wave_sim *s = calloc(1, sizeof *s);
+    if (!s)
+        return err_set(-ENOMEM, "wave: out of memory");
+    s->dev = dev;
+    s->p = *p;
+    s->cpml_on = true;
+    int rc = wave_layout_of(p, &s->L);
+    if (rc < 0)
+        goto fail;
+#ifndef SEISLIVE_CUDA
+    if (dev->kind == SL_DEVICE_CUDA) {
+        rc = err_set(-ENODEV, "wave: CUDA device given, but this build has no CUDA");
+        goto fail;
+    }
+#endif
+    s->r = p->order / 2;
+    double c[WAVE_ORDER_MAX / 2 + 1];
+    for (int a = 0; a < 3; a++) {
+        fd_second_coeffs(p->order, c);
+        for (int l = 0; l <= s->r; l++)
+            s->c2[a][l] = (float)(c[l] / (p->d[a] * p->d[a]));
+        fd_first_coeffs(p->order, c);
+        for (int l = 0; l <= s->r; l++)
+            s->c1[a][l] = (float)(c[l] / p->d[a]);
+    }
+    size_t ninner = (size_t)p->n[0] * p->n[1] * p->n[2];
+    double vmax = 0;
+    for (size_t i = 0; i < ninner; i++) {
+        if (!(v[i] > 0) || !isfinite(v[i])) {
+            rc = err_set(-EINVAL, "wave: velocity %g at interior point %zu (x %zu, y %zu, z %zu): must be finite and > 0",
+                         v[i], i, i % p->n[0], i / p->n[0] % p->n[1], i / p->n[0] / p->n[1]);
+            goto fail;
+        }
+        if (v[i] > vmax)
+            vmax = v[i];
+    }
+    s->vmax = vmax;
+    slab_counts(&s->L, s->slab_count);
+    for (int a = 0; a < 3; a++) {
+        int np = s->L.npad[a];
+        s->ha[a] = malloc(sizeof(float) * np);
+        s->hb[a] = malloc(sizeof(float) * np);
+        if (!s->ha[a] || !s->hb[a]) {
+            rc = err_set(-ENOMEM, "wave: out of memory");
+            goto fail;
+        }
+        cpml_profile(np, p->pml[2 * a], p->pml[2 * a + 1], p->d[a], p->dt, vmax,
+                     p->pml_reflection, p->f_ref, s->ha[a], s->hb[a]);
+    }
+#ifdef SEISLIVE_CUDA
+    if (on_gpu(s)) {
+        rc = wave_cu_alloc(s);
+        if (rc < 0)
+            goto fail;
+    } else
+#endif
+    {
+        if ((rc = dev_alloc(s, &s->cur, s->L.count)) < 0 ||
+            (rc = dev_alloc(s, &s->prev, s->L.count)) < 0 ||
+            (rc = dev_alloc(s, &s->vel, s->L.count)) < 0)
+            goto fail;
+        for (int a = 0; a < 3; a++) {
+            if ((rc = dev_alloc(s, &s->psi[a], s->slab_count[a])) < 0 ||
+                (rc = dev_alloc(s, &s->zeta[a], s->slab_count[a])) < 0)
+                goto fail;
+            s->pa[a] = s->ha[a];
+            s->pb[a] = s->hb[a];
+        }
+    }
+    if ((rc = wave_set_velocity(s, v)) < 0)
+        goto fail;
+    *out = s;
+    return 0;
+fail:
+    wave_destroy(s);
+    return rc;
+}
+
+void wave_destroy(struct wave_sim *s)
+{
+    if (!s)
+        return;
+#ifdef SEISLIVE_CUDA
+    if (on_gpu(s))
+        wave_cu_free(s);
+    else
+#endif
+    {
+        free(s->cur);
+        free(s->prev);
+        free(s->vel);
+        for (int a = 0; a < 3; a++) {
+            free(s->psi[a]);
+            free(s->zeta[a]);
+        }
+    }
+    for (int a = 0; a < 3; a++) {
+        free(s->ha[a]);
+        free(s->hb[a]);
+    }
+    free(s);
+}
+
+const struct wave_params *wave_params_of(const struct wave_sim *s) { return &s->p; }
+const struct wave_layout *wave_layout(const struct wave_sim *s) { return &s->L; }
+const struct sl_device *wave_device(const struct wave_sim *s) { return s->dev; }
+void wave_set_stream(struct wave_sim *s, void *stream) { s->stream = stream; }
+
+int wave_sync(struct wave_sim *s)
+{
+#ifdef SEISLIVE_CUDA
+    if (on_gpu(s))
+        return wave_cu_sync(s->stream);
+#endif
+    (void)s;
+    return 0;
+}
+
+int wave_reset(struct wave_sim *s)
+{
+    int rc = zero(s, s->cur, s->L.count);
+    if (!rc)
+        rc = zero(s, s->prev, s->L.count);
+    for (int a = 0; a < 3 && !rc; a++) {
+        rc = zero(s, s->psi[a], s->slab_count[a]);
+        if (!rc)
+            rc = zero(s, s->zeta[a], s->slab_count[a]);
+    }
+    s->step = 0;
+    return rc;
+}
+
+/* ---- velocity ------------------------------------------------------------------------- */
+
+int wave_set_velocity(struct wave_sim *s, const float *v)
+{
+    const struct wave_layout *L = &s->L;
+    size_t np = (size_t)L->npad[0] * L->npad[1] * L->npad[2];
+    float *vp = malloc(np * sizeof(float));
+    if (!vp)
+        return err_set(-ENOMEM, "wave: out of memory");
+    for (int k = 0; k < L->npad[2]; k++) {
+        int kz = k - L->pml[4];
+        kz = kz < 0 ? 0 : kz >= L->n[2] ? L->n[2] - 1 : kz;
+        for (int j = 0; j < L->npad[1]; j++) {
+            int jy = j - L->pml[2];
+            jy = jy < 0 ? 0 : jy >= L->n[1] ? L->n[1] - 1 : jy;
+            const float *row = v + ((size_t)kz * L->n[1] + jy) * L->n[0];
+            float *o = vp + ((size_t)k * L->npad[1] + j) * L->npad[0];
+            for (int i = 0; i < L->npad[0]; i++) {
+                int ix = i - L->pml[0];
+                ix = ix < 0 ? 0 : ix >= L->n[0] ? L->n[0] - 1 : ix;
+                o[i] = row[ix];
+            }
+        }
+    }
+    int rc = wave_set_velocity_padded(s, vp, false);
+    free(vp);
+    return rc;
+}
+
+int wave_set_velocity_padded(struct wave_sim *s, const float *v, bool on_device)
+{
+#ifdef SEISLIVE_CUDA
+    if (on_gpu(s))
+        return wave_cu_set_vel(s, v, on_device);
+#endif
+    if (on_device)
+        return err_set(-EINVAL, "wave: device buffer given to a CPU simulation");
+    const struct wave_layout *L = &s->L;
+    double dt2 = s->p.dt * s->p.dt;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k < L->npad[2]; k++)
+        for (int j = 0; j < L->npad[1]; j++) {
+            const float *row = v + ((size_t)k * L->npad[1] + j) * L->npad[0];
+            float *o = s->vel + (size_t)(k + L->halo) * L->stride_z +
+                       (size_t)(j + L->halo) * L->stride_y + L->halo;
+            for (int i = 0; i < L->npad[0]; i++)
+                o[i] = (float)((double)row[i] * row[i] * dt2);
+        }
+    return 0;
+}
+
+int wave_get_velocity_padded(struct wave_sim *s, float *v)
+{
+#ifdef SEISLIVE_CUDA
+    if (on_gpu(s))
+        return wave_cu_get_vel(s, v);
+#endif
+    const struct wave_layout *L = &s->L;
+    double dt = s->p.dt;
+    for (int k = 0; k < L->npad[2]; k++)
+        for (int j = 0; j < L->npad[1]; j++) {
+            const float *row = s->vel + (size_t)(k + L->halo) * L->stride_z +
+                               (size_t)(j + L->halo) * L->stride_y + L->halo;
+            float *o = v + ((size_t)k * L->npad[1] + j) * L->npad[0];
+            for (int i = 0; i < L->npad[0]; i++)
+                o[i] = (float)(sqrt((double)row[i]) / dt);
+        }
+    return 0;
+}
+
+void wave_set_cpml(struct wave_sim *s, bool enabled) { s->cpml_on = enabled; }
+bool wave_cpml_enabled(const struct wave_sim *s) { return s->cpml_on; }
+
+/* ---- CPU reference step ----------------------------------------------------------------- */
+
+/* Element of the layer storage of axis A for padded point (i, j, k) with slab index JS. */
+static inline size_t slab_elem(const struct wave_layout *L, int a, int i, int j, int k, int js)
+{
+    if (a == 0)
+        return ((size_t)k * L->npad[1] + j) * (size_t)(L->pml[0] + L->pml[1]) + js;
+    if (a == 1)
+        return ((size_t)k * (L->pml[2] + L->pml[3]) + js) * L->npad[0] + i;
+    return ((size_t)js * L->npad[1] + j) * L->npad[0] + i;
+}
+
+/* psi <- b psi + a dp/dx_a over the layers of every axis (from p(n)). */
+static void psi_update_cpu(struct wave_sim *s)
+{
+    const struct wave_layout *L = &s->L;
+    const float *p = s->cur;
+    const size_t st[3] = {1, L->stride_y, L->stride_z};
+    for (int a = 0; a < 3; a++) {
+        if (!s->slab_count[a])
+            continue;
+        const float *c1 = s->c1[a];
+        const float *pa = s->pa[a], *pb = s->pb[a];
+        float *psi = s->psi[a];
+        const int r = s->r;
+#pragma omp parallel for collapse(2) schedule(static)
+        for (int k = 0; k < L->npad[2]; k++)
+            for (int j = 0; j < L->npad[1]; j++) {
+                int js = a == 1 ? cpml_slab_index(j, L->npad[1], L->pml[2], L->pml[3])
+                       : a == 2 ? cpml_slab_index(k, L->npad[2], L->pml[4], L->pml[5]) : 0;
+                if (js < 0)
+                    continue;
+                const size_t row = (size_t)(k + L->halo) * L->stride_z +
+                                   (size_t)(j + L->halo) * L->stride_y + L->halo;
+                if (a == 0) {
+                    for (int i = 0; i < L->npad[0]; i++) {
+                        if (i == L->pml[0] && L->npad[0] - L->pml[1] > i)
+                            i = L->npad[0] - L->pml[1];
+                        if (i >= L->npad[0])
+                            break;
+                        size_t c = row + i;
+                        float d1 = 0;
+                        for (int l = 1; l <= r; l++)
+                            d1 += c1[l] * (p[c + l] - p[c - l]);
+                        size_t e = slab_elem(L, 0, i, j, k, cpml_slab_index(i, L->npad[0], L->pml[0], L->pml[1]));
+                        psi[e] = pb[i] * psi[e] + pa[i] * d1;
+                    }
+                } else {
+                    const int x = a == 1 ? j : k;
+                    const float av = pa[x], bv = pb[x];
+                    float *ps = psi + slab_elem(L, a, 0, j, k, js);
+                    for (int i = 0; i < L->npad[0]; i++) {
+                        size_t c = row + i;
+                        float d1 = 0;
+                        for (int l = 1; l <= r; l++)
+                            d1 += c1[l] * (p[c + l * st[a]] - p[c - l * st[a]]);
+                        ps[i] = bv * ps[i] + av * d1;
+                    }
+                }
+            }
+    }
+}
+
+/* Coefficients for d(psi)/dx_a at layer index X (slab index JS) of axis A: the
+ * neighbour x +- l is read at element offset +-OFF[l] with weight CU/CD[l], or weight 0
+ * when it is outside the layers (psi = 0 there). */
+static inline void dpsi_taps(const struct wave_sim *s, int a, int x, int js, size_t sst,
+                             float *cu, float *cd, size_t *ou, size_t *od)
+{
+    const struct wave_layout *L = &s->L;
+    const int np = L->npad[a], wlo = L->pml[2 * a], whi = L->pml[2 * a + 1];
+    for (int l = 1; l <= s->r; l++) {
+        int xu = x + l, xd = x - l;
+        bool okd = xd >= 0 && (xd < wlo || xd >= np - whi);
+        bool oku = xu < np && (xu < wlo || xu >= np - whi);
+        cu[l] = oku ? s->c1[a][l] : 0.0f;
+        cd[l] = okd ? s->c1[a][l] : 0.0f;
+        ou[l] = oku ? (size_t)(cpml_slab_index(xu, np, wlo, whi) - js) * sst : 0;
+        od[l] = okd ? (size_t)(js - cpml_slab_index(xd, np, wlo, whi)) * sst : 0;
+    }
+}
+
+/* Update cells [i0, i1) of padded row (j, k), all inside the layers of some axis:
+ * stretched second derivatives along the axes whose layers hold the cell, plain ones
+ * along the others.  Rows in y or z layers vectorise along x (the condition is per row). */
+static void pml_row(struct wave_sim *s, const float *p, float *q, int j, int k, int i0, int i1,
+                    float *lap)
+{
+    const struct wave_layout *L = &s->L;
+    const size_t st[3] = {1, L->stride_y, L->stride_z};
+    const size_t sst[3] = {1, (size_t)L->npad[0], (size_t)L->npad[0] * L->npad[1]};
+    const size_t row = (size_t)(k + L->halo) * L->stride_z + (size_t)(j + L->halo) * L->stride_y + L->halo;
+    const int r = s->r;
+    float cu[WAVE_ORDER_MAX / 2 + 1], cd[WAVE_ORDER_MAX / 2 + 1];
+    size_t ou[WAVE_ORDER_MAX / 2 + 1], od[WAVE_ORDER_MAX / 2 + 1];
+    for (int i = i0; i < i1; i++)
+        lap[i] = 0;
+    for (int a = 1; a < 3; a++) {
+        const float *c2 = s->c2[a];
+        const int x = a == 1 ? j : k;
+        int js = cpml_slab_index(x, L->npad[a], L->pml[2 * a], L->pml[2 * a + 1]);
+        if (js < 0) {
+            for (int i = i0; i < i1; i++) {
+                size_t c = row + i;
+                float d2 = c2[0] * p[c];
+                for (int l = 1; l <= r; l++)
+                    d2 += c2[l] * (p[c + l * st[a]] + p[c - l * st[a]]);
+                lap[i] += d2;
+            }
+            continue;
+        }
+        dpsi_taps(s, a, x, js, sst[a], cu, cd, ou, od);
+        const float av = s->pa[a][x], bv = s->pb[a][x];
+        const float *psi = s->psi[a] + slab_elem(L, a, 0, j, k, js);
+        float *zeta = s->zeta[a] + slab_elem(L, a, 0, j, k, js);
+        for (int i = i0; i < i1; i++) {
+            size_t c = row + i;
+            float d2 = c2[0] * p[c];
+            float dpsi = 0;
+            for (int l = 1; l <= r; l++) {
+                d2 += c2[l] * (p[c + l * st[a]] + p[c - l * st[a]]);
+                dpsi += cu[l] * psi[i + ou[l]] - cd[l] * psi[i - od[l]];
+            }
+            float t = d2 + dpsi;
+            float z = bv * zeta[i] + av * t;
+            zeta[i] = z;
+            lap[i] += t + z;
+        }
+    }
+    const float *c2 = s->c2[0];
+    for (int i = i0; i < i1; i++) {
+        size_t c = row + i;
+        float d2 = c2[0] * p[c];
+        for (int l = 1; l <= r; l++)
+            d2 += c2[l] * (p[c + l] + p[c - l]);
+        int js = cpml_slab_index(i, L->npad[0], L->pml[0], L->pml[1]);
+        if (js < 0) {
+            lap[i] += d2;
+        } else {
+            dpsi_taps(s, 0, i, js, 1, cu, cd, ou, od);
+            size_t e = slab_elem(L, 0, i, j, k, js);
+            const float *psi = s->psi[0];
+            float dpsi = 0;
+            for (int l = 1; l <= r; l++)
+                dpsi += cu[l] * psi[e + ou[l]] - cd[l] * psi[e - od[l]];
+            float t = d2 + dpsi;
+            float z = s->pb[0][i] * s->zeta[0][e] + s->pa[0][i] * t;
+            s->zeta[0][e] = z;
+            lap[i] += t + z;
+        }
+        q[c] = 2.0f * p[c] - q[c] + s->vel[c] * lap[i];
+    }
+}
+
+static void step_cpu(struct wave_sim *s, bool cpml)
+{
+    const struct wave_layout *L = &s->L;
+    const int r = s->r, h = L->halo;
+    const size_t sy = L->stride_y, sz = L->stride_z;
+    const float *p = s->cur;
+    float *q = s->prev;
+    const float *vel = s->vel;
+    cpml = cpml && (s->slab_count[0] + s->slab_count[1] + s->slab_count[2]) > 0;
+    if (cpml)
+        psi_update_cpu(s);
+    const float *cx = s->c2[0], *cy = s->c2[1], *cz = s->c2[2];
+    const float c0 = cx[0] + cy[0] + cz[0];
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k < L->npad[2]; k++)
+        for (int j = 0; j < L->npad[1]; j++) {
+            size_t row = (size_t)(k + h) * sz + (size_t)(j + h) * sy + h;
+            int x0 = 0, x1 = L->npad[0];
+            bool all_pml = false;
+            if (cpml) {
+                all_pml = cpml_slab_index(j, L->npad[1], L->pml[2], L->pml[3]) >= 0 ||
+                          cpml_slab_index(k, L->npad[2], L->pml[4], L->pml[5]) >= 0;
+                x0 = all_pml ? x1 : L->pml[0];
+                x1 = all_pml ? x1 : L->npad[0] - L->pml[1];
+            }
+            for (int i = x0; i < x1; i++) {
+                size_t c = row + i;
+                float lap = c0 * p[c];
+                for (int l = 1; l <= r; l++)
+                    lap += cx[l] * (p[c + l] + p[c - l]) + cy[l] * (p[c + l * sy] + p[c - l * sy]) +
+                           cz[l] * (p[c + l * sz] + p[c - l * sz]);
+                q[c] = 2.0f * p[c] - q[c] + vel[c] * lap;
+            }
+            if (!cpml)
+                continue;
+            float lap[L->npad[0]];
+            if (all_pml) {
+                pml_row(s, p, q, j, k, 0, L->npad[0], lap);
+            } else {
+                pml_row(s, p, q, j, k, 0, x0, lap);
+                pml_row(s, p, q, j, k, x1, L->npad[0], lap);
+            }
+        }
+    if (s->p.free_surface) {
+        /* p = 0 on the surface plane; odd mirror above it, so the stencil sees the image
+         * source of opposite sign. */
+        size_t plane = sz;
+        float *surf = q + (size_t)h * sz;
+        memset(surf, 0, plane * sizeof(float));
+        for (int m = 1; m <= h; m++) {
+            float *up = q + (size_t)(h - m) * sz;
+            const float *dn = q + (size_t)(h + m) * sz;
+            for (size_t e = 0; e < plane; e++)
+                up[e] = -dn[e];
+        }
+    }
+}
+
+void wave_swap(struct wave_sim *s)
+{
+    float *t = s->cur;
+    s->cur = s->prev;
+    s->prev = t;
+}
+
+static int step_any(struct wave_sim *s, bool cpml)
+{
+#ifdef SEISLIVE_CUDA
+    if (on_gpu(s)) {
+        int rc = wave_cu_step(s, cpml);
+        if (rc < 0)
+            return rc;
+    } else
+#endif
+        step_cpu(s, cpml);
+    wave_swap(s);
+    return 0;
+}
+
+int wave_step(struct wave_sim *s)
+{
+    int rc = step_any(s, s->cpml_on);
+    if (!rc)
+        s->step++;
+    return rc;
+}
+
+int wave_step_reverse(struct wave_sim *s)
+{
+    int rc = step_any(s, false);
+    if (!rc)
+        s->step--;
+    return rc;
+}
+
+int64_t wave_step_index(const struct wave_sim *s) { return s->step; }
+
+float *wave_cur(struct wave_sim *s) { return s->cur; }
+float *wave_prev(struct wave_sim *s) { return s->prev; }
+const float *wave_vel2dt2(const struct wave_sim *s) { return s->vel; }
+
+/* ---- copies ------------------------------------------------------------------------------ */
+
+static int copy_interior(struct wave_sim *s, bool prev, float *host, bool out)
+{
+    const struct wave_layout *L = &s->L;
+    float *f = prev ? s->prev : s->cur;
+    float *all = f;
+    if (on_gpu(s)) {
+        all = malloc(L->count * sizeof(float));
+        if (!all)
+            return err_set(-ENOMEM, "wave: out of memory");
+        int rc = xfer(s, all, f, L->count * sizeof(float), true, false);
+        if (rc < 0) {
+            free(all);
+            return rc;
+        }
+    }
+    for (int k = 0; k < L->n[2]; k++)
+        for (int j = 0; j < L->n[1]; j++) {
+            float *g = all + (size_t)(k + L->off[2]) * L->stride_z + (size_t)(j + L->off[1]) * L->stride_y + L->off[0];
+            float *hrow = host + ((size_t)k * L->n[1] + j) * L->n[0];
+            if (out)
+                memcpy(hrow, g, L->n[0] * sizeof(float));
+            else
+                memcpy(g, hrow, L->n[0] * sizeof(float));
+        }
+    int rc = 0;
+    if (all != f) {
+        if (!out)
+            rc = xfer(s, f, all, L->count * sizeof(float), false, false);
+        free(all);
+    }
+    return rc;
+}
+
+int wave_copy_out(struct wave_sim *s, bool prev, float *host) { return copy_interior(s, prev, host, true); }
+int wave_copy_in(struct wave_sim *s, bool prev, const float *host)
+{
+    return copy_interior(s, prev, (float *)host, false);
+}
+
+/* ---- strip ---------------------------------------------------------------------------------- */
+
+int wave_strip_boxes(const struct wave_sim *s, int lo[6][3], int hi[6][3])
+{
+    const int *n = s->L.n, h = s->L.halo;
+    int e0[3], s1[3]; /* end of the low strip, start of the high strip, per axis */
+    for (int a = 0; a < 3; a++) {
+        e0[a] = h < n[a] ? h : n[a];
+        s1[a] = n[a] - h > e0[a] ? n[a] - h : e0[a];
+    }
+    /* z strips span everything; y strips the inner z range; x strips inner y and z. */
+    int b = 0;
+    for (int a = 2; a >= 0; a--)
+        for (int side = 0; side < 2; side++, b++)
+            for (int q = 0; q < 3; q++) {
+                if (q == a) {
+                    lo[b][q] = side ? s1[q] : 0;
+                    hi[b][q] = side ? n[q] : e0[q];
+                } else if (q > a) {
+                    lo[b][q] = e0[q];
+                    hi[b][q] = s1[q];
+                } else {
+                    lo[b][q] = 0;
+                    hi[b][q] = n[q];
+                }
+            }
+    return 6;
+}
+
+size_t wave_strip_count(const struct wave_sim *s)
+{
+    int lo[6][3], hi[6][3];
+    wave_strip_boxes(s, lo, hi);
+    size_t c = 0;
+    for (int b = 0; b < 6; b++)
+        c += (size_t)(hi[b][0] - lo[b][0]) * (hi[b][1] - lo[b][1]) * (hi[b][2] - lo[b][2]);
+    return c;
+}
+
+static int strip_cpu(struct wave_sim *s, float *buf, bool save)
+{
+    const struct wave_layout *L = &s->L;
+    int lo[6][3], hi[6][3];
+    wave_strip_boxes(s, lo, hi);
+    size_t at = 0;
+    for (int b = 0; b < 6; b++)
+        for (int k = lo[b][2]; k < hi[b][2]; k++)
+            for (int j = lo[b][1]; j < hi[b][1]; j++) {
+                float *g = s->cur + (size_t)(k + L->off[2]) * L->stride_z +
+                           (size_t)(j + L->off[1]) * L->stride_y + L->off[0];
+                size_t w = (size_t)(hi[b][0] - lo[b][0]);
+                if (save)
+                    memcpy(buf + at, g + lo[b][0], w * sizeof(float));
+                else
+                    memcpy(g + lo[b][0], buf + at, w * sizeof(float));
+                at += w;
+            }
+    return 0;
+}
+
+int wave_strip_save(struct wave_sim *s, float *buf, bool on_device)
+{
+#ifdef SEISLIVE_CUDA
+    if (on_gpu(s))
+        return wave_cu_strip(s, buf, on_device, true);
+#endif
+    if (on_device)
+        return err_set(-EINVAL, "wave: device buffer given to a CPU simulation");
+    return strip_cpu(s, buf, true);
+}
+
+int wave_strip_load(struct wave_sim *s, const float *buf, bool on_device)
+{
+#ifdef SEISLIVE_CUDA
+    if (on_gpu(s))
+        return wave_cu_strip(s, (float *)buf, on_device, false);
+#endif
+    if (on_device)
+        return err_set(-EINVAL, "wave: device buffer given to a CPU simulation");
+    return strip_cpu(s, (float *)buf, false);
+}
+
+/* ---- checkpoints ----------------------------------------------------------------------- */
+
+size_t wave_state_bytes(const struct wave_sim *s)
+{
+    return sizeof(float) * (2 * s->L.count +
+                            2 * (s->slab_count[0] + s->slab_count[1] + s->slab_count[2])) +
+           sizeof(int64_t);
+}
+
+static int state_io(struct wave_sim *s, char *buf, bool on_device, bool save)
+{
+    float *parts[8] = {s->cur, s->prev, s->psi[0], s->zeta[0], s->psi[1], s->zeta[1], s->psi[2], s->zeta[2]};
+    size_t counts[8] = {s->L.count, s->L.count, s->slab_count[0], s->slab_count[0],
+                        s->slab_count[1], s->slab_count[1], s->slab_count[2], s->slab_count[2]};
+    size_t at = 0;
+    for (int i = 0; i < 8; i++) {
+        size_t b = counts[i] * sizeof(float);
+        int rc = save ? xfer(s, buf + at, parts[i], b, true, on_device)
+                      : xfer(s, parts[i], buf + at, b, false, on_device);
+        if (rc < 0)
+            return rc;
+        at += b;
+    }
+    /* The step index always travels through the host. */
+    if (on_device) {
+#ifdef SEISLIVE_CUDA
+        int rc = save ? wave_cu_memcpy(buf + at, &s->step, sizeof s->step, 0, s->stream)
+                      : wave_cu_memcpy(&s->step, buf + at, sizeof s->step, 1, s->stream);
+        if (rc == 0)
+            rc = wave_cu_sync(s->stream);
+        return rc;
+#endif
+    } else if (save)
+        memcpy(buf + at, &s->step, sizeof s->step);
+    else
+        memcpy(&s->step, buf + at, sizeof s->step);
+    return 0;
+}
+
+int wave_state_save(struct wave_sim *s, void *buf, bool on_device) { return state_io(s, buf, on_device, true); }
+int wave_state_load(struct wave_sim *s, const void *buf, bool on_device)
+{
+    return state_io(s, (void *)buf, on_device, false);
+}
+
+#ifndef SEISLIVE_CUDA
+int wave_copy_bandwidth(const struct sl_device *dev, size_t bytes, int reps, double *gbs)
+{
+    (void)dev;
+    (void)bytes;
+    (void)reps;
+    *gbs = 0;
+    return err_set(-ENOTSUP, "wave_copy_bandwidth: this build has no CUDA");
+}
+#endif

@@ -1,0 +1,67 @@
+/* wave_internal — the simulation object shared by the CPU reference (wave.c), the CUDA
+ * twin (wave.cu) and the point sets (points.c).  Not for users: use kernels/wave.h. */
+#ifndef SEISLIVE_WAVE_INTERNAL_H
+#define SEISLIVE_WAVE_INTERNAL_H
+
+#include "kernels/wave.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct wave_sim {
+    const struct sl_device *dev;
+    struct wave_params p;
+    struct wave_layout L;
+    int r;                      /* stencil half-width = order / 2 */
+    float c2[3][WAVE_ORDER_MAX / 2 + 1]; /* second-derivative weights / h^2, per axis */
+    float c1[3][WAVE_ORDER_MAX / 2 + 1]; /* first-derivative weights / h, per axis */
+    float *cur, *prev, *vel;    /* allocated grid; vel = v^2 dt^2 (device memory for CUDA) */
+    float *pa[3], *pb[3];       /* CPML a, b per axis over the padded points */
+    float *psi[3], *zeta[3];    /* CPML memory per axis, over that axis's layers */
+    size_t slab_count[3];       /* elements of psi[a] / zeta[a] */
+    float *ha[3], *hb[3];       /* host copies of the profiles */
+    bool cpml_on;
+    int64_t step;
+    void *stream;               /* cudaStream_t */
+    double vmax;
+    void *scratch;              /* CUDA: device staging for host point amplitudes */
+    size_t scratch_bytes;
+};
+
+struct wave_points {
+    struct wave_sim *s;
+    size_t n;
+    int ns;                     /* support nodes per axis */
+    int *base;                  /* host: 3 per point, allocated-grid index of the first node */
+    float *w;                   /* host: 3 * ns per point: x weights, y weights, z weights */
+    int *d_base;                /* device copies (CUDA) */
+    float *d_w;
+};
+
+/* The strip as up to 6 boxes of interior coordinates [lo, hi). */
+int wave_strip_boxes(const struct wave_sim *s, int lo[6][3], int hi[6][3]);
+
+#ifdef SEISLIVE_CUDA
+int wave_cu_alloc(struct wave_sim *s);
+void wave_cu_free(struct wave_sim *s);
+int wave_cu_memcpy(void *dst, const void *src, size_t bytes, int dir, void *stream); /* 0 h2d 1 d2h 2 d2d */
+int wave_cu_zero(void *p, size_t bytes, void *stream);
+int wave_cu_sync(void *stream);
+int wave_cu_step(struct wave_sim *s, bool cpml);
+int wave_cu_set_vel(struct wave_sim *s, const float *v, bool on_device);
+int wave_cu_get_vel(struct wave_sim *s, float *host);
+int wave_cu_points_upload(struct wave_points *pts);
+void wave_cu_points_free(struct wave_points *pts);
+int wave_cu_inject(struct wave_sim *s, const struct wave_points *pts, const float *amps,
+                   size_t stride, float scale, unsigned flags);
+int wave_cu_sample(struct wave_sim *s, const struct wave_points *pts, float *out, size_t stride,
+                   unsigned flags);
+int wave_cu_strip(struct wave_sim *s, float *buf, bool on_device, bool save);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,144 @@
+#include "kernels/wavelet.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream/error.h"
+
+double wavelet_ricker(double t, double fp, double t0)
+{
+    double a = M_PI * fp * (t - t0);
+    a *= a;
+    return (1.0 - 2.0 * a) * exp(-a);
+}
+
+double wavelet_ricker_delay(double fp) { return 1.5 / fp; }
+double wavelet_ricker_fmax(double fp) { return 2.5 * fp; }
+
+void wavelet_ricker_fill(float *out, size_t nt, double dt, double fp)
+{
+    double t0 = wavelet_ricker_delay(fp);
+    for (size_t i = 0; i < nt; i++)
+        out[i] = (float)wavelet_ricker(i * dt, fp, t0);
+}
+
+int wavelet_read(const char *path, float **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return err_set(-errno, "%s: %s", path, strerror(errno));
+    size_t cap = 256, cnt = 0;
+    float *w = malloc(cap * sizeof *w);
+    char line[512];
+    int lineno = 0, rc = 0;
+    while (w && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *p = line;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p == '#' || *p == '\0')
+            continue;
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        while (isspace((unsigned char)*end))
+            end++;
+        if (end == p || (*end && *end != '#') || errno || !isfinite(v)) {
+            rc = err_set(-EINVAL, "%s:%d: not a finite number: %.40s", path, lineno, p);
+            break;
+        }
+        if (cnt == cap) {
+            cap *= 2;
+            float *nw = realloc(w, cap * sizeof *w);
+            if (!nw) {
+                free(w);
+                w = NULL;
+                break;
+            }
+            w = nw;
+        }
+        w[cnt++] = (float)v;
+    }
+    fclose(f);
+    if (!w)
+        return err_set(-ENOMEM, "%s: out of memory", path);
+    if (rc == 0 && cnt == 0)
+        rc = err_set(-EINVAL, "%s: no samples", path);
+    if (rc < 0) {
+        free(w);
+        return rc;
+    }
+    *out = w;
+    *n = cnt;
+    return 0;
+}
+
+static double bessel_i0(double x)
+{
+    double sum = 1, term = 1, q = x * x / 4;
+    for (int k = 1; k < 60; k++) {
+        term *= q / ((double)k * k);
+        sum += term;
+        if (term < 1e-17 * sum)
+            break;
+    }
+    return sum;
+}
+
+void wavelet_resample(const float *in, size_t n_in, double dt_in, float *out, size_t n_out,
+                      double dt_out)
+{
+    const int hw = 8;
+    const double b = 8.0, i0b = bessel_i0(b);
+    /* Low-pass at the lower of the two Nyquists; the kernel widens when decimating. */
+    double fc = dt_out > dt_in ? dt_in / dt_out : 1.0;
+    int half = (int)ceil(hw / fc);
+    for (size_t i = 0; i < n_out; i++) {
+        double x = i * dt_out / dt_in; /* position in input samples */
+        long c = (long)floor(x);
+        double sum = 0;
+        for (long k = c - half + 1; k <= c + half; k++) {
+            if (k < 0 || k >= (long)n_in)
+                continue;
+            double u = (x - k) * fc;
+            double q = 1.0 - (u / hw) * (u / hw);
+            if (q <= 0)
+                continue;
+            double sinc = fabs(u) < 1e-12 ? 1.0 : sin(M_PI * u) / (M_PI * u);
+            sum += in[k] * fc * sinc * bessel_i0(b * sqrt(q)) / i0b;
+        }
+        out[i] = (float)sum;
+    }
+}
+
+double wavelet_fmax(const float *w, size_t n, double dt)
+{
+    /* Direct DFT on a zero-padded grid of 4n frequencies up to Nyquist: wavelets are short. */
+    size_t nf = 2 * n + 1;
+    double df = 1.0 / (2.0 * (nf - 1) * dt), peak = 0, fmax = 0;
+    double *amp = malloc(nf * sizeof *amp);
+    if (!amp)
+        return 0.5 / dt;
+    for (size_t k = 0; k < nf; k++) {
+        double f = k * df, re = 0, im = 0;
+        for (size_t i = 0; i < n; i++) {
+            double ph = -2.0 * M_PI * f * i * dt;
+            re += w[i] * cos(ph);
+            im += w[i] * sin(ph);
+        }
+        amp[k] = hypot(re, im);
+        if (amp[k] > peak)
+            peak = amp[k];
+    }
+    for (size_t k = 0; k < nf; k++)
+        if (amp[k] >= 0.03 * peak)
+            fmax = k * df;
+    free(amp);
+    return fmax;
+}

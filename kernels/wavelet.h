@@ -1,0 +1,44 @@
+/* wavelet — source time functions: the Ricker wavelet, a user wavelet from a file, and
+ * band-limited resampling (user wavelets to the propagator dt, traces to dt_out). */
+#ifndef SEISLIVE_WAVELET_H
+#define SEISLIVE_WAVELET_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Ricker wavelet of peak frequency FP (Hz) centred at T0 (s), at time T (s):
+ * (1 - 2 (pi fp tau)^2) exp(-(pi fp tau)^2), tau = t - t0. */
+double wavelet_ricker(double t, double fp, double t0);
+
+/* The delay used for Ricker sources: 1.5 / fp (the wavelet is < 1e-7 of its peak
+ * before t = 0). */
+double wavelet_ricker_delay(double fp);
+
+/* The highest frequency that matters: 2.5 fp for a Ricker (spectrum 3% of its peak). */
+double wavelet_ricker_fmax(double fp);
+
+/* NT samples of a Ricker at dt into OUT (sample i at t = i dt). */
+void wavelet_ricker_fill(float *out, size_t nt, double dt, double fp);
+
+/* Read a wavelet file: one number per line ('#' comments and blank lines skipped).
+ * *OUT (malloc'd, caller frees) gets *N samples.  Errors name PATH:LINE. */
+int wavelet_read(const char *path, float **out, size_t *n);
+
+/* Resample IN (N_IN samples at DT_IN) to N_OUT samples at DT_OUT with a Kaiser-windowed
+ * sinc (half-width 8 input samples; low-pass at the output Nyquist when DT_OUT > DT_IN).
+ * Sample i of OUT is at time i DT_OUT; input beyond its ends counts as zero. */
+void wavelet_resample(const float *in, size_t n_in, double dt_in, float *out, size_t n_out,
+                      double dt_out);
+
+/* The frequency above which the amplitude spectrum of W (N samples at DT) stays below
+ * 3% of its peak (the same criterion as wavelet_ricker_fmax). */
+double wavelet_fmax(const float *w, size_t n, double dt);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

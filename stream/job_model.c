@@ -1,0 +1,304 @@
+/* job_model — forward modeling: `seislive model -c FILE -o OUT.segy` and
+ * `[job] kind = "model"`.  Loads [model], builds the source wavelet, resolves a stable
+ * dt, then for every [acquisition] source runs the propagator for [propagator] t_max and
+ * records every receiver (sinc interpolation, resampled to [acquisition] dt_out) into one
+ * SEG-Y file (io/segy_write).  Optional wavefield snapshots every snapshot_every steps
+ * (raw float32 of the interior grid, x fastest, into snapshot_dir). */
+#define LOG_COMPONENT "model-job"
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "io/model.h"
+#include "io/segy_write.h"
+#include "kernels/stability.h"
+#include "kernels/wave.h"
+#include "kernels/wavelet.h"
+#include "stream/error.h"
+#include "stream/job.h"
+#include "stream/log.h"
+#include "stream/signals.h"
+
+struct plan {
+    struct sl_model model;
+    float *wavelet;      /* nt samples at dt */
+    double fmax, dt, dt_max, ppw, dt_out;
+    int nt, ns_out;
+    double *rec;         /* nrec x 3 */
+    size_t nrec;
+    struct wave_params wp;
+};
+
+static void plan_free(struct plan *p)
+{
+    model_free(&p->model);
+    free(p->wavelet);
+    free(p->rec);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static int make_plan(const struct sl_config *cfg, struct plan *pl)
+{
+    memset(pl, 0, sizeof *pl);
+    const struct propagator_conf *pc = &cfg->propagator;
+    const struct acquisition_conf *ac = &cfg->acquisition;
+    int rc = model_load(cfg, &pl->model);
+    if (rc < 0)
+        return rc;
+    float *user = NULL;
+    size_t nuser = 0;
+    double udt = 0;
+    if (pc->wavelet == WAVELET_FILE) {
+        if ((rc = wavelet_read(pc->wavelet_file, &user, &nuser)) < 0)
+            goto fail;
+        udt = pc->wavelet_dt;
+        pl->fmax = udt > 0 ? wavelet_fmax(user, nuser, udt) : 0;
+    } else {
+        pl->fmax = wavelet_ricker_fmax(pc->f_peak);
+    }
+    if ((rc = stability_resolve(cfg, pl->model.vmin, pl->model.vmax,
+                                pl->fmax > 0 ? pl->fmax : 1.0, &pl->dt, &pl->dt_max, &pl->ppw)) < 0)
+        goto fail;
+    if (pc->wavelet == WAVELET_FILE && udt == 0) {
+        udt = pl->dt; /* samples given at the propagator dt */
+        pl->fmax = wavelet_fmax(user, nuser, udt);
+    }
+    pl->nt = (int)ceil(pc->t_max / pl->dt - 1e-9);
+    pl->dt_out = ac->dt_out > 0 ? ac->dt_out : pl->dt;
+    pl->ns_out = (int)floor(pc->t_max / pl->dt_out + 1e-9) + 1;
+    pl->wavelet = calloc((size_t)pl->nt + 1, sizeof(float));
+    if (!pl->wavelet) {
+        rc = err_set(-ENOMEM, "model: out of memory");
+        goto fail;
+    }
+    if (user)
+        wavelet_resample(user, nuser, udt, pl->wavelet, (size_t)pl->nt + 1, pl->dt);
+    else
+        wavelet_ricker_fill(pl->wavelet, (size_t)pl->nt + 1, pl->dt, pc->f_peak);
+    /* Receivers: the explicit list, or the x-y grid. */
+    if (ac->rx_count[0] > 0 && ac->rx_count[1] > 0) {
+        pl->nrec = (size_t)ac->rx_count[0] * ac->rx_count[1];
+        pl->rec = malloc(pl->nrec * 3 * sizeof(double));
+        if (!pl->rec) {
+            rc = err_set(-ENOMEM, "model: out of memory");
+            goto fail;
+        }
+        for (int j = 0; j < ac->rx_count[1]; j++)
+            for (int i = 0; i < ac->rx_count[0]; i++) {
+                double *r = pl->rec + 3 * ((size_t)j * ac->rx_count[0] + i);
+                r[0] = ac->rx_origin[0] + i * ac->rx_step[0];
+                r[1] = ac->rx_origin[1] + j * ac->rx_step[1];
+                r[2] = ac->rx_origin[2];
+            }
+    } else {
+        pl->nrec = ac->receivers.n;
+        pl->rec = malloc((pl->nrec ? pl->nrec : 1) * 3 * sizeof(double));
+        if (!pl->rec) {
+            rc = err_set(-ENOMEM, "model: out of memory");
+            goto fail;
+        }
+        memcpy(pl->rec, ac->receivers.p, pl->nrec * 3 * sizeof(double));
+    }
+    char where[512];
+    if (pl->nrec == 0) {
+        rc = err_set(-EINVAL, "%s: [acquisition] no receivers: give receivers or rx_count",
+                     config_where(cfg, "acquisition.receivers", where, sizeof where));
+        goto fail;
+    }
+    if (ac->sources.n == 0) {
+        rc = err_set(-EINVAL, "%s: [acquisition] sources: no sources to model",
+                     config_where(cfg, "acquisition.sources", where, sizeof where));
+        goto fail;
+    }
+    struct wave_params *wp = &pl->wp;
+    for (int a = 0; a < 3; a++) {
+        wp->n[a] = pl->model.n[a];
+        wp->d[a] = pl->model.d[a];
+        wp->o[a] = pl->model.o[a];
+    }
+    wp->order = pc->order;
+    wp->dt = pl->dt;
+    for (int f = 0; f < 6; f++)
+        wp->pml[f] = pc->pml_width[f];
+    wp->free_surface = pc->free_surface;
+    if (wp->free_surface)
+        wp->pml[4] = 0; /* the surface replaces the top absorbing layer */
+    wp->pml_reflection = pc->pml_reflection;
+    wp->f_ref = pc->wavelet == WAVELET_RICKER ? pc->f_peak : pl->fmax / 2.5;
+    wp->kernel = pc->kernel;
+    free(user);
+    return 0;
+fail:
+    free(user);
+    plan_free(pl);
+    return rc;
+}
+
+static int write_snapshot(const struct sl_config *cfg, struct wave_sim *s, int shot, int step,
+                          float *buf)
+{
+    const struct wave_layout *L = wave_layout(s);
+    int rc = wave_copy_out(s, false, buf);
+    if (rc < 0)
+        return rc;
+    char path[4096];
+    mkdir(cfg->propagator.snapshot_dir, 0755);
+    snprintf(path, sizeof path, "%s/shot%04d_step%06d_%dx%dx%d.f32", cfg->propagator.snapshot_dir,
+             shot, step, L->n[0], L->n[1], L->n[2]);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return err_set(-errno, "%s: %s", path, strerror(errno));
+    size_t nn = (size_t)L->n[0] * L->n[1] * L->n[2];
+    size_t w = fwrite(buf, sizeof(float), nn, f);
+    if (fclose(f) != 0 || w != nn)
+        return err_set(-EIO, "%s: write failed", path);
+    return 0;
+}
+
+static int model_run(const struct sl_config *cfg, const struct sl_device *dev, const char *output)
+{
+    struct plan pl;
+    int rc = make_plan(cfg, &pl);
+    if (rc < 0)
+        return rc;
+    char outbuf[4096];
+    if (!output) {
+        snprintf(outbuf, sizeof outbuf, "%s/%s.segy", cfg->output.dir, cfg->job.name);
+        output = outbuf;
+    }
+    const size_t nsrc = cfg->acquisition.sources.n;
+    log_info("model %dx%dx%d, v %g..%g m/s; dt %.6g s (stable limit %.6g), %d steps, %.1f points "
+             "per wavelength at %.3g Hz; %zu sources x %zu receivers -> %s",
+             pl.model.n[0], pl.model.n[1], pl.model.n[2], pl.model.vmin, pl.model.vmax, pl.dt,
+             pl.dt_max, pl.nt, pl.ppw, pl.fmax, nsrc, pl.nrec, output);
+    struct wave_sim *s = NULL;
+    struct wave_points *rp = NULL, *sp = NULL;
+    struct segy_writer *w = NULL;
+    float *tr = NULL, *out = NULL, *snap = NULL;
+    if ((rc = wave_create(dev, &pl.wp, pl.model.v, &s)) < 0)
+        goto done;
+    if ((rc = wave_points_create(s, pl.rec, pl.nrec, WAVE_INTERP_SINC, &rp)) < 0) {
+        err_prefix(rc, "[acquisition] receivers");
+        goto done;
+    }
+    /* SEG-Y stores the interval in microseconds; GPR sampling (below 1 us) is written in
+     * picoseconds, and the textual header says so. */
+    bool ps = pl.dt_out < 1e-6;
+    int interval = (int)lround(pl.dt_out * (ps ? 1e12 : 1e6));
+    char text[1024];
+    snprintf(text, sizeof text,
+             "seislive model: acoustic finite differences, order %d\n"
+             "model %d x %d x %d, spacing %g %g %g m, origin %g %g %g m\n"
+             "%zu shots x %zu receivers, %d samples, interval %d %s\n"
+             "coordinates and depths in m scaled by -100; offset in m",
+             pl.wp.order, pl.model.n[0], pl.model.n[1], pl.model.n[2], pl.model.d[0], pl.model.d[1],
+             pl.model.d[2], pl.model.o[0], pl.model.o[1], pl.model.o[2], nsrc, pl.nrec, pl.ns_out,
+             interval, ps ? "PICOSECONDS (GPR)" : "microseconds");
+    if (ps)
+        log_warn("output interval %g s is below 1 us: SEG-Y sample interval written in picoseconds",
+                 pl.dt_out);
+    if ((rc = segy_writer_open(output, pl.ns_out, interval, -100, text, &w)) < 0)
+        goto done;
+    tr = malloc(pl.nrec * ((size_t)pl.nt + 1) * sizeof *tr);
+    out = malloc((size_t)pl.ns_out * sizeof *out);
+    if (cfg->propagator.snapshot_every > 0)
+        snap = malloc((size_t)pl.model.n[0] * pl.model.n[1] * pl.model.n[2] * sizeof *snap);
+    if (!tr || !out || (cfg->propagator.snapshot_every > 0 && !snap)) {
+        rc = err_set(-ENOMEM, "model: out of memory for %zu traces", pl.nrec);
+        goto done;
+    }
+    const double t_start = now_s();
+    double t_log = t_start;
+    const long long total = (long long)nsrc * pl.nt;
+    for (size_t is = 0; is < nsrc && rc == 0; is++) {
+        const double *src = cfg->acquisition.sources.p[is];
+        wave_points_destroy(sp);
+        sp = NULL;
+        if ((rc = wave_points_create(s, src, 1, WAVE_INTERP_SINC, &sp)) < 0) {
+            err_prefix(rc, "[acquisition] sources[%zu]", is);
+            break;
+        }
+        if ((rc = wave_reset(s)) < 0)
+            break;
+        for (size_t r = 0; r < pl.nrec; r++)
+            tr[r * (pl.nt + 1)] = 0;
+        for (int it = 0; it < pl.nt; it++) {
+            if (signals_stop_requested()) {
+                log_warn("stop requested: abandoning shot %zu at step %d of %d; %d complete shots "
+                         "written", is + 1, it, pl.nt, segy_writer_count(w) / (int)pl.nrec);
+                goto done;
+            }
+            if ((rc = wave_step(s)) < 0 ||
+                (rc = wave_inject(s, sp, &pl.wavelet[it], 1, 1.0f, WAVE_INJECT_PHYSICAL)) < 0 ||
+                (rc = wave_sample(s, rp, tr + it + 1, (size_t)pl.nt + 1, 0)) < 0)
+                goto done;
+            int se = cfg->propagator.snapshot_every;
+            if (se > 0 && (it + 1) % se == 0 &&
+                (rc = write_snapshot(cfg, s, (int)is + 1, it + 1, snap)) < 0)
+                goto done;
+            double t = now_s();
+            if (t - t_log >= 5.0) {
+                long long done_steps = (long long)is * pl.nt + it + 1;
+                double rate = done_steps / (t - t_start);
+                log_info("shot %zu/%zu: step %d/%d; %lld of %lld steps done, %.0f s left",
+                         is + 1, nsrc, it + 1, pl.nt, done_steps, total, (total - done_steps) / rate);
+                t_log = t;
+            }
+        }
+        for (size_t r = 0; r < pl.nrec && rc == 0; r++) {
+            wavelet_resample(tr + r * (pl.nt + 1), (size_t)pl.nt + 1, pl.dt, out, (size_t)pl.ns_out,
+                             pl.dt_out);
+            struct segy_trace_info ti = {.shot = (int32_t)is + 1, .channel = (int32_t)r + 1};
+            memcpy(ti.src, src, sizeof ti.src);
+            memcpy(ti.rec, pl.rec + 3 * r, sizeof ti.rec);
+            rc = segy_writer_trace(w, &ti, out);
+        }
+        log_info("shot %zu/%zu done (%.1f s elapsed)", is + 1, nsrc, now_s() - t_start);
+    }
+done:;
+    int rc2 = segy_writer_close(w);
+    if (rc == 0)
+        rc = rc2;
+    wave_points_destroy(sp);
+    wave_points_destroy(rp);
+    wave_destroy(s);
+    free(tr);
+    free(out);
+    free(snap);
+    plan_free(&pl);
+    return rc;
+}
+
+static int model_report(const struct sl_config *cfg, FILE *out)
+{
+    struct plan pl;
+    int rc = make_plan(cfg, &pl);
+    if (rc < 0)
+        return rc;
+    if (out) {
+        fprintf(out, "# model job\n");
+        fprintf(out, "model: %d x %d x %d points, v %g..%g m/s\n", pl.model.n[0], pl.model.n[1],
+                pl.model.n[2], pl.model.vmin, pl.model.vmax);
+        fprintf(out, "stable dt: %.6g s (order %d); dt used: %.6g s; %d steps for t_max %g s\n",
+                pl.dt_max, pl.wp.order, pl.dt, pl.nt, cfg->propagator.t_max);
+        fprintf(out, "points per wavelength at %.4g Hz: %.2f (ppw_min %g)\n", pl.fmax, pl.ppw,
+                cfg->propagator.ppw_min);
+        fprintf(out, "propagator memory: %.1f MiB\n", wave_memory_bytes(&pl.wp) / 1048576.0);
+        fprintf(out, "shots: %zu, receivers: %zu, output samples: %d at %.6g s\n",
+                cfg->acquisition.sources.n, pl.nrec, pl.ns_out, pl.dt_out);
+    }
+    plan_free(&pl);
+    return 0;
+}
+
+const struct job_ops job_model_ops = {"model", model_run, model_report};

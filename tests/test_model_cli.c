@@ -1,0 +1,131 @@
+/* `seislive model -c FILE -o OUT.segy` end to end: the SEG-Y it writes is read back with
+ * segyio (and byte by byte for the big-endian binary header) with the right headers, and
+ * the direct wave arrives when it should.  A bad dt is refused with exit 2. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <segyio/segy.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/support.h"
+
+static const char *conf_text =
+    "[job]\nkind = \"model\"\n\n"
+    "[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [36, 30, 24]\nd = [10.0, 10.0, 10.0]\n"
+    "o = [1000.0, 2000.0, 0.0]\n\n"
+    "[propagator]\norder = 8\nt_max = 0.3\nf_peak = 15.0\npml_width = 10\nfree_surface = %s\n%s\n"
+    "[acquisition]\nsources = [[1100.0, 2150.0, 60.0], [1250.5, 2150.0, 60.0]]\n"
+    "receivers = [[1050.0, 2100.0, 50.0], [1200.0, 2150.0, 50.0], [1300.0, 2200.0, 50.0]]\n"
+    "dt_out = 0.002\n";
+
+static char *write_conf(const char *dir, const char *fs, const char *extra)
+{
+    char text[4096];
+    snprintf(text, sizeof text, conf_text, fs, extra);
+    return test_write_file(dir, "model.toml", text);
+}
+
+Test(model_cli, writes_segy_with_headers, .timeout = 120)
+{
+    char *dir = test_tmpdir();
+    char *conf = write_conf(dir, "false", "");
+    char out[4096];
+    snprintf(out, sizeof out, "%s/shots.segy", dir);
+    const char *argv[] = {test_prog("seislive"), "model", "-c", conf, "-o", out, NULL};
+    struct run_result r;
+    cr_assert_eq(test_run(argv, 100, &r), 0);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    test_run_free(&r);
+
+    /* Binary header bytes 3217-3218 (interval) and 3221-3222 (samples), big-endian. */
+    FILE *f = fopen(out, "rb");
+    cr_assert_not_null(f);
+    unsigned char b[400];
+    fseek(f, 3200, SEEK_SET);
+    cr_assert_eq(fread(b, 1, 400, f), 400);
+    fclose(f);
+    cr_assert_eq(b[16] << 8 | b[17], 2000, "interval");
+    cr_assert_eq(b[20] << 8 | b[21], 151, "samples");
+    cr_assert_eq(b[24] << 8 | b[25], 5, "format");
+
+    segy_file *fp = segy_open(out, "rb");
+    cr_assert_not_null(fp);
+    char bin[SEGY_BINARY_HEADER_SIZE];
+    cr_assert_eq(segy_binheader(fp, bin), SEGY_OK);
+    int ns = segy_samples(bin);
+    long trace0 = segy_trace0(bin);
+    int bsize = segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, ns), ntr = 0;
+    cr_assert_eq(ns, 151);
+    cr_assert_eq(segy_traces(fp, &ntr, trace0, bsize), SEGY_OK);
+    cr_assert_eq(ntr, 6);
+    const double src[2][3] = {{1100, 2150, 60}, {1250.5, 2150, 60}};
+    const double rec[3][3] = {{1050, 2100, 50}, {1200, 2150, 50}, {1300, 2200, 50}};
+    float *tr = malloc(ns * sizeof *tr);
+    for (int t = 0; t < 6; t++) {
+        char th[SEGY_TRACE_HEADER_SIZE];
+        cr_assert_eq(segy_traceheader(fp, t, th, trace0, bsize), SEGY_OK);
+        int32_t v;
+        int s = t / 3, q = t % 3;
+#define FIELD(name, want)                                                                    \
+    do {                                                                                     \
+        segy_get_field(th, name, &v);                                                        \
+        cr_assert_eq(v, (int32_t)(want), "trace %d " #name ": %d, want %d", t, v, (int32_t)(want)); \
+    } while (0)
+        FIELD(SEGY_TR_SEQ_LINE, t + 1);
+        FIELD(SEGY_TR_FIELD_RECORD, s + 1);
+        FIELD(SEGY_TR_ENERGY_SOURCE_POINT, s + 1);
+        FIELD(SEGY_TR_NUMBER_ORIG_FIELD, q + 1);
+        FIELD(SEGY_TR_SOURCE_GROUP_SCALAR, -100);
+        FIELD(SEGY_TR_ELEV_SCALAR, -100);
+        FIELD(SEGY_TR_SOURCE_X, lround(src[s][0] * 100));
+        FIELD(SEGY_TR_SOURCE_Y, lround(src[s][1] * 100));
+        FIELD(SEGY_TR_SOURCE_DEPTH, lround(src[s][2] * 100));
+        FIELD(SEGY_TR_GROUP_X, lround(rec[q][0] * 100));
+        FIELD(SEGY_TR_GROUP_Y, lround(rec[q][1] * 100));
+        FIELD(SEGY_TR_RECV_GROUP_ELEV, lround(-rec[q][2] * 100));
+        FIELD(SEGY_TR_OFFSET, lround(hypot(rec[q][0] - src[s][0], rec[q][1] - src[s][1])));
+        FIELD(SEGY_TR_SAMPLE_COUNT, 151);
+        FIELD(SEGY_TR_SAMPLE_INTER, 2000);
+        /* The direct wave: the trace peaks at t0 + r / c (Ricker, 15 Hz, t0 = 0.1 s). */
+        cr_assert_eq(segy_readtrace(fp, t, tr, trace0, bsize), SEGY_OK);
+        segy_to_native(SEGY_IEEE_FLOAT_4_BYTE, ns, tr);
+        int imax = 0;
+        for (int i = 1; i < ns; i++)
+            if (tr[i] > tr[imax])
+                imax = i;
+        double rr = sqrt(pow(rec[q][0] - src[s][0], 2) + pow(rec[q][1] - src[s][1], 2) +
+                         pow(rec[q][2] - src[s][2], 2));
+        double want = 1.5 / 15 + rr / 2000;
+        cr_assert_lt(fabs(imax * 0.002 - want), 0.0041, "trace %d peaks at %g s, expected %g s", t, imax * 0.002, want);
+        /* Amplitude of the Green's function: peak ~ 1 / (4 pi r). */
+        cr_assert_float_eq(tr[imax], 1.0 / (4 * M_PI * rr), 0.1 / (4 * M_PI * rr), "trace %d peak %g", t, tr[imax]);
+    }
+    free(tr);
+    segy_close(fp);
+    test_rmtree(dir);
+    free(dir);
+    free(conf);
+}
+
+Test(model_cli, bad_dt_refused, .timeout = 30)
+{
+    char *dir = test_tmpdir();
+    char *conf = write_conf(dir, "true", "dt = 0.01\n");
+    char out[4096];
+    snprintf(out, sizeof out, "%s/x.segy", dir);
+    const char *argv[] = {test_prog("seislive"), "model", "-c", conf, "-o", out, NULL};
+    struct run_result r;
+    cr_assert_eq(test_run(argv, 30, &r), 0);
+    cr_assert_neq(r.status, 0);
+    cr_assert_not_null(strstr(r.err, "model.toml:17:1: [propagator] dt = 0.01 s exceeds the largest stable dt"), "%s", r.err);
+    test_run_free(&r);
+    const char *chk[] = {test_prog("seislive"), "check", "-c", conf, NULL};
+    cr_assert_eq(test_run(chk, 30, &r), 0);
+    cr_assert_eq(r.status, 2, "check exit %d: %s", r.status, r.err);
+    test_run_free(&r);
+    test_rmtree(dir);
+    free(dir);
+    free(conf);
+}

@@ -1,0 +1,377 @@
+/* Physics of the CPU reference propagator, checked against independent computations:
+ * the analytic 3D Green's function (and its order convergence), CPML reflection against
+ * a run in a much larger domain, the free-surface ghost (image source of opposite sign),
+ * exact time reversal from the last two snapshots plus the saved boundary strip, the
+ * stability limit (growth just above it, none just below), bitwise checkpoints. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/backend.h"
+#include "kernels/stability.h"
+#include "kernels/wave.h"
+#include "kernels/wavelet.h"
+#include "stream/error.h"
+#include "tests/support.h"
+
+static struct sl_device cpu(void)
+{
+    struct sl_device d;
+    cr_assert_eq(backend_select("cpu", &d), 0);
+    return d;
+}
+
+static float *constant(const int n[3], float v)
+{
+    size_t c = (size_t)n[0] * n[1] * n[2];
+    float *m = malloc(c * sizeof *m);
+    for (size_t i = 0; i < c; i++)
+        m[i] = v;
+    return m;
+}
+
+/* Forward run: a Ricker source at SRC, NREC receivers at REC; TR[r * (nt+1) + it] is
+ * the trace of receiver r at time it dt (TR[.., 0] = 0). */
+static void run_traces(const struct sl_device *dev, const struct wave_params *p, const float *v,
+                       const double src[3], const double *rec, size_t nrec, int nt, double fp,
+                       int interp, float *tr)
+{
+    struct wave_sim *s;
+    cr_assert_eq(wave_create(dev, p, v, &s), 0, "%s", err_msg());
+    struct wave_points *ps, *pr;
+    cr_assert_eq(wave_points_create(s, src, 1, interp, &ps), 0, "%s", err_msg());
+    cr_assert_eq(wave_points_create(s, rec, nrec, interp, &pr), 0, "%s", err_msg());
+    double t0 = wavelet_ricker_delay(fp);
+    for (size_t r = 0; r < nrec; r++)
+        tr[r * (nt + 1)] = 0;
+    for (int it = 0; it < nt; it++) {
+        cr_assert_eq(wave_step(s), 0);
+        float a = (float)wavelet_ricker(it * p->dt, fp, t0);
+        cr_assert_eq(wave_inject(s, ps, &a, 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
+        cr_assert_eq(wave_sample(s, pr, tr + it + 1, nt + 1, 0), 0);
+    }
+    wave_points_destroy(ps);
+    wave_points_destroy(pr);
+    wave_destroy(s);
+}
+
+/* The analytic pressure of a point source s(t) in a homogeneous medium:
+ * sum over sources k of SIGN_k s(t - r_k/c) / (4 pi r_k), in double. */
+static void analytic(double *out, int nt, double dt, double fp, double c, const double *r,
+                     const double *sign, int nsrc)
+{
+    double t0 = wavelet_ricker_delay(fp);
+    for (int it = 0; it <= nt; it++) {
+        double sum = 0;
+        for (int k = 0; k < nsrc; k++)
+            sum += sign[k] * wavelet_ricker(it * dt - r[k] / c, fp, t0) / (4.0 * M_PI * r[k]);
+        out[it] = sum;
+    }
+}
+
+static double rel_l2(const float *a, const double *b, int n)
+{
+    double num = 0, den = 0;
+    for (int i = 0; i < n; i++) {
+        num += (a[i] - b[i]) * (a[i] - b[i]);
+        den += b[i] * b[i];
+    }
+    return sqrt(num / den);
+}
+
+static double dist(const double a[3], const double b[3])
+{
+    return sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+}
+
+/* 8 points per wavelength at fmax = 2.5 fp, off-grid source and receiver (sinc). */
+Test(wave_physics, green_function_and_order_convergence, .timeout = 120)
+{
+    struct sl_device dev = cpu();
+    const double c = 2000, fp = 10, h = 10;
+    cr_assert_geq(c / (wavelet_ricker_fmax(fp) * h), 8.0);
+    struct wave_params p = {.n = {40, 34, 34}, .d = {h, h, h}, .o = {0, 0, 0}, .dt = 5e-4,
+                            .pml = {20, 20, 20, 20, 20, 20}, .pml_reflection = 1e-4, .f_ref = fp};
+    float *v = constant(p.n, (float)c);
+    const double src[3] = {63.3, 161.7, 168.2}, rec[3] = {323.6, 181.1, 143.9};
+    double r = dist(src, rec);
+    int nt = (int)((wavelet_ricker_delay(fp) + r / c + 1.5 / fp) / p.dt);
+    double *ref = malloc((nt + 1) * sizeof *ref);
+    float *tr = malloc((nt + 1) * sizeof *tr);
+    double one = 1;
+    analytic(ref, nt, p.dt, fp, c, &r, &one, 1);
+    const int orders[3] = {2, 4, 8};
+    double err[3];
+    for (int k = 0; k < 3; k++) {
+        p.order = orders[k];
+        cr_assert_lt(p.dt, stability_dt_max(p.order, p.d, c));
+        run_traces(&dev, &p, v, src, rec, 1, nt, fp, WAVE_INTERP_SINC, tr);
+        err[k] = rel_l2(tr, ref, nt + 1);
+        fprintf(stderr, "green: order %d rel L2 %.4g (r = %.1f m, %d steps)\n", orders[k], err[k], r, nt);
+    }
+    cr_assert_lt(err[2], 0.01, "8th order: rel L2 %g >= 1%%", err[2]);
+    cr_assert_gt(err[0], err[1], "order 2 (%g) not worse than order 4 (%g)", err[0], err[1]);
+    cr_assert_gt(err[1], err[2], "order 4 (%g) not worse than order 8 (%g)", err[1], err[2]);
+    free(ref);
+    free(tr);
+    free(v);
+}
+
+/* Reflection from each face: the same source and receivers in the test domain (20 CPML
+ * layers) and in a domain 30 cells larger on every side, with plain rigid walls whose
+ * echo arrives after the window; the difference is what the CPML reflected. */
+Test(wave_physics, cpml_reflection_each_face_40db, .timeout = 120)
+{
+    struct sl_device dev = cpu();
+    const double c = 2000, fp = 15, h = 10;
+    const int E = 30;
+    struct wave_params small = {.n = {31, 31, 31}, .d = {h, h, h}, .o = {0, 0, 0}, .order = 8,
+                                .dt = 1e-3, .pml = {20, 20, 20, 20, 20, 20},
+                                .pml_reflection = 1e-4, .f_ref = fp};
+    struct wave_params big = small;
+    for (int a = 0; a < 3; a++) {
+        big.n[a] = small.n[a] + 2 * E;
+        big.o[a] = -E * h;
+        big.pml[2 * a] = big.pml[2 * a + 1] = 0; /* rigid walls: their echo comes too late */
+    }
+    const double src[3] = {150, 150, 150};
+    const double rec[6][3] = {{50, 150, 150}, {250, 150, 150}, {150, 50, 150},
+                              {150, 250, 150}, {150, 150, 50}, {150, 150, 250}};
+    /* The window holds the wave reflected by the near face (source -> face -> receiver,
+     * 200 m) in full and ends before the big domain's own boundary echo (>= 800 m). */
+    double t0 = wavelet_ricker_delay(fp);
+    int nt = (int)((t0 + 200.0 / c + 1.2 / fp) / small.dt);
+    cr_assert_lt(nt * small.dt, (800.0 / c) + t0 - 1.5 / fp);
+    float *vs = constant(small.n, (float)c), *vb = constant(big.n, (float)c);
+    float *ts = malloc(6 * (nt + 1) * sizeof *ts), *tb = malloc(6 * (nt + 1) * sizeof *tb);
+    run_traces(&dev, &small, vs, src, &rec[0][0], 6, nt, fp, WAVE_INTERP_SINC, ts);
+    run_traces(&dev, &big, vb, src, &rec[0][0], 6, nt, fp, WAVE_INTERP_SINC, tb);
+    const char *face[6] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
+    for (int f = 0; f < 6; f++) {
+        double num = 0, den = 0;
+        for (int it = 0; it <= nt; it++) {
+            double d = ts[f * (nt + 1) + it] - tb[f * (nt + 1) + it];
+            num += d * d;
+            den += (double)tb[f * (nt + 1) + it] * tb[f * (nt + 1) + it];
+        }
+        double db = 10 * log10(num / den);
+        fprintf(stderr, "cpml: face %s reflection %.1f dB\n", face[f], db);
+        cr_assert_lt(db, -40.0, "face %s: reflection only %.1f dB down", face[f], db);
+    }
+    free(vs);
+    free(vb);
+    free(ts);
+    free(tb);
+}
+
+/* Free surface at z = 0: the trace is the direct wave minus the wave of the image source
+ * mirrored above the surface (same amplitude law, opposite sign, later by the extra path). */
+Test(wave_physics, free_surface_ghost, .timeout = 60)
+{
+    struct sl_device dev = cpu();
+    const double c = 2000, fp = 10, h = 10;
+    struct wave_params p = {.n = {46, 30, 30}, .d = {h, h, h}, .o = {0, 0, 0}, .order = 8,
+                            .dt = 5e-4, .pml = {12, 12, 12, 12, 0, 12}, .pml_reflection = 1e-4,
+                            .f_ref = fp, .free_surface = true};
+    float *v = constant(p.n, (float)c);
+    const double src[3] = {80, 150, 150}, rec[3] = {330, 150, 40};
+    const double img[3] = {src[0], src[1], -src[2]};
+    double r[2] = {dist(src, rec), dist(img, rec)}, sg[2] = {1, -1};
+    int nt = (int)((wavelet_ricker_delay(fp) + r[1] / c + 1.5 / fp) / p.dt);
+    double *ref = malloc((nt + 1) * sizeof *ref), *direct = malloc((nt + 1) * sizeof *direct);
+    double *plus = malloc((nt + 1) * sizeof *plus);
+    float *tr = malloc((nt + 1) * sizeof *tr);
+    analytic(ref, nt, p.dt, fp, c, r, sg, 2);
+    analytic(direct, nt, p.dt, fp, c, r, sg, 1);
+    double sp[2] = {1, 1};
+    analytic(plus, nt, p.dt, fp, c, r, sp, 2);
+    run_traces(&dev, &p, v, src, rec, 1, nt, fp, WAVE_INTERP_SINC, tr);
+    double e_ghost = rel_l2(tr, ref, nt + 1), e_direct = rel_l2(tr, direct, nt + 1);
+    double e_plus = rel_l2(tr, plus, nt + 1);
+    fprintf(stderr, "free surface: rel L2 vs direct - ghost %.4g, vs direct only %.3g, vs direct + ghost %.3g\n",
+            e_ghost, e_direct, e_plus);
+    cr_assert_lt(e_ghost, 0.02);
+    cr_assert_gt(e_direct, 0.3);
+    cr_assert_gt(e_plus, 0.5);
+    /* The ghost's time: the residual after removing the direct wave correlates best with
+     * the negated image-source arrival at zero lag. */
+    double gsh[1] = {r[1]}, one[1] = {-1};
+    double *ghost = malloc((nt + 1) * sizeof *ghost);
+    analytic(ghost, nt, p.dt, fp, c, gsh, one, 1);
+    int best = 0;
+    double bestv = -1e300;
+    for (int lag = -40; lag <= 40; lag++) {
+        double x = 0;
+        for (int it = 0; it <= nt; it++)
+            if (it + lag >= 0 && it + lag <= nt)
+                x += (tr[it + lag] - direct[it + lag]) * ghost[it];
+        if (x > bestv) {
+            bestv = x;
+            best = lag;
+        }
+    }
+    fprintf(stderr, "free surface: ghost lag %d samples (%g s)\n", best, best * p.dt);
+    cr_assert(abs(best) <= 1, "ghost arrives %d samples off", best);
+    cr_assert_gt(bestv, 0);
+    free(ref);
+    free(direct);
+    free(plus);
+    free(ghost);
+    free(tr);
+    free(v);
+}
+
+/* Boundary strategy: run forward with CPML saving the strip each step, then reconstruct
+ * backward from the last two time levels (re-injecting the source) and compare with a
+ * snapshot taken on the way forward. */
+Test(wave_physics, time_reversal_from_last_two_snapshots, .timeout = 60)
+{
+    struct sl_device dev = cpu();
+    const double fp = 12;
+    struct wave_params p = {.n = {30, 28, 26}, .d = {10, 11, 9}, .o = {0, 0, 0}, .order = 8,
+                            .dt = 8e-4, .pml = {10, 9, 8, 10, 10, 7}, .pml_reflection = 1e-4,
+                            .f_ref = fp};
+    size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *v = malloc(nn * sizeof *v);
+    srand(7);
+    for (size_t i = 0; i < nn; i++)
+        v[i] = 1800.0f + 10.0f * (float)(i / (p.n[0] * p.n[1])) + 50.0f * (float)rand() / RAND_MAX;
+    cr_assert_lt(p.dt, stability_dt_max(p.order, p.d, 2200));
+    struct wave_sim *s;
+    cr_assert_eq(wave_create(&dev, &p, v, &s), 0, "%s", err_msg());
+    const double src[3] = {133.3, 141.1, 101.7};
+    struct wave_points *ps;
+    cr_assert_eq(wave_points_create(s, src, 1, WAVE_INTERP_SINC, &ps), 0, "%s", err_msg());
+    const int N = 260, M = 120;
+    size_t ns = wave_strip_count(s);
+    cr_assert_gt(ns, 0);
+    float *strips = malloc((size_t)(N + 1) * ns * sizeof *strips);
+    float *snap = malloc(nn * sizeof *snap), *back = malloc(nn * sizeof *back);
+    float *src_t = malloc(N * sizeof *src_t);
+    for (int it = 0; it < N; it++)
+        src_t[it] = (float)wavelet_ricker(it * p.dt, fp, wavelet_ricker_delay(fp));
+    for (int it = 0; it < N; it++) {
+        cr_assert_eq(wave_step(s), 0);
+        cr_assert_eq(wave_inject(s, ps, &src_t[it], 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
+        cr_assert_eq(wave_strip_save(s, strips + (size_t)(it + 1) * ns, false), 0);
+        if (it + 1 == M)
+            cr_assert_eq(wave_copy_out(s, false, snap), 0);
+    }
+    cr_assert_eq(wave_step_index(s), N);
+    wave_swap(s); /* cur = p(N-1), prev = p(N) */
+    for (int n = N - 1; n > M; n--) {
+        cr_assert_eq(wave_step_reverse(s), 0); /* cur = p(n-1) without f(n) */
+        cr_assert_eq(wave_inject(s, ps, &src_t[n], 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
+        cr_assert_eq(wave_strip_load(s, strips + (size_t)(n - 1) * ns, false), 0);
+    }
+    cr_assert_eq(wave_copy_out(s, false, back), 0);
+    double e = test_rel_l2_f32(back, snap, nn);
+    double norm = 0;
+    for (size_t i = 0; i < nn; i++)
+        norm += (double)snap[i] * snap[i];
+    fprintf(stderr, "time reversal: %d steps back, rel L2 %.3g (|snapshot| %.3g)\n", N - 1 - M, e, sqrt(norm));
+    cr_assert_gt(norm, 0);
+    cr_assert_lt(e, 1e-4);
+    wave_points_destroy(ps);
+    wave_destroy(s);
+    free(strips);
+    free(snap);
+    free(back);
+    free(src_t);
+    free(v);
+}
+
+static double field_norm(struct wave_sim *s, const int n[3])
+{
+    size_t nn = (size_t)n[0] * n[1] * n[2];
+    float *f = malloc(nn * sizeof *f);
+    wave_copy_out(s, false, f);
+    double q = 0;
+    for (size_t i = 0; i < nn; i++)
+        q += (double)f[i] * f[i];
+    free(f);
+    return sqrt(q);
+}
+
+/* The stated limit is the real one: random initial field, no absorbing layers (rigid
+ * walls, energy conserving), 3% above the limit it explodes, 3% below it does not. */
+Test(wave_physics, stability_limit_is_sharp, .timeout = 60)
+{
+    struct sl_device dev = cpu();
+    const double c = 3000;
+    struct wave_params p = {.n = {24, 24, 24}, .d = {10, 10, 10}, .order = 8,
+                            .pml_reflection = 1e-4, .f_ref = 10};
+    float *v = constant(p.n, (float)c);
+    size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *init = malloc(nn * sizeof *init);
+    srand(3);
+    for (size_t i = 0; i < nn; i++)
+        init[i] = (float)rand() / RAND_MAX - 0.5f;
+    double lim = stability_dt_max(p.order, p.d, c);
+    double growth[2];
+    const double f[2] = {0.97, 1.03};
+    for (int k = 0; k < 2; k++) {
+        p.dt = f[k] * lim;
+        struct wave_sim *s;
+        cr_assert_eq(wave_create(&dev, &p, v, &s), 0, "%s", err_msg());
+        wave_copy_in(s, false, init);
+        wave_copy_in(s, true, init);
+        double n0 = field_norm(s, p.n);
+        for (int it = 0; it < 300; it++)
+            wave_step(s);
+        growth[k] = field_norm(s, p.n) / n0;
+        wave_destroy(s);
+    }
+    fprintf(stderr, "stability: growth at 0.97 dt_max %.3g, at 1.03 dt_max %.3g\n", growth[0], growth[1]);
+    cr_assert_lt(growth[0], 10.0);
+    cr_assert(!(growth[1] < 1e3), "growth above the limit only %g", growth[1]);
+    free(v);
+    free(init);
+}
+
+/* Checkpoints restore the run bit for bit (both time levels and the CPML memory). */
+Test(wave_physics, checkpoint_restores_bitwise, .timeout = 60)
+{
+    struct sl_device dev = cpu();
+    struct wave_params p = {.n = {20, 18, 16}, .d = {10, 10, 10}, .order = 4, .dt = 1e-3,
+                            .pml = {6, 6, 6, 6, 0, 6}, .pml_reflection = 1e-4, .f_ref = 15,
+                            .free_surface = true};
+    float *v = constant(p.n, 2000);
+    struct wave_sim *s;
+    cr_assert_eq(wave_create(&dev, &p, v, &s), 0, "%s", err_msg());
+    const double src[3] = {20, 30, 30};
+    struct wave_points *ps;
+    cr_assert_eq(wave_points_create(s, src, 1, WAVE_INTERP_TRILINEAR, &ps), 0, "%s", err_msg());
+    size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b);
+    void *buf = malloc(wave_state_bytes(s));
+    for (int it = 0; it < 120; it++) {
+        wave_step(s);
+        float amp = (float)wavelet_ricker(it * p.dt, 15, wavelet_ricker_delay(15));
+        wave_inject(s, ps, &amp, 1, 1.0f, WAVE_INJECT_PHYSICAL);
+        if (it == 59)
+            cr_assert_eq(wave_state_save(s, buf, false), 0);
+    }
+    wave_copy_out(s, false, a);
+    cr_assert_eq(wave_state_load(s, buf, false), 0);
+    cr_assert_eq(wave_step_index(s), 60);
+    for (int it = 60; it < 120; it++) {
+        wave_step(s);
+        float amp = (float)wavelet_ricker(it * p.dt, 15, wavelet_ricker_delay(15));
+        wave_inject(s, ps, &amp, 1, 1.0f, WAVE_INJECT_PHYSICAL);
+    }
+    wave_copy_out(s, false, b);
+    cr_assert_eq(memcmp(a, b, nn * sizeof *a), 0, "restored run differs");
+    double q = 0;
+    for (size_t i = 0; i < nn; i++)
+        q += fabs(a[i]);
+    cr_assert_gt(q, 0);
+    free(a);
+    free(b);
+    free(buf);
+    wave_points_destroy(ps);
+    wave_destroy(s);
+    free(v);
+}

@@ -1,0 +1,215 @@
+/* Building blocks of the propagator checked against exact properties: Fornberg weights
+ * differentiate polynomials exactly, interpolation weights reproduce smooth fields and
+ * injection is the transpose of sampling, resampling keeps a band-limited signal, the
+ * memory estimate matches the layout, the strip covers exactly the cells within halo. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/backend.h"
+#include "kernels/fd_coeffs.h"
+#include "kernels/points.h"
+#include "kernels/wave.h"
+#include "kernels/wavelet.h"
+#include "stream/error.h"
+
+Test(wave_units, fornberg_exact_on_polynomials)
+{
+    for (int order = 2; order <= 16; order += 2) {
+        double c2[9], c1[9];
+        cr_assert_eq(fd_second_coeffs(order, c2), 0);
+        cr_assert_eq(fd_first_coeffs(order, c1), 0);
+        int r = order / 2;
+        /* 2r+1 nodes differentiate x^m exactly for m <= order = 2r: at 0, f'' of x^m is 2
+         * for m = 2 and 0 otherwise; f' is 1 for m = 1 and 0 otherwise. */
+        for (int m = 0; m <= order; m++) {
+            double s2 = m == 0 ? c2[0] : 0, s1 = 0;
+            for (int l = 1; l <= r; l++) {
+                s2 += c2[l] * (pow(l, m) + pow(-l, m));
+                s1 += c1[l] * (pow(l, m) - pow(-l, m));
+            }
+            cr_assert_float_eq(s2, m == 2 ? 2.0 : 0.0, 1e-9 * pow(r, m), "order %d m %d: %g", order, m, s2);
+            cr_assert_float_eq(s1, m == 1 ? 1.0 : 0.0, 1e-9 * pow(r, m), "order %d m %d: %g", order, m, s1);
+        }
+    }
+    double c[2];
+    fd_second_coeffs(2, c);
+    cr_assert_float_eq(c[0], -2.0, 1e-15);
+    cr_assert_float_eq(c[1], 1.0, 1e-15);
+    cr_assert_eq(fd_second_coeffs(3, c), -EINVAL);
+    cr_assert_eq(fd_second_coeffs(18, c), -EINVAL);
+    cr_assert_float_eq(fd_second_abs_sum(2), 4.0, 1e-15);
+}
+
+static struct wave_sim *small_sim(struct sl_device *dev, bool fs)
+{
+    cr_assert_eq(backend_select("cpu", dev), 0);
+    struct wave_params p = {.n = {24, 20, 22}, .d = {10, 12, 8}, .o = {100, -50, 0}, .order = 8,
+                            .dt = 1e-3, .pml = {5, 6, 7, 8, fs ? 0 : 9, 10}, .pml_reflection = 1e-4,
+                            .f_ref = 10, .free_surface = fs};
+    size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *v = malloc(nn * sizeof *v);
+    for (size_t i = 0; i < nn; i++)
+        v[i] = 2000;
+    struct wave_sim *s;
+    cr_assert_eq(wave_create(dev, &p, v, &s), 0, "%s", err_msg());
+    free(v);
+    return s;
+}
+
+/* A smooth field (long wavelength) is sampled accurately by sinc and exactly (for a
+ * linear field) by trilinear; injection is the adjoint of sampling. */
+Test(wave_units, points_interpolate_and_adjoint)
+{
+    struct sl_device dev;
+    struct wave_sim *s = small_sim(&dev, false);
+    const struct wave_layout *L = wave_layout(s);
+    const struct wave_params *p = wave_params_of(s);
+    size_t nn = (size_t)L->n[0] * L->n[1] * L->n[2];
+    float *f = malloc(nn * sizeof *f);
+    for (int k = 0; k < L->n[2]; k++)
+        for (int j = 0; j < L->n[1]; j++)
+            for (int i = 0; i < L->n[0]; i++) {
+                double x = p->o[0] + i * p->d[0], y = p->o[1] + j * p->d[1], z = p->o[2] + k * p->d[2];
+                f[((size_t)k * L->n[1] + j) * L->n[0] + i] = (float)(1 + 0.001 * x - 0.002 * y + 0.003 * z);
+            }
+    cr_assert_eq(wave_copy_in(s, false, f), 0);
+    const double xyz[2][3] = {{183.7, 61.3, 77.7}, {200, 70, 80}};
+    for (int interp = 0; interp < 2; interp++) {
+        struct wave_points *pts;
+        cr_assert_eq(wave_points_create(s, &xyz[0][0], 2, interp, &pts), 0, "%s", err_msg());
+        float out[2];
+        cr_assert_eq(wave_sample(s, pts, out, 1, 0), 0);
+        for (int i = 0; i < 2; i++) {
+            double want = 1 + 0.001 * xyz[i][0] - 0.002 * xyz[i][1] + 0.003 * xyz[i][2];
+            cr_assert_float_eq(out[i], want, interp == WAVE_INTERP_TRILINEAR ? 1e-5 : 2e-3,
+                               "interp %d point %d: %g vs %g", interp, i, out[i], want);
+        }
+        wave_points_destroy(pts);
+    }
+    /* <inject(a), g> = a . sample(g) for a random field g. */
+    srand(5);
+    for (size_t i = 0; i < nn; i++)
+        f[i] = (float)rand() / RAND_MAX - 0.5f;
+    struct wave_points *pts;
+    cr_assert_eq(wave_points_create(s, &xyz[0][0], 2, WAVE_INTERP_SINC, &pts), 0);
+    cr_assert_eq(wave_copy_in(s, false, f), 0);
+    float smp[2], amps[2] = {0.7f, -1.3f};
+    wave_sample(s, pts, smp, 1, 0);
+    float *zero = calloc(nn, sizeof *zero), *g = malloc(nn * sizeof *g);
+    wave_copy_in(s, false, zero);
+    cr_assert_eq(wave_inject(s, pts, amps, 1, 1.0f, 0), 0);
+    wave_copy_out(s, false, g);
+    double lhs = 0, rhs = amps[0] * smp[0] + amps[1] * smp[1];
+    for (size_t i = 0; i < nn; i++)
+        lhs += (double)g[i] * f[i];
+    cr_assert_float_eq(lhs, rhs, 1e-5 * fabs(rhs) + 1e-6, "adjoint: %g vs %g", lhs, rhs);
+    wave_points_destroy(pts);
+    /* Outside the grid: refused with the index. */
+    const double bad[2][3] = {{150, 0, 50}, {99, 0, 50}};
+    cr_assert_eq(wave_points_create(s, &bad[0][0], 2, WAVE_INTERP_SINC, &pts), -EINVAL);
+    cr_assert_not_null(strstr(err_msg(), "point 1"), "%s", err_msg());
+    free(f);
+    free(zero);
+    free(g);
+    wave_destroy(s);
+}
+
+Test(wave_units, memory_layout_strip)
+{
+    struct sl_device dev;
+    struct wave_sim *s = small_sim(&dev, true);
+    const struct wave_layout *L = wave_layout(s);
+    const struct wave_params *p = wave_params_of(s);
+    cr_assert_eq(L->npad[0], 24 + 5 + 6);
+    cr_assert_eq(L->npad[2], 22 + 0 + 10);
+    cr_assert_eq(L->off[2], L->halo);
+    cr_assert_geq((int)L->stride_y, L->npad[0] + 2 * L->halo);
+    size_t need = 3 * L->count * sizeof(float);
+    cr_assert_geq(wave_memory_bytes(p), need);
+    cr_assert_lt(wave_memory_bytes(p), need * 2);
+    /* The strip: every interior cell within halo of a face, once. */
+    int h = L->halo;
+    size_t want = (size_t)L->n[0] * L->n[1] * L->n[2] -
+                  (size_t)(L->n[0] - 2 * h) * (L->n[1] - 2 * h) * (L->n[2] - 2 * h);
+    cr_assert_eq(wave_strip_count(s), want);
+    size_t nn = (size_t)L->n[0] * L->n[1] * L->n[2];
+    float *f = malloc(nn * sizeof *f), *g = malloc(nn * sizeof *g);
+    for (size_t i = 0; i < nn; i++)
+        f[i] = (float)i;
+    wave_copy_in(s, false, f);
+    float *strip = malloc(want * sizeof *strip);
+    cr_assert_eq(wave_strip_save(s, strip, false), 0);
+    float *zero = calloc(nn, sizeof *zero);
+    wave_copy_in(s, false, zero);
+    cr_assert_eq(wave_strip_load(s, strip, false), 0);
+    wave_copy_out(s, false, g);
+    for (int k = 0; k < L->n[2]; k++)
+        for (int j = 0; j < L->n[1]; j++)
+            for (int i = 0; i < L->n[0]; i++) {
+                size_t e = ((size_t)k * L->n[1] + j) * L->n[0] + i;
+                bool in = i < h || j < h || k < h || i >= L->n[0] - h || j >= L->n[1] - h || k >= L->n[2] - h;
+                cr_assert_eq(g[e], in ? f[e] : 0.0f, "cell %d %d %d", i, j, k);
+            }
+    free(f);
+    free(g);
+    free(zero);
+    free(strip);
+    wave_destroy(s);
+}
+
+/* Padded velocity round trip; the CPML switch. */
+Test(wave_units, padded_velocity)
+{
+    struct sl_device dev;
+    struct wave_sim *s = small_sim(&dev, false);
+    const struct wave_layout *L = wave_layout(s);
+    size_t np = (size_t)L->npad[0] * L->npad[1] * L->npad[2];
+    float *v = malloc(np * sizeof *v), *w = malloc(np * sizeof *w);
+    cr_assert_eq(wave_get_velocity_padded(s, v), 0);
+    for (size_t i = 0; i < np; i++)
+        cr_assert_float_eq(v[i], 2000.0f, 0.01f);
+    for (size_t i = 0; i < np; i++)
+        v[i] = 1500.0f + (float)(i % 1000);
+    cr_assert_eq(wave_set_velocity_padded(s, v, false), 0);
+    cr_assert_eq(wave_get_velocity_padded(s, w), 0);
+    for (size_t i = 0; i < np; i++)
+        cr_assert_float_eq(w[i], v[i], 0.01f);
+    cr_assert(wave_cpml_enabled(s));
+    wave_set_cpml(s, false);
+    cr_assert(!wave_cpml_enabled(s));
+    free(v);
+    free(w);
+    wave_destroy(s);
+}
+
+Test(wave_units, resample_keeps_band_limited_signal)
+{
+    const double dt = 1e-3, fp = 20;
+    size_t n = 400;
+    float *w = malloc(n * sizeof *w), *up = malloc(2 * n * sizeof *up), *down = malloc(n / 2 * sizeof *down);
+    wavelet_ricker_fill(w, n, dt, fp);
+    wavelet_resample(w, n, dt, up, 2 * n, dt / 2);
+    double t0 = wavelet_ricker_delay(fp), e = 0, q = 0;
+    for (size_t i = 0; i < 2 * n - 40; i++) {
+        double want = wavelet_ricker(i * dt / 2, fp, t0);
+        e += (up[i] - want) * (up[i] - want);
+        q += want * want;
+    }
+    cr_assert_lt(sqrt(e / q), 1e-3, "upsampling error %g", sqrt(e / q));
+    wavelet_resample(w, n, dt, down, n / 2, 2 * dt);
+    e = q = 0;
+    for (size_t i = 0; i < n / 2 - 20; i++) {
+        double want = wavelet_ricker(i * 2 * dt, fp, t0);
+        e += (down[i] - want) * (down[i] - want);
+        q += want * want;
+    }
+    cr_assert_lt(sqrt(e / q), 1e-2, "downsampling error %g", sqrt(e / q));
+    double fm = wavelet_fmax(w, n, dt);
+    cr_assert_float_eq(fm, wavelet_ricker_fmax(fp), 0.1 * fp, "fmax %g", fm);
+    free(w);
+    free(up);
+    free(down);
+}
