@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/segy_write.h"
 #include "stream/error.h"
 
 static int write_atomic(const char *path, const void *p, size_t n)
@@ -67,6 +68,45 @@ int image_files_write(const char *dir, const char *name, const struct image_meta
     rc = write_atomic(path, js, strlen(js));
     free(js);
     return rc;
+}
+
+int image_files_write_segy(const char *dir, const char *name, const struct image_meta *m,
+                           const float *v)
+{
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        return err_set(-errno, "%s: mkdir: %s", dir, strerror(errno));
+    char path[4096], text[400];
+    snprintf(path, sizeof path, "%s/%s.segy", dir, name);
+    snprintf(text, sizeof text,
+             "seislive %s image, %lld units%s\nsamples: depth, interval in mm\n"
+             "grid %d x %d x %d, spacing %g %g %g m, origin %g %g %g m",
+             m->job ? m->job : "", (long long)m->units, m->final ? " (final)" : "", m->n[0],
+             m->n[1], m->n[2], m->d[0], m->d[1], m->d[2], m->o[0], m->o[1], m->o[2]);
+    int nx = m->n[0], ny = m->n[1], nz = m->n[2];
+    struct segy_writer *w;
+    int interval = (int)(m->d[2] * 1000.0 + 0.5);
+    int rc = segy_writer_open(path, nz, interval > 0 ? interval : 1, -100, text, &w);
+    if (rc)
+        return rc;
+    float *tr = malloc((size_t)nz * sizeof(float));
+    if (!tr) {
+        segy_writer_close(w);
+        return err_set(-ENOMEM, "%s: out of memory", path);
+    }
+    for (int iy = 0; iy < ny && !rc; iy++)
+        for (int ix = 0; ix < nx && !rc; ix++) {
+            for (int iz = 0; iz < nz; iz++)
+                tr[iz] = v[((size_t)iz * ny + iy) * nx + ix];
+            double x = m->o[0] + ix * m->d[0], y = m->o[1] + iy * m->d[1];
+            struct segy_trace_info ti = {.shot = 1, .channel = iy * nx + ix + 1,
+                                         .src = {x, y, 0}, .rec = {x, y, 0}, .has_cdp = true,
+                                         .cdp = iy * nx + ix + 1, .inline_no = iy + 1,
+                                         .crossline_no = ix + 1, .cdp_xy = {x, y}};
+            rc = segy_writer_trace(w, &ti, tr);
+        }
+    free(tr);
+    int crc = segy_writer_close(w);
+    return rc ? rc : crc;
 }
 
 int image_files_read(const char *dir, const char *name, struct image_meta *m, float **v)

@@ -22,6 +22,11 @@ struct image_meta {
 /* Write NAME.f32 and NAME.json into DIR (created if missing).  0 or -errno. */
 int image_files_write(const char *dir, const char *name, const struct image_meta *m,
                       const float *v);
+/* Write DIR/NAME.segy: one trace per (x, y) column, x fastest among traces, depth
+ * samples (sample interval = dz in mm), inline = iy + 1, crossline = ix + 1, CDP x/y
+ * the column's position (io/segy_write.h).  0 or -errno. */
+int image_files_write_segy(const char *dir, const char *name, const struct image_meta *m,
+                           const float *v);
 /* Read NAME.f32 back (tests, tools): *V malloc'd with n[0]*n[1]*n[2] floats read from
  * the sidecar's grid.  0 or -errno. */
 int image_files_read(const char *dir, const char *name, struct image_meta *m, float **v);

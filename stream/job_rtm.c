@@ -160,9 +160,11 @@ static int shot_end(void *ctx, const struct pipeline_io *io, bool ckpt, bool sto
             m.o[k] = c->stack.o[k];
         }
         rc = image_files_write(c->cfg->output.dir, "image", &m, v);
+        if (!rc)
+            rc = image_files_write_segy(c->cfg->output.dir, "image", &m, v);
         free(v);
         if (!rc)
-            log_info("final image: %s/image.f32 (%lld shots)", c->cfg->output.dir,
+            log_info("final image: %s/image.f32 and image.segy (%lld shots)", c->cfg->output.dir,
                      (long long)c->stack.shots);
     }
     return rc;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <segyio/segy.h>
 #include <zmq.h>
 
 #include "io/image_files.h"
@@ -94,6 +95,26 @@ Test(stream_e2e, zmq_shots_partial_images_late_subscriber_and_final, .timeout = 
     cr_assert(meta.final);
     assert_equal_image(img, want, TS_CELLS);
     free(img);
+    /* And the SEG-Y copy: one trace per (x, y) column, depth samples. */
+    char segy[700];
+    snprintf(segy, sizeof segy, "%s/image.segy", out);
+    segy_file *sf = segy_open(segy, "rb");
+    cr_assert_not_null(sf);
+    char bin[SEGY_BINARY_HEADER_SIZE];
+    cr_assert_eq(segy_binheader(sf, bin), SEGY_OK);
+    int ns = segy_samples(bin), ntr = 0;
+    cr_assert_eq(ns, TS_NZ);
+    long tr0 = segy_trace0(bin);
+    int bsz = segy_trace_bsize(ns);
+    cr_assert_eq(segy_traces(sf, &ntr, tr0, bsz), SEGY_OK);
+    cr_assert_eq(ntr, TS_NX * TS_NY);
+    float col[TS_NZ];
+    int k = 3 * TS_NX + 5; /* iy = 3, ix = 5 */
+    cr_assert_eq(segy_readtrace(sf, k, col, tr0, bsz), SEGY_OK);
+    segy_to_native(segy_format(bin), ns, col);
+    for (int iz = 0; iz < TS_NZ; iz++)
+        cr_assert_eq(col[iz], want[(iz * TS_NY + 3) * TS_NX + 5]);
+    segy_close(sf);
     zmq_close(push);
     zmq_close(sub);
     zmq_close(late);
