@@ -10,11 +10,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "io/model.h"
 #include "kernels/imaging.h"
 #include "kernels/random_boundary.h"
 #include "kernels/revolve.h"
 #include "kernels/rtm_device.h"
 #include "kernels/rtm_memory.h"
+#include "kernels/stability.h"
 #include "kernels/subvolume.h"
 #include "kernels/wave.h"
 #include "kernels/wavelet.h"
@@ -115,28 +117,52 @@ int rtm_engine_create(const struct sl_config *cfg, const struct sl_device *dev,
     e->rtm = cfg->rtm;
     e->forced = STRAT_AUTO;
     e->forced_schedule = -1;
-    double dt_stable = random_boundary_vstable(e->order, 1.0, e->d) / e->vmax;
-    e->dt = p->dt > 0 ? p->dt : p->cfl * dt_stable;
-    if (e->dt > dt_stable) {
-        char where[256];
-        int rc = err_set(-EINVAL,
-                         "%s: [propagator] dt = %g s is unstable for vmax %.1f m/s at order %d: the "
-                         "largest stable dt is %.6g s",
-                         config_where(cfg, "propagator.dt", where, sizeof where), e->dt, e->vmax,
-                         e->order, dt_stable);
-        rtm_engine_destroy(e);
-        return rc;
-    }
+    double fmax = wavelet_ricker_fmax(e->f_peak);
     if (p->wavelet == WAVELET_FILE) {
         int rc = wavelet_read(p->wavelet_file, &e->wfile, &e->wfile_n);
         if (rc < 0) {
             rtm_engine_destroy(e);
             return rc;
         }
-        e->wfile_dt = p->wavelet_dt > 0 ? p->wavelet_dt : e->dt;
+        /* the file's sample interval must be known before dt is: 0 means the given dt */
+        e->wfile_dt = p->wavelet_dt > 0 ? p->wavelet_dt : p->dt;
+        if (!(e->wfile_dt > 0)) {
+            rtm_engine_destroy(e);
+            return err_set(-EINVAL, "[propagator] wavelet_dt must be set when dt is automatic");
+        }
+        fmax = wavelet_fmax(e->wfile, e->wfile_n, e->wfile_dt);
+    }
+    /* The project-wide stability rule (kernels/stability.h): refuses an unstable dt
+     * with the config place and the largest stable dt. */
+    int rc = stability_resolve(cfg, e->vmin, e->vmax, fmax, &e->dt, NULL, NULL);
+    if (rc < 0) {
+        rtm_engine_destroy(e);
+        return rc;
     }
     *out = e;
     return 0;
+}
+
+int rtm_engine_create_from_config(const struct sl_config *cfg, const struct sl_device *dev,
+                                  struct rtm_engine **out)
+{
+    struct sl_model m;
+    int rc = model_load(cfg, &m);
+    if (rc < 0)
+        return rc;
+    struct rtm_volume vol = {{m.n[0], m.n[1], m.n[2]}, {m.d[0], m.d[1], m.d[2]}, {m.o[0], m.o[1], m.o[2]}, m.v};
+    rc = rtm_engine_create(cfg, dev, &vol, out);
+    model_free(&m);
+    return rc;
+}
+
+void rtm_engine_grid(const struct rtm_engine *e, int n[3], double d[3], double o[3])
+{
+    for (int a = 0; a < 3; a++) {
+        n[a] = e->n[a];
+        d[a] = e->d[a];
+        o[a] = e->o[a];
+    }
 }
 
 void rtm_engine_destroy(struct rtm_engine *e)
@@ -197,6 +223,8 @@ struct mig {
     size_t cells;
     long fwd, bwd;
     size_t mem;              /* bytes allocated for this shot */
+    size_t dev_free0;        /* CUDA: free bytes before the shot; dev_peak: most used since */
+    size_t dev_peak;
     rtm_source_cb cb;        /* diagnostics: hand u(n) to the caller instead of only imaging */
     void *cb_ctx;
     float *cb_host;
@@ -215,11 +243,21 @@ static struct imaging_box box_of(struct wave_sim *s)
     return b;
 }
 
+/* CUDA: device memory in use now relative to the start of the shot. */
+static void note_peak(struct mig *m)
+{
+    size_t fr, tot;
+    if (m->gpu && rtm_dev_mem(m->dev, &fr, &tot) == 0 && m->dev_free0 > fr && m->dev_free0 - fr > m->dev_peak)
+        m->dev_peak = m->dev_free0 - fr;
+}
+
 static int alloc(struct mig *m, size_t bytes, void *out)
 {
     int rc = rtm_dev_alloc(m->dev, bytes, (void **)out);
-    if (rc == 0)
+    if (rc == 0) {
         m->mem += bytes;
+        note_peak(m);
+    }
     return rc;
 }
 
@@ -463,6 +501,10 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
     memset(&m, 0, sizeof m);
     m.cb = cb;
     m.cb_ctx = cb_ctx;
+    if (m.gpu) {
+        size_t tot;
+        rtm_dev_mem(&e->dev, &m.dev_free0, &tot);
+    }
     m.e = e;
     m.dev = &e->dev;
     m.gpu = e->dev.kind == SL_DEVICE_CUDA;
@@ -525,7 +567,7 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
     if ((rc = rtm_memory_estimate(&mi, &mem)) < 0)
         goto out;
     int strategy = force != STRAT_AUTO ? force : e->forced != STRAT_AUTO ? e->forced : e->rtm.strategy;
-    int schedule = force_schedule >= 0 ? force_schedule
+    int schedule = force_schedule != -1 ? force_schedule
                    : e->forced_schedule >= 0 ? e->forced_schedule
                                              : e->rtm.checkpoint_schedule;
     int snaps = mem.snaps;
@@ -549,6 +591,7 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
     if ((rc = wave_create(&e->dev, &wp, vsub, &m.q)) < 0)
         goto out;
     m.mem += wave_memory_bytes(&wp);
+    note_peak(&m);
     if (strategy == STRAT_RANDOM) {
         struct wave_params rp;
         rtm_random_params(&wp, e->rtm.random_width, &rp);
@@ -587,6 +630,7 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
             goto out;
         m.mem += wave_memory_bytes(&wp);
     }
+    note_peak(&m);
     if ((rc = points_for(m.u, shot->src, 1, WAVE_INTERP_SINC, &m.src)) < 0 ||
         (rc = points_for(m.q, rxyz, (size_t)nkeep, WAVE_INTERP_TRILINEAR, &m.rec)) < 0) {
         err_prefix(rc, "shot %" PRId64, shot->id);
@@ -624,9 +668,6 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
     if (imaging_needs_receiver(m.cond) &&
         ((rc = alloc(&m, fb, &m.acc.ill_r)) < 0 || (rc = rtm_dev_zero(&e->dev, m.acc.ill_r, fb)) < 0))
         goto out;
-    size_t dev_free0 = 0, dev_tot = 0;
-    if (m.gpu)
-        rtm_dev_mem(&e->dev, &dev_free0, &dev_tot);
 
     /* The migration. */
     switch (strategy) {
@@ -637,7 +678,8 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
         rc = run_reverse(&m, true);
         break;
     case STRAT_RANDOM:
-        rc = run_reverse(&m, false);
+        /* the reference for the reversal: the same random-boundary u, stored forward */
+        rc = schedule == RTM_RANDOM_FORWARD ? run_full(&m) : run_reverse(&m, false);
         break;
     case STRAT_CHECKPOINT:
         rc = run_checkpoint(&m, snaps, schedule);
@@ -688,13 +730,13 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
         stats->nt = m.nt;
         stats->dt = dt;
         stats->mem_bytes = m.mem;
+        stats->mem_device = m.dev_peak;
         for (int s = 0; s < 5; s++)
             stats->mem_need[s] = mem.need[s];
         stats->fwd_steps = m.fwd;
         stats->bwd_steps = m.bwd;
         stats->seconds = secs;
     }
-    (void)dev_free0;
 out:
     mig_release(&m);
     free(m.cb_host);

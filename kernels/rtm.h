@@ -58,7 +58,8 @@ struct rtm_shot_stats {
     int off[3];             /* image patch offset in the full grid */
     int nt;                 /* time steps */
     double dt;              /* s */
-    size_t mem_bytes;       /* device (or host, on the CPU) bytes held for this shot */
+    size_t mem_bytes;       /* device (or host, on the CPU) bytes allocated for this shot */
+    size_t mem_device;      /* CUDA: peak device memory in use during the shot (cudaMemGetInfo) */
     size_t mem_need[5];     /* bytes each strategy would need, by enum rtm_strategy (auto: 0) */
     long fwd_steps;         /* source-wavefield steps, recomputation included */
     long bwd_steps;         /* receiver-wavefield steps */
@@ -72,7 +73,13 @@ struct rtm_engine;
  * imaging from [rtm].  Returns 0 or a negative code with err_msg(). */
 int rtm_engine_create(const struct sl_config *cfg, const struct sl_device *dev,
                       const struct rtm_volume *model, struct rtm_engine **out);
+/* The same with the model of [model] (io/model.h). */
+int rtm_engine_create_from_config(const struct sl_config *cfg, const struct sl_device *dev,
+                                  struct rtm_engine **out);
 void rtm_engine_destroy(struct rtm_engine *e);
+
+/* The full model grid (the image stack's grid). */
+void rtm_engine_grid(const struct rtm_engine *e, int n[3], double d[3], double o[3]);
 
 /* Migrate SHOT and add its image (and illumination) into STACK, which must have the
  * model's grid.  A shot already in the stack is refused (-EEXIST).  STATS may be
@@ -101,6 +108,8 @@ const char *rtm_strategy_name(int strategy);
  * for checkpoint) for SHOT and hand the source wavefield u(n) over the sub-volume
  * (host copy, x fastest) to CB in the order the backward sweep uses it: n = nt down
  * to 1, imaging steps only.  The receiver wavefield still runs, as in a migration. */
+#define RTM_RANDOM_FORWARD (-2) /* SCHEDULE for STRAT_RANDOM: store the random-boundary u
+                                   forward instead of reversing it (the reference) */
 typedef int (*rtm_source_cb)(int n, const float *u, size_t cells, void *ctx);
 int rtm_engine_source_wavefield(struct rtm_engine *e, const struct shot *shot, int strategy, int schedule,
                                 rtm_source_cb cb, void *ctx);
