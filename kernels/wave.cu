@@ -110,67 +110,145 @@ __global__ void k_naive(KArgs a, Box b)
 /* ---- interior: 2.5D tiled ------------------------------------------------------------- */
 
 #define TX 32
-#define TY 16
-#define ZCHUNK 64
+#define ZCHUNK 128 /* longest z chunk of one block */
 
-template <int R>
-__global__ void __launch_bounds__(TX *TY) k_tiled(KArgs a, Box b)
+/* Block of TX x BY threads; each thread owns NY rows of the TX x (BY NY) tile (rows
+ * ty, ty + BY, ...), each with its own register queue: more independent loads per
+ * thread keep more bytes in flight per SM, which a memory-bound stencil needs. */
+template <int R, int BY, int NY>
+__global__ void __launch_bounds__(TX *BY, NY == 1 ? 2048 / (TX * BY) / 2 : 2) k_tiled(KArgs a, Box b, int zchunk)
 {
-    __shared__ float sm[TY + 2 * R][TX + 2 * R];
+    constexpr int TYT = BY * NY;         /* tile height */
+    constexpr int HY = (R + BY - 1) / BY; /* y-halo rows per thread (above and below) */
+    __shared__ float sm[TYT + 2 * R][TX + 2 * R];
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const int x0 = b.lo[0] + blockIdx.x * TX, y0 = b.lo[1] + blockIdx.y * TY;
-    const int i = x0 + tx, j = y0 + ty;
-    const int kb = b.lo[2] + blockIdx.z * ZCHUNK;
-    const int ke = min(kb + ZCHUNK, b.hi[2]);
-    const bool inside = i < b.hi[0] && j < b.hi[1];
+    const int x0 = b.lo[0] + blockIdx.x * TX, y0 = b.lo[1] + blockIdx.y * TYT;
+    const int i = x0 + tx;
+    const int kb = b.lo[2] + blockIdx.z * zchunk;
+    const int ke = min(kb + zchunk, b.hi[2]);
+    const float *__restrict__ p = a.p;
+    const float *__restrict__ vel = a.vel;
+    float *__restrict__ q = a.q;
+    const long long sy = a.sy, sz = a.sz;
     /* Points up to R beyond the box are still inside the allocation and feed the stencil
      * of the box's last points; further ones are never read. */
-    const bool loadable = i < b.hi[0] + R && j < b.hi[1] + R;
-    const float *__restrict__ p = a.p;
-    const long long col = (long long)(j + a.h) * a.sy + (i + a.h);
-    const long long sz = a.sz;
-    float cx[R + 1], cy[R + 1], cz[R + 1];
+    const bool xin = i < b.hi[0], xld = i < b.hi[0] + R;
+    /* The weights stay in the kernel-parameter (constant) bank: FMAs read them there,
+     * which leaves the registers to the queues. */
+    const float c0 = a.c2[0][0] + a.c2[1][0] + a.c2[2][0];
+    long long col[NY];
+    bool inside[NY], loadable[NY], lx_ok[NY], rx_ok[NY];
 #pragma unroll
-    for (int l = 0; l <= R; l++) {
-        cx[l] = a.c2[0][l];
-        cy[l] = a.c2[1][l];
-        cz[l] = a.c2[2][l];
+    for (int m = 0; m < NY; m++) {
+        int j = y0 + ty + m * BY;
+        col[m] = (long long)(j + a.h) * sy + (i + a.h);
+        inside[m] = xin && j < b.hi[1];
+        loadable[m] = xld && j < b.hi[1] + R;
+        lx_ok[m] = tx < R && j < b.hi[1] + R;
+        rx_ok[m] = tx < R && x0 + TX + tx < b.hi[0] + R && j < b.hi[1] + R;
     }
-    const float c0 = cx[0] + cy[0] + cz[0];
-    float qz[2 * R + 1];
+    /* y halos: rows y0 - R + r (above) and y0 + TYT + r (below), r = ty + h BY < R. */
+    long long ycol_b[HY], ycol_t[HY];
+    bool yb_ok[HY], yt_ok[HY];
 #pragma unroll
-    for (int m = 1; m <= 2 * R; m++)
-        qz[m] = loadable ? p[col + (long long)(kb - R - 1 + m + a.h) * sz] : 0.0f;
-    const bool lx = tx < R, ly = ty < R;
-    const bool rx_ok = x0 + TX + tx < b.hi[0] + R && j < b.hi[1] + R;
-    const bool ry_ok = y0 + TY + ty < b.hi[1] + R && i < b.hi[0] + R;
+    for (int h = 0; h < HY; h++) {
+        int r = ty + h * BY;
+        ycol_b[h] = (long long)(y0 - R + r + a.h) * sy + (i + a.h);
+        ycol_t[h] = (long long)(y0 + TYT + r + a.h) * sy + (i + a.h);
+        yb_ok[h] = r < R && xld;
+        yt_ok[h] = r < R && xld && y0 + TYT + r < b.hi[1] + R;
+    }
+    /* Register queues: qz[m][u] = p(k - R + u) of row m.  What plane k needs from global
+     * memory is loaded one iteration ahead (software pipelining). */
+    float qz[NY][2 * R + 1];
+#pragma unroll
+    for (int m = 0; m < NY; m++)
+#pragma unroll
+        for (int u = 0; u < 2 * R; u++)
+            qz[m][u] = loadable[m] ? __ldg(p + col[m] + (long long)(kb - R + u + a.h) * sz) : 0.0f;
+    long long plane = (long long)(kb + a.h) * sz;
+    float nz[NY], hl[NY], hr[NY], qo[NY], vv[NY], hb[HY], ht[HY];
+#pragma unroll
+    for (int m = 0; m < NY; m++)
+        nz[m] = hl[m] = hr[m] = qo[m] = vv[m] = 0.0f;
+#pragma unroll
+    for (int h = 0; h < HY; h++)
+        hb[h] = ht[h] = 0.0f;
+    if (kb < ke) {
+#pragma unroll
+        for (int m = 0; m < NY; m++) {
+            nz[m] = loadable[m] ? __ldg(p + col[m] + plane + R * sz) : 0.0f;
+            hl[m] = lx_ok[m] ? __ldg(p + col[m] + plane - R) : 0.0f;
+            hr[m] = rx_ok[m] ? __ldg(p + col[m] + plane + TX) : 0.0f;
+            qo[m] = inside[m] ? q[col[m] + plane] : 0.0f;
+            vv[m] = inside[m] ? __ldg(vel + col[m] + plane) : 0.0f;
+        }
+#pragma unroll
+        for (int h = 0; h < HY; h++) {
+            hb[h] = yb_ok[h] ? __ldg(p + ycol_b[h] + plane) : 0.0f;
+            ht[h] = yt_ok[h] ? __ldg(p + ycol_t[h] + plane) : 0.0f;
+        }
+    }
     for (int k = kb; k < ke; k++) {
-#pragma unroll
-        for (int m = 0; m < 2 * R; m++)
-            qz[m] = qz[m + 1];
-        const long long plane = (long long)(k + a.h) * sz;
-        qz[2 * R] = loadable ? p[col + plane + (long long)R * sz] : 0.0f;
         __syncthreads();
-        sm[ty + R][tx + R] = qz[R];
-        if (lx) {
-            sm[ty + R][tx] = j < b.hi[1] + R ? p[col + plane - R] : 0.0f;
-            sm[ty + R][tx + TX + R] = rx_ok ? p[col + plane + TX] : 0.0f;
+#pragma unroll
+        for (int m = 0; m < NY; m++) {
+            qz[m][2 * R] = nz[m];
+            const int row = ty + m * BY + R;
+            sm[row][tx + R] = qz[m][R];
+            if (tx < R) {
+                sm[row][tx] = hl[m];
+                sm[row][tx + TX + R] = hr[m];
+            }
         }
-        if (ly) {
-            sm[ty][tx + R] = i < b.hi[0] + R ? p[col + plane - R * a.sy] : 0.0f;
-            sm[ty + TY + R][tx + R] = ry_ok ? p[col + plane + TY * a.sy] : 0.0f;
+#pragma unroll
+        for (int h = 0; h < HY; h++) {
+            int r = ty + h * BY;
+            if (r < R) {
+                sm[r][tx + R] = hb[h];
+                sm[TYT + R + r][tx + R] = ht[h];
+            }
         }
         __syncthreads();
-        if (inside) {
-            float lap = c0 * qz[R];
+        float qcur[NY], vcur[NY];
 #pragma unroll
-            for (int l = 1; l <= R; l++)
-                lap += cx[l] * (sm[ty + R][tx + R + l] + sm[ty + R][tx + R - l]) +
-                       cy[l] * (sm[ty + R + l][tx + R] + sm[ty + R - l][tx + R]) +
-                       cz[l] * (qz[R + l] + qz[R - l]);
-            const long long c = col + plane;
-            a.q[c] = 2.0f * qz[R] - a.q[c] + a.vel[c] * lap;
+        for (int m = 0; m < NY; m++) {
+            qcur[m] = qo[m];
+            vcur[m] = vv[m];
         }
+        if (k + 1 < ke) {
+            const long long nx = plane + sz;
+#pragma unroll
+            for (int m = 0; m < NY; m++) {
+                nz[m] = loadable[m] ? __ldg(p + col[m] + nx + R * sz) : 0.0f;
+                hl[m] = lx_ok[m] ? __ldg(p + col[m] + nx - R) : 0.0f;
+                hr[m] = rx_ok[m] ? __ldg(p + col[m] + nx + TX) : 0.0f;
+                qo[m] = inside[m] ? q[col[m] + nx] : 0.0f;
+                vv[m] = inside[m] ? __ldg(vel + col[m] + nx) : 0.0f;
+            }
+#pragma unroll
+            for (int h = 0; h < HY; h++) {
+                hb[h] = yb_ok[h] ? __ldg(p + ycol_b[h] + nx) : 0.0f;
+                ht[h] = yt_ok[h] ? __ldg(p + ycol_t[h] + nx) : 0.0f;
+            }
+        }
+#pragma unroll
+        for (int m = 0; m < NY; m++) {
+            if (inside[m]) {
+                const int row = ty + m * BY + R;
+                float lap = c0 * qz[m][R];
+#pragma unroll
+                for (int l = 1; l <= R; l++)
+                    lap += a.c2[0][l] * (sm[row][tx + R + l] + sm[row][tx + R - l]) +
+                           a.c2[1][l] * (sm[row + l][tx + R] + sm[row - l][tx + R]) +
+                           a.c2[2][l] * (qz[m][R + l] + qz[m][R - l]);
+                q[col[m] + plane] = 2.0f * qz[m][R] - qcur[m] + vcur[m] * lap;
+            }
+#pragma unroll
+            for (int u = 0; u < 2 * R; u++)
+                qz[m][u] = qz[m][u + 1];
+        }
+        plane += sz;
     }
 }
 
@@ -200,27 +278,32 @@ __global__ void k_psi(KArgs a, PArgs m, int ax, int n0, int n1, int n2)
     m.psi[ax][e] = m.pb[ax][x] * m.psi[ax][e] + m.pa[ax][x] * d1;
 }
 
-/* The stretched update of the points of box B (all inside some layer). */
+/* The stretched update of one axis group of the layers: box B is in slab-index space
+ * along axis AX ([0, wlo + whi), both faces in one launch, the storage order of that
+ * axis's CPML memory) and in padded coordinates along the other two. */
 template <int R>
-__global__ void k_pml(KArgs a, PArgs m, Box b)
+__global__ void k_pml(KArgs a, PArgs m, int gax, Box b)
 {
-    int i = b.lo[0] + blockIdx.x * blockDim.x + threadIdx.x;
-    int j = b.lo[1] + blockIdx.y * blockDim.y + threadIdx.y;
-    int k = b.lo[2] + blockIdx.z;
-    if (i >= b.hi[0] || j >= b.hi[1])
+    int ijk[3] = {b.lo[0] + (int)(blockIdx.x * blockDim.x + threadIdx.x),
+                  b.lo[1] + (int)(blockIdx.y * blockDim.y + threadIdx.y), b.lo[2] + (int)blockIdx.z};
+    if (ijk[0] >= b.hi[0] || ijk[1] >= b.hi[1])
         return;
+    {
+        int js = ijk[gax], wlo = m.pml[2 * gax], whi = m.pml[2 * gax + 1];
+        ijk[gax] = js < wlo ? js : m.npad[gax] - whi + (js - wlo);
+    }
+    const int i = ijk[0], j = ijk[1], k = ijk[2];
     const long long st[3] = {1, a.sy, a.sz};
     const long long sst[3] = {1, m.npad[0], (long long)m.npad[0] * m.npad[1]};
-    const int ijk[3] = {i, j, k};
     long long c = (long long)(k + a.h) * a.sz + (long long)(j + a.h) * a.sy + (i + a.h);
-    const float *p = a.p;
+    const float *__restrict__ p = a.p;
     float lap = 0;
 #pragma unroll
     for (int ax = 0; ax < 3; ax++) {
-        float d2 = a.c2[ax][0] * p[c];
+        float d2 = a.c2[ax][0] * __ldg(p + c);
 #pragma unroll
         for (int l = 1; l <= R; l++)
-            d2 += a.c2[ax][l] * (p[c + l * st[ax]] + p[c - l * st[ax]]);
+            d2 += a.c2[ax][l] * (__ldg(p + c + l * st[ax]) + __ldg(p + c - l * st[ax]));
         const int np = m.npad[ax], wlo = m.pml[2 * ax], whi = m.pml[2 * ax + 1];
         const int x = ijk[ax];
         const int js = slab_index(x, np, wlo, whi);
@@ -229,16 +312,16 @@ __global__ void k_pml(KArgs a, PArgs m, Box b)
             continue;
         }
         const long long e = slab_elem(m, ax, i, j, k, js);
-        const float *psi = m.psi[ax];
+        const float *__restrict__ psi = m.psi[ax];
         float dpsi = 0;
 #pragma unroll
         for (int l = 1; l <= R; l++) {
             int xu = x + l, xd = x - l;
             float up = 0, dn = 0;
             if (xu < np && (xu < wlo || xu >= np - whi))
-                up = psi[e + (long long)(slab_index(xu, np, wlo, whi) - js) * sst[ax]];
+                up = __ldg(psi + e + (long long)(slab_index(xu, np, wlo, whi) - js) * sst[ax]);
             if (xd >= 0 && (xd < wlo || xd >= np - whi))
-                dn = psi[e - (long long)(js - slab_index(xd, np, wlo, whi)) * sst[ax]];
+                dn = __ldg(psi + e - (long long)(js - slab_index(xd, np, wlo, whi)) * sst[ax]);
             dpsi += a.c1[ax][l] * (up - dn);
         }
         float t = d2 + dpsi;
@@ -246,7 +329,7 @@ __global__ void k_pml(KArgs a, PArgs m, Box b)
         m.zeta[ax][e] = z;
         lap += t + z;
     }
-    a.q[c] = 2.0f * p[c] - a.q[c] + a.vel[c] * lap;
+    a.q[c] = 2.0f * __ldg(p + c) - a.q[c] + __ldg(a.vel + c) * lap;
 }
 
 __global__ void k_free_surface(float *q, long long plane, int h)
@@ -260,6 +343,54 @@ __global__ void k_free_surface(float *q, long long plane, int h)
 }
 
 /* ---- dispatch ---------------------------------------------------------------------------- */
+
+/* Shape of the tiled kernel's thread block, from SEISLIVE_WAVE_TILE: "16x1" (16 thread
+ * rows, one point each), "8x1", "8x2" (8 rows, 2 points each: 32 x 16 tile) or "4x4"
+ * (32 x 16 tile).  A tuning knob for seislive-bench: every shape gives the same numbers,
+ * only speed differs.  The default is the shape measured fastest (docs/PERFORMANCE.md). */
+enum tile_shape { TILE_16x1, TILE_8x1, TILE_8x2, TILE_4x4 };
+static const char *const tile_names[] = {"16x1", "8x1", "8x2", "4x4"};
+#define TILE_DEFAULT TILE_8x2
+
+static int tile_shape(void)
+{
+    static int t = -1;
+    if (t < 0) {
+        const char *e = getenv("SEISLIVE_WAVE_TILE");
+        t = TILE_DEFAULT;
+        for (int k = 0; e && k < 4; k++)
+            if (!strcmp(e, tile_names[k]))
+                t = k;
+    }
+    return t;
+}
+
+/* SEISLIVE_WAVE_CPML_OVERLAP=0 runs the CPML kernels on the simulation's own stream
+ * (for measuring what the overlap gains); default: on a second stream. */
+static bool cpml_overlap(void)
+{
+    static int o = -1;
+    if (o < 0) {
+        const char *e = getenv("SEISLIVE_WAVE_CPML_OVERLAP");
+        o = !(e && !strcmp(e, "0"));
+    }
+    return o;
+}
+
+template <int R, int BY, int NY>
+static void launch_tiled(const Box &in, const KArgs &a, int sms, cudaStream_t st)
+{
+    constexpr int TYT = BY * NY;
+    int gx = (in.hi[0] - in.lo[0] + TX - 1) / TX, gy = (in.hi[1] - in.lo[1] + TYT - 1) / TYT;
+    int nz = in.hi[2] - in.lo[2];
+    /* z chunks: long enough to amortise the queue's 2R-plane preload, short enough for
+     * ~8 waves of blocks (2048 threads per SM). */
+    long long slots = (long long)sms * (2048 / (TX * BY));
+    long long want = (long long)nz * gx * gy / (8 * slots);
+    int zc = (int)(want < 4 * R ? 4 * R : want > ZCHUNK ? ZCHUNK : want);
+    dim3 blk(TX, BY), grd(gx, gy, (nz + zc - 1) / zc);
+    k_tiled<R, BY, NY><<<grd, blk, 0, st>>>(a, in, zc);
+}
 
 static cudaStream_t stream_of(const wave_sim *s) { return (cudaStream_t)s->stream; }
 
@@ -282,6 +413,16 @@ static int launch_step(wave_sim *s, bool cpml)
         in.lo[ax] = cpml ? L->pml[2 * ax] : 0;
         in.hi[ax] = cpml ? L->npad[ax] - L->pml[2 * ax + 1] : L->npad[ax];
     }
+    /* The CPML kernels (psi, then the layers) touch only the layers' q and memory and
+     * read p: they run on a second stream beside the interior kernel (fork/join events),
+     * so the latency-bound boundary work hides under the bandwidth-bound interior. */
+    cudaStream_t main_st = st;
+    const bool fork = cpml && cpml_overlap();
+    if (fork) {
+        CUDA_TRY(cudaEventRecord((cudaEvent_t)s->ev_fork, main_st));
+        st = (cudaStream_t)s->aux_stream;
+        CUDA_TRY(cudaStreamWaitEvent(st, (cudaEvent_t)s->ev_fork, 0));
+    }
     if (cpml) {
         for (int ax = 0; ax < 3; ax++) {
             if (!s->slab_count[ax])
@@ -293,48 +434,55 @@ static int launch_step(wave_sim *s, bool cpml)
             CUDA_TRY_LAUNCH();
         }
     }
+    if (cpml) {
+        /* The layers as 3 disjoint groups, both faces of an axis in one launch: z layers
+         * whole, y layers within the inner z range, x layers within inner y and z. */
+        for (int ax = 2; ax >= 0; ax--) {
+            int w = L->pml[2 * ax] + L->pml[2 * ax + 1];
+            if (!w)
+                continue;
+            Box b;
+            for (int q = 0; q < 3; q++) {
+                if (q == ax) {
+                    b.lo[q] = 0;
+                    b.hi[q] = w;
+                } else if (q > ax) {
+                    b.lo[q] = in.lo[q];
+                    b.hi[q] = in.hi[q];
+                } else {
+                    b.lo[q] = 0;
+                    b.hi[q] = L->npad[q];
+                }
+            }
+            if (box_empty(b))
+                continue;
+            dim3 blk(32, 8), grd((b.hi[0] - b.lo[0] + 31) / 32, (b.hi[1] - b.lo[1] + 7) / 8, b.hi[2] - b.lo[2]);
+            k_pml<R><<<grd, blk, 0, st>>>(a, m, ax, b);
+            CUDA_TRY_LAUNCH();
+        }
+    }
+    if (fork) {
+        CUDA_TRY(cudaEventRecord((cudaEvent_t)s->ev_join, st));
+        st = main_st;
+    }
     if (!box_empty(in)) {
         if (s->p.kernel == WAVE_KERNEL_NAIVE) {
             dim3 blk(32, 8), grd((in.hi[0] - in.lo[0] + 31) / 32, (in.hi[1] - in.lo[1] + 7) / 8,
                                  in.hi[2] - in.lo[2]);
             k_naive<R><<<grd, blk, 0, st>>>(a, in);
         } else {
-            dim3 blk(TX, TY), grd((in.hi[0] - in.lo[0] + TX - 1) / TX, (in.hi[1] - in.lo[1] + TY - 1) / TY,
-                                  (in.hi[2] - in.lo[2] + ZCHUNK - 1) / ZCHUNK);
-            k_tiled<R><<<grd, blk, 0, st>>>(a, in);
+            int sms = s->dev->sm_count > 0 ? s->dev->sm_count : 132;
+            switch (tile_shape()) {
+            case TILE_16x1: launch_tiled<R, 16, 1>(in, a, sms, st); break;
+            case TILE_8x1: launch_tiled<R, 8, 1>(in, a, sms, st); break;
+            case TILE_8x2: launch_tiled<R, 8, 2>(in, a, sms, st); break;
+            default: launch_tiled<R, 4, 4>(in, a, sms, st); break;
+            }
         }
         CUDA_TRY_LAUNCH();
     }
-    if (cpml) {
-        /* The layers as 6 disjoint boxes: z slabs whole, y slabs within the inner z
-         * range, x slabs within inner y and z. */
-        Box bx[6];
-        int nb = 0;
-        for (int ax = 2; ax >= 0; ax--)
-            for (int side = 0; side < 2; side++) {
-                Box b;
-                for (int q = 0; q < 3; q++) {
-                    if (q == ax) {
-                        b.lo[q] = side ? L->npad[q] - L->pml[2 * q + 1] : 0;
-                        b.hi[q] = side ? L->npad[q] : L->pml[2 * q];
-                    } else if (q > ax) {
-                        b.lo[q] = in.lo[q];
-                        b.hi[q] = in.hi[q];
-                    } else {
-                        b.lo[q] = 0;
-                        b.hi[q] = L->npad[q];
-                    }
-                }
-                if (!box_empty(b))
-                    bx[nb++] = b;
-            }
-        for (int ib = 0; ib < nb; ib++) {
-            const Box &b = bx[ib];
-            dim3 blk(32, 8), grd((b.hi[0] - b.lo[0] + 31) / 32, (b.hi[1] - b.lo[1] + 7) / 8, b.hi[2] - b.lo[2]);
-            k_pml<R><<<grd, blk, 0, st>>>(a, m, b);
-            CUDA_TRY_LAUNCH();
-        }
-    }
+    if (fork)
+        CUDA_TRY(cudaStreamWaitEvent(st, (cudaEvent_t)s->ev_join, 0));
     if (s->p.free_surface) {
         long long plane = (long long)L->stride_z;
         k_free_surface<<<(unsigned)((plane + 255) / 256), 256, 0, st>>>(s->prev, plane, L->halo);
@@ -379,6 +527,14 @@ static int cu_alloc(float **p, size_t count)
 extern "C" int wave_cu_alloc(struct wave_sim *s)
 {
     int rc;
+    cudaStream_t aux;
+    cudaEvent_t e1, e2;
+    CUDA_TRY(cudaStreamCreateWithFlags(&aux, cudaStreamNonBlocking));
+    s->aux_stream = aux;
+    CUDA_TRY(cudaEventCreateWithFlags(&e1, cudaEventDisableTiming));
+    s->ev_fork = e1;
+    CUDA_TRY(cudaEventCreateWithFlags(&e2, cudaEventDisableTiming));
+    s->ev_join = e2;
     if ((rc = cu_alloc(&s->cur, s->L.count)) < 0 || (rc = cu_alloc(&s->prev, s->L.count)) < 0 ||
         (rc = cu_alloc(&s->vel, s->L.count)) < 0)
         return rc;
@@ -405,6 +561,12 @@ extern "C" void wave_cu_free(struct wave_sim *s)
         cudaFree(s->pb[a]);
     }
     cudaFree(s->scratch);
+    if (s->ev_fork)
+        cudaEventDestroy((cudaEvent_t)s->ev_fork);
+    if (s->ev_join)
+        cudaEventDestroy((cudaEvent_t)s->ev_join);
+    if (s->aux_stream)
+        cudaStreamDestroy((cudaStream_t)s->aux_stream);
 }
 
 extern "C" int wave_cu_memcpy(void *dst, const void *src, size_t bytes, int dir, void *stream)

@@ -25,6 +25,8 @@ struct wave_sim {
     int64_t step;
     void *stream;               /* cudaStream_t */
     double vmax;
+    void *aux_stream;           /* CUDA: the CPML kernels run here, beside the interior */
+    void *ev_fork, *ev_join;    /* cudaEvent_t ordering aux_stream with stream */
     void *scratch;              /* CUDA: device staging for host point amplitudes */
     size_t scratch_bytes;
 };

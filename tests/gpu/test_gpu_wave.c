@@ -1,0 +1,244 @@
+/* The CUDA propagator against the CPU reference on random models and random states
+ * (both time levels and the CPML memory random, halo zero), odd grid sizes so tiles are
+ * partial: every kernel variant and order, CPML on/off, free surface on/off; injection,
+ * sampling, reverse steps, the boundary strip and checkpoints through host and device
+ * buffers.  ||gpu - cpu|| / ||cpu|| < 1e-5 over the whole state; every cell of the
+ * padded grid is compared, so a cell a kernel forgot keeps its old value and fails;
+ * output buffers (samples, strips, states) are poisoned with NaN before each call. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/backend.h"
+#include "kernels/wave.h"
+#include "stream/error.h"
+#include "tests/gpu/gpu_support.h"
+#include "tests/support.h"
+
+static void poison(float *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = NAN;
+}
+
+static float frand(void) { return (float)rand() / RAND_MAX - 0.5f; }
+
+/* A random full state for sim S: fields random on the padded grid, zero in the halo and
+ * row padding; CPML memory random. */
+static void *random_state(struct wave_sim *s)
+{
+    const struct wave_layout *L = wave_layout(s);
+    size_t bytes = wave_state_bytes(s);
+    float *st = calloc(1, bytes);
+    for (int lvl = 0; lvl < 2; lvl++) {
+        float *f = st + lvl * L->count;
+        for (int k = 0; k < L->npad[2]; k++)
+            for (int j = 0; j < L->npad[1]; j++)
+                for (int i = 0; i < L->npad[0]; i++)
+                    f[(size_t)(k + L->halo) * L->stride_z + (size_t)(j + L->halo) * L->stride_y + i + L->halo] = frand();
+    }
+    size_t nf = (bytes - sizeof(int64_t)) / sizeof(float);
+    for (size_t e = 2 * L->count; e < nf; e++)
+        st[e] = 1e-3f * frand();
+    return st;
+}
+
+static double rel(const float *a, const float *b, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)a[i] - b[i];
+        num += d * d;
+        den += (double)b[i] * b[i];
+        if (isnan(a[i]))
+            return INFINITY;
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static void compare_case(int order, int kernel, bool cpml, bool fs)
+{
+    struct sl_device cpu, gpu;
+    cr_assert_eq(backend_select("cpu", &cpu), 0);
+    cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
+    struct wave_params p = {.n = {37, 29, 23}, .d = {10, 12, 9}, .o = {0, 0, 0}, .order = order,
+                            .dt = 5e-4, .pml = {7, 9, 8, 6, fs ? 0 : 10, 5}, .pml_reflection = 1e-4,
+                            .f_ref = 12, .free_surface = fs, .kernel = kernel};
+    size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *v = malloc(nn * sizeof *v);
+    srand(order * 10 + kernel + 100 * cpml + 1000 * fs);
+    for (size_t i = 0; i < nn; i++)
+        v[i] = 1500.0f + 1500.0f * (frand() + 0.5f);
+    struct wave_sim *c, *g;
+    cr_assert_eq(wave_create(&cpu, &p, v, &c), 0, "%s", err_msg());
+    cr_assert_eq(wave_create(&gpu, &p, v, &g), 0, "%s", err_msg());
+    wave_set_cpml(c, cpml);
+    wave_set_cpml(g, cpml);
+    void *st = random_state(c);
+    size_t sb = wave_state_bytes(c);
+    cr_assert_eq(sb, wave_state_bytes(g));
+    cr_assert_eq(wave_state_load(c, st, false), 0);
+    cr_assert_eq(wave_state_load(g, st, false), 0, "%s", err_msg());
+    const double src[3] = {151.3, 171.7, 101.1};
+    const double rec[4][3] = {{40, 50, 30}, {300.5, 200.2, 150.7}, {200, 100, 190}, {151.3, 171.7, 101.1}};
+    struct wave_points *cs, *gs, *cr, *gr;
+    cr_assert_eq(wave_points_create(c, src, 1, WAVE_INTERP_SINC, &cs), 0);
+    cr_assert_eq(wave_points_create(g, src, 1, WAVE_INTERP_SINC, &gs), 0, "%s", err_msg());
+    cr_assert_eq(wave_points_create(c, &rec[0][0], 4, WAVE_INTERP_SINC, &cr), 0);
+    cr_assert_eq(wave_points_create(g, &rec[0][0], 4, WAVE_INTERP_SINC, &gr), 0);
+    const int nt = 12;
+    float tc[4 * nt], tg[4 * nt];
+    poison(tg, 4 * nt);
+    for (int it = 0; it < nt; it++) {
+        float a = 100.0f * (float)sin(0.3 * it);
+        cr_assert_eq(wave_step(c), 0);
+        cr_assert_eq(wave_step(g), 0, "%s", err_msg());
+        cr_assert_eq(wave_inject(c, cs, &a, 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
+        cr_assert_eq(wave_inject(g, gs, &a, 1, 1.0f, WAVE_INJECT_PHYSICAL), 0, "%s", err_msg());
+        cr_assert_eq(wave_sample(c, cr, tc + it, nt, 0), 0);
+        cr_assert_eq(wave_sample(g, gr, tg + it, nt, 0), 0, "%s", err_msg());
+    }
+    float *sc = malloc(sb), *sg = malloc(sb);
+    poison(sg, sb / sizeof(float));
+    cr_assert_eq(wave_state_save(c, sc, false), 0);
+    cr_assert_eq(wave_state_save(g, sg, false), 0, "%s", err_msg());
+    const struct wave_layout *L = wave_layout(c);
+    size_t nf = (sb - sizeof(int64_t)) / sizeof(float);
+    double e_cur = rel(sg, sc, L->count), e_prev = rel(sg + L->count, sc + L->count, L->count);
+    double e_mem = rel(sg + 2 * L->count, sc + 2 * L->count, nf - 2 * L->count);
+    double e_tr = rel(tg, tc, 4 * nt);
+    fprintf(stderr, "gpu wave: order %2d kernel %d cpml %d fs %d: cur %.2e prev %.2e cpml-mem %.2e traces %.2e\n",
+            order, kernel, cpml, fs, e_cur, e_prev, e_mem, e_tr);
+    cr_assert_lt(e_cur, 1e-5);
+    cr_assert_lt(e_prev, 1e-5);
+    cr_assert_lt(e_mem, 1e-5);
+    cr_assert_lt(e_tr, 1e-5);
+    cr_assert_eq(memcmp((char *)sg + sb - 8, (char *)sc + sb - 8, 8), 0, "step index");
+
+    /* Reverse steps and the strip, the strip through a device buffer (another
+     * simulation's field serves as device memory). */
+    size_t ns = wave_strip_count(c);
+    float *hc = malloc(ns * sizeof *hc), *hg = malloc(ns * sizeof *hg);
+    for (int it = 0; it < 3; it++) {
+        cr_assert_eq(wave_step_reverse(c), 0);
+        cr_assert_eq(wave_step_reverse(g), 0);
+    }
+    poison(hg, ns);
+    cr_assert_eq(wave_strip_save(c, hc, false), 0);
+    cr_assert_eq(wave_strip_save(g, hg, false), 0, "%s", err_msg());
+    cr_assert_lt(rel(hg, hc, ns), 1e-5, "strip after reverse steps: %g", rel(hg, hc, ns));
+    float *orig = malloc(ns * sizeof *orig);
+    memcpy(orig, hc, ns * sizeof *orig);
+    struct wave_sim *aux;
+    cr_assert_eq(wave_create(&gpu, &p, v, &aux), 0);
+    cr_assert_geq(wave_layout(aux)->count, ns);
+    float *dbuf = wave_cur(aux);
+    cr_assert_eq(wave_strip_save(g, dbuf, true), 0, "%s", err_msg());
+    for (size_t i = 0; i < ns; i++)
+        hc[i] = frand();
+    cr_assert_eq(wave_strip_load(g, hc, false), 0);
+    poison(hg, ns);
+    cr_assert_eq(wave_strip_save(g, hg, false), 0);
+    cr_assert_eq(memcmp(hg, hc, ns * sizeof *hc), 0, "strip load/save on the GPU");
+    cr_assert_eq(wave_strip_load(g, dbuf, true), 0, "%s", err_msg()); /* the strip saved on the device */
+    cr_assert_eq(wave_strip_load(c, orig, false), 0);
+    cr_assert_eq(wave_step_reverse(c), 0);
+    cr_assert_eq(wave_step_reverse(g), 0);
+    poison(sg, sb / sizeof(float));
+    cr_assert_eq(wave_state_save(c, sc, false), 0);
+    cr_assert_eq(wave_state_save(g, sg, false), 0);
+    double e_rev = rel(sg, sc, 2 * L->count);
+    fprintf(stderr, "gpu wave:   after 4 reverse steps and strip round trips: %.2e\n", e_rev);
+    cr_assert_lt(e_rev, 1e-5);
+    free(orig);
+    wave_destroy(aux);
+    free(hc);
+    free(hg);
+    free(sc);
+    free(sg);
+    free(st);
+    free(v);
+    wave_points_destroy(cs);
+    wave_points_destroy(gs);
+    wave_points_destroy(cr);
+    wave_points_destroy(gr);
+    wave_destroy(c);
+    wave_destroy(g);
+}
+
+Test(gpu_wave, kernels_match_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    const int orders[4] = {2, 4, 8, 16};
+    for (int k = WAVE_KERNEL_NAIVE; k <= WAVE_KERNEL_TILED; k++)
+        for (int o = 0; o < 4; o++)
+            for (int m = 0; m < 3; m++)
+                compare_case(orders[o], k, m != 1, m == 2);
+}
+
+/* Padded velocities and a device checkpoint restore bit for bit. */
+Test(gpu_wave, velocity_and_device_checkpoint, .timeout = 120)
+{
+    GPU_REQUIRED();
+    struct sl_device gpu;
+    cr_assert_eq(backend_select("cuda:0", &gpu), 0);
+    struct wave_params p = {.n = {33, 21, 19}, .d = {10, 10, 10}, .order = 8, .dt = 1e-3,
+                            .pml = {6, 6, 6, 6, 6, 6}, .pml_reflection = 1e-4, .f_ref = 10,
+                            .kernel = WAVE_KERNEL_TILED};
+    size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *v = malloc(nn * sizeof *v);
+    for (size_t i = 0; i < nn; i++)
+        v[i] = 2000.0f + (float)(i % 97);
+    struct wave_sim *g, *aux;
+    cr_assert_eq(wave_create(&gpu, &p, v, &g), 0, "%s", err_msg());
+    const struct wave_layout *L = wave_layout(g);
+    size_t np = (size_t)L->npad[0] * L->npad[1] * L->npad[2];
+    float *a = malloc(np * sizeof *a), *b = malloc(np * sizeof *b);
+    for (size_t i = 0; i < np; i++)
+        a[i] = 1500.0f + (float)(i % 1013);
+    cr_assert_eq(wave_set_velocity_padded(g, a, false), 0);
+    poison(b, np);
+    cr_assert_eq(wave_get_velocity_padded(g, b), 0);
+    for (size_t i = 0; i < np; i++)
+        cr_assert_float_eq(b[i], a[i], 0.02f, "padded velocity %zu: %g vs %g", i, b[i], a[i]);
+    /* Device checkpoint: into the field array of a larger simulation (device memory). */
+    struct wave_params pb = p;
+    pb.n[0] = 4 * p.n[0];
+    pb.n[1] = 2 * p.n[1];
+    float *v3 = malloc(8 * nn * sizeof *v3);
+    for (size_t i = 0; i < 8 * nn; i++)
+        v3[i] = 2000.0f;
+    cr_assert_eq(wave_create(&gpu, &pb, v3, &aux), 0, "%s", err_msg());
+    size_t sb = wave_state_bytes(g);
+    cr_assert_geq(wave_layout(aux)->count * sizeof(float), sb);
+    const double src[3] = {160, 100, 90};
+    struct wave_points *ps;
+    cr_assert_eq(wave_points_create(g, src, 1, WAVE_INTERP_SINC, &ps), 0);
+    for (int it = 0; it < 30; it++) {
+        float amp = (float)sin(0.2 * it);
+        wave_step(g);
+        wave_inject(g, ps, &amp, 1, 1.0f, WAVE_INJECT_PHYSICAL);
+    }
+    float *h1 = malloc(sb), *h2 = malloc(sb);
+    cr_assert_eq(wave_state_save(g, h1, false), 0);
+    cr_assert_eq(wave_state_save(g, wave_cur(aux), true), 0, "%s", err_msg());
+    for (int it = 0; it < 10; it++)
+        wave_step(g);
+    cr_assert_eq(wave_step_index(g), 40);
+    cr_assert_eq(wave_state_load(g, wave_cur(aux), true), 0, "%s", err_msg());
+    cr_assert_eq(wave_step_index(g), 30);
+    poison(h2, sb / 4);
+    cr_assert_eq(wave_state_save(g, h2, false), 0);
+    cr_assert_eq(memcmp(h1, h2, sb), 0, "device checkpoint round trip");
+    free(v3);
+    free(h1);
+    free(h2);
+    wave_points_destroy(ps);
+    wave_destroy(aux);
+    wave_destroy(g);
+    free(a);
+    free(b);
+    free(v);
+}
