@@ -134,7 +134,10 @@ int rtm_engine_create(const struct sl_config *cfg, const struct sl_device *dev,
     }
     /* The project-wide stability rule (kernels/stability.h): refuses an unstable dt
      * with the config place and the largest stable dt. */
-    int rc = stability_resolve(cfg, e->vmin, e->vmax, fmax, &e->dt, NULL, NULL);
+    struct sl_config grid_cfg = *cfg; /* read-only view whose [model] spacing is the volume's */
+    for (int a = 0; a < 3; a++)
+        grid_cfg.model.d[a] = e->d[a];
+    int rc = stability_resolve(&grid_cfg, e->vmin, e->vmax, fmax, &e->dt, NULL, NULL);
     if (rc < 0) {
         rtm_engine_destroy(e);
         return rc;
@@ -207,6 +210,24 @@ int rtm_engine_patch(struct rtm_engine *e, const struct shot *shot, int off[3], 
 }
 
 /* ---- one shot ---------------------------------------------------------------------------- */
+
+/* The propagator parameters of a shot's sub-volume. */
+static void shot_params(const struct rtm_engine *e, const struct subvolume *sv, double dt, struct wave_params *wp)
+{
+    memset(wp, 0, sizeof *wp);
+    for (int a = 0; a < 3; a++) {
+        wp->n[a] = sv->n[a];
+        wp->d[a] = e->d[a];
+        wp->o[a] = sv->o[a];
+    }
+    wp->order = e->order;
+    wp->dt = dt;
+    memcpy(wp->pml, e->pml, sizeof wp->pml);
+    wp->pml_reflection = e->pml_reflection;
+    wp->f_ref = e->f_peak;
+    wp->free_surface = e->free_surface;
+    wp->kernel = e->kernel;
+}
 
 struct mig {
     struct rtm_engine *e;
@@ -546,19 +567,8 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
     }
     subvolume_cut(e->n, e->v, &sv, vsub);
 
-    struct wave_params wp = {0};
-    for (int a = 0; a < 3; a++) {
-        wp.n[a] = sv.n[a];
-        wp.d[a] = e->d[a];
-        wp.o[a] = sv.o[a];
-    }
-    wp.order = e->order;
-    wp.dt = dt;
-    memcpy(wp.pml, e->pml, sizeof wp.pml);
-    wp.pml_reflection = e->pml_reflection;
-    wp.f_ref = e->f_peak;
-    wp.free_surface = e->free_surface;
-    wp.kernel = e->kernel;
+    struct wave_params wp;
+    shot_params(e, &sv, dt, &wp);
 
     /* Strategy: forced, configured, or chosen from the memory each would need. */
     struct rtm_mem_input mi = {wp, e->rtm.random_width, m.nt, m.k, nkeep, m.cond, e->rtm.checkpoints,
@@ -745,6 +755,35 @@ out:
     free(vsub);
     free(host);
     return rc;
+}
+
+int rtm_engine_memory(struct rtm_engine *e, const struct shot *shot, size_t need[5])
+{
+    int nt = 0;
+    double dt = e->dt;
+    int rc = rtm_engine_steps(e, shot, &nt, &dt);
+    if (rc < 0)
+        return rc;
+    struct subvolume sv;
+    if ((rc = subvolume_of_shot(e->n, e->d, e->o, shot->src, shot->rec, (size_t)shot->ntr, e->rtm.aperture, &sv)) < 0)
+        return err_prefix(rc, "shot %" PRId64, shot->id);
+    int nkeep = 0;
+    for (int r = 0; r < shot->ntr; r++) {
+        double p[3] = {shot->rec[3 * r], shot->rec[3 * r + 1], shot->rec[3 * r + 2]};
+        nkeep += subvolume_contains(e->n, e->d, e->o, p);
+    }
+    struct wave_params wp;
+    shot_params(e, &sv, dt, &wp);
+    struct rtm_mem_input mi = {wp, e->rtm.random_width, nt, e->rtm.image_every > 0 ? e->rtm.image_every : 1, nkeep,
+                               e->rtm.imaging, e->rtm.checkpoints, e->rtm.checkpoint_schedule};
+    struct rtm_mem mem;
+    if ((rc = rtm_memory_estimate(&mi, &mem)) < 0)
+        return rc;
+    memcpy(need, mem.need, sizeof mem.need);
+    /* the schedule the engine would use when forced */
+    int sched = e->forced_schedule >= 0 ? e->forced_schedule : e->rtm.checkpoint_schedule;
+    need[STRAT_CHECKPOINT] = rtm_memory_checkpoint(&mem, &mi, mem.snaps, sched);
+    return 0;
 }
 
 int rtm_engine_migrate_patch(struct rtm_engine *e, const struct shot *shot, float *image, float *illum,

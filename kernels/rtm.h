@@ -94,6 +94,10 @@ int rtm_engine_patch(struct rtm_engine *e, const struct shot *shot, int off[3], 
 int rtm_engine_migrate_patch(struct rtm_engine *e, const struct shot *shot, float *image,
                              float *illum, struct rtm_shot_stats *stats);
 
+/* Device bytes each strategy (index: enum rtm_strategy; 0 unused) would need for SHOT,
+ * without running anything (the checkpoint figure for the configured snaps). */
+int rtm_engine_memory(struct rtm_engine *e, const struct shot *shot, size_t need[5]);
+
 /* Force the strategy of the next shots (tests, benchmark): STRAT_* of enum
  * rtm_strategy; STRAT_AUTO restores the configured choice. */
 void rtm_engine_force_strategy(struct rtm_engine *e, int strategy, int ckpt_schedule);

@@ -1,0 +1,154 @@
+/* job_rtm_report — what `seislive check` prints for the rtm job: for the configured
+ * model and a representative shot (the first source of [acquisition] with its
+ * receivers), the sub-volume, the time steps, the device memory each source-wavefield
+ * strategy would need, and the strategy auto would pick under the budget.  Uses the
+ * same planning code as the engine (kernels/rtm_memory.h), so the two never disagree. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "conf/config.h"
+#include "io/model.h"
+#include "kernels/backend.h"
+#include "kernels/rtm.h"
+#include "kernels/rtm_device.h"
+#include "kernels/rtm_memory.h"
+#include "kernels/stability.h"
+#include "kernels/subvolume.h"
+#include "kernels/wavelet.h"
+#include "stream/error.h"
+#include "stream/job_rtm_report.h"
+
+/* The receivers of [acquisition]: the explicit list, or the grid. */
+static float *receivers(const struct acquisition_conf *a, size_t *n)
+{
+    size_t k = 0;
+    if (a->rx_count[0] > 0 && a->rx_count[1] > 0)
+        *n = (size_t)a->rx_count[0] * (size_t)a->rx_count[1];
+    else
+        *n = a->receivers.n;
+    float *r = malloc((*n + 1) * 3 * sizeof(float));
+    if (!r)
+        return NULL;
+    if (a->rx_count[0] > 0 && a->rx_count[1] > 0) {
+        for (int j = 0; j < a->rx_count[1]; j++)
+            for (int i = 0; i < a->rx_count[0]; i++, k++) {
+                r[3 * k] = (float)(a->rx_origin[0] + i * a->rx_step[0]);
+                r[3 * k + 1] = (float)(a->rx_origin[1] + j * a->rx_step[1]);
+                r[3 * k + 2] = (float)a->rx_origin[2];
+            }
+    } else {
+        for (; k < *n; k++)
+            for (int c = 0; c < 3; c++)
+                r[3 * k + c] = (float)a->receivers.p[k][c];
+    }
+    return r;
+}
+
+int rtm_report(const struct sl_config *cfg, FILE *out)
+{
+    struct sl_model m;
+    int rc = model_load(cfg, &m);
+    if (rc < 0)
+        return rc;
+    const struct propagator_conf *p = &cfg->propagator;
+    double fmax = wavelet_ricker_fmax(p->f_peak), dt, dt_max, ppw;
+    if (p->wavelet == WAVELET_FILE) {
+        float *w;
+        size_t nw;
+        if ((rc = wavelet_read(p->wavelet_file, &w, &nw)) < 0)
+            goto out;
+        fmax = wavelet_fmax(w, nw, p->wavelet_dt > 0 ? p->wavelet_dt : p->dt);
+        free(w);
+    }
+    if ((rc = stability_resolve(cfg, m.vmin, m.vmax, fmax, &dt, &dt_max, &ppw)) < 0)
+        goto out;
+    int nt = (int)(p->t_max / dt + 0.5);
+    double src[3];
+    if (cfg->acquisition.sources.n > 0) {
+        for (int a = 0; a < 3; a++)
+            src[a] = cfg->acquisition.sources.p[0][a];
+    } else {
+        for (int a = 0; a < 2; a++)
+            src[a] = m.o[a] + (m.n[a] / 2) * m.d[a];
+        src[2] = m.o[2];
+    }
+    size_t ntr = 0;
+    float *rec = receivers(&cfg->acquisition, &ntr);
+    if (!rec) {
+        rc = err_set(-ENOMEM, "rtm report: receivers");
+        goto out;
+    }
+    size_t inside = 0;
+    for (size_t r = 0; r < ntr; r++) {
+        double q[3] = {rec[3 * r], rec[3 * r + 1], rec[3 * r + 2]};
+        inside += (size_t)subvolume_contains(m.n, m.d, m.o, q);
+    }
+    struct subvolume sv;
+    rc = subvolume_of_shot(m.n, m.d, m.o, src, rec, ntr, cfg->rtm.aperture, &sv);
+    free(rec);
+    if (rc < 0) {
+        err_prefix(rc, "[acquisition] first source");
+        goto out;
+    }
+    struct wave_params wp = {0};
+    for (int a = 0; a < 3; a++) {
+        wp.n[a] = sv.n[a];
+        wp.d[a] = m.d[a];
+        wp.o[a] = sv.o[a];
+    }
+    wp.order = p->order;
+    wp.dt = dt;
+    for (int f = 0; f < 6; f++)
+        wp.pml[f] = p->pml_width[f];
+    if (p->free_surface)
+        wp.pml[4] = 0;
+    wp.pml_reflection = p->pml_reflection;
+    wp.f_ref = p->f_peak;
+    wp.free_surface = p->free_surface;
+    wp.kernel = p->kernel;
+    struct rtm_mem_input mi = {wp, cfg->rtm.random_width, nt, cfg->rtm.image_every, (int)inside,
+                               cfg->rtm.imaging, cfg->rtm.checkpoints, cfg->rtm.checkpoint_schedule};
+    struct rtm_mem mem;
+    if ((rc = rtm_memory_estimate(&mi, &mem)) < 0)
+        goto out;
+    const double mib = 1.0 / 1048576.0;
+    fprintf(out, "[rtm] representative shot: source (%g, %g, %g) m, %zu of %zu receivers in the model\n", src[0],
+            src[1], src[2], inside, ntr);
+    fprintf(out, "[rtm] sub-volume %d x %d x %d cells at (%d, %d, %d) + absorbing layers; %d steps of %.4g ms (stable "
+                 "up to %.4g ms)\n",
+            sv.n[0], sv.n[1], sv.n[2], sv.off[0], sv.off[1], sv.off[2], nt, dt * 1e3, dt_max * 1e3);
+    fprintf(out, "[rtm] device memory per strategy: full %.1f MiB, boundary %.1f MiB, checkpoint (%d snaps, %s) "
+                 "%.1f MiB, random %.1f MiB\n",
+            mem.need[STRAT_FULL] * mib, mem.need[STRAT_BOUNDARY] * mib, mem.snaps,
+            cfg->rtm.checkpoint_schedule == CKPT_UNIFORM ? "uniform" : "binomial", mem.need[STRAT_CHECKPOINT] * mib,
+            mem.need[STRAT_RANDOM] * mib);
+    size_t budget = 0;
+    const char *from = "[rtm] memory_budget";
+    if (cfg->rtm.memory_budget > 0) {
+        budget = (size_t)(cfg->rtm.memory_budget * 1048576.0);
+    } else {
+        struct sl_device dev;
+        size_t fr = 0, tot = 0;
+        if (backend_select(cfg->runtime.device, &dev) == 0 && rtm_dev_mem(&dev, &fr, &tot) == 0) {
+            budget = (size_t)((double)fr * 0.9);
+            from = dev.kind == SL_DEVICE_CUDA ? "90% of the GPU's free memory" : "90% of free host memory";
+        }
+        err_clear();
+    }
+    int strategy = STRAT_AUTO, snaps = mem.snaps;
+    char why[512] = "";
+    if (budget > 0 && rtm_memory_pick(&mem, &mi, budget, &strategy, &snaps, why, sizeof why) < 0)
+        snprintf(why, sizeof why, "%s", err_msg());
+    if (cfg->rtm.strategy == STRAT_AUTO)
+        fprintf(out, "[rtm] auto picks %s under %.1f MiB (%s): %s\n",
+                strategy == STRAT_AUTO ? "nothing" : rtm_strategy_name(strategy), budget * mib, from, why);
+    else
+        fprintf(out, "[rtm] strategy %s (configured); auto would pick %s under %.1f MiB (%s)\n",
+                rtm_strategy_name(cfg->rtm.strategy), strategy == STRAT_AUTO ? "nothing" : rtm_strategy_name(strategy),
+                budget * mib, from);
+    rc = 0;
+out:
+    model_free(&m);
+    return rc;
+}

@@ -1,0 +1,289 @@
+/* bench_rtm — `seislive-bench rtm`: migrate one reference shot with each source-wavefield
+ * strategy and print time and peak device memory per strategy, next to the time the
+ * propagator's own step rate (measured here on the same grid, as the stencil benchmark
+ * does) predicts for the same number of steps; the gap is the cost of imaging,
+ * strips/checkpoints, injection and setup.
+ *
+ * Reference shot (defaults): 8th order, 400 x 400 x 200 points at 12.5 m including
+ * 20-cell absorbing layers, 3000 steps, 200 x 200 receivers, v(z) 2000..3500 m/s.
+ * A strategy whose memory does not fit the device is listed with what it would need.
+ *
+ *   seislive-bench rtm [--json] [--n NX NY NZ] [--pml W] [--steps N] [--rx R]
+ *                      [--order K] [--d M] [--device SPEC] [--strategies a,b,...] */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "conf/config.h"
+#include "kernels/backend.h"
+#include "kernels/rtm.h"
+#include "kernels/rtm_device.h"
+#include "kernels/stability.h"
+#include "kernels/wave.h"
+#include "kernels/wavelet.h"
+#include "stream/error.h"
+#include "stream/log.h"
+#include "tools/bench.h"
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Step rate of the plain propagator on P (points of the padded grid per second). */
+static int step_rate(const struct sl_device *dev, const struct wave_params *p, const float *v, double *pts_s)
+{
+    struct wave_sim *s;
+    int rc = wave_create(dev, p, v, &s);
+    if (rc < 0)
+        return rc;
+    const struct wave_layout *L = wave_layout(s);
+    double npad = (double)L->npad[0] * L->npad[1] * L->npad[2];
+    int warm = 5, reps = dev->kind == SL_DEVICE_CUDA ? 100 : 5;
+    for (int i = 0; i < warm && rc == 0; i++)
+        rc = wave_step(s);
+    if (rc == 0)
+        rc = wave_sync(s);
+    double t0 = now_s();
+    for (int i = 0; i < reps && rc == 0; i++)
+        rc = wave_step(s);
+    if (rc == 0)
+        rc = wave_sync(s);
+    double t = now_s() - t0;
+    wave_destroy(s);
+    *pts_s = npad * reps / t;
+    return rc;
+}
+
+struct row {
+    const char *name;
+    int strategy, schedule;
+    int ran;
+    double secs, pred;
+    size_t peak, alloc, need;
+    long steps;
+    char note[160];
+};
+
+int bench_rtm(int argc, char **argv)
+{
+    int ntot[3] = {400, 400, 200}, pml = 20, steps = 3000, rx = 200, order = 8, json = 0;
+    double d = 12.5;
+    const char *device = "auto", *list = "boundary,random,checkpoint,checkpoint-uniform,full";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "--n") && i + 3 < argc) {
+            for (int a = 0; a < 3; a++)
+                ntot[a] = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--pml") && i + 1 < argc)
+            pml = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+            steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--rx") && i + 1 < argc)
+            rx = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--order") && i + 1 < argc)
+            order = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--d") && i + 1 < argc)
+            d = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--device") && i + 1 < argc)
+            device = argv[++i];
+        else if (!strcmp(argv[i], "--strategies") && i + 1 < argc)
+            list = argv[++i];
+        else {
+            fprintf(stderr, "bench rtm: unknown option '%s'\n", argv[i]);
+            return 2;
+        }
+    }
+    int n[3];
+    for (int a = 0; a < 3; a++) {
+        n[a] = ntot[a] - 2 * pml;
+        if (n[a] < 8 || steps < 2 || rx < 1) {
+            fprintf(stderr, "bench rtm: grid %d x %d x %d with %d-cell layers, %d steps, %d receivers: too small\n",
+                    ntot[0], ntot[1], ntot[2], pml, steps, rx);
+            return 2;
+        }
+    }
+    log_set_level(LOG_WARN);
+    struct sl_device dev;
+    if (backend_select(device, &dev) < 0) {
+        fprintf(stderr, "bench rtm: %s\n", err_msg());
+        return 1;
+    }
+    /* model: v(z) from 2000 to 3500 m/s */
+    size_t cells = (size_t)n[0] * n[1] * n[2];
+    float *v = malloc(cells * sizeof(float));
+    if (!v)
+        return 1;
+    for (int z = 0; z < n[2]; z++)
+        for (size_t i = 0; i < (size_t)n[0] * n[1]; i++)
+            v[(size_t)z * n[0] * n[1] + i] = (float)(2000.0 + 1500.0 * z / (n[2] - 1));
+    struct sl_config cfg;
+    config_defaults(&cfg);
+    cfg.propagator.order = order;
+    cfg.propagator.f_peak = 10.0;
+    const double dd[3] = {d, d, d};
+    cfg.propagator.dt = 0.9 * stability_dt_max(order, dd, 3500.0);
+    for (int f = 0; f < 6; f++)
+        cfg.propagator.pml_width[f] = pml;
+    cfg.propagator.free_surface = false;
+    cfg.rtm.aperture = 1e9;
+    cfg.rtm.imaging = IMG_XCORR;
+    cfg.rtm.image_every = 1;
+    cfg.rtm.random_width = pml;
+    cfg.rtm.checkpoint_schedule = CKPT_BINOMIAL;
+    struct rtm_volume vol = {{n[0], n[1], n[2]}, {d, d, d}, {0, 0, 0}, v};
+    struct rtm_engine *e = NULL;
+    int rc = rtm_engine_create(&cfg, &dev, &vol, &e);
+    if (rc < 0) {
+        fprintf(stderr, "bench rtm: %s\n", err_msg());
+        free(v);
+        config_free(&cfg);
+        return 1;
+    }
+    /* the shot: source in the middle 2 cells down, an rx x rx receiver grid over the
+     * interior at the same depth, synthetic traces (a reflection hyperbola: the work
+     * does not depend on the data) */
+    double dt = cfg.propagator.dt;
+    struct shot sh = {0};
+    sh.id = 1;
+    sh.ns = steps + 1;
+    sh.dt = dt;
+    sh.ntr = rx * rx;
+    sh.src[0] = (n[0] / 2) * d;
+    sh.src[1] = (n[1] / 2) * d;
+    sh.src[2] = 2 * d;
+    sh.rec = malloc((size_t)sh.ntr * 3 * sizeof(float));
+    sh.data = malloc((size_t)sh.ntr * (size_t)sh.ns * sizeof(float));
+    float *img = malloc(cells * sizeof(float));
+    if (!sh.rec || !sh.data || !img) {
+        fprintf(stderr, "bench rtm: out of host memory\n");
+        return 1;
+    }
+    double span[2] = {(n[0] - 5) * d, (n[1] - 5) * d};
+    for (int j = 0; j < rx; j++)
+        for (int i = 0; i < rx; i++) {
+            size_t r = (size_t)j * rx + i;
+            double x = 2 * d + (rx > 1 ? span[0] * i / (rx - 1) : 0), y = 2 * d + (rx > 1 ? span[1] * j / (rx - 1) : 0);
+            sh.rec[3 * r] = (float)x;
+            sh.rec[3 * r + 1] = (float)y;
+            sh.rec[3 * r + 2] = (float)(2 * d);
+            double off = hypot(x - sh.src[0], y - sh.src[1]), t0 = 0.15 + hypot(off, 2 * 0.6 * n[2] * d) / 2500.0;
+            for (int k = 0; k < sh.ns; k++)
+                sh.data[r * (size_t)sh.ns + (size_t)k] = (float)wavelet_ricker(k * dt, 10.0, t0);
+        }
+    /* what the propagator alone would take for the same steps */
+    struct wave_params wp = {0};
+    for (int a = 0; a < 3; a++) {
+        wp.n[a] = n[a];
+        wp.d[a] = d;
+    }
+    wp.order = order;
+    wp.dt = dt;
+    for (int f = 0; f < 6; f++)
+        wp.pml[f] = pml;
+    wp.pml_reflection = cfg.propagator.pml_reflection;
+    wp.f_ref = 10.0;
+    wp.kernel = cfg.propagator.kernel;
+    double rate = 0;
+    if ((rc = step_rate(&dev, &wp, v, &rate)) < 0) {
+        fprintf(stderr, "bench rtm: %s\n", err_msg());
+        return 1;
+    }
+    double npad = (double)ntot[0] * ntot[1] * ntot[2];
+
+    struct row rows[] = {
+        {"boundary", STRAT_BOUNDARY, -1, 0, 0, 0, 0, 0, 0, 0, ""},
+        {"random", STRAT_RANDOM, -1, 0, 0, 0, 0, 0, 0, 0, ""},
+        {"checkpoint", STRAT_CHECKPOINT, CKPT_BINOMIAL, 0, 0, 0, 0, 0, 0, 0, ""},
+        {"checkpoint-uniform", STRAT_CHECKPOINT, CKPT_UNIFORM, 0, 0, 0, 0, 0, 0, 0, ""},
+        {"full", STRAT_FULL, -1, 0, 0, 0, 0, 0, 0, 0, ""},
+    };
+    const int nrows = (int)(sizeof rows / sizeof *rows);
+    size_t need[5] = {0};
+    if ((rc = rtm_engine_memory(e, &sh, need)) < 0) {
+        fprintf(stderr, "bench rtm: %s\n", err_msg());
+        return 1;
+    }
+    const double mib = 1.0 / 1048576.0;
+    for (int k = 0; k < nrows; k++) {
+        struct row *r = &rows[k];
+        char key[64], have[1024];
+        snprintf(key, sizeof key, ",%s,", r->name);
+        snprintf(have, sizeof have, ",%s,", list);
+        if (!strstr(have, key))
+            continue;
+        r->need = need[r->strategy];
+        size_t fr = 0, tot = 0;
+        rtm_dev_mem(&dev, &fr, &tot);
+        if (r->need > (size_t)(0.95 * (double)fr)) {
+            snprintf(r->note, sizeof r->note, "does not fit: needs %.1f GiB, %.1f GiB free", r->need * mib / 1024,
+                     fr * mib / 1024);
+            continue;
+        }
+        rtm_engine_force_strategy(e, r->strategy, r->schedule);
+        struct rtm_shot_stats st;
+        memset(&st, 0, sizeof st);
+        if ((rc = rtm_engine_migrate_patch(e, &sh, img, NULL, &st)) < 0) {
+            snprintf(r->note, sizeof r->note, "failed: %.140s", err_msg());
+            continue;
+        }
+        r->ran = 1;
+        r->secs = st.seconds;
+        r->peak = st.mem_device ? st.mem_device : st.mem_bytes;
+        r->alloc = st.mem_bytes;
+        r->steps = st.fwd_steps + st.bwd_steps;
+        r->pred = (double)r->steps * npad / rate;
+        double e2 = 0;
+        for (size_t i = 0; i < cells; i += 97)
+            e2 += (double)img[i] * img[i];
+        if (!(e2 > 0) || !isfinite(e2))
+            snprintf(r->note, sizeof r->note, "image is %s", isfinite(e2) ? "zero" : "not finite");
+    }
+    if (json) {
+        printf("{\"bench\":\"rtm\",\"device\":\"%s\",\"grid\":[%d,%d,%d],\"pml\":%d,\"order\":%d,\"steps\":%d,"
+               "\"receivers\":%d,\"step_gpts\":%.3f,\"rows\":[",
+               dev.name, ntot[0], ntot[1], ntot[2], pml, order, steps, rx * rx, rate * 1e-9);
+        int first = 1;
+        for (int k = 0; k < nrows; k++) {
+            struct row *r = &rows[k];
+            if (!r->ran && !r->note[0])
+                continue;
+            printf("%s{\"strategy\":\"%s\",\"ran\":%s,\"seconds\":%.3f,\"peak_mib\":%.1f,\"need_mib\":%.1f,"
+                   "\"steps\":%ld,\"predicted_seconds\":%.3f,\"note\":\"%s\"}",
+                   first ? "" : ",", r->name, r->ran ? "true" : "false", r->secs, r->peak * mib, r->need * mib,
+                   r->steps, r->pred, r->note);
+            first = 0;
+        }
+        printf("]}\n");
+    } else {
+        printf("rtm reference shot on %s: %d x %d x %d points at %g m including %d-cell absorbing layers, order %d, "
+               "%d steps of %.3g ms, %d x %d receivers; propagator alone: %.1f Gpts/s\n\n",
+               dev.name, ntot[0], ntot[1], ntot[2], d, pml, order, steps, dt * 1e3, rx, rx, rate * 1e-9);
+        printf("| strategy | time (s) | peak device memory (MiB) | planned (MiB) | wavefield steps | stencil-predicted (s) | "
+               "time / predicted | note |\n");
+        printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+        for (int k = 0; k < nrows; k++) {
+            struct row *r = &rows[k];
+            if (!r->ran && !r->note[0])
+                continue;
+            if (r->ran)
+                printf("| %s | %.2f | %.0f | %.0f | %ld | %.2f | %.2f | %s |\n", r->name, r->secs, r->peak * mib,
+                       r->need * mib, r->steps, r->pred, r->secs / r->pred, r->note);
+            else
+                printf("| %s | - | - | %.0f | - | - | - | %s |\n", r->name, r->need * mib, r->note);
+        }
+    }
+    free(img);
+    free(sh.rec);
+    free(sh.data);
+    free(v);
+    rtm_engine_destroy(e);
+    config_free(&cfg);
+    return 0;
+}
