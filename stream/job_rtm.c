@@ -13,6 +13,7 @@
 #include "kernels/rtm.h"
 #include "stream/error.h"
 #include "stream/log.h"
+#include "stream/job_rtm_report.h"
 #include "stream/pipeline.h"
 #include "stream/state.h"
 
@@ -276,4 +277,18 @@ static int rtm_run(const struct sl_config *cfg, const struct sl_device *dev, con
     return rc;
 }
 
-const struct job_ops job_rtm_ops = {"rtm", rtm_run, NULL};
+/* `seislive check`: the RTM helper's report plus what the runtime will pin. */
+static int rtm_check(const struct sl_config *cfg, FILE *out)
+{
+    int rc = rtm_report(cfg, out);
+    if (rc == 0 && out)
+        fprintf(out, "\n[input] %d pinned slots x %.1f MiB = %.1f MiB host memory (plus a %.1f MiB "
+                     "staging buffer for file input); the image stack %.1f MiB x 2 (image, "
+                     "illumination)\n",
+                cfg->input.slots, cfg->input.slot_mib, cfg->input.slots * cfg->input.slot_mib,
+                cfg->input.kind == INPUT_FILES ? cfg->input.slot_mib : 0.0,
+                (double)cfg->model.n[0] * cfg->model.n[1] * cfg->model.n[2] * 4 / 1048576.0);
+    return rc;
+}
+
+const struct job_ops job_rtm_ops = {"rtm", rtm_run, rtm_check};
