@@ -21,13 +21,14 @@
 #define NTR 12
 #define NS 50
 
+/* EXTRA: more [output] keys. */
 static char *config_zmq(const char *dir, const char *extra)
 {
     static char buf[4096];
     snprintf(buf, sizeof buf,
              "[input]\nkind = \"zmq\"\nendpoint = \"ipc://%s/in\"\nslots = 2\nslot_mib = 1.0\n"
-             "[output]\nendpoint = \"ipc://%s/out\"\ndir = \"%s/files\"\nhwm = 4\n"
-             "[runtime]\nmetrics_interval = 0.2\n[log]\nlevel = \"info\"\n%s",
+             "[output]\nendpoint = \"ipc://%s/out\"\ndir = \"%s/files\"\nhwm = 4\n%s"
+             "[runtime]\nmetrics_interval = 0.2\n[log]\nlevel = \"info\"\n",
              dir, dir, dir, extra ? extra : "");
     return buf;
 }
@@ -158,6 +159,43 @@ Test(stream_e2e, subscriber_that_never_reads_does_not_stall_the_run, .timeout = 
     free(img);
     zmq_close(push);
     zmq_close(dead);
+    zmq_ctx_term(z);
+    test_rmtree(dir);
+    free(dir);
+}
+
+Test(stream_e2e, slices_only_publishes_three_planes, .timeout = 60)
+{
+    char *dir = test_tmpdir();
+    char log[512];
+    snprintf(log, sizeof log, "%s/job.log", dir);
+    pid_t pid = ts_spawn_job(config_zmq(dir, "slices_only = true\n"), log);
+    void *z = zmq_ctx_new();
+    char ep_in[300], ep_out[300];
+    snprintf(ep_in, sizeof ep_in, "ipc://%s/in", dir);
+    snprintf(ep_out, sizeof ep_out, "ipc://%s/out", dir);
+    void *sub = ts_sub(z, ep_out, "image", 0);
+    void *push = ts_push(z, ep_in);
+    send_shot(push, 2, 0);
+    struct ts_msg m;
+    cr_assert_eq(ts_recv_image(sub, 1, false, &m, 15000), 0);
+    cr_assert_eq(m.nframes, 5, "topic, header, xy, xz, yz");
+    struct wire_volume_hdr h;
+    cr_assert_eq(wire_parse_volume(m.header, strlen(m.header), &h), 0);
+    cr_assert(h.slices);
+    cr_assert_eq(h.at[2], TS_NZ / 2);
+    cr_assert_eq(m.payload_len, TS_NX * TS_NY * sizeof(float));
+    int ks[1] = {2};
+    float want[TS_CELLS];
+    ts_batch_image(ks, 1, NTR, NS, want);
+    const float *xy = m.payload;
+    for (int i = 0; i < TS_NX * TS_NY; i++)
+        cr_assert_eq(xy[i], want[(size_t)h.at[2] * TS_NX * TS_NY + i]);
+    ts_msg_free(&m);
+    cr_assert_eq(wire_send_end(push, 0), 0);
+    cr_assert_eq(ts_wait(pid, 20), 0);
+    zmq_close(push);
+    zmq_close(sub);
     zmq_ctx_term(z);
     test_rmtree(dir);
     free(dir);

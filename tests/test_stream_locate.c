@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -180,6 +181,58 @@ Test(stream_locate, f32_and_mseed_blocks_in_order_bad_record_rejected, .timeout 
     zmq_close(push);
     zmq_close(sub);
     zmq_ctx_term(z);
+    test_rmtree(dir);
+    free(dir);
+}
+
+Test(stream_locate, mseed_files_in_a_folder_bad_record_becomes_a_gap, .timeout = 60)
+{
+    char *dir = test_tmpdir();
+    char in[512], cfg[2048], log[512], result[512];
+    snprintf(in, sizeof in, "%s/mseed", dir);
+    cr_assert_eq(mkdir(in, 0755), 0);
+    snprintf(log, sizeof log, "%s/job.log", dir);
+    snprintf(result, sizeof result, "%s/result.txt", dir);
+    const char *names[NREC] = {"STA0", "STA1", "STA2"};
+    float x[400];
+    for (int f = 0; f < 2; f++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/rec%d.mseed", in, f);
+        FILE *fp = fopen(path, "wb");
+        for (int r = 0; r < NREC; r++) {
+            for (int k = 0; k < 400; k++)
+                x[k] = sample(r, f * 400 + k);
+            struct mseed_channel ch = {.net = "XX", .sta = names[r], .loc = "", .chan = "HHZ",
+                                       .rate = 1 / DT, .encoding = MSEED_ENC_FLOAT32,
+                                       .reclen = 512, .sequence = 1};
+            cr_assert_gt(mseed_write_f32(fp, path, &ch, T0 + (int64_t)f * 400 * 10000000LL, x, 400), 0);
+        }
+        if (f == 1) {
+            /* Damage the header of the second record of the second file: not a record. */
+            fseek(fp, 512, SEEK_SET);
+            for (int i = 0; i < 48; i++)
+                fputc('#', fp);
+        }
+        fclose(fp);
+    }
+    snprintf(cfg, sizeof cfg,
+             "[input]\nkind = \"files\"\npaths = [\"%s\"]\nslots = 2\nslot_mib = 1.0\n"
+             "[locate]\nblock_samples = 100\n[log]\nlevel = \"info\"\n", in);
+    pid_t pid = spawn_consumer(cfg, log, result);
+    cr_assert_eq(ts_wait(pid, 30), 0);
+    FILE *f = fopen(result, "r");
+    cr_assert_not_null(f);
+    long blocks, samples, gaps;
+    int contiguous;
+    char chans[256];
+    cr_assert_eq(fscanf(f, "%ld %ld %ld %d %255s", &blocks, &samples, &gaps, &contiguous, chans), 5);
+    fclose(f);
+    cr_assert_eq(blocks, 8, "800 samples in blocks of 100");
+    cr_assert_eq(contiguous, 1, "blocks out of order, not contiguous, or samples changed");
+    cr_assert_str_eq(chans, "STA0,STA1,STA2,");
+    cr_assert_eq(samples + gaps, 3L * 800);
+    cr_assert_gt(gaps, 0, "the damaged record's samples are a gap, never zeros");
+    cr_assert_geq(ts_count_in_file(log, "miniSEED records rejected"), 1);
     test_rmtree(dir);
     free(dir);
 }
