@@ -200,3 +200,45 @@ Test(stream_e2e, slices_only_publishes_three_planes, .timeout = 60)
     test_rmtree(dir);
     free(dir);
 }
+
+Test(stream_e2e, sub_socket_input_counts_upstream_gaps, .timeout = 60)
+{
+    char *dir = test_tmpdir();
+    char log[512], cfg[2048], ep[512];
+    snprintf(log, sizeof log, "%s/job.log", dir);
+    snprintf(ep, sizeof ep, "ipc://%s/feed", dir);
+    /* The sender binds a PUB; the job's [input] socket = "sub" connects to it. */
+    void *z = zmq_ctx_new();
+    void *pub = zmq_socket(z, ZMQ_PUB);
+    cr_assert_eq(zmq_bind(pub, ep), 0);
+    snprintf(cfg, sizeof cfg,
+             "[input]\nkind = \"zmq\"\nsocket = \"sub\"\nendpoint = \"%s\"\nslots = 2\nslot_mib = 1.0\n"
+             "[output]\ndir = \"%s/files\"\n[log]\nlevel = \"info\"\n", ep, dir);
+    pid_t pid = ts_spawn_job(cfg, log);
+    usleep(500000); /* a SUB joins late: give it time to subscribe */
+    /* Sender seqs 0, 1, 3: one message lost upstream (seq 2 never sent). */
+    int sent[3] = {0, 1, 3};
+    for (int j = 0; j < 3; j++) {
+        struct shot s;
+        ts_make_shot(sent[j], NTR, NS, &s);
+        cr_assert_eq(wire_send_shot_f32(pub, &s, sent[j], 0), 0);
+        ts_shot_free(&s);
+    }
+    cr_assert_eq(wire_send_end(pub, 0), 0);
+    cr_assert_eq(ts_wait(pid, 20), 0);
+    cr_assert_eq(ts_count_in_file(log, "1 messages lost upstream"), 1);
+    char out[600];
+    snprintf(out, sizeof out, "%s/files", dir);
+    struct image_meta meta;
+    float *img;
+    cr_assert_eq(image_files_read(out, "image", &meta, &img), 0);
+    cr_assert_eq(meta.units, 3);
+    float want[TS_CELLS];
+    ts_batch_image(sent, 3, NTR, NS, want);
+    assert_equal_image(img, want, TS_CELLS);
+    free(img);
+    zmq_close(pub);
+    zmq_ctx_term(z);
+    test_rmtree(dir);
+    free(dir);
+}
