@@ -246,6 +246,8 @@ struct mig {
     size_t mem;              /* bytes allocated for this shot */
     size_t dev_free0;        /* CUDA: free bytes before the shot; dev_peak: most used since */
     size_t dev_peak;
+    void *s_u, *s_q;         /* CUDA, boundary/random: the two wavefields' streams, and */
+    void *ev_u, *ev_q;       /* events: u(n) ready / imaging at n done */
     rtm_source_cb cb;        /* diagnostics: hand u(n) to the caller instead of only imaging */
     void *cb_ctx;
     float *cb_host;
@@ -297,8 +299,16 @@ static int extract(struct mig *m, const struct imaging_box *b, const float *fiel
 static int accumulate(struct mig *m, const struct imaging_box *bu, const float *u)
 {
 #ifdef SEISLIVE_CUDA
-    if (m->gpu)
-        return imaging_accumulate_cuda(bu, u, &m->bq, wave_cur(m->q), &m->acc, NULL);
+    if (m->gpu) {
+        /* on q's stream, once u(n) is ready on u's; then tell u's stream it may go on */
+        int rc = 0;
+        if (m->s_q && (rc = rtm_cu_stream_wait(m->s_q, m->ev_u)) < 0)
+            return rc;
+        rc = imaging_accumulate_cuda(bu, u, &m->bq, wave_cur(m->q), &m->acc, m->s_q);
+        if (rc == 0 && m->s_q)
+            rc = rtm_cu_event_record(m->ev_q, m->s_q);
+        return rc;
+    }
 #endif
     imaging_accumulate_cpu(bu, u, &m->bq, wave_cur(m->q), &m->acc);
     return 0;
@@ -338,6 +348,7 @@ static int visit(struct mig *m, int n, const struct imaging_box *bu, const float
         rc = accumulate(m, bu, u);
     if (rc == 0 && u && n % m->k == 0 && m->cb) {
         float *tmp = NULL;
+        rtm_dev_sync(m->dev);
         rc = rtm_dev_alloc(m->dev, m->cells * sizeof(float), (void **)&tmp);
         if (rc == 0)
             rc = extract(m, bu, u, tmp);
@@ -371,6 +382,29 @@ static int run_full(struct mig *m)
     return rc;
 }
 
+/* CUDA two-stream hand-offs (no-ops otherwise). */
+static int mark_u(struct mig *m)
+{
+#ifdef SEISLIVE_CUDA
+    if (m->s_u)
+        return rtm_cu_event_record(m->ev_u, m->s_u);
+#else
+    (void)m;
+#endif
+    return 0;
+}
+
+static int wait_q(struct mig *m)
+{
+#ifdef SEISLIVE_CUDA
+    if (m->s_u)
+        return rtm_cu_stream_wait(m->s_u, m->ev_q);
+#else
+    (void)m;
+#endif
+    return 0;
+}
+
 /* boundary (STRIPS != 0) and random: forward, then run u backward from its last two
  * time levels in step with q. */
 static int run_reverse(struct mig *m, bool strips)
@@ -387,6 +421,11 @@ static int run_reverse(struct mig *m, bool strips)
         if (rc == 0 && strips && it + 1 <= m->nt - 2)
             rc = wave_strip_save(m->u, buf + (size_t)it * sc, m->gpu);
     }
+    /* CUDA: from here u and q step side by side on their own streams; imaging at n
+     * waits for u(n) (ev_u), and u's step that would overwrite the buffer imaging
+     * reads waits for that imaging (ev_q). */
+    if (rc == 0)
+        rc = mark_u(m);
     if (rc == 0)
         rc = visit(m, m->nt, &bu, wave_cur(m->u));
     if (rc == 0)
@@ -394,12 +433,17 @@ static int run_reverse(struct mig *m, bool strips)
     for (int n = m->nt - 1; n >= 1 && rc == 0; n--) {
         rc = visit(m, n, &bu, wave_cur(m->u));
         if (rc == 0 && n > 1) {
-            /* u(n - 1) = 2 u(n) - u(n + 1) + dt^2 v^2 lap u(n) + dt^2 f(n) */
-            rc = wave_step_reverse(m->u);
+            /* u(n - 1) = 2 u(n) - u(n + 1) + dt^2 v^2 lap u(n) + dt^2 f(n), written over
+             * u(n + 1), which imaging at n + 1 read */
+            rc = wait_q(m);
+            if (rc == 0)
+                rc = wave_step_reverse(m->u);
             if (rc == 0)
                 rc = wave_inject(m->u, m->src, m->wav + n, 1, 1.0f, inj_flags(m));
             if (rc == 0 && strips)
                 rc = wave_strip_load(m->u, buf + (size_t)(n - 2) * sc, m->gpu);
+            if (rc == 0)
+                rc = mark_u(m);
             m->fwd++;
         }
     }
@@ -477,6 +521,10 @@ static int resample_traces(const struct shot *shot, const int *keep, int nkeep, 
 
 static void mig_release(struct mig *m)
 {
+#ifdef SEISLIVE_CUDA
+    if (m->s_u || m->s_q)
+        rtm_dev_sync(m->dev);
+#endif
     if (m->src)
         wave_points_destroy(m->src);
     if (m->rec)
@@ -490,6 +538,12 @@ static void mig_release(struct mig *m)
     rtm_dev_free(m->dev, m->acc.num);
     rtm_dev_free(m->dev, m->acc.ill_s);
     rtm_dev_free(m->dev, m->acc.ill_r);
+#ifdef SEISLIVE_CUDA
+    rtm_cu_stream_destroy(m->s_u);
+    rtm_cu_stream_destroy(m->s_q);
+    rtm_cu_event_destroy(m->ev_u);
+    rtm_cu_event_destroy(m->ev_q);
+#endif
 }
 
 static int points_for(struct wave_sim *s, const double *xyz, size_t n, int interp, struct wave_points **out)
@@ -679,6 +733,19 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
         ((rc = alloc(&m, fb, &m.acc.ill_r)) < 0 || (rc = rtm_dev_zero(&e->dev, m.acc.ill_r, fb)) < 0))
         goto out;
 
+    /* CUDA, boundary and random: the source and receiver wavefields on streams of
+     * their own, so their steps overlap during the backward sweep.  Everything queued
+     * so far (uploads, zeroing on the default stream) completes first. */
+#ifdef SEISLIVE_CUDA
+    if (m.gpu && (strategy == STRAT_BOUNDARY || strategy == STRAT_RANDOM) && !getenv("SEISLIVE_RTM_ONE_STREAM")) {
+        if ((rc = rtm_dev_sync(&e->dev)) < 0 || (rc = rtm_cu_stream_create(&m.s_u)) < 0 ||
+            (rc = rtm_cu_stream_create(&m.s_q)) < 0 || (rc = rtm_cu_event_create(&m.ev_u)) < 0 ||
+            (rc = rtm_cu_event_create(&m.ev_q)) < 0)
+            goto out;
+        wave_set_stream(m.u, m.s_u);
+        wave_set_stream(m.q, m.s_q);
+    }
+#endif
     /* The migration. */
     switch (strategy) {
     case STRAT_FULL:
@@ -697,6 +764,8 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
     default:
         rc = err_set(-EINVAL, "rtm: strategy %d", strategy);
     }
+    if (rc == 0)
+        rc = rtm_dev_sync(&e->dev); /* both streams done before the default stream goes on */
     if (rc < 0) {
         err_prefix(rc, "shot %" PRId64 " (%s)", shot->id, rtm_strategy_name(strategy));
         goto out;

@@ -46,3 +46,43 @@ extern "C" int rtm_cu_mem(size_t *free_b, size_t *total_b)
     CUDA_TRY(cudaMemGetInfo(free_b, total_b));
     return 0;
 }
+
+extern "C" int rtm_cu_stream_create(void **stream)
+{
+    cudaStream_t s;
+    CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    *stream = s;
+    return 0;
+}
+
+extern "C" void rtm_cu_stream_destroy(void *stream)
+{
+    if (stream)
+        (void)cudaStreamDestroy((cudaStream_t)stream);
+}
+
+extern "C" int rtm_cu_event_create(void **event)
+{
+    cudaEvent_t e;
+    CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    *event = e;
+    return 0;
+}
+
+extern "C" void rtm_cu_event_destroy(void *event)
+{
+    if (event)
+        (void)cudaEventDestroy((cudaEvent_t)event);
+}
+
+extern "C" int rtm_cu_event_record(void *event, void *stream)
+{
+    CUDA_TRY(cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream));
+    return 0;
+}
+
+extern "C" int rtm_cu_stream_wait(void *stream, void *event)
+{
+    CUDA_TRY(cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0));
+    return 0;
+}

@@ -33,6 +33,14 @@ int rtm_cu_put(void *dst, const void *host, size_t bytes);
 int rtm_cu_get(void *host, const void *src, size_t bytes);
 int rtm_cu_sync(void);
 int rtm_cu_mem(size_t *free_b, size_t *total_b);
+/* Streams (non-blocking) and events, so the source and receiver wavefields can step
+ * at the same time; NULL-safe destroy. */
+int rtm_cu_stream_create(void **stream);
+void rtm_cu_stream_destroy(void *stream);
+int rtm_cu_event_create(void **event);
+void rtm_cu_event_destroy(void *event);
+int rtm_cu_event_record(void *event, void *stream);
+int rtm_cu_stream_wait(void *stream, void *event);
 #endif
 
 #ifdef __cplusplus

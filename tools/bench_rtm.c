@@ -9,7 +9,8 @@
  * A strategy whose memory does not fit the device is listed with what it would need.
  *
  *   seislive-bench rtm [--json] [--n NX NY NZ] [--pml W] [--steps N] [--rx R]
- *                      [--order K] [--d M] [--device SPEC] [--strategies a,b,...] */
+ *                      [--order K] [--d M] [--device SPEC] [--kernel auto|naive|tiled]
+ *                      [--strategies a,b,...] */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -72,7 +73,7 @@ struct row {
 
 int bench_rtm(int argc, char **argv)
 {
-    int ntot[3] = {400, 400, 200}, pml = 20, steps = 3000, rx = 200, order = 8, json = 0;
+    int ntot[3] = {400, 400, 200}, pml = 20, steps = 3000, rx = 200, order = 8, json = 0, kernel = KERNEL_AUTO;
     double d = 12.5;
     const char *device = "auto", *list = "boundary,random,checkpoint,checkpoint-uniform,full";
     for (int i = 1; i < argc; i++) {
@@ -95,6 +96,10 @@ int bench_rtm(int argc, char **argv)
             device = argv[++i];
         else if (!strcmp(argv[i], "--strategies") && i + 1 < argc)
             list = argv[++i];
+        else if (!strcmp(argv[i], "--kernel") && i + 1 < argc) {
+            i++;
+            kernel = !strcmp(argv[i], "naive") ? KERNEL_NAIVE : !strcmp(argv[i], "tiled") ? KERNEL_TILED : KERNEL_AUTO;
+        }
         else {
             fprintf(stderr, "bench rtm: unknown option '%s'\n", argv[i]);
             return 2;
@@ -127,6 +132,7 @@ int bench_rtm(int argc, char **argv)
     config_defaults(&cfg);
     cfg.propagator.order = order;
     cfg.propagator.f_peak = 10.0;
+    cfg.propagator.kernel = kernel;
     const double dd[3] = {d, d, d};
     cfg.propagator.dt = 0.9 * stability_dt_max(order, dd, 3500.0);
     for (int f = 0; f < 6; f++)
@@ -218,6 +224,11 @@ int bench_rtm(int argc, char **argv)
         snprintf(have, sizeof have, ",%s,", list);
         if (!strstr(have, key))
             continue;
+        rtm_engine_force_strategy(e, r->strategy, r->schedule);
+        if ((rc = rtm_engine_memory(e, &sh, need)) < 0) {
+            fprintf(stderr, "bench rtm: %s\n", err_msg());
+            return 1;
+        }
         r->need = need[r->strategy];
         size_t fr = 0, tot = 0;
         rtm_dev_mem(&dev, &fr, &tot);
@@ -226,7 +237,6 @@ int bench_rtm(int argc, char **argv)
                      fr * mib / 1024);
             continue;
         }
-        rtm_engine_force_strategy(e, r->strategy, r->schedule);
         struct rtm_shot_stats st;
         memset(&st, 0, sizeof st);
         if ((rc = rtm_engine_migrate_patch(e, &sh, img, NULL, &st)) < 0) {
@@ -263,8 +273,9 @@ int bench_rtm(int argc, char **argv)
         printf("]}\n");
     } else {
         printf("rtm reference shot on %s: %d x %d x %d points at %g m including %d-cell absorbing layers, order %d, "
-               "%d steps of %.3g ms, %d x %d receivers; propagator alone: %.1f Gpts/s\n\n",
-               dev.name, ntot[0], ntot[1], ntot[2], d, pml, order, steps, dt * 1e3, rx, rx, rate * 1e-9);
+               "%d steps of %.3g ms, %d x %d receivers, kernel %s; propagator alone: %.2f Gpts/s\n\n",
+               dev.name, ntot[0], ntot[1], ntot[2], d, pml, order, steps, dt * 1e3, rx, rx,
+               kernel == KERNEL_NAIVE ? "naive" : kernel == KERNEL_TILED ? "tiled" : "auto", rate * 1e-9);
         printf("| strategy | time (s) | peak device memory (MiB) | planned (MiB) | wavefield steps | stencil-predicted (s) | "
                "time / predicted | note |\n");
         printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
