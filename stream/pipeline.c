@@ -247,7 +247,8 @@ static void *worker_main(void *arg)
 #ifdef SEISLIVE_CUDA
         /* GPU: rather than block on the previous unit's compute, keep watching for the
          * next unit, so its copy can start under that compute. */
-        while (w->cuda && have_prev && spsc_size(&r->slots.ready_q) == 0 && !stop_now(r)) {
+        while (w->cuda && ops->async && have_prev && spsc_size(&r->slots.ready_q) == 0 &&
+               !stop_now(r)) {
             int q = pcuda_event_query(w->ev_done[prev.buf]);
             if (q != 0)
                 break; /* done (or an error, which finish_unit reports) */
@@ -277,9 +278,10 @@ static void *worker_main(void *arg)
             slots_release(&r->slots, i);
             continue;
         }
-        /* Synchronous (CPU) processing changes the result at once: the previous unit
-         * must be finished (published, checkpointed) before. */
-        if (have_prev && !w->cuda) {
+        /* Synchronous processing (the CPU, or a job that completes each unit in its
+         * call) changes the result at once: the previous unit must be finished
+         * (published, checkpointed) before. */
+        if (have_prev && !(w->cuda && ops->async)) {
             rc = finish_unit(w, &prev);
             have_prev = false;
             if (rc)

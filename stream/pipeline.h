@@ -77,6 +77,12 @@ struct pipeline_ops {
     const char *name;
     void *ctx;
     bool wants_device;       /* copy each slot to the device before process */
+    bool async;              /* CUDA: process only enqueues on u->stream; the result is
+                                complete at the stream's event (finish runs after the next
+                                unit's process, overlapping them).  false: process has
+                                finished the unit when it returns (finish runs before the
+                                next unit's process, so what it publishes is exactly the
+                                units so far) */
     /* Worker thread, device bound, before the first unit. */
     int (*begin)(void *ctx, const struct sl_device *dev, void *compute_stream);
     /* Already done (ledger)?  Skipped units are counted and released. */

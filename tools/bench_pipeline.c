@@ -161,7 +161,7 @@ static int run_pipeline(const struct sl_device *dev, struct burn_job *b, struct 
                                .publish_every = 1};
     struct source src = {.name = m->file ? "file" : "memory", .ctx = m, .run = mem_run,
                          .close = mem_close};
-    struct pipeline_ops ops = {.name = "burn", .ctx = b, .wants_device = true,
+    struct pipeline_ops ops = {.name = "burn", .ctx = b, .wants_device = true, .async = true,
                                .process = burn_process, .finish = burn_finish};
     metrics_init(mt);
     b->finished = 0;

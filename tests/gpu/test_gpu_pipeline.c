@@ -83,7 +83,7 @@ Test(gpu_pipeline, every_unit_computed_once_on_its_data, .timeout = 120)
     cr_assert_eq(pcuda_memset(j.acc, 0, N_ELEM * sizeof(float)), 0);
     struct pipeline_conf pc = {.slots = 2, .slot_bytes = N_ELEM * sizeof(float), .publish_every = 1};
     struct source src = {.name = "test", .run = src_run, .close = src_close};
-    struct pipeline_ops ops = {.name = "burn", .ctx = &j, .wants_device = true, .process = process,
+    struct pipeline_ops ops = {.name = "burn", .ctx = &j, .wants_device = true, .async = true, .process = process,
                                .finish = finish};
     struct metrics m;
     metrics_init(&m);
