@@ -40,7 +40,7 @@ Test(stream_malformed, bad_messages_are_counted_logged_and_skipped, .timeout = 6
     snprintf(ep_out, sizeof ep_out, "ipc://%s/out", dir);
     snprintf(cfg, sizeof cfg,
              "[input]\nkind = \"zmq\"\nendpoint = \"%s\"\nslots = 2\nslot_mib = 1.0\n"
-             "[output]\nendpoint = \"%s\"\ndir = \"%s/files\"\n[runtime]\nmetrics_interval = 0.1\n"
+             "[output]\nendpoint = \"%s\"\ndir = \"%s/files\"\nhwm = 1000\n[runtime]\nmetrics_interval = 0.1\n"
              "[log]\nlevel = \"info\"\n",
              ep_in, ep_out, dir);
     pid_t pid = ts_spawn_job(cfg, log);
@@ -99,7 +99,9 @@ Test(stream_malformed, bad_messages_are_counted_logged_and_skipped, .timeout = 6
     cr_assert_eq(wire_send_shot_f32(push, &s2, 12, 0), 0);                 /* 12 good */
     cr_assert_eq(wire_send_end(push, 0), 0);
 
-    /* The run ends normally; its last status counts the 9 rejects. */
+    /* The run ends normally; its last status counts the 9 rejects.  (The status
+     * subscriber reads only now: hwm = 1000 keeps the publisher from dropping the last
+     * status for it as a slow subscriber.) */
     cr_assert_eq(ts_wait(pid, 30), 0, "the job must survive bad input");
     int64_t rejected = -1, units = -1;
     struct ts_msg m;
