@@ -21,6 +21,11 @@
  *               the memory budget ([rtm] memory_budget, or the device's free memory);
  *               the choice and every option's memory are logged.
  *
+ * On CUDA, boundary and random step the source and receiver wavefields on two streams
+ * of their own (events order the imaging and the buffer reuse); the environment
+ * variable SEISLIVE_RTM_ONE_STREAM=1 keeps everything on one stream (measured: the
+ * same time at the propagator's current step rate, docs/PERFORMANCE.md).
+ *
  * Time convention: u^0 = u^-1 = 0; step n injects the wavelet sample n and gives
  * u^(n+1); a trace sample t_n is the wavefield at step n.  The receiver wavefield is
  * the same equation run with the time-reversed traces injected at the receivers; the
