@@ -236,3 +236,45 @@ Test(stream_locate, mseed_files_in_a_folder_bad_record_becomes_a_gap, .timeout =
     test_rmtree(dir);
     free(dir);
 }
+
+Test(stream_locate, state_skips_processed_blocks_on_replay, .timeout = 60)
+{
+    char *dir = test_tmpdir();
+    char in[512], cfg[2048], log[512], result[512];
+    snprintf(in, sizeof in, "%s/mseed", dir);
+    cr_assert_eq(mkdir(in, 0755), 0);
+    snprintf(log, sizeof log, "%s/job.log", dir);
+    snprintf(result, sizeof result, "%s/result.txt", dir);
+    char path[600];
+    snprintf(path, sizeof path, "%s/rec.mseed", in);
+    FILE *fp = fopen(path, "wb");
+    float x[300];
+    const char *names[NREC] = {"STA0", "STA1", "STA2"};
+    for (int r = 0; r < NREC; r++) {
+        for (int k = 0; k < 300; k++)
+            x[k] = sample(r, k);
+        struct mseed_channel ch = {.net = "XX", .sta = names[r], .loc = "", .chan = "HHZ",
+                                   .rate = 1 / DT, .encoding = MSEED_ENC_FLOAT32, .reclen = 512,
+                                   .sequence = 1};
+        cr_assert_gt(mseed_write_f32(fp, path, &ch, T0, x, 300), 0);
+    }
+    fclose(fp);
+    snprintf(cfg, sizeof cfg,
+             "[input]\nkind = \"files\"\npaths = [\"%s\"]\nslots = 2\nslot_mib = 1.0\n"
+             "[output]\nstate_dir = \"%s/state\"\ncheckpoint_every = 1\n"
+             "[locate]\nblock_samples = 100\n[log]\nlevel = \"info\"\n", in, dir);
+    long blocks[2];
+    for (int run = 0; run < 2; run++) {
+        cr_assert_eq(ts_wait(spawn_consumer(cfg, log, result), 30), 0);
+        FILE *f = fopen(result, "r");
+        cr_assert_not_null(f);
+        cr_assert_eq(fscanf(f, "%ld", &blocks[run]), 1);
+        fclose(f);
+    }
+    cr_assert_eq(blocks[0], 3);
+    cr_assert_eq(blocks[1], 0, "the replayed blocks were processed again");
+    cr_assert_eq(ts_count_in_file(log, "already stacked (ledger): skipped"), 3);
+    cr_assert_eq(ts_count_in_file(log, "resumed after t = "), 1);
+    test_rmtree(dir);
+    free(dir);
+}
