@@ -430,13 +430,16 @@ int wire_decode_traces_mseed(const struct wire_header *h, const void *const *fra
     int rc = 0;
     for (int fi = 0; fi < nframes && !rc; fi++) {
         size_t off = 0;
+        /* libmseed wants a writable buffer (it may swap in place): one copy per frame. */
+        char *buf = malloc(len[fi]);
+        if (!buf) {
+            rc = err_set(-ENOMEM, "message %llu: out of memory", (unsigned long long)seq);
+            break;
+        }
+        memcpy(buf, frames[fi], len[fi]);
         while (off < len[fi] && !rc) {
-            /* libmseed wants a writable buffer (it may swap in place): parse a copy. */
             size_t n = len[fi] - off;
-            char *rec = malloc(n);
-            memcpy(rec, (const char *)frames[fi] + off, n);
-            int p = msr_parse(rec, (int)n, &msr, 0, 1, 0);
-            free(rec);
+            int p = msr_parse(buf + off, (int)(n > INT32_MAX ? INT32_MAX : n), &msr, 0, 1, 0);
             if (p != 0 || !msr) {
                 rc = reject(st, WIRE_REJ_PAYLOAD, seq,
                             "miniSEED frame %d byte %zu: %s", fi + 1, off,
@@ -484,6 +487,7 @@ int wire_decode_traces_mseed(const struct wire_header *h, const void *const *fra
             }
             off += (size_t)msr->reclen;
         }
+        free(buf);
     }
     msr_free(&msr);
     for (int r = nchan; r < t->nrec; r++)
