@@ -485,7 +485,7 @@ int wire_decode_traces_mseed(const struct wire_header *h, const void *const *fra
                 }
                 dst[(size_t)r * (size_t)t->ns + (size_t)kk] = (float)v;
             }
-            off += (size_t)msr->reclen;
+            off += msr->reclen > 0 ? (size_t)msr->reclen : n; /* never loop in place */
         }
         free(buf);
     }
