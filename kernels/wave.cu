@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <type_traits>
+
 #define MAXR (WAVE_ORDER_MAX / 2)
 
 struct KArgs {
@@ -113,12 +115,16 @@ __global__ void k_naive(KArgs a, Box b)
 #define ZCHUNK 128 /* longest z chunk of one block */
 
 /* Block of TX x BY threads; each thread owns NY rows of the TX x (BY NY) tile (rows
- * ty, ty + BY, ...), each with its own register queue: more independent loads per
- * thread keep more bytes in flight per SM, which a memory-bound stencil needs. */
-template <int R, int BY, int NY>
+ * ty, ty + BY, ...), each with its own register queue along z.  Everything plane k
+ * needs from global memory (the queue's new value p(k+R), the x and y halos, p(k-1)
+ * and v) is loaded PD planes ahead into registers (software pipelining, slots used in
+ * turn with compile-time indices so no register waits on a load before its use):
+ * a memory-bound stencil needs many bytes in flight per SM, and the two barriers per
+ * plane would otherwise expose the memory latency once per plane. */
+template <int R, int BY, int NY, int PD>
 __global__ void __launch_bounds__(TX *BY, NY == 1 ? 2048 / (TX * BY) / 2 : 2) k_tiled(KArgs a, Box b, int zchunk)
 {
-    constexpr int TYT = BY * NY;         /* tile height */
+    constexpr int TYT = BY * NY;          /* tile height */
     constexpr int HY = (R + BY - 1) / BY; /* y-halo rows per thread (above and below) */
     __shared__ float sm[TYT + 2 * R][TX + 2 * R];
     const int tx = threadIdx.x, ty = threadIdx.y;
@@ -133,8 +139,7 @@ __global__ void __launch_bounds__(TX *BY, NY == 1 ? 2048 / (TX * BY) / 2 : 2) k_
     /* Points up to R beyond the box are still inside the allocation and feed the stencil
      * of the box's last points; further ones are never read. */
     const bool xin = i < b.hi[0], xld = i < b.hi[0] + R;
-    /* The weights stay in the kernel-parameter (constant) bank: FMAs read them there,
-     * which leaves the registers to the queues. */
+    /* The weights stay in the kernel-parameter (constant) bank. */
     const float c0 = a.c2[0][0] + a.c2[1][0] + a.c2[2][0];
     long long col[NY];
     bool inside[NY], loadable[NY], lx_ok[NY], rx_ok[NY];
@@ -158,80 +163,63 @@ __global__ void __launch_bounds__(TX *BY, NY == 1 ? 2048 / (TX * BY) / 2 : 2) k_
         yb_ok[h] = r < R && xld;
         yt_ok[h] = r < R && xld && y0 + TYT + r < b.hi[1] + R;
     }
-    /* Register queues: qz[m][u] = p(k - R + u) of row m.  What plane k needs from global
-     * memory is loaded one iteration ahead (software pipelining). */
-    float qz[NY][2 * R + 1];
+    float qz[NY][2 * R + 1]; /* qz[m][u] = p(k - R + u) of row m */
 #pragma unroll
     for (int m = 0; m < NY; m++)
 #pragma unroll
         for (int u = 0; u < 2 * R; u++)
             qz[m][u] = loadable[m] ? __ldg(p + col[m] + (long long)(kb - R + u + a.h) * sz) : 0.0f;
-    long long plane = (long long)(kb + a.h) * sz;
-    float nz[NY], hl[NY], hr[NY], qo[NY], vv[NY], hb[HY], ht[HY];
-#pragma unroll
-    for (int m = 0; m < NY; m++)
-        nz[m] = hl[m] = hr[m] = qo[m] = vv[m] = 0.0f;
-#pragma unroll
-    for (int h = 0; h < HY; h++)
-        hb[h] = ht[h] = 0.0f;
-    if (kb < ke) {
+    float nz[PD][NY], hl[PD][NY], hr[PD][NY], qo[PD][NY], vv[PD][NY], hb[PD][HY], ht[PD][HY];
+    /* Load what plane KK needs into slot SL. */
+    auto fetch = [&](auto slc, int kk) {
+        constexpr int sl = decltype(slc)::value;
+        const long long pl = (long long)(kk + a.h) * sz;
+        const bool ok = kk < ke;
 #pragma unroll
         for (int m = 0; m < NY; m++) {
-            nz[m] = loadable[m] ? __ldg(p + col[m] + plane + R * sz) : 0.0f;
-            hl[m] = lx_ok[m] ? __ldg(p + col[m] + plane - R) : 0.0f;
-            hr[m] = rx_ok[m] ? __ldg(p + col[m] + plane + TX) : 0.0f;
-            qo[m] = inside[m] ? q[col[m] + plane] : 0.0f;
-            vv[m] = inside[m] ? __ldg(vel + col[m] + plane) : 0.0f;
+            nz[sl][m] = ok && loadable[m] ? __ldg(p + col[m] + pl + R * sz) : 0.0f;
+            hl[sl][m] = ok && lx_ok[m] ? __ldg(p + col[m] + pl - R) : 0.0f;
+            hr[sl][m] = ok && rx_ok[m] ? __ldg(p + col[m] + pl + TX) : 0.0f;
+            qo[sl][m] = ok && inside[m] ? q[col[m] + pl] : 0.0f;
+            vv[sl][m] = ok && inside[m] ? __ldg(vel + col[m] + pl) : 0.0f;
         }
 #pragma unroll
         for (int h = 0; h < HY; h++) {
-            hb[h] = yb_ok[h] ? __ldg(p + ycol_b[h] + plane) : 0.0f;
-            ht[h] = yt_ok[h] ? __ldg(p + ycol_t[h] + plane) : 0.0f;
+            hb[sl][h] = ok && yb_ok[h] ? __ldg(p + ycol_b[h] + pl) : 0.0f;
+            ht[sl][h] = ok && yt_ok[h] ? __ldg(p + ycol_t[h] + pl) : 0.0f;
         }
-    }
-    for (int k = kb; k < ke; k++) {
+    };
+    /* Update plane KK from slot SL, then refill SL with plane KK + PD. */
+    auto plane_step = [&](auto slc, int kk) {
+        constexpr int sl = decltype(slc)::value;
         __syncthreads();
 #pragma unroll
         for (int m = 0; m < NY; m++) {
-            qz[m][2 * R] = nz[m];
+            qz[m][2 * R] = nz[sl][m];
             const int row = ty + m * BY + R;
             sm[row][tx + R] = qz[m][R];
             if (tx < R) {
-                sm[row][tx] = hl[m];
-                sm[row][tx + TX + R] = hr[m];
+                sm[row][tx] = hl[sl][m];
+                sm[row][tx + TX + R] = hr[sl][m];
             }
         }
 #pragma unroll
         for (int h = 0; h < HY; h++) {
             int r = ty + h * BY;
             if (r < R) {
-                sm[r][tx + R] = hb[h];
-                sm[TYT + R + r][tx + R] = ht[h];
+                sm[r][tx + R] = hb[sl][h];
+                sm[TYT + R + r][tx + R] = ht[sl][h];
             }
         }
         __syncthreads();
         float qcur[NY], vcur[NY];
 #pragma unroll
         for (int m = 0; m < NY; m++) {
-            qcur[m] = qo[m];
-            vcur[m] = vv[m];
+            qcur[m] = qo[sl][m];
+            vcur[m] = vv[sl][m];
         }
-        if (k + 1 < ke) {
-            const long long nx = plane + sz;
-#pragma unroll
-            for (int m = 0; m < NY; m++) {
-                nz[m] = loadable[m] ? __ldg(p + col[m] + nx + R * sz) : 0.0f;
-                hl[m] = lx_ok[m] ? __ldg(p + col[m] + nx - R) : 0.0f;
-                hr[m] = rx_ok[m] ? __ldg(p + col[m] + nx + TX) : 0.0f;
-                qo[m] = inside[m] ? q[col[m] + nx] : 0.0f;
-                vv[m] = inside[m] ? __ldg(vel + col[m] + nx) : 0.0f;
-            }
-#pragma unroll
-            for (int h = 0; h < HY; h++) {
-                hb[h] = yb_ok[h] ? __ldg(p + ycol_b[h] + nx) : 0.0f;
-                ht[h] = yt_ok[h] ? __ldg(p + ycol_t[h] + nx) : 0.0f;
-            }
-        }
+        fetch(slc, kk + PD);
+        const long long pl = (long long)(kk + a.h) * sz;
 #pragma unroll
         for (int m = 0; m < NY; m++) {
             if (inside[m]) {
@@ -242,13 +230,22 @@ __global__ void __launch_bounds__(TX *BY, NY == 1 ? 2048 / (TX * BY) / 2 : 2) k_
                     lap += a.c2[0][l] * (sm[row][tx + R + l] + sm[row][tx + R - l]) +
                            a.c2[1][l] * (sm[row + l][tx + R] + sm[row - l][tx + R]) +
                            a.c2[2][l] * (qz[m][R + l] + qz[m][R - l]);
-                q[col[m] + plane] = 2.0f * qz[m][R] - qcur[m] + vcur[m] * lap;
+                q[col[m] + pl] = 2.0f * qz[m][R] - qcur[m] + vcur[m] * lap;
             }
 #pragma unroll
             for (int u = 0; u < 2 * R; u++)
                 qz[m][u] = qz[m][u + 1];
         }
-        plane += sz;
+    };
+    using S0 = std::integral_constant<int, 0>;
+    using S1 = std::integral_constant<int, PD - 1>;
+    fetch(S0{}, kb);
+    if (PD > 1)
+        fetch(S1{}, kb + 1);
+    for (int k = kb; k < ke; k += PD) {
+        plane_step(S0{}, k);
+        if (PD > 1 && k + 1 < ke)
+            plane_step(S1{}, k + 1);
     }
 }
 
@@ -346,23 +343,35 @@ __global__ void k_free_surface(float *q, long long plane, int h)
 
 /* Shape of the tiled kernel's thread block, from SEISLIVE_WAVE_TILE: "16x1" (16 thread
  * rows, one point each), "8x1", "8x2" (8 rows, 2 points each: 32 x 16 tile) or "4x4"
- * (32 x 16 tile).  A tuning knob for seislive-bench: every shape gives the same numbers,
- * only speed differs.  The default is the shape measured fastest (docs/PERFORMANCE.md). */
+ * (32 x 16 tile).  A tuning knob for seislive-bench: every shape gives the same numbers
+ * (each is checked against the CPU reference), only speed differs.  Unset: the shape
+ * measured fastest on the H100 (docs/PERFORMANCE.md): 4x4 up to order 8, 8x2 above. */
 enum tile_shape { TILE_16x1, TILE_8x1, TILE_8x2, TILE_4x4 };
 static const char *const tile_names[] = {"16x1", "8x1", "8x2", "4x4"};
-#define TILE_DEFAULT TILE_8x2
 
-static int tile_shape(void)
+static int tile_shape(int r)
 {
-    static int t = -1;
-    if (t < 0) {
+    static int t = -2;
+    if (t == -2) {
         const char *e = getenv("SEISLIVE_WAVE_TILE");
-        t = TILE_DEFAULT;
+        t = -1;
         for (int k = 0; e && k < 4; k++)
             if (!strcmp(e, tile_names[k]))
                 t = k;
     }
-    return t;
+    return t >= 0 ? t : r <= 4 ? TILE_4x4 : TILE_8x2;
+}
+
+/* Planes loaded ahead by the tiled kernel: SEISLIVE_WAVE_PREFETCH=1 or 2 (default). */
+#define PREFETCH_DEFAULT 2
+static int prefetch_depth(void)
+{
+    static int d = 0;
+    if (!d) {
+        const char *e = getenv("SEISLIVE_WAVE_PREFETCH");
+        d = e && (atoi(e) == 1 || atoi(e) == 2) ? atoi(e) : PREFETCH_DEFAULT;
+    }
+    return d;
 }
 
 /* SEISLIVE_WAVE_CPML_OVERLAP=0 runs the CPML kernels on the simulation's own stream
@@ -377,7 +386,7 @@ static bool cpml_overlap(void)
     return o;
 }
 
-template <int R, int BY, int NY>
+template <int R, int BY, int NY, int PD>
 static void launch_tiled(const Box &in, const KArgs &a, int sms, cudaStream_t st)
 {
     constexpr int TYT = BY * NY;
@@ -389,7 +398,7 @@ static void launch_tiled(const Box &in, const KArgs &a, int sms, cudaStream_t st
     long long want = (long long)nz * gx * gy / (8 * slots);
     int zc = (int)(want < 4 * R ? 4 * R : want > ZCHUNK ? ZCHUNK : want);
     dim3 blk(TX, BY), grd(gx, gy, (nz + zc - 1) / zc);
-    k_tiled<R, BY, NY><<<grd, blk, 0, st>>>(a, in, zc);
+    k_tiled<R, BY, NY, PD><<<grd, blk, 0, st>>>(a, in, zc);
 }
 
 static cudaStream_t stream_of(const wave_sim *s) { return (cudaStream_t)s->stream; }
@@ -472,11 +481,12 @@ static int launch_step(wave_sim *s, bool cpml)
             k_naive<R><<<grd, blk, 0, st>>>(a, in);
         } else {
             int sms = s->dev->sm_count > 0 ? s->dev->sm_count : 132;
-            switch (tile_shape()) {
-            case TILE_16x1: launch_tiled<R, 16, 1>(in, a, sms, st); break;
-            case TILE_8x1: launch_tiled<R, 8, 1>(in, a, sms, st); break;
-            case TILE_8x2: launch_tiled<R, 8, 2>(in, a, sms, st); break;
-            default: launch_tiled<R, 4, 4>(in, a, sms, st); break;
+            const bool d2 = prefetch_depth() == 2;
+            switch (tile_shape(R)) {
+            case TILE_16x1: d2 ? launch_tiled<R, 16, 1, 2>(in, a, sms, st) : launch_tiled<R, 16, 1, 1>(in, a, sms, st); break;
+            case TILE_8x1: d2 ? launch_tiled<R, 8, 1, 2>(in, a, sms, st) : launch_tiled<R, 8, 1, 1>(in, a, sms, st); break;
+            case TILE_8x2: d2 ? launch_tiled<R, 8, 2, 2>(in, a, sms, st) : launch_tiled<R, 8, 2, 1>(in, a, sms, st); break;
+            default: d2 ? launch_tiled<R, 4, 4, 2>(in, a, sms, st) : launch_tiled<R, 4, 4, 1>(in, a, sms, st); break;
             }
         }
         CUDA_TRY_LAUNCH();

@@ -158,7 +158,7 @@ int bench_stencil(int argc, char **argv)
            dev.name, bw, roof);
     const char *tile = getenv("SEISLIVE_WAVE_TILE");
     printf("grid: SIZE^3 padded points (interior + %d CPML cells per face), %d timed steps; tiled block "
-           "shape %s\n\n", pml, steps, tile ? tile : "default");
+           "shape %s\n\n", pml, steps, tile ? tile : "default (4x4 up to order 8, 8x2 above)");
     printf("| kernel | order | size | CPML | ms/step | Gpts/s | %% of roofline |\n");
     printf("| --- | ---: | ---: | --- | ---: | ---: | ---: |\n");
     for (int i = 0; i < nr; i++)
