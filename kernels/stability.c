@@ -44,7 +44,7 @@ int stability_resolve(const struct sl_config *cfg, double vmin, double vmax, dou
     double q = stability_ppw(vmin, fmax, cfg->model.d);
     if (ppw)
         *ppw = q;
-    if (q < pc->ppw_min)
+    if (q < pc->ppw_min * (1 - 1e-9))
         log_warn("%.2f points per wavelength at %g Hz (vmin %g m/s) is below ppw_min %g: expect "
                  "numerical dispersion (refine the grid or lower the frequency)",
                  q, fmax, vmin, pc->ppw_min);

@@ -28,6 +28,8 @@ struct plan {
     float *wavelet;      /* nt samples at dt */
     double fmax, dt, dt_max, ppw, dt_out;
     int nt, ns_out;
+    bool ps;             /* output interval in picoseconds (GPR) */
+    int interval;        /* SEG-Y sample interval, us (or ps) */
     double *rec;         /* nrec x 3 */
     size_t nrec;
     struct wave_params wp;
@@ -75,6 +77,13 @@ static int make_plan(const struct sl_config *cfg, struct plan *pl)
     }
     pl->nt = (int)ceil(pc->t_max / pl->dt - 1e-9);
     pl->dt_out = ac->dt_out > 0 ? ac->dt_out : pl->dt;
+    /* SEG-Y holds the interval as an integer (microseconds; picoseconds for GPR
+     * sampling below 1 us): resample to exactly what the header will say. */
+    pl->ps = pl->dt_out < 1e-6;
+    pl->interval = (int)lround(pl->dt_out * (pl->ps ? 1e12 : 1e6));
+    if (pl->interval < 1)
+        pl->interval = 1;
+    pl->dt_out = pl->interval * (pl->ps ? 1e-12 : 1e-6);
     pl->ns_out = (int)floor(pc->t_max / pl->dt_out + 1e-9) + 1;
     pl->wavelet = calloc((size_t)pl->nt + 1, sizeof(float));
     if (!pl->wavelet) {
@@ -193,8 +202,8 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
     }
     /* SEG-Y stores the interval in microseconds; GPR sampling (below 1 us) is written in
      * picoseconds, and the textual header says so. */
-    bool ps = pl.dt_out < 1e-6;
-    int interval = (int)lround(pl.dt_out * (ps ? 1e12 : 1e6));
+    const bool ps = pl.ps;
+    const int interval = pl.interval;
     char text[1024];
     snprintf(text, sizeof text,
              "seislive model: acoustic finite differences, order %d\n"

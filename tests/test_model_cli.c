@@ -173,3 +173,47 @@ Test(model_cli, snapshots, .timeout = 60)
     free(dir);
     free(conf);
 }
+
+/* Electromagnetic (GPR) mode: relative permittivity 4 gives v = c0 / 2; the trace is
+ * written with its interval in picoseconds and the direct wave arrives at t0 + r / v. */
+Test(model_cli, gpr_permittivity_model, .timeout = 60)
+{
+    char *dir = test_tmpdir();
+    char *conf = test_write_file(dir, "em.toml",
+        "[job]\nkind = \"model\"\n\n[model]\ntype = \"constant\"\nquantity = \"permittivity\"\n"
+        "permittivity = 4.0\nn = [40, 24, 24]\nd = [0.04, 0.04, 0.04]\n\n[propagator]\norder = 8\n"
+        "t_max = 2.5e-8\nf_peak = 2e8\npml_width = 10\n\n[acquisition]\n"
+        "sources = [[0.3, 0.48, 0.48]]\nreceivers = [[1.3, 0.48, 0.48]]\n");
+    char out[4096];
+    snprintf(out, sizeof out, "%s/gpr.segy", dir);
+    const char *argv[] = {test_prog("seislive"), "model", "-c", conf, "-o", out, NULL};
+    struct run_result r;
+    cr_assert_eq(test_run(argv, 60, &r), 0);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    test_run_free(&r);
+    segy_file *fp = segy_open(out, "rb");
+    cr_assert_not_null(fp);
+    char bin[SEGY_BINARY_HEADER_SIZE];
+    cr_assert_eq(segy_binheader(fp, bin), SEGY_OK);
+    int32_t dt_ps;
+    segy_get_bfield(bin, SEGY_BIN_INTERVAL, &dt_ps);
+    int ns = segy_samples(bin);
+    long trace0 = segy_trace0(bin);
+    int bsize = segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, ns);
+    cr_assert(dt_ps > 10 && dt_ps < 1000, "interval %d ps", dt_ps);
+    float *tr = malloc(ns * sizeof *tr);
+    cr_assert_eq(segy_readtrace(fp, 0, tr, trace0, bsize), SEGY_OK);
+    segy_to_native(SEGY_IEEE_FLOAT_4_BYTE, ns, tr);
+    int imax = 0;
+    for (int i = 1; i < ns; i++)
+        if (tr[i] > tr[imax])
+            imax = i;
+    double want = 1.5 / 2e8 + 1.0 / (299792458.0 / 2);
+    cr_assert_lt(fabs(imax * dt_ps * 1e-12 - want), 2.0 * dt_ps * 1e-12, "peak at %g s, expected %g s",
+                 imax * dt_ps * 1e-12, want);
+    free(tr);
+    segy_close(fp);
+    test_rmtree(dir);
+    free(dir);
+    free(conf);
+}
