@@ -12,6 +12,7 @@
 #include "conf/config.h"
 #include "io/model.h"
 #include "io/segy_write.h"
+#include <segyio/segy.h>
 #include "kernels/stability.h"
 #include "stream/error.h"
 #include "tests/support.h"
@@ -218,4 +219,51 @@ Test(model_io, stability_refuses_bad_dt_with_place)
     cr_assert_eq(stability_resolve(&cfg, 1500, 3000, 20, &dt, &lim, NULL), 0);
     cr_assert_float_eq(dt, 0.5 * lim, 1e-15);
     config_free(&cfg);
+}
+
+/* The SEG-Y writer for image volumes: CDP, inline/crossline and CDP coordinates. */
+Test(model_io, segy_writer_image_headers)
+{
+    char *dir = test_tmpdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/img.segy", dir);
+    struct segy_writer *w;
+    cr_assert_eq(segy_writer_open(path, 8, 5000, -10, "image\nline two", &w), 0, "%s", err_msg());
+    float tr[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    struct segy_trace_info ti = {.shot = 0, .channel = 1, .has_cdp = true, .cdp = 17,
+                                 .inline_no = 3, .crossline_no = 5, .cdp_xy = {1234.5, 678.9}};
+    cr_assert_eq(segy_writer_trace(w, &ti, tr), 0);
+    cr_assert_eq(segy_writer_count(w), 1);
+    cr_assert_eq(segy_writer_close(w), 0);
+    segy_file *fp = segy_open(path, "rb");
+    char bin[SEGY_BINARY_HEADER_SIZE], th[SEGY_TRACE_HEADER_SIZE];
+    cr_assert_eq(segy_binheader(fp, bin), SEGY_OK);
+    cr_assert_eq(segy_samples(bin), 8);
+    long trace0 = segy_trace0(bin);
+    int bsize = segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, 8);
+    cr_assert_eq(segy_traceheader(fp, 0, th, trace0, bsize), SEGY_OK);
+    int32_t v;
+    segy_get_field(th, SEGY_TR_ENSEMBLE, &v);
+    cr_assert_eq(v, 17);
+    segy_get_field(th, SEGY_TR_INLINE, &v);
+    cr_assert_eq(v, 3);
+    segy_get_field(th, SEGY_TR_CROSSLINE, &v);
+    cr_assert_eq(v, 5);
+    segy_get_field(th, SEGY_TR_CDP_X, &v);
+    cr_assert_eq(v, 12345);
+    segy_get_field(th, SEGY_TR_CDP_Y, &v);
+    cr_assert_eq(v, 6789);
+    segy_get_field(th, SEGY_TR_SAMPLE_INTER, &v);
+    cr_assert_eq(v, 5000);
+    float got[8];
+    cr_assert_eq(segy_readtrace(fp, 0, got, trace0, bsize), SEGY_OK);
+    segy_to_native(SEGY_IEEE_FLOAT_4_BYTE, 8, got);
+    cr_assert_eq(memcmp(got, tr, sizeof tr), 0);
+    char text[3201];
+    cr_assert_eq(segy_read_textheader(fp, text), SEGY_OK);
+    cr_assert_eq(strncmp(text, "C 1 image", 9), 0, "%.80s", text);
+    cr_assert_eq(strncmp(text + 80, "C 2 line two", 12), 0, "%.80s", text + 80);
+    segy_close(fp);
+    test_rmtree(dir);
+    free(dir);
 }

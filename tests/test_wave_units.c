@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 #include "kernels/wave.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
+#include "tests/support.h"
 
 Test(wave_units, fornberg_exact_on_polynomials)
 {
@@ -212,4 +214,28 @@ Test(wave_units, resample_keeps_band_limited_signal)
     free(w);
     free(up);
     free(down);
+}
+
+/* A user wavelet file: numbers one per line, comments allowed; a bad line is refused
+ * with PATH:LINE. */
+Test(wave_units, wavelet_file)
+{
+    char *dir = test_tmpdir();
+    char *good = test_write_file(dir, "w.txt", "# source\n0.0\n0.5\n\n1.0 # peak\n-0.25\n");
+    float *w;
+    size_t n;
+    cr_assert_eq(wavelet_read(good, &w, &n), 0, "%s", err_msg());
+    cr_assert_eq(n, 4);
+    cr_assert_float_eq(w[2], 1.0f, 0);
+    cr_assert_float_eq(w[3], -0.25f, 0);
+    free(w);
+    char *bad = test_write_file(dir, "b.txt", "0.0\n0.5\nabc\n");
+    cr_assert_eq(wavelet_read(bad, &w, &n), -EINVAL);
+    char want[4200];
+    snprintf(want, sizeof want, "%s:3: not a finite number", bad);
+    cr_assert_not_null(strstr(err_msg(), want), "%s", err_msg());
+    free(good);
+    free(bad);
+    test_rmtree(dir);
+    free(dir);
 }
