@@ -826,7 +826,11 @@ out:
     return rc;
 }
 
-int rtm_engine_memory(struct rtm_engine *e, const struct shot *shot, size_t need[5])
+static size_t budget_bytes(const struct rtm_engine *e);
+
+/* The plan of a shot without running it: the memory each strategy needs, and what
+ * auto would pick under the engine's budget. */
+static int plan(struct rtm_engine *e, const struct shot *shot, size_t need[5], int *pick, int *snaps)
 {
     int nt = 0;
     double dt = e->dt;
@@ -852,7 +856,24 @@ int rtm_engine_memory(struct rtm_engine *e, const struct shot *shot, size_t need
     /* the schedule the engine would use when forced */
     int sched = e->forced_schedule >= 0 ? e->forced_schedule : e->rtm.checkpoint_schedule;
     need[STRAT_CHECKPOINT] = rtm_memory_checkpoint(&mem, &mi, mem.snaps, sched);
+    if (pick) {
+        char why[512];
+        if ((rc = rtm_memory_pick(&mem, &mi, budget_bytes(e), pick, snaps, why, sizeof why)) < 0)
+            return err_prefix(rc, "shot %" PRId64, shot->id);
+    }
     return 0;
+}
+
+int rtm_engine_memory(struct rtm_engine *e, const struct shot *shot, size_t need[5])
+{
+    return plan(e, shot, need, NULL, NULL);
+}
+
+int rtm_engine_pick(struct rtm_engine *e, const struct shot *shot, int *strategy)
+{
+    size_t need[5];
+    int snaps;
+    return plan(e, shot, need, strategy, &snaps);
 }
 
 int rtm_engine_migrate_patch(struct rtm_engine *e, const struct shot *shot, float *image, float *illum,

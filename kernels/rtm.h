@@ -102,6 +102,9 @@ int rtm_engine_migrate_patch(struct rtm_engine *e, const struct shot *shot, floa
 /* Device bytes each strategy (index: enum rtm_strategy; 0 unused) would need for SHOT,
  * without running anything (the checkpoint figure for the configured snaps). */
 int rtm_engine_memory(struct rtm_engine *e, const struct shot *shot, size_t need[5]);
+/* The strategy auto would pick for SHOT under the engine's budget ([rtm] memory_budget
+ * or the device's free memory); -ENOMEM when none fits. */
+int rtm_engine_pick(struct rtm_engine *e, const struct shot *shot, int *strategy);
 
 /* Force the strategy of the next shots (tests, benchmark): STRAT_* of enum
  * rtm_strategy; STRAT_AUTO restores the configured choice. */

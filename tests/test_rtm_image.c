@@ -41,7 +41,7 @@ static float *migrate(struct rtm_case *c, double sx, struct shot *sh, int n[3])
 Test(rtm_image, horizontal_reflector_at_its_depth, .timeout = 120)
 {
     struct rtm_case c;
-    rtm_case_init(&c, NX, NY, NZ, 10.0, 8, 320, 2000.0);
+    rtm_case_init(&c, NX, NY, NZ, 10.0, 8, 290, 2000.0);
     c.pml = 8;
     c.f_peak = 20.0;
     const int zr = 25; /* first cell of the faster layer: the interface is at 24.5 */
@@ -73,7 +73,7 @@ Test(rtm_image, horizontal_reflector_at_its_depth, .timeout = 120)
 Test(rtm_image, dipping_reflector_at_its_dip, .timeout = 120)
 {
     struct rtm_case c;
-    rtm_case_init(&c, NX, NY, NZ, 10.0, 8, 320, 2000.0);
+    rtm_case_init(&c, NX, NY, NZ, 10.0, 8, 290, 2000.0);
     c.pml = 8;
     c.f_peak = 20.0;
     const double dip = 15.0 * M_PI / 180.0, z0 = 22.0; /* interface depth (cells) at x = 30 */

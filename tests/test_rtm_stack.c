@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,23 +86,35 @@ Test(rtm_stack, stack_is_the_sum_of_the_shots, .timeout = 120)
     rtm_case_free(&c);
 }
 
-static int strategy_under(struct rtm_case *c, const struct shot *sh, double budget_bytes, size_t need[5], int *rc)
+/* The strategy an engine with BUDGET_BYTES picks for SH; with RUN, by migrating it
+ * (the engine's own path, stats.strategy), else by its plan (the same code, no run). */
+static int strategy_under(struct rtm_case *c, const struct shot *sh, double budget_bytes, bool run, size_t need[5],
+                          int *rc)
 {
     struct sl_config cfg;
     rtm_case_config(c, &cfg);
     cfg.rtm.strategy = STRAT_AUTO;
     cfg.rtm.memory_budget = budget_bytes / 1048576.0;
     struct rtm_engine *e = rtm_case_engine(c, &cfg);
-    struct rtm_shot_stats st;
-    memset(&st, 0, sizeof st);
-    float *img = malloc((size_t)NX * NY * NZ * 4);
-    *rc = rtm_engine_migrate_patch(e, sh, img, NULL, &st);
-    if (need && *rc == 0)
-        memcpy(need, st.mem_need, sizeof st.mem_need);
-    free(img);
+    int strategy = -1;
+    if (need)
+        cr_assert_eq(rtm_engine_memory(e, sh, need), 0, "%s", err_msg());
+    if (run) {
+        struct rtm_shot_stats st;
+        memset(&st, 0, sizeof st);
+        float *img = malloc((size_t)NX * NY * NZ * 4);
+        *rc = rtm_engine_migrate_patch(e, sh, img, NULL, &st);
+        if (*rc == 0)
+            strategy = st.strategy;
+        if (need && *rc == 0)
+            cr_assert_eq(memcmp(need, st.mem_need, sizeof st.mem_need), 0, "plan and run disagree");
+        free(img);
+    } else {
+        *rc = rtm_engine_pick(e, sh, &strategy);
+    }
     rtm_engine_destroy(e);
     config_free(&cfg);
-    return st.strategy;
+    return strategy;
 }
 
 Test(rtm_stack, auto_falls_back_as_the_budget_shrinks, .timeout = 120)
@@ -113,7 +126,7 @@ Test(rtm_stack, auto_falls_back_as_the_budget_shrinks, .timeout = 120)
     rtm_case_synth_shot(&c, 5, 200.0, &sh);
     size_t need[5];
     int rc;
-    cr_assert_eq(strategy_under(&c, &sh, 1e12, need, &rc), STRAT_FULL);
+    cr_assert_eq(strategy_under(&c, &sh, 1e12, false, need, &rc), STRAT_FULL);
     cr_assert_eq(rc, 0, "%s", err_msg());
     cr_log_info("need MiB: full %.2f boundary %.2f checkpoint %.2f random %.2f", need[STRAT_FULL] / 1048576.0,
                 need[STRAT_BOUNDARY] / 1048576.0, need[STRAT_CHECKPOINT] / 1048576.0,
@@ -122,16 +135,22 @@ Test(rtm_stack, auto_falls_back_as_the_budget_shrinks, .timeout = 120)
      * random there is room for enough binomial checkpoints (at most RTM_AUTO_MAX_SWEEPS) */
     cr_assert_gt(need[STRAT_FULL], need[STRAT_BOUNDARY]);
     cr_assert_gt(need[STRAT_BOUNDARY], need[STRAT_RANDOM]);
-    cr_assert_eq(strategy_under(&c, &sh, (double)need[STRAT_FULL], NULL, &rc), STRAT_FULL);
-    cr_assert_eq(strategy_under(&c, &sh, (double)need[STRAT_FULL] - 4096, NULL, &rc), STRAT_BOUNDARY);
+    /* two through a whole migration (the engine uses its pick, its plan matches) */
+    cr_assert_eq(strategy_under(&c, &sh, (double)need[STRAT_FULL], true, need, &rc), STRAT_FULL);
     cr_assert_eq(rc, 0, "%s", err_msg());
-    cr_assert_eq(strategy_under(&c, &sh, (double)need[STRAT_BOUNDARY] - 4096, NULL, &rc), STRAT_CHECKPOINT);
+    cr_assert_eq(strategy_under(&c, &sh, (double)need[STRAT_BOUNDARY] - 4096, true, NULL, &rc), STRAT_CHECKPOINT);
     cr_assert_eq(rc, 0, "%s", err_msg());
-    cr_assert_eq(strategy_under(&c, &sh, (double)need[STRAT_RANDOM] + 4096, NULL, &rc), STRAT_RANDOM);
+    /* the rest by plan */
+    cr_assert_eq(strategy_under(&c, &sh, (double)need[STRAT_FULL] - 4096, false, NULL, &rc), STRAT_BOUNDARY);
     cr_assert_eq(rc, 0, "%s", err_msg());
-    strategy_under(&c, &sh, (double)need[STRAT_RANDOM] - 4096, NULL, &rc);
+    cr_assert_eq(strategy_under(&c, &sh, (double)need[STRAT_RANDOM] + 4096, false, NULL, &rc), STRAT_RANDOM);
+    cr_assert_eq(rc, 0, "%s", err_msg());
+    strategy_under(&c, &sh, (double)need[STRAT_RANDOM] - 4096, false, NULL, &rc);
     cr_assert_eq(rc, -ENOMEM, "below the smallest need: refused");
     cr_assert_not_null(strstr(err_msg(), "memory budget"));
+    /* and a migration under it fails the same way, stack untouched */
+    strategy_under(&c, &sh, (double)need[STRAT_RANDOM] - 4096, true, NULL, &rc);
+    cr_assert_eq(rc, -ENOMEM);
     free(sh.rec);
     free(sh.data);
     rtm_case_free(&c);

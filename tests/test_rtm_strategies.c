@@ -22,7 +22,8 @@
  * middle with synthetic traces: the strategies must agree whatever the data are. */
 static void setup(struct rtm_case *c, struct shot *sh)
 {
-    rtm_case_init(c, NX, NY, NZ, 10.0, 4, 160, 2000.0);
+    /* 130 steps of 1.5 ms: the source wavefield crosses the model and meets every face */
+    rtm_case_init(c, NX, NY, NZ, 10.0, 4, 130, 2000.0);
     c->pml = 6;
     for (int z = 14; z < NZ; z++)
         for (size_t i = 0; i < (size_t)NX * NY; i++)
