@@ -5,6 +5,10 @@
 
 #include "conf/config.h"
 
+/* Below this many cells a loop runs on one thread: a parallel region per time step
+ * costs more than the work on small grids (and much more on a busy machine). */
+#define PAR_MIN 65536
+
 int imaging_needs_receiver(int cond)
 {
     return cond == IMG_RECEIVER || cond == IMG_BOTH;
@@ -24,7 +28,7 @@ static size_t row_of(const struct imaging_box *b, int y, int z)
 void imaging_extract_cpu(const struct imaging_box *b, const float *field, float *out)
 {
     const int nx = b->n[0], ny = b->n[1], nz = b->n[2];
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) if ((size_t)nx * ny * nz >= PAR_MIN)
     for (int z = 0; z < nz; z++)
         for (int y = 0; y < ny; y++) {
             const float *src = field + row_of(b, y, z);
@@ -40,7 +44,7 @@ void imaging_accumulate_cpu(const struct imaging_box *bu, const float *u,
 {
     const int nx = bq->n[0], ny = bq->n[1], nz = bq->n[2];
     float *num = acc->num, *ills = acc->ill_s, *illr = acc->ill_r;
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) if ((size_t)nx * ny * nz >= PAR_MIN)
     for (int z = 0; z < nz; z++)
         for (int y = 0; y < ny; y++) {
             const float *ur = u + row_of(bu, y, z), *qr = q + row_of(bq, y, z);
@@ -58,7 +62,7 @@ void imaging_accumulate_cpu(const struct imaging_box *bu, const float *u,
 static float max_of(const float *a, size_t n)
 {
     float m = 0.0f;
-#pragma omp parallel for reduction(max : m) schedule(static)
+#pragma omp parallel for reduction(max : m) schedule(static) if (n >= PAR_MIN)
     for (size_t i = 0; i < n; i++)
         m = a[i] > m ? a[i] : m;
     return m;
@@ -76,7 +80,7 @@ void imaging_finalize_cpu(const struct imaging_box *b, int cond, const struct im
     }
     const float es = cond != IMG_RECEIVER ? (float)IMAGING_EPS_REL * max_of(acc->ill_s, n) : 0.0f;
     const float er = imaging_needs_receiver(cond) ? (float)IMAGING_EPS_REL * max_of(acc->ill_r, n) : 0.0f;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= PAR_MIN)
     for (size_t i = 0; i < n; i++) {
         float den;
         if (cond == IMG_SOURCE)
