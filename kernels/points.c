@@ -92,12 +92,20 @@ int wave_points_create(struct wave_sim *s, const double *xyz, size_t n, int inte
             float *w = pts->w + (3 * i + a) * ns;
             points_weights_1d(x, interp, &first, w);
             if (a == 2 && p->free_surface && first < 0) {
-                /* Nodes above the surface would land in the mirror: drop them (p = 0 at and
-                 * above the surface); shift so the support starts at the surface. */
-                int sh = -first;
+                /* Support above the surface: the field there is the odd mirror of the field
+                 * below (p(-m) = -p(m), p(0) = 0), so fold each weight onto its mirror node
+                 * with the opposite sign (Hicks 2002) and start the support at the
+                 * surface.  Exact for sampling, and by adjointness for injection. */
+                float f[POINTS_MAX_SUPPORT] = {0};
+                for (int k = 0; k < ns; k++) {
+                    int idx = first + k;
+                    if (idx > 0)
+                        f[idx] += w[k];
+                    else if (idx < 0)
+                        f[-idx] -= w[k];
+                }
                 for (int k = 0; k < ns; k++)
-                    w[k] = k + sh < ns ? w[k + sh] : 0.0f;
-                w[0] = 0.0f; /* the surface node itself is held at 0 */
+                    w[k] = f[k];
                 first = 0;
             }
             int lo = first + L->off[a], hi = lo + ns - 1;

@@ -9,6 +9,8 @@
  *              sample, so injection and sampling are transposes of each other.
  *   trilinear: 2 nodes per axis, linear weights.
  *   nearest:   1 node.
+ * Under a free surface (p = 0 at z = o[2], odd mirror above) support nodes above the
+ * surface are folded onto their mirror nodes with the opposite sign.
  * Injection adds amp * w into the field (times v^2 dt^2 / dV with WAVE_INJECT_PHYSICAL);
  * sampling returns sum w p. */
 #ifndef SEISLIVE_POINTS_H

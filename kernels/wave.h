@@ -186,7 +186,9 @@ int64_t wave_step_index(const struct wave_sim *s);
  * the interpolation INTERP; weights are precomputed (separable per axis, on the device
  * for CUDA).  A point whose interpolation support leaves the padded grid, or that lies
  * outside the interior grid, is refused with its index and coordinates in err_msg().
- * Near a free surface, support nodes above the surface are dropped (p = 0 there).
+ * Near a free surface, support nodes above the surface are folded onto their mirror
+ * nodes with the opposite sign (the field is odd about the surface), so shallow points
+ * stay accurate; a point exactly on the surface samples 0.
  * *OUT belongs to the caller (wave_points_destroy) and is tied to S's device and grid. */
 int wave_points_create(struct wave_sim *s, const double *xyz, size_t n, int interp,
                        struct wave_points **out);

@@ -223,6 +223,33 @@ Test(wave_physics, free_surface_ghost, .timeout = 60)
     free(v);
 }
 
+/* Shallow source and receiver (1.5 and 1.2 cells deep: the sinc support crosses the
+ * surface): folding the support onto its mirror keeps the ghosted trace accurate
+ * (measured 0.23 %; dropping the nodes above the surface instead gives 3.7 %). */
+Test(wave_physics, free_surface_shallow_points, .timeout = 60)
+{
+    struct sl_device dev = cpu();
+    const double c = 2000, fp = 10, h = 10;
+    struct wave_params p = {.n = {36, 26, 26}, .d = {h, h, h}, .o = {0, 0, 0}, .order = 8,
+                            .dt = 5e-4, .pml = {20, 20, 20, 20, 0, 20}, .pml_reflection = 1e-4,
+                            .f_ref = fp, .free_surface = true};
+    float *v = constant(p.n, (float)c);
+    const double src[3] = {92.0, 125.0, 15.0}, rec[3] = {262.0, 125.0, 12.0};
+    const double img[3] = {src[0], src[1], -src[2]};
+    double r[2] = {dist(src, rec), dist(img, rec)}, sg[2] = {1, -1};
+    int nt = (int)((wavelet_ricker_delay(fp) + r[1] / c + 1.5 / fp) / p.dt);
+    double *ref = malloc((nt + 1) * sizeof *ref);
+    float *tr = malloc((nt + 1) * sizeof *tr);
+    analytic(ref, nt, p.dt, fp, c, r, sg, 2);
+    run_traces(&dev, &p, v, src, rec, 1, nt, fp, WAVE_INTERP_SINC, tr);
+    double e = rel_l2(tr, ref, nt + 1);
+    fprintf(stderr, "free surface, shallow points: rel L2 vs direct - ghost %.4g\n", e);
+    cr_assert_lt(e, 0.03);
+    free(ref);
+    free(tr);
+    free(v);
+}
+
 /* Boundary strategy: run forward with CPML saving the strip each step, then reconstruct
  * backward from the last two time levels (re-injecting the source) and compare with a
  * snapshot taken on the way forward. */
