@@ -139,7 +139,7 @@ int mseed_read_buffer(const char *name, char *buf, size_t len, struct mseed_set 
                 reject(st, name, off, reclen == 0 ? "record length unknown" :
                                       reclen > 0 ? "record truncated at end of data" : "not a miniSEED header");
             in_junk = 1;
-            off += 64;
+            off += 1; /* records may start anywhere after junk: look at every byte */
             continue;
         }
         in_junk = 0;

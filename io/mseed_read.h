@@ -6,8 +6,8 @@
  * file and byte offset when libmseed cannot parse or decode it, when libmseed reports a
  * failed Steim integrity check (first/last sample mismatch), when its sample count
  * disagrees with the header, its sample rate is not positive, or its samples are text.
- * Bytes that are not a record (no SEED header) are skipped in 64-byte steps until the
- * next record, counted as one rejected stretch.
+ * Bytes that are not a record (no SEED header) are skipped byte by byte until the next
+ * valid header, counted as one rejected stretch.
  *
  * Continuity: records of a channel that follow each other within half a sample extend
  * one segment; a later start opens a new segment (a gap: the block extraction marks

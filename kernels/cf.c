@@ -1,7 +1,6 @@
 /* cf — parameters and the CPU reference of the characteristic functions (see cf.h). */
 #include "kernels/cf.h"
 
-#include <complex.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,29 +10,6 @@
 
 _Static_assert(CF_ABS == 0 && CF_ENVELOPE == 1 && CF_STALTA == 2 && CF_RECURSIVE_STALTA == 3 &&
                    CF_KURTOSIS == 4, "cf_step() switches on these values");
-
-/* RBJ biquad, Butterworth section of quality Q, low-pass or high-pass at F0 (Hz). */
-static void biquad(double *c, int high, double f0, double dt, double q)
-{
-    double w0 = 2.0 * M_PI * f0 * dt, cw = cos(w0), al = sin(w0) / (2.0 * q), a0 = 1.0 + al;
-    double b0 = high ? (1.0 + cw) / 2.0 : (1.0 - cw) / 2.0;
-    double b1 = high ? -(1.0 + cw) : (1.0 - cw);
-    c[0] = b0 / a0;
-    c[1] = b1 / a0;
-    c[2] = b0 / a0;
-    c[3] = -2.0 * cw / a0;
-    c[4] = (1.0 - al) / a0;
-}
-
-static double phase_at(const struct cf_params *p, double w)
-{
-    double complex z1 = cexp(-I * w), z2 = z1 * z1, h = 1.0;
-    for (int q = 0; q < p->nsect; q++) {
-        const double *c = p->sos[q];
-        h *= (c[0] + c[1] * z1 + c[2] * z2) / (1.0 + c[3] * z1 + c[4] * z2);
-    }
-    return carg(h);
-}
 
 int cf_params_init(struct cf_params *p, const struct locate_conf *lc, double dt)
 {
@@ -46,13 +22,18 @@ int cf_params_init(struct cf_params *p, const struct locate_conf *lc, double dt)
         return err_set(-EINVAL, "[locate] band: lower corner %g Hz is not below the upper %g Hz", f1, f2);
     if (f1 >= nyq)
         return err_set(-EINVAL, "[locate] band: lower corner %g Hz is not below Nyquist (%g Hz)", f1, nyq);
-    static const double qs[2] = {0.54119610, 1.30656296}; /* 4th-order Butterworth */
-    if (f1 > 0)
-        for (int i = 0; i < 2; i++)
-            biquad(p->sos[p->nsect++], 1, f1, dt, qs[i]);
-    if (f2 > 0)
-        for (int i = 0; i < 2; i++)
-            biquad(p->sos[p->nsect++], 0, f2, dt, qs[i]);
+    /* FIR band-pass: windowed-sinc high-pass minus nothing... built as the difference
+     * of two low-passes (f2 and f1), Hamming window; N ~ 3.3 / (f_low dt) (the window's
+     * transition width is ~3.3 / (N dt)), odd so the delay (N-1)/2 is whole. */
+    if (f1 > 0 || f2 > 0) {
+        double fl = f1 > 0 ? f1 : f2;
+        int N = (int)ceil(3.3 / (fl * dt));
+        N |= 1;
+        if (N > 8191)
+            return err_set(-EINVAL, "[locate] band: a %g Hz corner at dt = %g s needs a %d-tap filter (at most 8191)",
+                           fl, dt, N);
+        p->nfir = N;
+    }
     p->nsta = (int)fmax(1.0, round(lc->sta / dt));
     p->nlta = (int)round(lc->lta / dt);
     p->nkurt = (int)fmax(4.0, round(lc->kurtosis_window / dt));
@@ -69,41 +50,40 @@ int cf_params_init(struct cf_params *p, const struct locate_conf *lc, double dt)
     default: break;
     }
     p->ring = ring + 1;
-    /* Group delay of the band-pass at its centre: -d(phase)/d(omega), in samples. */
-    if (p->nsect) {
-        double fc = f1 > 0 && f2 > 0 ? sqrt(f1 * f2) : f1 > 0 ? 2.0 * f1 : 0.5 * f2;
-        double w = 2.0 * M_PI * fc * dt, dw = 1e-4 * w;
-        double d = phase_at(p, w + dw) - phase_at(p, w - dw);
-        while (d > M_PI)
-            d -= 2.0 * M_PI;
-        while (d < -M_PI)
-            d += 2.0 * M_PI;
-        delay += (int)lround(-d / (2.0 * dw));
-    }
-    double fmin_hz = f1 > 0 ? f1 : f2;
-    int fw = fmin_hz > 0 ? (int)ceil(3.0 / (fmin_hz * dt)) : 0; /* filter settling */
-    p->warmup = fw + win;
+    delay += (p->nfir - (p->nfir > 0)) / 2;
+    p->warmup = p->nfir + win; /* the FIR window full, then the CF window */
     p->delay = delay;
-    if (p->kind == CF_ENVELOPE) {
-        int L = p->hl;
-        p->hilb_own = calloc(2 * L + 1, sizeof(double));
-        if (!p->hilb_own)
-            return err_set(-ENOMEM, "cf: out of memory");
+    int L = p->hl;
+    p->ncoef = 2 * L + 1 + p->nfir;
+    p->coef_own = calloc((size_t)p->ncoef, sizeof(double));
+    if (!p->coef_own)
+        return err_set(-ENOMEM, "cf: out of memory");
+    if (p->kind == CF_ENVELOPE)
         for (int k = 1; k <= L; k += 2) {
             double w = 0.54 + 0.46 * cos(M_PI * k / (L + 1));
-            p->hilb_own[L + k] = 2.0 / (M_PI * k) * w;
-            p->hilb_own[L - k] = -p->hilb_own[L + k];
+            p->coef_own[L + k] = 2.0 / (M_PI * k) * w;
+            p->coef_own[L - k] = -p->coef_own[L + k];
+        }
+    if (p->nfir) {
+        /* ideal band-pass (lowpass f2 - lowpass f1; f2 = Nyquist when not given) */
+        double *h = p->coef_own + 2 * L + 1, c = 0.5 * (p->nfir - 1);
+        double w2 = f2 > 0 ? 2.0 * f2 * dt : 1.0, w1 = f1 > 0 ? 2.0 * f1 * dt : 0.0; /* in units of Nyquist */
+        for (int k = 0; k < p->nfir; k++) {
+            double m = k - c;
+            double ideal = m == 0 ? w2 - w1 : (sin(M_PI * w2 * m) - sin(M_PI * w1 * m)) / (M_PI * m);
+            double win = p->nfir > 1 ? 0.54 - 0.46 * cos(2.0 * M_PI * k / (p->nfir - 1)) : 1.0;
+            h[k] = ideal * win;
         }
     }
-    p->hilb = p->hilb_own;
+    p->coef = p->coef_own;
     return 0;
 }
 
 void cf_params_free(struct cf_params *p)
 {
-    free(p->hilb_own);
-    p->hilb_own = NULL;
-    p->hilb = NULL;
+    free(p->coef_own);
+    p->coef_own = NULL;
+    p->coef = NULL;
 }
 
 void cf_run_cpu(const struct cf_params *p, int nch, int n, const float *in, size_t in_stride,
@@ -116,7 +96,7 @@ void cf_run_cpu(const struct cf_params *p, int nch, int n, const float *in, size
         const float *x = in + (size_t)c * in_stride;
         float *y = out + (size_t)c * out_stride;
         for (int i = 0; i < n; i++)
-            y[i] = cf_step(p, p->hilb, s, x[i]);
+            y[i] = cf_step(p, p->coef, s, x[i]);
     }
 }
 

@@ -6,7 +6,7 @@
 #include "kernels/cf.h"
 #include "kernels/cuda_check.h"
 
-__global__ void cf_kernel(struct cf_params p, const double *hilb, int nch, int n, const float *in,
+__global__ void cf_kernel(struct cf_params p, const double *coef, int nch, int n, const float *in,
                           size_t in_stride, float *out, size_t out_stride, double *state)
 {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
@@ -16,20 +16,20 @@ __global__ void cf_kernel(struct cf_params p, const double *hilb, int nch, int n
     const float *x = in + (size_t)c * in_stride;
     float *y = out + (size_t)c * out_stride;
     for (int i = 0; i < n; i++)
-        y[i] = cf_step(&p, hilb, s, x[i]);
+        y[i] = cf_step(&p, coef, s, x[i]);
 }
 
-extern "C" int cf_run_cuda(const struct cf_params *p, const double *hilb_dev, int nch, int n,
+extern "C" int cf_run_cuda(const struct cf_params *p, const double *coef_dev, int nch, int n,
                            const float *in, size_t in_stride, float *out, size_t out_stride,
                            double *state, void *stream)
 {
     if (nch <= 0 || n <= 0)
         return 0;
     struct cf_params q = *p;
-    q.hilb = NULL;
-    q.hilb_own = NULL;
+    q.coef = NULL;
+    q.coef_own = NULL;
     int bs = 64;
-    cf_kernel<<<(nch + bs - 1) / bs, bs, 0, (cudaStream_t)stream>>>(q, hilb_dev, nch, n, in, in_stride,
+    cf_kernel<<<(nch + bs - 1) / bs, bs, 0, (cudaStream_t)stream>>>(q, coef_dev, nch, n, in, in_stride,
                                                                     out, out_stride, state);
     CUDA_TRY_LAUNCH();
     return 0;

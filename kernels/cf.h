@@ -2,8 +2,9 @@
  * continues exactly where the previous one stopped (all state carried), so the output
  * does not depend on how the stream was cut.
  *
- *   band-pass (optional): Butterworth high-pass and low-pass, each of order 4 as two
- *     biquads (bilinear transform), causal;
+ *   band-pass (optional): linear-phase FIR (windowed sinc, Hamming window) of N taps,
+ *     N ~ 3.3 / (f_low dt) (odd), so its delay is exactly (N-1)/2 samples at every
+ *     frequency and can be compensated without distorting the pulse;
  *   then one of: abs |y|; envelope sqrt(y^2 + H[y]^2) with an FIR Hilbert transformer of
  *     2L+1 taps (Hamming window, L = sta / dt); classic STA/LTA of y^2 (trailing
  *     windows); recursive STA/LTA (exponential windows); kurtosis of y over a trailing
@@ -16,8 +17,9 @@
  *
  * Output sample n refers to time n - delay: `delay` (samples) compensates the
  * Hilbert filter (L), the centre of the classic STA window ((nsta-1)/2) and the group
- * delay of the band-pass at its geometric centre frequency, so a symmetric pulse's
- * function peaks at the pulse's time.  The engine shifts by it.
+ * delay of the FIR band-pass ((N-1)/2), so a symmetric pulse's function peaks at the
+ * pulse's time (envelope, classic STA/LTA; kurtosis is an onset detector and is not
+ * shifted).  The engine shifts by it.
  *
  * The per-sample arithmetic is in cf_step() below, shared verbatim by the CPU
  * reference (cf.c) and the CUDA twin (cf.cu), in double precision. */
@@ -38,20 +40,18 @@ extern "C" {
 #define CF_HD
 #endif
 
-#define CF_MAX_SECT 4
-
 struct cf_params {
     int kind;            /* enum cf_kind (conf/config.h) */
-    int nsect;           /* biquads (0 = no filter) */
-    double sos[CF_MAX_SECT][5]; /* b0 b1 b2 a1 a2 (a0 = 1), direct form II transposed */
+    int nfir;            /* band-pass taps (0 = no filter) */
     int nsta, nlta;      /* samples */
     int nkurt;           /* samples */
     int hl;              /* Hilbert half length L */
     int ring;            /* history samples kept per channel */
     int warmup;          /* valid samples before the output is valid */
     int delay;           /* samples, see above */
-    const double *hilb;  /* 2L+1 taps (host memory; the CUDA twin copies them) */
-    double *hilb_own;
+    int ncoef;           /* 2L+1 Hilbert taps, then nfir band-pass taps */
+    const double *coef;  /* host memory; the CUDA twin copies them */
+    double *coef_own;
 };
 
 /* Fill P from the [locate] values for sample interval DT (s).  Errors name the key. */
@@ -62,7 +62,7 @@ void cf_params_free(struct cf_params *p);
 /* Doubles of state per channel. */
 static inline CF_HD size_t cf_state_len(const struct cf_params *p)
 {
-    return (size_t)(8 + 2 * CF_MAX_SECT + 4 + p->ring);
+    return (size_t)(12 + p->ring + p->nfir);
 }
 
 /* CPU reference: NCH channels of N samples; IN and OUT are row-major with the given
@@ -82,9 +82,9 @@ void cf_combine_cpu(int nrow, int n, const int *rowch, const float *ch, size_t c
 #ifdef SEISLIVE_CUDA
 int cf_combine_cuda(int nrow, int n, const int *rowch_dev, const float *ch, size_t ch_stride,
                     float *rows, size_t row_stride, int log_out, void *stream);
-/* CUDA twin: the same on device pointers (HILB_DEV: the taps on the device), on STREAM
+/* CUDA twin: the same on device pointers (COEF_DEV: p->coef on the device), on STREAM
  * (a cudaStream_t, 0 = default).  Returns 0 or -EIO with err_msg(). */
-int cf_run_cuda(const struct cf_params *p, const double *hilb_dev, int nch, int n,
+int cf_run_cuda(const struct cf_params *p, const double *coef_dev, int nch, int n,
                 const float *in, size_t in_stride, float *out, size_t out_stride,
                 double *state, void *stream);
 #endif
@@ -112,9 +112,10 @@ static inline CF_HD float cf_combine_one(const int *rc, const float *ch, size_t 
 /* ---- the per-sample step, shared by both --------------------------------------- */
 
 /* State layout: [0] warm count, [1] ring position, [2] sta, [3] lta, [4..7] sums S1..S4,
- * [8..8+2*CF_MAX_SECT) biquad states, then 4 spare, then the ring of filtered samples. */
-enum { CF_S_WARM = 0, CF_S_POS = 1, CF_S_STA = 2, CF_S_LTA = 3, CF_S_SUM = 4, CF_S_BQ = 8 };
-#define CF_S_RING (8 + 2 * CF_MAX_SECT + 4)
+ * [8] raw ring position, [9..11] spare, then the ring of filtered samples (ring), then
+ * the ring of raw samples (nfir). */
+enum { CF_S_WARM = 0, CF_S_POS = 1, CF_S_STA = 2, CF_S_LTA = 3, CF_S_SUM = 4, CF_S_RPOS = 8 };
+#define CF_S_RING 12
 
 static inline CF_HD void cf_reset(const struct cf_params *p, double *s)
 {
@@ -124,20 +125,27 @@ static inline CF_HD void cf_reset(const struct cf_params *p, double *s)
 }
 
 /* One input sample X -> one output value (NaN = invalid). */
-static inline CF_HD float cf_step(const struct cf_params *p, const double *hilb, double *s, float x)
+static inline CF_HD float cf_step(const struct cf_params *p, const double *coef, double *s, float x)
 {
     if (!(x == x) || !(x - x == 0.0f)) { /* NaN or inf: a gap restarts everything */
         cf_reset(p, s);
         return NAN;
     }
     double y = x;
-    for (int q = 0; q < p->nsect; q++) {
-        const double *c = p->sos[q];
-        double *z = s + CF_S_BQ + 2 * q;
-        double o = c[0] * y + z[0];
-        z[0] = c[1] * y - c[3] * o + z[1];
-        z[1] = c[2] * y - c[4] * o;
-        y = o;
+    const double *hilb = coef;
+    if (p->nfir) {
+        const double *h = coef + 2 * p->hl + 1;
+        double *raw = s + CF_S_RING + p->ring;
+        int rp = (int)s[CF_S_RPOS], N = p->nfir;
+        raw[rp] = y;
+        double acc = 0.0;
+        int i = rp;
+        for (int k = 0; k < N; k++) {
+            acc += h[k] * raw[i];
+            i = i ? i - 1 : N - 1;
+        }
+        s[CF_S_RPOS] = (double)((rp + 1) % N);
+        y = acc;
     }
     int R = p->ring;
     double *ring = s + CF_S_RING;

@@ -75,7 +75,7 @@ struct locate_engine {
         float *x, *cfch, *cf[2], *mval, *coh;
         int32_t *midx;
         int cur;
-        double *state, *hilb;
+        double *state, *coef;
         int *rowch;
         uint16_t *delay;
         struct stack_cuda *stack;
@@ -334,13 +334,12 @@ static int start_stream(struct locate_engine *e, const struct trace_block *b)
             (rc = stack_cuda_alloc((void **)&e->g.state, nu * sl * sizeof(double))) ||
             (rc = stack_cuda_alloc((void **)&e->g.rowch, (size_t)e->nrow * CF_MAXC * sizeof(int))) ||
             (rc = stack_cuda_alloc((void **)&e->g.delay, (size_t)e->nrow * e->nj_pad * sizeof(uint16_t))) ||
-            (rc = stack_cuda_alloc((void **)&e->g.hilb, (size_t)(2 * e->cfp.hl + 1) * sizeof(double))))
+            (rc = stack_cuda_alloc((void **)&e->g.coef, (size_t)e->cfp.ncoef * sizeof(double))))
             return err_prefix(rc, "locate: device memory");
         if ((rc = stack_cuda_copy(e->g.state, e->state, nu * sl * sizeof(double), 2)) ||
             (rc = stack_cuda_copy(e->g.rowch, e->rowch, (size_t)e->nrow * CF_MAXC * sizeof(int), 2)) ||
             (rc = stack_cuda_copy(e->g.delay, e->delay, (size_t)e->nrow * e->nj_pad * sizeof(uint16_t), 2)) ||
-            (e->cfp.hilb && (rc = stack_cuda_copy(e->g.hilb, e->cfp.hilb,
-                                                  (size_t)(2 * e->cfp.hl + 1) * sizeof(double), 2))) ||
+            (rc = stack_cuda_copy(e->g.coef, e->cfp.coef, (size_t)e->cfp.ncoef * sizeof(double), 2)) ||
             (rc = stack_cuda_fill_nan2d(e->g.cf[0], e->cap * sizeof(float), e->cap * sizeof(float),
                                         (size_t)e->nrow)))
             return rc;
@@ -386,10 +385,13 @@ static double stack_exact(const struct locate_engine *e, const double *d, double
 {
     double sum = 0.0;
     int n = 0;
+    /* weights from the time's fraction only, so the result does not depend on where the
+     * buffer starts (that is, on how the stream was cut) */
+    double ti = floor(t), ft = t - ti;
+    int64_t base = (int64_t)ti - e->a0;
     for (int r = 0; r < e->nrow; r++) {
-        double f = t + d[r] - (double)e->a0;
-        double fl = floor(f);
-        int64_t i = (int64_t)fl;
+        double f = ft + d[r], fl = floor(f);
+        int64_t i = base + (int64_t)fl;
         if (i < 0 || i + 1 >= e->len)
             continue;
         float v0 = e->cfh[(size_t)r * e->cap + i], v1 = e->cfh[(size_t)r * e->cap + i + 1];
@@ -458,8 +460,10 @@ static double profile(const struct locate_engine *e, const double q[3], double t
 
 /* Refinement.  On a grid, origin time and position trade off (a deeper node fits with
  * an earlier origin), so each coordinate is fitted on the stack's profile, the maximum
- * over origin times (+-refine_t samples): a 3-point fit at +-1/2 cell around the current
- * position, kept within one cell of the best node, for x, y, z in turn, three rounds;
+ * over origin times within +-refine_t samples of the node's peak time (a fixed window,
+ * so the CF it reads is there whatever the cut): a 3-point fit at +-1/2 cell around the current
+ * position (a full step on when the peak lies beyond), kept within one cell of the
+ * best node, for x, y, z in turn, six rounds;
  * travel times are interpolated (trilinear) in the table.  The origin time is the peak
  * of the profile at the final position; the widths come from the last fits. */
 static void refine(const struct locate_engine *e, int64_t t, int32_t j, float val, struct locate_event *ev)
@@ -476,22 +480,24 @@ static void refine(const struct locate_engine *e, int64_t t, int32_t j, float va
         return;
     }
     double p[3] = {c[0], c[1], c[2]}, sig[3] = {1, 1, 1}, tr = (double)t, tsig = 1.0, tk;
-    for (int round = 0; round < 3; round++)
+    for (int round = 0; round < 6; round++)
         for (int a = 0; a < 3; a++) {
             if (g->n[a] < 2)
                 continue;
             double q[3] = {p[0], p[1], p[2]}, s3[3];
             for (int k = -1; k <= 1; k++) {
                 q[a] = p[a] + 0.5 * k;
-                s3[k + 1] = profile(e, q, tr, R, d, sv, &tk);
+                s3[k + 1] = profile(e, q, (double)t, R, d, sv, &tk);
             }
             double delta, sigma;
             fit3(s3[0], s3[1], s3[2], &delta, &sigma);
+            if (fabs(delta) >= 0.5) /* the peak is beyond the samples: step on by one */
+                delta = delta > 0 ? 1.0 : -1.0;
             p[a] += 0.5 * delta;
             sig[a] = 0.5 * sigma;
             double lo = fmax(0.0, c[a] - 1.0), hi = fmin(g->n[a] - 1.0, c[a] + 1.0);
             p[a] = p[a] < lo ? lo : p[a] > hi ? hi : p[a];
-            profile(e, p, tr, R, d, sv, &tr);
+            profile(e, p, (double)t, R, d, sv, &tr);
         }
     /* width in time at the final position */
     {
@@ -620,7 +626,7 @@ static void scan_time(struct locate_engine *e, int64_t t, float v, int32_t j)
 
 static int shift_buffer(struct locate_engine *e)
 {
-    int64_t keep = e->t_next - (e->refine_t + 2);
+    int64_t keep = e->t_next - (e->refine_t + 4);
     int64_t drop = keep - e->a0;
     if (drop <= 0)
         return 0;
@@ -651,7 +657,7 @@ static int shift_buffer(struct locate_engine *e)
 static int stack_ready(struct locate_engine *e, int final)
 {
     int64_t end = e->a0 + e->len;
-    int64_t nt = final ? end - e->t_next : end - (e->max_delay + e->refine_t + 3) - e->t_next;
+    int64_t nt = final ? end - e->t_next : end - (e->max_delay + e->refine_t + 5) - e->t_next;
     if (nt <= 0)
         return 0;
     int64_t off = e->t_next - e->a0;
@@ -713,7 +719,7 @@ static int feed_chunk(struct locate_engine *e, const struct trace_block *b, int 
         float *gdst = e->g.cf[e->g.cur] + e->len;
         size_t bytes = (size_t)e->nused * e->chunk * sizeof(float);
         if ((rc = stack_cuda_copy(e->g.x, e->x, bytes, 2)) ||
-            (rc = cf_run_cuda(&e->cfp, e->g.hilb, e->nused, k, e->g.x, (size_t)e->chunk, e->g.cfch,
+            (rc = cf_run_cuda(&e->cfp, e->g.coef, e->nused, k, e->g.x, (size_t)e->chunk, e->g.cfch,
                               (size_t)e->chunk, e->g.state, NULL)) ||
             (rc = cf_combine_cuda(e->nrow, k, e->g.rowch, e->g.cfch, (size_t)e->chunk, gdst, e->cap,
                                   e->lc.normalize == NORM_GEOMETRIC, NULL)) ||
@@ -837,7 +843,7 @@ void locate_engine_destroy(struct locate_engine *e)
     stack_cuda_free(e->g.state);
     stack_cuda_free(e->g.rowch);
     stack_cuda_free(e->g.delay);
-    stack_cuda_free(e->g.hilb);
+    stack_cuda_free(e->g.coef);
 #endif
     cf_params_free(&e->cfp);
     tt_free(&e->tt);

@@ -103,20 +103,23 @@ int eikonal_sweep_2d(int nr, int nz, double h, double z0, double zs, const float
         t[i] = INFINITY;
     int ks = (int)lround((zs - z0) / h);
     double ss = slow[(size_t)ks * nr];
-    /* Exact times near the source, where the first-order scheme is least accurate,
-     * but only where the straight path stays in the source's slowness. */
-    for (int k = ks - init; k <= ks + init; k++) {
-        if (k < 0 || k >= nz)
+    /* Exact straight-ray times wherever the straight path stays in the source's slowness
+     * (the source's layer, or within INIT cells when INIT >= 0): they are true path
+     * times, so the sweeps below can only lower them where a refracted or head wave
+     * is faster, and the first-order error only builds up outside the source layer. */
+    int klo = ks, khi = ks;
+    while (klo > 0 && slow[(size_t)(klo - 1) * nr] == ss)
+        klo--;
+    while (khi + 1 < nz && slow[(size_t)(khi + 1) * nr] == ss)
+        khi++;
+    for (int k = klo; k <= khi; k++) {
+        if (init >= 0 && abs(k - ks) > init)
             continue;
-        int lo = k < ks ? k : ks, hi = k < ks ? ks : k, same = 1;
-        for (int q = lo; q <= hi; q++)
-            same &= slow[(size_t)q * nr] == ss;
-        if (!same)
-            continue;
-        for (int i = 0; i <= init && i < nr; i++) {
+        for (int i = 0; i < nr; i++) {
             double dz = z0 + k * h - zs, r = i * h;
-            if (r * r + dz * dz <= (double)init * init * h * h)
-                t[(size_t)k * nr + i] = sqrt(r * r + dz * dz) * ss;
+            if (init >= 0 && r * r + dz * dz > (double)init * init * h * h)
+                continue;
+            t[(size_t)k * nr + i] = sqrt(r * r + dz * dz) * ss;
         }
     }
     int sweeps = 0;
@@ -222,8 +225,8 @@ int tt_layered(const struct tt_grid *g, const struct station_set *st, int phases
     int rc = table_alloc(g, st, phases, out);
     if (rc)
         return rc;
-    /* The eikonal grid is 4x finer than the trial grid (at least 1 m), coarsened only
-     * when a station is so far that the (r, z) grid would exceed 16 M nodes. */
+    /* The eikonal grid is 16x finer than the trial grid (at least 1 m), coarsened only
+     * when a station is so far that the (r, z) grid would exceed 4 M nodes. */
     double dmin = fmin(g->d[0], fmin(g->d[1], g->d[2]));
     double gx1 = g->o[0] + (g->n[0] - 1) * g->d[0], gy1 = g->o[1] + (g->n[1] - 1) * g->d[1];
     double gz0 = g->o[2], gz1 = g->o[2] + (g->n[2] - 1) * g->d[2];
@@ -237,8 +240,8 @@ int tt_layered(const struct tt_grid *g, const struct station_set *st, int phases
             rmax = fmax(rmax, hypot(x - sta->x, y - sta->y));
         }
         double zlo = fmin(sta->z, gz0), zhi = fmax(sta->z, gz1);
-        double h = fmax(dmin / 4.0, 1.0);
-        while ((rmax / h + 3) * ((zhi - zlo) / h + 5) > 16e6)
+        double h = fmax(dmin / 16.0, 1.0);
+        while ((rmax / h + 3) * ((zhi - zlo) / h + 5) > 4e6)
             h *= 1.5;
         int nr = (int)ceil(rmax / h) + 3;
         int kabove = (int)ceil((sta->z - zlo) / h) + 2;
@@ -260,7 +263,7 @@ int tt_layered(const struct tt_grid *g, const struct station_set *st, int phases
                 for (int i = 0; i < nr; i++)
                     slow[(size_t)k * nr + i] = sl;
             }
-            int sweeps = eikonal_sweep_2d(nr, nz, h, z0, sta->z, slow, 5, t);
+            int sweeps = eikonal_sweep_2d(nr, nz, h, z0, sta->z, slow, -1, t);
             log_debug("station %s phase %c: eikonal %d x %d at h = %.2f m, %d sweeps", sta->name,
                       "PS"[out->phase[p]], nr, nz, h, sweeps);
             float *row = out->t + ((size_t)s * out->nphase + p) * out->nj;

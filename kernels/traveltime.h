@@ -57,8 +57,9 @@ void tt_layers_free(struct tt_layers *m);
 
 /* The eikonal solver itself: first-arrival times on an nr x nz grid of spacing h
  * (r = i h, z = z0 + k h, r fastest) from a source at (0, zs) through the slowness
- * S (nr x nz, s/m).  Nodes within INIT cells of the source whose straight path stays
- * in constant slowness get the exact time; then Gauss-Seidel sweeps in the 4
+ * S (nr x nz, s/m).  Nodes whose straight path from the source stays in the source's
+ * slowness get the exact time (only those within INIT cells when INIT >= 0; INIT < 0:
+ * the whole source layer); then Gauss-Seidel sweeps in the 4
  * orderings until no time changes by more than 1e-7 relative.  Returns sweeps used. */
 int eikonal_sweep_2d(int nr, int nz, double h, double z0, double zs, const float *slow,
                      int init, double *t);
