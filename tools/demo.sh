@@ -31,9 +31,9 @@ trap cleanup EXIT
 rm -rf "$OUT/survey" "$OUT/rtm" "$OUT/image" "$OUT/seislive.log"
 mkdir -p "$OUT"
 
-step "generating the survey (4 shots, 41 receivers, 81 x 41 x 51 cells of 10 m) into $OUT/survey"
-"$B/seislive-gen" shots -o "$OUT/survey" --n 81,41,51 --d 10 --shots 4 --receivers 41 \
-    --t-max 0.6 --dt 0.002 --f-peak 15
+step "generating the survey (4 shots, 41 receivers, 81 x 21 x 51 cells of 10 m) into $OUT/survey"
+"$B/seislive-gen" shots -o "$OUT/survey" --n 81,21,51 --d 10 --shots 4 --receivers 41 \
+    --t-max 0.5 --dt 0.002 --f-peak 12 --direct subtract
 
 step "starting: seislive run -c conf/demo.toml (log: $OUT/seislive.log)"
 "$B/seislive" run -c conf/demo.toml >"$OUT/seislive.log" 2>&1 &

@@ -16,7 +16,10 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include <segyio/segy.h>
+
 #include "io/wire.h"
+#include "kernels/stability.h"
 #include "stream/error.h"
 #include "stream/log.h"
 #include "stream/signals.h"
@@ -63,6 +66,9 @@ static const char usage_text[] =
     "  --f-peak F             Ricker peak frequency, Hz (default 15)\n"
     "  --order N              stencil order (default 8)\n"
     "  --pml N                absorbing layer width, cells (default 12)\n"
+    "  --direct keep|subtract keep the direct wave in the records, or subtract it (a second\n"
+    "                         run in a constant model of the velocity at the sources), so\n"
+    "                         the image is not swamped by it near the surface (default keep)\n"
     "  --device SPEC          device for modeling: auto, cpu, cuda:N (default auto)\n"
     "  --seislive PATH        the seislive program (default: next to seislive-gen)\n"
     "output:\n"
@@ -79,7 +85,7 @@ static const char usage_text[] =
 struct shots_opts {
     struct survey_model m;
     const char *model_file, *out, *zmq, *format, *device, *seislive;
-    int smooth, order, pml, first_id, reuse, end;
+    int smooth, order, pml, first_id, reuse, end, direct;
     int shots[2], rx[2];
     double shot_o[3], shot_d[2], rx_o[3], rx_d[2];
     int have_shot_o, have_shot_d, have_rx, have_rx_o, have_rx_d;
@@ -219,21 +225,30 @@ static const char *tf(char *buf, double v)
     return buf;
 }
 
-static int write_config(const struct shots_opts *o, const char *path)
+/* The modeling configuration: the raw model file, or (V_CONST > 0) a constant model of
+ * that velocity on the same grid; DT > 0 fixes the time step (0: automatic). */
+static int write_config(const struct shots_opts *o, const char *path, double v_const, double dt)
 {
     char a[32], b[32], c[32];
     FILE *f = fopen(path, "w");
     if (!f)
         return err_set(-errno, "%s: %s", path, strerror(errno));
-    fprintf(f, "# written by seislive-gen shots: forward modeling of the synthetic survey\n"
-               "[job]\nkind = \"model\"\nname = \"gen-shots\"\n\n"
-               "[model]\ntype = \"raw\"\nfile = \"model.f32\"\nn = [%d, %d, %d]\n"
-               "d = [%s, %s, %s]\no = [0.0, 0.0, 0.0]\nbyte_order = \"little\"\n"
-               "layout = \"x-fastest\"\n\n",
-            o->m.n[0], o->m.n[1], o->m.n[2], tf(a, o->m.d[0]), tf(b, o->m.d[1]), tf(c, o->m.d[2]));
+    fprintf(f, "# written by seislive-gen shots: forward modeling of the synthetic survey%s\n"
+               "[job]\nkind = \"model\"\nname = \"gen-shots\"\n\n",
+            v_const > 0 ? "\n# (the direct wave alone: the velocity at the sources everywhere)" : "");
+    if (v_const > 0)
+        fprintf(f, "[model]\ntype = \"constant\"\nvelocity = %s\n", tf(a, v_const));
+    else
+        fprintf(f, "[model]\ntype = \"raw\"\nfile = \"model.f32\"\nbyte_order = \"little\"\n"
+                   "layout = \"x-fastest\"\n");
+    fprintf(f, "n = [%d, %d, %d]\nd = [%s, %s, %s]\no = [0.0, 0.0, 0.0]\n\n", o->m.n[0],
+            o->m.n[1], o->m.n[2], tf(a, o->m.d[0]), tf(b, o->m.d[1]), tf(c, o->m.d[2]));
     fprintf(f, "[propagator]\norder = %d\nt_max = %s\nf_peak = %s\npml_width = %d\n"
-               "free_surface = false\n\n",
+               "free_surface = false\n",
             o->order, tf(a, o->t_max), tf(b, o->f_peak), o->pml);
+    if (dt > 0)
+        fprintf(f, "dt = %.10g\n", dt);
+    fputc('\n', f);
     fprintf(f, "[acquisition]\nsources = [");
     int k = 0;
     for (int j = 0; j < o->shots[1]; j++)
@@ -340,6 +355,73 @@ out:
     return rc;
 }
 
+/* The velocity of the cell of the first source (the direct wave travels at it); a
+ * warning when the sources sit in different velocities. */
+static double source_velocity(const struct shots_opts *o, const float *v)
+{
+    double first = 0;
+    for (int j = 0; j < o->shots[1]; j++)
+        for (int i = 0; i < o->shots[0]; i++) {
+            double x[3] = {o->shot_o[0] + i * o->shot_d[0], o->shot_o[1] + j * o->shot_d[1],
+                           o->shot_o[2]};
+            int c[3];
+            for (int a = 0; a < 3; a++) {
+                c[a] = (int)lround(x[a] / o->m.d[a]);
+                c[a] = c[a] < 0 ? 0 : c[a] >= o->m.n[a] ? o->m.n[a] - 1 : c[a];
+            }
+            double vs = v[((size_t)c[2] * o->m.n[1] + c[1]) * o->m.n[0] + c[0]];
+            if (i == 0 && j == 0)
+                first = vs;
+            else if (fabs(vs - first) > 1e-3 * first)
+                log_warn("shot %d sits in %.0f m/s, shot 1 in %.0f m/s: the direct wave of %.0f "
+                         "m/s is subtracted from all", j * o->shots[0] + i + 1, vs, first, first);
+        }
+    return first;
+}
+
+/* SEGY -= DIRECT, trace by trace (same geometry and samples): the records without the
+ * direct wave, so the migrated image is not swamped by it near the sources. */
+static int subtract_segy(const char *segy, const char *direct)
+{
+    segy_file *a = segy_open(segy, "r+b"), *b = segy_open(direct, "rb");
+    int rc = 0;
+    char bin[SEGY_BINARY_HEADER_SIZE], bin2[SEGY_BINARY_HEADER_SIZE];
+    if (!a || !b || segy_binheader(a, bin) != SEGY_OK || segy_binheader(b, bin2) != SEGY_OK) {
+        rc = err_set(-EIO, "%s, %s: cannot open both", segy, direct);
+        goto out;
+    }
+    int ns = segy_samples(bin), fmt = segy_format(bin), na = 0, nb = 0;
+    long t0 = segy_trace0(bin);
+    int bs = segy_trsize(fmt, ns);
+    if (segy_samples(bin2) != ns || segy_format(bin2) != fmt ||
+        segy_traces(a, &na, t0, bs) != SEGY_OK || segy_traces(b, &nb, t0, bs) != SEGY_OK || na != nb) {
+        rc = err_set(-EINVAL, "%s and %s do not have the same traces", segy, direct);
+        goto out;
+    }
+    float *x = malloc((size_t)ns * sizeof *x), *y = malloc((size_t)ns * sizeof *y);
+    for (int t = 0; t < na && rc == 0; t++) {
+        if (segy_readtrace(a, t, x, t0, bs) != SEGY_OK || segy_readtrace(b, t, y, t0, bs) != SEGY_OK) {
+            rc = err_set(-EIO, "trace %d: cannot read", t);
+            break;
+        }
+        segy_to_native(fmt, ns, x);
+        segy_to_native(fmt, ns, y);
+        for (int i = 0; i < ns; i++)
+            x[i] -= y[i];
+        segy_from_native(fmt, ns, x);
+        if (segy_writetrace(a, t, x, t0, bs) != SEGY_OK)
+            rc = err_set(-EIO, "%s: trace %d: cannot write", segy, t);
+    }
+    free(x);
+    free(y);
+out:
+    if (a)
+        segy_close(a);
+    if (b)
+        segy_close(b);
+    return rc;
+}
+
 static int run(struct shots_opts *o)
 {
     int rc = mkdirs(o->out);
@@ -358,6 +440,11 @@ static int run(struct shots_opts *o)
             rc = read_model_file(o->model_file, o->m.n, v);
         else
             survey_fill(&o->m, v);
+        double vmax = 0, v_src = 0;
+        for (size_t i = 0; rc == 0 && i < cnt; i++)
+            vmax = v[i] > vmax ? v[i] : vmax;
+        if (rc == 0)
+            v_src = source_velocity(o, v);
         snprintf(path, sizeof path, "%s/model.f32", o->out);
         if (rc == 0)
             rc = survey_write_f32(path, v, cnt);
@@ -378,10 +465,23 @@ static int run(struct shots_opts *o)
                     o->m.n[0], o->m.n[1], o->m.n[2], o->m.d[0], o->m.d[1], o->m.d[2], o->smooth);
             fclose(f);
         }
+        /* subtracting the direct wave needs both runs on the same time step */
+        double dt = o->direct ? 0.9 * stability_dt_max(o->order, o->m.d, vmax) : 0;
         if (rc == 0)
-            rc = write_config(o, cfg);
+            rc = write_config(o, cfg, 0, dt);
         if (rc == 0)
             rc = run_model(o, cfg, segy);
+        if (rc == 0 && o->direct) {
+            char dcfg[4096], dsegy[4096];
+            snprintf(dcfg, sizeof dcfg, "%s/direct.toml", o->out);
+            snprintf(dsegy, sizeof dsegy, "%s/direct.segy", o->out);
+            log_info("modeling the direct wave (%.0f m/s everywhere) to subtract it", v_src);
+            rc = write_config(o, dcfg, v_src, dt);
+            if (rc == 0)
+                rc = run_model(o, dcfg, dsegy);
+            if (rc == 0)
+                rc = subtract_segy(segy, dsegy);
+        }
         if (rc < 0)
             return rc;
     }
@@ -394,7 +494,7 @@ int gen_shots(int argc, char **argv)
 {
     enum { O_N = 256, O_D, O_V0, O_LAYER, O_DIP, O_SALT, O_MODEL, O_SMOOTH, O_SHOTS, O_SO, O_SD,
            O_RX, O_RO, O_RD, O_TMAX, O_DT, O_FP, O_ORDER, O_PML, O_DEV, O_PROG, O_ZMQ, O_PACE,
-           O_FMT, O_FIRST, O_REUSE, O_END };
+           O_FMT, O_FIRST, O_REUSE, O_END, O_DIRECT };
     static const struct option lo[] = {
         {"n", 1, 0, O_N}, {"d", 1, 0, O_D}, {"v0", 1, 0, O_V0}, {"layer", 1, 0, O_LAYER},
         {"dip", 1, 0, O_DIP}, {"salt", 1, 0, O_SALT}, {"model", 1, 0, O_MODEL},
@@ -404,7 +504,7 @@ int gen_shots(int argc, char **argv)
         {"f-peak", 1, 0, O_FP}, {"order", 1, 0, O_ORDER}, {"pml", 1, 0, O_PML},
         {"device", 1, 0, O_DEV}, {"seislive", 1, 0, O_PROG}, {"zmq", 1, 0, O_ZMQ},
         {"pace", 1, 0, O_PACE}, {"format", 1, 0, O_FMT}, {"first-id", 1, 0, O_FIRST},
-        {"reuse", 0, 0, O_REUSE}, {"end", 0, 0, O_END}, {"out", 1, 0, 'o'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"reuse", 0, 0, O_REUSE}, {"end", 0, 0, O_END}, {"direct", 1, 0, O_DIRECT}, {"out", 1, 0, 'o'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     struct shots_opts o = {
         .m = {.n = {81, 41, 51}, .d = {10, 10, 10}, .v0 = 1800, .nlayers = 2,
               .layer_z = {150, 380}, .layer_v = {2300, 2900}, .dip_z = 250, .dip_deg = 6,
@@ -515,6 +615,10 @@ int gen_shots(int argc, char **argv)
         case O_FIRST: o.first_id = atoi(optarg); bad = o.first_id < 0; break;
         case O_REUSE: o.reuse = 1; break;
         case O_END: o.end = 1; break;
+        case O_DIRECT:
+            o.direct = strcmp(optarg, "subtract") == 0;
+            bad = !o.direct && strcmp(optarg, "keep") != 0;
+            break;
         case 'o': o.out = optarg; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: bad = 2; break;

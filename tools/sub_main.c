@@ -66,18 +66,19 @@ struct sub {
     int final_seen;
 };
 
-static void progress(struct sub *s, const char *what)
+static void progress(struct sub *s)
 {
     if (s->quiet)
         return;
     double el = pace_now() - s->t_start;
     char line[512];
+    /* rtm stacks shots; locate processes blocks */
+    const char *unit = strcmp(s->job, "locate") == 0 ? "blocks" : "shots stacked";
     snprintf(line, sizeof line,
-             "%s%s%s: %lld units stacked, %lld images, %lld events, %.2f units/s, latency %.0f ms, "
-             "%lld missed, %.0f s",
-             s->job[0] ? "[" : "", s->job, s->job[0] ? "] " : "", s->shots, s->images, s->events,
-             s->rate, s->latency_ms, s->gaps, el);
-    (void)what;
+             "%s%s%s%lld %s, %lld images, %lld events, %.2f/s, latency %.0f ms, %lld missed, "
+             "%.0f s",
+             s->job[0] ? "[" : "", s->job, s->job[0] ? "] " : "", s->shots, unit, s->images,
+             s->events, s->rate, s->latency_ms, s->gaps, el);
     if (s->tty)
         fprintf(stderr, "\r%s\033[K", line);
     else
@@ -196,7 +197,7 @@ static int on_volume(struct sub *s, const char *topic, zmq_msg_t *fr, int nfr)
         }
     }
     free(owned);
-    progress(s, topic);
+    progress(s);
     return rc;
 }
 
@@ -240,7 +241,7 @@ static void on_event(struct sub *s, zmq_msg_t *fr, int nfr)
         log_warn("%s: %s", path, strerror(errno));
     }
     json_decref(o);
-    progress(s, "event");
+    progress(s);
 }
 
 static void on_status(struct sub *s, zmq_msg_t *fr, int nfr)
@@ -261,7 +262,7 @@ static void on_status(struct sub *s, zmq_msg_t *fr, int nfr)
     if (json_is_number(json_object_get(o, "latency_ms")))
         s->latency_ms = json_number_value(json_object_get(o, "latency_ms"));
     json_decref(o);
-    progress(s, "status");
+    progress(s);
 }
 
 static int parse_ints(const char *s, int *v, int n)
