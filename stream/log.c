@@ -4,14 +4,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "stream/signals.h"
+
 static enum log_level g_level = LOG_INFO;
 static int g_file_fd = -1;
+static char *g_file_path; /* kept for the reopen after SIGHUP */
 static pthread_mutex_t g_file_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const level_names[] = {"debug", "info", "warn", "error", "off"};
@@ -35,17 +39,76 @@ enum log_level log_get_level(void) { return g_level; }
 int log_set_file(const char *path)
 {
     int fd = -1;
+    char *copy = NULL;
     if (path) {
+        copy = strdup(path);
+        if (!copy)
+            return -ENOMEM;
         fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (fd < 0)
-            return -errno;
+        if (fd < 0) {
+            int e = errno;
+            free(copy);
+            errno = e;
+            return -e;
+        }
+        /* logrotate moves the file and sends SIGHUP: reopen rather than die. */
+        signals_install_hup();
     }
     pthread_mutex_lock(&g_file_lock);
     if (g_file_fd >= 0)
         close(g_file_fd);
     g_file_fd = fd;
+    free(g_file_path);
+    g_file_path = copy;
     pthread_mutex_unlock(&g_file_lock);
     return 0;
+}
+
+int log_reopen(void)
+{
+    int rc = 0;
+    pthread_mutex_lock(&g_file_lock);
+    if (g_file_path) {
+        /* Open the new file before closing the old one: if the open fails (a full or
+         * read-only disk), lines keep going to the old file instead of nowhere. */
+        int fd = open(g_file_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            rc = -errno;
+        } else {
+            if (g_file_fd >= 0)
+                close(g_file_fd);
+            g_file_fd = fd;
+        }
+    }
+    pthread_mutex_unlock(&g_file_lock);
+    return rc;
+}
+
+/* Reopen after a SIGHUP, once, and say so (the first line of the new file). */
+static void reopen_if_asked(void)
+{
+    if (!signals_take_hup())
+        return;
+    pthread_mutex_lock(&g_file_lock);
+    bool have = g_file_path != NULL;
+    char path[1024];
+    snprintf(path, sizeof path, "%s", have ? g_file_path : "");
+    pthread_mutex_unlock(&g_file_lock);
+    if (!have) {
+        log_write(LOG_INFO, "log", "SIGHUP: no [log] file to reopen");
+        return;
+    }
+    int rc = log_reopen();
+    if (rc < 0)
+        log_write(LOG_ERROR, "log", "SIGHUP: cannot reopen %s: %s; still writing to the old file",
+                  path, strerror(-rc));
+    else
+        log_write(LOG_INFO, "log", "SIGHUP: log file %s reopened", path);
+}
+
+void log_poll(void)
+{
+    reopen_if_asked();
 }
 
 static void write_all(int fd, const char *buf, size_t len)
@@ -63,6 +126,7 @@ static void write_all(int fd, const char *buf, size_t len)
 
 void log_vwrite(enum log_level level, const char *component, const char *fmt, va_list ap)
 {
+    reopen_if_asked();
     if (level < g_level || level >= LOG_OFF)
         return;
     char line[4096];

@@ -28,8 +28,16 @@ const char *log_level_name(enum log_level level);
 
 void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
-/* Also append lines to PATH (NULL closes the file).  Returns 0 or -errno. */
+/* Also append lines to PATH (NULL closes the file).  Returns 0 or -errno (errno set).
+ * With a file, SIGHUP is caught (stream/signals.h): the file is reopened at PATH (append,
+ * created if missing) at the next log line or log_poll(), so logrotate can move it away
+ * and `kill -HUP` the process; the old file keeps the lines written before. */
 int log_set_file(const char *path);
+/* Reopen the log file now (0, or -errno with the old file kept open). */
+int log_reopen(void);
+/* Act on a pending SIGHUP without writing a line first: main loops call it so the old
+ * file is let go promptly even while nothing is logged. */
+void log_poll(void);
 
 void log_write(enum log_level level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -262,6 +262,7 @@ static void *worker_main(void *arg)
             if (rc)
                 break;
         }
+        log_poll(); /* a pending SIGHUP: reopen the log file even while nothing is logged */
         int i = stop_now(r) ? -ECANCELED : slots_acquire(&r->slots, 100);
         if (i == -ETIMEDOUT)
             continue;
@@ -433,6 +434,8 @@ int pipeline_run(const struct pipeline_conf *pc, const struct sl_device *dev, vo
     r->ops = ops;
     r->m = m;
     atomic_store(&g_stop_request, 0);
+    /* A service lives through `systemctl reload` (SIGHUP: reopen the log), file or not. */
+    signals_install_hup();
     int rc = uring_reader_init(&r->ring, pc->io_method);
     if (!rc)
         rc = slots_create(&r->slots, pc->slots, pc->slot_bytes, pc->staging_bytes, &r->ring,
