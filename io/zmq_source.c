@@ -99,14 +99,12 @@ static int decode_into(struct zmq_source *z, struct ingest *in, int i, struct wi
     int rc;
     if (t->format == WIRE_F32) {
         rc = wire_decode_traces_f32(h, pl[0], len[0], z->seq, data, &in->stats);
-        for (int r = 0; r < t->nrec; r++) {
-            if (t->chan)
-                chan[r] = t->chan[r];
-            else {
-                memset(&chan[r], 0, sizeof chan[r]);
-                snprintf(chan[r].sta, sizeof chan[r].sta, "R%04d", r);
-            }
-        }
+        /* Without "channels" the names stay empty: the locate engine then matches
+         * channel r to station r of the station file (docs/wire-format.md). */
+        if (t->chan)
+            memcpy(chan, t->chan, (size_t)t->nrec * sizeof *chan);
+        else
+            memset(chan, 0, (size_t)t->nrec * sizeof *chan);
     } else {
         rc = wire_decode_traces_mseed(h, pl, len, n - 1, z->seq, data, chan, &in->stats);
     }

@@ -170,11 +170,20 @@ static int map_channels(struct locate_engine *e)
     }
     for (int c = 0; c < e->nch; c++) {
         const struct trace_channel *ch = &e->chan[c];
-        int s = stations_find(&e->st, ch->net, ch->sta);
+        /* A channel without a station name (f32 blocks sent without "channels") is matched
+         * by position: channel c is station c of the station file, one channel per station,
+         * its component unknown (used for every phase). */
+        int unnamed = ch->sta[0] == '\0';
+        int s = unnamed ? (c < ns ? c : -1) : stations_find(&e->st, ch->net, ch->sta);
         if (s < 0) {
-            if (e->stats.unmatched_channels++ < 10)
-                log_warn("channel %s.%s.%s.%s: station not in the station file; ignored", ch->net, ch->sta,
-                         ch->loc, ch->cha);
+            if (e->stats.unmatched_channels++ < 10) {
+                if (unnamed)
+                    log_warn("channel %d (unnamed, matched by position): the station file has only %d "
+                             "stations; ignored", c, ns);
+                else
+                    log_warn("channel %s.%s.%s.%s: station not in the station file; ignored", ch->net,
+                             ch->sta, ch->loc, ch->cha);
+            }
             continue;
         }
         int role = comp_role(ch->cha), *cnt = &counts[s * 3 + role];
