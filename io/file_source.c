@@ -107,7 +107,8 @@ static int list_files(struct file_source *f, bool first)
                 }
             }
             closedir(d);
-            qsort(names, n, sizeof *names, cmp_str);
+            if (n) /* qsort(NULL, 0, ...) is undefined behaviour */
+                qsort(names, n, sizeof *names, cmp_str);
             for (size_t i = 0; i < n; i++) {
                 note(f, names[i]);
                 free(names[i]);

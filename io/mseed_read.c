@@ -253,7 +253,7 @@ int mseed_read_path(const char *path, struct mseed_set *set, struct mseed_stats 
         n++;
     }
     closedir(d);
-    if (!rc)
+    if (!rc && n) /* an empty folder: names is NULL, and qsort(NULL, 0) is undefined */
         qsort(names, n, sizeof *names, cmp_str);
     for (size_t i = 0; i < n; i++) {
         if (!rc && stat(names[i], &sb) == 0 && S_ISREG(sb.st_mode))

@@ -557,7 +557,7 @@ int gen_micro(int argc, char **argv)
     if (rc == 0)
         rc = random_events(&o, &m, &ev_rng);
     free(fixed);
-    if (rc == 0) /* ids in the events file follow origin time */
+    if (rc == 0 && m.nev > 0) /* ids in the events file follow origin time */
         qsort(m.ev, (size_t)m.nev, sizeof *m.ev, by_time);
     if (rc == 0) {
         log_info("%d receivers x %d components, %d events, %.1f s at %g Hz", m.nst, m.ncomp,
