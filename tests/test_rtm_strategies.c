@@ -2,8 +2,10 @@
  * rounding (its reconstructed u agrees with the forward u), checkpoint bit for bit.
  * random: its u is reversed to float rounding through the random layers; its image
  * differs from full by the energy the random layers scatter back instead of
- * absorbing, which depends on the layer width against the wavelength and is not
- * asserted here (measured in the report). */
+ * absorbing: under 1e-2 for a modeled shot whose source and receivers sit 10 cells
+ * inside the layers (random_image_close_to_full); a source 2 cells under a random top
+ * face gives 0.3-0.7 instead (measured), which is why docs/rtm.md asks for the free
+ * surface (no top layer) with `random` on surface acquisitions. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -77,6 +79,42 @@ Test(rtm_strategies, all_give_the_full_image, .timeout = 120)
     free(bnd);
     free(uni);
     free(bin);
+    rtm_engine_destroy(e);
+    config_free(&cfg);
+    rtm_case_shot_free(&sh);
+    rtm_case_free(&c);
+}
+
+/* random against full on a modeled shot (a reflector 260 m down, receivers every cell
+ * along x): with the default exponential ramp over 20 cells the image differs from
+ * full by less than 1e-2 (measured 0.86 %; linear ramp 2.9 %, 40 cells 0.34 %). */
+Test(rtm_strategies, random_image_close_to_full, .timeout = 240)
+{
+    struct rtm_case c;
+    rtm_case_init(&c, 48, 12, 40, 10.0, 8, 260, 2000.0);
+    c.pml = 20;
+    for (int z = 26; z < 40; z++)
+        for (size_t i = 0; i < (size_t)48 * 12; i++)
+            c.v_true[(size_t)z * 48 * 12 + i] = 2600.0f;
+    struct shot sh;
+    rtm_case_shot(&c, 3, 240.0, 60.0, 100.0, 2, 46, 1, 100.0, &sh);
+    struct sl_config cfg;
+    rtm_case_config(&c, &cfg);
+    cfg.rtm.random_width = 20;
+    cr_assert_eq(cfg.rtm.random_ramp, RAMP_EXPONENTIAL, "the default ramp");
+    struct rtm_engine *e = rtm_case_engine(&c, &cfg);
+    size_t cells;
+    float *full = migrate_with(e, &sh, STRAT_FULL, -1, &cells);
+    double norm = 0.0;
+    for (size_t i = 0; i < cells; i++)
+        norm += (double)full[i] * full[i];
+    cr_assert_gt(norm, 0.0);
+    float *rnd = migrate_with(e, &sh, STRAT_RANDOM, -1, &cells);
+    double er = test_rel_l2_f32(rnd, full, cells);
+    cr_log_info("random vs full: %.3g", er);
+    cr_assert_lt(er, 1e-2, "random vs full: %.3g", er);
+    free(full);
+    free(rnd);
     rtm_engine_destroy(e);
     config_free(&cfg);
     rtm_case_shot_free(&sh);
