@@ -12,8 +12,9 @@
  *            "format":"f32"|"mseed"}
  *           f32   -> frame 1: samples f32 nrec x ns (receiver by receiver)
  *           mseed -> frames 1..: miniSEED records
- *           optional "channels": ["NET.STA.LOC.CHA", ...] (nrec names; default
- *           ".R0000..", one station per receiver index)
+ *           optional "channels": ["NET.STA.LOC.CHA", ...] (nrec names); without
+ *           it the channels of an f32 block are unnamed (all fields empty) and the
+ *           locate engine matches channel r to station r of the station file
  *   end:    {"type":"end","v":1} — no payload; the sender's stream is over (the run
  *           ends after the units before it).
  *   An optional "seq" (sender's sequence number) is kept for messages.
@@ -128,6 +129,15 @@ size_t wire_unit_bytes(const struct wire_header *h);
 int wire_decode_shot(const struct wire_header *h, const void *const *frames,
                      const size_t *frame_len, int nframes, uint64_t seq, struct shot *out,
                      struct wire_stats *stats);
+
+/* Copy N floats of a received payload (SRC: any alignment) into DST (a slot), on
+ * wire_copy_threads() OpenMP threads; with CHECK, returns the index of the first value
+ * that is not finite (the copy may stop there), else SIZE_MAX.  The decoders use it. */
+size_t wire_copy_f32(float *dst, const void *src, size_t n, bool check);
+/* Threads a copy of BYTES uses: 1 below 8 MiB, else half the cores (at most 8, at least
+ * 2 MiB each) unless wire_set_copy_threads(N > 0) fixed N (0 = automatic again). */
+int wire_copy_threads(size_t bytes);
+void wire_set_copy_threads(int n);
 
 /* Decode a checked f32 trace block into DST (nrec x ns floats). */
 int wire_decode_traces_f32(const struct wire_header *h, const void *frame, size_t len,
