@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <glob.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,6 +32,8 @@ struct file_source {
     struct seen *files;
     size_t n_files, cap;
     uint64_t units;
+    double total_bytes;  /* the listed files' sizes (not watching), for input_frac */
+    double done_bytes;   /* of the files read completely */
 };
 
 int file_source_open(struct file_source **out, const struct file_source_conf *c)
@@ -188,6 +191,10 @@ static void gather_emit(struct file_source *f, struct ingest *in, struct gather 
     h->bytes = (size_t)g->ntr * ((size_t)l->ns + 3) * sizeof(float);
     h->t_arrive = g->t_arrive;
     h->decode_s = g->t_decode;
+    if (f->total_bytes > 0) {
+        double pos = (double)l->trace0 + (double)(last_trace + 1) * (double)l->trace_bytes;
+        h->input_frac = fmin(1.0, (f->done_bytes + pos) / f->total_bytes);
+    }
     in->stats.accepted++;
     slots_commit(in->slots, g->slot);
     g->slot = -1;
@@ -456,9 +463,15 @@ static int files_run(void *ctx, struct ingest *in)
     bool first = true;
     for (;;) {
         int rc = list_files(f, first);
-        first = false;
         if (rc)
             return rc;
+        if (first && !f->c.watch) { /* a known input: its size measures progress */
+            struct stat st;
+            for (size_t i = 0; i < f->n_files; i++)
+                if (stat(f->files[i].path, &st) == 0)
+                    f->total_bytes += (double)st.st_size;
+        }
+        first = false;
         for (size_t i = 0; i < f->n_files; i++) {
             struct seen *s = &f->files[i];
             if (s->done)
@@ -479,6 +492,9 @@ static int files_run(void *ctx, struct ingest *in)
             s->done = true;
             last_new = now_s();
             rc = read_file(f, in, s->path);
+            struct stat st;
+            if (stat(s->path, &st) == 0)
+                f->done_bytes += (double)st.st_size;
             if (rc == -ECANCELED || ingest_stopping(in))
                 return 0;
             if (rc)

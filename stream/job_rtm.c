@@ -22,6 +22,7 @@ struct shot_ctx {
     const struct sl_config *cfg;
     struct image_stack stack;
     int64_t stacked_now;     /* shots stacked in this run */
+    double t_first;          /* monotonic s: the first shot of this run began */
 };
 
 static bool shot_skip(void *ctx, const struct slot_hdr *h)
@@ -37,6 +38,8 @@ static int shot_process(void *ctx, const struct pipeline_unit *u, bool snapshot)
     if (u->hdr->kind != SLOT_SHOT)
         return err_set(-EINVAL, "%s: a trace block reached the rtm job (it takes shots)",
                        u->hdr->origin);
+    if (c->stacked_now == 0)
+        c->t_first = now_s();
     int rc = c->j->migrate(c->j->ctx, &u->hdr->shot, &c->stack);
     if (rc == 0)
         c->stacked_now++;
@@ -132,8 +135,19 @@ static int shot_finish(void *ctx, const struct slot_hdr *h, const struct pipelin
                        bool publish, bool ckpt)
 {
     struct shot_ctx *c = ctx;
-    log_info("%s: shot %lld stacked (%lld shots)", h->origin, (long long)h->id,
-             (long long)c->stack.shots);
+    /* Progress: the time per shot of this run, and for a known-length input (files, not
+     * watched) the shots and time still to come, from the share of the input read. */
+    double el = now_s() - c->t_first, per = c->stacked_now > 0 ? el / (double)c->stacked_now : 0;
+    double f = h->input_frac;
+    if (f > 0 && f < 1)
+        log_info("%s: shot %lld stacked (%lld shots, %.2f s per shot; input %.0f %% read: "
+                 "about %.0f shots and %.0f s to come)", h->origin, (long long)h->id,
+                 (long long)c->stack.shots, per, 100 * f,
+                 (double)c->stacked_now * (1 - f) / f, el * (1 - f) / f);
+    else
+        log_info("%s: shot %lld stacked (%lld shots, %.2f s per shot%s)", h->origin,
+                 (long long)h->id, (long long)c->stack.shots, per,
+                 f >= 1 ? "; the last of the input" : "");
     int rc = 0;
     if (ckpt)
         rc = checkpoint(c);

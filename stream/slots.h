@@ -44,6 +44,9 @@ struct slot_hdr {
     double t_arrive;          /* monotonic s: the unit started arriving */
     double wait_s;            /* ingest waited this long for a free slot and for data */
     double decode_s;          /* receive/read + decode into the slot */
+    double input_frac;        /* share of a known-length input read with this unit (0..1,
+                                 for progress and time left); 0 = unknown: a stream or a
+                                 watched folder */
 };
 
 struct slots {

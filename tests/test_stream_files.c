@@ -57,6 +57,10 @@ static void run_segy_file(const char *io)
                          ts_count_in_file(log, "io_uring unavailable"), 1);
     if (ts_count_in_file(log, "fixed buffers") > 0)
         fprintf(stderr, "stream_files: io_uring with fixed buffers\n");
+    /* Progress: a file's length is known, so every shot but the last says what is still
+     * to come, and the last says it was the last. */
+    cr_assert_eq(ts_count_in_file(log, "to come)"), 4);
+    cr_assert_eq(ts_count_in_file(log, "the last of the input"), 1);
     test_rmtree(dir);
     free(dir);
 }
