@@ -124,3 +124,20 @@ int mseed_write_f32(FILE *f, const char *name, struct mseed_channel *ch, int64_t
         return err_set(-s.failed, "%s: %s", name, strerror(s.failed));
     return nrec;
 }
+
+void mseed_buf_sink(char *record, int len, void *arg)
+{
+    struct mseed_buf *b = arg;
+    if (b->len + (size_t)len > b->cap) {
+        size_t cap = (b->len + (size_t)len) * 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->failed = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, record, (size_t)len);
+    b->len += (size_t)len;
+}

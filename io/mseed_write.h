@@ -31,6 +31,16 @@ struct mseed_channel {
 /* Called with each packed record (LEN bytes). */
 typedef void (*mseed_sink)(char *record, int len, void *arg);
 
+/* A sink that collects the packed records in one growing buffer (to send a block's
+ * records as one message): records land in P[0..LEN); set LEN = 0 to reuse it, free(P)
+ * at the end.  FAILED is set when memory ran out (records from then on are lost). */
+struct mseed_buf {
+    char *p;
+    size_t len, cap;
+    int failed;
+};
+void mseed_buf_sink(char *record, int len, void *arg);
+
 /* Pack N samples of X starting at T0_NS (ns since the Unix epoch; libmseed keeps
  * microseconds) into records of CH and hand each to SINK.  CH->sequence advances.
  * Returns the number of records, or -errno with err_msg(). */

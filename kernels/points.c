@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/kaiser.h"
 #include "kernels/wave_internal.h"
 #include "stream/error.h"
 
@@ -19,18 +20,6 @@ int points_support(int interp)
     return 0;
 }
 
-/* Modified Bessel function I0 by its power series (converges fast for b < 10). */
-static double bessel_i0(double x)
-{
-    double sum = 1, term = 1, q = x * x / 4;
-    for (int k = 1; k < 60; k++) {
-        term *= q / ((double)k * k);
-        sum += term;
-        if (term < 1e-17 * sum)
-            break;
-    }
-    return sum;
-}
 
 int points_weights_1d(double x, int interp, int *first, float *w)
 {
@@ -48,13 +37,9 @@ int points_weights_1d(double x, int interp, int *first, float *w)
         return 2;
     }
     *first = (int)fl - POINTS_SINC_HALF + 1;
-    const double r = POINTS_SINC_HALF, b = POINTS_SINC_B, i0b = bessel_i0(b);
-    for (int k = 0; k < ns; k++) {
-        double u = x - (*first + k);
-        double sinc = fabs(u) < 1e-12 ? 1.0 : sin(M_PI * u) / (M_PI * u);
-        double q = 1.0 - (u / r) * (u / r);
-        w[k] = q > 0 ? (float)(sinc * bessel_i0(b * sqrt(q)) / i0b) : 0.0f;
-    }
+    const double r = POINTS_SINC_HALF, b = POINTS_SINC_B, i0b = kaiser_i0(b);
+    for (int k = 0; k < ns; k++)
+        w[k] = (float)kaiser_sinc(x - (*first + k), r, b, i0b);
     return ns;
 }
 

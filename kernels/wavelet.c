@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/kaiser.h"
 #include "stream/error.h"
 
 double wavelet_ricker(double t, double fp, double t0)
@@ -79,23 +80,12 @@ int wavelet_read(const char *path, float **out, size_t *n)
     return 0;
 }
 
-static double bessel_i0(double x)
-{
-    double sum = 1, term = 1, q = x * x / 4;
-    for (int k = 1; k < 60; k++) {
-        term *= q / ((double)k * k);
-        sum += term;
-        if (term < 1e-17 * sum)
-            break;
-    }
-    return sum;
-}
 
 void wavelet_resample(const float *in, size_t n_in, double dt_in, float *out, size_t n_out,
                       double dt_out)
 {
     const int hw = 8;
-    const double b = 8.0, i0b = bessel_i0(b);
+    const double b = 8.0, i0b = kaiser_i0(b);
     /* Low-pass at the lower of the two Nyquists; the kernel widens when decimating. */
     double fc = dt_out > dt_in ? dt_in / dt_out : 1.0;
     int half = (int)ceil(hw / fc);
@@ -106,12 +96,7 @@ void wavelet_resample(const float *in, size_t n_in, double dt_in, float *out, si
         for (long k = c - half + 1; k <= c + half; k++) {
             if (k < 0 || k >= (long)n_in)
                 continue;
-            double u = (x - k) * fc;
-            double q = 1.0 - (u / hw) * (u / hw);
-            if (q <= 0)
-                continue;
-            double sinc = fabs(u) < 1e-12 ? 1.0 : sin(M_PI * u) / (M_PI * u);
-            sum += in[k] * fc * sinc * bessel_i0(b * sqrt(q)) / i0b;
+            sum += in[k] * fc * kaiser_sinc((x - k) * fc, hw, b, i0b);
         }
         out[i] = (float)sum;
     }

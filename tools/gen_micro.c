@@ -329,21 +329,6 @@ static int write_files(const struct micro_opts *o, struct micro_model *m)
     return 0;
 }
 
-struct buf {
-    char *p;
-    size_t len, cap;
-};
-
-static void buf_sink(char *record, int len, void *arg)
-{
-    struct buf *b = arg;
-    if (b->len + (size_t)len > b->cap) {
-        b->cap = (b->len + (size_t)len) * 2;
-        b->p = realloc(b->p, b->cap);
-    }
-    memcpy(b->p + b->len, record, (size_t)len);
-    b->len += (size_t)len;
-}
 
 static int stream(const struct micro_opts *o, struct micro_model *m)
 {
@@ -379,7 +364,7 @@ static int stream(const struct micro_opts *o, struct micro_model *m)
         snprintf(names[c].sta, sizeof names[c].sta, "%s", m->st[c / m->ncomp].name);
         snprintf(names[c].cha, sizeof names[c].cha, "%s", micro_channel_code(m, (int)(c % m->ncomp)));
     }
-    struct buf b = {NULL, 0, 0};
+    struct mseed_buf b = {0};
     struct pace p;
     pace_start(&p, interval);
     int rc = 0;
@@ -399,7 +384,9 @@ static int stream(const struct micro_opts *o, struct micro_model *m)
         if (use_mseed) {
             b.len = 0;
             for (size_t c = 0; c < nch && rc >= 0; c++)
-                rc = mseed_pack_f32(&ch[c], t0, data + c * (size_t)ns, (size_t)ns, buf_sink, &b);
+                rc = mseed_pack_f32(&ch[c], t0, data + c * (size_t)ns, (size_t)ns, mseed_buf_sink, &b);
+            if (rc >= 0 && b.failed)
+                rc = err_set(-ENOMEM, "block %lld: out of memory for its records", (long long)blocks);
             if (rc >= 0)
                 rc = wire_send_traces_mseed(sock, &h, b.p, b.len, blocks, 0);
         } else {

@@ -139,21 +139,6 @@ static double sample_at(const MSTrace *t, int64_t i)
     }
 }
 
-struct buf {
-    char *p;
-    size_t len, cap;
-};
-
-static void buf_sink(char *record, int len, void *arg)
-{
-    struct buf *b = arg;
-    if (b->len + (size_t)len > b->cap) {
-        b->cap = (b->len + (size_t)len) * 2;
-        b->p = realloc(b->p, b->cap);
-    }
-    memcpy(b->p + b->len, record, (size_t)len);
-    b->len += (size_t)len;
-}
 
 static int replay_mseed(struct replay *r, char **files, int nfiles)
 {
@@ -216,7 +201,7 @@ static int replay_mseed(struct replay *r, char **files, int nfiles)
                  rate, (double)total / rate, nfiles, (long long)((total + bs - 1) / bs), bs);
     struct pace p;
     pace_start(&p, interval);
-    struct buf b = {NULL, 0, 0};
+    struct mseed_buf b = {0};
     int64_t blocks = 0;
     for (int64_t k0 = 0; rc == 0 && k0 < total; k0 += bs, blocks++) {
         int ns = (int)(total - k0 < bs ? total - k0 : bs);
@@ -255,10 +240,12 @@ static int replay_mseed(struct replay *r, char **files, int nfiles)
                     while (j < ns && !isnan(x[j]))
                         j++;
                     rc = mseed_pack_f32(&mc[c], t0_ns + (int64_t)llround(i / rate * 1e9), x + i,
-                                        (size_t)(j - i), buf_sink, &b);
+                                        (size_t)(j - i), mseed_buf_sink, &b);
                     i = j;
                 }
             }
+            if (rc >= 0 && b.failed)
+                rc = err_set(-ENOMEM, "block %lld: out of memory for its records", (long long)blocks);
             if (rc >= 0)
                 rc = b.len ? wire_send_traces_mseed(r->sock, &h, b.p, b.len, r->seq++, 0) : 0;
         } else {
