@@ -64,53 +64,6 @@ int log_set_file(const char *path)
     return 0;
 }
 
-int log_reopen(void)
-{
-    int rc = 0;
-    pthread_mutex_lock(&g_file_lock);
-    if (g_file_path) {
-        /* Open the new file before closing the old one: if the open fails (a full or
-         * read-only disk), lines keep going to the old file instead of nowhere. */
-        int fd = open(g_file_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (fd < 0) {
-            rc = -errno;
-        } else {
-            if (g_file_fd >= 0)
-                close(g_file_fd);
-            g_file_fd = fd;
-        }
-    }
-    pthread_mutex_unlock(&g_file_lock);
-    return rc;
-}
-
-/* Reopen after a SIGHUP, once, and say so (the first line of the new file). */
-static void reopen_if_asked(void)
-{
-    if (!signals_take_hup())
-        return;
-    pthread_mutex_lock(&g_file_lock);
-    bool have = g_file_path != NULL;
-    char path[1024];
-    snprintf(path, sizeof path, "%s", have ? g_file_path : "");
-    pthread_mutex_unlock(&g_file_lock);
-    if (!have) {
-        log_write(LOG_INFO, "log", "SIGHUP: no [log] file to reopen");
-        return;
-    }
-    int rc = log_reopen();
-    if (rc < 0)
-        log_write(LOG_ERROR, "log", "SIGHUP: cannot reopen %s: %s; still writing to the old file",
-                  path, strerror(-rc));
-    else
-        log_write(LOG_INFO, "log", "SIGHUP: log file %s reopened", path);
-}
-
-void log_poll(void)
-{
-    reopen_if_asked();
-}
-
 static void write_all(int fd, const char *buf, size_t len)
 {
     while (len > 0) {
@@ -124,26 +77,101 @@ static void write_all(int fd, const char *buf, size_t len)
     }
 }
 
+/* Format one line (timestamp, level, component, message, newline) into LINE. */
+static size_t format_line(char *line, size_t cap, enum log_level level, const char *component,
+                          const char *fmt, va_list ap)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    int n = snprintf(line, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %-8s ",
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                     tm.tm_sec, ts.tv_nsec / 1000000, level_names[level], component);
+    if (n < 0)
+        return 0;
+    int m = vsnprintf(line + n, cap - (size_t)n - 1, fmt, ap);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+    if (len > cap - 2)
+        len = cap - 2;
+    line[len++] = '\n';
+    return len;
+}
+
+static size_t format_linef(char *line, size_t cap, enum log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static size_t format_linef(char *line, size_t cap, enum log_level level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t len = format_line(line, cap, level, "log", fmt, ap);
+    va_end(ap);
+    return len;
+}
+
+/* Reopen the file; with NOTE, write it into the new file first, under the same lock,
+ * so no other thread's line can come before it. */
+static int reopen_locked(const char *note, size_t note_len)
+{
+    if (!g_file_path)
+        return 0;
+    /* Open the new file before closing the old one: if the open fails (a full or
+     * read-only disk), lines keep going to the old file instead of nowhere. */
+    int fd = open(g_file_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    if (g_file_fd >= 0)
+        close(g_file_fd);
+    g_file_fd = fd;
+    if (note && g_level <= LOG_INFO)
+        write_all(fd, note, note_len);
+    return 0;
+}
+
+int log_reopen(void)
+{
+    pthread_mutex_lock(&g_file_lock);
+    int rc = reopen_locked(NULL, 0);
+    pthread_mutex_unlock(&g_file_lock);
+    return rc;
+}
+
+/* Reopen after a SIGHUP, once, and say so (the first line of the new file). */
+static void reopen_if_asked(void)
+{
+    if (!signals_take_hup())
+        return;
+    char note[1200];
+    pthread_mutex_lock(&g_file_lock);
+    bool have = g_file_path != NULL;
+    char path[1024];
+    snprintf(path, sizeof path, "%s", have ? g_file_path : "");
+    size_t len = format_linef(note, sizeof note, LOG_INFO, "SIGHUP: log file %s reopened", path);
+    int rc = have ? reopen_locked(note, len) : 0;
+    pthread_mutex_unlock(&g_file_lock);
+    if (!have)
+        log_write(LOG_INFO, "log", "SIGHUP: no [log] file to reopen");
+    else if (rc < 0)
+        log_write(LOG_ERROR, "log", "SIGHUP: cannot reopen %s: %s; still writing to the old file",
+                  path, strerror(-rc));
+    else if (g_level <= LOG_INFO)
+        write_all(STDERR_FILENO, note, len);
+}
+
+void log_poll(void)
+{
+    reopen_if_asked();
+}
+
 void log_vwrite(enum log_level level, const char *component, const char *fmt, va_list ap)
 {
     reopen_if_asked();
     if (level < g_level || level >= LOG_OFF)
         return;
     char line[4096];
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %-8s ",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, ts.tv_nsec / 1000000, level_names[level], component);
-    if (n < 0)
+    size_t len = format_line(line, sizeof line, level, component, fmt, ap);
+    if (len == 0)
         return;
-    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
-    if (len > sizeof line - 2)
-        len = sizeof line - 2;
-    line[len++] = '\n';
     write_all(STDERR_FILENO, line, len);
     pthread_mutex_lock(&g_file_lock);
     if (g_file_fd >= 0)
