@@ -321,19 +321,7 @@ static int stream_shots(const struct shots_opts *o, const char *segy)
             break;
         }
         sh.id += o->first_id - 1;
-        if (use_segy) {
-            size_t len = (size_t)sh.ntr * (240 + 4 * (size_t)sh.ns);
-            char *raw = malloc(len);
-            struct wire_shot_hdr h = {sh.id, sh.ns, sh.dt, sh.ntr,
-                                      {sh.src[0], sh.src[1], sh.src[2]}, WIRE_SEGY,
-                                      segy_shots_format(s)};
-            rc = raw ? segy_shots_raw(s, t0, sh.ntr, raw) : -ENOMEM;
-            if (rc == 0)
-                rc = wire_send_shot_segy(sock, &h, raw, len, k, 0);
-            free(raw);
-        } else {
-            rc = wire_send_shot_f32(sock, &sh, k, 0);
-        }
+        rc = segy_shots_send(s, sock, &sh, t0, k, use_segy);
         t0 += sh.ntr;
         if (rc < 0) {
             segy_shots_free_shot(&sh);

@@ -79,19 +79,7 @@ static int replay_segy(struct replay *r, const char *path)
             rc = -EINTR;
             break;
         }
-        if (use_segy) {
-            size_t len = (size_t)sh.ntr * (240 + 4 * (size_t)sh.ns);
-            char *raw = malloc(len);
-            struct wire_shot_hdr h = {sh.id, sh.ns, sh.dt, sh.ntr,
-                                      {sh.src[0], sh.src[1], sh.src[2]}, WIRE_SEGY,
-                                      segy_shots_format(s)};
-            rc = raw ? segy_shots_raw(s, t0, sh.ntr, raw) : -ENOMEM;
-            if (rc == 0)
-                rc = wire_send_shot_segy(r->sock, &h, raw, len, r->seq++, 0);
-            free(raw);
-        } else {
-            rc = wire_send_shot_f32(r->sock, &sh, r->seq++, 0);
-        }
+        rc = segy_shots_send(s, r->sock, &sh, t0, r->seq++, use_segy);
         t0 += sh.ntr;
         if (rc == 0)
             log_info("%s: shot %lld sent (%d traces)", path, (long long)sh.id, sh.ntr);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/wire.h"
 #include "stream/error.h"
 
 struct segy_shots {
@@ -179,4 +180,23 @@ void segy_shots_close(struct segy_shots *s)
     if (s->f)
         segy_close(s->f);
     free(s);
+}
+
+int segy_shots_send(struct segy_shots *s, void *sock, const struct shot *sh, int t0,
+                    int64_t seq, int as_segy)
+{
+    if (!as_segy)
+        return wire_send_shot_f32(sock, sh, seq, 0);
+    size_t len = (size_t)sh->ntr * (240 + 4 * (size_t)sh->ns);
+    char *raw = malloc(len);
+    if (!raw)
+        return err_set(-ENOMEM, "shot %lld: %zu bytes: out of memory", (long long)sh->id, len);
+    struct wire_shot_hdr h = {sh->id, sh->ns, sh->dt, sh->ntr,
+                              {sh->src[0], sh->src[1], sh->src[2]}, WIRE_SEGY,
+                              segy_shots_format(s)};
+    int rc = segy_shots_raw(s, t0, sh->ntr, raw);
+    if (rc == 0)
+        rc = wire_send_shot_segy(sock, &h, raw, len, seq, 0);
+    free(raw);
+    return rc;
 }

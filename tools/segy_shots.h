@@ -38,6 +38,11 @@ int segy_shots_format(const struct segy_shots *s);
 /* The raw bytes (240-byte header + samples as stored) of traces [T0, T0 + N) into BUF of
  * N x (240 + 4 ns) bytes: what a "segy" shot message carries. */
 int segy_shots_raw(struct segy_shots *s, int t0, int n, char *buf);
+/* Send SH, read from S starting at trace T0, as one wire shot message on SOCK with
+ * sender sequence SEQ: the traces' raw bytes as stored (AS_SEGY) or float32 samples.
+ * Returns 0 or -errno with err_msg(). */
+int segy_shots_send(struct segy_shots *s, void *sock, const struct shot *sh, int t0,
+                    int64_t seq, int as_segy);
 
 #ifdef __cplusplus
 }
