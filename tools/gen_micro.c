@@ -19,6 +19,7 @@
 #include "tools/gen.h"
 #include "tools/micro_model.h"
 #include "tools/mkdirs.h"
+#include "tools/options.h"
 #include "tools/pace.h"
 #include "tools/send_traces.h"
 
@@ -92,26 +93,6 @@ struct micro_opts {
     int encoding, reclen, end;
     double scale;
 };
-
-static int parse_list(const char *s, double *v, int min, int max)
-{
-    int n = 0;
-    const char *p = s;
-    while (*p && n < max) {
-        char *end;
-        v[n] = strtod(p, &end);
-        if (end == p)
-            return -1;
-        n++;
-        if (*end == ',')
-            p = end + 1;
-        else if (*end == '\0')
-            p = end;
-        else
-            return -1;
-    }
-    return *p || n < min ? -1 : n;
-}
 
 /* "2026-01-01T00:00:00[.fff][Z]" -> ns since the epoch. */
 static int parse_time(const char *s, int64_t *ns)
@@ -453,19 +434,19 @@ int gen_micro(int argc, char **argv)
                     : strcmp(optarg, "borehole") == 0 ? 2 : (bad = 1);
             break;
         case O_COUNT: {
-            int n = parse_list(optarg, v, 1, 2);
+            int n = options_doubles(optarg, v, 1, 2);
             bad = n < 0 || v[0] < 1 || (n == 2 && v[1] < 1);
             o.count[0] = (int)v[0];
             o.count[1] = n == 2 ? (int)v[1] : (int)v[0];
             break;
         }
-        case O_SPACING: bad = parse_list(optarg, &o.spacing, 1, 1) < 0 || !(o.spacing > 0); break;
-        case O_ORIGIN: bad = parse_list(optarg, o.origin, 3, 3) < 0; break;
+        case O_SPACING: bad = options_doubles(optarg, &o.spacing, 1, 1) < 0 || !(o.spacing > 0); break;
+        case O_ORIGIN: bad = options_doubles(optarg, o.origin, 3, 3) < 0; break;
         case O_STATIONS: o.stations = optarg; break;
         case O_COMP: m.ncomp = atoi(optarg); bad = m.ncomp != 1 && m.ncomp != 3; break;
         case O_NET: o.net = optarg; bad = strlen(optarg) < 1 || strlen(optarg) > 2; break;
         case O_EVENT: {
-            int n = parse_list(optarg, v, 4, 5);
+            int n = options_doubles(optarg, v, 4, 5);
             bad = n < 0;
             if (!bad) {
                 fixed = realloc(fixed, (size_t)(nfixed + 1) * 5 * sizeof *fixed);
@@ -476,26 +457,26 @@ int gen_micro(int argc, char **argv)
             break;
         }
         case O_EVENTS: o.nrand = atoi(optarg); bad = o.nrand < 0; break;
-        case O_BOX: bad = parse_list(optarg, o.box, 6, 6) < 0; o.have_box = 1; break;
-        case O_GAP: bad = parse_list(optarg, &o.min_gap, 1, 1) < 0 || o.min_gap < 0; break;
-        case O_AMP: bad = parse_list(optarg, &o.amplitude, 1, 1) < 0; break;
+        case O_BOX: bad = options_doubles(optarg, o.box, 6, 6) < 0; o.have_box = 1; break;
+        case O_GAP: bad = options_doubles(optarg, &o.min_gap, 1, 1) < 0 || o.min_gap < 0; break;
+        case O_AMP: bad = options_doubles(optarg, &o.amplitude, 1, 1) < 0; break;
         case O_SEED: o.seed = strtoull(optarg, NULL, 10); break;
-        case O_VP: bad = parse_list(optarg, &m.vp, 1, 1) < 0 || !(m.vp > 0); break;
-        case O_VS: bad = parse_list(optarg, &m.vs, 1, 1) < 0 || !(m.vs > 0); break;
+        case O_VP: bad = options_doubles(optarg, &m.vp, 1, 1) < 0 || !(m.vp > 0); break;
+        case O_VS: bad = options_doubles(optarg, &m.vs, 1, 1) < 0 || !(m.vs > 0); break;
         case O_PHASES:
             m.phases = strcmp(optarg, "P") == 0 ? 1 : strcmp(optarg, "S") == 0 ? 2
                      : strcmp(optarg, "PS") == 0 ? 3 : (bad = 1, 0);
             break;
-        case O_FPEAK: bad = parse_list(optarg, &m.f_peak, 1, 1) < 0 || !(m.f_peak > 0); break;
-        case O_RATE: bad = parse_list(optarg, &m.rate, 1, 1) < 0 || !(m.rate > 0); break;
-        case O_DUR: bad = parse_list(optarg, &o.duration, 1, 1) < 0 || !(o.duration > 0); break;
-        case O_NOISE: bad = parse_list(optarg, &m.noise, 1, 1) < 0 || m.noise < 0; break;
+        case O_FPEAK: bad = options_doubles(optarg, &m.f_peak, 1, 1) < 0 || !(m.f_peak > 0); break;
+        case O_RATE: bad = options_doubles(optarg, &m.rate, 1, 1) < 0 || !(m.rate > 0); break;
+        case O_DUR: bad = options_doubles(optarg, &o.duration, 1, 1) < 0 || !(o.duration > 0); break;
+        case O_NOISE: bad = options_doubles(optarg, &m.noise, 1, 1) < 0 || m.noise < 0; break;
         case O_START: bad = parse_time(optarg, &o.start_ns) < 0; break;
         case O_ENC: o.encoding = mseed_encoding_parse(optarg); bad = o.encoding < 0; break;
-        case O_SCALE: bad = parse_list(optarg, &o.scale, 1, 1) < 0 || !(o.scale > 0); break;
+        case O_SCALE: bad = options_doubles(optarg, &o.scale, 1, 1) < 0 || !(o.scale > 0); break;
         case O_RECLEN: o.reclen = atoi(optarg); break;
         case O_ZMQ: o.zmq = optarg; break;
-        case O_BLOCK: bad = parse_list(optarg, &o.block, 1, 1) < 0 || !(o.block > 0); break;
+        case O_BLOCK: bad = options_doubles(optarg, &o.block, 1, 1) < 0 || !(o.block > 0); break;
         case O_FORMAT:
             o.format = optarg;
             bad = strcmp(optarg, "mseed") != 0 && strcmp(optarg, "f32") != 0;

@@ -25,6 +25,7 @@
 #include "stream/signals.h"
 #include "tools/gen.h"
 #include "tools/mkdirs.h"
+#include "tools/options.h"
 #include "tools/pace.h"
 #include "tools/segy_shots.h"
 #include "tools/survey_model.h"
@@ -92,23 +93,6 @@ struct shots_opts {
     double t_max, dt, f_peak, pace;
 };
 
-static int parse_list(const char *s, double *v, int min, int max)
-{
-    int n = 0;
-    const char *p = s;
-    while (*p && n < max) {
-        char *end;
-        v[n] = strtod(p, &end);
-        if (end == p)
-            return -1;
-        n++;
-        p = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',')
-            return -1;
-    }
-    return *p || n < min ? -1 : n;
-}
-
 /* "A,B,...:V" -> values and V. */
 static int parse_colon(const char *s, double *v, int nv, double *vel)
 {
@@ -125,7 +109,7 @@ static int parse_colon(const char *s, double *v, int nv, double *vel)
     for (char *p = buf; *p; p++)
         if (*p == ':')
             *p = ',';
-    return parse_list(buf, v, nv, nv) < 0 ? -1 : 0;
+    return options_doubles(buf, v, nv, nv) < 0 ? -1 : 0;
 }
 
 /* The program SIBLING in the folder of this executable. */
@@ -505,19 +489,19 @@ int gen_shots(int argc, char **argv)
     while (!bad && (opt = getopt_long(argc, argv, "o:h", lo, &idx)) != -1) {
         switch (opt) {
         case O_N:
-            bad = parse_list(optarg, v, 3, 3) < 0 || v[0] < 8 || v[1] < 1 || v[2] < 8;
+            bad = options_doubles(optarg, v, 3, 3) < 0 || v[0] < 8 || v[1] < 1 || v[2] < 8;
             for (int i = 0; i < 3 && !bad; i++)
                 o.m.n[i] = (int)v[i];
             break;
         case O_D: {
-            int n = parse_list(optarg, v, 1, 3);
+            int n = options_doubles(optarg, v, 1, 3);
             bad = n != 1 && n != 3;
             for (int i = 0; i < 3 && !bad; i++)
                 o.m.d[i] = n == 1 ? v[0] : v[i];
             bad = bad || !(o.m.d[0] > 0 && o.m.d[1] > 0 && o.m.d[2] > 0);
             break;
         }
-        case O_V0: bad = parse_list(optarg, &o.m.v0, 1, 1) < 0 || !(o.m.v0 > 0); break;
+        case O_V0: bad = options_doubles(optarg, &o.m.v0, 1, 1) < 0 || !(o.m.v0 > 0); break;
         case O_LAYER:
             if (!layers_given)
                 o.m.nlayers = 0;
@@ -555,15 +539,15 @@ int gen_shots(int argc, char **argv)
         case O_MODEL: o.model_file = optarg; break;
         case O_SMOOTH: o.smooth = atoi(optarg); bad = o.smooth < 0; break;
         case O_SHOTS: {
-            int n = parse_list(optarg, v, 1, 2);
+            int n = options_doubles(optarg, v, 1, 2);
             bad = n < 0 || v[0] < 1 || (n == 2 && v[1] < 1);
             o.shots[0] = (int)v[0];
             o.shots[1] = n == 2 ? (int)v[1] : 1;
             break;
         }
-        case O_SO: bad = parse_list(optarg, o.shot_o, 3, 3) < 0; o.have_shot_o = 1; break;
+        case O_SO: bad = options_doubles(optarg, o.shot_o, 3, 3) < 0; o.have_shot_o = 1; break;
         case O_SD: {
-            int n = parse_list(optarg, o.shot_d, 1, 2);
+            int n = options_doubles(optarg, o.shot_d, 1, 2);
             bad = n < 0;
             if (n == 1)
                 o.shot_d[1] = 0;
@@ -571,31 +555,31 @@ int gen_shots(int argc, char **argv)
             break;
         }
         case O_RX: {
-            int n = parse_list(optarg, v, 1, 2);
+            int n = options_doubles(optarg, v, 1, 2);
             bad = n < 0 || v[0] < 1 || (n == 2 && v[1] < 1);
             o.rx[0] = (int)v[0];
             o.rx[1] = n == 2 ? (int)v[1] : 1;
             o.have_rx = 1;
             break;
         }
-        case O_RO: bad = parse_list(optarg, o.rx_o, 3, 3) < 0; o.have_rx_o = 1; break;
+        case O_RO: bad = options_doubles(optarg, o.rx_o, 3, 3) < 0; o.have_rx_o = 1; break;
         case O_RD: {
-            int n = parse_list(optarg, o.rx_d, 1, 2);
+            int n = options_doubles(optarg, o.rx_d, 1, 2);
             bad = n < 0 || !(o.rx_d[0] > 0);
             if (n == 1)
                 o.rx_d[1] = o.rx_d[0];
             o.have_rx_d = 1;
             break;
         }
-        case O_TMAX: bad = parse_list(optarg, &o.t_max, 1, 1) < 0 || !(o.t_max > 0); break;
-        case O_DT: bad = parse_list(optarg, &o.dt, 1, 1) < 0 || !(o.dt > 0); break;
-        case O_FP: bad = parse_list(optarg, &o.f_peak, 1, 1) < 0 || !(o.f_peak > 0); break;
+        case O_TMAX: bad = options_doubles(optarg, &o.t_max, 1, 1) < 0 || !(o.t_max > 0); break;
+        case O_DT: bad = options_doubles(optarg, &o.dt, 1, 1) < 0 || !(o.dt > 0); break;
+        case O_FP: bad = options_doubles(optarg, &o.f_peak, 1, 1) < 0 || !(o.f_peak > 0); break;
         case O_ORDER: o.order = atoi(optarg); bad = o.order < 2 || o.order > 16 || o.order % 2; break;
         case O_PML: o.pml = atoi(optarg); bad = o.pml < 0; break;
         case O_DEV: o.device = optarg; break;
         case O_PROG: o.seislive = optarg; break;
         case O_ZMQ: o.zmq = optarg; break;
-        case O_PACE: bad = parse_list(optarg, &o.pace, 1, 1) < 0 || o.pace < 0; break;
+        case O_PACE: bad = options_doubles(optarg, &o.pace, 1, 1) < 0 || o.pace < 0; break;
         case O_FMT:
             o.format = optarg;
             bad = strcmp(optarg, "f32") != 0 && strcmp(optarg, "segy") != 0;
