@@ -30,7 +30,9 @@ extern "C" {
  * matches `sta` (and `net` when the station file gives one) against the station file
  * and takes the component from the last letter of `cha` ('Z' vertical -> P;
  * 'N','E','1','2' horizontals -> S; anything else is used for both phases only when
- * a station has a single channel). */
+ * a station has a single channel).  A block whose channels all have an empty `sta`
+ * (f32 blocks sent without "channels") is matched by position instead: channel r is
+ * station r of the station file, one component used for every phase. */
 struct trace_channel {
     char net[8];
     char sta[16];
