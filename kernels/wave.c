@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,7 +80,7 @@ size_t wave_memory_bytes(const struct wave_params *p)
         return 0;
     size_t sc[3];
     size_t slabs = slab_counts(&L, sc);
-    return sizeof(float) * (3 * L.count + 2 * slabs +
+    return sizeof(float) * (3 * L.count + 3 * slabs +
                             2 * (size_t)(L.npad[0] + L.npad[1] + L.npad[2]));
 }
 
@@ -769,6 +770,17 @@ int wave_state_save(struct wave_sim *s, void *buf, bool on_device) { return stat
 int wave_state_load(struct wave_sim *s, const void *buf, bool on_device)
 {
     return state_io(s, (void *)buf, on_device, false);
+}
+
+void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len)
+{
+#ifdef SEISLIVE_CUDA
+    if (on_gpu(s)) {
+        wave_cu_describe(s, buf, len);
+        return;
+    }
+#endif
+    snprintf(buf, len, "CPU reference (OpenMP), CPML %s", s->cpml_on ? "on" : "off");
 }
 
 #ifndef SEISLIVE_CUDA

@@ -1,17 +1,22 @@
 /* wave.cu — the CUDA twin of the propagator (kernels/wave.c holds the layout, life cycle
  * and the CPU reference; this file only the device memory and kernels).
  *
- * One step = psi update in the layers only (3 small launches) + the interior update
- * (naive: one thread per point; tiled: Micikevicius 2009 2.5D, an x-y tile of p in
- * shared memory and a register queue of 2R+1 values along z, z split in chunks) over
- * the box that holds no layer, so the interior never branches on the boundary + the
- * stretched update of the 6 layer boxes + the free-surface mirror.  Without CPML (or
- * for a reverse step) the interior kernel covers the whole padded grid. */
+ * One step with CPML = the interior kernel over the box that holds no layer (so the
+ * interior never branches on the boundary) + the CPML kernel over the 6 face boxes of
+ * the layers, on a second stream, each point updated once (no extra full-volume pass),
+ * + the free-surface mirror.  Without CPML (or for a reverse step) the interior kernel
+ * covers the whole padded grid.  Interior kernels: naive (one thread per point), tiled
+ * (Micikevicius 2009 2.5D: an x-y tile of p in shared memory and a register queue of
+ * 2R+1 values along z, z split in chunks) with two pipelines, k_ring (cp.async ring of
+ * planes, one barrier per plane) and k_tiled (loads prefetched into registers).  CPML
+ * kernels: fused (k_layer: psi(n+1) and the stretched update in one pass, psi
+ * ping-ponged) and split (k_psi then k_pml).  Variants: see "dispatch" below. */
 #include "kernels/cuda_check.h"
 #include "kernels/points.h"
 #include "kernels/wave_internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +36,7 @@ struct KArgs {
 
 struct PArgs {
     float *psi[3], *zeta[3];
+    float *psi_out[3]; /* fused kernel: psi(n+1) goes here (psi holds psi(n)) */
     const float *pa[3], *pb[3];
     int npad[3];
     int pml[6];
@@ -59,6 +65,7 @@ static PArgs pargs(const wave_sim *s)
     PArgs a;
     for (int i = 0; i < 3; i++) {
         a.psi[i] = s->psi[i];
+        a.psi_out[i] = s->psi_alt[i];
         a.zeta[i] = s->zeta[i];
         a.pa[i] = s->pa[i];
         a.pb[i] = s->pb[i];
@@ -249,6 +256,162 @@ __global__ void __launch_bounds__(TX *BY, NY == 1 ? 2048 / (TX * BY) / 2 : 2) k_
     }
 }
 
+/* ---- interior: 2.5D tiled with an asynchronous shared-memory ring ------------------- */
+
+/* cp.async (sm_80+): 16 bytes global -> shared without passing through registers; with
+ * OK false nothing is read and the 16 bytes are zero-filled (SRC must still be a valid
+ * address). */
+__device__ __forceinline__ void cp16(float *sdst, const float *gsrc, bool ok)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(sdst);
+    int n = ok ? 16 : 0;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gsrc), "r"(n) : "memory");
+}
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/* Shared-memory plan of k_ring.  p tiles (x halo XO >= R, a multiple of 4 floats so
+ * every 16-byte copy is aligned) for planes k .. k+R+D, and q / v tiles for planes
+ * k .. k+D. */
+template <int R, int BY, int NY, int D>
+struct RingCfg {
+    static constexpr int XO = (R + 3) / 4 * 4;
+    static constexpr int PW = TX + 2 * XO;
+    static constexpr int TYT = BY * NY;
+    static constexpr int PH = TYT + 2 * R;
+    static constexpr int S = R + D + 1;
+    static constexpr int PSLOT = PH * PW;
+    static constexpr int QSLOT = 2 * TYT * TX;
+    static constexpr size_t bytes = sizeof(float) * ((size_t)S * PSLOT + (size_t)(D + 1) * QSLOT);
+};
+
+/* The tile origin in x: X0 + halo a multiple of 4 floats (16-byte aligned copies). */
+static int ring_x_origin(int lo, int h) { return lo - ((lo + h) & 3); }
+
+/* Micikevicius 2.5D like k_tiled, but every global read of a plane goes through
+ * cp.async into a ring of shared-memory slots D planes ahead: the p tile with its x and
+ * y halos (the register queue along z takes its new value p(k+R) from the ring, so p is
+ * read from global memory once), q and v.  One barrier per plane (it also frees the
+ * slot the next copies go to), no registers held for loads in flight, so many blocks
+ * fit per SM and each keeps D planes of copies in flight. */
+template <int R, int BY, int NY, int D>
+__global__ void __launch_bounds__(TX *BY) k_ring(KArgs a, Box b, int zchunk, int x_org, int dim0, int dim1)
+{
+    using C = RingCfg<R, BY, NY, D>;
+    constexpr int NT = TX * BY;
+    extern __shared__ __align__(16) float smem[];
+    float *const ps = smem;
+    float *const qs = smem + C::S * C::PSLOT;
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * TX + tx;
+    const int x0 = x_org + blockIdx.x * TX, y0 = b.lo[1] + blockIdx.y * C::TYT;
+    const int kb = b.lo[2] + blockIdx.z * zchunk;
+    const int ke = min(kb + zchunk, b.hi[2]);
+    const int i = x0 + tx, h = a.h;
+    const float *__restrict__ p = a.p;
+    const float *__restrict__ vel = a.vel;
+    float *__restrict__ q = a.q;
+    const long long sy = a.sy, sz = a.sz;
+    const int klast = ke - 1 + R; /* the last plane this chunk reads */
+    auto load_p = [&](int kk, int sl) {
+        if (kk > klast)
+            return;
+        float *dst = ps + sl * C::PSLOT;
+        constexpr int CPR = C::PW / 4, NCH = C::PH * CPR;
+        const long long pl = (long long)(kk + h) * sz;
+#pragma unroll
+        for (int e0 = 0; e0 < NCH; e0 += NT) {
+            const int e = e0 + tid;
+            if (NCH % NT == 0 || e < NCH) {
+                const int r = e / CPR, c = e % CPR;
+                const int gy = y0 - R + r + h, gx = x0 + h - C::XO + 4 * c;
+                const bool ok = gy < dim1 && gx >= 0 && gx < dim0;
+                cp16(dst + r * C::PW + 4 * c, ok ? p + pl + (long long)gy * sy + gx : p, ok);
+            }
+        }
+    };
+    auto load_qv = [&](int kk, int sl) {
+        if (kk >= ke)
+            return;
+        float *dst = qs + sl * C::QSLOT;
+        constexpr int CPR = TX / 4, NCH = 2 * C::TYT * CPR;
+        const long long pl = (long long)(kk + h) * sz;
+#pragma unroll
+        for (int e0 = 0; e0 < NCH; e0 += NT) {
+            const int e = e0 + tid;
+            if (NCH % NT == 0 || e < NCH) {
+                const int w = e / (C::TYT * CPR), r = e / CPR % C::TYT, c = e % CPR;
+                const int gy = y0 + r, gx = x0 + h + 4 * c;
+                const bool ok = gy < b.hi[1] && gx < dim0;
+                const float *src = w ? vel : q;
+                cp16(dst + w * C::TYT * TX + r * TX + 4 * c,
+                     ok ? src + pl + (long long)(gy + h) * sy + gx : src, ok);
+            }
+        }
+    };
+    const float c0 = a.c2[0][0] + a.c2[1][0] + a.c2[2][0];
+    long long col[NY];
+    bool inside[NY];
+    float qz[NY][2 * R + 1]; /* qz[m][u] = p(k - R + u) of row m */
+#pragma unroll
+    for (int m = 0; m < NY; m++) {
+        const int j = y0 + ty + m * BY;
+        col[m] = (long long)(j + h) * sy + (i + h);
+        inside[m] = i >= b.lo[0] && i < b.hi[0] && j < b.hi[1];
+#pragma unroll
+        for (int u = 0; u < 2 * R; u++)
+            qz[m][u] = inside[m] ? __ldg(p + col[m] + (long long)(kb - R + u + h) * sz) : 0.0f;
+    }
+    /* Prologue: the p tiles of planes kb .. kb+R-1, then D groups of (p(kb+R+d), q/v(kb+d)).
+     * Plane kk lives in p slot (kk - kb) % S and q/v slot (kk - kb) % (D + 1). */
+    for (int u = 0; u < R; u++)
+        load_p(kb + u, u);
+    cp_commit();
+#pragma unroll
+    for (int d = 0; d < D; d++) {
+        load_p(kb + R + d, R + d);
+        load_qv(kb + d, d);
+        cp_commit();
+    }
+    int sk = 0, sq = 0; /* slots of plane k */
+    for (int k = kb; k < ke; k++) {
+        /* The group of (p(k+R), q/v(k)) is complete for this thread; the barrier makes
+         * every thread's copies visible and tells that plane k-1's slots are free. */
+        cp_wait<D - 1>();
+        __syncthreads();
+        load_p(k + R + D, sk == 0 ? C::S - 1 : sk - 1);
+        load_qv(k + D, sq == 0 ? D : sq - 1);
+        cp_commit();
+        const int sr = sk + R < C::S ? sk + R : sk + R - C::S;
+        const float *P = ps + sk * C::PSLOT, *PR = ps + sr * C::PSLOT;
+        const float *Q = qs + sq * C::QSLOT, *V = Q + C::TYT * TX;
+        const long long pl = (long long)(k + h) * sz;
+#pragma unroll
+        for (int m = 0; m < NY; m++) {
+            const int row = ty + m * BY;
+            qz[m][2 * R] = PR[(row + R) * C::PW + C::XO + tx];
+            if (inside[m]) {
+                const float *rp = P + (row + R) * C::PW + C::XO + tx;
+                float lap = c0 * qz[m][R];
+#pragma unroll
+                for (int l = 1; l <= R; l++)
+                    lap += a.c2[0][l] * (rp[l] + rp[-l]) + a.c2[1][l] * (rp[l * C::PW] + rp[-l * C::PW]) +
+                           a.c2[2][l] * (qz[m][R + l] + qz[m][R - l]);
+                q[col[m] + pl] = 2.0f * qz[m][R] - Q[row * TX + tx] + V[row * TX + tx] * lap;
+            }
+#pragma unroll
+            for (int u = 0; u < 2 * R; u++)
+                qz[m][u] = qz[m][u + 1];
+        }
+        sk = sk + 1 == C::S ? 0 : sk + 1;
+        sq = sq == D ? 0 : sq + 1;
+    }
+    cp_wait<0>();
+}
+
 /* ---- CPML ------------------------------------------------------------------------------ */
 
 /* psi <- b psi + a dp/dx_A over the layers of axis A (box over the slab: x = slab index
@@ -329,6 +492,263 @@ __global__ void k_pml(KArgs a, PArgs m, int gax, Box b)
     a.q[c] = 2.0f * __ldg(p + c) - a.q[c] + __ldg(a.vel + c) * lap;
 }
 
+/* ---- CPML fused: psi(n+1) and the stretched update in one pass over the layers ---------- */
+
+/* Up to 6 boxes (the faces' layers) in one launch; block b belongs to the box w with
+ * start[w] <= b < start[w + 1]. */
+struct LBoxes {
+    Box b[6];
+    int gx[6], gy[6], zc[6];
+    int start[7];
+    int n;
+};
+
+#define LBY 8 /* thread rows of a layer block: 20-cell layers fill 20 of 24 rows */
+
+/* The layer points of the boxes in LB, each updated once per step, reading psi(n)
+ * (m.psi) and writing psi(n+1) (m.psi_out) in the same pass: the stretched update at a
+ * point needs psi(n+1) at its R neighbours on each side, which this block recomputes
+ * (psi(n+1) = b psi(n) + a dp/dx depends only on p(n) and psi(n), both unchanged during
+ * the step) instead of reading them from a separate psi pass:
+ *   x and y: in shared memory over the tile and R cells around it, from a p tile with a
+ *            halo of 2R (only in blocks whose tile touches an x / y layer: the branch is
+ *            per block);
+ *   z:       a register queue of psi_z(n+1) over planes k-R .. k+R beside the queue of p
+ *            (pushing plane k+R needs p up to k+2R: R loads from L2; per plane, uniform).
+ * zeta is read and written in place at the point itself.  So every layer point reads
+ * and writes its psi and zeta once (the Pasalic-McGarry arithmetic of the CPU
+ * reference, unchanged) and p is read from DRAM once. */
+template <int R>
+__global__ void __launch_bounds__(TX *LBY, R <= 4 ? 3 : 2) k_layer(KArgs a, PArgs m, LBoxes lb, int dim0, int dim1)
+{
+    constexpr int H2 = 2 * R, PW = TX + 2 * H2, PH = LBY + 2 * H2, NT = TX * LBY;
+    static_assert(LBY >= R, "the psi_y halo rows are computed by the first R thread rows");
+    __shared__ float sp[PH][PW];           /* p(n) of plane k, halo 2R */
+    __shared__ float sxp[LBY][TX + 2 * R]; /* psi_x(n+1), columns x0-R .. x0+TX+R-1 */
+    __shared__ float syp[LBY + 2 * R][TX]; /* psi_y(n+1), rows y0-R .. y0+LBY+R-1 */
+    int bid = blockIdx.x, w = 0;
+    while (w + 1 < lb.n && bid >= lb.start[w + 1])
+        w++;
+    bid -= lb.start[w];
+    const Box b = lb.b[w];
+    const int gxn = lb.gx[w], gyn = lb.gy[w], zc = lb.zc[w];
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * TX + tx;
+    const int x0 = b.lo[0] + (bid % gxn) * TX, y0 = b.lo[1] + (bid / gxn % gyn) * LBY;
+    const int kb = b.lo[2] + (bid / (gxn * gyn)) * zc, ke = min(kb + zc, b.hi[2]);
+    const int i = x0 + tx, j = y0 + ty, h = a.h;
+    const bool colok = i < b.hi[0], rowok = j < b.hi[1], inside = colok && rowok;
+    const int np0 = m.npad[0], np1 = m.npad[1], np2 = m.npad[2];
+    const int wx0 = m.pml[0], wx1 = m.pml[1], wy0 = m.pml[2], wy1 = m.pml[3], wz0 = m.pml[4], wz1 = m.pml[5];
+    const long long wxs = wx0 + wx1, wys = wy0 + wy1;
+    /* Does the tile touch an x (y) layer?  Uniform over the block. */
+    const bool bx = x0 < wx0 || x0 + TX - 1 >= np0 - wx1;
+    const bool by = y0 < wy0 || y0 + LBY - 1 >= np1 - wy1;
+    const float *__restrict__ p = a.p;
+    const long long sy = a.sy, sz = a.sz;
+    const long long cc = (long long)(j + h) * sy + (i + h); /* column of (i, j), plane 0 */
+    const int jsx = slab_index(i, np0, wx0, wx1), jsy = slab_index(j, np1, wy0, wy1);
+    const float axv = jsx >= 0 ? __ldg(m.pa[0] + i) : 0.0f, bxv = jsx >= 0 ? __ldg(m.pb[0] + i) : 0.0f;
+    const float ayv = jsy >= 0 ? __ldg(m.pa[1] + j) : 0.0f, byv = jsy >= 0 ? __ldg(m.pb[1] + j) : 0.0f;
+    /* psi halos: columns xl, xr (threads tx < R, row j), rows yl, yr (threads ty < R,
+     * column i). */
+    const int xl = x0 - R + tx, xr = x0 + TX + tx, yl = y0 - R + ty, yr = y0 + LBY + ty;
+    const int jxl = tx < R && rowok ? slab_index(xl, np0, wx0, wx1) : -1;
+    const int jxr = tx < R && rowok ? slab_index(xr, np0, wx0, wx1) : -1;
+    const int jyl = ty < R && colok ? slab_index(yl, np1, wy0, wy1) : -1;
+    const int jyr = ty < R && colok ? slab_index(yr, np1, wy0, wy1) : -1;
+    const float axl = jxl >= 0 ? __ldg(m.pa[0] + xl) : 0.0f, bxl = jxl >= 0 ? __ldg(m.pb[0] + xl) : 0.0f;
+    const float axr = jxr >= 0 ? __ldg(m.pa[0] + xr) : 0.0f, bxr = jxr >= 0 ? __ldg(m.pb[0] + xr) : 0.0f;
+    const float ayl = jyl >= 0 ? __ldg(m.pa[1] + yl) : 0.0f, byl = jyl >= 0 ? __ldg(m.pb[1] + yl) : 0.0f;
+    const float ayr = jyr >= 0 ? __ldg(m.pa[1] + yr) : 0.0f, byr = jyr >= 0 ? __ldg(m.pb[1] + yr) : 0.0f;
+    auto ex = [&](int y, int js, int k) { return ((long long)k * np1 + y) * wxs + js; };
+    auto ey = [&](int x, int js, int k) { return ((long long)k * wys + js) * np0 + x; };
+    auto ez = [&](int js) { return ((long long)js * np1 + j) * np0 + i; };
+    /* psi_z(n+1) of plane KK at this column (0 outside the z layers). */
+    auto psiz_direct = [&](int kk) {
+        const int js = slab_index(kk, np2, wz0, wz1);
+        if (js < 0 || !inside)
+            return 0.0f;
+        float d1 = 0;
+#pragma unroll
+        for (int l = 1; l <= R; l++)
+            d1 += a.c1[2][l] * (__ldg(p + cc + (long long)(kk + l + h) * sz) - __ldg(p + cc + (long long)(kk - l + h) * sz));
+        return __ldg(m.pb[2] + kk) * __ldg(m.psi[2] + ez(js)) + __ldg(m.pa[2] + kk) * d1;
+    };
+    float qz[2 * R + 1], pz[2 * R + 1]; /* p(k - R + u), psi_z(n+1)(k - R + u) */
+#pragma unroll
+    for (int u = 0; u < 2 * R; u++) {
+        qz[u] = inside ? __ldg(p + cc + (long long)(kb - R + u + h) * sz) : 0.0f;
+        pz[u] = psiz_direct(kb - R + u);
+    }
+    for (int k = kb; k < ke; k++) {
+        const long long pl = (long long)(k + h) * sz;
+        const int jsz = slab_index(k, np2, wz0, wz1); /* uniform */
+        __syncthreads(); /* the previous plane is done with the shared arrays */
+#pragma unroll
+        for (int e0 = 0; e0 < PH * PW; e0 += NT) {
+            const int e = e0 + tid;
+            if ((PH * PW) % NT == 0 || e < PH * PW) {
+                const int r = e / PW, c = e % PW;
+                const int gy = y0 - H2 + r + h, gx = x0 - H2 + c + h;
+                sp[r][c] = gy >= 0 && gy < dim1 && gx >= 0 && gx < dim0 ? __ldg(p + pl + (long long)gy * sy + gx) : 0.0f;
+            }
+        }
+        qz[2 * R] = inside ? __ldg(p + cc + pl + (long long)R * sz) : 0.0f;
+        const float qold = inside ? a.q[cc + pl] : 0.0f, vv = inside ? __ldg(a.vel + cc + pl) : 0.0f;
+        const bool lx = inside && jsx >= 0, ly = inside && jsy >= 0, lz = inside && jsz >= 0;
+        const float px_old = bx && lx ? __ldg(m.psi[0] + ex(j, jsx, k)) : 0.0f;
+        const float py_old = by && ly ? __ldg(m.psi[1] + ey(i, jsy, k)) : 0.0f;
+        const float pxl_old = bx && jxl >= 0 ? __ldg(m.psi[0] + ex(j, jxl, k)) : 0.0f;
+        const float pxr_old = bx && jxr >= 0 ? __ldg(m.psi[0] + ex(j, jxr, k)) : 0.0f;
+        const float pyl_old = by && jyl >= 0 ? __ldg(m.psi[1] + ey(i, jyl, k)) : 0.0f;
+        const float pyr_old = by && jyr >= 0 ? __ldg(m.psi[1] + ey(i, jyr, k)) : 0.0f;
+        const float zx = lx ? m.zeta[0][ex(j, jsx, k)] : 0.0f;
+        const float zy = ly ? m.zeta[1][ey(i, jsy, k)] : 0.0f;
+        const float zz = lz ? m.zeta[2][ez(jsz)] : 0.0f;
+        {
+            /* push psi_z(n+1) of plane k + R: p(k+R-l) is in the queue. */
+            const int kk = k + R, js = slab_index(kk, np2, wz0, wz1);
+            float v = 0.0f;
+            if (js >= 0 && inside) {
+                float d1 = 0;
+#pragma unroll
+                for (int l = 1; l <= R; l++)
+                    d1 += a.c1[2][l] * (__ldg(p + cc + (long long)(kk + l + h) * sz) - qz[2 * R - l]);
+                v = __ldg(m.pb[2] + kk) * __ldg(m.psi[2] + ez(js)) + __ldg(m.pa[2] + kk) * d1;
+            }
+            pz[2 * R] = v;
+        }
+        __syncthreads(); /* the p tile is in */
+        const int tr = ty + H2, tc = tx + H2; /* this point in the p tile */
+        if (bx) {
+            float v = 0.0f;
+            if (lx) {
+                float d1 = 0;
+#pragma unroll
+                for (int l = 1; l <= R; l++)
+                    d1 += a.c1[0][l] * (sp[tr][tc + l] - sp[tr][tc - l]);
+                v = bxv * px_old + axv * d1;
+                m.psi_out[0][ex(j, jsx, k)] = v;
+            }
+            sxp[ty][tx + R] = v;
+            if (tx < R) {
+                float vl = 0.0f, vr = 0.0f;
+                if (jxl >= 0) {
+                    float d1 = 0;
+#pragma unroll
+                    for (int l = 1; l <= R; l++)
+                        d1 += a.c1[0][l] * (sp[tr][R + tx + l] - sp[tr][R + tx - l]);
+                    vl = bxl * pxl_old + axl * d1;
+                }
+                if (jxr >= 0) {
+                    float d1 = 0;
+#pragma unroll
+                    for (int l = 1; l <= R; l++)
+                        d1 += a.c1[0][l] * (sp[tr][H2 + TX + tx + l] - sp[tr][H2 + TX + tx - l]);
+                    vr = bxr * pxr_old + axr * d1;
+                }
+                sxp[ty][tx] = vl;
+                sxp[ty][TX + R + tx] = vr;
+            }
+        }
+        if (by) {
+            float v = 0.0f;
+            if (ly) {
+                float d1 = 0;
+#pragma unroll
+                for (int l = 1; l <= R; l++)
+                    d1 += a.c1[1][l] * (sp[tr + l][tc] - sp[tr - l][tc]);
+                v = byv * py_old + ayv * d1;
+                m.psi_out[1][ey(i, jsy, k)] = v;
+            }
+            syp[ty + R][tx] = v;
+            if (ty < R) {
+                float vl = 0.0f, vr = 0.0f;
+                if (jyl >= 0) {
+                    float d1 = 0;
+#pragma unroll
+                    for (int l = 1; l <= R; l++)
+                        d1 += a.c1[1][l] * (sp[R + ty + l][tc] - sp[R + ty - l][tc]);
+                    vl = byl * pyl_old + ayl * d1;
+                }
+                if (jyr >= 0) {
+                    float d1 = 0;
+#pragma unroll
+                    for (int l = 1; l <= R; l++)
+                        d1 += a.c1[1][l] * (sp[H2 + LBY + ty + l][tc] - sp[H2 + LBY + ty - l][tc]);
+                    vr = byr * pyr_old + ayr * d1;
+                }
+                syp[ty][tx] = vl;
+                syp[LBY + R + ty][tx] = vr;
+            }
+        }
+        if (lz)
+            m.psi_out[2][ez(jsz)] = pz[R];
+        __syncthreads(); /* psi(n+1) of the neighbours is in */
+        if (inside) {
+            const float pc = qz[R];
+            float lap = 0;
+            {
+                float d2 = a.c2[1][0] * pc;
+#pragma unroll
+                for (int l = 1; l <= R; l++)
+                    d2 += a.c2[1][l] * (sp[tr + l][tc] + sp[tr - l][tc]);
+                if (ly) {
+                    float dpsi = 0;
+#pragma unroll
+                    for (int l = 1; l <= R; l++)
+                        dpsi += a.c1[1][l] * (syp[ty + R + l][tx] - syp[ty + R - l][tx]);
+                    const float t = d2 + dpsi, z = byv * zy + ayv * t;
+                    m.zeta[1][ey(i, jsy, k)] = z;
+                    lap += t + z;
+                } else {
+                    lap += d2;
+                }
+            }
+            {
+                float d2 = a.c2[2][0] * pc;
+#pragma unroll
+                for (int l = 1; l <= R; l++)
+                    d2 += a.c2[2][l] * (qz[R + l] + qz[R - l]);
+                if (lz) {
+                    float dpsi = 0;
+#pragma unroll
+                    for (int l = 1; l <= R; l++)
+                        dpsi += a.c1[2][l] * (pz[R + l] - pz[R - l]);
+                    const float t = d2 + dpsi, z = __ldg(m.pb[2] + k) * zz + __ldg(m.pa[2] + k) * t;
+                    m.zeta[2][ez(jsz)] = z;
+                    lap += t + z;
+                } else {
+                    lap += d2;
+                }
+            }
+            {
+                float d2 = a.c2[0][0] * pc;
+#pragma unroll
+                for (int l = 1; l <= R; l++)
+                    d2 += a.c2[0][l] * (sp[tr][tc + l] + sp[tr][tc - l]);
+                if (lx) {
+                    float dpsi = 0;
+#pragma unroll
+                    for (int l = 1; l <= R; l++)
+                        dpsi += a.c1[0][l] * (sxp[ty][tx + R + l] - sxp[ty][tx + R - l]);
+                    const float t = d2 + dpsi, z = bxv * zx + axv * t;
+                    m.zeta[0][ex(j, jsx, k)] = z;
+                    lap += t + z;
+                } else {
+                    lap += d2;
+                }
+            }
+            a.q[cc + pl] = 2.0f * pc - qold + vv * lap;
+        }
+#pragma unroll
+        for (int u = 0; u < 2 * R; u++) {
+            qz[u] = qz[u + 1];
+            pz[u] = pz[u + 1];
+        }
+    }
+}
+
 __global__ void k_free_surface(float *q, long long plane, int h)
 {
     long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -341,53 +761,89 @@ __global__ void k_free_surface(float *q, long long plane, int h)
 
 /* ---- dispatch ---------------------------------------------------------------------------- */
 
-/* Shape of the tiled kernel's thread block, from SEISLIVE_WAVE_TILE: "16x1" (16 thread
- * rows, one point each), "8x1", "8x2" (8 rows, 2 points each: 32 x 16 tile) or "4x4"
- * (32 x 16 tile).  A tuning knob for seislive-bench: every shape gives the same numbers
- * (each is checked against the CPU reference), only speed differs.  Unset: the shape
- * measured fastest on the H100 (docs/PERFORMANCE.md): 4x4 up to order 8, 8x2 above. */
-enum tile_shape { TILE_16x1, TILE_8x1, TILE_8x2, TILE_4x4 };
-static const char *const tile_names[] = {"16x1", "8x1", "8x2", "4x4"};
+/* Kernel variants (llm.c style: all kept side by side, each checked against the CPU
+ * reference by tests/gpu/test_gpu_wave.c, picked per step from the environment so a
+ * benchmark or a test can switch between them; unset means the default measured
+ * fastest on the H100, docs/PERFORMANCE.md):
+ *
+ *   [propagator] kernel = naive   k_naive for the interior, the split CPML kernels
+ *                                 (k_psi pass, then k_pml) for the layers;
+ *   [propagator] kernel = tiled   SEISLIVE_WAVE_PIPE    ring (k_ring, cp.async ring) or
+ *                                                       regs (k_tiled, register prefetch)
+ *                                 SEISLIVE_WAVE_TILE    block shape threads x rows per
+ *                                                       thread (32 columns): ring 4x4,
+ *                                                       8x2, 8x4; regs 16x1, 8x1, 8x2, 4x4
+ *                                 SEISLIVE_WAVE_PREFETCH planes in flight: ring 1..3,
+ *                                                       regs 1..2
+ *                                 SEISLIVE_WAVE_CPML    fused (k_layer: psi and the
+ *                                                       stretched update in one pass) or
+ *                                                       split (k_psi + k_pml)
+ *   SEISLIVE_WAVE_CPML_OVERLAP=0  the CPML kernels on the simulation's stream instead of
+ *                                 a second stream beside the interior kernel
+ *   SEISLIVE_WAVE_LAYER_ZCHUNK=N  z planes per k_layer block (tests use it to cross
+ *                                 chunk boundaries on small grids). */
+enum tile_shape { TILE_16x1, TILE_8x1, TILE_8x2, TILE_4x4, TILE_8x4, TILE_N };
+static const char *const tile_names[] = {"16x1", "8x1", "8x2", "4x4", "8x4"};
 
-static int tile_shape(int r)
+static bool env_is(const char *name, const char *val)
 {
-    static int t = -2;
-    if (t == -2) {
-        const char *e = getenv("SEISLIVE_WAVE_TILE");
-        t = -1;
-        for (int k = 0; e && k < 4; k++)
-            if (!strcmp(e, tile_names[k]))
-                t = k;
-    }
-    return t >= 0 ? t : r <= 4 ? TILE_4x4 : TILE_8x2;
+    const char *e = getenv(name);
+    return e && !strcmp(e, val);
 }
 
-/* Planes loaded ahead by the tiled kernel: SEISLIVE_WAVE_PREFETCH=1 or 2 (default). */
-#define PREFETCH_DEFAULT 2
-static int prefetch_depth(void)
+static bool pipe_ring(void) { return !env_is("SEISLIVE_WAVE_PIPE", "regs"); }
+static bool cpml_fused(const wave_sim *s)
 {
-    static int d = 0;
-    if (!d) {
-        const char *e = getenv("SEISLIVE_WAVE_PREFETCH");
-        d = e && (atoi(e) == 1 || atoi(e) == 2) ? atoi(e) : PREFETCH_DEFAULT;
-    }
-    return d;
+    return s->p.kernel != WAVE_KERNEL_NAIVE && !env_is("SEISLIVE_WAVE_CPML", "split");
+}
+
+static int tile_shape(int r, bool ring)
+{
+    const char *e = getenv("SEISLIVE_WAVE_TILE");
+    for (int k = 0; e && k < TILE_N; k++)
+        if (!strcmp(e, tile_names[k])) {
+            bool ok = ring ? (k == TILE_4x4 || k == TILE_8x2 || k == TILE_8x4) : k != TILE_8x4;
+            if (ok)
+                return k;
+        }
+    if (ring)
+        return r <= 4 ? TILE_4x4 : TILE_8x2;
+    return r <= 4 ? TILE_4x4 : TILE_8x2;
+}
+
+static int prefetch_depth(bool ring)
+{
+    const char *e = getenv("SEISLIVE_WAVE_PREFETCH");
+    int d = e ? atoi(e) : 0;
+    if (ring)
+        return d >= 1 && d <= 3 ? d : 2;
+    return d == 1 || d == 2 ? d : 2;
 }
 
 /* SEISLIVE_WAVE_CPML_OVERLAP=0 runs the CPML kernels on the simulation's own stream
  * (for measuring what the overlap gains); default: on a second stream. */
-static bool cpml_overlap(void)
+static bool cpml_overlap(void) { return !env_is("SEISLIVE_WAVE_CPML_OVERLAP", "0"); }
+
+static int layer_zchunk(int depth)
 {
-    static int o = -1;
-    if (o < 0) {
-        const char *e = getenv("SEISLIVE_WAVE_CPML_OVERLAP");
-        o = !(e && !strcmp(e, "0"));
-    }
-    return o;
+    const char *e = getenv("SEISLIVE_WAVE_LAYER_ZCHUNK");
+    int z = e ? atoi(e) : 0;
+    if (z <= 0)
+        z = 48;
+    return depth < z ? depth : z;
 }
 
+static cudaStream_t stream_of(const wave_sim *s) { return (cudaStream_t)s->stream; }
+
+static bool box_empty(const Box &b)
+{
+    return b.hi[0] <= b.lo[0] || b.hi[1] <= b.lo[1] || b.hi[2] <= b.lo[2];
+}
+
+static int sm_count(const wave_sim *s) { return s->dev->sm_count > 0 ? s->dev->sm_count : 132; }
+
 template <int R, int BY, int NY, int PD>
-static void launch_tiled(const Box &in, const KArgs &a, int sms, cudaStream_t st)
+static int launch_tiled(const Box &in, const KArgs &a, int sms, cudaStream_t st)
 {
     constexpr int TYT = BY * NY;
     int gx = (in.hi[0] - in.lo[0] + TX - 1) / TX, gy = (in.hi[1] - in.lo[1] + TYT - 1) / TYT;
@@ -399,13 +855,180 @@ static void launch_tiled(const Box &in, const KArgs &a, int sms, cudaStream_t st
     int zc = (int)(want < 4 * R ? 4 * R : want > ZCHUNK ? ZCHUNK : want);
     dim3 blk(TX, BY), grd(gx, gy, (nz + zc - 1) / zc);
     k_tiled<R, BY, NY, PD><<<grd, blk, 0, st>>>(a, in, zc);
+    CUDA_TRY_LAUNCH();
+    return 0;
 }
 
-static cudaStream_t stream_of(const wave_sim *s) { return (cudaStream_t)s->stream; }
-
-static bool box_empty(const Box &b)
+template <int R, int BY, int NY, int D>
+static int launch_ring(const Box &in, const KArgs &a, const wave_sim *s, cudaStream_t st)
 {
-    return b.hi[0] <= b.lo[0] || b.hi[1] <= b.lo[1] || b.hi[2] <= b.lo[2];
+    using C = RingCfg<R, BY, NY, D>;
+    static int per_sm = 0; /* resident blocks per SM (same on every device of a kind) */
+    CUDA_TRY(cudaFuncSetAttribute(k_ring<R, BY, NY, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)C::bytes));
+    if (!per_sm) {
+        int n = 0;
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring<R, BY, NY, D>, TX * BY, C::bytes));
+        per_sm = n > 0 ? n : 1;
+    }
+    const int xo = ring_x_origin(in.lo[0], a.h);
+    const int gx = (in.hi[0] - xo + TX - 1) / TX, gy = (in.hi[1] - in.lo[1] + C::TYT - 1) / C::TYT;
+    const int nz = in.hi[2] - in.lo[2];
+    /* z chunks: ~6 waves of resident blocks, each chunk at least 4R planes (the queue's
+     * and the ring's R-plane preloads) and at most ZCHUNK. */
+    long long target = 6LL * sm_count(s) * per_sm;
+    long long nch = (target + (long long)gx * gy - 1) / ((long long)gx * gy);
+    int zc = (int)((nz + nch - 1) / nch);
+    zc = zc < 4 * R ? 4 * R : zc > ZCHUNK ? ZCHUNK : zc;
+    dim3 blk(TX, BY), grd(gx, gy, (nz + zc - 1) / zc);
+    k_ring<R, BY, NY, D><<<grd, blk, C::bytes, st>>>(a, in, zc, xo, s->L.dim[0], s->L.dim[1]);
+    CUDA_TRY_LAUNCH();
+    return 0;
+}
+
+template <int R, int BY, int NY>
+static int launch_ring_d(const Box &in, const KArgs &a, const wave_sim *s, cudaStream_t st, int d)
+{
+    switch (d) {
+    case 1: return launch_ring<R, BY, NY, 1>(in, a, s, st);
+    case 3: return launch_ring<R, BY, NY, 3>(in, a, s, st);
+    default: return launch_ring<R, BY, NY, 2>(in, a, s, st);
+    }
+}
+
+/* The interior update over box IN with the selected variant. */
+template <int R>
+static int launch_interior(const wave_sim *s, const Box &in, const KArgs &a, cudaStream_t st)
+{
+    if (s->p.kernel == WAVE_KERNEL_NAIVE) {
+        dim3 blk(32, 8), grd((in.hi[0] - in.lo[0] + 31) / 32, (in.hi[1] - in.lo[1] + 7) / 8, in.hi[2] - in.lo[2]);
+        k_naive<R><<<grd, blk, 0, st>>>(a, in);
+        CUDA_TRY_LAUNCH();
+        return 0;
+    }
+    const bool ring = pipe_ring();
+    const int d = prefetch_depth(ring);
+    if (ring) {
+        switch (tile_shape(R, true)) {
+        case TILE_8x2: return launch_ring_d<R, 8, 2>(in, a, s, st, d);
+        case TILE_8x4: return launch_ring_d<R, 8, 4>(in, a, s, st, d);
+        default: return launch_ring_d<R, 4, 4>(in, a, s, st, d);
+        }
+    }
+    const int sms = sm_count(s);
+    const bool d2 = d == 2;
+    switch (tile_shape(R, false)) {
+    case TILE_16x1: return d2 ? launch_tiled<R, 16, 1, 2>(in, a, sms, st) : launch_tiled<R, 16, 1, 1>(in, a, sms, st);
+    case TILE_8x1: return d2 ? launch_tiled<R, 8, 1, 2>(in, a, sms, st) : launch_tiled<R, 8, 1, 1>(in, a, sms, st);
+    case TILE_8x2: return d2 ? launch_tiled<R, 8, 2, 2>(in, a, sms, st) : launch_tiled<R, 8, 2, 1>(in, a, sms, st);
+    default: return d2 ? launch_tiled<R, 4, 4, 2>(in, a, sms, st) : launch_tiled<R, 4, 4, 1>(in, a, sms, st);
+    }
+}
+
+/* The 6 face boxes of the layers (z layers whole, y layers within the inner z range, x
+ * layers within inner y and z): every layer point in exactly one. */
+static int face_boxes(const wave_sim *s, const Box &in, Box out[6])
+{
+    const struct wave_layout *L = &s->L;
+    int n = 0;
+    for (int ax = 2; ax >= 0; ax--)
+        for (int side = 0; side < 2; side++) {
+            int w = L->pml[2 * ax + side];
+            if (!w)
+                continue;
+            Box b;
+            for (int q = 0; q < 3; q++) {
+                if (q == ax) {
+                    b.lo[q] = side ? L->npad[q] - w : 0;
+                    b.hi[q] = side ? L->npad[q] : w;
+                } else if (q > ax) {
+                    b.lo[q] = in.lo[q];
+                    b.hi[q] = in.hi[q];
+                } else {
+                    b.lo[q] = 0;
+                    b.hi[q] = L->npad[q];
+                }
+            }
+            if (!box_empty(b))
+                out[n++] = b;
+        }
+    return n;
+}
+
+/* Fused CPML: one k_layer launch over the face boxes, then psi(n+1) becomes psi. */
+template <int R>
+static int launch_layers(wave_sim *s, const Box &in, const KArgs &a, const PArgs &m, cudaStream_t st)
+{
+    Box fb[6];
+    int nb = face_boxes(s, in, fb);
+    LBoxes lb;
+    memset(&lb, 0, sizeof lb);
+    long long tot = 0;
+    for (int w = 0; w < nb; w++) {
+        const Box &b = fb[w];
+        int depth = b.hi[2] - b.lo[2];
+        lb.b[w] = b;
+        lb.gx[w] = (b.hi[0] - b.lo[0] + TX - 1) / TX;
+        lb.gy[w] = (b.hi[1] - b.lo[1] + LBY - 1) / LBY;
+        lb.zc[w] = layer_zchunk(depth);
+        lb.start[w] = (int)tot;
+        tot += (long long)lb.gx[w] * lb.gy[w] * ((depth + lb.zc[w] - 1) / lb.zc[w]);
+    }
+    lb.n = nb;
+    lb.start[nb] = (int)tot;
+    if (!tot)
+        return 0;
+    k_layer<R><<<(unsigned)tot, dim3(TX, LBY), 0, st>>>(a, m, lb, s->L.dim[0], s->L.dim[1]);
+    CUDA_TRY_LAUNCH();
+    for (int ax = 0; ax < 3; ax++) {
+        float *t = s->psi[ax];
+        s->psi[ax] = s->psi_alt[ax];
+        s->psi_alt[ax] = t;
+    }
+    return 0;
+}
+
+/* Split CPML (the straightforward arrangement): psi in place in the layers, then the
+ * stretched update of the 3 axis groups. */
+template <int R>
+static int launch_split(wave_sim *s, const Box &in, const KArgs &a, const PArgs &m, cudaStream_t st)
+{
+    const struct wave_layout *L = &s->L;
+    for (int ax = 0; ax < 3; ax++) {
+        if (!s->slab_count[ax])
+            continue;
+        int n[3] = {L->npad[0], L->npad[1], L->npad[2]};
+        n[ax] = L->pml[2 * ax] + L->pml[2 * ax + 1];
+        dim3 blk(32, 8), grd((n[0] + 31) / 32, (n[1] + 7) / 8, n[2]);
+        k_psi<R><<<grd, blk, 0, st>>>(a, m, ax, n[0], n[1], n[2]);
+        CUDA_TRY_LAUNCH();
+    }
+    /* The layers as 3 disjoint groups, both faces of an axis in one launch: z layers
+     * whole, y layers within the inner z range, x layers within inner y and z. */
+    for (int ax = 2; ax >= 0; ax--) {
+        int w = L->pml[2 * ax] + L->pml[2 * ax + 1];
+        if (!w)
+            continue;
+        Box b;
+        for (int q = 0; q < 3; q++) {
+            if (q == ax) {
+                b.lo[q] = 0;
+                b.hi[q] = w;
+            } else if (q > ax) {
+                b.lo[q] = in.lo[q];
+                b.hi[q] = in.hi[q];
+            } else {
+                b.lo[q] = 0;
+                b.hi[q] = L->npad[q];
+            }
+        }
+        if (box_empty(b))
+            continue;
+        dim3 blk(32, 8), grd((b.hi[0] - b.lo[0] + 31) / 32, (b.hi[1] - b.lo[1] + 7) / 8, b.hi[2] - b.lo[2]);
+        k_pml<R><<<grd, blk, 0, st>>>(a, m, ax, b);
+        CUDA_TRY_LAUNCH();
+    }
+    return 0;
 }
 
 template <int R>
@@ -422,9 +1045,8 @@ static int launch_step(wave_sim *s, bool cpml)
         in.lo[ax] = cpml ? L->pml[2 * ax] : 0;
         in.hi[ax] = cpml ? L->npad[ax] - L->pml[2 * ax + 1] : L->npad[ax];
     }
-    /* The CPML kernels (psi, then the layers) touch only the layers' q and memory and
-     * read p: they run on a second stream beside the interior kernel (fork/join events),
-     * so the latency-bound boundary work hides under the bandwidth-bound interior. */
+    /* The CPML kernels touch only the layers' q and memory and read p: they run on a
+     * second stream beside the interior kernel (fork/join events). */
     cudaStream_t main_st = st;
     const bool fork = cpml && cpml_overlap();
     if (fork) {
@@ -432,65 +1054,17 @@ static int launch_step(wave_sim *s, bool cpml)
         st = (cudaStream_t)s->aux_stream;
         CUDA_TRY(cudaStreamWaitEvent(st, (cudaEvent_t)s->ev_fork, 0));
     }
-    if (cpml) {
-        for (int ax = 0; ax < 3; ax++) {
-            if (!s->slab_count[ax])
-                continue;
-            int n[3] = {L->npad[0], L->npad[1], L->npad[2]};
-            n[ax] = L->pml[2 * ax] + L->pml[2 * ax + 1];
-            dim3 blk(32, 8), grd((n[0] + 31) / 32, (n[1] + 7) / 8, n[2]);
-            k_psi<R><<<grd, blk, 0, st>>>(a, m, ax, n[0], n[1], n[2]);
-            CUDA_TRY_LAUNCH();
-        }
-    }
-    if (cpml) {
-        /* The layers as 3 disjoint groups, both faces of an axis in one launch: z layers
-         * whole, y layers within the inner z range, x layers within inner y and z. */
-        for (int ax = 2; ax >= 0; ax--) {
-            int w = L->pml[2 * ax] + L->pml[2 * ax + 1];
-            if (!w)
-                continue;
-            Box b;
-            for (int q = 0; q < 3; q++) {
-                if (q == ax) {
-                    b.lo[q] = 0;
-                    b.hi[q] = w;
-                } else if (q > ax) {
-                    b.lo[q] = in.lo[q];
-                    b.hi[q] = in.hi[q];
-                } else {
-                    b.lo[q] = 0;
-                    b.hi[q] = L->npad[q];
-                }
-            }
-            if (box_empty(b))
-                continue;
-            dim3 blk(32, 8), grd((b.hi[0] - b.lo[0] + 31) / 32, (b.hi[1] - b.lo[1] + 7) / 8, b.hi[2] - b.lo[2]);
-            k_pml<R><<<grd, blk, 0, st>>>(a, m, ax, b);
-            CUDA_TRY_LAUNCH();
-        }
-    }
+    int rc = 0;
+    if (cpml)
+        rc = cpml_fused(s) ? launch_layers<R>(s, in, a, m, st) : launch_split<R>(s, in, a, m, st);
+    if (rc < 0)
+        return rc;
     if (fork) {
         CUDA_TRY(cudaEventRecord((cudaEvent_t)s->ev_join, st));
         st = main_st;
     }
-    if (!box_empty(in)) {
-        if (s->p.kernel == WAVE_KERNEL_NAIVE) {
-            dim3 blk(32, 8), grd((in.hi[0] - in.lo[0] + 31) / 32, (in.hi[1] - in.lo[1] + 7) / 8,
-                                 in.hi[2] - in.lo[2]);
-            k_naive<R><<<grd, blk, 0, st>>>(a, in);
-        } else {
-            int sms = s->dev->sm_count > 0 ? s->dev->sm_count : 132;
-            const bool d2 = prefetch_depth() == 2;
-            switch (tile_shape(R)) {
-            case TILE_16x1: d2 ? launch_tiled<R, 16, 1, 2>(in, a, sms, st) : launch_tiled<R, 16, 1, 1>(in, a, sms, st); break;
-            case TILE_8x1: d2 ? launch_tiled<R, 8, 1, 2>(in, a, sms, st) : launch_tiled<R, 8, 1, 1>(in, a, sms, st); break;
-            case TILE_8x2: d2 ? launch_tiled<R, 8, 2, 2>(in, a, sms, st) : launch_tiled<R, 8, 2, 1>(in, a, sms, st); break;
-            default: d2 ? launch_tiled<R, 4, 4, 2>(in, a, sms, st) : launch_tiled<R, 4, 4, 1>(in, a, sms, st); break;
-            }
-        }
-        CUDA_TRY_LAUNCH();
-    }
+    if (!box_empty(in) && (rc = launch_interior<R>(s, in, a, st)) < 0)
+        return rc;
     if (fork)
         CUDA_TRY(cudaStreamWaitEvent(st, (cudaEvent_t)s->ev_join, 0));
     if (s->p.free_surface) {
@@ -498,6 +1072,22 @@ static int launch_step(wave_sim *s, bool cpml)
         k_free_surface<<<(unsigned)((plane + 255) / 256), 256, 0, st>>>(s->prev, plane, L->halo);
         CUDA_TRY_LAUNCH();
     }
+    return 0;
+}
+
+extern "C" int wave_cu_describe(const struct wave_sim *s, char *buf, size_t len)
+{
+    const int r = s->r;
+    const bool cp = s->cpml_on && s->slab_count[0] + s->slab_count[1] + s->slab_count[2] > 0;
+    const char *cm = !cp ? "off" : cpml_fused(s) ? "fused" : "split";
+    const char *ov = cp && cpml_overlap() ? ", 2 streams" : "";
+    if (s->p.kernel == WAVE_KERNEL_NAIVE) {
+        snprintf(buf, len, "naive, CPML %s%s", cm, ov);
+        return 0;
+    }
+    const bool ring = pipe_ring();
+    snprintf(buf, len, "tiled %s %s depth %d, CPML %s%s", ring ? "ring" : "regs",
+             tile_names[tile_shape(r, ring)], prefetch_depth(ring), cm, ov);
     return 0;
 }
 
@@ -550,6 +1140,7 @@ extern "C" int wave_cu_alloc(struct wave_sim *s)
         return rc;
     for (int a = 0; a < 3; a++) {
         if ((rc = cu_alloc(&s->psi[a], s->slab_count[a])) < 0 ||
+            (rc = cu_alloc(&s->psi_alt[a], s->slab_count[a])) < 0 ||
             (rc = cu_alloc(&s->zeta[a], s->slab_count[a])) < 0 ||
             (rc = cu_alloc(&s->pa[a], s->L.npad[a])) < 0 || (rc = cu_alloc(&s->pb[a], s->L.npad[a])) < 0)
             return rc;
@@ -566,6 +1157,7 @@ extern "C" void wave_cu_free(struct wave_sim *s)
     cudaFree(s->vel);
     for (int a = 0; a < 3; a++) {
         cudaFree(s->psi[a]);
+        cudaFree(s->psi_alt[a]);
         cudaFree(s->zeta[a]);
         cudaFree(s->pa[a]);
         cudaFree(s->pb[a]);

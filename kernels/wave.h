@@ -106,7 +106,8 @@ int wave_params_check(const struct wave_params *p);
 int wave_layout_of(const struct wave_params *p, struct wave_layout *out);
 
 /* Bytes of device memory (CUDA) or host memory (CPU) a simulation of P allocates:
- * two wavefields, the v^2 dt^2 array, CPML memory and profiles.  Lets RTM plan its
+ * two wavefields, the v^2 dt^2 array, CPML memory (with CUDA's second psi buffer; the
+ * CPU has none, so there this is an upper bound) and profiles.  Lets RTM plan its
  * strategy without allocating.  Does not include point sets or caller buffers. */
 size_t wave_memory_bytes(const struct wave_params *p);
 
@@ -244,6 +245,10 @@ int wave_state_save(struct wave_sim *s, void *buf, bool on_device);
 int wave_state_load(struct wave_sim *s, const void *buf, bool on_device);
 
 /* ---- benchmarks ----------------------------------------------------------------------- */
+
+/* A one-line description of the kernel variant a step of S runs now (CUDA: interior
+ * kernel, block shape, prefetch, CPML arrangement; see kernels/wave.cu), into BUF. */
+void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len);
 
 /* Device-to-device copy bandwidth of DEV (CUDA): bytes read + written per second over
  * REPS copies of BYTES bytes, into *GBS (1e9 B/s).  -ENOTSUP on the CPU.  Used by

@@ -19,6 +19,9 @@ struct wave_sim {
     float *cur, *prev, *vel;    /* allocated grid; vel = v^2 dt^2 (device memory for CUDA) */
     float *pa[3], *pb[3];       /* CPML a, b per axis over the padded points */
     float *psi[3], *zeta[3];    /* CPML memory per axis, over that axis's layers */
+    float *psi_alt[3];          /* CUDA: the other psi buffer of the fused CPML kernel, which
+                                   reads psi(n) and writes psi(n+1) (then they swap) so a
+                                   block can recompute its neighbours' psi(n+1) */
     size_t slab_count[3];       /* elements of psi[a] / zeta[a] */
     float *ha[3], *hb[3];       /* host copies of the profiles */
     bool cpml_on;
@@ -60,6 +63,7 @@ int wave_cu_inject(struct wave_sim *s, const struct wave_points *pts, const floa
 int wave_cu_sample(struct wave_sim *s, const struct wave_points *pts, float *out, size_t stride,
                    unsigned flags);
 int wave_cu_strip(struct wave_sim *s, float *buf, bool on_device, bool save);
+int wave_cu_describe(const struct wave_sim *s, char *buf, size_t len);
 #endif
 
 #ifdef __cplusplus

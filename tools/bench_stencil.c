@@ -4,9 +4,14 @@
  * p(n+1): 16 bytes per point).
  *
  *   seislive-bench stencil [--sizes 256,512] [--orders 2,4,8,16] [--steps N] [--pml W]
- *                          [--kernels naive,tiled] [--no-cpml-rows] [--json]
+ *                          [--kernels naive,tiled] [--variants P/T/D/C,...] [--no-cpml-rows] [--json]
  *
- * The tiled kernel's block shape comes from SEISLIVE_WAVE_TILE (kernels/wave.cu).
+ * --variants sweeps tiled variants on one simulation per size and order: each entry is
+ * PIPE/TILE/DEPTH/CPML (ring|regs / 4x4.. / 1..3 / fused|split; an empty field keeps the
+ * environment), e.g. ring/4x4/2/fused,regs/4x4/2/split.
+ *
+ * The tiled kernel's variant (pipeline, block shape, prefetch, CPML arrangement) comes from
+ * the SEISLIVE_WAVE_* environment knobs documented in kernels/wave.cu; each row names it.
  * SIZE is the padded grid edge (interior + 2 x pml); Gpts/s counts padded points. */
 #include <errno.h>
 #include <stdio.h>
@@ -44,10 +49,10 @@ struct row {
     int order, size;
     bool cpml;
     double gpts, pct, ms;
+    char variant[160];
 };
 
-static int measure(const struct sl_device *dev, int kernel, int order, int size, int pml, bool cpml,
-                   int steps, double *gpts, double *ms)
+static int create(const struct sl_device *dev, int kernel, int order, int size, int pml, struct wave_sim **out)
 {
     struct wave_params p = {.d = {10, 10, 10}, .order = order, .pml_reflection = 1e-4, .f_ref = 10,
                             .kernel = kernel};
@@ -62,12 +67,19 @@ static int measure(const struct sl_device *dev, int kernel, int order, int size,
         return err_set(-ENOMEM, "out of memory");
     for (size_t i = 0; i < nn; i++)
         v[i] = 2000.0f;
-    struct wave_sim *s;
-    int rc = wave_create(dev, &p, v, &s);
+    int rc = wave_create(dev, &p, v, out);
     free(v);
-    if (rc < 0)
-        return rc;
+    return rc;
+}
+
+/* Time STEPS steps of S (after 3 warm-up steps) with the variant the environment selects
+ * now. */
+static int measure(struct wave_sim *s, int size, bool cpml, int steps, double *gpts, double *ms, char *variant,
+                   size_t vlen)
+{
+    int rc = 0;
     wave_set_cpml(s, cpml);
+    wave_describe_kernel(s, variant, vlen);
     for (int i = 0; i < 3 && rc == 0; i++)
         rc = wave_step(s);
     if (rc == 0)
@@ -78,12 +90,31 @@ static int measure(const struct sl_device *dev, int kernel, int order, int size,
     if (rc == 0)
         rc = wave_sync(s);
     double t = now_s() - t0;
-    wave_destroy(s);
     if (rc < 0)
         return rc;
     *gpts = (double)size * size * size * steps / t / 1e9;
     *ms = t / steps * 1e3;
     return 0;
+}
+
+/* Select tiled variant SPEC "PIPE/TILE/DEPTH/CPML" (empty fields keep the environment). */
+static void set_variant(const char *spec)
+{
+    static const char *const keys[4] = {"SEISLIVE_WAVE_PIPE", "SEISLIVE_WAVE_TILE", "SEISLIVE_WAVE_PREFETCH",
+                                        "SEISLIVE_WAVE_CPML"};
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *f = buf;
+    for (int k = 0; k < 4; k++) {
+        char *slash = strchr(f, '/');
+        if (slash)
+            *slash = 0;
+        if (*f)
+            setenv(keys[k], f, 1);
+        if (!slash)
+            break;
+        f = slash + 1;
+    }
 }
 
 int bench_stencil(int argc, char **argv)
@@ -92,6 +123,8 @@ int bench_stencil(int argc, char **argv)
     int steps = 50, pml = 20;
     bool json = false, nocpml_rows = true;
     bool use[3] = {false, true, true};
+    const char *variants[64];
+    int nvariants = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = true;
@@ -107,6 +140,12 @@ int bench_stencil(int argc, char **argv)
             const char *k = argv[++i];
             use[WAVE_KERNEL_NAIVE] = strstr(k, "naive") != NULL;
             use[WAVE_KERNEL_TILED] = strstr(k, "tiled") != NULL;
+        } else if (!strcmp(argv[i], "--variants") && i + 1 < argc) {
+            /* comma-separated PIPE/TILE/DEPTH/CPML, e.g. ring/4x4/2/fused,regs/4x4/2/split */
+            char *list = argv[++i];
+            nvariants = 0;
+            for (char *tok = strtok(list, ","); tok && nvariants < 64; tok = strtok(NULL, ","))
+                variants[nvariants++] = tok;
         } else if (!strcmp(argv[i], "--no-cpml-rows"))
             nocpml_rows = false;
         else {
@@ -125,44 +164,64 @@ int bench_stencil(int argc, char **argv)
         return 1;
     }
     double roof = bw / 16.0; /* Gpts/s at 16 bytes per point */
-    struct row rows[256];
+    enum { MAXROWS = 4096 };
+    struct row *rows = calloc(MAXROWS, sizeof *rows);
+    if (!rows)
+        return 1;
     int nr = 0;
     const char *names[3] = {"auto", "naive", "tiled"};
     for (int si = 0; si < nsizes; si++)
         for (int oi = 0; oi < norders; oi++)
-            for (int k = WAVE_KERNEL_NAIVE; k <= WAVE_KERNEL_TILED; k++)
-                for (int c = 1; use[k] && c >= (nocpml_rows ? 0 : 1) && nr < 256; c--) {
-                    struct row *r = &rows[nr];
-                    r->kernel = names[k];
-                    r->order = orders[oi];
-                    r->size = sizes[si];
-                    r->cpml = c;
-                    if (measure(&dev, k, r->order, r->size, pml, c, steps, &r->gpts, &r->ms) < 0) {
-                        fprintf(stderr, "stencil: %s order %d %d^3: %s\n", r->kernel, r->order, r->size, err_msg());
-                        return 1;
-                    }
-                    r->pct = 100.0 * r->gpts / roof;
-                    nr++;
+            for (int k = WAVE_KERNEL_NAIVE; k <= WAVE_KERNEL_TILED; k++) {
+                if (!use[k])
+                    continue;
+                struct wave_sim *s;
+                if (create(&dev, k, orders[oi], sizes[si], pml, &s) < 0) {
+                    fprintf(stderr, "stencil: %s order %d %d^3: %s\n", names[k], orders[oi], sizes[si], err_msg());
+                    return 1;
                 }
+                int nv = k == WAVE_KERNEL_TILED && nvariants ? nvariants : 1;
+                for (int c = 1; c >= (nocpml_rows ? 0 : 1); c--)
+                    for (int vi = 0; vi < nv && nr < MAXROWS; vi++) {
+                        if (k == WAVE_KERNEL_TILED && nvariants)
+                            set_variant(variants[vi]);
+                        struct row *r = &rows[nr];
+                        r->kernel = names[k];
+                        r->order = orders[oi];
+                        r->size = sizes[si];
+                        r->cpml = c;
+                        if (measure(s, r->size, c, steps, &r->gpts, &r->ms, r->variant, sizeof r->variant) < 0) {
+                            fprintf(stderr, "stencil: %s order %d %d^3: %s\n", r->kernel, r->order, r->size, err_msg());
+                            return 1;
+                        }
+                        r->pct = 100.0 * r->gpts / roof;
+                        nr++;
+                        if (!json) /* progress, in case a long sweep is cut off */
+                            fprintf(stderr, "stencil: %s [%s] order %d %d^3 CPML %s: %.1f Gpts/s\n", r->kernel,
+                                    r->variant, r->order, r->size, c ? "on" : "off", r->gpts);
+                    }
+                wave_destroy(s);
+            }
     if (json) {
         printf("{\"bench\":\"stencil\",\"device\":\"%s\",\"copy_gbs\":%.1f,\"roofline_gpts\":%.2f,\"pml\":%d,"
                "\"steps\":%d,\"rows\":[", dev.name, bw, roof, pml, steps);
         for (int i = 0; i < nr; i++)
-            printf("%s{\"kernel\":\"%s\",\"order\":%d,\"size\":%d,\"cpml\":%s,\"gpts\":%.2f,\"roofline_pct\":%.1f,"
-                   "\"ms_per_step\":%.3f}", i ? "," : "", rows[i].kernel, rows[i].order, rows[i].size,
+            printf("%s{\"kernel\":\"%s\",\"variant\":\"%s\",\"order\":%d,\"size\":%d,\"cpml\":%s,\"gpts\":%.2f,\"roofline_pct\":%.1f,"
+                   "\"ms_per_step\":%.3f}", i ? "," : "", rows[i].kernel, rows[i].variant, rows[i].order, rows[i].size,
                    rows[i].cpml ? "true" : "false", rows[i].gpts, rows[i].pct, rows[i].ms);
         printf("]}\n");
+        free(rows);
         return 0;
     }
     printf("device: %s; device-to-device copy %.0f GB/s (read + write) -> roofline %.1f Gpts/s at 16 B/point\n",
            dev.name, bw, roof);
-    const char *tile = getenv("SEISLIVE_WAVE_TILE");
-    printf("grid: SIZE^3 padded points (interior + %d CPML cells per face), %d timed steps; tiled block "
-           "shape %s\n\n", pml, steps, tile ? tile : "default (4x4 up to order 8, 8x2 above)");
-    printf("| kernel | order | size | CPML | ms/step | Gpts/s | %% of roofline |\n");
-    printf("| --- | ---: | ---: | --- | ---: | ---: | ---: |\n");
+    printf("grid: SIZE^3 padded points (interior + %d CPML cells per face), %d timed steps; variant: the "
+           "kernels' own description (environment knobs in kernels/wave.cu)\n\n", pml, steps);
+    printf("| kernel | variant | order | size | CPML | ms/step | Gpts/s | %% of roofline |\n");
+    printf("| --- | --- | ---: | ---: | --- | ---: | ---: | ---: |\n");
     for (int i = 0; i < nr; i++)
-        printf("| %s | %d | %d^3 | %s | %.3f | %.1f | %.1f |\n", rows[i].kernel, rows[i].order,
-               rows[i].size, rows[i].cpml ? "on" : "off", rows[i].ms, rows[i].gpts, rows[i].pct);
+        printf("| %s | %s | %d | %d^3 | %s | %.3f | %.1f | %.1f |\n", rows[i].kernel, rows[i].variant,
+               rows[i].order, rows[i].size, rows[i].cpml ? "on" : "off", rows[i].ms, rows[i].gpts, rows[i].pct);
+    free(rows);
     return 0;
 }
