@@ -14,7 +14,13 @@
  * Layout: delay is nrow x nj_pad uint16 (j fastest, nj_pad = stack_nj_pad(nj), padding
  * zero); cf is nrow rows of cf_stride floats, readable (NaN where invalid) up to index
  * stack_cf_need(nt, max_delay) - 1, which the caller guarantees.  Rows are summed in
- * order 0..nrow-1 in float on both backends, so the sums agree bit for bit. */
+ * order 0..nrow-1 in float on both backends, so the sums agree bit for bit.
+ *
+ * Delays are whole samples (uint16); sub-sample travel times are used only by the
+ * engine's refinement of a detected event (on the host).  Two CUDA kernels: `staged`
+ * (default: each row's CF window for the block's 32 points is copied once into shared
+ * memory) and `direct` (the first version: every sum read through L1), chosen with
+ * SEISLIVE_STACK_KERNEL=staged|direct or stack_cuda_set_kernel(); see stack.cu. */
 #ifndef SEISLIVE_STACK_H
 #define SEISLIVE_STACK_H
 
@@ -52,6 +58,8 @@ static inline size_t stack_cf_need(int nt, int max_delay)
     return (size_t)((nt + STACK_T_TILE - 1) / STACK_T_TILE * STACK_T_TILE) + (size_t)max_delay + 1;
 }
 
+enum stack_kernel { STACK_KERNEL_STAGED = 0, STACK_KERNEL_DIRECT = 1 };
+
 /* CPU reference (OpenMP over trial points). */
 int stack_run_cpu(const struct stack_args *a);
 
@@ -59,7 +67,9 @@ int stack_run_cpu(const struct stack_args *a);
 /* CUDA twin on device pointers.  CTX keeps scratch between calls (create once per
  * engine/thread); STREAM is a cudaStream_t (0 = default).  Returns 0 or -EIO. */
 struct stack_cuda;
+int stack_kernel_from_env(void);
 int stack_cuda_create(struct stack_cuda **ctx);
+void stack_cuda_set_kernel(struct stack_cuda *ctx, int kernel);
 int stack_run_cuda(struct stack_cuda *ctx, const struct stack_args *a, void *stream);
 void stack_cuda_destroy(struct stack_cuda *ctx);
 
@@ -74,6 +84,16 @@ int stack_cuda_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, 
 /* Fill WIDTH bytes of HEIGHT rows with 0xFF bytes: float NaN, the "invalid" CF value. */
 int stack_cuda_fill_nan2d(void *dst, size_t pitch, size_t width, size_t height);
 int stack_cuda_sync(void);
+
+/* For benchmarks and tests.  Fill the device delay table DELAY (nrow x nj_pad, padding 0)
+ * with straight-ray times in a homogeneous medium of velocity V from the stations
+ * STA_XYZ (host, nrow x 3 floats, m) to the points of the grid N/D/O (x fastest):
+ * llrint(distance / (v dt)) in double with explicit roundings, so a host loop doing
+ * the same arithmetic gets the same table. */
+int stack_cuda_delays_straight(uint16_t *delay, size_t nj_pad, int nrow, const float *sta_xyz, const int n[3],
+                               const double d[3], const double o[3], double v, double dt);
+/* SM clock in GHz, timed with a kernel that spins SMS warps for a known cycle count. */
+int stack_cuda_clock_ghz(int sms, double *ghz);
 #endif
 
 #ifdef __cplusplus

@@ -10,6 +10,7 @@ static const struct bench benches[] = {
     /* {"stencil", "...", bench_stencil}, added as each lands */
     {"stencil", "propagator step: Gpts/s per kernel and order vs the copy roofline", bench_stencil},
     {"rtm", "one reference shot migrated with each source-wavefield strategy: time, peak memory, vs stencil", bench_rtm},
+    {"stack", "coherent stack: sums/s per trial grid, real-time factor, largest real-time grid, roofline", bench_stack},
     {"pipeline", "ingest + H2D + compute overlap vs compute alone; io_uring file ingest vs dd", bench_pipeline},
     {NULL, NULL, NULL},
 };
