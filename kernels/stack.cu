@@ -155,13 +155,16 @@ stack_kernel(int nrow, size_t nj, size_t nj_pad, const uint16_t *__restrict__ de
  * A window without NaN takes the clean path, one add per sum, its row counted once for
  * every (point, time); a window of NaN only (a dead channel) is skipped; a mixed window
  * checks each sample.  Skipping a NaN's +0.0f is exact (the sums start at +0 and never
- * become -0), so the sums stay bit-identical to the reference.  A window wider than SWIN
- * (delay spread above SWIN - 128 samples within 32 consecutive points) is read straight
- * from global memory instead. */
+ * become -0), so the sums stay bit-identical to the reference.  A window wider than WIN
+ * (delay spread above WIN - 128 samples within 32 consecutive points) is read straight
+ * from global memory instead.
+ *
+ * Two builds of it: `staged` (one window buffer of WIN = 1024 samples per row, a barrier
+ * before and after the sums of a stage) and `staged-db` (two buffers of 640, stages
+ * alternate between them, one barrier per stage; 40 KiB of static shared memory). */
 #define SW 8
 #define SJP 4
 #define SR 8
-#define SWIN 1024
 enum { ROW_SKIP = 0, ROW_CLEAN = 1, ROW_MIXED = 2, ROW_GLOBAL = 3 };
 
 /* Sums of one row whose samples may be NaN: W points at the row's window for this lane
@@ -180,15 +183,17 @@ static __device__ __forceinline__ void add_checked(float (&acc)[SJP][TP], int (&
         }
 }
 
-template <int NORM>
+template <int NORM, int NBUF, int WIN>
 __global__ void __launch_bounds__(32 * SW)
 stack_staged(int nrow, size_t nj, size_t nj_pad, const uint16_t *__restrict__ delay,
              const float *__restrict__ cf, size_t cf_stride, int nt,
              unsigned long long *__restrict__ tmax, unsigned *__restrict__ cohu)
 {
-    __shared__ __align__(16) float win[SR][SWIN];
-    __shared__ __align__(8) uint16_t off[SR][32];
-    __shared__ int base[SR], kind[SR];
+    static_assert(NBUF * SR * WIN * sizeof(float) >= SW * 32 * TP * sizeof(unsigned long long),
+                  "the reductions reuse the window buffer");
+    __shared__ __align__(16) float wbuf[NBUF][SR][WIN];
+    __shared__ __align__(8) uint16_t obuf[NBUF][SR][32];
+    __shared__ int bbuf[NBUF][SR], kbuf[NBUF][SR];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const size_t jb = (size_t)blockIdx.x * 32;
     const int tb = blockIdx.y * (32 * TP);
@@ -205,20 +210,21 @@ stack_staged(int nrow, size_t nj, size_t nj_pad, const uint16_t *__restrict__ de
     /* the delay of this lane's point for this warp's row of the next stage, loaded one
      * stage ahead so its DRAM latency overlaps the sums */
     int dnext = warp < nrow ? __ldg(delay + (size_t)warp * nj_pad + jb + lane) : 0;
-    for (int r0 = 0; r0 < nrow; r0 += SR) {
+    for (int r0 = 0, stage = 0; r0 < nrow; r0 += SR, stage++) {
+        /* with two buffers, stage s fills one while warps still in stage s-1 read the other:
+         * the barrier after the fill is the only one per stage */
+        float(*win)[WIN] = wbuf[NBUF > 1 ? stage & 1 : 0];
+        uint16_t(*off)[32] = obuf[NBUF > 1 ? stage & 1 : 0];
+        int *base = bbuf[NBUF > 1 ? stage & 1 : 0], *kind = kbuf[NBUF > 1 ? stage & 1 : 0];
         const int r = r0 + warp;
         if (r < nrow) {
             const int d = dnext;
-            int lo = jvalid ? d : 65535, hi = jvalid ? d : 0;
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) {
-                lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, o));
-                hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, o));
-            }
+            const int lo = (int)__reduce_min_sync(0xffffffffu, jvalid ? (unsigned)d : 65535u);
+            const int hi = (int)__reduce_max_sync(0xffffffffu, jvalid ? (unsigned)d : 0u);
             off[warp][lane] = (uint16_t)(jvalid ? d - lo : 0);
             const int len = 32 * TP + hi - lo;
             int k = ROW_GLOBAL;
-            if (len <= SWIN) {
+            if (len <= WIN) {
                 const float *src = cf + (size_t)r * cf_stride + tb + lo;
                 bool bad = false, good = false;
                 /* 8 loads in flight per lane before the first is used */
@@ -268,10 +274,13 @@ stack_staged(int nrow, size_t nj, size_t nj_pad, const uint16_t *__restrict__ de
                 add_checked(acc, cnt, cf + (size_t)(r0 + rr) * cf_stride + tb + base[rr] + lane, o);
             }
         }
-        __syncthreads();
+        if (NBUF == 1)
+            __syncthreads();
     }
-    /* the reductions as in stack_kernel; the window buffer is free now */
-    unsigned long long(*red)[32 * TP] = (unsigned long long(*)[32 * TP])&win[0][0];
+    if (NBUF > 1)
+        __syncthreads();
+    /* the reductions as in stack_kernel; the window buffers are free now */
+    unsigned long long(*red)[32 * TP] = (unsigned long long(*)[32 * TP])&wbuf[0][0][0];
     const size_t jw = jb + (size_t)warp * SJP;
 #pragma unroll
     for (int q = 0; q < TP; q++) {
@@ -332,7 +341,11 @@ __global__ void stack_finish(int nt, size_t nj, const unsigned long long *tmax, 
 extern "C" int stack_kernel_from_env(void)
 {
     const char *v = getenv("SEISLIVE_STACK_KERNEL");
-    return v && !strcmp(v, "direct") ? STACK_KERNEL_DIRECT : STACK_KERNEL_STAGED;
+    if (v && !strcmp(v, "direct"))
+        return STACK_KERNEL_DIRECT;
+    if (v && !strcmp(v, "staged-db"))
+        return STACK_KERNEL_STAGED_DB;
+    return STACK_KERNEL_STAGED;
 }
 
 extern "C" int stack_cuda_create(struct stack_cuda **ctx)
@@ -380,20 +393,33 @@ extern "C" int stack_run_cuda(struct stack_cuda *ctx, const struct stack_args *a
     CUDA_TRY(cudaMemsetAsync(ctx->tmax, 0, (size_t)a->nt * sizeof(unsigned long long), s));
     CUDA_TRY(cudaMemsetAsync(ctx->cohu, 0, a->nj * sizeof(unsigned), s));
     dim3 grid((unsigned)(a->nj_pad / STACK_J_TILE), (unsigned)((a->nt + STACK_T_TILE - 1) / STACK_T_TILE));
-    if (ctx->kernel == STACK_KERNEL_STAGED) {
+    if (ctx->kernel == STACK_KERNEL_STAGED || ctx->kernel == STACK_KERNEL_STAGED_DB) {
         dim3 block(32 * SW);
+        const bool db = ctx->kernel == STACK_KERNEL_STAGED_DB;
         switch (a->norm) {
         case NORM_NONE:
-            stack_staged<NORM_NONE><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
-                                                           a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
+            if (db)
+                stack_staged<NORM_NONE, 2, 640><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
+                                                                       a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
+            else
+                stack_staged<NORM_NONE, 1, 1024><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
+                                                                        a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
             break;
         case NORM_GEOMETRIC:
-            stack_staged<NORM_GEOMETRIC><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
-                                                                a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
+            if (db)
+                stack_staged<NORM_GEOMETRIC, 2, 640><<<grid, block, 0, s>>>(
+                    a->nrow, a->nj, a->nj_pad, a->delay, a->cf, a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
+            else
+                stack_staged<NORM_GEOMETRIC, 1, 1024><<<grid, block, 0, s>>>(
+                    a->nrow, a->nj, a->nj_pad, a->delay, a->cf, a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
             break;
         default:
-            stack_staged<NORM_COUNT><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
-                                                            a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
+            if (db)
+                stack_staged<NORM_COUNT, 2, 640><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
+                                                                        a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
+            else
+                stack_staged<NORM_COUNT, 1, 1024><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
+                                                                         a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
             break;
         }
     } else {

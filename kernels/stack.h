@@ -17,10 +17,11 @@
  * order 0..nrow-1 in float on both backends, so the sums agree bit for bit.
  *
  * Delays are whole samples (uint16); sub-sample travel times are used only by the
- * engine's refinement of a detected event (on the host).  Two CUDA kernels: `staged`
+ * engine's refinement of a detected event (on the host).  CUDA kernels: `staged`
  * (default: each row's CF window for the block's 32 points is copied once into shared
- * memory) and `direct` (the first version: every sum read through L1), chosen with
- * SEISLIVE_STACK_KERNEL=staged|direct or stack_cuda_set_kernel(); see stack.cu. */
+ * memory), `staged-db` (the same with two alternating window buffers) and `direct` (the
+ * first version: every sum read through L1), chosen with
+ * SEISLIVE_STACK_KERNEL=staged|staged-db|direct or stack_cuda_set_kernel(); see stack.cu. */
 #ifndef SEISLIVE_STACK_H
 #define SEISLIVE_STACK_H
 
@@ -58,7 +59,7 @@ static inline size_t stack_cf_need(int nt, int max_delay)
     return (size_t)((nt + STACK_T_TILE - 1) / STACK_T_TILE * STACK_T_TILE) + (size_t)max_delay + 1;
 }
 
-enum stack_kernel { STACK_KERNEL_STAGED = 0, STACK_KERNEL_DIRECT = 1 };
+enum stack_kernel { STACK_KERNEL_STAGED = 0, STACK_KERNEL_DIRECT = 1, STACK_KERNEL_STAGED_DB = 2 };
 
 /* CPU reference (OpenMP over trial points). */
 int stack_run_cpu(const struct stack_args *a);

@@ -3,29 +3,34 @@
  *   - the coherent stack and its on-the-fly reductions (max over trial points per time with
  *     its index, per-point max over the block), every normalization, P only and P+S rows,
  *     dead rows (all NaN), rows with gaps (NaN runs), smooth delays from a geometry (the
- *     staged kernel's shared-memory path) and random delays (windows too wide: its global
- *     path), both kernels (staged, direct); the CPU result itself is checked against a
+ *     staged kernels' shared-memory path) and random delays (windows too wide: their global
+ *     path), every kernel (staged, staged-db, direct); the CPU result itself is checked against a
  *     brute-force double-precision stack at sampled points;
  *   - the delay-table builder used by the benchmark against the same arithmetic on the host;
  *   - the characteristic functions (each kind, with and without band-pass, NaN gaps, state
- *     carried across two blocks) and the row combination (mean, log-mean).
+ *     carried across two blocks) and the row combination (mean, log-mean);
+ *   - the whole locate engine on a synthetic stream (two events, a dead station, a gap,
+ *     irregular block cuts) with the GPU backend against the CPU backend: the maximum
+ *     trace and its points, the coherence volumes and the events.
  * Relative L2 error < 1e-5, indices and NaN positions equal. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "conf/config.h"
 #include "kernels/backend.h"
 #include "kernels/cf.h"
+#include "kernels/locate_engine.h"
 #include "kernels/stack.h"
 #include "stream/error.h"
 #include "tests/gpu/gpu_support.h"
 #include "tests/support.h"
 
 #ifdef SEISLIVE_CUDA
-#define POISON_IDX 0x7f7f7f7f
+static const int kernels[3] = {STACK_KERNEL_STAGED, STACK_KERNEL_STAGED_DB, STACK_KERNEL_DIRECT};
 
 static unsigned rng = 12345u;
 static float frand(void) /* uniform in [0, 1) */
@@ -174,7 +179,7 @@ static void check_gpu(const struct problem *pb, int norm, int kernel, const stru
     dev_get(g.max_val, dval, (size_t)pb->nt * sizeof(float));
     dev_get(g.max_idx, didx, (size_t)pb->nt * sizeof(int32_t));
     dev_get(g.coh, dcoh, pb->nj * sizeof(float));
-    const char *kn = kernel == STACK_KERNEL_STAGED ? "staged" : "direct";
+    const char *kn = kernel == STACK_KERNEL_STAGED ? "staged" : kernel == STACK_KERNEL_STAGED_DB ? "staged-db" : "direct";
     cr_assert_eq(count_nan(g.max_val, (size_t)pb->nt), 0, "%s %s norm %d: max_val not written", what, kn, norm);
     cr_assert_eq(count_nan(g.coh, pb->nj), 0, "%s %s norm %d: coherence not written", what, kn, norm);
     int idx_diff = 0;
@@ -237,8 +242,8 @@ static void check_all(const struct problem *pb, const char *what, int verify_ref
         run_cpu(&q, norm, &ref);
         if (verify_reference && norm == NORM_COUNT)
             check_reference(&q, &ref);
-        check_gpu(&q, norm, STACK_KERNEL_STAGED, &ref, what);
-        check_gpu(&q, norm, STACK_KERNEL_DIRECT, &ref, what);
+        for (int k = 0; k < 3; k++)
+            check_gpu(&q, norm, kernels[k], &ref, what);
     }
     result_free(&ref);
 }
@@ -332,8 +337,8 @@ Test(gpu_locate, stack_ties_take_the_smallest_index)
             cr_assert_eq(ref.max_idx[t], 0, "CPU: tie at t %d resolved to %d", t, ref.max_idx[t]);
             cr_assert_eq(ref.max_val[t], norm == NORM_NONE ? 12.0f : 0.75f);
         }
-        check_gpu(&pb, norm, STACK_KERNEL_STAGED, &ref, "ties");
-        check_gpu(&pb, norm, STACK_KERNEL_DIRECT, &ref, "ties");
+        for (int k = 0; k < 3; k++)
+            check_gpu(&pb, norm, kernels[k], &ref, "ties");
     }
     result_free(&ref);
     problem_free(&pb);
@@ -512,5 +517,188 @@ Test(gpu_locate, cf_combine_matches_cpu)
     }
     free(ch), free(rc), free(rg);
     stack_cuda_free(drc), stack_cuda_free(dch), stack_cuda_free(drows);
+#endif
+}
+
+#ifdef SEISLIVE_CUDA
+/* ---- the engine on both backends ------------------------------------------------------ */
+
+#define ENG_MAXEV 8
+struct engine_out {
+    struct locate_event ev[ENG_MAXEV];
+    int nev;
+    float *m, *coh;
+    int32_t *j;
+    size_t nt, ncoh, cap_t, cap_c;
+};
+
+static void eng_event(const struct locate_event *ev, void *user)
+{
+    struct engine_out *o = user;
+    if (o->nev < ENG_MAXEV)
+        o->ev[o->nev] = *ev;
+    o->nev++;
+}
+
+static void eng_trace(int64_t t, float m, int32_t j, int live, double level, void *user)
+{
+    struct engine_out *o = user;
+    (void)t, (void)live, (void)level;
+    if (o->nt == o->cap_t) {
+        o->cap_t = o->cap_t ? 2 * o->cap_t : 4096;
+        o->m = realloc(o->m, o->cap_t * sizeof(float));
+        o->j = realloc(o->j, o->cap_t * sizeof(int32_t));
+    }
+    o->m[o->nt] = m;
+    o->j[o->nt++] = j;
+}
+
+static void eng_coh(const float *coh, const struct tt_grid *g, int64_t seq, int64_t t0, int64_t t1, void *user)
+{
+    struct engine_out *o = user;
+    size_t nj = (size_t)g->n[0] * g->n[1] * g->n[2];
+    (void)seq, (void)t0, (void)t1;
+    while (o->ncoh + nj > o->cap_c) {
+        o->cap_c = o->cap_c ? 2 * o->cap_c : 65536;
+        o->coh = realloc(o->coh, o->cap_c * sizeof(float));
+    }
+    memcpy(o->coh + o->ncoh, coh, nj * sizeof(float));
+    o->ncoh += nj;
+}
+
+static double gauss(void)
+{
+    double u = frand() + 1e-7, v = frand();
+    return sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v);
+}
+
+static void ricker(float *x, int ns, double dt, double t0, double f, double amp)
+{
+    for (int i = 0; i < ns; i++) {
+        double a = M_PI * f * (i * dt - t0), a2 = a * a;
+        if (a2 < 30)
+            x[i] += (float)(amp * (1.0 - 2.0 * a2) * exp(-a2));
+    }
+}
+
+static void run_engine(const struct sl_device *dev, const struct station_set *st, const struct trace_channel *chan,
+                       const float *data, const uint8_t *chan_ok, int nch, int ns, double dt, struct engine_out *o)
+{
+    struct sl_config cfg;
+    config_defaults(&cfg);
+    struct locate_conf *lc = &cfg.locate;
+    lc->phases = PHASES_PS;
+    lc->traveltime = TT_HOMOGENEOUS;
+    lc->vp = 3500.0;
+    lc->vs = 2000.0;
+    for (int a = 0; a < 3; a++) {
+        lc->grid_n[a] = a == 2 ? 6 : 9;
+        lc->grid_d[a] = 100.0;
+        lc->grid_o[a] = a == 2 ? 400.0 : 0.0;
+    }
+    lc->cf = CF_ENVELOPE;
+    lc->sta = 0.06;
+    lc->lta = 1.0;
+    lc->band[0] = 4.0;
+    lc->band[1] = 30.0;
+    lc->normalize = NORM_COUNT;
+    lc->block_samples = 500;
+    lc->trigger = TRIGGER_MAD;
+    lc->threshold = 15.0;
+    lc->min_interval = 1.0;
+    lc->mad_window = 6.0;
+    struct locate_engine *e = NULL;
+    cr_assert_eq(locate_engine_create(&e, &cfg, dev, st), 0, "%s", err_msg());
+    locate_engine_on_event(e, eng_event, o);
+    locate_engine_on_trace(e, eng_trace, o);
+    locate_engine_on_coherence(e, eng_coh, o);
+    static const int cuts[] = {700, 333, 1024, 1, 517};
+    float *blk = malloc((size_t)nch * 1024 * sizeof(float));
+    int off = 0;
+    for (int b = 0; off < ns; b++) {
+        int k = cuts[b % 5] < ns - off ? cuts[b % 5] : ns - off;
+        for (int c = 0; c < nch; c++)
+            memcpy(blk + (size_t)c * k, data + (size_t)c * ns + off, (size_t)k * sizeof(float));
+        struct trace_block tb = {.seq = b, .t0_ns = 1700000000000000000ll + (int64_t)llround(off * dt * 1e9),
+                                 .dt = dt, .nrec = nch, .ns = k, .chan = chan, .data = blk, .chan_ok = chan_ok};
+        cr_assert_eq(locate_engine_process(e, &tb), 0, "%s: block %d: %s", dev->name, b, err_msg());
+        off += k;
+    }
+    cr_assert_eq(locate_engine_flush(e), 0, "%s", err_msg());
+    free(blk);
+    locate_engine_destroy(e);
+    config_free(&cfg);
+}
+#endif
+
+Test(gpu_locate, engine_gpu_matches_cpu_on_a_stream, .timeout = 120)
+{
+    GPU_REQUIRED();
+#ifdef SEISLIVE_CUDA
+    struct sl_device gpu, cpu = {.kind = SL_DEVICE_CPU, .index = -1};
+    cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
+    snprintf(cpu.name, sizeof cpu.name, "CPU");
+    const int nsta = 36, nch = 3 * nsta, ns = 3000;
+    const double dt = 0.004, vp = 3500.0, vs = 2000.0;
+    static const double ev[2][4] = {{437.0, 612.0, 655.0, 4.0}, {320.0, 250.0, 530.0, 8.5}};
+    struct station_set st = {.n = nsta};
+    st.st = calloc((size_t)nsta, sizeof *st.st);
+    struct trace_channel *chan = calloc((size_t)nch, sizeof *chan);
+    float *data = malloc((size_t)nch * ns * sizeof(float));
+    uint8_t *ok = malloc((size_t)nch);
+    for (int s = 0; s < nsta; s++) {
+        struct station *p = &st.st[s];
+        snprintf(p->name, sizeof p->name, "S%02d", s);
+        p->x = 150.0 + 240.0 * (s % 6);
+        p->y = 150.0 + 240.0 * (s / 6);
+        p->lat = p->lon = p->elev = NAN;
+        for (int c = 0; c < 3; c++) {
+            struct trace_channel *ch = &chan[3 * s + c];
+            snprintf(ch->net, sizeof ch->net, "XX");
+            snprintf(ch->sta, sizeof ch->sta, "S%02d", s);
+            snprintf(ch->cha, sizeof ch->cha, "HH%c", "ZNE"[c]);
+            ok[3 * s + c] = s != 5; /* station 5 dead */
+            float *x = data + (size_t)(3 * s + c) * ns;
+            for (int i = 0; i < ns; i++)
+                x[i] = (float)gauss();
+            for (int k = 0; k < 2; k++) {
+                double d = sqrt(pow(p->x - ev[k][0], 2) + pow(p->y - ev[k][1], 2) + pow(ev[k][2], 2));
+                double pol = frand() < 0.5 ? -3.0 : 3.0;
+                ricker(x, ns, dt, ev[k][3] + d / (c ? vs : vp), 15.0, pol);
+            }
+        }
+    }
+    for (int i = 1200; i < 1400; i++)
+        data[(size_t)(3 * 9) * ns + i] = NAN; /* a gap on station 9's vertical */
+    struct engine_out oc = {0}, og = {0};
+    run_engine(&cpu, &st, chan, data, ok, nch, ns, dt, &oc);
+    run_engine(&gpu, &st, chan, data, ok, nch, ns, dt, &og);
+    cr_assert_eq(og.nt, oc.nt, "stacked times: GPU %zu, CPU %zu", og.nt, oc.nt);
+    cr_assert_eq(og.ncoh, oc.ncoh, "coherence values: GPU %zu, CPU %zu", og.ncoh, oc.ncoh);
+    int jd = 0;
+    for (size_t t = 0; t < oc.nt; t++)
+        jd += og.j[t] != oc.j[t];
+    double em = test_rel_l2_f32(og.m, oc.m, oc.nt), ec = test_rel_l2_f32(og.coh, oc.coh, oc.ncoh);
+    cr_log_info("engine: %zu times, %zu coherence values, max trace rel. error %.3g, coherence %.3g, %d points "
+                "differ, events GPU %d CPU %d",
+                oc.nt, oc.ncoh, em, ec, jd, og.nev, oc.nev);
+    cr_assert_eq(jd, 0, "%d of %zu maximum points differ", jd, oc.nt);
+    cr_assert_lt(em, 1e-5, "maximum trace relative error %.3g", em);
+    cr_assert_lt(ec, 1e-5, "coherence relative error %.3g", ec);
+    cr_assert_eq(oc.nev, 2, "CPU found %d events", oc.nev);
+    cr_assert_eq(og.nev, oc.nev, "GPU %d events, CPU %d", og.nev, oc.nev);
+    for (int k = 0; k < oc.nev; k++) {
+        const struct locate_event *a = &og.ev[k], *b = &oc.ev[k];
+        cr_log_info("event %d: GPU t %lld (%.2f, %.2f, %.2f) c %.6g; CPU t %lld (%.2f, %.2f, %.2f) c %.6g", k,
+                    (long long)a->origin_ns, a->x, a->y, a->z, a->coalescence, (long long)b->origin_ns, b->x, b->y,
+                    b->z, b->coalescence);
+        cr_assert(a->sample == b->sample && a->ix == b->ix && a->iy == b->iy && a->iz == b->iz &&
+                      a->rows_used == b->rows_used, "event %d: peak sample/cell/rows differ", k);
+        cr_assert_lt(fabs(a->coalescence - b->coalescence), 1e-5 * fabs(b->coalescence), "event %d coalescence", k);
+        cr_assert_lt(fabs(a->x - b->x) + fabs(a->y - b->y) + fabs(a->z - b->z), 1e-2, "event %d location", k);
+        cr_assert_lt(llabs(a->origin_ns - b->origin_ns), 1000, "event %d origin", k);
+    }
+    free(oc.m), free(oc.j), free(oc.coh), free(og.m), free(og.j), free(og.coh);
+    free(st.st), free(chan), free(data), free(ok);
 #endif
 }
