@@ -152,6 +152,7 @@ bench: $(PROGS)
 example: $(O)/seislive
 	$(O)/seislive example | sed 's/^kind = "none"$$/kind = "zmq"/' > conf/seislive.example.toml
 	$(O)/seislive reference > docs/CONFIG.md
+	$(O)/seislive reference | bash tools/man-toml.sh > docs/seislive.toml.5
 
 clean:
 	rm -rf build
