@@ -1,16 +1,18 @@
 /* wave.cu — the CUDA twin of the propagator (kernels/wave.c holds the layout, life cycle
  * and the CPU reference; this file only the device memory and kernels).
  *
- * One step with CPML = the interior kernel over the box that holds no layer (so the
- * interior never branches on the boundary) + the CPML kernel over the 6 face boxes of
- * the layers, on a second stream, each point updated once (no extra full-volume pass),
- * + the free-surface mirror.  Without CPML (or for a reverse step) the interior kernel
- * covers the whole padded grid.  Interior kernels: naive (one thread per point), tiled
- * (Micikevicius 2009 2.5D: an x-y tile of p in shared memory and a register queue of
- * 2R+1 values along z, z split in chunks) with two pipelines, k_ring (cp.async ring of
- * planes, one barrier per plane) and k_tiled (loads prefetched into registers).  CPML
- * kernels: fused (k_layer: psi(n+1) and the stretched update in one pass, psi
- * ping-ponged) and split (k_psi then k_pml).  Variants: see "dispatch" below. */
+ * One step with CPML (default arrangement, "lines") = the interior kernel over the whole
+ * padded grid with the plain Laplacian (so it never branches on the boundary) + per
+ * axis a line kernel over that axis's layers only, adding the stretched terms (psi and
+ * zeta read and written once per layer point; no extra full-volume pass) + the
+ * free-surface mirror.  Without CPML (or for a reverse step) only the interior kernel.
+ * Interior kernels: naive (one thread per point) and tiled (Micikevicius 2009 2.5D: an
+ * x-y tile of p in shared memory and a register queue of 2R+1 values along z, z split
+ * in chunks) with two pipelines, k_ring (cp.async ring of planes, one barrier per plane;
+ * the default) and k_tiled (loads prefetched into registers).  Other CPML arrangements,
+ * kept as variants: split (k_psi pass, then k_pml, beside an interior box: the naive
+ * kernel's) and fused (k_layer: psi(n+1) and the stretched update in one pass beside an
+ * interior box).  Variants and their switches: see "dispatch" below. */
 #include "kernels/cuda_check.h"
 #include "kernels/points.h"
 #include "kernels/wave_internal.h"
@@ -289,8 +291,9 @@ struct RingCfg {
     static constexpr size_t bytes = sizeof(float) * ((size_t)S * PSLOT + (size_t)(D + 1) * QSLOT);
 };
 
-/* The tile origin in x: X0 + halo a multiple of 4 floats (16-byte aligned copies). */
-static int ring_x_origin(int lo, int h) { return lo - ((lo + h) & 3); }
+/* The tile origin in x: X0 + halo a multiple of 8 floats, so the 16-byte copies are
+ * aligned and every 32-float row of q, v and p(n+1) is 4 whole 32-byte sectors. */
+static int ring_x_origin(int lo, int h) { return lo - ((lo + h) & 7); }
 
 /* Micikevicius 2.5D like k_tiled, but every global read of a plane goes through
  * cp.async into a ring of shared-memory slots D planes ahead: the p tile with its x and
@@ -505,6 +508,14 @@ struct LBoxes {
 
 #define LBY 8 /* thread rows of a layer block: 20-cell layers fill 20 of 24 rows */
 
+/* cp.async of 4 bytes (any alignment), zero-filled when !OK. */
+__device__ __forceinline__ void cp4(float *sdst, const float *gsrc, bool ok)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(sdst);
+    int n = ok ? 4 : 0;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gsrc), "r"(n) : "memory");
+}
+
 /* The layer points of the boxes in LB, each updated once per step, reading psi(n)
  * (m.psi) and writing psi(n+1) (m.psi_out) in the same pass: the stretched update at a
  * point needs psi(n+1) at its R neighbours on each side, which this block recomputes
@@ -513,24 +524,32 @@ struct LBoxes {
  *   x and y: in shared memory over the tile and R cells around it, from a p tile with a
  *            halo of 2R (only in blocks whose tile touches an x / y layer: the branch is
  *            per block);
- *   z:       a register queue of psi_z(n+1) over planes k-R .. k+R beside the queue of p
- *            (pushing plane k+R needs p up to k+2R: R loads from L2; per plane, uniform).
+ *   z:       a register queue of psi_z(n+1) over planes k-R .. k+R beside a queue of p
+ *            over k-2R .. k+2R (pushing plane k+R needs p up to k+2R; per plane, uniform).
  * zeta is read and written in place at the point itself.  So every layer point reads
  * and writes its psi and zeta once (the Pasalic-McGarry arithmetic of the CPU
- * reference, unchanged) and p is read from DRAM once. */
+ * reference, unchanged).  Pipelining: the p tile of plane k+1 is copied asynchronously
+ * (cp.async, double buffer) and the point values of plane k+1 (q, v, psi, zeta, the
+ * queue's new p) are loaded into registers while plane k is computed; two barriers per
+ * plane. */
 template <int R>
-__global__ void __launch_bounds__(TX *LBY, R <= 4 ? 3 : 2) k_layer(KArgs a, PArgs m, LBoxes lb, int dim0, int dim1)
+__global__ void __launch_bounds__(TX *LBY, 2) k_layer(KArgs a, PArgs m, LBoxes lb, int dim0, int dim1, int dim2)
 {
-    constexpr int H2 = 2 * R, PW = TX + 2 * H2, PH = LBY + 2 * H2, NT = TX * LBY;
+    constexpr int H2 = 2 * R, PW = TX + 2 * H2, PH = LBY + 2 * H2, NT = TX * LBY, Q = 4 * R;
     static_assert(LBY >= R, "the psi_y halo rows are computed by the first R thread rows");
-    __shared__ float sp[PH][PW];           /* p(n) of plane k, halo 2R */
+    __shared__ float sp[2][PH][PW];        /* p(n) of planes k, k+1, halo 2R */
     __shared__ float sxp[LBY][TX + 2 * R]; /* psi_x(n+1), columns x0-R .. x0+TX+R-1 */
     __shared__ float syp[LBY + 2 * R][TX]; /* psi_y(n+1), rows y0-R .. y0+LBY+R-1 */
     int bid = blockIdx.x, w = 0;
     while (w + 1 < lb.n && bid >= lb.start[w + 1])
         w++;
     bid -= lb.start[w];
-    const Box b = lb.b[w];
+    Box b;
+#pragma unroll
+    for (int q = 0; q < 3; q++) {
+        b.lo[q] = lb.b[w].lo[q];
+        b.hi[q] = lb.b[w].hi[q];
+    }
     const int gxn = lb.gx[w], gyn = lb.gy[w], zc = lb.zc[w];
     const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * TX + tx;
     const int x0 = b.lo[0] + (bid % gxn) * TX, y0 = b.lo[1] + (bid / gxn % gyn) * LBY;
@@ -547,87 +566,101 @@ __global__ void __launch_bounds__(TX *LBY, R <= 4 ? 3 : 2) k_layer(KArgs a, PArg
     const long long sy = a.sy, sz = a.sz;
     const long long cc = (long long)(j + h) * sy + (i + h); /* column of (i, j), plane 0 */
     const int jsx = slab_index(i, np0, wx0, wx1), jsy = slab_index(j, np1, wy0, wy1);
-    const float axv = jsx >= 0 ? __ldg(m.pa[0] + i) : 0.0f, bxv = jsx >= 0 ? __ldg(m.pb[0] + i) : 0.0f;
-    const float ayv = jsy >= 0 ? __ldg(m.pa[1] + j) : 0.0f, byv = jsy >= 0 ? __ldg(m.pb[1] + j) : 0.0f;
+    const bool lx = inside && jsx >= 0, ly = inside && jsy >= 0;
     /* psi halos: columns xl, xr (threads tx < R, row j), rows yl, yr (threads ty < R,
      * column i). */
     const int xl = x0 - R + tx, xr = x0 + TX + tx, yl = y0 - R + ty, yr = y0 + LBY + ty;
-    const int jxl = tx < R && rowok ? slab_index(xl, np0, wx0, wx1) : -1;
-    const int jxr = tx < R && rowok ? slab_index(xr, np0, wx0, wx1) : -1;
-    const int jyl = ty < R && colok ? slab_index(yl, np1, wy0, wy1) : -1;
-    const int jyr = ty < R && colok ? slab_index(yr, np1, wy0, wy1) : -1;
-    const float axl = jxl >= 0 ? __ldg(m.pa[0] + xl) : 0.0f, bxl = jxl >= 0 ? __ldg(m.pb[0] + xl) : 0.0f;
-    const float axr = jxr >= 0 ? __ldg(m.pa[0] + xr) : 0.0f, bxr = jxr >= 0 ? __ldg(m.pb[0] + xr) : 0.0f;
-    const float ayl = jyl >= 0 ? __ldg(m.pa[1] + yl) : 0.0f, byl = jyl >= 0 ? __ldg(m.pb[1] + yl) : 0.0f;
-    const float ayr = jyr >= 0 ? __ldg(m.pa[1] + yr) : 0.0f, byr = jyr >= 0 ? __ldg(m.pb[1] + yr) : 0.0f;
+    const int jxl = bx && tx < R && rowok ? slab_index(xl, np0, wx0, wx1) : -1;
+    const int jxr = bx && tx < R && rowok ? slab_index(xr, np0, wx0, wx1) : -1;
+    const int jyl = by && ty < R && colok ? slab_index(yl, np1, wy0, wy1) : -1;
+    const int jyr = by && ty < R && colok ? slab_index(yr, np1, wy0, wy1) : -1;
     auto ex = [&](int y, int js, int k) { return ((long long)k * np1 + y) * wxs + js; };
     auto ey = [&](int x, int js, int k) { return ((long long)k * wys + js) * np0 + x; };
     auto ez = [&](int js) { return ((long long)js * np1 + j) * np0 + i; };
-    /* psi_z(n+1) of plane KK at this column (0 outside the z layers). */
-    auto psiz_direct = [&](int kk) {
-        const int js = slab_index(kk, np2, wz0, wz1);
-        if (js < 0 || !inside)
-            return 0.0f;
-        float d1 = 0;
-#pragma unroll
-        for (int l = 1; l <= R; l++)
-            d1 += a.c1[2][l] * (__ldg(p + cc + (long long)(kk + l + h) * sz) - __ldg(p + cc + (long long)(kk - l + h) * sz));
-        return __ldg(m.pb[2] + kk) * __ldg(m.psi[2] + ez(js)) + __ldg(m.pa[2] + kk) * d1;
+    /* p of this column at plane KK (0 outside the allocation; such values are never used). */
+    auto pcol = [&](int kk) {
+        const int g = kk + h;
+        return inside && g >= 0 && g < dim2 ? __ldg(p + cc + (long long)g * sz) : 0.0f;
     };
-    float qz[2 * R + 1], pz[2 * R + 1]; /* p(k - R + u), psi_z(n+1)(k - R + u) */
-#pragma unroll
-    for (int u = 0; u < 2 * R; u++) {
-        qz[u] = inside ? __ldg(p + cc + (long long)(kb - R + u + h) * sz) : 0.0f;
-        pz[u] = psiz_direct(kb - R + u);
-    }
-    for (int k = kb; k < ke; k++) {
-        const long long pl = (long long)(k + h) * sz;
-        const int jsz = slab_index(k, np2, wz0, wz1); /* uniform */
-        __syncthreads(); /* the previous plane is done with the shared arrays */
+    auto issue_tile = [&](int kk, int buf) {
+        const long long pl = (long long)(kk + h) * sz;
 #pragma unroll
         for (int e0 = 0; e0 < PH * PW; e0 += NT) {
             const int e = e0 + tid;
             if ((PH * PW) % NT == 0 || e < PH * PW) {
                 const int r = e / PW, c = e % PW;
                 const int gy = y0 - H2 + r + h, gx = x0 - H2 + c + h;
-                sp[r][c] = gy >= 0 && gy < dim1 && gx >= 0 && gx < dim0 ? __ldg(p + pl + (long long)gy * sy + gx) : 0.0f;
+                const bool ok = gy >= 0 && gy < dim1 && gx >= 0 && gx < dim0;
+                cp4(&sp[buf][r][c], ok ? p + pl + (long long)gy * sy + gx : p, ok);
             }
         }
-        qz[2 * R] = inside ? __ldg(p + cc + pl + (long long)R * sz) : 0.0f;
-        const float qold = inside ? a.q[cc + pl] : 0.0f, vv = inside ? __ldg(a.vel + cc + pl) : 0.0f;
-        const bool lx = inside && jsx >= 0, ly = inside && jsy >= 0, lz = inside && jsz >= 0;
-        const float px_old = bx && lx ? __ldg(m.psi[0] + ex(j, jsx, k)) : 0.0f;
-        const float py_old = by && ly ? __ldg(m.psi[1] + ey(i, jsy, k)) : 0.0f;
-        const float pxl_old = bx && jxl >= 0 ? __ldg(m.psi[0] + ex(j, jxl, k)) : 0.0f;
-        const float pxr_old = bx && jxr >= 0 ? __ldg(m.psi[0] + ex(j, jxr, k)) : 0.0f;
-        const float pyl_old = by && jyl >= 0 ? __ldg(m.psi[1] + ey(i, jyl, k)) : 0.0f;
-        const float pyr_old = by && jyr >= 0 ? __ldg(m.psi[1] + ey(i, jyr, k)) : 0.0f;
-        const float zx = lx ? m.zeta[0][ex(j, jsx, k)] : 0.0f;
-        const float zy = ly ? m.zeta[1][ey(i, jsy, k)] : 0.0f;
-        const float zz = lz ? m.zeta[2][ez(jsz)] : 0.0f;
-        {
-            /* push psi_z(n+1) of plane k + R: p(k+R-l) is in the queue. */
-            const int kk = k + R, js = slab_index(kk, np2, wz0, wz1);
-            float v = 0.0f;
-            if (js >= 0 && inside) {
-                float d1 = 0;
+    };
+    /* What plane KK needs from global memory besides the tile, loaded a plane ahead. */
+    struct Pt {
+        float pn, qo, vv, zx, zy, zz, px, py, pxl, pxr, pyl, pyr, pzo;
+    };
+    auto fetch = [&](int kk, Pt &f) {
+        const long long pl = (long long)(kk + h) * sz;
+        const int jz = slab_index(kk, np2, wz0, wz1), jz2 = slab_index(kk + R, np2, wz0, wz1);
+        f.pn = pcol(kk + 2 * R);
+        f.qo = inside ? a.q[cc + pl] : 0.0f;
+        f.vv = inside ? __ldg(a.vel + cc + pl) : 0.0f;
+        f.zx = lx ? m.zeta[0][ex(j, jsx, kk)] : 0.0f;
+        f.zy = ly ? m.zeta[1][ey(i, jsy, kk)] : 0.0f;
+        f.zz = inside && jz >= 0 ? m.zeta[2][ez(jz)] : 0.0f;
+        f.px = bx && lx ? __ldg(m.psi[0] + ex(j, jsx, kk)) : 0.0f;
+        f.py = by && ly ? __ldg(m.psi[1] + ey(i, jsy, kk)) : 0.0f;
+        f.pxl = jxl >= 0 ? __ldg(m.psi[0] + ex(j, jxl, kk)) : 0.0f;
+        f.pxr = jxr >= 0 ? __ldg(m.psi[0] + ex(j, jxr, kk)) : 0.0f;
+        f.pyl = jyl >= 0 ? __ldg(m.psi[1] + ey(i, jyl, kk)) : 0.0f;
+        f.pyr = jyr >= 0 ? __ldg(m.psi[1] + ey(i, jyr, kk)) : 0.0f;
+        f.pzo = inside && jz2 >= 0 ? __ldg(m.psi[2] + ez(jz2)) : 0.0f; /* psi_z(n) at kk + R */
+    };
+    issue_tile(kb, 0);
+    cp_commit();
+    float qz[Q + 1], pz[2 * R + 1]; /* p(k - 2R + u); psi_z(n+1)(k - R + u) */
 #pragma unroll
-                for (int l = 1; l <= R; l++)
-                    d1 += a.c1[2][l] * (__ldg(p + cc + (long long)(kk + l + h) * sz) - qz[2 * R - l]);
-                v = __ldg(m.pb[2] + kk) * __ldg(m.psi[2] + ez(js)) + __ldg(m.pa[2] + kk) * d1;
-            }
-            pz[2 * R] = v;
+    for (int u = 0; u < Q; u++)
+        qz[u] = pcol(kb - 2 * R + u);
+#pragma unroll
+    for (int u = 0; u < 2 * R; u++) {
+        const int kk = kb - R + u, js = slab_index(kk, np2, wz0, wz1);
+        float v = 0.0f;
+        if (inside && js >= 0) {
+            float d1 = 0;
+#pragma unroll
+            for (int l = 1; l <= R; l++)
+                d1 += a.c1[2][l] * (qz[u + R + l] - qz[u + R - l]);
+            v = __ldg(m.pb[2] + kk) * __ldg(m.psi[2] + ez(js)) + __ldg(m.pa[2] + kk) * d1;
         }
-        __syncthreads(); /* the p tile is in */
+        pz[u] = v;
+    }
+    Pt cur;
+    fetch(kb, cur);
+    Pt nxt = cur;
+    int buf = 0;
+    for (int k = kb; k < ke; k++) {
+        cp_wait<0>();
+        __syncthreads(); /* tile k is in; everyone is done with plane k-1's shared arrays */
+        if (k + 1 < ke) {
+            issue_tile(k + 1, buf ^ 1);
+            fetch(k + 1, nxt);
+        }
+        cp_commit();
+        const long long pl = (long long)(k + h) * sz;
+        const int jsz = slab_index(k, np2, wz0, wz1); /* uniform */
+        const bool lz = inside && jsz >= 0;
+        qz[Q] = cur.pn;
         const int tr = ty + H2, tc = tx + H2; /* this point in the p tile */
+        const float(*T)[PW] = sp[buf];
         if (bx) {
             float v = 0.0f;
             if (lx) {
                 float d1 = 0;
 #pragma unroll
                 for (int l = 1; l <= R; l++)
-                    d1 += a.c1[0][l] * (sp[tr][tc + l] - sp[tr][tc - l]);
-                v = bxv * px_old + axv * d1;
+                    d1 += a.c1[0][l] * (T[tr][tc + l] - T[tr][tc - l]);
+                v = __ldg(m.pb[0] + i) * cur.px + __ldg(m.pa[0] + i) * d1;
                 m.psi_out[0][ex(j, jsx, k)] = v;
             }
             sxp[ty][tx + R] = v;
@@ -637,15 +670,15 @@ __global__ void __launch_bounds__(TX *LBY, R <= 4 ? 3 : 2) k_layer(KArgs a, PArg
                     float d1 = 0;
 #pragma unroll
                     for (int l = 1; l <= R; l++)
-                        d1 += a.c1[0][l] * (sp[tr][R + tx + l] - sp[tr][R + tx - l]);
-                    vl = bxl * pxl_old + axl * d1;
+                        d1 += a.c1[0][l] * (T[tr][R + tx + l] - T[tr][R + tx - l]);
+                    vl = __ldg(m.pb[0] + xl) * cur.pxl + __ldg(m.pa[0] + xl) * d1;
                 }
                 if (jxr >= 0) {
                     float d1 = 0;
 #pragma unroll
                     for (int l = 1; l <= R; l++)
-                        d1 += a.c1[0][l] * (sp[tr][H2 + TX + tx + l] - sp[tr][H2 + TX + tx - l]);
-                    vr = bxr * pxr_old + axr * d1;
+                        d1 += a.c1[0][l] * (T[tr][H2 + TX + tx + l] - T[tr][H2 + TX + tx - l]);
+                    vr = __ldg(m.pb[0] + xr) * cur.pxr + __ldg(m.pa[0] + xr) * d1;
                 }
                 sxp[ty][tx] = vl;
                 sxp[ty][TX + R + tx] = vr;
@@ -657,8 +690,8 @@ __global__ void __launch_bounds__(TX *LBY, R <= 4 ? 3 : 2) k_layer(KArgs a, PArg
                 float d1 = 0;
 #pragma unroll
                 for (int l = 1; l <= R; l++)
-                    d1 += a.c1[1][l] * (sp[tr + l][tc] - sp[tr - l][tc]);
-                v = byv * py_old + ayv * d1;
+                    d1 += a.c1[1][l] * (T[tr + l][tc] - T[tr - l][tc]);
+                v = __ldg(m.pb[1] + j) * cur.py + __ldg(m.pa[1] + j) * d1;
                 m.psi_out[1][ey(i, jsy, k)] = v;
             }
             syp[ty + R][tx] = v;
@@ -668,37 +701,50 @@ __global__ void __launch_bounds__(TX *LBY, R <= 4 ? 3 : 2) k_layer(KArgs a, PArg
                     float d1 = 0;
 #pragma unroll
                     for (int l = 1; l <= R; l++)
-                        d1 += a.c1[1][l] * (sp[R + ty + l][tc] - sp[R + ty - l][tc]);
-                    vl = byl * pyl_old + ayl * d1;
+                        d1 += a.c1[1][l] * (T[R + ty + l][tc] - T[R + ty - l][tc]);
+                    vl = __ldg(m.pb[1] + yl) * cur.pyl + __ldg(m.pa[1] + yl) * d1;
                 }
                 if (jyr >= 0) {
                     float d1 = 0;
 #pragma unroll
                     for (int l = 1; l <= R; l++)
-                        d1 += a.c1[1][l] * (sp[H2 + LBY + ty + l][tc] - sp[H2 + LBY + ty - l][tc]);
-                    vr = byr * pyr_old + ayr * d1;
+                        d1 += a.c1[1][l] * (T[H2 + LBY + ty + l][tc] - T[H2 + LBY + ty - l][tc]);
+                    vr = __ldg(m.pb[1] + yr) * cur.pyr + __ldg(m.pa[1] + yr) * d1;
                 }
                 syp[ty][tx] = vl;
                 syp[LBY + R + ty][tx] = vr;
             }
         }
+        {
+            /* push psi_z(n+1) of plane k + R, from the p queue (planes k .. k+2R) */
+            const int kk = k + R, js = slab_index(kk, np2, wz0, wz1);
+            float v = 0.0f;
+            if (js >= 0 && inside) {
+                float d1 = 0;
+#pragma unroll
+                for (int l = 1; l <= R; l++)
+                    d1 += a.c1[2][l] * (qz[3 * R + l] - qz[3 * R - l]);
+                v = __ldg(m.pb[2] + kk) * cur.pzo + __ldg(m.pa[2] + kk) * d1;
+            }
+            pz[2 * R] = v;
+        }
         if (lz)
             m.psi_out[2][ez(jsz)] = pz[R];
         __syncthreads(); /* psi(n+1) of the neighbours is in */
         if (inside) {
-            const float pc = qz[R];
+            const float pc = qz[2 * R];
             float lap = 0;
             {
                 float d2 = a.c2[1][0] * pc;
 #pragma unroll
                 for (int l = 1; l <= R; l++)
-                    d2 += a.c2[1][l] * (sp[tr + l][tc] + sp[tr - l][tc]);
+                    d2 += a.c2[1][l] * (T[tr + l][tc] + T[tr - l][tc]);
                 if (ly) {
                     float dpsi = 0;
 #pragma unroll
                     for (int l = 1; l <= R; l++)
                         dpsi += a.c1[1][l] * (syp[ty + R + l][tx] - syp[ty + R - l][tx]);
-                    const float t = d2 + dpsi, z = byv * zy + ayv * t;
+                    const float t = d2 + dpsi, z = __ldg(m.pb[1] + j) * cur.zy + __ldg(m.pa[1] + j) * t;
                     m.zeta[1][ey(i, jsy, k)] = z;
                     lap += t + z;
                 } else {
@@ -709,13 +755,13 @@ __global__ void __launch_bounds__(TX *LBY, R <= 4 ? 3 : 2) k_layer(KArgs a, PArg
                 float d2 = a.c2[2][0] * pc;
 #pragma unroll
                 for (int l = 1; l <= R; l++)
-                    d2 += a.c2[2][l] * (qz[R + l] + qz[R - l]);
+                    d2 += a.c2[2][l] * (qz[2 * R + l] + qz[2 * R - l]);
                 if (lz) {
                     float dpsi = 0;
 #pragma unroll
                     for (int l = 1; l <= R; l++)
                         dpsi += a.c1[2][l] * (pz[R + l] - pz[R - l]);
-                    const float t = d2 + dpsi, z = __ldg(m.pb[2] + k) * zz + __ldg(m.pa[2] + k) * t;
+                    const float t = d2 + dpsi, z = __ldg(m.pb[2] + k) * cur.zz + __ldg(m.pa[2] + k) * t;
                     m.zeta[2][ez(jsz)] = z;
                     lap += t + z;
                 } else {
@@ -726,25 +772,214 @@ __global__ void __launch_bounds__(TX *LBY, R <= 4 ? 3 : 2) k_layer(KArgs a, PArg
                 float d2 = a.c2[0][0] * pc;
 #pragma unroll
                 for (int l = 1; l <= R; l++)
-                    d2 += a.c2[0][l] * (sp[tr][tc + l] + sp[tr][tc - l]);
+                    d2 += a.c2[0][l] * (T[tr][tc + l] + T[tr][tc - l]);
                 if (lx) {
                     float dpsi = 0;
 #pragma unroll
                     for (int l = 1; l <= R; l++)
                         dpsi += a.c1[0][l] * (sxp[ty][tx + R + l] - sxp[ty][tx + R - l]);
-                    const float t = d2 + dpsi, z = bxv * zx + axv * t;
+                    const float t = d2 + dpsi, z = __ldg(m.pb[0] + i) * cur.zx + __ldg(m.pa[0] + i) * t;
                     m.zeta[0][ex(j, jsx, k)] = z;
                     lap += t + z;
                 } else {
                     lap += d2;
                 }
             }
-            a.q[cc + pl] = 2.0f * pc - qold + vv * lap;
+            a.q[cc + pl] = 2.0f * pc - cur.qo + cur.vv * lap;
         }
 #pragma unroll
-        for (int u = 0; u < 2 * R; u++) {
+        for (int u = 0; u < Q; u++)
             qz[u] = qz[u + 1];
+#pragma unroll
+        for (int u = 0; u < 2 * R; u++)
             pz[u] = pz[u + 1];
+        cur = nxt;
+        buf ^= 1;
+    }
+    cp_wait<0>();
+}
+
+/* ---- CPML as line corrections after a full-grid interior update ------------------------ */
+
+/* The "lines" arrangement: the interior kernel (k_ring, the fast one) first updates the
+ * WHOLE padded grid with the plain Laplacian, q = 2p - q + v^2dt^2 sum_a d2_a; then, for
+ * each axis A in turn (x, y, z on the same stream, so the q updates of corner points are
+ * ordered), one thread per grid line along A marches through that line's layer points
+ * and adds the stretched terms of axis A:
+ *     q += v^2dt^2 (dpsi_A + zeta_A(n+1)),  zeta_A(n+1) = b zeta_A + a (d2_A + dpsi_A),
+ * which is the CPU reference's update (lap = sum over layer axes of d2 + dpsi + zeta,
+ * plain d2 elsewhere) in a different summation order.  Along its own line a thread
+ * holds register queues of p (x-2R .. x+2R) and of psi_A(n+1) (x-R .. x+R), so every
+ * psi neighbour it needs is its own and psi_A and zeta_A are read and written once (x:
+ * k_line_x, a warp per row).
+ * psi(n+1) goes to the other psi buffer (m.psi_out): a line's second layer reads psi(n)
+ * near the first when the interior is thinner than R.  Threads run over the other two
+ * axes, x in threadIdx.x (coalesced). */
+#define LU 4 /* positions per load batch in k_line */
+
+template <int R, int A>
+__global__ void __launch_bounds__(128) k_line(KArgs a, PArgs m, int dimA)
+{
+    static_assert(A == 1 || A == 2, "x lines: k_line_x");
+    const int uu = blockIdx.x * blockDim.x + threadIdx.x, vv = blockIdx.y;
+    const int np0 = m.npad[0], np1 = m.npad[1];
+    const int nu = np0;
+    if (uu >= nu)
+        return;
+    const int h = a.h;
+    const long long sy = a.sy, sz = a.sz;
+    const int np = m.npad[A], wlo = m.pml[2 * A], whi = m.pml[2 * A + 1];
+    /* field index of coordinate 0 along A, its stride; slab element of slab index 0, its
+     * stride */
+    long long c0, st, e0, est;
+    if (A == 1) { /* uu = i, vv = k */
+        c0 = (long long)(vv + h) * sz + (long long)h * sy + (uu + h);
+        st = sy;
+        e0 = (long long)vv * (wlo + whi) * np0 + uu;
+        est = np0;
+    } else { /* uu = i, vv = j */
+        c0 = (long long)h * sz + (long long)(vv + h) * sy + (uu + h);
+        st = sz;
+        e0 = (long long)vv * np0 + uu;
+        est = (long long)np0 * np1;
+    }
+    const float *__restrict__ p = a.p;
+    const float *__restrict__ psi = m.psi[A];
+    const float *__restrict__ pa = m.pa[A];
+    const float *__restrict__ pb = m.pb[A];
+    auto P = [&](int x) { /* p at coordinate x of the line (0 outside the allocation) */
+        return x + h >= 0 && x + h < dimA ? __ldg(p + c0 + (long long)x * st) : 0.0f;
+    };
+    for (int seg = 0; seg < 2; seg++) {
+        const int s0 = seg ? np - whi : 0, s1 = seg ? np : wlo;
+        if (s1 <= s0)
+            continue;
+        float pq[4 * R + 1], sq[2 * R + 1]; /* p(x - 2R + u), psi_A(n+1)(x - R + u) */
+#pragma unroll
+        for (int u = 0; u < 4 * R; u++)
+            pq[u] = P(s0 - 2 * R + u);
+#pragma unroll
+        for (int u = 0; u < 2 * R; u++) {
+            const int y = s0 - R + u, js = slab_index(y, np, wlo, whi);
+            float v = 0.0f;
+            if (js >= 0) {
+                float d1 = 0;
+#pragma unroll
+                for (int l = 1; l <= R; l++)
+                    d1 += a.c1[A][l] * (pq[u + R + l] - pq[u + R - l]);
+                v = __ldg(pb + y) * __ldg(psi + e0 + js * est) + __ldg(pa + y) * d1;
+            }
+            sq[u] = v;
+        }
+        /* LU positions at a time: all their loads first (the compiler cannot move a load
+         * above the previous position's stores, which might alias), then the updates. */
+        for (int xb = s0; xb < s1; xb += LU) {
+            float pn[LU], po[LU], zo[LU], qo[LU], vo[LU];
+#pragma unroll
+            for (int u = 0; u < LU; u++) {
+                const int x = xb + u, y = x + R, jy = slab_index(y, np, wlo, whi);
+                pn[u] = P(x + 2 * R);
+                po[u] = jy >= 0 ? __ldg(psi + e0 + jy * est) : 0.0f;
+                const bool ok = x < s1;
+                const int js = ok ? slab_index(x, np, wlo, whi) : 0;
+                const long long c = c0 + (long long)x * st;
+                zo[u] = ok ? m.zeta[A][e0 + js * est] : 0.0f;
+                qo[u] = ok ? a.q[c] : 0.0f;
+                vo[u] = ok ? __ldg(a.vel + c) : 0.0f;
+            }
+#pragma unroll
+            for (int u = 0; u < LU; u++) {
+                const int x = xb + u;
+                if (x >= s1) /* uniform: every line has the same layers */
+                    break;
+                pq[4 * R] = pn[u];
+                {
+                    const int y = x + R, js = slab_index(y, np, wlo, whi);
+                    float v = 0.0f;
+                    if (js >= 0) {
+                        float d1 = 0;
+#pragma unroll
+                        for (int l = 1; l <= R; l++)
+                            d1 += a.c1[A][l] * (pq[3 * R + l] - pq[3 * R - l]);
+                        v = __ldg(pb + y) * po[u] + __ldg(pa + y) * d1;
+                    }
+                    sq[2 * R] = v;
+                }
+                const int js = slab_index(x, np, wlo, whi);
+                const long long e = e0 + js * est, c = c0 + (long long)x * st;
+                float d2 = a.c2[A][0] * pq[2 * R], dpsi = 0;
+#pragma unroll
+                for (int l = 1; l <= R; l++) {
+                    d2 += a.c2[A][l] * (pq[2 * R + l] + pq[2 * R - l]);
+                    dpsi += a.c1[A][l] * (sq[R + l] - sq[R - l]);
+                }
+                const float t = d2 + dpsi, z = __ldg(pb + x) * zo[u] + __ldg(pa + x) * t;
+                m.zeta[A][e] = z;
+                m.psi_out[A][e] = sq[R];
+                a.q[c] = qo[u] + vo[u] * (dpsi + z);
+#pragma unroll
+                for (int w = 0; w < 4 * R; w++)
+                    pq[w] = pq[w + 1];
+#pragma unroll
+                for (int w = 0; w < 2 * R; w++)
+                    sq[w] = sq[w + 1];
+            }
+        }
+    }
+}
+
+/* The x corrections of the lines arrangement, coalesced: a warp per grid row (j, k);
+ * lane t of a chunk owns x = base - R + t, computes psi_x(n+1) there from p(n) and
+ * psi_x(n), and the lanes R .. 31-R, whose R neighbours on both sides are lanes of the
+ * same warp, take dpsi_x from their neighbours by shuffles and update zeta_x and q. */
+template <int R>
+__global__ void __launch_bounds__(128) k_line_x(KArgs a, PArgs m, int dim0)
+{
+    constexpr int OUT = 32 - 2 * R; /* points finished per chunk */
+    const int lane = threadIdx.x & 31;
+    const int np0 = m.npad[0], np1 = m.npad[1], np2 = m.npad[2];
+    const long long row = (long long)blockIdx.x * (blockDim.x / 32) + (threadIdx.x >> 5); /* k np1 + j */
+    if (row >= (long long)np1 * np2)
+        return; /* the whole warp */
+    const int j = (int)(row % np1), k = (int)(row / np1), h = a.h;
+    const int wlo = m.pml[0], whi = m.pml[1];
+    const long long c0 = (long long)(k + h) * a.sz + (long long)(j + h) * a.sy + h;
+    const long long e0 = row * (wlo + whi);
+    const float *__restrict__ p = a.p;
+    for (int seg = 0; seg < 2; seg++) {
+        const int s0 = seg ? np0 - whi : 0, s1 = seg ? np0 : wlo;
+        for (int base = s0; base < s1; base += OUT) {
+            const int x = base - R + lane;
+            float pv[2 * R + 1];
+#pragma unroll
+            for (int u = 0; u <= 2 * R; u++) {
+                const int g = x - R + u + h;
+                pv[u] = g >= 0 && g < dim0 ? __ldg(p + c0 + (x - R + u)) : 0.0f;
+            }
+            const int js = slab_index(x, np0, wlo, whi);
+            float psn = 0.0f;
+            if (js >= 0) {
+                float d1 = 0;
+#pragma unroll
+                for (int l = 1; l <= R; l++)
+                    d1 += a.c1[0][l] * (pv[R + l] - pv[R - l]);
+                psn = __ldg(m.pb[0] + x) * __ldg(m.psi[0] + e0 + js) + __ldg(m.pa[0] + x) * d1;
+            }
+            float dpsi = 0;
+#pragma unroll
+            for (int l = 1; l <= R; l++)
+                dpsi += a.c1[0][l] * (__shfl_down_sync(0xffffffffu, psn, l) - __shfl_up_sync(0xffffffffu, psn, l));
+            if (lane >= R && lane < 32 - R && x < s1) {
+                float d2 = a.c2[0][0] * pv[R];
+#pragma unroll
+                for (int l = 1; l <= R; l++)
+                    d2 += a.c2[0][l] * (pv[R + l] + pv[R - l]);
+                const long long e = e0 + js, c = c0 + x;
+                const float t = d2 + dpsi, z = __ldg(m.pb[0] + x) * m.zeta[0][e] + __ldg(m.pa[0] + x) * t;
+                m.zeta[0][e] = z;
+                m.psi_out[0][e] = psn;
+                a.q[c] += __ldg(a.vel + c) * (dpsi + z);
+            }
         }
     }
 }
@@ -775,9 +1010,13 @@ __global__ void k_free_surface(float *q, long long plane, int h)
  *                                                       8x2, 8x4; regs 16x1, 8x1, 8x2, 4x4
  *                                 SEISLIVE_WAVE_PREFETCH planes in flight: ring 1..3,
  *                                                       regs 1..2
- *                                 SEISLIVE_WAVE_CPML    fused (k_layer: psi and the
- *                                                       stretched update in one pass) or
- *                                                       split (k_psi + k_pml)
+ *                                 SEISLIVE_WAVE_CPML    lines (the interior kernel over
+ *                                                       the whole grid, then k_line per
+ *                                                       axis adds the stretched terms),
+ *                                                       fused (k_layer: psi and the
+ *                                                       stretched update in one pass over
+ *                                                       the layers beside the interior
+ *                                                       box) or split (k_psi + k_pml)
  *   SEISLIVE_WAVE_CPML_OVERLAP=0  the CPML kernels on the simulation's stream instead of
  *                                 a second stream beside the interior kernel
  *   SEISLIVE_WAVE_LAYER_ZCHUNK=N  z planes per k_layer block (tests use it to cross
@@ -792,9 +1031,16 @@ static bool env_is(const char *name, const char *val)
 }
 
 static bool pipe_ring(void) { return !env_is("SEISLIVE_WAVE_PIPE", "regs"); }
-static bool cpml_fused(const wave_sim *s)
+
+enum cpml_arr { CPML_SPLIT, CPML_FUSED, CPML_LINES };
+static const char *const cpml_names[] = {"split", "fused", "lines"};
+static int cpml_arrangement(const wave_sim *s)
 {
-    return s->p.kernel != WAVE_KERNEL_NAIVE && !env_is("SEISLIVE_WAVE_CPML", "split");
+    if (s->p.kernel == WAVE_KERNEL_NAIVE || env_is("SEISLIVE_WAVE_CPML", "split"))
+        return CPML_SPLIT;
+    if (env_is("SEISLIVE_WAVE_CPML", "fused"))
+        return CPML_FUSED;
+    return CPML_LINES;
 }
 
 static int tile_shape(int r, bool ring)
@@ -806,17 +1052,17 @@ static int tile_shape(int r, bool ring)
             if (ok)
                 return k;
         }
-    if (ring)
-        return r <= 4 ? TILE_4x4 : TILE_8x2;
+    if (ring) /* measured on the H100 (docs/PERFORMANCE.md) */
+        return r == 3 || r == 4 ? TILE_8x4 : TILE_8x2;
     return r <= 4 ? TILE_4x4 : TILE_8x2;
 }
 
-static int prefetch_depth(bool ring)
+static int prefetch_depth(bool ring, int r)
 {
     const char *e = getenv("SEISLIVE_WAVE_PREFETCH");
     int d = e ? atoi(e) : 0;
     if (ring)
-        return d >= 1 && d <= 3 ? d : 2;
+        return d >= 1 && d <= 3 ? d : r <= 2 ? 1 : r <= 4 ? 2 : 3;
     return d == 1 || d == 2 ? d : 2;
 }
 
@@ -907,7 +1153,7 @@ static int launch_interior(const wave_sim *s, const Box &in, const KArgs &a, cud
         return 0;
     }
     const bool ring = pipe_ring();
-    const int d = prefetch_depth(ring);
+    const int d = prefetch_depth(ring, R);
     if (ring) {
         switch (tile_shape(R, true)) {
         case TILE_8x2: return launch_ring_d<R, 8, 2>(in, a, s, st, d);
@@ -978,8 +1224,36 @@ static int launch_layers(wave_sim *s, const Box &in, const KArgs &a, const PArgs
     lb.start[nb] = (int)tot;
     if (!tot)
         return 0;
-    k_layer<R><<<(unsigned)tot, dim3(TX, LBY), 0, st>>>(a, m, lb, s->L.dim[0], s->L.dim[1]);
+    k_layer<R><<<(unsigned)tot, dim3(TX, LBY), 0, st>>>(a, m, lb, s->L.dim[0], s->L.dim[1], s->L.dim[2]);
     CUDA_TRY_LAUNCH();
+    for (int ax = 0; ax < 3; ax++) {
+        float *t = s->psi[ax];
+        s->psi[ax] = s->psi_alt[ax];
+        s->psi_alt[ax] = t;
+    }
+    return 0;
+}
+
+/* Lines CPML: after the interior kernel has updated the whole grid, the corrections of
+ * x, y and z in turn (same stream), then psi(n+1) becomes psi. */
+template <int R>
+static int launch_lines(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_t st)
+{
+    const struct wave_layout *L = &s->L;
+    for (int ax = 0; ax < 3; ax++) {
+        if (!s->slab_count[ax])
+            continue;
+        const int nu = L->npad[0], nv = ax == 2 ? L->npad[1] : L->npad[2];
+        dim3 blk(128), grd((nu + 127) / 128, nv);
+        if (ax == 0) {
+            long long rows = (long long)L->npad[1] * L->npad[2];
+            k_line_x<R><<<(unsigned)((rows + 3) / 4), 128, 0, st>>>(a, m, L->dim[0]);
+        } else if (ax == 1)
+            k_line<R, 1><<<grd, blk, 0, st>>>(a, m, L->dim[1]);
+        else
+            k_line<R, 2><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
+        CUDA_TRY_LAUNCH();
+    }
     for (int ax = 0; ax < 3; ax++) {
         float *t = s->psi[ax];
         s->psi[ax] = s->psi_alt[ax];
@@ -1040,6 +1314,22 @@ static int launch_step(wave_sim *s, bool cpml)
     PArgs m = pargs(s);
     bool any = s->slab_count[0] + s->slab_count[1] + s->slab_count[2] > 0;
     cpml = cpml && any;
+    const int arr = cpml_arrangement(s);
+    if (cpml && arr == CPML_LINES) {
+        /* whole grid plain, then the layer corrections, all on one stream */
+        Box all = {{0, 0, 0}, {L->npad[0], L->npad[1], L->npad[2]}};
+        int rc = launch_interior<R>(s, all, a, st);
+        if (rc == 0)
+            rc = launch_lines<R>(s, a, m, st);
+        if (rc < 0)
+            return rc;
+        if (s->p.free_surface) {
+            long long plane = (long long)L->stride_z;
+            k_free_surface<<<(unsigned)((plane + 255) / 256), 256, 0, st>>>(s->prev, plane, L->halo);
+            CUDA_TRY_LAUNCH();
+        }
+        return 0;
+    }
     Box in;
     for (int ax = 0; ax < 3; ax++) {
         in.lo[ax] = cpml ? L->pml[2 * ax] : 0;
@@ -1056,7 +1346,7 @@ static int launch_step(wave_sim *s, bool cpml)
     }
     int rc = 0;
     if (cpml)
-        rc = cpml_fused(s) ? launch_layers<R>(s, in, a, m, st) : launch_split<R>(s, in, a, m, st);
+        rc = arr == CPML_FUSED ? launch_layers<R>(s, in, a, m, st) : launch_split<R>(s, in, a, m, st);
     if (rc < 0)
         return rc;
     if (fork) {
@@ -1079,15 +1369,16 @@ extern "C" int wave_cu_describe(const struct wave_sim *s, char *buf, size_t len)
 {
     const int r = s->r;
     const bool cp = s->cpml_on && s->slab_count[0] + s->slab_count[1] + s->slab_count[2] > 0;
-    const char *cm = !cp ? "off" : cpml_fused(s) ? "fused" : "split";
-    const char *ov = cp && cpml_overlap() ? ", 2 streams" : "";
+    const int arr = cpml_arrangement(s);
+    const char *cm = !cp ? "off" : cpml_names[arr];
+    const char *ov = cp && arr != CPML_LINES && cpml_overlap() ? ", 2 streams" : "";
     if (s->p.kernel == WAVE_KERNEL_NAIVE) {
         snprintf(buf, len, "naive, CPML %s%s", cm, ov);
         return 0;
     }
     const bool ring = pipe_ring();
     snprintf(buf, len, "tiled %s %s depth %d, CPML %s%s", ring ? "ring" : "regs",
-             tile_names[tile_shape(r, ring)], prefetch_depth(ring), cm, ov);
+             tile_names[tile_shape(r, ring)], prefetch_depth(ring, r), cm, ov);
     return 0;
 }
 

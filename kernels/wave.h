@@ -158,9 +158,10 @@ bool wave_cpml_enabled(const struct wave_sim *s);
 
 /* ---- stepping ------------------------------------------------------------------------- */
 
-/* One time step n -> n+1 over the padded grid: interior update and CPML update fused
- * (the CPML work runs only in the absorbing layers; no extra full-volume pass), the
- * free-surface mirror, then the time levels swap (cur = p(n+1), prev = p(n)). */
+/* One time step n -> n+1 over the padded grid: interior update and CPML update fused or
+ * ordered so that the CPML work runs only in the absorbing layers (no extra full-volume
+ * pass; CUDA arrangements: kernels/wave.cu), the free-surface mirror, then the time
+ * levels swap (cur = p(n+1), prev = p(n)). */
 int wave_step(struct wave_sim *s);
 
 /* One reverse step: from cur = p(n), prev = p(n+1) compute

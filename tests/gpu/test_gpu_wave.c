@@ -199,10 +199,10 @@ Test(gpu_wave, variants_match_cpu_reference, .timeout = 600)
         {"regs", "8x1", "2"}, {"regs", "8x2", "1"}, {"regs", "8x2", "2"}, {"regs", "4x4", "1"},
         {"regs", "4x4", "2"},
     };
-    const char *cpml_arr[2] = {"fused", "split"};
+    const char *cpml_arr[3] = {"lines", "fused", "split"};
     const int orders[4] = {2, 6, 10, 16};
     for (size_t v = 0; v < sizeof iv / sizeof iv[0]; v++)
-        for (int c = 0; c < 2; c++)
+        for (int c = 0; c < 3; c++)
             for (int o = 0; o < 4; o++) {
                 setenv("SEISLIVE_WAVE_PIPE", iv[v].pipe, 1);
                 setenv("SEISLIVE_WAVE_TILE", iv[v].tile, 1);
