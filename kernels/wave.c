@@ -347,6 +347,7 @@ int wave_get_velocity_padded(struct wave_sim *s, float *v)
 }
 
 void wave_set_cpml(struct wave_sim *s, bool enabled) { s->cpml_on = enabled; }
+void wave_set_reverse_interior(struct wave_sim *s, bool on) { s->rev_interior = on; }
 bool wave_cpml_enabled(const struct wave_sim *s) { return s->cpml_on; }
 
 /* ---- CPU reference step ----------------------------------------------------------------- */
@@ -503,7 +504,8 @@ static void pml_row(struct wave_sim *s, const float *p, float *q, int j, int k, 
     }
 }
 
-static void step_cpu(struct wave_sim *s, bool cpml)
+/* INTERIOR (reverse steps without CPML only): update the box inside the layers. */
+static void step_cpu(struct wave_sim *s, bool cpml, bool interior)
 {
     const struct wave_layout *L = &s->L;
     const int r = s->r, h = L->halo;
@@ -512,15 +514,18 @@ static void step_cpu(struct wave_sim *s, bool cpml)
     float *q = s->prev;
     const float *vel = s->vel;
     cpml = cpml && (s->slab_count[0] + s->slab_count[1] + s->slab_count[2]) > 0;
+    interior = interior && !cpml;
     if (cpml)
         psi_update_cpu(s);
     const float *cx = s->c2[0], *cy = s->c2[1], *cz = s->c2[2];
     const float c0 = cx[0] + cy[0] + cz[0];
+    const int k0 = interior ? L->pml[4] : 0, k1 = interior ? L->npad[2] - L->pml[5] : L->npad[2];
+    const int j0 = interior ? L->pml[2] : 0, j1 = interior ? L->npad[1] - L->pml[3] : L->npad[1];
 #pragma omp parallel for collapse(2) schedule(static)
-    for (int k = 0; k < L->npad[2]; k++)
-        for (int j = 0; j < L->npad[1]; j++) {
+    for (int k = k0; k < k1; k++)
+        for (int j = j0; j < j1; j++) {
             size_t row = (size_t)(k + h) * sz + (size_t)(j + h) * sy + h;
-            int x0 = 0, x1 = L->npad[0];
+            int x0 = interior ? L->pml[0] : 0, x1 = interior ? L->npad[0] - L->pml[1] : L->npad[0];
             bool all_pml = false;
             if (cpml) {
                 all_pml = cpml_slab_index(j, L->npad[1], L->pml[2], L->pml[3]) >= 0 ||
@@ -568,23 +573,23 @@ void wave_swap(struct wave_sim *s)
     s->prev = t;
 }
 
-static int step_any(struct wave_sim *s, bool cpml)
+static int step_any(struct wave_sim *s, bool cpml, bool interior)
 {
 #ifdef SEISLIVE_CUDA
     if (on_gpu(s)) {
-        int rc = wave_cu_step(s, cpml);
+        int rc = wave_cu_step(s, cpml, interior);
         if (rc < 0)
             return rc;
     } else
 #endif
-        step_cpu(s, cpml);
+        step_cpu(s, cpml, interior);
     wave_swap(s);
     return 0;
 }
 
 int wave_step(struct wave_sim *s)
 {
-    int rc = step_any(s, s->cpml_on);
+    int rc = step_any(s, s->cpml_on, false);
     if (!rc)
         s->step++;
     return rc;
@@ -592,7 +597,7 @@ int wave_step(struct wave_sim *s)
 
 int wave_step_reverse(struct wave_sim *s)
 {
-    int rc = step_any(s, false);
+    int rc = step_any(s, false, s->rev_interior);
     if (!rc)
         s->step--;
     return rc;

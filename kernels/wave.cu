@@ -1306,7 +1306,7 @@ static int launch_split(wave_sim *s, const Box &in, const KArgs &a, const PArgs 
 }
 
 template <int R>
-static int launch_step(wave_sim *s, bool cpml)
+static int launch_step(wave_sim *s, bool cpml, bool interior)
 {
     const struct wave_layout *L = &s->L;
     cudaStream_t st = stream_of(s);
@@ -1314,6 +1314,7 @@ static int launch_step(wave_sim *s, bool cpml)
     PArgs m = pargs(s);
     bool any = s->slab_count[0] + s->slab_count[1] + s->slab_count[2] > 0;
     cpml = cpml && any;
+    interior = interior && !cpml;
     const int arr = cpml_arrangement(s);
     if (cpml && arr == CPML_LINES) {
         /* whole grid plain, then the layer corrections, all on one stream */
@@ -1332,8 +1333,8 @@ static int launch_step(wave_sim *s, bool cpml)
     }
     Box in;
     for (int ax = 0; ax < 3; ax++) {
-        in.lo[ax] = cpml ? L->pml[2 * ax] : 0;
-        in.hi[ax] = cpml ? L->npad[ax] - L->pml[2 * ax + 1] : L->npad[ax];
+        in.lo[ax] = cpml || interior ? L->pml[2 * ax] : 0;
+        in.hi[ax] = cpml || interior ? L->npad[ax] - L->pml[2 * ax + 1] : L->npad[ax];
     }
     /* The CPML kernels touch only the layers' q and memory and read p: they run on a
      * second stream beside the interior kernel (fork/join events). */
@@ -1382,17 +1383,17 @@ extern "C" int wave_cu_describe(const struct wave_sim *s, char *buf, size_t len)
     return 0;
 }
 
-extern "C" int wave_cu_step(struct wave_sim *s, bool cpml)
+extern "C" int wave_cu_step(struct wave_sim *s, bool cpml, bool interior)
 {
     switch (s->r) {
-    case 1: return launch_step<1>(s, cpml);
-    case 2: return launch_step<2>(s, cpml);
-    case 3: return launch_step<3>(s, cpml);
-    case 4: return launch_step<4>(s, cpml);
-    case 5: return launch_step<5>(s, cpml);
-    case 6: return launch_step<6>(s, cpml);
-    case 7: return launch_step<7>(s, cpml);
-    case 8: return launch_step<8>(s, cpml);
+    case 1: return launch_step<1>(s, cpml, interior);
+    case 2: return launch_step<2>(s, cpml, interior);
+    case 3: return launch_step<3>(s, cpml, interior);
+    case 4: return launch_step<4>(s, cpml, interior);
+    case 5: return launch_step<5>(s, cpml, interior);
+    case 6: return launch_step<6>(s, cpml, interior);
+    case 7: return launch_step<7>(s, cpml, interior);
+    case 8: return launch_step<8>(s, cpml, interior);
     }
     return err_set(-EINVAL, "wave: order %d not supported on CUDA", 2 * s->r);
 }

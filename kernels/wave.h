@@ -175,6 +175,13 @@ int wave_step(struct wave_sim *s);
  * Call wave_swap once before the first reverse step after a forward run. */
 int wave_step_reverse(struct wave_sim *s);
 
+/* Reverse steps over the interior only (off by default): the absorbing layers are left
+ * as they are.  For the boundary strategy, where the layers hold nothing a reverse step
+ * could rebuild and wave_strip_load restores the interior cells next to them after every
+ * step (the only cells whose stencil reaches into a layer): the result in the interior
+ * is the same, and each reverse step skips the layers' share of the grid. */
+void wave_set_reverse_interior(struct wave_sim *s, bool on);
+
 /* Exchange cur and prev (turns a forward state (p(N), p(N-1)) into the reverse start
  * (cur = p(N-1), prev = p(N))). */
 void wave_swap(struct wave_sim *s);

@@ -25,6 +25,7 @@ struct wave_sim {
     size_t slab_count[3];       /* elements of psi[a] / zeta[a] */
     float *ha[3], *hb[3];       /* host copies of the profiles */
     bool cpml_on;
+    bool rev_interior;  /* wave_set_reverse_interior */
     int64_t step;
     void *stream;               /* cudaStream_t */
     double vmax;
@@ -53,7 +54,8 @@ void wave_cu_free(struct wave_sim *s);
 int wave_cu_memcpy(void *dst, const void *src, size_t bytes, int dir, void *stream); /* 0 h2d 1 d2h 2 d2d */
 int wave_cu_zero(void *p, size_t bytes, void *stream);
 int wave_cu_sync(void *stream);
-int wave_cu_step(struct wave_sim *s, bool cpml);
+/* INTERIOR: update only the box inside the absorbing layers (reverse steps, no CPML). */
+int wave_cu_step(struct wave_sim *s, bool cpml, bool interior);
 int wave_cu_set_vel(struct wave_sim *s, const float *v, bool on_device);
 int wave_cu_get_vel(struct wave_sim *s, float *host);
 int wave_cu_points_upload(struct wave_points *pts);
