@@ -126,12 +126,15 @@ $(O)/unit-tests: $(TEST_OBJ) $(O)/libseislive.a
 $(O)/gpu-tests: $(GPU_OBJ) $(O)/libseislive.a
 	$(LOCK) $(CXX) $(LDFLAGS) $^ $(LDLIBS) -lcriterion -o $@
 
-# Tests run the programs of the same build; SEISLIVE_BUILD tells them where.
+# Tests run the programs of the same build; SEISLIVE_BUILD tells them where.  One test
+# per core, each (and the programs it starts) on one OpenMP thread: NPROC tests of NPROC
+# threads each oversubscribe a large machine so badly that physics tests time out.
 # deps first (it may install the compilers' libraries), then a parallel build.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(PROGS) $(O)/unit-tests
-	SEISLIVE_BUILD=$(CURDIR)/$(O) $(O)/unit-tests --jobs=$(NPROC) $(TEST_ARGS)
+	OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive SEISLIVE_BUILD=$(CURDIR)/$(O) \
+	    $(O)/unit-tests --jobs=$(NPROC) $(TEST_ARGS)
 
 test-gpu: $(PROGS) $(O)/gpu-tests
 	SEISLIVE_BUILD=$(CURDIR)/$(O) $(O)/gpu-tests --jobs=1 $(TEST_ARGS)

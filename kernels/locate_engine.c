@@ -450,12 +450,14 @@ static double profile(const struct locate_engine *e, const double q[3], double t
 {
     delays_at_pos(e, q, d);
     int64_t t0 = (int64_t)llround(tc);
-    int best = R;
-    for (int k = -R; k <= R; k++) {
+    for (int k = -R; k <= R; k++)
         sv[k + R] = stack_exact(e, d, (double)(t0 + k), NULL);
-        if (sv[k + R] > sv[best])
-            best = k + R;
-    }
+    /* the first of the largest (all values computed before comparing: comparing
+     * against sv[R] while filling read it before it was written) */
+    int best = 0;
+    for (int k = 1; k <= 2 * R; k++)
+        if (sv[k] > sv[best])
+            best = k;
     double off = 0.0, sig = 1.0, peak = sv[best];
     if (best > 0 && best < 2 * R) {
         fit3(sv[best - 1], sv[best], sv[best + 1], &off, &sig);
