@@ -55,9 +55,9 @@ int rtm_memory_estimate(const struct rtm_mem_input *in, struct rtm_mem *m)
     m->field = cells * f;
     m->strip = (cells - inner) * f;
     m->sim = wave_memory_bytes(&in->wp);
-    /* A state: both time levels and the CPML memory, i.e. the simulation less its
-     * v^2 dt^2 array (this over-counts the small CPML profiles). */
-    m->state = m->sim - L.count * f + sizeof(int64_t);
+    /* A checkpoint: both time levels and the CPML memory (not the CUDA kernels' second
+     * psi buffer, which wave_memory_bytes counts in the simulation). */
+    m->state = wave_state_bytes_of(&in->wp);
     struct wave_params rp;
     rtm_random_params(&in->wp, in->random_width, &rp);
     m->sim_random = wave_memory_bytes(&rp);

@@ -84,6 +84,15 @@ size_t wave_memory_bytes(const struct wave_params *p)
                             2 * (size_t)(L.npad[0] + L.npad[1] + L.npad[2]));
 }
 
+size_t wave_state_bytes_of(const struct wave_params *p)
+{
+    struct wave_layout L;
+    if (wave_layout_of(p, &L) < 0)
+        return 0;
+    size_t sc[3];
+    return sizeof(float) * (2 * L.count + 2 * slab_counts(&L, sc)) + sizeof(int64_t);
+}
+
 /* ---- memory helpers (host or device) -------------------------------------------------- */
 
 static int dev_alloc(struct wave_sim *s, float **out, size_t count)

@@ -111,6 +111,10 @@ int wave_layout_of(const struct wave_params *p, struct wave_layout *out);
  * strategy without allocating.  Does not include point sets or caller buffers. */
 size_t wave_memory_bytes(const struct wave_params *p);
 
+/* Bytes of one saved state (wave_state_bytes) of a simulation of P: both time levels
+ * and the CPML memory psi and zeta.  For RTM's checkpoint plan. */
+size_t wave_state_bytes_of(const struct wave_params *p);
+
 /* ---- life cycle ----------------------------------------------------------------------- */
 
 /* Create a simulation on DEV (CPU or CUDA; DEV must outlive it) for P, with the
