@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Stripped copies of the release programs in .gpubundle/ (about 37 MiB instead of the
+# 76 MiB of build/release with its objects and debug information), small enough to
+# carry to the GPU machine with .devlibs.  Then, there:
+#   SEISLIVE_BUILD=$PWD/.gpubundle bash tools/gpu-run.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=${1:-build/release}
+rm -rf .gpubundle
+mkdir -p .gpubundle
+for p in gpu-tests unit-tests seislive seislive-bench seislive-gen seislive-sub seislive-replay; do
+  [ -x "$B/$p" ] || { echo "gpu-bundle: $B/$p is missing: make -j2 && make -j2 $B/gpu-tests $B/unit-tests" >&2; exit 1; }
+  strip -o ".gpubundle/$p" "$B/$p"
+done
+du -sh .gpubundle
