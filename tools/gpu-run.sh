@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Everything the GPU machine must run, in one device call (it has no package registry,
 # so the Debian runtime libraries travel in .devlibs, unpacked by
-# ../shared/tools/device-libs.sh).  Build here first (`make -j2`), then call the device
-# tool with carry ["build/release", ".devlibs"] and the command `bash tools/gpu-run.sh`.
+# ../shared/tools/device-libs.sh).  Build here first (`make -j2`), strip the programs
+# into .gpubundle (tools/gpu-bundle.sh), then call the device tool with carry
+# [".gpubundle", ".devlibs"] and `SEISLIVE_BUILD=$PWD/.gpubundle bash tools/gpu-run.sh`.
 # Writes logs to $OUT (or ./gpu-out) and prints a short summary last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
