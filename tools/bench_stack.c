@@ -31,6 +31,7 @@
 #include "stream/error.h"
 #include "stream/log.h"
 #include "tools/bench.h"
+#include "tools/options.h"
 
 #define MAXG 16
 static const double VOL[3] = {4000.0, 4000.0, 3000.0}, TOP = 500.0, VP = 4000.0;
@@ -40,19 +41,6 @@ static double now_s(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int parse_ints(const char *s, int *out, int max)
-{
-    int n = 0;
-    while (*s && n < max) {
-        out[n++] = atoi(s);
-        const char *c = strchr(s, ',');
-        if (!c)
-            break;
-        s = c + 1;
-    }
-    return n;
 }
 
 static unsigned rng = 1u;
@@ -347,9 +335,13 @@ int bench_stack(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = 1;
-        else if (!strcmp(argv[i], "--grids") && i + 1 < argc)
-            ng = parse_ints(argv[++i], grids, MAXG);
-        else if (!strcmp(argv[i], "--stations") && i + 1 < argc)
+        else if (!strcmp(argv[i], "--grids") && i + 1 < argc) {
+            ng = options_ints(argv[++i], grids, 1, MAXG);
+            if (ng < 0) {
+                fprintf(stderr, "seislive-bench: --grids takes 1 to %d whole numbers separated by commas\n", MAXG);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--stations") && i + 1 < argc)
             ns = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--fs") && i + 1 < argc)
             fs = atof(argv[++i]);

@@ -23,25 +23,13 @@
 #include "kernels/wave.h"
 #include "stream/error.h"
 #include "tools/bench.h"
+#include "tools/options.h"
 
 static double now_s(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
-static int parse_list(const char *s, int *out, int max)
-{
-    int n = 0;
-    while (*s && n < max) {
-        out[n++] = atoi(s);
-        const char *c = strchr(s, ',');
-        if (!c)
-            break;
-        s = c + 1;
-    }
-    return n;
 }
 
 struct row {
@@ -128,11 +116,19 @@ int bench_stencil(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = true;
-        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
-            nsizes = parse_list(argv[++i], sizes, 8);
-        else if (!strcmp(argv[i], "--orders") && i + 1 < argc)
-            norders = parse_list(argv[++i], orders, 8);
-        else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+            nsizes = options_ints(argv[++i], sizes, 1, 8);
+            if (nsizes < 0) {
+                fprintf(stderr, "seislive-bench: --sizes takes 1 to %d whole numbers separated by commas\n", 8);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--orders") && i + 1 < argc) {
+            norders = options_ints(argv[++i], orders, 1, 8);
+            if (norders < 0) {
+                fprintf(stderr, "seislive-bench: --orders takes 1 to %d whole numbers separated by commas\n", 8);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
             steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--pml") && i + 1 < argc)
             pml = atoi(argv[++i]);
