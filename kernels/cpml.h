@@ -25,8 +25,13 @@ void cpml_profile(int npad, int wlo, int whi, double h, double dt, double vmax, 
                   double f_ref, float *a, float *b);
 
 /* Index of padded point I in the layer storage of its axis (0..wlo+whi-1), or -1 when
- * I is not in a layer of that axis. */
-static inline int cpml_slab_index(int i, int npad, int wlo, int whi)
+ * I is not in a layer of that axis.  Shared by the CPU reference and the CUDA kernels. */
+#ifdef __CUDACC__
+#define CPML_HD __host__ __device__
+#else
+#define CPML_HD
+#endif
+static inline CPML_HD int cpml_slab_index(int i, int npad, int wlo, int whi)
 {
     if (i < 0 || i >= npad)
         return -1;

@@ -13,6 +13,7 @@
  * kept as variants: split (k_psi pass, then k_pml, beside an interior box: the naive
  * kernel's) and fused (k_layer: psi(n+1) and the stretched update in one pass beside an
  * interior box).  Variants and their switches: see "dispatch" below. */
+#include "kernels/cpml.h"
 #include "kernels/cuda_check.h"
 #include "kernels/points.h"
 #include "kernels/wave_internal.h"
@@ -78,16 +79,6 @@ static PArgs pargs(const wave_sim *s)
     return a;
 }
 
-__device__ __forceinline__ int slab_index(int i, int npad, int wlo, int whi)
-{
-    if (i < 0 || i >= npad)
-        return -1;
-    if (i < wlo)
-        return i;
-    if (i >= npad - whi)
-        return i - (npad - whi) + wlo;
-    return -1;
-}
 
 __device__ __forceinline__ long long slab_elem(const PArgs &m, int a, int i, int j, int k, int js)
 {
@@ -469,7 +460,7 @@ __global__ void k_pml(KArgs a, PArgs m, int gax, Box b)
             d2 += a.c2[ax][l] * (__ldg(p + c + l * st[ax]) + __ldg(p + c - l * st[ax]));
         const int np = m.npad[ax], wlo = m.pml[2 * ax], whi = m.pml[2 * ax + 1];
         const int x = ijk[ax];
-        const int js = slab_index(x, np, wlo, whi);
+        const int js = cpml_slab_index(x, np, wlo, whi);
         if (js < 0) {
             lap += d2;
             continue;
@@ -482,9 +473,9 @@ __global__ void k_pml(KArgs a, PArgs m, int gax, Box b)
             int xu = x + l, xd = x - l;
             float up = 0, dn = 0;
             if (xu < np && (xu < wlo || xu >= np - whi))
-                up = __ldg(psi + e + (long long)(slab_index(xu, np, wlo, whi) - js) * sst[ax]);
+                up = __ldg(psi + e + (long long)(cpml_slab_index(xu, np, wlo, whi) - js) * sst[ax]);
             if (xd >= 0 && (xd < wlo || xd >= np - whi))
-                dn = __ldg(psi + e - (long long)(js - slab_index(xd, np, wlo, whi)) * sst[ax]);
+                dn = __ldg(psi + e - (long long)(js - cpml_slab_index(xd, np, wlo, whi)) * sst[ax]);
             dpsi += a.c1[ax][l] * (up - dn);
         }
         float t = d2 + dpsi;
@@ -565,15 +556,15 @@ __global__ void __launch_bounds__(TX *LBY, 2) k_layer(KArgs a, PArgs m, LBoxes l
     const float *__restrict__ p = a.p;
     const long long sy = a.sy, sz = a.sz;
     const long long cc = (long long)(j + h) * sy + (i + h); /* column of (i, j), plane 0 */
-    const int jsx = slab_index(i, np0, wx0, wx1), jsy = slab_index(j, np1, wy0, wy1);
+    const int jsx = cpml_slab_index(i, np0, wx0, wx1), jsy = cpml_slab_index(j, np1, wy0, wy1);
     const bool lx = inside && jsx >= 0, ly = inside && jsy >= 0;
     /* psi halos: columns xl, xr (threads tx < R, row j), rows yl, yr (threads ty < R,
      * column i). */
     const int xl = x0 - R + tx, xr = x0 + TX + tx, yl = y0 - R + ty, yr = y0 + LBY + ty;
-    const int jxl = bx && tx < R && rowok ? slab_index(xl, np0, wx0, wx1) : -1;
-    const int jxr = bx && tx < R && rowok ? slab_index(xr, np0, wx0, wx1) : -1;
-    const int jyl = by && ty < R && colok ? slab_index(yl, np1, wy0, wy1) : -1;
-    const int jyr = by && ty < R && colok ? slab_index(yr, np1, wy0, wy1) : -1;
+    const int jxl = bx && tx < R && rowok ? cpml_slab_index(xl, np0, wx0, wx1) : -1;
+    const int jxr = bx && tx < R && rowok ? cpml_slab_index(xr, np0, wx0, wx1) : -1;
+    const int jyl = by && ty < R && colok ? cpml_slab_index(yl, np1, wy0, wy1) : -1;
+    const int jyr = by && ty < R && colok ? cpml_slab_index(yr, np1, wy0, wy1) : -1;
     auto ex = [&](int y, int js, int k) { return ((long long)k * np1 + y) * wxs + js; };
     auto ey = [&](int x, int js, int k) { return ((long long)k * wys + js) * np0 + x; };
     auto ez = [&](int js) { return ((long long)js * np1 + j) * np0 + i; };
@@ -601,7 +592,7 @@ __global__ void __launch_bounds__(TX *LBY, 2) k_layer(KArgs a, PArgs m, LBoxes l
     };
     auto fetch = [&](int kk, Pt &f) {
         const long long pl = (long long)(kk + h) * sz;
-        const int jz = slab_index(kk, np2, wz0, wz1), jz2 = slab_index(kk + R, np2, wz0, wz1);
+        const int jz = cpml_slab_index(kk, np2, wz0, wz1), jz2 = cpml_slab_index(kk + R, np2, wz0, wz1);
         f.pn = pcol(kk + 2 * R);
         f.qo = inside ? a.q[cc + pl] : 0.0f;
         f.vv = inside ? __ldg(a.vel + cc + pl) : 0.0f;
@@ -624,7 +615,7 @@ __global__ void __launch_bounds__(TX *LBY, 2) k_layer(KArgs a, PArgs m, LBoxes l
         qz[u] = pcol(kb - 2 * R + u);
 #pragma unroll
     for (int u = 0; u < 2 * R; u++) {
-        const int kk = kb - R + u, js = slab_index(kk, np2, wz0, wz1);
+        const int kk = kb - R + u, js = cpml_slab_index(kk, np2, wz0, wz1);
         float v = 0.0f;
         if (inside && js >= 0) {
             float d1 = 0;
@@ -648,7 +639,7 @@ __global__ void __launch_bounds__(TX *LBY, 2) k_layer(KArgs a, PArgs m, LBoxes l
         }
         cp_commit();
         const long long pl = (long long)(k + h) * sz;
-        const int jsz = slab_index(k, np2, wz0, wz1); /* uniform */
+        const int jsz = cpml_slab_index(k, np2, wz0, wz1); /* uniform */
         const bool lz = inside && jsz >= 0;
         qz[Q] = cur.pn;
         const int tr = ty + H2, tc = tx + H2; /* this point in the p tile */
@@ -717,7 +708,7 @@ __global__ void __launch_bounds__(TX *LBY, 2) k_layer(KArgs a, PArgs m, LBoxes l
         }
         {
             /* push psi_z(n+1) of plane k + R, from the p queue (planes k .. k+2R) */
-            const int kk = k + R, js = slab_index(kk, np2, wz0, wz1);
+            const int kk = k + R, js = cpml_slab_index(kk, np2, wz0, wz1);
             float v = 0.0f;
             if (js >= 0 && inside) {
                 float d1 = 0;
@@ -860,7 +851,7 @@ __global__ void __launch_bounds__(128) k_line(KArgs a, PArgs m, int dimA)
             pq[u] = P(s0 - 2 * R + u);
 #pragma unroll
         for (int u = 0; u < 2 * R; u++) {
-            const int y = s0 - R + u, js = slab_index(y, np, wlo, whi);
+            const int y = s0 - R + u, js = cpml_slab_index(y, np, wlo, whi);
             float v = 0.0f;
             if (js >= 0) {
                 float d1 = 0;
@@ -877,11 +868,11 @@ __global__ void __launch_bounds__(128) k_line(KArgs a, PArgs m, int dimA)
             float pn[LU], po[LU], zo[LU], qo[LU], vo[LU];
 #pragma unroll
             for (int u = 0; u < LU; u++) {
-                const int x = xb + u, y = x + R, jy = slab_index(y, np, wlo, whi);
+                const int x = xb + u, y = x + R, jy = cpml_slab_index(y, np, wlo, whi);
                 pn[u] = P(x + 2 * R);
                 po[u] = jy >= 0 ? __ldg(psi + e0 + jy * est) : 0.0f;
                 const bool ok = x < s1;
-                const int js = ok ? slab_index(x, np, wlo, whi) : 0;
+                const int js = ok ? cpml_slab_index(x, np, wlo, whi) : 0;
                 const long long c = c0 + (long long)x * st;
                 zo[u] = ok ? m.zeta[A][e0 + js * est] : 0.0f;
                 qo[u] = ok ? a.q[c] : 0.0f;
@@ -894,7 +885,7 @@ __global__ void __launch_bounds__(128) k_line(KArgs a, PArgs m, int dimA)
                     break;
                 pq[4 * R] = pn[u];
                 {
-                    const int y = x + R, js = slab_index(y, np, wlo, whi);
+                    const int y = x + R, js = cpml_slab_index(y, np, wlo, whi);
                     float v = 0.0f;
                     if (js >= 0) {
                         float d1 = 0;
@@ -905,7 +896,7 @@ __global__ void __launch_bounds__(128) k_line(KArgs a, PArgs m, int dimA)
                     }
                     sq[2 * R] = v;
                 }
-                const int js = slab_index(x, np, wlo, whi);
+                const int js = cpml_slab_index(x, np, wlo, whi);
                 const long long e = e0 + js * est, c = c0 + (long long)x * st;
                 float d2 = a.c2[A][0] * pq[2 * R], dpsi = 0;
 #pragma unroll
@@ -956,7 +947,7 @@ __global__ void __launch_bounds__(128) k_line_x(KArgs a, PArgs m, int dim0)
                 const int g = x - R + u + h;
                 pv[u] = g >= 0 && g < dim0 ? __ldg(p + c0 + (x - R + u)) : 0.0f;
             }
-            const int js = slab_index(x, np0, wlo, whi);
+            const int js = cpml_slab_index(x, np0, wlo, whi);
             float psn = 0.0f;
             if (js >= 0) {
                 float d1 = 0;
