@@ -1192,6 +1192,16 @@ static int face_boxes(const wave_sim *s, const Box &in, Box out[6])
     return n;
 }
 
+/* psi(n+1) was written to psi_alt: it becomes psi (the fused and lines arrangements). */
+static void swap_psi(wave_sim *s)
+{
+    for (int ax = 0; ax < 3; ax++) {
+        float *t = s->psi[ax];
+        s->psi[ax] = s->psi_alt[ax];
+        s->psi_alt[ax] = t;
+    }
+}
+
 /* Fused CPML: one k_layer launch over the face boxes, then psi(n+1) becomes psi. */
 template <int R>
 static int launch_layers(wave_sim *s, const Box &in, const KArgs &a, const PArgs &m, cudaStream_t st)
@@ -1217,11 +1227,7 @@ static int launch_layers(wave_sim *s, const Box &in, const KArgs &a, const PArgs
         return 0;
     k_layer<R><<<(unsigned)tot, dim3(TX, LBY), 0, st>>>(a, m, lb, s->L.dim[0], s->L.dim[1], s->L.dim[2]);
     CUDA_TRY_LAUNCH();
-    for (int ax = 0; ax < 3; ax++) {
-        float *t = s->psi[ax];
-        s->psi[ax] = s->psi_alt[ax];
-        s->psi_alt[ax] = t;
-    }
+    swap_psi(s);
     return 0;
 }
 
@@ -1245,11 +1251,7 @@ static int launch_lines(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_
             k_line<R, 2><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
         CUDA_TRY_LAUNCH();
     }
-    for (int ax = 0; ax < 3; ax++) {
-        float *t = s->psi[ax];
-        s->psi[ax] = s->psi_alt[ax];
-        s->psi_alt[ax] = t;
-    }
+    swap_psi(s);
     return 0;
 }
 
