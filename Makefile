@@ -79,7 +79,7 @@ PROGS    := $(foreach m,$(MAINS),$(O)/$(call prog_name,$(m)))
 TEST_SRC := $(wildcard tests/*.c)
 GPU_SRC  := $(wildcard tests/gpu/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(O)/%.o)
-GPU_OBJ  := $(GPU_SRC:%.c=$(O)/%.o) $(filter $(O)/tests/support%.o,$(TEST_OBJ))
+GPU_OBJ  := $(GPU_SRC:%.c=$(O)/%.o) $(filter $(O)/tests/support%.o $(O)/tests/test_locate_synth%.o,$(TEST_OBJ))
 
 .PHONY: all deps test test-gpu demo demo-locate bench example clean FORCE
 all: $(PROGS)

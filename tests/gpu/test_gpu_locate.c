@@ -28,6 +28,7 @@
 #include "stream/error.h"
 #include "tests/gpu/gpu_support.h"
 #include "tests/support.h"
+#include "tests/test_locate_synth.h"
 
 #ifdef SEISLIVE_CUDA
 static const int kernels[3] = {STACK_KERNEL_STAGED, STACK_KERNEL_STAGED_DB, STACK_KERNEL_DIRECT};
@@ -566,66 +567,22 @@ static void eng_coh(const float *coh, const struct tt_grid *g, int64_t seq, int6
     o->ncoh += nj;
 }
 
-static double gauss(void)
-{
-    double u = frand() + 1e-7, v = frand();
-    return sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v);
-}
-
-static void ricker(float *x, int ns, double dt, double t0, double f, double amp)
-{
-    for (int i = 0; i < ns; i++) {
-        double a = M_PI * f * (i * dt - t0), a2 = a * a;
-        if (a2 < 30)
-            x[i] += (float)(amp * (1.0 - 2.0 * a2) * exp(-a2));
-    }
-}
-
-static void run_engine(const struct sl_device *dev, const struct station_set *st, const struct trace_channel *chan,
-                       const float *data, const uint8_t *chan_ok, int nch, int ns, double dt, struct engine_out *o)
+/* The engine on DEV over the synthetic stream S cut into blocks of uneven sizes, with
+ * CHAN_OK marking dead channels. */
+static void run_engine(const struct sl_device *dev, const struct synth *s, const uint8_t *chan_ok,
+                       struct engine_out *o)
 {
     struct sl_config cfg;
-    config_defaults(&cfg);
-    struct locate_conf *lc = &cfg.locate;
-    lc->phases = PHASES_PS;
-    lc->traveltime = TT_HOMOGENEOUS;
-    lc->vp = 3500.0;
-    lc->vs = 2000.0;
-    for (int a = 0; a < 3; a++) {
-        lc->grid_n[a] = a == 2 ? 6 : 9;
-        lc->grid_d[a] = 100.0;
-        lc->grid_o[a] = a == 2 ? 400.0 : 0.0;
-    }
-    lc->cf = CF_ENVELOPE;
-    lc->sta = 0.06;
-    lc->lta = 1.0;
-    lc->band[0] = 4.0;
-    lc->band[1] = 30.0;
-    lc->normalize = NORM_COUNT;
-    lc->block_samples = 500;
-    lc->trigger = TRIGGER_MAD;
-    lc->threshold = 15.0;
-    lc->min_interval = 1.0;
-    lc->mad_window = 6.0;
+    synth_config(&cfg);
+    cfg.locate.block_samples = 500;
+    cfg.locate.mad_window = 6.0;
     struct locate_engine *e = NULL;
-    cr_assert_eq(locate_engine_create(&e, &cfg, dev, st), 0, "%s", err_msg());
+    cr_assert_eq(locate_engine_create(&e, &cfg, dev, &s->st), 0, "%s", err_msg());
     locate_engine_on_event(e, eng_event, o);
     locate_engine_on_trace(e, eng_trace, o);
     locate_engine_on_coherence(e, eng_coh, o);
     static const int cuts[] = {700, 333, 1024, 1, 517};
-    float *blk = malloc((size_t)nch * 1024 * sizeof(float));
-    int off = 0;
-    for (int b = 0; off < ns; b++) {
-        int k = cuts[b % 5] < ns - off ? cuts[b % 5] : ns - off;
-        for (int c = 0; c < nch; c++)
-            memcpy(blk + (size_t)c * k, data + (size_t)c * ns + off, (size_t)k * sizeof(float));
-        struct trace_block tb = {.seq = b, .t0_ns = 1700000000000000000ll + (int64_t)llround(off * dt * 1e9),
-                                 .dt = dt, .nrec = nch, .ns = k, .chan = chan, .data = blk, .chan_ok = chan_ok};
-        cr_assert_eq(locate_engine_process(e, &tb), 0, "%s: block %d: %s", dev->name, b, err_msg());
-        off += k;
-    }
-    cr_assert_eq(locate_engine_flush(e), 0, "%s", err_msg());
-    free(blk);
+    cr_assert_eq(synth_feed(e, s, cuts, 5, NULL, chan_ok), 0, "%s: %s", dev->name, err_msg());
     locate_engine_destroy(e);
     config_free(&cfg);
 }
@@ -638,41 +595,21 @@ Test(gpu_locate, engine_gpu_matches_cpu_on_a_stream, .timeout = 120)
     struct sl_device gpu, cpu = {.kind = SL_DEVICE_CPU, .index = -1};
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
     snprintf(cpu.name, sizeof cpu.name, "CPU");
-    const int nsta = 36, nch = 3 * nsta, ns = 3000;
-    const double dt = 0.004, vp = 3500.0, vs = 2000.0;
+    /* 36 stations at trace SNR 3, 3000 samples of 4 ms, two events; station 5 dead, a
+     * gap on station 9's vertical */
     static const double ev[2][4] = {{437.0, 612.0, 655.0, 4.0}, {320.0, 250.0, 530.0, 8.5}};
-    struct station_set st = {.n = nsta};
-    st.st = calloc((size_t)nsta, sizeof *st.st);
-    struct trace_channel *chan = calloc((size_t)nch, sizeof *chan);
-    float *data = malloc((size_t)nch * ns * sizeof(float));
+    struct synth s = {.nev = 2};
+    memcpy(s.ev, ev, sizeof ev);
+    synth_make(&s, 36, 3000, 0.004, 3.0, 11);
+    const int nch = 3 * s.nsta;
     uint8_t *ok = malloc((size_t)nch);
-    for (int s = 0; s < nsta; s++) {
-        struct station *p = &st.st[s];
-        snprintf(p->name, sizeof p->name, "S%02d", s);
-        p->x = 150.0 + 240.0 * (s % 6);
-        p->y = 150.0 + 240.0 * (s / 6);
-        p->lat = p->lon = p->elev = NAN;
-        for (int c = 0; c < 3; c++) {
-            struct trace_channel *ch = &chan[3 * s + c];
-            snprintf(ch->net, sizeof ch->net, "XX");
-            snprintf(ch->sta, sizeof ch->sta, "S%02d", s);
-            snprintf(ch->cha, sizeof ch->cha, "HH%c", "ZNE"[c]);
-            ok[3 * s + c] = s != 5; /* station 5 dead */
-            float *x = data + (size_t)(3 * s + c) * ns;
-            for (int i = 0; i < ns; i++)
-                x[i] = (float)gauss();
-            for (int k = 0; k < 2; k++) {
-                double d = sqrt(pow(p->x - ev[k][0], 2) + pow(p->y - ev[k][1], 2) + pow(ev[k][2], 2));
-                double pol = frand() < 0.5 ? -3.0 : 3.0;
-                ricker(x, ns, dt, ev[k][3] + d / (c ? vs : vp), 15.0, pol);
-            }
-        }
-    }
+    for (int c = 0; c < nch; c++)
+        ok[c] = c / 3 != 5;
     for (int i = 1200; i < 1400; i++)
-        data[(size_t)(3 * 9) * ns + i] = NAN; /* a gap on station 9's vertical */
+        s.data[(size_t)(3 * 9) * s.ns + i] = NAN;
     struct engine_out oc = {0}, og = {0};
-    run_engine(&cpu, &st, chan, data, ok, nch, ns, dt, &oc);
-    run_engine(&gpu, &st, chan, data, ok, nch, ns, dt, &og);
+    run_engine(&cpu, &s, ok, &oc);
+    run_engine(&gpu, &s, ok, &og);
     cr_assert_eq(og.nt, oc.nt, "stacked times: GPU %zu, CPU %zu", og.nt, oc.nt);
     cr_assert_eq(og.ncoh, oc.ncoh, "coherence values: GPU %zu, CPU %zu", og.ncoh, oc.ncoh);
     int jd = 0;
@@ -699,6 +636,7 @@ Test(gpu_locate, engine_gpu_matches_cpu_on_a_stream, .timeout = 120)
         cr_assert_lt(llabs(a->origin_ns - b->origin_ns), 1000, "event %d origin", k);
     }
     free(oc.m), free(oc.j), free(oc.coh), free(og.m), free(og.j), free(og.coh);
-    free(st.st), free(chan), free(data), free(ok);
+    free(ok);
+    synth_free(&s);
 #endif
 }
