@@ -15,6 +15,7 @@
 
 #include "io/model.h"
 #include "io/segy_write.h"
+#include "kernels/rtm_device.h"
 #include "kernels/stability.h"
 #include "kernels/wave.h"
 #include "kernels/wavelet.h"
@@ -194,6 +195,11 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
     struct wave_points *rp = NULL, *sp = NULL;
     struct segy_writer *w = NULL;
     float *tr = NULL, *out = NULL, *snap = NULL;
+    /* On a GPU the wavelet and the traces stay in device memory for the whole shot: a
+     * host buffer would cost a copy and a synchronisation in every step. */
+    const bool on_gpu = dev->kind == SL_DEVICE_CUDA;
+    const unsigned bufs = on_gpu ? WAVE_BUF_DEVICE : 0u;
+    float *gwav = NULL, *gtr = NULL; /* device copies (GPU only) */
     if ((rc = wave_create(dev, &pl.wp, pl.model.v, &s)) < 0)
         goto done;
     if ((rc = wave_points_create(s, pl.rec, pl.nrec, WAVE_INTERP_SINC, &rp)) < 0) {
@@ -226,6 +232,14 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
         rc = err_set(-ENOMEM, "model: out of memory for %zu traces", pl.nrec);
         goto done;
     }
+    const size_t tr_bytes = pl.nrec * ((size_t)pl.nt + 1) * sizeof *tr;
+    if (on_gpu &&
+        ((rc = rtm_dev_alloc(dev, (size_t)pl.nt * sizeof *gwav, (void **)&gwav)) < 0 ||
+         (rc = rtm_dev_put(dev, gwav, pl.wavelet, (size_t)pl.nt * sizeof *gwav)) < 0 ||
+         (rc = rtm_dev_alloc(dev, tr_bytes, (void **)&gtr)) < 0))
+        goto done;
+    const float *wav = on_gpu ? gwav : pl.wavelet;
+    float *dtr = on_gpu ? gtr : tr;
     const double t_start = now_s();
     double t_log = t_start;
     const long long total = (long long)nsrc * pl.nt;
@@ -239,8 +253,8 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
         }
         if ((rc = wave_reset(s)) < 0)
             break;
-        for (size_t r = 0; r < pl.nrec; r++)
-            tr[r * (pl.nt + 1)] = 0;
+        if ((rc = rtm_dev_zero(dev, dtr, tr_bytes)) < 0) /* sample 0 of every trace */
+            break;
         for (int it = 0; it < pl.nt; it++) {
             if (signals_stop_requested()) {
                 log_warn("stop requested: abandoning shot %zu at step %d of %d; %d complete shots "
@@ -248,8 +262,8 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
                 goto done;
             }
             if ((rc = wave_step(s)) < 0 ||
-                (rc = wave_inject(s, sp, &pl.wavelet[it], 1, 1.0f, WAVE_INJECT_PHYSICAL)) < 0 ||
-                (rc = wave_sample(s, rp, tr + it + 1, (size_t)pl.nt + 1, 0)) < 0)
+                (rc = wave_inject(s, sp, wav + it, 1, 1.0f, WAVE_INJECT_PHYSICAL | bufs)) < 0 ||
+                (rc = wave_sample(s, rp, dtr + it + 1, (size_t)pl.nt + 1, bufs)) < 0)
                 goto done;
             int se = cfg->propagator.snapshot_every;
             if (se > 0 && (it + 1) % se == 0 &&
@@ -264,6 +278,8 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
                 t_log = t;
             }
         }
+        if (on_gpu && ((rc = rtm_dev_sync(dev)) < 0 || (rc = rtm_dev_get(dev, tr, dtr, tr_bytes)) < 0))
+            break;
         for (size_t r = 0; r < pl.nrec && rc == 0; r++) {
             wavelet_resample(tr + r * (pl.nt + 1), (size_t)pl.nt + 1, pl.dt, out, (size_t)pl.ns_out,
                              pl.dt_out);
@@ -281,6 +297,8 @@ done:;
     wave_points_destroy(sp);
     wave_points_destroy(rp);
     wave_destroy(s);
+    rtm_dev_free(dev, gwav);
+    rtm_dev_free(dev, gtr);
     free(tr);
     free(out);
     free(snap);
