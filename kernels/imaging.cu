@@ -4,6 +4,9 @@
 #include "conf/config.h"
 #include "kernels/cuda_check.h"
 
+#include <stdint.h>
+#include <stdlib.h>
+
 /* Box geometry passed by value to the kernels. */
 struct box_g {
     int ox, oy, oz, px, py;
@@ -57,10 +60,63 @@ __global__ void imaging_acc_kernel(int nx, int ny, box_g gu, box_g gq, const flo
         illr[o] = __fadd_rn(illr[o], __fmul_rn(c, c));
 }
 
+/* The same, 4 cells of a row per thread as float4: 4x the bytes per load instruction,
+ * so more of them are in flight (the scalar kernel reached ~2.2 TB/s on the H100).
+ * Only when every row of u, q and the accumulators starts 16-byte aligned. */
+__global__ void imaging_acc4_kernel(int nx4, int ny, box_g gu, box_g gq, const float *__restrict__ u,
+                                    const float *__restrict__ q, float *__restrict__ num,
+                                    float *__restrict__ ills, float *__restrict__ illr)
+{
+    int x4 = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    int z = blockIdx.z;
+    if (x4 >= nx4 || y >= ny)
+        return;
+    size_t o = ((size_t)z * ny + y) * nx4 + x4;
+    float4 a = *(const float4 *)(u + at(gu, 4 * x4, y, z)), c = *(const float4 *)(q + at(gq, 4 * x4, y, z));
+    float4 n = ((float4 *)num)[o], s = ((float4 *)ills)[o];
+    n.x = __fadd_rn(n.x, __fmul_rn(a.x, c.x));
+    n.y = __fadd_rn(n.y, __fmul_rn(a.y, c.y));
+    n.z = __fadd_rn(n.z, __fmul_rn(a.z, c.z));
+    n.w = __fadd_rn(n.w, __fmul_rn(a.w, c.w));
+    s.x = __fadd_rn(s.x, __fmul_rn(a.x, a.x));
+    s.y = __fadd_rn(s.y, __fmul_rn(a.y, a.y));
+    s.z = __fadd_rn(s.z, __fmul_rn(a.z, a.z));
+    s.w = __fadd_rn(s.w, __fmul_rn(a.w, a.w));
+    ((float4 *)num)[o] = n;
+    ((float4 *)ills)[o] = s;
+    if (illr) {
+        float4 r = ((float4 *)illr)[o];
+        r.x = __fadd_rn(r.x, __fmul_rn(c.x, c.x));
+        r.y = __fadd_rn(r.y, __fmul_rn(c.y, c.y));
+        r.z = __fadd_rn(r.z, __fmul_rn(c.z, c.z));
+        r.w = __fadd_rn(r.w, __fmul_rn(c.w, c.w));
+        ((float4 *)illr)[o] = r;
+    }
+}
+
+static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+/* Every row of box B in field F starts on 16 bytes. */
+static bool rows_aligned(const struct imaging_box *b, const float *f)
+{
+    return aligned16(f) && b->off[0] % 4 == 0 && b->pitch[0] % 4 == 0;
+}
+
 extern "C" int imaging_accumulate_cuda(const struct imaging_box *bu, const float *u,
                                        const struct imaging_box *bq, const float *q,
                                        const struct imaging_acc *acc, void *stream)
 {
+    if (bq->n[0] % 4 == 0 && rows_aligned(bu, u) && rows_aligned(bq, q) && aligned16(acc->num) &&
+        aligned16(acc->ill_s) && (!acc->ill_r || aligned16(acc->ill_r)) && !getenv("SEISLIVE_IMAGING_SCALAR")) {
+        int nx4 = bq->n[0] / 4;
+        dim3 block(32, 8, 1);
+        dim3 grid((nx4 + 31) / 32, (bq->n[1] + 7) / 8, bq->n[2]);
+        imaging_acc4_kernel<<<grid, block, 0, (cudaStream_t)stream>>>(nx4, bq->n[1], geom(bu), geom(bq), u, q,
+                                                                      acc->num, acc->ill_s, acc->ill_r);
+        CUDA_TRY_LAUNCH();
+        return 0;
+    }
     dim3 block(32, 8, 1);
     dim3 grid((bq->n[0] + 31) / 32, (bq->n[1] + 7) / 8, bq->n[2]);
     imaging_acc_kernel<<<grid, block, 0, (cudaStream_t)stream>>>(bq->n[0], bq->n[1], geom(bu), geom(bq), u, q,
