@@ -69,6 +69,10 @@ struct rtm_shot_stats {
     long fwd_steps;         /* source-wavefield steps, recomputation included */
     long bwd_steps;         /* receiver-wavefield steps */
     double seconds;         /* wall time of the migration */
+    /* where it went (wall clock, device synchronised at each boundary): setup (sub-volume,
+     * simulations, uploads), the sweeps (boundary and random: forward, then backward;
+     * other strategies: all in sweep_fwd), finish (image, download, release) */
+    double setup_s, sweep_fwd_s, sweep_bwd_s, finish_s;
 };
 
 struct rtm_engine;

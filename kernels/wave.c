@@ -149,8 +149,33 @@ static int zero(struct wave_sim *s, float *p, size_t count)
 
 /* ---- life cycle ----------------------------------------------------------------------- */
 
-int wave_create(const struct sl_device *dev, const struct wave_params *p, const float *v,
-                struct wave_sim **out)
+/* Largest velocity of the interior grid V (all finite and > 0), or -EINVAL naming
+ * the first bad point.  OpenMP: 128 MB models are checked for every shot. */
+static int velocity_max(const struct wave_params *p, const float *v, double *vmax)
+{
+    size_t ninner = (size_t)p->n[0] * p->n[1] * p->n[2];
+    float m = 0;
+    int bad = 0;
+#pragma omp parallel for reduction(max : m) reduction(| : bad) schedule(static)
+    for (size_t i = 0; i < ninner; i++) {
+        if (!(v[i] > 0) || !isfinite(v[i]))
+            bad = 1;
+        else if (v[i] > m)
+            m = v[i];
+    }
+    if (bad)
+        for (size_t i = 0; i < ninner; i++)
+            if (!(v[i] > 0) || !isfinite(v[i]))
+                return err_set(-EINVAL, "wave: velocity %g at interior point %zu (x %zu, y %zu, z %zu): must be finite and > 0",
+                               v[i], i, i % p->n[0], i / p->n[0] % p->n[1], i / p->n[0] / p->n[1]);
+    *vmax = m;
+    return 0;
+}
+
+/* A simulation of P on DEV with fields, CPML memory and profiles (damping from VMAX)
+ * allocated and zero; the velocity is the caller's to set. */
+static int create_core(const struct sl_device *dev, const struct wave_params *p, double vmax,
+                       struct wave_sim **out)
 {
     *out = NULL;
     struct wave_sim *s = calloc(1, sizeof *s);
@@ -177,17 +202,6 @@ int wave_create(const struct sl_device *dev, const struct wave_params *p, const 
         fd_first_coeffs(p->order, c);
         for (int l = 0; l <= s->r; l++)
             s->c1[a][l] = (float)(c[l] / p->d[a]);
-    }
-    size_t ninner = (size_t)p->n[0] * p->n[1] * p->n[2];
-    double vmax = 0;
-    for (size_t i = 0; i < ninner; i++) {
-        if (!(v[i] > 0) || !isfinite(v[i])) {
-            rc = err_set(-EINVAL, "wave: velocity %g at interior point %zu (x %zu, y %zu, z %zu): must be finite and > 0",
-                         v[i], i, i % p->n[0], i / p->n[0] % p->n[1], i / p->n[0] / p->n[1]);
-            goto fail;
-        }
-        if (v[i] > vmax)
-            vmax = v[i];
     }
     s->vmax = vmax;
     slab_counts(&s->L, s->slab_count);
@@ -222,13 +236,52 @@ int wave_create(const struct sl_device *dev, const struct wave_params *p, const 
             s->pb[a] = s->hb[a];
         }
     }
-    if ((rc = wave_set_velocity(s, v)) < 0)
-        goto fail;
     *out = s;
     return 0;
 fail:
     wave_destroy(s);
     return rc;
+}
+
+int wave_create(const struct sl_device *dev, const struct wave_params *p, const float *v,
+                struct wave_sim **out)
+{
+    *out = NULL;
+    double vmax = 0;
+    struct wave_sim *s;
+    int rc = velocity_max(p, v, &vmax);
+    if (rc < 0 || (rc = create_core(dev, p, vmax, &s)) < 0)
+        return rc;
+    if ((rc = wave_set_velocity(s, v)) < 0) {
+        wave_destroy(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+int wave_create_like(const struct wave_sim *like, struct wave_sim **out)
+{
+    struct wave_sim *s;
+    int rc = create_core(like->dev, &like->p, like->vmax, &s);
+    if (rc < 0)
+        return rc;
+#ifdef SEISLIVE_CUDA
+    if (on_gpu(s))
+        rc = wave_cu_memcpy(s->vel, like->vel, s->L.count * sizeof(float), 2, like->stream);
+    else
+#endif
+        memcpy(s->vel, like->vel, s->L.count * sizeof(float));
+#ifdef SEISLIVE_CUDA
+    if (rc == 0 && on_gpu(s))
+        rc = wave_cu_sync(like->stream);
+#endif
+    if (rc < 0) {
+        wave_destroy(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
 }
 
 void wave_destroy(struct wave_sim *s)
@@ -294,6 +347,7 @@ int wave_set_velocity(struct wave_sim *s, const float *v)
     float *vp = malloc(np * sizeof(float));
     if (!vp)
         return err_set(-ENOMEM, "wave: out of memory");
+#pragma omp parallel for schedule(static)
     for (int k = 0; k < L->npad[2]; k++) {
         int kz = k - L->pml[4];
         kz = kz < 0 ? 0 : kz >= L->n[2] ? L->n[2] - 1 : kz;

@@ -123,6 +123,10 @@ size_t wave_state_bytes_of(const struct wave_params *p);
  * uses max(V).  Fields start at zero.  *OUT is owned by the caller: wave_destroy. */
 int wave_create(const struct sl_device *dev, const struct wave_params *p, const float *v,
                 struct wave_sim **out);
+/* A simulation with the parameters, device and current velocity of LIKE (copied on the
+ * device: no host work), fields zero.  For RTM, whose source and receiver simulations
+ * share one model.  Stream: the default one, as after wave_create. */
+int wave_create_like(const struct wave_sim *like, struct wave_sim **out);
 void wave_destroy(struct wave_sim *s);
 
 /* The parameters, layout and device of S. */

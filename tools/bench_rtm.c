@@ -10,7 +10,11 @@
  *
  *   seislive-bench rtm [--json] [--n NX NY NZ] [--pml W] [--steps N] [--rx R]
  *                      [--order K] [--d M] [--device SPEC] [--kernel auto|naive|tiled]
- *                      [--strategies a,b,...] */
+ *                      [--strategies a,b,...] [--image-every K] [--repeat N]
+ *                      [--verbose]
+ *
+ * --repeat N migrates the shot N times per strategy and reports the median time (and
+ * the fastest and slowest); a second table splits the median run into its phases. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -65,7 +69,8 @@ struct row {
     const char *name;
     int strategy, schedule;
     int ran;
-    double secs, pred;
+    double secs, pred, lo, hi;
+    struct rtm_shot_stats st;   /* the median run */
     size_t peak, alloc, need;
     long steps;
     char note[160];
@@ -74,6 +79,7 @@ struct row {
 int bench_rtm(int argc, char **argv)
 {
     int ntot[3] = {400, 400, 200}, pml = 20, steps = 3000, rx = 200, order = 8, json = 0, kernel = KERNEL_AUTO;
+    int every = 1, repeat = 1, verbose = 0;
     double d = 12.5;
     const char *device = "auto", *list = "boundary,random,checkpoint,checkpoint-uniform,full";
     for (int i = 1; i < argc; i++) {
@@ -86,6 +92,12 @@ int bench_rtm(int argc, char **argv)
             pml = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
             steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--verbose"))
+            verbose = 1;
+        else if (!strcmp(argv[i], "--image-every") && i + 1 < argc)
+            every = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
+            repeat = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--rx") && i + 1 < argc)
             rx = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--order") && i + 1 < argc)
@@ -108,13 +120,13 @@ int bench_rtm(int argc, char **argv)
     int n[3];
     for (int a = 0; a < 3; a++) {
         n[a] = ntot[a] - 2 * pml;
-        if (n[a] < 8 || steps < 2 || rx < 1) {
+        if (n[a] < 8 || steps < 2 || rx < 1 || every < 1 || repeat < 1 || repeat > 99) {
             fprintf(stderr, "bench rtm: grid %d x %d x %d with %d-cell layers, %d steps, %d receivers: too small\n",
                     ntot[0], ntot[1], ntot[2], pml, steps, rx);
             return 2;
         }
     }
-    log_set_level(LOG_WARN);
+    log_set_level(verbose ? LOG_DEBUG : LOG_WARN);
     struct sl_device dev;
     if (backend_select(device, &dev) < 0) {
         fprintf(stderr, "bench rtm: %s\n", err_msg());
@@ -140,7 +152,7 @@ int bench_rtm(int argc, char **argv)
     cfg.propagator.free_surface = false;
     cfg.rtm.aperture = 1e9;
     cfg.rtm.imaging = IMG_XCORR;
-    cfg.rtm.image_every = 1;
+    cfg.rtm.image_every = every;
     cfg.rtm.random_width = pml;
     cfg.rtm.checkpoint_schedule = CKPT_BINOMIAL;
     struct rtm_volume vol = {{n[0], n[1], n[2]}, {d, d, d}, {0, 0, 0}, v};
@@ -204,11 +216,11 @@ int bench_rtm(int argc, char **argv)
     double npad = (double)ntot[0] * ntot[1] * ntot[2];
 
     struct row rows[] = {
-        {"boundary", STRAT_BOUNDARY, -1, 0, 0, 0, 0, 0, 0, 0, ""},
-        {"random", STRAT_RANDOM, -1, 0, 0, 0, 0, 0, 0, 0, ""},
-        {"checkpoint", STRAT_CHECKPOINT, CKPT_BINOMIAL, 0, 0, 0, 0, 0, 0, 0, ""},
-        {"checkpoint-uniform", STRAT_CHECKPOINT, CKPT_UNIFORM, 0, 0, 0, 0, 0, 0, 0, ""},
-        {"full", STRAT_FULL, -1, 0, 0, 0, 0, 0, 0, 0, ""},
+        {.name = "boundary", .strategy = STRAT_BOUNDARY, .schedule = -1},
+        {.name = "random", .strategy = STRAT_RANDOM, .schedule = -1},
+        {.name = "checkpoint", .strategy = STRAT_CHECKPOINT, .schedule = CKPT_BINOMIAL},
+        {.name = "checkpoint-uniform", .strategy = STRAT_CHECKPOINT, .schedule = CKPT_UNIFORM},
+        {.name = "full", .strategy = STRAT_FULL, .schedule = -1},
     };
     const int nrows = (int)(sizeof rows / sizeof *rows);
     size_t need[5] = {0};
@@ -237,12 +249,28 @@ int bench_rtm(int argc, char **argv)
                      fr * mib / 1024);
             continue;
         }
-        struct rtm_shot_stats st;
-        memset(&st, 0, sizeof st);
-        if ((rc = rtm_engine_migrate_patch(e, &sh, img, NULL, &st)) < 0) {
-            snprintf(r->note, sizeof r->note, "failed: %.140s", err_msg());
-            continue;
+        struct rtm_shot_stats runs[99];
+        int ok = 1;
+        for (int t = 0; t < repeat && ok; t++) {
+            memset(&runs[t], 0, sizeof runs[t]);
+            if ((rc = rtm_engine_migrate_patch(e, &sh, img, NULL, &runs[t])) < 0) {
+                snprintf(r->note, sizeof r->note, "failed: %.140s", err_msg());
+                ok = 0;
+            }
         }
+        if (!ok)
+            continue;
+        /* median by time (insertion sort of at most 99 runs) */
+        for (int a = 1; a < repeat; a++)
+            for (int b = a; b > 0 && runs[b].seconds < runs[b - 1].seconds; b--) {
+                struct rtm_shot_stats tmp = runs[b];
+                runs[b] = runs[b - 1];
+                runs[b - 1] = tmp;
+            }
+        struct rtm_shot_stats st = runs[repeat / 2];
+        r->st = st;
+        r->lo = runs[0].seconds;
+        r->hi = runs[repeat - 1].seconds;
         r->ran = 1;
         r->secs = st.seconds;
         r->peak = st.mem_device ? st.mem_device : st.mem_bytes;
@@ -265,17 +293,21 @@ int bench_rtm(int argc, char **argv)
             if (!r->ran && !r->note[0])
                 continue;
             printf("%s{\"strategy\":\"%s\",\"ran\":%s,\"seconds\":%.3f,\"peak_mib\":%.1f,\"need_mib\":%.1f,"
-                   "\"steps\":%ld,\"predicted_seconds\":%.3f,\"note\":\"%s\"}",
+                   "\"steps\":%ld,\"predicted_seconds\":%.3f,\"fastest\":%.3f,\"slowest\":%.3f,\"setup\":%.3f,"
+                   "\"forward\":%.3f,\"backward\":%.3f,\"finish\":%.3f,\"note\":\"%s\"}",
                    first ? "" : ",", r->name, r->ran ? "true" : "false", r->secs, r->peak * mib, r->need * mib,
-                   r->steps, r->pred, r->note);
+                   r->steps, r->pred, r->lo, r->hi, r->st.setup_s, r->st.sweep_fwd_s, r->st.sweep_bwd_s,
+                   r->st.finish_s, r->note);
             first = 0;
         }
         printf("]}\n");
     } else {
         printf("rtm reference shot on %s: %d x %d x %d points at %g m including %d-cell absorbing layers, order %d, "
-               "%d steps of %.3g ms, %d x %d receivers, kernel %s; propagator alone: %.2f Gpts/s\n\n",
-               dev.name, ntot[0], ntot[1], ntot[2], d, pml, order, steps, dt * 1e3, rx, rx,
-               kernel == KERNEL_NAIVE ? "naive" : kernel == KERNEL_TILED ? "tiled" : "auto", rate * 1e-9);
+               "%d steps of %.3g ms, %d x %d receivers, imaging every %d step%s, kernel %s; propagator alone: "
+               "%.2f Gpts/s; median of %d run%s\n\n",
+               dev.name, ntot[0], ntot[1], ntot[2], d, pml, order, steps, dt * 1e3, rx, rx, every,
+               every == 1 ? "" : "s", kernel == KERNEL_NAIVE ? "naive" : kernel == KERNEL_TILED ? "tiled" : "auto",
+               rate * 1e-9, repeat, repeat == 1 ? "" : "s");
         printf("| strategy | time (s) | peak device memory (MiB) | planned (MiB) | wavefield steps | stencil-predicted (s) | "
                "time / predicted | note |\n");
         printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
@@ -288,6 +320,15 @@ int bench_rtm(int argc, char **argv)
                        r->need * mib, r->steps, r->pred, r->secs / r->pred, r->note);
             else
                 printf("| %s | - | - | %.0f | - | - | - | %s |\n", r->name, r->need * mib, r->note);
+        }
+        printf("\nPhases of the median run (s; device synchronised at each boundary; fastest and slowest "
+               "of the runs):\n\n| strategy | setup | forward sweep | backward sweep | finish | fastest | slowest |\n"
+               "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        for (int k = 0; k < nrows; k++) {
+            struct row *r = &rows[k];
+            if (r->ran)
+                printf("| %s | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f |\n", r->name, r->st.setup_s,
+                       r->st.sweep_fwd_s, r->st.sweep_bwd_s, r->st.finish_s, r->lo, r->hi);
         }
     }
     free(img);
