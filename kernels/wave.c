@@ -267,15 +267,13 @@ int wave_create_like(const struct wave_sim *like, struct wave_sim **out)
     if (rc < 0)
         return rc;
 #ifdef SEISLIVE_CUDA
-    if (on_gpu(s))
+    if (on_gpu(s)) {
         rc = wave_cu_memcpy(s->vel, like->vel, s->L.count * sizeof(float), 2, like->stream);
-    else
+        if (rc == 0)
+            rc = wave_cu_sync(like->stream);
+    } else
 #endif
         memcpy(s->vel, like->vel, s->L.count * sizeof(float));
-#ifdef SEISLIVE_CUDA
-    if (rc == 0 && on_gpu(s))
-        rc = wave_cu_sync(like->stream);
-#endif
     if (rc < 0) {
         wave_destroy(s);
         return rc;
