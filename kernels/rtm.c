@@ -64,8 +64,8 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Debug log of how long the setup stage that just ended took (seislive -v, or
- * seislive-bench rtm --verbose): where a shot's time before the sweeps goes. */
+/* Debug log of how long the setup stage that just ended took ([log] level = "debug",
+ * or seislive-bench rtm --verbose): where a shot's time before the sweeps goes. */
 static void stage_done(int64_t shot, const char *what, double *t)
 {
     double t1 = now_s();
