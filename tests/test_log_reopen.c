@@ -19,13 +19,7 @@
 #define NTR 12
 #define NS 60
 
-/* A small rtm job on the CPU: its start costs little, and it idles on its ZeroMQ input. */
-static const char *rtm_cfg =
-    "[job]\nkind = \"rtm\"\n"
-    "[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [24, 20, 14]\nd = [10.0, 10.0, 10.0]\n"
-    "[propagator]\norder = 4\nt_max = 0.24\npml_width = [5, 5, 5, 5, 5, 5]\nf_peak = 12.0\n"
-    "[rtm]\nstrategy = \"full\"\naperture = 0.0\n"
-    "[runtime]\ndevice = \"cpu\"\n";
+static const char *rtm_cfg = TS_SMALL_RTM_CFG;
 
 static pid_t spawn_run(const char *cfgpath, const char *stderr_path)
 {

@@ -76,6 +76,23 @@ static int flush(void *user)
     return 0;
 }
 
+/* N samples from sample index K0 of every station, as float32 miniSEED records of
+ * 512 bytes, appended to FP (PATH names it in errors). */
+static void write_stations(FILE *fp, const char *path, int64_t k0, int n)
+{
+    static const char *const names[NREC] = {"STA0", "STA1", "STA2"};
+    float x[400];
+    cr_assert_leq(n, 400);
+    for (int r = 0; r < NREC; r++) {
+        for (int k = 0; k < n; k++)
+            x[k] = sample(r, k0 + k);
+        struct mseed_channel ch = {.net = "XX", .sta = names[r], .loc = "", .chan = "HHZ",
+                                   .rate = 1 / DT, .encoding = MSEED_ENC_FLOAT32, .reclen = 512,
+                                   .sequence = 1};
+        cr_assert_gt(mseed_write_f32(fp, path, &ch, T0 + k0 * 10000000LL, x, n), 0);
+    }
+}
+
 static pid_t spawn_consumer(const char *cfgtext, const char *log, const char *result)
 {
     fflush(NULL);
@@ -193,20 +210,11 @@ Test(stream_locate, mseed_files_in_a_folder_bad_record_becomes_a_gap, .timeout =
     cr_assert_eq(mkdir(in, 0755), 0);
     snprintf(log, sizeof log, "%s/job.log", dir);
     snprintf(result, sizeof result, "%s/result.txt", dir);
-    const char *names[NREC] = {"STA0", "STA1", "STA2"};
-    float x[400];
     for (int f = 0; f < 2; f++) {
         char path[600];
         snprintf(path, sizeof path, "%s/rec%d.mseed", in, f);
         FILE *fp = fopen(path, "wb");
-        for (int r = 0; r < NREC; r++) {
-            for (int k = 0; k < 400; k++)
-                x[k] = sample(r, f * 400 + k);
-            struct mseed_channel ch = {.net = "XX", .sta = names[r], .loc = "", .chan = "HHZ",
-                                       .rate = 1 / DT, .encoding = MSEED_ENC_FLOAT32,
-                                       .reclen = 512, .sequence = 1};
-            cr_assert_gt(mseed_write_f32(fp, path, &ch, T0 + (int64_t)f * 400 * 10000000LL, x, 400), 0);
-        }
+        write_stations(fp, path, (int64_t)f * 400, 400);
         if (f == 1) {
             /* Damage the header of the second record of the second file: not a record. */
             fseek(fp, 512, SEEK_SET);
@@ -248,16 +256,7 @@ Test(stream_locate, state_skips_processed_blocks_on_replay, .timeout = 60)
     char path[600];
     snprintf(path, sizeof path, "%s/rec.mseed", in);
     FILE *fp = fopen(path, "wb");
-    float x[300];
-    const char *names[NREC] = {"STA0", "STA1", "STA2"};
-    for (int r = 0; r < NREC; r++) {
-        for (int k = 0; k < 300; k++)
-            x[k] = sample(r, k);
-        struct mseed_channel ch = {.net = "XX", .sta = names[r], .loc = "", .chan = "HHZ",
-                                   .rate = 1 / DT, .encoding = MSEED_ENC_FLOAT32, .reclen = 512,
-                                   .sequence = 1};
-        cr_assert_gt(mseed_write_f32(fp, path, &ch, T0, x, 300), 0);
-    }
+    write_stations(fp, path, 0, 300);
     fclose(fp);
     snprintf(cfg, sizeof cfg,
              "[input]\nkind = \"files\"\npaths = [\"%s\"]\nslots = 2\nslot_mib = 1.0\n"

@@ -24,12 +24,7 @@
 #define NTR 12
 #define NS 60
 
-static const char *rtm_cfg =
-    "[job]\nkind = \"rtm\"\n"
-    "[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [24, 20, 14]\nd = [10.0, 10.0, 10.0]\n"
-    "[propagator]\norder = 4\nt_max = 0.24\npml_width = [5, 5, 5, 5, 5, 5]\nf_peak = 12.0\n"
-    "[rtm]\nstrategy = \"full\"\naperture = 0.0\n"
-    "[runtime]\ndevice = \"cpu\"\nmetrics_interval = 0.5\n[log]\nlevel = \"info\"\n";
+static const char *rtm_cfg = TS_SMALL_RTM_CFG "metrics_interval = 0.5\n[log]\nlevel = \"info\"\n";
 
 Test(stream_rtm, zmq_shots_through_seislive_run_equal_batch_rtm, .timeout = 120)
 {

@@ -13,6 +13,15 @@
 #include "io/shot.h"
 #include "stream/image_stack.h"
 
+/* A small rtm job on the CPU: its start costs little, and it idles on its ZeroMQ input.
+ * The text ends inside [runtime], so a test may add keys of that table, then its own. */
+#define TS_SMALL_RTM_CFG                                                                        \
+    "[job]\nkind = \"rtm\"\n"                                                                    \
+    "[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [24, 20, 14]\nd = [10.0, 10.0, 10.0]\n" \
+    "[propagator]\norder = 4\nt_max = 0.24\npml_width = [5, 5, 5, 5, 5, 5]\nf_peak = 12.0\n"     \
+    "[rtm]\nstrategy = \"full\"\naperture = 0.0\n"                                              \
+    "[runtime]\ndevice = \"cpu\"\n"
+
 #define TS_NX 8
 #define TS_NY 6
 #define TS_NZ 10
