@@ -43,6 +43,10 @@ extern "C" int imaging_extract_cuda(const struct imaging_box *b, const float *fi
     return 0;
 }
 
+/* acc + x y, product and sum each rounded to nearest: the CPU reference's arithmetic,
+ * so GPU and CPU accumulators agree bit for bit. */
+__device__ __forceinline__ float mac_rn(float acc, float x, float y) { return __fadd_rn(acc, __fmul_rn(x, y)); }
+
 __global__ void imaging_acc_kernel(int nx, int ny, box_g gu, box_g gq, const float *__restrict__ u,
                                    const float *__restrict__ q, float *__restrict__ num,
                                    float *__restrict__ ills, float *__restrict__ illr)
@@ -54,10 +58,10 @@ __global__ void imaging_acc_kernel(int nx, int ny, box_g gu, box_g gq, const flo
         return;
     size_t o = ((size_t)z * ny + y) * nx + x;
     float a = u[at(gu, x, y, z)], c = q[at(gq, x, y, z)];
-    num[o] = __fadd_rn(num[o], __fmul_rn(a, c));
-    ills[o] = __fadd_rn(ills[o], __fmul_rn(a, a));
+    num[o] = mac_rn(num[o], a, c);
+    ills[o] = mac_rn(ills[o], a, a);
     if (illr)
-        illr[o] = __fadd_rn(illr[o], __fmul_rn(c, c));
+        illr[o] = mac_rn(illr[o], c, c);
 }
 
 /* The same, 4 cells of a row per thread as float4: 4x the bytes per load instruction,
@@ -75,23 +79,14 @@ __global__ void imaging_acc4_kernel(int nx4, int ny, box_g gu, box_g gq, const f
     size_t o = ((size_t)z * ny + y) * nx4 + x4;
     float4 a = *(const float4 *)(u + at(gu, 4 * x4, y, z)), c = *(const float4 *)(q + at(gq, 4 * x4, y, z));
     float4 n = ((float4 *)num)[o], s = ((float4 *)ills)[o];
-    n.x = __fadd_rn(n.x, __fmul_rn(a.x, c.x));
-    n.y = __fadd_rn(n.y, __fmul_rn(a.y, c.y));
-    n.z = __fadd_rn(n.z, __fmul_rn(a.z, c.z));
-    n.w = __fadd_rn(n.w, __fmul_rn(a.w, c.w));
-    s.x = __fadd_rn(s.x, __fmul_rn(a.x, a.x));
-    s.y = __fadd_rn(s.y, __fmul_rn(a.y, a.y));
-    s.z = __fadd_rn(s.z, __fmul_rn(a.z, a.z));
-    s.w = __fadd_rn(s.w, __fmul_rn(a.w, a.w));
-    ((float4 *)num)[o] = n;
-    ((float4 *)ills)[o] = s;
+    ((float4 *)num)[o] =
+        make_float4(mac_rn(n.x, a.x, c.x), mac_rn(n.y, a.y, c.y), mac_rn(n.z, a.z, c.z), mac_rn(n.w, a.w, c.w));
+    ((float4 *)ills)[o] =
+        make_float4(mac_rn(s.x, a.x, a.x), mac_rn(s.y, a.y, a.y), mac_rn(s.z, a.z, a.z), mac_rn(s.w, a.w, a.w));
     if (illr) {
         float4 r = ((float4 *)illr)[o];
-        r.x = __fadd_rn(r.x, __fmul_rn(c.x, c.x));
-        r.y = __fadd_rn(r.y, __fmul_rn(c.y, c.y));
-        r.z = __fadd_rn(r.z, __fmul_rn(c.z, c.z));
-        r.w = __fadd_rn(r.w, __fmul_rn(c.w, c.w));
-        ((float4 *)illr)[o] = r;
+        ((float4 *)illr)[o] =
+            make_float4(mac_rn(r.x, c.x, c.x), mac_rn(r.y, c.y, c.y), mac_rn(r.z, c.z, c.z), mac_rn(r.w, c.w, c.w));
     }
 }
 
