@@ -89,35 +89,6 @@ __device__ __forceinline__ long long slab_elem(const PArgs &m, int a, int i, int
     return ((long long)js * m.npad[1] + j) * m.npad[0] + i;
 }
 
-/* The stretched terms of axis AX at a layer point: dpsi_AX from psi(n+1) at the R
- * neighbours on both sides (0 where a neighbour is outside the layers, as in the CPU
- * reference's dpsi_taps), zeta(n+1) = b zeta + a (d2 + dpsi) written back, and
- * dpsi + zeta(n+1) returned: the point's Laplacian is sum_ax d2 plus this over its
- * layer axes.  X: the point's padded coordinate along AX, JS its slab index, E its slab
- * element. */
-template <int R>
-__device__ __forceinline__ float cpml_stretch(const PArgs &m, const float *c1, int ax, int x, int js, long long e,
-                                              float d2)
-{
-    const int np = m.npad[ax], wlo = m.pml[2 * ax], whi = m.pml[2 * ax + 1];
-    const long long sst = ax == 0 ? 1 : ax == 1 ? (long long)m.npad[0] : (long long)m.npad[0] * m.npad[1];
-    const float *__restrict__ psi = m.psi[ax];
-    float dpsi = 0;
-#pragma unroll
-    for (int l = 1; l <= R; l++) {
-        const int xu = x + l, xd = x - l;
-        float up = 0, dn = 0;
-        if (xu < np && (xu < wlo || xu >= np - whi))
-            up = __ldg(psi + e + (long long)(cpml_slab_index(xu, np, wlo, whi) - js) * sst);
-        if (xd >= 0 && (xd < wlo || xd >= np - whi))
-            dn = __ldg(psi + e - (long long)(js - cpml_slab_index(xd, np, wlo, whi)) * sst);
-        dpsi += c1[l] * (up - dn);
-    }
-    const float z = __ldg(m.pb[ax] + x) * m.zeta[ax][e] + __ldg(m.pa[ax] + x) * (d2 + dpsi);
-    m.zeta[ax][e] = z;
-    return dpsi + z;
-}
-
 /* ---- interior: naive ------------------------------------------------------------------ */
 
 template <int R>
@@ -321,9 +292,8 @@ static int ring_x_origin(int lo, int h) { return lo - ((lo + h) & 7); }
  * read from global memory once), q and v.  One barrier per plane (it also frees the
  * slot the next copies go to), no registers held for loads in flight, so many blocks
  * fit per SM and each keeps D planes of copies in flight. */
-template <int R, int BY, int NY, int D, bool PML>
-__global__ void __launch_bounds__(TX *BY, PML ? 2048 / (TX * BY) / 4 : 0)
-    k_ring(KArgs a, Box b, int zchunk, int x_org, int dim0, int dim1, PArgs pm, int part, int ct)
+template <int R, int BY, int NY, int D>
+__global__ void __launch_bounds__(TX *BY) k_ring(KArgs a, Box b, int zchunk, int x_org, int dim0, int dim1)
 {
     using C = RingCfg<R, BY, NY, D>;
     constexpr int NT = TX * BY;
@@ -339,17 +309,6 @@ __global__ void __launch_bounds__(TX *BY, PML ? 2048 / (TX * BY) / 4 : 0)
     const float *__restrict__ vel = a.vel;
     float *__restrict__ q = a.q;
     const long long sy = a.sy, sz = a.sz;
-    /* Whether this block's class tile (TX columns, CT rows from the box's first row: the
-     * plain kernel's tile, so that the plain and the layer-aware kernel, whose tiles may
-     * be shorter, split the grid alike) holds x or y layer points; z layers are decided
-     * per plane.  PART 1 / 2: only the blocks whose class tile holds none / some (the
-     * inline CPML arrangement runs the first with the plain kernel, the others with the
-     * layer-aware one); 0: every block. */
-    const int cy0 = b.lo[1] + (y0 - b.lo[1]) / ct * ct;
-    const bool lxy = x0 < pm.pml[0] || x0 + TX > pm.npad[0] - pm.pml[1] || cy0 < pm.pml[2] ||
-                     cy0 + ct > pm.npad[1] - pm.pml[3];
-    if ((part == 1 && lxy) || (part == 2 && !lxy))
-        return;
     const int klast = ke - 1 + R; /* the last plane this chunk reads */
     auto load_p = [&](int kk, int sl) {
         if (kk > klast)
@@ -391,12 +350,9 @@ __global__ void __launch_bounds__(TX *BY, PML ? 2048 / (TX * BY) / 4 : 0)
     long long col[NY];
     bool inside[NY];
     float qz[NY][2 * R + 1]; /* qz[m][u] = p(k - R + u) of row m */
-    int jsy[NY];             /* PML: slab index of row m along y (-1: not a y layer) */
-    const int jsx = PML ? cpml_slab_index(i, pm.npad[0], pm.pml[0], pm.pml[1]) : -1;
 #pragma unroll
     for (int m = 0; m < NY; m++) {
         const int j = y0 + ty + m * BY;
-        jsy[m] = PML ? cpml_slab_index(j, pm.npad[1], pm.pml[2], pm.pml[3]) : -1;
         col[m] = (long long)(j + h) * sy + (i + h);
         inside[m] = i >= b.lo[0] && i < b.hi[0] && j < b.hi[1];
 #pragma unroll
@@ -427,7 +383,6 @@ __global__ void __launch_bounds__(TX *BY, PML ? 2048 / (TX * BY) / 4 : 0)
         const float *P = ps + sk * C::PSLOT, *PR = ps + sr * C::PSLOT;
         const float *Q = qs + sq * C::QSLOT, *V = Q + C::TYT * TX;
         const long long pl = (long long)(k + h) * sz;
-        const int jsz = PML ? cpml_slab_index(k, pm.npad[2], pm.pml[4], pm.pml[5]) : -1;
 #pragma unroll
         for (int m = 0; m < NY; m++) {
             const int row = ty + m * BY;
@@ -439,35 +394,6 @@ __global__ void __launch_bounds__(TX *BY, PML ? 2048 / (TX * BY) / 4 : 0)
                 for (int l = 1; l <= R; l++)
                     lap += a.c2[0][l] * (rp[l] + rp[-l]) + a.c2[1][l] * (rp[l * C::PW] + rp[-l * C::PW]) +
                            a.c2[2][l] * (qz[m][R + l] + qz[m][R - l]);
-                if (PML && (lxy || jsz >= 0)) { /* block-uniform: interior planes of
-                                                   interior tiles skip it */
-                    const int j = y0 + row;
-                    const int np0 = pm.npad[0], np1 = pm.npad[1];
-                    if (jsx >= 0) {
-                        float d2 = a.c2[0][0] * qz[m][R];
-#pragma unroll
-                        for (int l = 1; l <= R; l++)
-                            d2 += a.c2[0][l] * (rp[l] + rp[-l]);
-                        const long long e = ((long long)k * np1 + j) * (pm.pml[0] + pm.pml[1]) + jsx;
-                        lap += cpml_stretch<R>(pm, a.c1[0], 0, i, jsx, e, d2);
-                    }
-                    if (jsy[m] >= 0) {
-                        float d2 = a.c2[1][0] * qz[m][R];
-#pragma unroll
-                        for (int l = 1; l <= R; l++)
-                            d2 += a.c2[1][l] * (rp[l * C::PW] + rp[-l * C::PW]);
-                        const long long e = ((long long)k * (pm.pml[2] + pm.pml[3]) + jsy[m]) * np0 + i;
-                        lap += cpml_stretch<R>(pm, a.c1[1], 1, j, jsy[m], e, d2);
-                    }
-                    if (jsz >= 0) {
-                        float d2 = a.c2[2][0] * qz[m][R];
-#pragma unroll
-                        for (int l = 1; l <= R; l++)
-                            d2 += a.c2[2][l] * (qz[m][R + l] + qz[m][R - l]);
-                        const long long e = ((long long)jsz * np1 + j) * np0 + i;
-                        lap += cpml_stretch<R>(pm, a.c1[2], 2, k, jsz, e, d2);
-                    }
-                }
                 q[col[m] + pl] = 2.0f * qz[m][R] - Q[row * TX + tx] + V[row * TX + tx] * lap;
             }
 #pragma unroll
@@ -522,6 +448,7 @@ __global__ void k_pml(KArgs a, PArgs m, int gax, Box b)
     }
     const int i = ijk[0], j = ijk[1], k = ijk[2];
     const long long st[3] = {1, a.sy, a.sz};
+    const long long sst[3] = {1, m.npad[0], (long long)m.npad[0] * m.npad[1]};
     long long c = (long long)(k + a.h) * a.sz + (long long)(j + a.h) * a.sy + (i + a.h);
     const float *__restrict__ p = a.p;
     float lap = 0;
@@ -538,7 +465,23 @@ __global__ void k_pml(KArgs a, PArgs m, int gax, Box b)
             lap += d2;
             continue;
         }
-        lap += d2 + cpml_stretch<R>(m, a.c1[ax], ax, x, js, slab_elem(m, ax, i, j, k, js), d2);
+        const long long e = slab_elem(m, ax, i, j, k, js);
+        const float *__restrict__ psi = m.psi[ax];
+        float dpsi = 0;
+#pragma unroll
+        for (int l = 1; l <= R; l++) {
+            int xu = x + l, xd = x - l;
+            float up = 0, dn = 0;
+            if (xu < np && (xu < wlo || xu >= np - whi))
+                up = __ldg(psi + e + (long long)(cpml_slab_index(xu, np, wlo, whi) - js) * sst[ax]);
+            if (xd >= 0 && (xd < wlo || xd >= np - whi))
+                dn = __ldg(psi + e - (long long)(js - cpml_slab_index(xd, np, wlo, whi)) * sst[ax]);
+            dpsi += a.c1[ax][l] * (up - dn);
+        }
+        float t = d2 + dpsi;
+        float z = m.pb[ax][x] * m.zeta[ax][e] + m.pa[ax][x] * t;
+        m.zeta[ax][e] = z;
+        lap += t + z;
     }
     a.q[c] = 2.0f * __ldg(p + c) - a.q[c] + __ldg(a.vel + c) * lap;
 }
@@ -1085,16 +1028,14 @@ static bool env_is(const char *name, const char *val)
 
 static bool pipe_ring(void) { return !env_is("SEISLIVE_WAVE_PIPE", "regs"); }
 
-enum cpml_arr { CPML_SPLIT, CPML_FUSED, CPML_LINES, CPML_INLINE };
-static const char *const cpml_names[] = {"split", "fused", "lines", "inline"};
+enum cpml_arr { CPML_SPLIT, CPML_FUSED, CPML_LINES };
+static const char *const cpml_names[] = {"split", "fused", "lines"};
 static int cpml_arrangement(const wave_sim *s)
 {
     if (s->p.kernel == WAVE_KERNEL_NAIVE || env_is("SEISLIVE_WAVE_CPML", "split"))
         return CPML_SPLIT;
     if (env_is("SEISLIVE_WAVE_CPML", "fused"))
         return CPML_FUSED;
-    if (env_is("SEISLIVE_WAVE_CPML", "inline") && pipe_ring()) /* the ring kernel's */
-        return CPML_INLINE;
     return CPML_LINES;
 }
 
@@ -1110,21 +1051,6 @@ static int tile_shape(int r, bool ring)
     if (ring) /* measured on the H100 (docs/PERFORMANCE.md) */
         return r == 3 || r == 4 ? TILE_8x4 : TILE_8x2;
     return r <= 4 ? TILE_4x4 : TILE_8x2;
-}
-
-/* Rows of a ring tile shape (TX columns). */
-static int tile_rows(int shape) { return shape == TILE_8x4 ? 32 : 16; }
-
-/* The layer-aware ring kernel's tile (inline CPML): SEISLIVE_WAVE_PML_TILE when its
- * rows divide the plain tile's (PLAIN), else the plain shape. */
-static int pml_tile_shape(int plain)
-{
-    const char *e = getenv("SEISLIVE_WAVE_PML_TILE");
-    for (int k = 0; e && k < TILE_N; k++)
-        if (!strcmp(e, tile_names[k]) && (k == TILE_4x4 || k == TILE_8x2 || k == TILE_8x4) &&
-            tile_rows(plain) % tile_rows(k) == 0)
-            return k;
-    return plain;
 }
 
 static int prefetch_depth(bool ring, int r)
@@ -1175,73 +1101,46 @@ static int launch_tiled(const Box &in, const KArgs &a, int sms, cudaStream_t st)
     return 0;
 }
 
-template <int R, int BY, int NY, int D, bool PML>
-static int launch_ring(const Box &in, const KArgs &a, const PArgs &m, int part, int ct, const wave_sim *s,
-                       cudaStream_t st)
+template <int R, int BY, int NY, int D>
+static int launch_ring(const Box &in, const KArgs &a, const wave_sim *s, cudaStream_t st)
 {
     using C = RingCfg<R, BY, NY, D>;
     static int per_sm = 0; /* resident blocks per SM (same on every device of a kind) */
-    CUDA_TRY(cudaFuncSetAttribute(k_ring<R, BY, NY, D, PML>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CUDA_TRY(cudaFuncSetAttribute(k_ring<R, BY, NY, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   (int)C::bytes));
     if (!per_sm) {
         int n = 0;
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring<R, BY, NY, D, PML>, TX * BY, C::bytes));
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring<R, BY, NY, D>, TX * BY, C::bytes));
         per_sm = n > 0 ? n : 1;
     }
     const int xo = ring_x_origin(in.lo[0], a.h);
     const int gx = (in.hi[0] - xo + TX - 1) / TX, gy = (in.hi[1] - in.lo[1] + C::TYT - 1) / C::TYT;
     const int nz = in.hi[2] - in.lo[2];
     /* z chunks: ~6 waves of resident blocks, each chunk at least 4R planes (the queue's
-     * and the ring's R-plane preloads) and at most ZCHUNK; a thin box (the z layers of
-     * the inline CPML arrangement) is one chunk. */
+     * and the ring's R-plane preloads) and at most ZCHUNK. */
     long long target = 6LL * sm_count(s) * per_sm;
     long long nch = (target + (long long)gx * gy - 1) / ((long long)gx * gy);
     int zc = (int)((nz + nch - 1) / nch);
     zc = zc < 4 * R ? 4 * R : zc > ZCHUNK ? ZCHUNK : zc;
-    if (nz <= 8 * R && nz <= ZCHUNK)
-        zc = nz;
     dim3 blk(TX, BY), grd(gx, gy, (nz + zc - 1) / zc);
-    k_ring<R, BY, NY, D, PML><<<grd, blk, C::bytes, st>>>(a, in, zc, xo, s->L.dim[0], s->L.dim[1], m, part,
-                                                          ct > 0 ? ct : C::TYT);
+    k_ring<R, BY, NY, D><<<grd, blk, C::bytes, st>>>(a, in, zc, xo, s->L.dim[0], s->L.dim[1]);
     CUDA_TRY_LAUNCH();
     return 0;
 }
 
-/* How the ring kernel runs over a box: RING_ALL the plain update in every block;
- * RING_PLAIN / RING_PML only the blocks whose tile holds no / some x or y layer point,
- * with the plain / the layer-aware kernel; RING_PML_ALL the layer-aware kernel in
- * every block (the z-layer boxes); RING_PLAIN_LAYERS the plain kernel in the blocks
- * RING_PML would run (the two-stream lines arrangement). */
-enum ring_mode { RING_ALL, RING_PLAIN, RING_PML, RING_PML_ALL, RING_PLAIN_LAYERS };
-
-template <int R, int BY, int NY, int D>
-static int launch_ring_m(const Box &in, const KArgs &a, const PArgs &m, int mode, int ct, const wave_sim *s,
-                         cudaStream_t st)
-{
-    switch (mode) {
-    case RING_PLAIN: return launch_ring<R, BY, NY, D, false>(in, a, m, 1, ct, s, st);
-    case RING_PML: return launch_ring<R, BY, NY, D, true>(in, a, m, 2, ct, s, st);
-    case RING_PML_ALL: return launch_ring<R, BY, NY, D, true>(in, a, m, 0, ct, s, st);
-    case RING_PLAIN_LAYERS: return launch_ring<R, BY, NY, D, false>(in, a, m, 2, ct, s, st);
-    default: return launch_ring<R, BY, NY, D, false>(in, a, m, 0, ct, s, st);
-    }
-}
-
 template <int R, int BY, int NY>
-static int launch_ring_d(const Box &in, const KArgs &a, const PArgs &m, int mode, int ct, const wave_sim *s,
-                         cudaStream_t st, int d)
+static int launch_ring_d(const Box &in, const KArgs &a, const wave_sim *s, cudaStream_t st, int d)
 {
     switch (d) {
-    case 1: return launch_ring_m<R, BY, NY, 1>(in, a, m, mode, ct, s, st);
-    case 3: return launch_ring_m<R, BY, NY, 3>(in, a, m, mode, ct, s, st);
-    default: return launch_ring_m<R, BY, NY, 2>(in, a, m, mode, ct, s, st);
+    case 1: return launch_ring<R, BY, NY, 1>(in, a, s, st);
+    case 3: return launch_ring<R, BY, NY, 3>(in, a, s, st);
+    default: return launch_ring<R, BY, NY, 2>(in, a, s, st);
     }
 }
 
 /* The interior update over box IN with the selected variant. */
 template <int R>
-static int launch_interior(const wave_sim *s, const Box &in, const KArgs &a, cudaStream_t st,
-                           int mode = RING_ALL)
+static int launch_interior(const wave_sim *s, const Box &in, const KArgs &a, cudaStream_t st)
 {
     if (s->p.kernel == WAVE_KERNEL_NAIVE) {
         dim3 blk(32, 8), grd((in.hi[0] - in.lo[0] + 31) / 32, (in.hi[1] - in.lo[1] + 7) / 8, in.hi[2] - in.lo[2]);
@@ -1252,15 +1151,10 @@ static int launch_interior(const wave_sim *s, const Box &in, const KArgs &a, cud
     const bool ring = pipe_ring();
     const int d = prefetch_depth(ring, R);
     if (ring) {
-        const PArgs m = pargs(s);
-        /* the layer-aware kernel may run a shorter tile than the plain one (fewer
-         * registers); the plain one's height is the class tile both split the grid by */
-        const int plain = tile_shape(R, true), ct = tile_rows(plain);
-        const int shape = mode == RING_PML || mode == RING_PML_ALL ? pml_tile_shape(plain) : plain;
-        switch (shape) {
-        case TILE_8x2: return launch_ring_d<R, 8, 2>(in, a, m, mode, ct, s, st, d);
-        case TILE_8x4: return launch_ring_d<R, 8, 4>(in, a, m, mode, ct, s, st, d);
-        default: return launch_ring_d<R, 4, 4>(in, a, m, mode, ct, s, st, d);
+        switch (tile_shape(R, true)) {
+        case TILE_8x2: return launch_ring_d<R, 8, 2>(in, a, s, st, d);
+        case TILE_8x4: return launch_ring_d<R, 8, 4>(in, a, s, st, d);
+        default: return launch_ring_d<R, 4, 4>(in, a, s, st, d);
         }
     }
     const int sms = sm_count(s);
@@ -1369,7 +1263,7 @@ static int launch_lines(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_
 /* Split CPML (the straightforward arrangement): psi in place in the layers, then the
  * stretched update of the 3 axis groups. */
 template <int R>
-static int launch_psi(const wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_t st)
+static int launch_split(wave_sim *s, const Box &in, const KArgs &a, const PArgs &m, cudaStream_t st)
 {
     const struct wave_layout *L = &s->L;
     for (int ax = 0; ax < 3; ax++) {
@@ -1381,16 +1275,6 @@ static int launch_psi(const wave_sim *s, const KArgs &a, const PArgs &m, cudaStr
         k_psi<R><<<grd, blk, 0, st>>>(a, m, ax, n[0], n[1], n[2]);
         CUDA_TRY_LAUNCH();
     }
-    return 0;
-}
-
-template <int R>
-static int launch_split(wave_sim *s, const Box &in, const KArgs &a, const PArgs &m, cudaStream_t st)
-{
-    const struct wave_layout *L = &s->L;
-    int rc = launch_psi<R>(s, a, m, st);
-    if (rc < 0)
-        return rc;
     /* The layers as 3 disjoint groups, both faces of an axis in one launch: z layers
      * whole, y layers within the inner z range, x layers within inner y and z. */
     for (int ax = 2; ax >= 0; ax--) {
@@ -1419,65 +1303,6 @@ static int launch_split(wave_sim *s, const Box &in, const KArgs &a, const PArgs 
     return 0;
 }
 
-/* Inline CPML: psi(n+1) in place over the layers (k_psi), then the ring kernel over the
- * whole grid with the stretched terms inside it, so q, v and p are read once per point
- * (the lines arrangement reads them again per layer axis).  Tiles without layer points
- * between the z layers run the plain kernel (RING_PLAIN), the others the layer-aware one
- * (its extra registers stay out of the interior), the z layers as boxes of their own so
- * that no interior plane runs in a layer-aware block. */
-template <int R>
-static int launch_inline(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_t st)
-{
-    const struct wave_layout *L = &s->L;
-    int rc = launch_psi<R>(s, a, m, st);
-    const int zlo = L->pml[4], zhi = L->npad[2] - L->pml[5];
-    const Box mid = {{0, 0, zlo}, {L->npad[0], L->npad[1], zhi}};
-    const Box top = {{0, 0, 0}, {L->npad[0], L->npad[1], zlo}};
-    const Box bot = {{0, 0, zhi}, {L->npad[0], L->npad[1], L->npad[2]}};
-    if (rc == 0 && !box_empty(mid) && (rc = launch_interior<R>(s, mid, a, st, RING_PLAIN)) == 0)
-        rc = launch_interior<R>(s, mid, a, st, RING_PML);
-    if (rc == 0 && !box_empty(top))
-        rc = launch_interior<R>(s, top, a, st, RING_PML_ALL);
-    if (rc == 0 && !box_empty(bot))
-        rc = launch_interior<R>(s, bot, a, st, RING_PML_ALL);
-    return rc;
-}
-
-/* Lines CPML on two streams: the tiles of the grid between the z layers that hold no
- * layer point (most of the grid) on the simulation's stream; on the second stream the
- * plain update of the other tiles and of the z layers, then the line corrections, which
- * touch only those.  The line kernels are latency-bound (about 2/3 of the copy
- * bandwidth, docs/PERFORMANCE.md), so the interior tiles fill the memory system while
- * they run. */
-template <int R>
-static int launch_lines_overlap(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_t st)
-{
-    const struct wave_layout *L = &s->L;
-    const int zlo = L->pml[4], zhi = L->npad[2] - L->pml[5];
-    const Box mid = {{0, 0, zlo}, {L->npad[0], L->npad[1], zhi}};
-    const Box top = {{0, 0, 0}, {L->npad[0], L->npad[1], zlo}};
-    const Box bot = {{0, 0, zhi}, {L->npad[0], L->npad[1], L->npad[2]}};
-    cudaStream_t aux = (cudaStream_t)s->aux_stream;
-    CUDA_TRY(cudaEventRecord((cudaEvent_t)s->ev_fork, st));
-    CUDA_TRY(cudaStreamWaitEvent(aux, (cudaEvent_t)s->ev_fork, 0));
-    int rc = 0;
-    if (!box_empty(mid))
-        rc = launch_interior<R>(s, mid, a, aux, RING_PLAIN_LAYERS);
-    if (rc == 0 && !box_empty(top))
-        rc = launch_interior<R>(s, top, a, aux, RING_ALL);
-    if (rc == 0 && !box_empty(bot))
-        rc = launch_interior<R>(s, bot, a, aux, RING_ALL);
-    if (rc == 0)
-        rc = launch_lines<R>(s, a, m, aux);
-    if (rc == 0 && !box_empty(mid))
-        rc = launch_interior<R>(s, mid, a, st, RING_PLAIN);
-    if (rc < 0)
-        return rc;
-    CUDA_TRY(cudaEventRecord((cudaEvent_t)s->ev_join, aux));
-    CUDA_TRY(cudaStreamWaitEvent(st, (cudaEvent_t)s->ev_join, 0));
-    return 0;
-}
-
 template <int R>
 static int launch_step(wave_sim *s, bool cpml, bool interior)
 {
@@ -1489,15 +1314,11 @@ static int launch_step(wave_sim *s, bool cpml, bool interior)
     cpml = cpml && any;
     interior = interior && !cpml;
     const int arr = cpml_arrangement(s);
-    if (cpml && (arr == CPML_LINES || arr == CPML_INLINE)) {
+    if (cpml && arr == CPML_LINES) {
         /* whole grid plain, then the layer corrections, all on one stream */
         Box all = {{0, 0, 0}, {L->npad[0], L->npad[1], L->npad[2]}};
-        int rc;
-        if (arr == CPML_INLINE)
-            rc = launch_inline<R>(s, a, m, st);
-        else if (s->p.kernel == WAVE_KERNEL_TILED && pipe_ring() && cpml_overlap())
-            rc = launch_lines_overlap<R>(s, a, m, st);
-        else if ((rc = launch_interior<R>(s, all, a, st)) == 0)
+        int rc = launch_interior<R>(s, all, a, st);
+        if (rc == 0)
             rc = launch_lines<R>(s, a, m, st);
         if (rc < 0)
             return rc;
@@ -1549,18 +1370,14 @@ extern "C" int wave_cu_describe(const struct wave_sim *s, char *buf, size_t len)
     const bool cp = s->cpml_on && s->slab_count[0] + s->slab_count[1] + s->slab_count[2] > 0;
     const int arr = cpml_arrangement(s);
     const char *cm = !cp ? "off" : cpml_names[arr];
-    const bool lines2 = arr == CPML_LINES && s->p.kernel == WAVE_KERNEL_TILED && pipe_ring();
-    const char *ov = cp && arr != CPML_INLINE && (arr != CPML_LINES || lines2) && cpml_overlap() ? ", 2 streams" : "";
+    const char *ov = cp && arr != CPML_LINES && cpml_overlap() ? ", 2 streams" : "";
     if (s->p.kernel == WAVE_KERNEL_NAIVE) {
         snprintf(buf, len, "naive, CPML %s%s", cm, ov);
         return 0;
     }
     const bool ring = pipe_ring();
-    char lt[32] = "";
-    if (cp && arr == CPML_INLINE)
-        snprintf(lt, sizeof lt, " (layer tiles %s)", tile_names[pml_tile_shape(tile_shape(r, true))]);
-    snprintf(buf, len, "tiled %s %s depth %d, CPML %s%s%s", ring ? "ring" : "regs",
-             tile_names[tile_shape(r, ring)], prefetch_depth(ring, r), cm, lt, ov);
+    snprintf(buf, len, "tiled %s %s depth %d, CPML %s%s", ring ? "ring" : "regs",
+             tile_names[tile_shape(r, ring)], prefetch_depth(ring, r), cm, ov);
     return 0;
 }
 

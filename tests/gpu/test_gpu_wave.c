@@ -199,17 +199,11 @@ Test(gpu_wave, variants_match_cpu_reference, .timeout = 600)
         {"regs", "8x1", "2"}, {"regs", "8x2", "1"}, {"regs", "8x2", "2"}, {"regs", "4x4", "1"},
         {"regs", "4x4", "2"},
     };
-    const char *cpml_arr[4] = {"lines", "fused", "split", "inline"};
-    static const char *const pml_tiles[3] = {"8x2", "4x4", "8x4"};
+    const char *cpml_arr[3] = {"lines", "fused", "split"};
     const int orders[4] = {2, 6, 10, 16};
     for (size_t v = 0; v < sizeof iv / sizeof iv[0]; v++)
-        for (int c = 0; c < 4; c++)
+        for (int c = 0; c < 3; c++)
             for (int o = 0; o < 4; o++) {
-                if (c == 3 && strcmp(iv[v].pipe, "ring")) /* inline is the ring kernel's */
-                    continue;
-                /* inline: the layer-aware kernel's tile in turn (ignored where it does
-                 * not divide the plain tile) */
-                setenv("SEISLIVE_WAVE_PML_TILE", pml_tiles[(v + o) % 3], 1);
                 setenv("SEISLIVE_WAVE_PIPE", iv[v].pipe, 1);
                 setenv("SEISLIVE_WAVE_TILE", iv[v].tile, 1);
                 setenv("SEISLIVE_WAVE_PREFETCH", iv[v].depth, 1);
@@ -224,9 +218,8 @@ Test(gpu_wave, variants_match_cpu_reference, .timeout = 600)
                     unsetenv("SEISLIVE_WAVE_CPML_OVERLAP");
                 compare_case(orders[o], WAVE_KERNEL_TILED, o != 0, o == 2);
             }
-    const char *vars[] = {"SEISLIVE_WAVE_PIPE",         "SEISLIVE_WAVE_TILE",         "SEISLIVE_WAVE_PREFETCH",
-                          "SEISLIVE_WAVE_CPML",         "SEISLIVE_WAVE_LAYER_ZCHUNK", "SEISLIVE_WAVE_CPML_OVERLAP",
-                          "SEISLIVE_WAVE_PML_TILE"};
+    const char *vars[] = {"SEISLIVE_WAVE_PIPE", "SEISLIVE_WAVE_TILE", "SEISLIVE_WAVE_PREFETCH", "SEISLIVE_WAVE_CPML",
+                          "SEISLIVE_WAVE_LAYER_ZCHUNK", "SEISLIVE_WAVE_CPML_OVERLAP"};
     for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++)
         unsetenv(vars[k]);
 }
