@@ -410,8 +410,8 @@ __global__ void __launch_bounds__(TX *BY) k_ring(KArgs a, Box b, int zchunk, int
 
 /* psi <- b psi + a dp/dx_A over the layers of axis A (box over the slab: x = slab index
  * for axis A). */
-template <int R>
-__global__ void k_psi(KArgs a, PArgs m, int ax, int n0, int n1, int n2)
+template <int R, int ax>
+__global__ void k_psi(KArgs a, PArgs m, int n0, int n1, int n2)
 {
     int u = blockIdx.x * blockDim.x + threadIdx.x, v = blockIdx.y * blockDim.y + threadIdx.y,
         w = blockIdx.z;
@@ -1013,6 +1013,7 @@ __global__ void k_free_surface(float *q, long long plane, int h)
  *                                                       stretched update in one pass over
  *                                                       the layers beside the interior
  *                                                       box) or split (k_psi + k_pml)
+ *   SEISLIVE_WAVE_NAIVE_BLOCK=WxH the naive kernel's thread block
  *   SEISLIVE_WAVE_CPML_OVERLAP=0  the CPML kernels on the simulation's stream instead of
  *                                 a second stream beside the interior kernel
  *   SEISLIVE_WAVE_LAYER_ZCHUNK=N  z planes per k_layer block (tests use it to cross
@@ -1051,6 +1052,22 @@ static int tile_shape(int r, bool ring)
     if (ring) /* measured on the H100 (docs/PERFORMANCE.md) */
         return r == 3 || r == 4 ? TILE_8x4 : TILE_8x2;
     return r <= 4 ? TILE_4x4 : TILE_8x2;
+}
+
+/* The naive kernel's thread block: SEISLIVE_WAVE_NAIVE_BLOCK=WxH (W a multiple of 32,
+ * W x H <= 1024), else the fastest measured on the H100 at 512^3 (docs/PERFORMANCE.md):
+ * 128 x 4 up to order 4, 32 x 32 above (8th order: 32 x 8 83.7, 32 x 32 106.5 Gpts/s;
+ * the taller block reads more of the y neighbours from L1). */
+static void naive_block(int r, int *bx, int *by)
+{
+    *bx = r <= 2 ? 128 : 32;
+    *by = r <= 2 ? 4 : 32;
+    const char *e = getenv("SEISLIVE_WAVE_NAIVE_BLOCK");
+    int w, h;
+    if (e && sscanf(e, "%dx%d", &w, &h) == 2 && w >= 32 && w % 32 == 0 && h >= 1 && w * h <= 1024) {
+        *bx = w;
+        *by = h;
+    }
 }
 
 static int prefetch_depth(bool ring, int r)
@@ -1143,7 +1160,10 @@ template <int R>
 static int launch_interior(const wave_sim *s, const Box &in, const KArgs &a, cudaStream_t st)
 {
     if (s->p.kernel == WAVE_KERNEL_NAIVE) {
-        dim3 blk(32, 8), grd((in.hi[0] - in.lo[0] + 31) / 32, (in.hi[1] - in.lo[1] + 7) / 8, in.hi[2] - in.lo[2]);
+        int bx, by;
+        naive_block(R, &bx, &by);
+        dim3 blk(bx, by), grd((in.hi[0] - in.lo[0] + bx - 1) / bx, (in.hi[1] - in.lo[1] + by - 1) / by,
+                              in.hi[2] - in.lo[2]);
         k_naive<R><<<grd, blk, 0, st>>>(a, in);
         CUDA_TRY_LAUNCH();
         return 0;
@@ -1272,7 +1292,14 @@ static int launch_split(wave_sim *s, const Box &in, const KArgs &a, const PArgs 
         int n[3] = {L->npad[0], L->npad[1], L->npad[2]};
         n[ax] = L->pml[2 * ax] + L->pml[2 * ax + 1];
         dim3 blk(32, 8), grd((n[0] + 31) / 32, (n[1] + 7) / 8, n[2]);
-        k_psi<R><<<grd, blk, 0, st>>>(a, m, ax, n[0], n[1], n[2]);
+        /* the axis a template argument: ijk[ax] then lives in registers, not in local
+         * memory (H100, 512^3, 8th order: x/y/z 196/147/155 -> 83/56/66 us) */
+        if (ax == 0)
+            k_psi<R, 0><<<grd, blk, 0, st>>>(a, m, n[0], n[1], n[2]);
+        else if (ax == 1)
+            k_psi<R, 1><<<grd, blk, 0, st>>>(a, m, n[0], n[1], n[2]);
+        else
+            k_psi<R, 2><<<grd, blk, 0, st>>>(a, m, n[0], n[1], n[2]);
         CUDA_TRY_LAUNCH();
     }
     /* The layers as 3 disjoint groups, both faces of an axis in one launch: z layers
@@ -1372,7 +1399,9 @@ extern "C" int wave_cu_describe(const struct wave_sim *s, char *buf, size_t len)
     const char *cm = !cp ? "off" : cpml_names[arr];
     const char *ov = cp && arr != CPML_LINES && cpml_overlap() ? ", 2 streams" : "";
     if (s->p.kernel == WAVE_KERNEL_NAIVE) {
-        snprintf(buf, len, "naive, CPML %s%s", cm, ov);
+        int bx, by;
+        naive_block(r, &bx, &by);
+        snprintf(buf, len, "naive %dx%d, CPML %s%s", bx, by, cm, ov);
         return 0;
     }
     const bool ring = pipe_ring();
