@@ -26,10 +26,19 @@
 #ifndef SEISLIVE_RANDOM_BOUNDARY_H
 #define SEISLIVE_RANDOM_BOUNDARY_H
 
+#include <math.h>
 #include <stdint.h>
+
+#include "conf/config.h"
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+#ifdef __CUDACC__
+#define RB_HD __host__ __device__
+#else
+#define RB_HD
 #endif
 
 struct random_boundary {
@@ -43,8 +52,109 @@ struct random_boundary {
                            wavelength at the source's highest frequency */
 };
 
+/* The per-cell arithmetic is inline here so that the CPU loop (random_boundary.c) and
+ * the CUDA kernel (random_boundary.cu) run the same code and give the same layers. */
+
+static inline RB_HD uint64_t rb_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
 /* The uniform number in [0, 1) of cell I for SEED and STREAM (the shot id): a
  * splitmix64-style finalizer over the mixed counter (no state). */
+static inline RB_HD double rb_uniform(uint64_t seed, uint64_t stream, uint64_t i)
+{
+    uint64_t k = rb_mix64(seed + 0x9e3779b97f4a7c15ULL * (stream + 1));
+    uint64_t z = rb_mix64(k ^ (i * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL));
+    return (double)(z >> 11) * 0x1.0p-53;
+}
+
+static inline RB_HD double rb_ramp(int ramp, double xi)
+{
+    xi = xi < 0.0 ? 0.0 : xi > 1.0 ? 1.0 : xi;
+    switch (ramp) {
+    case RAMP_QUADRATIC:
+        return xi * xi;
+    case RAMP_EXPONENTIAL:
+        return (exp(3.0 * xi) - 1.0) / (exp(3.0) - 1.0);
+    default:
+        return xi;
+    }
+}
+
+/* Depth into the layers of padded index I on an axis whose interior starts at LO and
+ * has N cells: 0 inside the interior, else the distance in cells from the interior
+ * edge (1 = first layer cell). */
+static inline RB_HD int rb_depth_into(int i, int lo, int n)
+{
+    if (i < lo)
+        return lo - i;
+    if (i >= lo + n)
+        return i - (lo + n - 1);
+    return 0;
+}
+
+static inline RB_HD int rb_clampi(int i, int lo, int hi) { return i < lo ? lo : i > hi ? hi : i; }
+
+/* Randomize padded cell (x, y, z) of V in place (see random_boundary_apply); interior
+ * cells are left alone.  VHI = 0.99 vstable. */
+static inline RB_HD void rb_cell(const struct random_boundary *rb, const int npad[3], const int n[3],
+                                 const int pml[6], uint64_t shot_id, double vhi, int x, int y, int z, float *v)
+{
+    const int lox = pml[0], loy = pml[2], loz = pml[4];
+    const int d3[3] = {rb_depth_into(x, lox, n[0]), rb_depth_into(y, loy, n[1]), rb_depth_into(z, loz, n[2])};
+    if (!d3[0] && !d3[1] && !d3[2])
+        return;
+    const size_t sy = (size_t)npad[0], sz = (size_t)npad[0] * (size_t)npad[1];
+    /* Normalized depth: the deepest of the three axes, over that face's randomized
+     * width (the outer `width` cells of the layer). */
+    double xi = 0.0;
+    const int ix[3] = {x, y, z}, lo3[3] = {lox, loy, loz};
+    for (int a = 0; a < 3; a++) {
+        if (!d3[a])
+            continue;
+        int w = ix[a] < lo3[a] ? pml[2 * a] : pml[2 * a + 1];
+        int rw = rb->width < w ? rb->width : w;
+        int start = w - rw; /* cells of plain extension before the random part */
+        double t = rw > 0 ? (double)(d3[a] - start) / (double)rw : 0.0;
+        if (t > xi)
+            xi = t;
+    }
+    size_t i = (size_t)z * sz + (size_t)y * sy + (size_t)x;
+    /* v0: the velocity the layer holds before randomization (the caller's edge
+     * extension), at the nearest interior cell. */
+    size_t e = (size_t)rb_clampi(z, loz, loz + n[2] - 1) * sz + (size_t)rb_clampi(y, loy, loy + n[1] - 1) * sy +
+               (size_t)rb_clampi(x, lox, lox + n[0] - 1);
+    double v0 = v[e];
+    double lo, hi;
+    switch (rb->range) {
+    case RRANGE_NYQUIST:
+        lo = rb->vnyquist;
+        hi = vhi;
+        break;
+    case RRANGE_SYMMETRIC: {
+        double w = vhi - v0 < 0.5 * v0 ? vhi - v0 : 0.5 * v0;
+        w = w < 0.0 ? 0.0 : w;
+        lo = v0 - w;
+        hi = v0 + w;
+        break;
+    }
+    default:
+        lo = 0.5 * rb->vmin;
+        hi = vhi;
+        break;
+    }
+    if (lo > hi)
+        lo = hi;
+    double r = rb_uniform(rb->seed, shot_id, i);
+    double vv = v0 + rb_ramp(rb->ramp, xi) * (lo + r * (hi - lo) - v0);
+    v[i] = (float)(vv > vhi ? vhi : vv);
+}
+
+/* The uniform number in [0, 1) of cell I (rb_uniform, for callers outside C/CUDA
+ * inline use). */
 double random_boundary_uniform(uint64_t seed, uint64_t stream, uint64_t i);
 
 /* The largest velocity for which leapfrog with DT and the ORDER stencil on spacings D
@@ -57,6 +167,10 @@ double random_boundary_vnyquist(double fmax, const double d[3]);
 /* Ramp a(xi). */
 double random_boundary_ramp(int ramp, double xi);
 
+/* 0, or -EINVAL with a message when RB or the sizes are not usable (a width under 1,
+ * a non-positive velocity bound, NPAD != N + both layers on some axis). */
+int random_boundary_check(const struct random_boundary *rb, const int npad[3], const int n[3], const int pml[6]);
+
 /* Randomize the absorbing layers of a padded velocity V (m/s, NPAD[0] x NPAD[1] x
  * NPAD[2], x fastest) whose interior starts at PML_LO and has N cells per axis
  * (layer widths PML[6] = xmin xmax ymin ymax zmin zmax).  Interior cells are left as
@@ -64,6 +178,11 @@ double random_boundary_ramp(int ramp, double xi);
  * SHOT_ID varies the pattern between shots.  Returns 0 or -EINVAL. */
 int random_boundary_apply(const struct random_boundary *rb, const int npad[3], const int n[3],
                           const int pml[6], uint64_t shot_id, float *v);
+
+/* The same on a CUDA device: V is device memory, the work is queued on STREAM (a
+ * cudaStream_t) and has finished when this returns.  Same checks and errors. */
+int random_boundary_apply_cuda(const struct random_boundary *rb, const int npad[3], const int n[3],
+                               const int pml[6], uint64_t shot_id, float *v, void *stream);
 
 #ifdef __cplusplus
 }

@@ -683,13 +683,6 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
         if ((rc = wave_create(&e->dev, &rp, vsub, &m.u)) < 0)
             goto out;
         m.mem += wave_memory_bytes(&rp);
-        const struct wave_layout *L = wave_layout(m.u);
-        size_t np = (size_t)L->npad[0] * L->npad[1] * L->npad[2];
-        float *vp = malloc(np * sizeof(float));
-        if (!vp) {
-            rc = err_set(-ENOMEM, "shot %" PRId64 ": random boundary velocity", shot->id);
-            goto out;
-        }
         struct random_boundary rb = {
             .ramp = e->rtm.random_ramp,
             .range = e->rtm.random_range,
@@ -701,14 +694,10 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
                                                           : wavelet_ricker_fmax(e->f_peak),
                                                  e->d),
         };
-        rc = wave_get_velocity_padded(m.u, vp);
-        if (rc == 0)
-            rc = random_boundary_apply(&rb, L->npad, L->n, L->pml, (uint64_t)shot->id, vp);
-        if (rc == 0)
-            rc = wave_set_velocity_padded(m.u, vp, false);
-        free(vp);
-        if (rc < 0)
+        if ((rc = wave_randomize_layers(m.u, &rb, (uint64_t)shot->id)) < 0) {
+            err_prefix(rc, "shot %" PRId64, shot->id);
             goto out;
+        }
         wave_set_cpml(m.u, false);
     } else {
         /* the same model as q: its velocity copied on the device */

@@ -10,6 +10,7 @@
 
 #include "kernels/cpml.h"
 #include "kernels/fd_coeffs.h"
+#include "kernels/random_boundary.h"
 #include "kernels/wave_internal.h"
 #include "stream/error.h"
 
@@ -405,6 +406,26 @@ int wave_get_velocity_padded(struct wave_sim *s, float *v)
                 o[i] = (float)(sqrt((double)row[i]) / dt);
         }
     return 0;
+}
+
+int wave_randomize_layers(struct wave_sim *s, const struct random_boundary *rb, uint64_t shot_id)
+{
+#ifdef SEISLIVE_CUDA
+    if (on_gpu(s))
+        return wave_cu_randomize_layers(s, rb, shot_id);
+#endif
+    const struct wave_layout *L = &s->L;
+    size_t np = (size_t)L->npad[0] * L->npad[1] * L->npad[2];
+    float *vp = malloc(np * sizeof(float));
+    if (!vp)
+        return err_set(-ENOMEM, "wave: out of memory (random boundary, %zu cells)", np);
+    int rc = wave_get_velocity_padded(s, vp);
+    if (rc == 0)
+        rc = random_boundary_apply(rb, L->npad, L->n, L->pml, shot_id, vp);
+    if (rc == 0)
+        rc = wave_set_velocity_padded(s, vp, false);
+    free(vp);
+    return rc;
 }
 
 void wave_set_cpml(struct wave_sim *s, bool enabled) { s->cpml_on = enabled; }

@@ -16,6 +16,7 @@
 #include "kernels/cpml.h"
 #include "kernels/cuda_check.h"
 #include "kernels/points.h"
+#include "kernels/random_boundary.h"
 #include "kernels/wave_internal.h"
 
 #include <errno.h>
@@ -1574,6 +1575,26 @@ extern "C" int wave_cu_set_vel(struct wave_sim *s, const float *v, bool on_devic
 }
 
 extern "C" int wave_cu_get_vel(struct wave_sim *s, float *host) { return vel_io(s, host, false, false); }
+
+/* The padded velocity (m/s) into device scratch, the random layers there
+ * (random_boundary.cu), and back into v^2 dt^2: the same steps as the CPU path, on the
+ * device. */
+extern "C" int wave_cu_randomize_layers(struct wave_sim *s, const struct random_boundary *rb, uint64_t shot_id)
+{
+    const struct wave_layout *L = &s->L;
+    size_t np = (size_t)L->npad[0] * L->npad[1] * L->npad[2];
+    void *t = NULL;
+    int rc = scratch(s, np * sizeof(float), &t);
+    if (rc == 0)
+        rc = vel_io(s, (float *)t, true, false);
+    if (rc == 0)
+        rc = random_boundary_apply_cuda(rb, L->npad, L->n, L->pml, shot_id, (float *)t, s->stream);
+    if (rc == 0)
+        rc = vel_io(s, (float *)t, true, true);
+    if (rc == 0)
+        CUDA_TRY(cudaStreamSynchronize(stream_of(s)));
+    return rc;
+}
 
 /* ---- points ------------------------------------------------------------------------------- */
 

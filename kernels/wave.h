@@ -158,6 +158,13 @@ int wave_set_velocity_padded(struct wave_sim *s, const float *v, bool on_device)
 /* Read back the padded velocity (m/s) into host memory (npad product floats). */
 int wave_get_velocity_padded(struct wave_sim *s, float *v);
 
+/* Replace the velocity of the absorbing layers with Clapp's random boundary
+ * (kernels/random_boundary.h: RB's pattern for SHOT_ID, from the edge velocities the
+ * layers hold), where the simulation lives: no copy of the model through host memory
+ * on a GPU.  Interior cells are not changed.  Pair with wave_set_cpml(s, false). */
+struct random_boundary;
+int wave_randomize_layers(struct wave_sim *s, const struct random_boundary *rb, uint64_t shot_id);
+
 /* CPML damping on (default) or off.  Off: the absorbing layers are plain medium with a
  * rigid (p = 0) outer wall, the update is exactly time-reversible, and the CPML memory
  * is neither read nor written. */

@@ -10,8 +10,10 @@
 #include "kernels/backend.h"
 #include "kernels/imaging.h"
 #include "kernels/laplacian_filter.h"
+#include "kernels/random_boundary.h"
 #include "kernels/rtm.h"
 #include "kernels/rtm_device.h"
+#include "kernels/wave.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "tests/gpu/gpu_support.h"
@@ -210,5 +212,72 @@ Test(gpu_rtm, imaging_accumulation_bitwise_equal_in_both_layouts)
         rtm_dev_free(&g, dq), rtm_dev_free(&g, du);
         free(q), free(u), free(h);
     }
+#endif
+}
+
+/* The random boundary built on the device (random_boundary.cu through
+ * wave_randomize_layers) against the CPU loop on the same padded model, for every ramp
+ * and range, with a free surface (no top layer) and unequal faces: interior cells keep
+ * their velocity, layer cells agree to within the velocity round trip's last bits, and
+ * the layers were randomized at all. */
+Test(gpu_rtm, random_layers_match_cpu, .timeout = 120)
+{
+    GPU_REQUIRED();
+#ifdef SEISLIVE_CUDA
+    struct sl_device cpu, gpu;
+    cr_assert_eq(backend_select("cpu", &cpu), 0);
+    cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
+    struct wave_params p = {.n = {37, 29, 23}, .d = {10, 12, 9}, .order = 8, .dt = 5e-4,
+                            .pml = {7, 9, 8, 6, 0, 5}, .pml_reflection = 1e-4, .f_ref = 12,
+                            .free_surface = true, .kernel = WAVE_KERNEL_TILED};
+    const size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *v = malloc(nn * sizeof *v);
+    unsigned seed = 7;
+    for (size_t i = 0; i < nn; i++)
+        v[i] = 2500.0f + 2000.0f * frand(&seed);
+    for (int ramp = RAMP_LINEAR; ramp <= RAMP_QUADRATIC; ramp++)
+        for (int range = RRANGE_FULL; range <= RRANGE_SYMMETRIC; range++) {
+            struct wave_sim *c, *g;
+            cr_assert_eq(wave_create(&cpu, &p, v, &c), 0, "%s", err_msg());
+            cr_assert_eq(wave_create(&gpu, &p, v, &g), 0, "%s", err_msg());
+            const struct wave_layout *L = wave_layout(c);
+            const size_t np = (size_t)L->npad[0] * L->npad[1] * L->npad[2];
+            float *before = malloc(np * 4), *vc = malloc(np * 4), *vg = malloc(np * 4);
+            cr_assert_eq(wave_get_velocity_padded(g, before), 0);
+            const double d[3] = {p.d[0], p.d[1], p.d[2]};
+            struct random_boundary rb = {ramp, range, 5, 42, random_boundary_vstable(8, p.dt, d), 1500.0,
+                                         random_boundary_vnyquist(30.0, d)};
+            cr_assert_eq(wave_randomize_layers(c, &rb, 3), 0, "%s", err_msg());
+            cr_assert_eq(wave_randomize_layers(g, &rb, 3), 0, "%s", err_msg());
+            memset(vg, 0xff, np * 4);
+            cr_assert_eq(wave_get_velocity_padded(c, vc), 0);
+            cr_assert_eq(wave_get_velocity_padded(g, vg), 0);
+            size_t changed = 0, layer = 0;
+            double worst = 0;
+            for (int k = 0; k < L->npad[2]; k++)
+                for (int j = 0; j < L->npad[1]; j++)
+                    for (int i = 0; i < L->npad[0]; i++) {
+                        const size_t e = ((size_t)k * L->npad[1] + j) * L->npad[0] + i;
+                        const bool in = i >= L->pml[0] && i < L->pml[0] + L->n[0] && j >= L->pml[2] &&
+                                        j < L->pml[2] + L->n[1] && k >= L->pml[4] && k < L->pml[4] + L->n[2];
+                        if (in) {
+                            cr_assert_eq(vg[e], before[e], "interior cell (%d, %d, %d) changed", i, j, k);
+                            continue;
+                        }
+                        layer++;
+                        changed += fabsf(vg[e] - before[e]) > 1e-3f * before[e];
+                        const double r = fabs((double)vg[e] - vc[e]) / vc[e];
+                        worst = r > worst ? r : worst;
+                    }
+            cr_log_info("random layers, ramp %d range %d: %zu of %zu layer cells randomized, GPU vs CPU %.2e", ramp,
+                        range, changed, layer, worst);
+            cr_assert_lt(worst, 5e-7, "ramp %d range %d: GPU vs CPU %g", ramp, range, worst);
+            cr_assert_gt(changed, layer / 4, "ramp %d range %d: only %zu of %zu layer cells changed", ramp, range,
+                         changed, layer);
+            free(before), free(vc), free(vg);
+            wave_destroy(c);
+            wave_destroy(g);
+        }
+    free(v);
 #endif
 }
