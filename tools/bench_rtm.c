@@ -31,6 +31,7 @@
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "stream/log.h"
+#include "stream/slots.h"
 #include "tools/bench.h"
 
 static double now_s(void)
@@ -176,10 +177,18 @@ int bench_rtm(int argc, char **argv)
     sh.src[0] = (n[0] / 2) * d;
     sh.src[1] = (n[1] / 2) * d;
     sh.src[2] = 2 * d;
-    sh.rec = malloc((size_t)sh.ntr * 3 * sizeof(float));
-    sh.data = malloc((size_t)sh.ntr * (size_t)sh.ns * sizeof(float));
+    /* in a pinned slot, as the pipeline hands shots to the engine (stream/slots.h): the
+     * traces go up at the pinned rate, not the pageable one (slots come in pairs; the
+     * second is not used) */
+    struct slots sl;
+    if (slots_create(&sl, 2, shot_payload_bytes(sh.ntr, sh.ns), 0, NULL, dev.kind == SL_DEVICE_CUDA) < 0) {
+        fprintf(stderr, "bench rtm: %s\n", err_msg());
+        return 1;
+    }
+    sh.rec = slot_data(&sl, 0);
+    sh.data = sh.rec + (size_t)sh.ntr * 3;
     float *img = malloc(cells * sizeof(float));
-    if (!sh.rec || !sh.data || !img) {
+    if (!img) {
         fprintf(stderr, "bench rtm: out of host memory\n");
         return 1;
     }
@@ -332,8 +341,7 @@ int bench_rtm(int argc, char **argv)
         }
     }
     free(img);
-    free(sh.rec);
-    free(sh.data);
+    slots_destroy(&sl);
     free(v);
     rtm_engine_destroy(e);
     config_free(&cfg);
