@@ -7,12 +7,14 @@
  *                          [--kernels naive,tiled] [--variants P/T/D/C,...] [--no-cpml-rows] [--json]
  *
  * --variants sweeps tiled variants on one simulation per size and order: each entry is
- * PIPE/TILE/DEPTH/CPML (ring|regs / 4x4.. / 1..3 / fused|split; an empty field keeps the
+ * PIPE/TILE/DEPTH/CPML (ring|regs / 4x4.. / 1..3 / lines|fused|split; an empty field keeps the
  * environment), e.g. ring/4x4/2/fused,regs/4x4/2/split.
  *
  * The tiled kernel's variant (pipeline, block shape, prefetch, CPML arrangement) comes from
  * the SEISLIVE_WAVE_* environment knobs documented in kernels/wave.cu; each row names it.
- * SIZE is the padded grid edge (interior + 2 x pml); Gpts/s counts padded points. */
+ * SIZE is the padded grid edge (interior + 2 x pml); Gpts/s counts padded points.  Each row
+ * also gives the byte floor of its step (with CPML: psi and zeta read and written once
+ * per layer element on top of the 16 B per point) and the percentage of it reached. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +39,7 @@ struct row {
     int order, size;
     bool cpml;
     double gpts, pct, ms;
+    double floor_gpts; /* the step's byte floor at the copy bandwidth (see below) */
     char variant[160];
 };
 
@@ -191,6 +194,11 @@ int bench_stencil(int argc, char **argv)
                             return 1;
                         }
                         r->pct = 100.0 * r->gpts / roof;
+                        /* With CPML the step must also read and write psi and zeta once
+                         * per layer element: 3 axes x 2 faces x PML x SIZE^2 elements of
+                         * 16 bytes on top of 16 per point, i.e. 16 + 96 PML / SIZE bytes
+                         * per point.  No arrangement of the kernels moves less. */
+                        r->floor_gpts = bw / (16.0 + (c ? 96.0 * pml / r->size : 0.0));
                         nr++;
                         if (!json) /* progress, in case a long sweep is cut off */
                             fprintf(stderr, "stencil: %s [%s] order %d %d^3 CPML %s: %.1f Gpts/s\n", r->kernel,
@@ -203,8 +211,9 @@ int bench_stencil(int argc, char **argv)
                "\"steps\":%d,\"rows\":[", dev.name, bw, roof, pml, steps);
         for (int i = 0; i < nr; i++)
             printf("%s{\"kernel\":\"%s\",\"variant\":\"%s\",\"order\":%d,\"size\":%d,\"cpml\":%s,\"gpts\":%.2f,\"roofline_pct\":%.1f,"
-                   "\"ms_per_step\":%.3f}", i ? "," : "", rows[i].kernel, rows[i].variant, rows[i].order, rows[i].size,
-                   rows[i].cpml ? "true" : "false", rows[i].gpts, rows[i].pct, rows[i].ms);
+                   "\"floor_gpts\":%.2f,\"ms_per_step\":%.3f}", i ? "," : "", rows[i].kernel, rows[i].variant,
+                   rows[i].order, rows[i].size, rows[i].cpml ? "true" : "false", rows[i].gpts, rows[i].pct,
+                   rows[i].floor_gpts, rows[i].ms);
         printf("]}\n");
         free(rows);
         return 0;
@@ -213,11 +222,15 @@ int bench_stencil(int argc, char **argv)
            dev.name, bw, roof);
     printf("grid: SIZE^3 padded points (interior + %d CPML cells per face), %d timed steps; variant: the "
            "kernels' own description (environment knobs in kernels/wave.cu)\n\n", pml, steps);
-    printf("| kernel | variant | order | size | CPML | ms/step | Gpts/s | %% of roofline |\n");
-    printf("| --- | --- | ---: | ---: | --- | ---: | ---: | ---: |\n");
+    printf("byte floor: the copy bandwidth over 16 B/point, plus with CPML 16 B per psi/zeta element "
+           "(16 + 96 x %d / SIZE B/point): the most any kernel arrangement can reach\n\n", pml);
+    printf("| kernel | variant | order | size | CPML | ms/step | Gpts/s | %% of roofline | byte floor (Gpts/s) | "
+           "%% of floor |\n");
+    printf("| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
     for (int i = 0; i < nr; i++)
-        printf("| %s | %s | %d | %d^3 | %s | %.3f | %.1f | %.1f |\n", rows[i].kernel, rows[i].variant,
-               rows[i].order, rows[i].size, rows[i].cpml ? "on" : "off", rows[i].ms, rows[i].gpts, rows[i].pct);
+        printf("| %s | %s | %d | %d^3 | %s | %.3f | %.1f | %.1f | %.1f | %.1f |\n", rows[i].kernel, rows[i].variant,
+               rows[i].order, rows[i].size, rows[i].cpml ? "on" : "off", rows[i].ms, rows[i].gpts, rows[i].pct,
+               rows[i].floor_gpts, 100.0 * rows[i].gpts / rows[i].floor_gpts);
     free(rows);
     return 0;
 }
