@@ -1065,7 +1065,7 @@ static void naive_block(int r, int *bx, int *by)
     *by = r <= 2 ? 4 : 32;
     const char *e = getenv("SEISLIVE_WAVE_NAIVE_BLOCK");
     int w, h;
-    if (e && sscanf(e, "%dx%d", &w, &h) == 2 && w >= 32 && w % 32 == 0 && h >= 1 && w * h <= 1024) {
+    if (e && sscanf(e, "%dx%d", &w, &h) == 2 && w >= 32 && w <= 1024 && w % 32 == 0 && h >= 1 && h <= 1024 / w) {
         *bx = w;
         *by = h;
     }

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "conf/config.h"
@@ -31,8 +32,41 @@
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "stream/log.h"
-#include "stream/slots.h"
+#ifdef SEISLIVE_CUDA
+#include "stream/pipeline_cuda.h"
+#endif
 #include "tools/bench.h"
+
+/* BYTES of host memory for the shot, page-locked for CUDA when PIN (NULL on failure,
+ * with err_msg() saying why). */
+static float *payload_alloc(size_t bytes, bool pin)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        err_set(-errno, "mmap: %s", strerror(errno));
+        return NULL;
+    }
+#ifdef SEISLIVE_CUDA
+    if (pin && pcuda_host_register(p, bytes) < 0) {
+        munmap(p, bytes);
+        return NULL;
+    }
+#else
+    (void)pin;
+#endif
+    return p;
+}
+
+static void payload_free(float *p, size_t bytes, bool pin)
+{
+#ifdef SEISLIVE_CUDA
+    if (pin)
+        pcuda_host_unregister(p);
+#else
+    (void)pin;
+#endif
+    munmap(p, bytes);
+}
 
 static double now_s(void)
 {
@@ -177,20 +211,21 @@ int bench_rtm(int argc, char **argv)
     sh.src[0] = (n[0] / 2) * d;
     sh.src[1] = (n[1] / 2) * d;
     sh.src[2] = 2 * d;
-    /* in a pinned slot, as the pipeline hands shots to the engine (stream/slots.h): the
-     * traces go up at the pinned rate, not the pageable one (slots come in pairs; the
-     * second is not used) */
-    struct slots sl;
-    if (slots_create(&sl, 2, shot_payload_bytes(sh.ntr, sh.ns), 0, NULL, dev.kind == SL_DEVICE_CUDA) < 0) {
-        fprintf(stderr, "bench rtm: %s\n", err_msg());
-        return 1;
+    /* page-locked on a CUDA device, as the pipeline's slots are (stream/slots.c): the
+     * traces go up at the pinned rate, not the pageable one */
+    const size_t payload = shot_payload_bytes(sh.ntr, sh.ns);
+    const bool pin = dev.kind == SL_DEVICE_CUDA;
+    float *img = NULL;
+    int status = 1; /* until the tables are printed */
+    if (!(sh.rec = payload_alloc(payload, pin))) {
+        fprintf(stderr, "bench rtm: shot payload (%zu bytes): %s\n", payload, err_msg());
+        goto out;
     }
-    sh.rec = slot_data(&sl, 0);
     sh.data = sh.rec + (size_t)sh.ntr * 3;
-    float *img = malloc(cells * sizeof(float));
+    img = malloc(cells * sizeof(float));
     if (!img) {
         fprintf(stderr, "bench rtm: out of host memory\n");
-        return 1;
+        goto out;
     }
     double span[2] = {(n[0] - 5) * d, (n[1] - 5) * d};
     for (int j = 0; j < rx; j++)
@@ -220,7 +255,7 @@ int bench_rtm(int argc, char **argv)
     double rate = 0;
     if ((rc = step_rate(&dev, &wp, v, &rate)) < 0) {
         fprintf(stderr, "bench rtm: %s\n", err_msg());
-        return 1;
+        goto out;
     }
     double npad = (double)ntot[0] * ntot[1] * ntot[2];
 
@@ -235,7 +270,7 @@ int bench_rtm(int argc, char **argv)
     size_t need[5] = {0};
     if ((rc = rtm_engine_memory(e, &sh, need)) < 0) {
         fprintf(stderr, "bench rtm: %s\n", err_msg());
-        return 1;
+        goto out;
     }
     const double mib = 1.0 / 1048576.0;
     for (int k = 0; k < nrows; k++) {
@@ -248,7 +283,7 @@ int bench_rtm(int argc, char **argv)
         rtm_engine_force_strategy(e, r->strategy, r->schedule);
         if ((rc = rtm_engine_memory(e, &sh, need)) < 0) {
             fprintf(stderr, "bench rtm: %s\n", err_msg());
-            return 1;
+            goto out;
         }
         r->need = need[r->strategy];
         size_t fr = 0, tot = 0;
@@ -340,10 +375,13 @@ int bench_rtm(int argc, char **argv)
                        r->st.sweep_fwd_s, r->st.sweep_bwd_s, r->st.finish_s, r->lo, r->hi);
         }
     }
+    status = 0;
+out:
     free(img);
-    slots_destroy(&sl);
+    if (sh.rec)
+        payload_free(sh.rec, payload, pin);
     free(v);
     rtm_engine_destroy(e);
     config_free(&cfg);
-    return 0;
+    return status;
 }
