@@ -1057,12 +1057,13 @@ static int tile_shape(int r, bool ring)
 
 /* The naive kernel's thread block: SEISLIVE_WAVE_NAIVE_BLOCK=WxH (W a multiple of 32,
  * W x H <= 1024), else the fastest measured on the H100 at 512^3 (docs/PERFORMANCE.md):
- * 128 x 4 up to order 4, 32 x 32 above (8th order: 32 x 8 83.7, 32 x 32 106.5 Gpts/s;
- * the taller block reads more of the y neighbours from L1). */
+ * 128 x 4 up to order 4, 256 x 4 above (8th order: 32 x 8 83.7, 32 x 32 106.7,
+ * 128 x 8 118.1, 256 x 4 120.6 Gpts/s: 1024-thread blocks keep more of the y and z
+ * neighbours in L1 and L2 while they are needed). */
 static void naive_block(int r, int *bx, int *by)
 {
-    *bx = r <= 2 ? 128 : 32;
-    *by = r <= 2 ? 4 : 32;
+    *bx = r <= 2 ? 128 : 256;
+    *by = 4;
     const char *e = getenv("SEISLIVE_WAVE_NAIVE_BLOCK");
     int w, h;
     if (e && sscanf(e, "%dx%d", &w, &h) == 2 && w >= 32 && w <= 1024 && w % 32 == 0 && h >= 1 && h <= 1024 / w) {
