@@ -98,8 +98,10 @@ int spsc_push(struct spsc *q, int v, int timeout_ms)
                                  : pthread_cond_wait(&q->cv, &q->mu);
         atomic_fetch_sub(&q->waiters, 1);
         pthread_mutex_unlock(&q->mu);
-        if (rc == ETIMEDOUT && spsc_try_push(q, v) != 0)
-            return -ETIMEDOUT;
+        /* One last try at the deadline, and its outcome is final: looping after a
+         * successful try would push V a second time. */
+        if (rc == ETIMEDOUT)
+            return spsc_try_push(q, v) == 0 ? 0 : -ETIMEDOUT;
     }
 }
 
@@ -121,8 +123,14 @@ int spsc_pop(struct spsc *q, int *v, int timeout_ms)
                                  : pthread_cond_wait(&q->cv, &q->mu);
         atomic_fetch_sub(&q->waiters, 1);
         pthread_mutex_unlock(&q->mu);
-        if (rc == ETIMEDOUT && spsc_try_pop(q, v) != 0)
+        /* One last try at the deadline, and its outcome is final: looping after a
+         * successful try would overwrite *V with the next item (or time out), and the
+         * item popped here would be lost (a slot lost this way stalled a job). */
+        if (rc == ETIMEDOUT) {
+            if (spsc_try_pop(q, v) == 0)
+                return 0;
             return atomic_load(&q->closed) ? -EPIPE : -ETIMEDOUT;
+        }
     }
 }
 
