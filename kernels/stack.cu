@@ -52,6 +52,62 @@ static __device__ __forceinline__ float norm_value(float sum, int cnt)
     return NORM == NORM_GEOMETRIC ? expf(m) : m;
 }
 
+/* The end of both stack kernels: a block holds the sums ACC (counts CNT + EXTRA) of P
+ * points per warp, from J0, at TP times per lane, from T0 (time T0 + 32 q + lane).
+ * (a) per time, the best point of each warp, through RED (one row per warp, W warps),
+ * then the best over the warps into TMAX (score in the high word, the point's index
+ * inverted in the low one, so atomicMax keeps the largest score and the lowest point);
+ * (b) per point, the best time (lanes reduced with shuffles) into COHU. */
+template <int NORM, int P, int W>
+static __device__ __forceinline__ void reduce_tile(const float (&acc)[P][TP], const int (&cnt)[P][TP], int extra,
+                                                   size_t j0, size_t nj, int t0, int nt,
+                                                   unsigned long long (*red)[32 * TP], unsigned long long *tmax,
+                                                   unsigned *cohu)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int q = 0; q < TP; q++) {
+        unsigned best = 0, bj = 0;
+#pragma unroll
+        for (int p = 0; p < P; p++)
+            if (j0 + p < nj) {
+                unsigned k = ord_of(norm_value<NORM>(acc[p][q], cnt[p][q] + extra));
+                if (k > best) {
+                    best = k;
+                    bj = (unsigned)(j0 + p);
+                }
+            }
+        red[warp][q * 32 + lane] = best ? ((unsigned long long)best << 32) | (0xffffffffu - bj) : 0ull;
+    }
+#pragma unroll
+    for (int p = 0; p < P; p++) {
+        unsigned k = 0;
+#pragma unroll
+        for (int q = 0; q < TP; q++)
+            if (t0 + 32 * q + lane < nt) {
+                unsigned kq = ord_of(norm_value<NORM>(acc[p][q], cnt[p][q] + extra));
+                k = kq > k ? kq : k;
+            }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            unsigned other = __shfl_xor_sync(0xffffffffu, k, o);
+            k = other > k ? other : k;
+        }
+        if (lane == 0 && j0 + p < nj && k)
+            atomicMax(cohu + j0 + p, k);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < 32 * TP; i += blockDim.x) {
+        unsigned long long m = red[0][i];
+#pragma unroll
+        for (int w2 = 1; w2 < W; w2++)
+            m = red[w2][i] > m ? red[w2][i] : m;
+        int t = t0 + i;
+        if (t < nt && m && m > tmax[t])
+            atomicMax(tmax + t, m);
+    }
+}
+
 template <int NORM>
 __global__ void __launch_bounds__(32 * WARPS)
 stack_kernel(int nrow, size_t nj, size_t nj_pad, const uint16_t *__restrict__ delay,
@@ -94,52 +150,7 @@ stack_kernel(int nrow, size_t nj, size_t nj_pad, const uint16_t *__restrict__ de
             }
         }
     }
-    /* (a) max over the points of this warp per time, then over the warps, then atomics */
-#pragma unroll
-    for (int q = 0; q < TP; q++) {
-        unsigned best = 0, bj = 0;
-#pragma unroll
-        for (int p = 0; p < JP; p++) {
-            size_t j = jbase + p;
-            if (j < nj) {
-                unsigned k = ord_of(norm_value<NORM>(acc[p][q], cnt[p][q]));
-                if (k > best) {
-                    best = k;
-                    bj = (unsigned)j;
-                }
-            }
-        }
-        red[warp][q * 32 + lane] = best ? ((unsigned long long)best << 32) | (0xffffffffu - bj) : 0ull;
-    }
-    /* (b) max over this block's times per point: lanes hold times, reduce with shuffles */
-#pragma unroll
-    for (int p = 0; p < JP; p++) {
-        unsigned k = 0;
-#pragma unroll
-        for (int q = 0; q < TP; q++)
-            if (tbase + 32 * q + lane < nt) {
-                unsigned kq = ord_of(norm_value<NORM>(acc[p][q], cnt[p][q]));
-                k = kq > k ? kq : k;
-            }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            unsigned other = __shfl_xor_sync(0xffffffffu, k, o);
-            k = other > k ? other : k;
-        }
-        size_t j = jbase + p;
-        if (lane == 0 && j < nj && k)
-            atomicMax(cohu + j, k);
-    }
-    __syncthreads();
-    for (int i = threadIdx.x; i < 32 * TP; i += blockDim.x) {
-        unsigned long long m = red[0][i];
-#pragma unroll
-        for (int w2 = 1; w2 < WARPS; w2++)
-            m = red[w2][i] > m ? red[w2][i] : m;
-        int t = tbase + i;
-        if (t < nt && m && m > tmax[t])
-            atomicMax(tmax + t, m);
-    }
+    reduce_tile<NORM, JP, WARPS>(acc, cnt, 0, jbase, nj, tbase, nt, red, tmax, cohu);
 }
 
 /* ---- staged kernel: the CF windows of 8 rows in shared memory ---------------------------
@@ -279,50 +290,9 @@ stack_staged(int nrow, size_t nj, size_t nj_pad, const uint16_t *__restrict__ de
     }
     if (NBUF > 1)
         __syncthreads();
-    /* the reductions as in stack_kernel; the window buffers are free now */
+    /* the reductions (reduce_tile) reuse the window buffers, free now */
     unsigned long long(*red)[32 * TP] = (unsigned long long(*)[32 * TP])&wbuf[0][0][0];
-    const size_t jw = jb + (size_t)warp * SJP;
-#pragma unroll
-    for (int q = 0; q < TP; q++) {
-        unsigned best = 0, bj = 0;
-#pragma unroll
-        for (int p = 0; p < SJP; p++)
-            if (jw + p < nj) {
-                unsigned kv = ord_of(norm_value<NORM>(acc[p][q], cnt[p][q] + nclean));
-                if (kv > best) {
-                    best = kv;
-                    bj = (unsigned)(jw + p);
-                }
-            }
-        red[warp][q * 32 + lane] = best ? ((unsigned long long)best << 32) | (0xffffffffu - bj) : 0ull;
-    }
-#pragma unroll
-    for (int p = 0; p < SJP; p++) {
-        unsigned kv = 0;
-#pragma unroll
-        for (int q = 0; q < TP; q++)
-            if (tb + 32 * q + lane < nt) {
-                unsigned kq = ord_of(norm_value<NORM>(acc[p][q], cnt[p][q] + nclean));
-                kv = kq > kv ? kq : kv;
-            }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            unsigned other = __shfl_xor_sync(0xffffffffu, kv, o);
-            kv = other > kv ? other : kv;
-        }
-        if (lane == 0 && jw + p < nj && kv)
-            atomicMax(cohu + jw + p, kv);
-    }
-    __syncthreads();
-    for (int i = threadIdx.x; i < 32 * TP; i += blockDim.x) {
-        unsigned long long m = red[0][i];
-#pragma unroll
-        for (int w2 = 1; w2 < SW; w2++)
-            m = red[w2][i] > m ? red[w2][i] : m;
-        int t = tb + i;
-        if (t < nt && m && m > tmax[t])
-            atomicMax(tmax + t, m);
-    }
+    reduce_tile<NORM, SJP, SW>(acc, cnt, nclean, jb + (size_t)warp * SJP, nj, tb, nt, red, tmax, cohu);
 }
 
 __global__ void stack_finish(int nt, size_t nj, const unsigned long long *tmax, const unsigned *cohu,
