@@ -574,6 +574,14 @@ __global__ void __launch_bounds__(TX *LBY, 2) k_layer(KArgs a, PArgs m, LBoxes l
         const int g = kk + h;
         return inside && g >= 0 && g < dim2 ? __ldg(p + cc + (long long)g * sz) : 0.0f;
     };
+    /* psi_AX(n+1) at coordinate X along AX from psi(n) OLD and the p neighbours P(+-l) */
+    auto psi_next = [&](int ax, int x, float old, auto P) {
+        float d1 = 0;
+#pragma unroll
+        for (int l = 1; l <= R; l++)
+            d1 += a.c1[ax][l] * (P(l) - P(-l));
+        return __ldg(m.pb[ax] + x) * old + __ldg(m.pa[ax] + x) * d1;
+    };
     auto issue_tile = [&](int kk, int buf) {
         const long long pl = (long long)(kk + h) * sz;
 #pragma unroll
@@ -617,15 +625,8 @@ __global__ void __launch_bounds__(TX *LBY, 2) k_layer(KArgs a, PArgs m, LBoxes l
 #pragma unroll
     for (int u = 0; u < 2 * R; u++) {
         const int kk = kb - R + u, js = cpml_slab_index(kk, np2, wz0, wz1);
-        float v = 0.0f;
-        if (inside && js >= 0) {
-            float d1 = 0;
-#pragma unroll
-            for (int l = 1; l <= R; l++)
-                d1 += a.c1[2][l] * (qz[u + R + l] - qz[u + R - l]);
-            v = __ldg(m.pb[2] + kk) * __ldg(m.psi[2] + ez(js)) + __ldg(m.pa[2] + kk) * d1;
-        }
-        pz[u] = v;
+        pz[u] = inside && js >= 0 ? psi_next(2, kk, __ldg(m.psi[2] + ez(js)), [&](int l) { return qz[u + R + l]; })
+                                  : 0.0f;
     }
     Pt cur;
     fetch(kb, cur);
@@ -648,135 +649,67 @@ __global__ void __launch_bounds__(TX *LBY, 2) k_layer(KArgs a, PArgs m, LBoxes l
         if (bx) {
             float v = 0.0f;
             if (lx) {
-                float d1 = 0;
-#pragma unroll
-                for (int l = 1; l <= R; l++)
-                    d1 += a.c1[0][l] * (T[tr][tc + l] - T[tr][tc - l]);
-                v = __ldg(m.pb[0] + i) * cur.px + __ldg(m.pa[0] + i) * d1;
+                v = psi_next(0, i, cur.px, [&](int l) { return T[tr][tc + l]; });
                 m.psi_out[0][ex(j, jsx, k)] = v;
             }
             sxp[ty][tx + R] = v;
             if (tx < R) {
-                float vl = 0.0f, vr = 0.0f;
-                if (jxl >= 0) {
-                    float d1 = 0;
-#pragma unroll
-                    for (int l = 1; l <= R; l++)
-                        d1 += a.c1[0][l] * (T[tr][R + tx + l] - T[tr][R + tx - l]);
-                    vl = __ldg(m.pb[0] + xl) * cur.pxl + __ldg(m.pa[0] + xl) * d1;
-                }
-                if (jxr >= 0) {
-                    float d1 = 0;
-#pragma unroll
-                    for (int l = 1; l <= R; l++)
-                        d1 += a.c1[0][l] * (T[tr][H2 + TX + tx + l] - T[tr][H2 + TX + tx - l]);
-                    vr = __ldg(m.pb[0] + xr) * cur.pxr + __ldg(m.pa[0] + xr) * d1;
-                }
-                sxp[ty][tx] = vl;
-                sxp[ty][TX + R + tx] = vr;
+                sxp[ty][tx] = jxl >= 0 ? psi_next(0, xl, cur.pxl, [&](int l) { return T[tr][R + tx + l]; }) : 0.0f;
+                sxp[ty][TX + R + tx] =
+                    jxr >= 0 ? psi_next(0, xr, cur.pxr, [&](int l) { return T[tr][H2 + TX + tx + l]; }) : 0.0f;
             }
         }
         if (by) {
             float v = 0.0f;
             if (ly) {
-                float d1 = 0;
-#pragma unroll
-                for (int l = 1; l <= R; l++)
-                    d1 += a.c1[1][l] * (T[tr + l][tc] - T[tr - l][tc]);
-                v = __ldg(m.pb[1] + j) * cur.py + __ldg(m.pa[1] + j) * d1;
+                v = psi_next(1, j, cur.py, [&](int l) { return T[tr + l][tc]; });
                 m.psi_out[1][ey(i, jsy, k)] = v;
             }
             syp[ty + R][tx] = v;
             if (ty < R) {
-                float vl = 0.0f, vr = 0.0f;
-                if (jyl >= 0) {
-                    float d1 = 0;
-#pragma unroll
-                    for (int l = 1; l <= R; l++)
-                        d1 += a.c1[1][l] * (T[R + ty + l][tc] - T[R + ty - l][tc]);
-                    vl = __ldg(m.pb[1] + yl) * cur.pyl + __ldg(m.pa[1] + yl) * d1;
-                }
-                if (jyr >= 0) {
-                    float d1 = 0;
-#pragma unroll
-                    for (int l = 1; l <= R; l++)
-                        d1 += a.c1[1][l] * (T[H2 + LBY + ty + l][tc] - T[H2 + LBY + ty - l][tc]);
-                    vr = __ldg(m.pb[1] + yr) * cur.pyr + __ldg(m.pa[1] + yr) * d1;
-                }
-                syp[ty][tx] = vl;
-                syp[LBY + R + ty][tx] = vr;
+                syp[ty][tx] = jyl >= 0 ? psi_next(1, yl, cur.pyl, [&](int l) { return T[R + ty + l][tc]; }) : 0.0f;
+                syp[LBY + R + ty][tx] =
+                    jyr >= 0 ? psi_next(1, yr, cur.pyr, [&](int l) { return T[H2 + LBY + ty + l][tc]; }) : 0.0f;
             }
         }
         {
             /* push psi_z(n+1) of plane k + R, from the p queue (planes k .. k+2R) */
             const int kk = k + R, js = cpml_slab_index(kk, np2, wz0, wz1);
-            float v = 0.0f;
-            if (js >= 0 && inside) {
-                float d1 = 0;
-#pragma unroll
-                for (int l = 1; l <= R; l++)
-                    d1 += a.c1[2][l] * (qz[3 * R + l] - qz[3 * R - l]);
-                v = __ldg(m.pb[2] + kk) * cur.pzo + __ldg(m.pa[2] + kk) * d1;
-            }
-            pz[2 * R] = v;
+            pz[2 * R] = js >= 0 && inside ? psi_next(2, kk, cur.pzo, [&](int l) { return qz[3 * R + l]; }) : 0.0f;
         }
         if (lz)
             m.psi_out[2][ez(jsz)] = pz[R];
         __syncthreads(); /* psi(n+1) of the neighbours is in */
         if (inside) {
             const float pc = qz[2 * R];
+            /* d2 along axis AX from the neighbours P(+-l), and in that axis's layers
+             * (IN) the stretched terms: dpsi from psi(n+1) S(+-l), zeta(n+1) from ZOLD
+             * into *Z() */
+            auto term = [&](int ax, int x, bool in, float zold, auto P, auto S, auto Z) {
+                float d2 = a.c2[ax][0] * pc;
+#pragma unroll
+                for (int l = 1; l <= R; l++)
+                    d2 += a.c2[ax][l] * (P(l) + P(-l));
+                if (!in)
+                    return d2;
+                float dpsi = 0;
+#pragma unroll
+                for (int l = 1; l <= R; l++)
+                    dpsi += a.c1[ax][l] * (S(l) - S(-l));
+                const float t = d2 + dpsi, z = __ldg(m.pb[ax] + x) * zold + __ldg(m.pa[ax] + x) * t;
+                *Z() = z;
+                return t + z;
+            };
             float lap = 0;
-            {
-                float d2 = a.c2[1][0] * pc;
-#pragma unroll
-                for (int l = 1; l <= R; l++)
-                    d2 += a.c2[1][l] * (T[tr + l][tc] + T[tr - l][tc]);
-                if (ly) {
-                    float dpsi = 0;
-#pragma unroll
-                    for (int l = 1; l <= R; l++)
-                        dpsi += a.c1[1][l] * (syp[ty + R + l][tx] - syp[ty + R - l][tx]);
-                    const float t = d2 + dpsi, z = __ldg(m.pb[1] + j) * cur.zy + __ldg(m.pa[1] + j) * t;
-                    m.zeta[1][ey(i, jsy, k)] = z;
-                    lap += t + z;
-                } else {
-                    lap += d2;
-                }
-            }
-            {
-                float d2 = a.c2[2][0] * pc;
-#pragma unroll
-                for (int l = 1; l <= R; l++)
-                    d2 += a.c2[2][l] * (qz[2 * R + l] + qz[2 * R - l]);
-                if (lz) {
-                    float dpsi = 0;
-#pragma unroll
-                    for (int l = 1; l <= R; l++)
-                        dpsi += a.c1[2][l] * (pz[R + l] - pz[R - l]);
-                    const float t = d2 + dpsi, z = __ldg(m.pb[2] + k) * cur.zz + __ldg(m.pa[2] + k) * t;
-                    m.zeta[2][ez(jsz)] = z;
-                    lap += t + z;
-                } else {
-                    lap += d2;
-                }
-            }
-            {
-                float d2 = a.c2[0][0] * pc;
-#pragma unroll
-                for (int l = 1; l <= R; l++)
-                    d2 += a.c2[0][l] * (T[tr][tc + l] + T[tr][tc - l]);
-                if (lx) {
-                    float dpsi = 0;
-#pragma unroll
-                    for (int l = 1; l <= R; l++)
-                        dpsi += a.c1[0][l] * (sxp[ty][tx + R + l] - sxp[ty][tx + R - l]);
-                    const float t = d2 + dpsi, z = __ldg(m.pb[0] + i) * cur.zx + __ldg(m.pa[0] + i) * t;
-                    m.zeta[0][ex(j, jsx, k)] = z;
-                    lap += t + z;
-                } else {
-                    lap += d2;
-                }
-            }
+            lap += term(
+                1, j, ly, cur.zy, [&](int l) { return T[tr + l][tc]; }, [&](int l) { return syp[ty + R + l][tx]; },
+                [&] { return &m.zeta[1][ey(i, jsy, k)]; });
+            lap += term(
+                2, k, lz, cur.zz, [&](int l) { return qz[2 * R + l]; }, [&](int l) { return pz[R + l]; },
+                [&] { return &m.zeta[2][ez(jsz)]; });
+            lap += term(
+                0, i, lx, cur.zx, [&](int l) { return T[tr][tc + l]; }, [&](int l) { return sxp[ty][tx + R + l]; },
+                [&] { return &m.zeta[0][ex(j, jsx, k)]; });
             a.q[cc + pl] = 2.0f * pc - cur.qo + cur.vv * lap;
         }
 #pragma unroll
