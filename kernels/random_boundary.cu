@@ -36,6 +36,5 @@ extern "C" int random_boundary_apply_cuda(const struct random_boundary *rb, cons
     dim3 blk(32, 8), grd((npad[0] + 31) / 32, (npad[1] + 7) / 8, npad[2]);
     k_random_boundary<<<grd, blk, 0, st>>>(*rb, g, shot_id, 0.99 * rb->vstable, v);
     CUDA_TRY_LAUNCH();
-    CUDA_TRY(cudaStreamSynchronize(st));
     return 0;
 }

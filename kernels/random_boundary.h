@@ -189,8 +189,9 @@ int random_boundary_check(const struct random_boundary *rb, const int npad[3], c
 int random_boundary_apply(const struct random_boundary *rb, const int npad[3], const int n[3],
                           const int pml[6], uint64_t shot_id, float *v);
 
-/* The same on a CUDA device: V is device memory, the work is queued on STREAM (a
- * cudaStream_t) and has finished when this returns.  Same checks and errors. */
+/* The same on a CUDA device: V is device memory and the work is queued on STREAM (a
+ * cudaStream_t); the caller synchronises (wave_randomize_layers does, once, after the
+ * velocity is back in the simulation).  Same checks and errors. */
 int random_boundary_apply_cuda(const struct random_boundary *rb, const int npad[3], const int n[3],
                                const int pml[6], uint64_t shot_id, float *v, void *stream);
 
