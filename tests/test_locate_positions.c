@@ -20,23 +20,9 @@
 #include "tests/test_locate_synth.h"
 #include "tests/test_stream_support.h"
 
-#define MAXEV 8
 #define NSTA 36
 #define NS 4000
 #define BLOCK 1000
-
-struct found {
-    struct locate_event ev[MAXEV];
-    int n;
-};
-
-static void on_event(const struct locate_event *ev, void *user)
-{
-    struct found *f = user;
-    if (f->n < MAXEV)
-        f->ev[f->n] = *ev;
-    f->n++;
-}
 
 /* Two events under 36 stations, vertical channels only (one channel per station: the
  * case position matching is for), P phase. */
@@ -58,7 +44,7 @@ static void config(struct sl_config *cfg)
 }
 
 /* Feed the NSTA vertical traces (plus EXTRA rows repeating the first ones), in blocks. */
-static struct found run_engine(const struct synth *s, const float *z, const struct trace_channel *chan,
+static struct synth_found run_engine(const struct synth *s, const float *z, const struct trace_channel *chan,
                                int extra, struct locate_stats *st)
 {
     struct sl_config cfg;
@@ -67,8 +53,8 @@ static struct found run_engine(const struct synth *s, const float *z, const stru
     struct locate_engine *e = NULL;
     cr_assert_eq(locate_engine_create(&e, &cfg, &dev, &s->st), 0, "%s", err_msg());
     config_free(&cfg);
-    struct found f = {0};
-    locate_engine_on_event(e, on_event, &f);
+    struct synth_found f = {0};
+    locate_engine_on_event(e, synth_on_event, &f);
     int nrec = NSTA + extra;
     float *buf = malloc((size_t)nrec * BLOCK * sizeof(float));
     for (int off = 0, seq = 0; off < NS; off += BLOCK, seq++) {
@@ -91,10 +77,10 @@ static void named_channels(const struct synth *s, struct trace_channel *chan)
         chan[i] = s->chan[i * 3]; /* XX.Snn..HHZ */
 }
 
-static void expect_same(const struct found *a, const struct found *b, const char *what)
+static void expect_same(const struct synth_found *a, const struct synth_found *b, const char *what)
 {
     cr_assert_eq(a->n, b->n, "%s: %d events, by name %d", what, a->n, b->n);
-    for (int i = 0; i < a->n && i < MAXEV; i++)
+    for (int i = 0; i < a->n && i < SYN_MAXFOUND; i++)
         cr_expect(a->ev[i].origin_ns == b->ev[i].origin_ns && a->ev[i].x == b->ev[i].x &&
                       a->ev[i].y == b->ev[i].y && a->ev[i].z == b->ev[i].z &&
                       a->ev[i].coalescence == b->ev[i].coalescence,
@@ -104,7 +90,7 @@ static void expect_same(const struct found *a, const struct found *b, const char
 }
 
 /* The named run finds both events near where they were put (the oracle is sound). */
-static void expect_true_locations(const struct synth *s, const struct found *f)
+static void expect_true_locations(const struct synth *s, const struct synth_found *f)
 {
     cr_assert_eq(f->n, 2, "%d events by name", f->n);
     for (int i = 0; i < 2; i++) {
@@ -124,17 +110,17 @@ Test(locate_positions, unnamed_channels_match_stations_by_position, .timeout = 1
     memset(unnamed, 0, sizeof unnamed);
     named_channels(&s, named);
     struct locate_stats st_n, st_u, st_x;
-    struct found by_name = run_engine(&s, z, named, 0, &st_n);
+    struct synth_found by_name = run_engine(&s, z, named, 0, &st_n);
     expect_true_locations(&s, &by_name);
     cr_expect_eq(st_n.unmatched_channels, 0);
 
-    struct found by_pos = run_engine(&s, z, unnamed, 0, &st_u);
+    struct synth_found by_pos = run_engine(&s, z, unnamed, 0, &st_u);
     cr_expect_eq(st_u.unmatched_channels, 0, "%d unnamed channels unmatched", st_u.unmatched_channels);
     cr_expect_eq(st_u.dead_rows, 0);
     expect_same(&by_pos, &by_name, "unnamed");
 
     /* Two rows more than stations: counted as unmatched and left out; the rest is the same. */
-    struct found extra = run_engine(&s, z, unnamed, 2, &st_x);
+    struct synth_found extra = run_engine(&s, z, unnamed, 2, &st_x);
     cr_expect_eq(st_x.unmatched_channels, 2, "%d unmatched, 2 rows beyond the stations", st_x.unmatched_channels);
     expect_same(&extra, &by_name, "unnamed + 2 rows");
     free(z);
@@ -142,7 +128,7 @@ Test(locate_positions, unnamed_channels_match_stations_by_position, .timeout = 1
 }
 
 /* Read OUTDIR/events.jsonl into F. */
-static void read_events(const char *outdir, struct found *f)
+static void read_events(const char *outdir, struct synth_found *f)
 {
     char path[700];
     snprintf(path, sizeof path, "%.600s/events.jsonl", outdir);
@@ -154,7 +140,7 @@ static void read_events(const char *outdir, struct found *f)
         json_error_t je;
         json_t *o = json_loads(line, 0, &je);
         cr_assert(o, "%s: %s", path, je.text);
-        if (f->n < MAXEV) {
+        if (f->n < SYN_MAXFOUND) {
             struct locate_event *e = &f->ev[f->n];
             e->origin_ns = json_integer_value(json_object_get(o, "origin_ns"));
             json_t *x = json_object_get(o, "x");
@@ -176,7 +162,7 @@ Test(stream_locate_positions, unnamed_f32_blocks_through_seislive_run, .timeout 
     struct trace_channel named[NSTA];
     named_channels(&s, named);
     struct locate_stats st;
-    struct found ref = run_engine(&s, z, named, 0, &st);
+    struct synth_found ref = run_engine(&s, z, named, 0, &st);
     expect_true_locations(&s, &ref);
 
     char *dir = test_tmpdir();
@@ -201,14 +187,7 @@ Test(stream_locate_positions, unnamed_f32_blocks_through_seislive_run, .timeout 
              "[runtime]\ndevice = \"cpu\"\n[log]\nlevel = \"info\"\n",
              ep_in, out, stpath, BLOCK);
     char *cfgpath = test_write_file(dir, "locate.toml", text);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen(log, "w", stderr))
-            _exit(126);
-        execl(test_prog("seislive"), "seislive", "run", "-c", cfgpath, (char *)NULL);
-        _exit(127);
-    }
+    pid_t pid = ts_spawn_run(cfgpath, log);
     void *zc = zmq_ctx_new();
     void *push = ts_push(zc, ep_in);
     float *buf = malloc((size_t)NSTA * BLOCK * sizeof(float));
@@ -224,7 +203,7 @@ Test(stream_locate_positions, unnamed_f32_blocks_through_seislive_run, .timeout 
     cr_assert_eq(ts_wait(pid, 90), 0, "seislive run failed (see %s)", log);
     cr_expect_eq(ts_count_in_file(log, "station not in the station file"), 0);
     cr_expect_eq(ts_count_in_file(log, " 0 unmatched channels"), 1, "unmatched channels (see %s)", log);
-    struct found got;
+    struct synth_found got;
     read_events(out, &got);
     cr_assert_eq(got.n, ref.n, "%d events through seislive run, %d by name", got.n, ref.n);
     for (int i = 0; i < got.n; i++) {

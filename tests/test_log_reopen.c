@@ -21,19 +21,6 @@
 
 static const char *rtm_cfg = TS_SMALL_RTM_CFG;
 
-static pid_t spawn_run(const char *cfgpath, const char *stderr_path)
-{
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen(stderr_path, "w", stderr))
-            _exit(126);
-        execl(test_prog("seislive"), "seislive", "run", "-c", cfgpath, (char *)NULL);
-        _exit(127);
-    }
-    return pid;
-}
-
 /* Wait up to TIMEOUT_S for a line of PATH containing NEEDLE. */
 static int wait_line(const char *path, const char *needle, int timeout_s)
 {
@@ -84,7 +71,7 @@ Test(stream_log, sighup_reopens_the_log_file_after_rotation, .timeout = 120)
              "[log]\nlevel = \"info\"\nfile = \"%s\"\n",
              rtm_cfg, ep_in, ep_out, dir, logf);
     char *cfgpath = test_write_file(dir, "rtm.toml", text);
-    pid_t pid = spawn_run(cfgpath, err);
+    pid_t pid = ts_spawn_run(cfgpath, err);
     void *z = zmq_ctx_new();
     void *sub = ts_sub(z, ep_out, "image", 0);
     void *push = ts_push(z, ep_in);
@@ -151,7 +138,7 @@ Test(stream_log, sighup_without_log_file_keeps_the_service_running, .timeout = 6
              "[output]\ndir = \"%s/files\"\n[log]\nlevel = \"info\"\n",
              rtm_cfg, ep_in, dir);
     char *cfgpath = test_write_file(dir, "rtm.toml", text);
-    pid_t pid = spawn_run(cfgpath, err);
+    pid_t pid = ts_spawn_run(cfgpath, err);
     cr_assert_eq(wait_line(err, " slots of ", 30), 0, "the run did not start (see %s)", err);
     cr_assert_eq(kill(pid, SIGHUP), 0);
     cr_assert_eq(wait_line(err, "no [log] file to reopen", 10), 0, "SIGHUP not handled");

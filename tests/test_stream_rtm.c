@@ -39,12 +39,7 @@ Test(stream_rtm, zmq_shots_through_seislive_run_equal_batch_rtm, .timeout = 120)
     char *cfgpath = test_write_file(dir, "rtm.toml", text);
     char log[600];
     snprintf(log, sizeof log, "%s/run.log", dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        freopen(log, "w", stderr);
-        execl(test_prog("seislive"), "seislive", "run", "-c", cfgpath, (char *)NULL);
-        _exit(127);
-    }
+    pid_t pid = ts_spawn_run(cfgpath, log);
     void *z = zmq_ctx_new();
     void *sub = ts_sub(z, ep_out, "image", 0);
     void *push = ts_push(z, ep_in);

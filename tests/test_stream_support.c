@@ -20,6 +20,7 @@
 #include "stream/error.h"
 #include "stream/log.h"
 #include "stream/signals.h"
+#include "tests/support.h"
 
 void ts_make_shot(int k, int ntr, int ns, struct shot *s)
 {
@@ -158,6 +159,19 @@ pid_t ts_spawn_job(const char *config, const char *log)
         fprintf(stderr, "job failed: %s\n", err_msg());
     config_free(&cfg);
     _exit(rc < 0 ? 1 : 0);
+}
+
+pid_t ts_spawn_run(const char *cfgpath, const char *stderr_path)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen(stderr_path, "w", stderr))
+            _exit(126);
+        execl(test_prog("seislive"), "seislive", "run", "-c", cfgpath, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
 }
 
 int ts_wait(pid_t pid, int timeout_s)

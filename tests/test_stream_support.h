@@ -43,6 +43,9 @@ int ts_write_segy(const char *path, const int *ks, int n, int ntr, int ns, int f
 /* Fork a child that loads CONFIG (TOML text) and runs the shot job with the energy
  * migration on the CPU; its stderr goes to LOG.  Returns the pid. */
 pid_t ts_spawn_job(const char *config, const char *log);
+/* `seislive run -c CFGPATH` (the program of this build) as a child process, its stderr
+ * in STDERR_PATH. */
+pid_t ts_spawn_run(const char *cfgpath, const char *stderr_path);
 /* Wait for PID up to TIMEOUT_S; its exit status, or -1 on timeout (then it is killed). */
 int ts_wait(pid_t pid, int timeout_s);
 
