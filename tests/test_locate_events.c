@@ -9,26 +9,14 @@
 #include "kernels/locate_engine.h"
 #include "tests/test_locate_synth.h"
 
-#define MAXEV 16
-
-struct found {
-    struct locate_event ev[MAXEV];
-    int n;
-    float mmax;      /* largest live m(t) */
-    double level;    /* level at that time */
+struct peak {
+    float mmax;   /* largest live m(t) */
+    double level; /* level at that time */
 };
-
-static void on_event(const struct locate_event *ev, void *user)
-{
-    struct found *f = user;
-    if (f->n < MAXEV)
-        f->ev[f->n] = *ev;
-    f->n++;
-}
 
 static void on_trace(int64_t t, float m, int32_t j, int live, double level, void *user)
 {
-    struct found *f = user;
+    struct peak *f = user;
     (void)t;
     (void)j;
     if (live && m > f->mmax) {
@@ -48,15 +36,15 @@ static void scene(struct synth *s, int with_events, uint64_t seed)
     synth_make(s, 400, 5000, 0.004, 0.5, seed);
 }
 
-static void run(const struct synth *s, struct found *f)
+static void run(const struct synth *s, struct synth_found *f, struct peak *pk)
 {
     struct sl_config cfg;
     synth_config(&cfg);
     struct sl_device dev = {.kind = SL_DEVICE_CPU, .index = -1};
     struct locate_engine *e;
     cr_assert_eq(locate_engine_create(&e, &cfg, &dev, &s->st), 0);
-    locate_engine_on_event(e, on_event, f);
-    locate_engine_on_trace(e, on_trace, f);
+    locate_engine_on_event(e, synth_on_event, f);
+    locate_engine_on_trace(e, on_trace, pk);
     int sizes[] = {1000};
     cr_assert_eq(synth_feed(e, s, sizes, 1, NULL, NULL), 0);
     locate_engine_destroy(e);
@@ -68,9 +56,10 @@ Test(locate_events, found_located_timed_at_snr_half, .timeout = 120)
     for (uint64_t seed = 11; seed <= 12; seed++) {
         struct synth s = {0};
         scene(&s, 1, seed);
-        struct found f = {0};
-        run(&s, &f);
-        for (int i = 0; i < f.n && i < MAXEV; i++)
+        struct synth_found f = {0};
+        struct peak pk = {0};
+        run(&s, &f, &pk);
+        for (int i = 0; i < f.n && i < SYN_MAXFOUND; i++)
             cr_log_info("seed %llu event %d: t %.4f s (%.1f, %.1f, %.1f) m, coalescence %.4f level %.4f",
                         (unsigned long long)seed, i, (f.ev[i].origin_ns - s.t0_ns) * 1e-9, f.ev[i].x, f.ev[i].y,
                         f.ev[i].z, f.ev[i].coalescence, f.ev[i].level);
@@ -94,10 +83,11 @@ Test(locate_events, no_event_in_pure_noise, .timeout = 120)
     for (uint64_t seed = 11; seed <= 11; seed++) {
         struct synth s = {0};
         scene(&s, 0, seed);
-        struct found f = {0};
-        run(&s, &f);
-        cr_log_info("seed %llu: noise only, largest m(t) %.4f at level %.4f", (unsigned long long)seed, f.mmax,
-                    f.level);
+        struct synth_found f = {0};
+        struct peak pk = {0};
+        run(&s, &f, &pk);
+        cr_log_info("seed %llu: noise only, largest m(t) %.4f at level %.4f", (unsigned long long)seed, pk.mmax,
+                    pk.level);
         cr_expect_eq(f.n, 0, "seed %llu: %d false events (first at %.3f s, coalescence %.4f, level %.4f)",
                      (unsigned long long)seed, f.n, f.n ? (f.ev[0].origin_ns - s.t0_ns) * 1e-9 : 0.0,
                      f.n ? f.ev[0].coalescence : 0.0, f.n ? f.ev[0].level : 0.0);

@@ -12,21 +12,6 @@
 #include "stream/error.h"
 #include "tests/test_locate_synth.h"
 
-#define MAXEV 16
-
-struct found {
-    struct locate_event ev[MAXEV];
-    int n;
-};
-
-static void on_event(const struct locate_event *ev, void *user)
-{
-    struct found *f = user;
-    if (f->n < MAXEV)
-        f->ev[f->n] = *ev;
-    f->n++;
-}
-
 /* 64 stations at trace SNR 2, 250 samples/s, 16 s, two events. */
 static void scene(struct synth *s)
 {
@@ -36,7 +21,7 @@ static void scene(struct synth *s)
     synth_make(s, 64, 4000, 0.004, 2.0, 7);
 }
 
-static struct locate_engine *engine(const struct synth *s, int block_samples, struct found *f)
+static struct locate_engine *engine(const struct synth *s, int block_samples, struct synth_found *f)
 {
     struct sl_config cfg;
     synth_config(&cfg);
@@ -46,7 +31,7 @@ static struct locate_engine *engine(const struct synth *s, int block_samples, st
     cr_assert_eq(locate_engine_create(&e, &cfg, &dev, &s->st), 0, "%s", err_msg());
     config_free(&cfg);
     if (f)
-        locate_engine_on_event(e, on_event, f);
+        locate_engine_on_event(e, synth_on_event, f);
     return e;
 }
 
@@ -59,9 +44,9 @@ Test(locate_stream, block_cuts_give_identical_events, .timeout = 120)
         const int *sizes;
         int n, block_samples;
     } cuts[] = {{cut_a, 1, 1000}, {cut_a, 1, 1000}, {cut_b, 1, 1000}, {cut_c, 4, 1000}, {cut_b, 1, 333}};
-    struct found ref = {0};
+    struct synth_found ref = {0};
     for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
-        struct found f = {0};
+        struct synth_found f = {0};
         struct locate_engine *e = engine(&s, cuts[c].block_samples, &f);
         cr_assert_eq(synth_feed(e, &s, cuts[c].sizes, cuts[c].n, NULL, NULL), 0, "%s", err_msg());
         locate_engine_destroy(e);
@@ -89,7 +74,7 @@ Test(locate_stream, dead_station_and_gap_keep_the_location, .timeout = 120)
     struct synth s = {0};
     scene(&s);
     int nch = s.nsta * 3, sizes[] = {1000};
-    struct found ref = {0}, f = {0};
+    struct synth_found ref = {0}, f = {0};
     struct locate_engine *e = engine(&s, 1000, &ref);
     cr_assert_eq(synth_feed(e, &s, sizes, 1, NULL, NULL), 0);
     locate_engine_destroy(e);

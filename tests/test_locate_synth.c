@@ -147,3 +147,11 @@ int synth_feed(struct locate_engine *e, const struct synth *s, const int *sizes,
     free(mbuf);
     return rc;
 }
+
+void synth_on_event(const struct locate_event *ev, void *user)
+{
+    struct synth_found *f = user;
+    if (f->n < SYN_MAXFOUND)
+        f->ev[f->n] = *ev;
+    f->n++;
+}

@@ -10,6 +10,7 @@
 #include "conf/config.h"
 #include "io/stations.h"
 #include "io/trace_block.h"
+#include "kernels/locate_engine.h"
 
 #define SYN_MAXEV 8
 
@@ -31,6 +32,15 @@ void synth_free(struct synth *s);
 /* The locate settings the tests use (grid 9 x 9 x 6 at 100 m from (0, 0, 400) m, envelope of
  * the 4-30 Hz band, count-normalized, MAD trigger). */
 void synth_config(struct sl_config *cfg);
+/* The events an engine reported, collected by synth_on_event (locate_engine_on_event
+ * with a struct synth_found as its user pointer): the first SYN_MAXFOUND kept, N counts
+ * them all. */
+#define SYN_MAXFOUND 16
+struct synth_found {
+    struct locate_event ev[SYN_MAXFOUND];
+    int n;
+};
+void synth_on_event(const struct locate_event *ev, void *user);
 /* Feed the stream in blocks of BLOCK samples (cycling through SIZES if given). */
 struct locate_engine;
 int synth_feed(struct locate_engine *e, const struct synth *s, const int *sizes, int nsizes,

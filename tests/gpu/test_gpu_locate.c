@@ -524,22 +524,12 @@ Test(gpu_locate, cf_combine_matches_cpu)
 #ifdef SEISLIVE_CUDA
 /* ---- the engine on both backends ------------------------------------------------------ */
 
-#define ENG_MAXEV 8
 struct engine_out {
-    struct locate_event ev[ENG_MAXEV];
-    int nev;
+    struct synth_found found;
     float *m, *coh;
     int32_t *j;
     size_t nt, ncoh, cap_t, cap_c;
 };
-
-static void eng_event(const struct locate_event *ev, void *user)
-{
-    struct engine_out *o = user;
-    if (o->nev < ENG_MAXEV)
-        o->ev[o->nev] = *ev;
-    o->nev++;
-}
 
 static void eng_trace(int64_t t, float m, int32_t j, int live, double level, void *user)
 {
@@ -578,7 +568,7 @@ static void run_engine(const struct sl_device *dev, const struct synth *s, const
     cfg.locate.mad_window = 6.0;
     struct locate_engine *e = NULL;
     cr_assert_eq(locate_engine_create(&e, &cfg, dev, &s->st), 0, "%s", err_msg());
-    locate_engine_on_event(e, eng_event, o);
+    locate_engine_on_event(e, synth_on_event, &o->found);
     locate_engine_on_trace(e, eng_trace, o);
     locate_engine_on_coherence(e, eng_coh, o);
     static const int cuts[] = {700, 333, 1024, 1, 517};
@@ -618,14 +608,14 @@ Test(gpu_locate, engine_gpu_matches_cpu_on_a_stream, .timeout = 120)
     double em = test_rel_l2_f32(og.m, oc.m, oc.nt), ec = test_rel_l2_f32(og.coh, oc.coh, oc.ncoh);
     cr_log_info("engine: %zu times, %zu coherence values, max trace rel. error %.3g, coherence %.3g, %d points "
                 "differ, events GPU %d CPU %d",
-                oc.nt, oc.ncoh, em, ec, jd, og.nev, oc.nev);
+                oc.nt, oc.ncoh, em, ec, jd, og.found.n, oc.found.n);
     cr_assert_eq(jd, 0, "%d of %zu maximum points differ", jd, oc.nt);
     cr_assert_lt(em, 1e-5, "maximum trace relative error %.3g", em);
     cr_assert_lt(ec, 1e-5, "coherence relative error %.3g", ec);
-    cr_assert_eq(oc.nev, 2, "CPU found %d events", oc.nev);
-    cr_assert_eq(og.nev, oc.nev, "GPU %d events, CPU %d", og.nev, oc.nev);
-    for (int k = 0; k < oc.nev; k++) {
-        const struct locate_event *a = &og.ev[k], *b = &oc.ev[k];
+    cr_assert_eq(oc.found.n, 2, "CPU found %d events", oc.found.n);
+    cr_assert_eq(og.found.n, oc.found.n, "GPU %d events, CPU %d", og.found.n, oc.found.n);
+    for (int k = 0; k < oc.found.n; k++) {
+        const struct locate_event *a = &og.found.ev[k], *b = &oc.found.ev[k];
         cr_log_info("event %d: GPU t %lld (%.2f, %.2f, %.2f) c %.6g; CPU t %lld (%.2f, %.2f, %.2f) c %.6g", k,
                     (long long)a->origin_ns, a->x, a->y, a->z, a->coalescence, (long long)b->origin_ns, b->x, b->y,
                     b->z, b->coalescence);
