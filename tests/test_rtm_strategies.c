@@ -47,6 +47,17 @@ static float *migrate_with(struct rtm_engine *e, const struct shot *sh, int stra
     return img;
 }
 
+/* The reference image (strategy full), checked not to be empty. */
+static float *migrate_full(struct rtm_engine *e, const struct shot *sh, size_t *cells)
+{
+    float *full = migrate_with(e, sh, STRAT_FULL, -1, cells);
+    double norm = 0.0;
+    for (size_t i = 0; i < *cells; i++)
+        norm += (double)full[i] * full[i];
+    cr_assert_gt(norm, 0.0);
+    return full;
+}
+
 Test(rtm_strategies, all_give_the_full_image, .timeout = 120)
 {
     struct rtm_case c;
@@ -57,11 +68,7 @@ Test(rtm_strategies, all_give_the_full_image, .timeout = 120)
     cfg.rtm.checkpoints = 6;
     struct rtm_engine *e = rtm_case_engine(&c, &cfg);
     size_t cells;
-    float *full = migrate_with(e, &sh, STRAT_FULL, -1, &cells);
-    double norm = 0.0;
-    for (size_t i = 0; i < cells; i++)
-        norm += (double)full[i] * full[i];
-    cr_assert_gt(norm, 0.0);
+    float *full = migrate_full(e, &sh, &cells);
 
     float *bnd = migrate_with(e, &sh, STRAT_BOUNDARY, -1, &cells);
     double eb = test_rel_l2_f32(bnd, full, cells);
@@ -104,11 +111,7 @@ Test(rtm_strategies, random_image_close_to_full, .timeout = 240)
     cr_assert_eq(cfg.rtm.random_ramp, RAMP_EXPONENTIAL, "the default ramp");
     struct rtm_engine *e = rtm_case_engine(&c, &cfg);
     size_t cells;
-    float *full = migrate_with(e, &sh, STRAT_FULL, -1, &cells);
-    double norm = 0.0;
-    for (size_t i = 0; i < cells; i++)
-        norm += (double)full[i] * full[i];
-    cr_assert_gt(norm, 0.0);
+    float *full = migrate_full(e, &sh, &cells);
     float *rnd = migrate_with(e, &sh, STRAT_RANDOM, -1, &cells);
     double er = test_rel_l2_f32(rnd, full, cells);
     cr_log_info("random vs full: %.3g", er);
