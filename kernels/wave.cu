@@ -1057,10 +1057,13 @@ template <int R, int BY, int NY, int D>
 static int launch_ring(const Box &in, const KArgs &a, const wave_sim *s, cudaStream_t st)
 {
     using C = RingCfg<R, BY, NY, D>;
-    static int per_sm = 0; /* resident blocks per SM (same on every device of a kind) */
-    CUDA_TRY(cudaFuncSetAttribute(k_ring<R, BY, NY, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)C::bytes));
+    /* Once per kernel instantiation, not once per step: the shared-memory opt-in (a
+     * property of the function, kept for the process's life) and the resident blocks
+     * per SM (the same on every device of a kind; a process drives one GPU). */
+    static int per_sm = 0;
     if (!per_sm) {
+        CUDA_TRY(cudaFuncSetAttribute(k_ring<R, BY, NY, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      (int)C::bytes));
         int n = 0;
         CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring<R, BY, NY, D>, TX * BY, C::bytes));
         per_sm = n > 0 ? n : 1;
