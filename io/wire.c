@@ -50,8 +50,25 @@ static int reject(struct wire_stats *st, enum wire_reject why, uint64_t seq, con
                    (unsigned long long)seq, wire_reject_name(why), buf);
 }
 
-/* Required integer field; JSON reals with an integral value are accepted. */
-static int get_int(json_t *o, const char *key, int64_t *v)
+/* What a JSON value is, for messages ("is a string, expected an integer"). */
+static const char *json_kind(const json_t *j)
+{
+    switch (json_typeof(j)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a non-integral number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    default: return "null";
+    }
+}
+
+/* Required integer field; JSON reals with an integral value are accepted.  Returns 0,
+ * or -1 with WHY saying whether KEY is missing or of which type it is instead (a sender
+ * that writes "v":"1" must read "is a string", not "missing"). */
+static int field_int(json_t *o, const char *key, int64_t *v, char *why, size_t cap)
 {
     json_t *j = json_object_get(o, key);
     if (json_is_integer(j)) {
@@ -65,15 +82,66 @@ static int get_int(json_t *o, const char *key, int64_t *v)
             return 0;
         }
     }
+    if (!j)
+        snprintf(why, cap, "\"%s\" missing", key);
+    else
+        snprintf(why, cap, "\"%s\" is %s, expected an integer", key, json_kind(j));
     return -1;
 }
 
-static int get_num(json_t *o, const char *key, double *v)
+static int field_num(json_t *o, const char *key, double *v, char *why, size_t cap)
 {
     json_t *j = json_object_get(o, key);
-    if (!json_is_number(j))
+    if (json_is_number(j)) {
+        *v = json_number_value(j);
+        return 0;
+    }
+    if (!j)
+        snprintf(why, cap, "\"%s\" missing", key);
+    else
+        snprintf(why, cap, "\"%s\" is %s, expected a number", key, json_kind(j));
+    return -1;
+}
+
+static int field_str(json_t *o, const char *key, const char **v, char *why, size_t cap)
+{
+    json_t *j = json_object_get(o, key);
+    if (json_is_string(j)) {
+        *v = json_string_value(j);
+        return 0;
+    }
+    if (!j)
+        snprintf(why, cap, "\"%s\" missing", key);
+    else
+        snprintf(why, cap, "\"%s\" is %s, expected a string", key, json_kind(j));
+    return -1;
+}
+
+/* KEY: an array of N numbers. */
+static int field_vec(json_t *o, const char *key, double *v, int n, char *why, size_t cap)
+{
+    json_t *j = json_object_get(o, key);
+    if (!j) {
+        snprintf(why, cap, "\"%s\" missing", key);
         return -1;
-    *v = json_number_value(j);
+    }
+    if (!json_is_array(j) || json_array_size(j) != (size_t)n) {
+        if (json_is_array(j))
+            snprintf(why, cap, "\"%s\" has %zu elements, expected an array of %d numbers", key,
+                     json_array_size(j), n);
+        else
+            snprintf(why, cap, "\"%s\" is %s, expected an array of %d numbers", key,
+                     json_kind(j), n);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        json_t *c = json_array_get(j, (size_t)i);
+        if (!json_is_number(c)) {
+            snprintf(why, cap, "\"%s\"[%d] is %s, expected a number", key, i, json_kind(c));
+            return -1;
+        }
+        v[i] = json_number_value(c);
+    }
     return 0;
 }
 
@@ -92,8 +160,9 @@ int wire_parse_header(const void *json, size_t len, uint64_t seq, struct wire_he
         goto out;
     }
     int64_t v;
-    if (get_int(o, "v", &v) < 0) {
-        rc = reject(st, WIRE_REJ_VERSION, seq, "\"v\" missing (expected %d)", WIRE_VERSION);
+    char why[256];
+    if (field_int(o, "v", &v, why, sizeof why) < 0) {
+        rc = reject(st, WIRE_REJ_VERSION, seq, "%s (expected %d)", why, WIRE_VERSION);
         goto out;
     }
     if (v != WIRE_VERSION) {
@@ -101,37 +170,37 @@ int wire_parse_header(const void *json, size_t len, uint64_t seq, struct wire_he
                     (long long)v, WIRE_VERSION);
         goto out;
     }
-    const char *type = json_string_value(json_object_get(o, "type"));
-    const char *fmt = json_string_value(json_object_get(o, "format"));
-    int64_t sseq;
-    if (get_int(o, "seq", &sseq) == 0)
-        h->sender_seq = sseq;
-    if (!type) {
-        rc = reject(st, WIRE_REJ_TYPE, seq, "\"type\" missing");
+    const char *type = NULL, *fmt = NULL;
+    if (field_str(o, "type", &type, why, sizeof why) < 0) {
+        rc = reject(st, WIRE_REJ_TYPE, seq, "%s", why);
         goto out;
+    }
+    int64_t sseq;
+    if (json_object_get(o, "seq")) {
+        /* optional, but a "seq" that is there must be an integer: a gap count built on a
+         * mistyped one would be wrong without anyone noticing */
+        if (field_int(o, "seq", &sseq, why, sizeof why) < 0) {
+            rc = reject(st, WIRE_REJ_FIELD, seq, "%s", why);
+            goto out;
+        }
+        h->sender_seq = sseq;
     }
     if (strcmp(type, "end") == 0) {
         h->kind = WIRE_END;
     } else if (strcmp(type, "shot") == 0) {
         struct wire_shot_hdr *s = &h->shot;
         int64_t id, ns, ntr;
-        json_t *src = json_object_get(o, "src");
         h->kind = WIRE_SHOT;
-        if (get_int(o, "shot_id", &id) < 0 || get_int(o, "ns", &ns) < 0 ||
-            get_int(o, "ntr", &ntr) < 0 || get_num(o, "dt", &s->dt) < 0 ||
-            !json_is_array(src) || json_array_size(src) != 3 || !fmt) {
+        if (field_int(o, "shot_id", &id, why, sizeof why) < 0 ||
+            field_int(o, "ns", &ns, why, sizeof why) < 0 ||
+            field_int(o, "ntr", &ntr, why, sizeof why) < 0 ||
+            field_num(o, "dt", &s->dt, why, sizeof why) < 0 ||
+            field_vec(o, "src", s->src, 3, why, sizeof why) < 0 ||
+            field_str(o, "format", &fmt, why, sizeof why) < 0) {
             rc = reject(st, WIRE_REJ_FIELD, seq,
-                        "a shot needs integer shot_id, ns, ntr, number dt, src [x,y,z] and "
-                        "format");
+                        "%s (a shot needs integer shot_id, ns, ntr, number dt, src [x,y,z] and "
+                        "format)", why);
             goto out;
-        }
-        for (int i = 0; i < 3; i++) {
-            json_t *c = json_array_get(src, i);
-            if (!json_is_number(c)) {
-                rc = reject(st, WIRE_REJ_FIELD, seq, "src[%d] is not a number", i);
-                goto out;
-            }
-            s->src[i] = json_number_value(c);
         }
         if (ns <= 0 || ns > WIRE_MAX_NS || ntr <= 0 || ntr > WIRE_MAX_TRACES ||
             !(s->dt > 0) || !isfinite(s->dt) || id < 0) {
@@ -154,8 +223,8 @@ int wire_parse_header(const void *json, size_t len, uint64_t seq, struct wire_he
             goto out;
         }
         int64_t sf = SEGY_IEEE_FLOAT_4_BYTE;
-        if (json_object_get(o, "segy_format") && get_int(o, "segy_format", &sf) < 0) {
-            rc = reject(st, WIRE_REJ_FIELD, seq, "segy_format is not an integer");
+        if (json_object_get(o, "segy_format") && field_int(o, "segy_format", &sf, why, sizeof why) < 0) {
+            rc = reject(st, WIRE_REJ_FIELD, seq, "%s", why);
             goto out;
         }
         if (sf != SEGY_IBM_FLOAT_4_BYTE && sf != SEGY_IEEE_FLOAT_4_BYTE) {
@@ -173,10 +242,14 @@ int wire_parse_header(const void *json, size_t len, uint64_t seq, struct wire_he
         struct wire_traces_hdr *t = &h->traces;
         int64_t t0, nrec, ns;
         h->kind = WIRE_TRACES;
-        if (get_int(o, "t0_ns", &t0) < 0 || get_int(o, "nrec", &nrec) < 0 ||
-            get_int(o, "ns", &ns) < 0 || get_num(o, "dt", &t->dt) < 0 || !fmt) {
+        if (field_int(o, "t0_ns", &t0, why, sizeof why) < 0 ||
+            field_int(o, "nrec", &nrec, why, sizeof why) < 0 ||
+            field_int(o, "ns", &ns, why, sizeof why) < 0 ||
+            field_num(o, "dt", &t->dt, why, sizeof why) < 0 ||
+            field_str(o, "format", &fmt, why, sizeof why) < 0) {
             rc = reject(st, WIRE_REJ_FIELD, seq,
-                        "a trace block needs integer t0_ns, nrec, ns, number dt and format");
+                        "%s (a trace block needs integer t0_ns, nrec, ns, number dt and format)",
+                        why);
             goto out;
         }
         if (ns <= 0 || ns > WIRE_MAX_NS || nrec <= 0 || nrec > WIRE_MAX_TRACES ||
@@ -724,34 +797,120 @@ char *wire_encode_status(const struct wire_status *s)
     return dump(o);
 }
 
+/* A volume a subscriber will allocate and index: each axis 1..WIRE_MAX_AXIS, the cell count
+ * bounded so n0 x n1 x n2 x 4 cannot overflow or ask for an absurd buffer. */
+#define WIRE_MAX_AXIS (1 << 20)
+#define WIRE_MAX_CELLS ((int64_t)1 << 32)
+
 int wire_parse_volume(const void *json, size_t len, struct wire_volume_hdr *h)
 {
     memset(h, 0, sizeof *h);
-    json_t *o = json_loadb(json, len, 0, NULL);
+    json_error_t e;
+    json_t *o = json_loadb(json, len, 0, &e);
     if (!json_is_object(o)) {
         json_decref(o);
         return err_set(-EINVAL, "volume header is not a JSON object");
     }
-    json_int_t seq = 0, units = 0;
-    int fin = 0;
-    json_error_t e;
-    int rc = json_unpack_ex(o, &e, 0, "{s:I, s:I, s:[iii], s:[FFF], s:[FFF], s:b}", "seq", &seq,
-                            "shots", &units, "n", &h->n[0], &h->n[1], &h->n[2], "d", &h->d[0],
-                            &h->d[1], &h->d[2], "o", &h->o[0], &h->o[1], &h->o[2], "final", &fin);
-    if (rc == 0) {
+    char why[256] = "";
+    int rc = 0;
+    int64_t seq = -1, units = 0, t0 = 0;
+    double n[3], at[3];
+    json_t *fin = json_object_get(o, "final"), *sl = json_object_get(o, "slices");
+    if (field_int(o, "seq", &seq, why, sizeof why) < 0 ||
+        field_int(o, "shots", &units, why, sizeof why) < 0 ||
+        field_vec(o, "n", n, 3, why, sizeof why) < 0 ||
+        field_vec(o, "d", h->d, 3, why, sizeof why) < 0 ||
+        field_vec(o, "o", h->o, 3, why, sizeof why) < 0 ||
+        (json_object_get(o, "t0_ns") && field_int(o, "t0_ns", &t0, why, sizeof why) < 0)) {
+        rc = -EINVAL;
+    } else if (!json_is_boolean(fin)) {
+        if (fin)
+            snprintf(why, sizeof why, "\"final\" is %s, expected true or false", json_kind(fin));
+        else
+            snprintf(why, sizeof why, "\"final\" missing");
+        rc = -EINVAL;
+    } else if (sl && !json_is_boolean(sl)) {
+        snprintf(why, sizeof why, "\"slices\" is %s, expected true or false", json_kind(sl));
+        rc = -EINVAL;
+    } else if (seq < 0) {
+        snprintf(why, sizeof why, "\"seq\" = %lld is negative", (long long)seq);
+        rc = -EINVAL;
+    }
+    int64_t cells = 1;
+    for (int i = 0; !rc && i < 3; i++) {
+        /* every axis is bounded before it is multiplied or used as a size */
+        if (!(n[i] >= 1 && n[i] <= WIRE_MAX_AXIS && n[i] == floor(n[i]))) {
+            snprintf(why, sizeof why, "n[%d] = %g (expected an integer 1..%d)", i, n[i],
+                     WIRE_MAX_AXIS);
+            rc = -EINVAL;
+            break;
+        }
+        h->n[i] = (int)n[i];
+        cells *= h->n[i];
+        if (!(h->d[i] > 0) || !isfinite(h->d[i])) {
+            snprintf(why, sizeof why, "d[%d] = %g (expected a finite spacing > 0)", i, h->d[i]);
+            rc = -EINVAL;
+        } else if (!isfinite(h->o[i])) {
+            snprintf(why, sizeof why, "o[%d] is not finite", i);
+            rc = -EINVAL;
+        }
+    }
+    if (!rc && cells > WIRE_MAX_CELLS) {
+        snprintf(why, sizeof why, "n = [%d, %d, %d]: %lld cells, more than %lld", h->n[0],
+                 h->n[1], h->n[2], (long long)cells, (long long)WIRE_MAX_CELLS);
+        rc = -EINVAL;
+    }
+    if (!rc && json_is_true(sl)) {
+        h->slices = true;
+        if (field_vec(o, "at", at, 3, why, sizeof why) < 0)
+            rc = -EINVAL;
+        for (int i = 0; !rc && i < 3; i++) {
+            /* the slice planes are written into a volume at these indices */
+            if (!(at[i] >= 0 && at[i] < h->n[i] && at[i] == floor(at[i]))) {
+                snprintf(why, sizeof why, "at[%d] = %g outside 0..%d (n[%d] = %d)", i, at[i],
+                         h->n[i] - 1, i, h->n[i]);
+                rc = -EINVAL;
+            } else {
+                h->at[i] = (int)at[i];
+            }
+        }
+    }
+    if (!rc) {
         h->seq = (uint64_t)seq;
         h->units = units;
-        h->final = fin;
-        json_t *sl = json_object_get(o, "slices");
-        h->slices = json_is_true(sl);
-        if (h->slices)
-            json_unpack(json_object_get(o, "at"), "[iii]", &h->at[0], &h->at[1], &h->at[2]);
-        json_t *t0 = json_object_get(o, "t0_ns");
-        if (json_is_integer(t0))
-            h->t0_ns = json_integer_value(t0);
+        h->final = json_is_true(fin);
+        h->t0_ns = t0;
     }
     json_decref(o);
-    return rc == 0 ? 0 : err_set(-EINVAL, "volume header: %s", e.text);
+    if (rc)
+        return seq >= 0 ? err_set(rc, "volume header (seq %lld): %s", (long long)seq, why)
+                        : err_set(rc, "volume header: %s", why);
+    return 0;
+}
+
+int wire_check_volume_payload(const struct wire_volume_hdr *h, const size_t *len, int nframes)
+{
+    size_t nx = (size_t)h->n[0], ny = (size_t)h->n[1], nz = (size_t)h->n[2];
+    unsigned long long seq = (unsigned long long)h->seq;
+    if (!h->slices) {
+        if (nframes != 1)
+            return err_set(-EINVAL, "volume seq %llu: %d payload frames, expected 1", seq,
+                           nframes);
+        if (len[0] != nx * ny * nz * sizeof(float))
+            return err_set(-EINVAL, "volume seq %llu: payload of %zu bytes, expected n0 x n1 x "
+                           "n2 x 4 = %zu", seq, len[0], nx * ny * nz * sizeof(float));
+        return 0;
+    }
+    if (nframes != 3)
+        return err_set(-EINVAL, "volume seq %llu: %d slice frames, expected 3 (xy, xz, yz)", seq,
+                       nframes);
+    const size_t want[3] = {nx * ny * 4, nx * nz * 4, ny * nz * 4};
+    static const char *const plane[3] = {"xy", "xz", "yz"};
+    for (int i = 0; i < 3; i++)
+        if (len[i] != want[i])
+            return err_set(-EINVAL, "volume seq %llu: %s slice frame of %zu bytes, expected %zu",
+                           seq, plane[i], len[i], want[i]);
+    return 0;
 }
 
 int64_t wire_parse_seq(const void *json, size_t len)
@@ -762,3 +921,4 @@ int64_t wire_parse_seq(const void *json, size_t len)
     json_decref(o);
     return v;
 }
+

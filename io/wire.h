@@ -218,6 +218,10 @@ char *wire_encode_status(const struct wire_status *s);
 
 /* Parse an image/coherence header back (subscribers, tests).  Returns 0 or -EINVAL. */
 int wire_parse_volume(const void *json, size_t len, struct wire_volume_hdr *h);
+/* Check the payload frames of a parsed volume header: one frame of n0 x n1 x n2 x 4
+ * bytes, or with slices three frames (xy, xz, yz planes).  0 or -EINVAL (err_msg()). */
+int wire_check_volume_payload(const struct wire_volume_hdr *h, const size_t *frame_len,
+                              int nframes);
 /* The "seq" of any out header, or -1. */
 int64_t wire_parse_seq(const void *json, size_t len);
 

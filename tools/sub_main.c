@@ -60,7 +60,7 @@ struct sub {
     int scale, at[3];
     /* progress */
     int tty;
-    long long images, events, shots, gaps, seq_last;
+    long long images, events, shots, gaps, seq_last, bad;
     double rate, latency_ms, t_start, t_last_image;
     char job[32];
     int final_seen;
@@ -123,14 +123,14 @@ static int write_volume(struct sub *s, const char *base, const struct wire_volum
 }
 
 /* The three slices of a slices-only image, put back into a volume with zeros elsewhere
- * (so every writer works the same). */
-static float *unslice(const struct wire_volume_hdr *h, zmq_msg_t *f, int nf)
+ * (so every writer works the same).  H and the frame sizes are checked by the caller
+ * (wire_parse_volume bounds n and at, wire_check_volume_payload the sizes). */
+static float *unslice(const struct wire_volume_hdr *h, zmq_msg_t *f)
 {
     size_t nx = (size_t)h->n[0], ny = (size_t)h->n[1], nz = (size_t)h->n[2];
-    if (nf != 3 || zmq_msg_size(&f[0]) != nx * ny * 4 || zmq_msg_size(&f[1]) != nx * nz * 4 ||
-        zmq_msg_size(&f[2]) != ny * nz * 4)
-        return NULL;
     float *v = calloc(nx * ny * nz, sizeof *v);
+    if (!v)
+        return NULL;
     const float *xy = zmq_msg_data(&f[0]), *xz = zmq_msg_data(&f[1]), *yz = zmq_msg_data(&f[2]);
     memcpy(v + (size_t)h->at[2] * nx * ny, xy, nx * ny * 4);
     for (size_t z = 0; z < nz; z++) {
@@ -145,30 +145,28 @@ static int on_volume(struct sub *s, const char *topic, zmq_msg_t *fr, int nfr)
 {
     struct wire_volume_hdr h;
     if (nfr < 3 || wire_parse_volume(zmq_msg_data(&fr[1]), zmq_msg_size(&fr[1]), &h) < 0) {
-        log_warn("%s message with a bad header ignored: %s", topic, err_msg());
+        s->bad++;
+        log_warn("%s message with a bad header ignored (%lld so far): %s", topic, s->bad,
+                 nfr < 3 ? "no payload frame" : err_msg());
+        return 0;
+    }
+    size_t len[3];
+    for (int i = 2; i < nfr && i < 5; i++)
+        len[i - 2] = zmq_msg_size(&fr[i]);
+    if (wire_check_volume_payload(&h, len, nfr - 2 < 3 ? nfr - 2 : 4) < 0) {
+        s->bad++;
+        log_warn("%s ignored (%lld so far): %s", topic, s->bad, err_msg());
         return 0;
     }
     size_t n = (size_t)h.n[0] * h.n[1] * h.n[2];
-    float *owned = NULL;
-    const float *v;
-    if (h.slices) {
-        if (!(owned = unslice(&h, fr + 2, nfr - 2))) {
-            log_warn("%s %llu: slice frames of the wrong size ignored", topic,
-                     (unsigned long long)h.seq);
-            return 0;
-        }
-        v = owned;
-    } else {
-        if (nfr != 3 || zmq_msg_size(&fr[2]) != n * sizeof(float)) {
-            log_warn("%s %llu: payload of %zu bytes, expected %zu; ignored", topic,
-                     (unsigned long long)h.seq, zmq_msg_size(&fr[2]), n * sizeof(float));
-            return 0;
-        }
-        /* zmq frames are at least 4-byte aligned in practice; copy to be sure */
-        owned = malloc(n * sizeof *owned);
+    float *owned = h.slices ? unslice(&h, fr + 2) : malloc(n * sizeof *owned);
+    if (!owned)
+        return err_set(-ENOMEM, "%s %llu: out of memory for %zu cells", topic,
+                       (unsigned long long)h.seq, n);
+    /* zmq frames are at least 4-byte aligned in practice; copy to be sure */
+    if (!h.slices)
         memcpy(owned, zmq_msg_data(&fr[2]), n * sizeof *owned);
-        v = owned;
-    }
+    const float *v = owned;
     int image = strcmp(topic, WIRE_TOPIC_IMAGE) == 0;
     int rc = 0;
     char base[256];
