@@ -19,6 +19,7 @@
 #include "conf/conf_tree.h"
 #include "conf/schema.h"
 #include "conf/suggest.h"
+#include "io/wire.h"
 #include "kernels/backend.h"
 #include "stream/error.h"
 #include "stream/log.h"
@@ -519,6 +520,8 @@ static int validate_cross(const struct sl_config *cfg)
                            "set both curve_secret_key and curve_public_key, or neither");
     if (o->curve_secret_key[0] && (strlen(o->curve_secret_key) != 40 || strlen(o->curve_public_key) != 40))
         return cross_error(cfg, "output.curve_secret_key", "CURVE keys are 40 Z85 characters");
+    if (o->curve_secret_key[0] && !wire_has_curve()) /* else it would publish in plain text */
+        return cross_error(cfg, "output.curve_secret_key", "this libzmq has no CURVE support");
     bool is_auto;
     enum sl_device_kind kind;
     int index;

@@ -640,6 +640,18 @@ int wire_decode_traces_mseed(const struct wire_header *h, const void *const *fra
     return rc;
 }
 
+static bool g_no_curve;
+
+bool wire_has_curve(void)
+{
+    return !g_no_curve && zmq_has("curve");
+}
+
+void wire_force_no_curve(bool on)
+{
+    g_no_curve = on;
+}
+
 /* ---- encoding ---- */
 
 static char *dump(json_t *o)
@@ -781,17 +793,38 @@ char *wire_encode_event(const struct wire_event *e)
                           e->strength));
 }
 
+const char *const wire_topic_names[WIRE_T_N] = {WIRE_TOPIC_IMAGE, WIRE_TOPIC_COHERENCE,
+                                                 WIRE_TOPIC_EVENT, WIRE_TOPIC_STATUS};
+
+int wire_topic_index(const char *topic, size_t n)
+{
+    for (int i = 0; i < WIRE_T_N; i++)
+        if (strlen(wire_topic_names[i]) == n && memcmp(wire_topic_names[i], topic, n) == 0)
+            return i;
+    return -1;
+}
+
 char *wire_encode_status(const struct wire_status *s)
 {
     json_t *o = json_pack(
-        "{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:{s:f, s:f, s:f, s:f, s:f}, s:I}",
+        "{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I}, s:I, s:f, s:f, "
+        "s:{s:f, s:f, s:f, s:f, s:f}, s:I}",
         "seq", (json_int_t)s->seq, "job", s->job ? s->job : "", "health",
         s->health ? s->health : "ok", "units", (json_int_t)s->units, "skipped",
         (json_int_t)s->skipped, "received", (json_int_t)s->received, "rejected",
-        (json_int_t)s->rejected, "dropped", (json_int_t)s->dropped, "rate", s->rate,
+        (json_int_t)s->rejected, "dropped",
+        (json_int_t)(s->drop_queue + s->drop_refused + s->drop_send), "drops", "queue",
+        (json_int_t)s->drop_queue, "refused", (json_int_t)s->drop_refused, "send",
+        (json_int_t)s->drop_send, "published", (json_int_t)s->published, "rate", s->rate,
         "latency_ms", s->latency_ms, "stage_ms", "wait", s->wait_ms, "decode", s->decode_ms,
         "h2d", s->h2d_ms, "compute", s->compute_ms, "publish", s->publish_ms, "current",
         (json_int_t)s->current);
+    json_t *t = json_object();
+    for (int i = 0; i < WIRE_T_N; i++)
+        json_object_set_new(t, wire_topic_names[i],
+                            json_pack("{s:I, s:I}", "count", (json_int_t)s->topic_count[i],
+                                      "last_seq", (json_int_t)s->topic_last_seq[i]));
+    json_object_set_new(o, "topics", t);
     if (s->gpu_mem_free_mib >= 0)
         json_object_set_new(o, "gpu_mem_free_mib", json_real(s->gpu_mem_free_mib));
     return dump(o);

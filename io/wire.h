@@ -152,6 +152,11 @@ int wire_decode_traces_mseed(const struct wire_header *h, const void *const *fra
                              const size_t *frame_len, int nframes, uint64_t seq, float *dst,
                              struct trace_channel *chan, struct wire_stats *stats);
 
+/* Whether this libzmq can apply CURVE keys (zmq_has("curve")).  wire_force_no_curve(true)
+ * makes it answer false, so tests can show what a build without CURVE does. */
+bool wire_has_curve(void);
+void wire_force_no_curve(bool on);
+
 /* ---- encoding (senders: generator, replay, tests) ---- */
 
 /* JSON header of a shot; malloc'd, NUL-terminated. */
@@ -197,13 +202,27 @@ struct wire_event {
     double strength;
 };
 
+/* The out topics in the order of wire_status.topic_count / topic_last_seq. */
+enum wire_topic { WIRE_T_IMAGE, WIRE_T_COHERENCE, WIRE_T_EVENT, WIRE_T_STATUS, WIRE_T_N };
+extern const char *const wire_topic_names[WIRE_T_N];
+/* The index of TOPIC (N bytes), or -1. */
+int wire_topic_index(const char *topic, size_t n);
+
 struct wire_status {
     uint64_t seq;
     const char *job;        /* "rtm" / "locate" */
-    const char *health;     /* "ok", "degraded: ...", "stopping" */
+    const char *health;     /* "ok", "degraded: ...", "stopping", "stopped" (the last one) */
     int64_t units;          /* units processed */
     int64_t skipped;        /* units skipped (already in the ledger) */
-    uint64_t received, rejected, dropped; /* in: messages; out: published messages dropped */
+    uint64_t received, rejected; /* in: messages seen, messages rejected */
+    /* out: "dropped" is their sum: the publisher's own queue was full (drop_queue),
+     * a message had more frames than it carries (drop_refused), the XPUB socket did
+     * not take it (drop_send).  A subscriber's own high-water-mark drops cannot be seen
+     * by a PUB socket: the subscriber finds them from seq gaps and topic_last_seq. */
+    uint64_t drop_queue, drop_refused, drop_send;
+    uint64_t published;     /* messages published before this one (all topics) */
+    uint64_t topic_count[WIRE_T_N];   /* messages published per topic before this one */
+    int64_t topic_last_seq[WIRE_T_N]; /* seq of the last one of each topic, -1 none */
     double rate;            /* units/s over the last interval */
     double latency_ms;      /* last end-to-end latency */
     double wait_ms, decode_ms, h2d_ms, compute_ms, publish_ms; /* last unit's stages */

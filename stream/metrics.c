@@ -80,9 +80,11 @@ void metrics_print(struct metrics *mm, FILE *out)
                 1e3 * st->max);
     }
     fprintf(out, "\nunits %llu, skipped %llu, received %llu, rejected %llu, published %llu, "
-                 "dropped %llu, %.1f s\n",
+                 "dropped %llu (queue full %llu, refused %llu, send failed %llu), %.1f s\n",
             (unsigned long long)m.units, (unsigned long long)m.skipped,
             (unsigned long long)m.received, (unsigned long long)m.rejected,
-            (unsigned long long)m.published, (unsigned long long)m.pub_dropped,
-            now_s() - m.t_start);
+            (unsigned long long)m.published,
+            (unsigned long long)(m.pub_dropped + m.pub_refused + m.pub_send_failed),
+            (unsigned long long)m.pub_dropped, (unsigned long long)m.pub_refused,
+            (unsigned long long)m.pub_send_failed, now_s() - m.t_start);
 }

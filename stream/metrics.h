@@ -30,7 +30,10 @@ struct metrics {
     uint64_t skipped;      /* already in the ledger */
     uint64_t received;     /* messages / file units seen */
     uint64_t rejected;     /* malformed, counted by reason in the sources */
-    uint64_t published, pub_dropped; /* out messages sent / dropped by the HWM */
+    uint64_t published;    /* out messages handed to the XPUB socket */
+    uint64_t pub_dropped;  /* out messages the publisher's own queue could not take */
+    uint64_t pub_refused;  /* out messages refused (more payload frames than it carries) */
+    uint64_t pub_send_failed; /* out messages the XPUB socket did not take (send error) */
     int64_t current;       /* unit in flight, -1 none */
     double gpu_free_mib;   /* free device memory after the last unit; -1 on the CPU */
     double t_start;        /* monotonic s */

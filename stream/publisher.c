@@ -13,8 +13,9 @@
 #include "stream/error.h"
 #include "stream/log.h"
 
-#define MAX_FRAMES 16
+#define MAX_FRAMES (PUBLISHER_MAX_PAYLOAD + 2) /* topic + header + payload on XPUB */
 
+/* One published message kept for resending: its frames, shared with the sent ones. */
 struct cached {
     zmq_msg_t f[MAX_FRAMES];
     int n;
@@ -25,6 +26,13 @@ static void cache_clear(struct cached *c)
     for (int i = 0; i < c->n; i++)
         zmq_msg_close(&c->f[i]);
     c->n = 0;
+}
+
+static void counter_add(struct publisher *p, uint64_t *c)
+{
+    pthread_mutex_lock(&p->m->mu);
+    (*c)++;
+    pthread_mutex_unlock(&p->m->mu);
 }
 
 static int load_allowed(struct publisher *p, const char *path)
@@ -103,43 +111,108 @@ static void zap_handle(struct publisher *p, void *zap)
 struct pub_state {
     void *xpub, *pull, *zap;
     uint64_t seq;
-    struct cached image;
+    struct cached image, status;
+    struct cached *events;      /* ring of PUBLISHER_EVENT_CACHE */
+    size_t ev_head, ev_n;
+    uint64_t topic_count[WIRE_T_N];
+    int64_t topic_last_seq[WIRE_T_N];
+    long subscribers;           /* subscribe - unsubscribe messages (XPUB_VERBOSER) */
 };
 
-/* Send frames on XPUB, topic first; with CACHE, keep shared copies as the last value. */
-static void xpub_send(struct publisher *p, struct pub_state *st, zmq_msg_t *f, int n, bool cache)
+/* Keep a shared copy of frames F[0..N) in C, with "cached":true added to the header (so a
+ * subscriber can tell a resend from a new message: the seq is the original one). */
+static int cache_keep(struct cached *c, zmq_msg_t *f, int n)
 {
-    if (cache) {
-        cache_clear(&st->image);
-        for (int i = 0; i < n; i++) {
-            zmq_msg_init(&st->image.f[i]);
-            zmq_msg_copy(&st->image.f[i], &f[i]);
+    cache_clear(c);
+    json_t *h = json_loadb(zmq_msg_data(&f[1]), zmq_msg_size(&f[1]), 0, NULL);
+    if (!h)
+        return -EINVAL;
+    json_object_set_new(h, "cached", json_true());
+    char *js = json_dumps(h, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    json_decref(h);
+    if (!js)
+        return -ENOMEM;
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        if (i == 1) {
+            if (zmq_msg_init_size(&c->f[1], strlen(js)) < 0)
+                rc = -errno;
+            else
+                memcpy(zmq_msg_data(&c->f[1]), js, strlen(js));
+        } else {
+            zmq_msg_init(&c->f[i]);
+            if (zmq_msg_copy(&c->f[i], &f[i]) < 0) {
+                rc = -errno;
+                zmq_msg_close(&c->f[i]);
+            }
         }
-        st->image.n = n;
+        if (!rc)
+            c->n = i + 1;
+    }
+    free(js);
+    if (rc)
+        cache_clear(c);
+    return rc;
+}
+
+/* Send frames on XPUB, topic first, numbered SEQ of topic T; keep it in the cache of its
+ * topic.  The frames are consumed.  A failed send is counted and logged. */
+static void xpub_send(struct publisher *p, struct pub_state *st, zmq_msg_t *f, int n, int t,
+                      uint64_t seq)
+{
+    struct cached *c = t == WIRE_T_IMAGE    ? &st->image
+                       : t == WIRE_T_STATUS ? &st->status
+                       : t == WIRE_T_EVENT && st->events
+                           ? &st->events[(st->ev_head + st->ev_n) % PUBLISHER_EVENT_CACHE]
+                           : NULL;
+    if (c) {
+        if (cache_keep(c, f, n) < 0)
+            log_warn("seq %llu: not kept for late subscribers (out of memory)",
+                     (unsigned long long)seq);
+        else if (t == WIRE_T_EVENT) {
+            if (st->ev_n < PUBLISHER_EVENT_CACHE)
+                st->ev_n++;
+            else
+                st->ev_head = (st->ev_head + 1) % PUBLISHER_EVENT_CACHE; /* oldest overwritten */
+        }
     }
     for (int i = 0; i < n; i++) {
         /* XPUB drops for a subscriber at its HWM and never blocks; DONTWAIT is a guard. */
         if (zmq_msg_send(&f[i], st->xpub, ZMQ_DONTWAIT | (i + 1 < n ? ZMQ_SNDMORE : 0)) < 0) {
-            log_warn("send on %s: %s", p->bound, zmq_strerror(errno));
+            int e = errno;
             for (int j = i; j < n; j++)
                 zmq_msg_close(&f[j]);
+            counter_add(p, &p->m->pub_send_failed);
+            log_warn("seq %llu (%s) not sent on %s: %s (%llu so far)", (unsigned long long)seq,
+                     t >= 0 ? wire_topic_names[t] : "?", p->bound, zmq_strerror(e),
+                     (unsigned long long)p->m->pub_send_failed);
             return;
         }
     }
-    pthread_mutex_lock(&p->m->mu);
-    p->m->published++;
-    pthread_mutex_unlock(&p->m->mu);
+    if (t >= 0) {
+        st->topic_count[t]++;
+        st->topic_last_seq[t] = (int64_t)seq;
+    }
+    counter_add(p, &p->m->published);
 }
 
-static void send_text(struct publisher *p, struct pub_state *st, const char *topic, char *json)
+/* A message of two frames (topic, JSON) made of copies; JSON is freed.  0 or -errno. */
+static int text_frames(zmq_msg_t f[2], const char *topic, char *json)
 {
-    zmq_msg_t f[2];
-    zmq_msg_init_size(&f[0], strlen(topic));
-    memcpy(zmq_msg_data(&f[0]), topic, strlen(topic));
-    zmq_msg_init_size(&f[1], strlen(json));
-    memcpy(zmq_msg_data(&f[1]), json, strlen(json));
+    if (!json)
+        return -ENOMEM;
+    int rc = 0;
+    if (zmq_msg_init_size(&f[0], strlen(topic)) < 0) {
+        rc = -errno;
+    } else if (zmq_msg_init_size(&f[1], strlen(json)) < 0) {
+        rc = -errno;
+        zmq_msg_close(&f[0]);
+    } else {
+        memcpy(zmq_msg_data(&f[0]), topic, strlen(topic));
+        memcpy(zmq_msg_data(&f[1]), json, strlen(json));
+    }
     free(json);
-    xpub_send(p, st, f, 2, false);
+    return rc;
 }
 
 static void send_status(struct publisher *p, struct pub_state *st, const char *health)
@@ -150,19 +223,29 @@ static void send_status(struct publisher *p, struct pub_state *st, const char *h
     struct wire_status s = {
         .seq = st->seq++, .job = p->conf.job, .health = health, .units = (int64_t)m.units,
         .skipped = (int64_t)m.skipped, .received = m.received, .rejected = m.rejected,
-        .dropped = m.pub_dropped, .rate = el > 0 ? (double)m.units / el : 0,
+        .drop_queue = m.pub_dropped, .drop_refused = m.pub_refused,
+        .drop_send = m.pub_send_failed, .published = m.published,
+        .rate = el > 0 ? (double)m.units / el : 0,
         .latency_ms = 1e3 * m.st[ST_LATENCY].last, .wait_ms = 1e3 * m.st[ST_WAIT].last,
         .decode_ms = 1e3 * m.st[ST_DECODE].last, .h2d_ms = 1e3 * m.st[ST_H2D].last,
         .compute_ms = 1e3 * m.st[ST_COMPUTE].last, .publish_ms = 1e3 * m.st[ST_PUBLISH].last,
         .gpu_mem_free_mib = m.gpu_free_mib, .current = m.current};
-    send_text(p, st, WIRE_TOPIC_STATUS, wire_encode_status(&s));
+    memcpy(s.topic_count, st->topic_count, sizeof s.topic_count);
+    memcpy(s.topic_last_seq, st->topic_last_seq, sizeof s.topic_last_seq);
+    zmq_msg_t f[2];
+    if (text_frames(f, WIRE_TOPIC_STATUS, wire_encode_status(&s)) < 0) {
+        counter_add(p, &p->m->pub_send_failed);
+        log_warn("status seq %llu not sent: out of memory", (unsigned long long)s.seq);
+        return;
+    }
+    xpub_send(p, st, f, 2, WIRE_T_STATUS, s.seq);
 }
 
 /* One message from a client: topic, header (no seq), t_arrive (8 bytes), payload... */
 static void forward(struct publisher *p, struct pub_state *st)
 {
     zmq_msg_t f[MAX_FRAMES + 1];
-    int n = 0, more = 1;
+    int n = 0, more = 1, extra = 0;
     while (more) {
         zmq_msg_t tmp;
         zmq_msg_init(&tmp);
@@ -173,40 +256,78 @@ static void forward(struct publisher *p, struct pub_state *st)
         more = zmq_msg_more(&tmp);
         if (n < MAX_FRAMES + 1)
             f[n++] = tmp; /* the struct moves; the message keeps its data */
-        else
-            zmq_msg_close(&tmp);
+        else {
+            zmq_msg_close(&tmp); /* frees the payload (its free callback) */
+            extra++;
+        }
     }
-    if (n < 3) {
+    if (n < 3 || extra) {
+        /* publisher_send never makes such a message: refuse it whole, never truncate */
         for (int i = 0; i < n; i++)
             zmq_msg_close(&f[i]);
+        counter_add(p, &p->m->pub_refused);
+        log_warn("inproc message of %d frames refused (3..%d)", n + extra, MAX_FRAMES + 1);
         return;
     }
-    double t0 = now_s(), t_arrive;
-    memcpy(&t_arrive, zmq_msg_data(&f[2]), sizeof t_arrive);
+    double t0 = now_s(), t_arrive = 0;
+    if (zmq_msg_size(&f[2]) == sizeof t_arrive)
+        memcpy(&t_arrive, zmq_msg_data(&f[2]), sizeof t_arrive);
+    int t = wire_topic_index(zmq_msg_data(&f[0]), zmq_msg_size(&f[0]));
     json_t *h = json_loadb(zmq_msg_data(&f[1]), zmq_msg_size(&f[1]), 0, NULL);
     if (!h)
         h = json_object();
-    json_object_set_new(h, "seq", json_integer((json_int_t)st->seq++));
+    uint64_t seq = st->seq++;
+    json_object_set_new(h, "seq", json_integer((json_int_t)seq));
     char *js = json_dumps(h, JSON_COMPACT | JSON_REAL_PRECISION(17));
     json_decref(h);
     zmq_msg_close(&f[1]);
     zmq_msg_close(&f[2]);
-    zmq_msg_init_size(&f[1], strlen(js));
-    memcpy(zmq_msg_data(&f[1]), js, strlen(js));
-    free(js);
     for (int i = 3; i < n; i++)
         f[i - 1] = f[i];
     n--;
-    bool is_image = zmq_msg_size(&f[0]) == 5 && memcmp(zmq_msg_data(&f[0]), "image", 5) == 0;
-    xpub_send(p, st, f, n, is_image);
+    if (!js || zmq_msg_init_size(&f[1], strlen(js)) < 0) {
+        free(js);
+        zmq_msg_close(&f[0]);
+        for (int i = 2; i < n; i++)
+            zmq_msg_close(&f[i]);
+        counter_add(p, &p->m->pub_send_failed);
+        log_warn("seq %llu not sent: out of memory for its header", (unsigned long long)seq);
+        return;
+    }
+    memcpy(zmq_msg_data(&f[1]), js, strlen(js));
+    free(js);
+    xpub_send(p, st, f, n, t, seq);
     double t1 = now_s();
     metrics_add(p->m, ST_PUBLISH, t1 - t0);
     if (t_arrive > 0)
         metrics_add(p->m, ST_LATENCY, t1 - t_arrive);
 }
 
-/* A (un)subscription: resend the cached image to a new "image" (or catch-all) subscriber. */
-static void on_subscription(struct pub_state *st)
+/* Resend a cached message (shared copies of its frames). */
+static void resend(struct publisher *p, struct pub_state *st, struct cached *c)
+{
+    for (int i = 0; i < c->n; i++) {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_copy(&m, &c->f[i]) < 0 ||
+            zmq_msg_send(&m, st->xpub, ZMQ_DONTWAIT | (i + 1 < c->n ? ZMQ_SNDMORE : 0)) < 0) {
+            int e = errno;
+            zmq_msg_close(&m);
+            counter_add(p, &p->m->pub_send_failed);
+            log_warn("cached message not resent on %s: %s", p->bound, zmq_strerror(e));
+            return;
+        }
+    }
+}
+
+/* Whether a subscription to PREFIX (N bytes) receives TOPIC. */
+static bool matches(const char *prefix, size_t n, const char *topic)
+{
+    return n <= strlen(topic) && memcmp(prefix, topic, n) == 0;
+}
+
+/* A (un)subscription: resend the caches of the topics a new subscription covers. */
+static void on_subscription(struct publisher *p, struct pub_state *st)
 {
     zmq_msg_t m;
     zmq_msg_init(&m);
@@ -216,18 +337,29 @@ static void on_subscription(struct pub_state *st)
     }
     const char *d = zmq_msg_data(&m);
     size_t n = zmq_msg_size(&m);
-    bool wants_image = n >= 1 && d[0] == 1 &&
-                       (n == 1 || (n - 1 <= 5 && memcmp(d + 1, "image", n - 1) == 0));
-    zmq_msg_close(&m);
-    if (!wants_image || !st->image.n)
-        return;
-    for (int i = 0; i < st->image.n; i++) {
-        zmq_msg_t c;
-        zmq_msg_init(&c);
-        zmq_msg_copy(&c, &st->image.f[i]);
-        if (zmq_msg_send(&c, st->xpub, ZMQ_DONTWAIT | (i + 1 < st->image.n ? ZMQ_SNDMORE : 0)) < 0)
-            zmq_msg_close(&c);
+    if (n >= 1 && d[0] == 0) {
+        if (st->subscribers > 0)
+            st->subscribers--;
+    } else if (n >= 1 && d[0] == 1) {
+        st->subscribers++;
+        atomic_fetch_add(&p->subscriptions, 1);
+        if (matches(d + 1, n - 1, WIRE_TOPIC_IMAGE) && st->image.n)
+            resend(p, st, &st->image);
+        if (matches(d + 1, n - 1, WIRE_TOPIC_EVENT))
+            for (size_t i = 0; i < st->ev_n; i++)
+                resend(p, st, &st->events[(st->ev_head + i) % PUBLISHER_EVENT_CACHE]);
+        if (matches(d + 1, n - 1, WIRE_TOPIC_STATUS) && st->status.n)
+            resend(p, st, &st->status);
     }
+    zmq_msg_close(&m);
+}
+
+/* zmq_setsockopt that says which option failed. */
+static int setopt(void *s, int opt, const void *v, size_t len, const char *what)
+{
+    if (zmq_setsockopt(s, opt, v, len) < 0)
+        return err_set(-errno, "[output] %s: %s", what, zmq_strerror(errno));
+    return 0;
 }
 
 static void *pub_main(void *arg)
@@ -235,30 +367,53 @@ static void *pub_main(void *arg)
     struct publisher *p = arg;
     struct pub_state st;
     memset(&st, 0, sizeof st);
+    for (int i = 0; i < WIRE_T_N; i++)
+        st.topic_last_seq[i] = -1;
     int rc = 0;
     int linger = p->conf.linger_ms > 0 ? p->conf.linger_ms : 1000, one = 1;
     bool curve = p->conf.curve_secret && p->conf.curve_secret[0];
-    if (curve) {
+    st.events = calloc(PUBLISHER_EVENT_CACHE, sizeof *st.events);
+    if (!st.events)
+        rc = err_set(-ENOMEM, "publisher: out of memory");
+    if (!rc && curve && !wire_has_curve())
+        rc = err_set(-ENOTSUP, "[output] curve_secret_key is set but this libzmq has no CURVE "
+                               "support (zmq_has(\"curve\") is false): refusing to publish "
+                               "in plain text");
+    if (!rc && curve) {
         /* The ZAP endpoint must exist before the socket that uses it binds. */
         st.zap = zmq_socket(p->zctx, ZMQ_REP);
-        if (zmq_bind(st.zap, "inproc://zeromq.zap.01") < 0)
+        if (!st.zap || zmq_bind(st.zap, "inproc://zeromq.zap.01") < 0)
             rc = err_set(-errno, "ZAP handler: %s", zmq_strerror(errno));
+        else
+            rc = setopt(st.zap, ZMQ_LINGER, &linger, sizeof linger, "ZAP linger");
     }
-    st.xpub = zmq_socket(p->zctx, ZMQ_XPUB);
-    st.pull = zmq_socket(p->zctx, ZMQ_PULL);
-    zmq_setsockopt(st.xpub, ZMQ_SNDHWM, &p->conf.hwm, sizeof p->conf.hwm);
-    zmq_setsockopt(st.xpub, ZMQ_LINGER, &linger, sizeof linger);
-    zmq_setsockopt(st.xpub, ZMQ_XPUB_VERBOSE, &one, sizeof one);
-    zmq_setsockopt(st.pull, ZMQ_LINGER, &linger, sizeof linger);
+    if (!rc) {
+        st.xpub = zmq_socket(p->zctx, ZMQ_XPUB);
+        st.pull = zmq_socket(p->zctx, ZMQ_PULL);
+        if (!st.xpub || !st.pull)
+            rc = err_set(-errno, "publisher sockets: %s", zmq_strerror(errno));
+    }
+    if (!rc)
+        rc = setopt(st.xpub, ZMQ_SNDHWM, &p->conf.hwm, sizeof p->conf.hwm, "hwm");
+    if (!rc)
+        rc = setopt(st.xpub, ZMQ_LINGER, &linger, sizeof linger, "linger");
+    /* VERBOSER: every subscribe and unsubscribe (also those of a subscriber that goes
+     * away) reaches us, so the caches answer each and the end knows who is left. */
+    if (!rc)
+        rc = setopt(st.xpub, ZMQ_XPUB_VERBOSER, &one, sizeof one, "XPUB_VERBOSER");
+    if (!rc)
+        rc = setopt(st.pull, ZMQ_LINGER, &linger, sizeof linger, "inproc linger");
     if (!rc && curve) {
         uint8_t key[32];
         if (strlen(p->conf.curve_secret) != 40 || !zmq_z85_decode(key, p->conf.curve_secret))
             rc = err_set(-EINVAL, "[output] curve_secret_key: not a Z85 key of 40 characters");
-        else {
-            zmq_setsockopt(st.xpub, ZMQ_CURVE_SERVER, &one, sizeof one);
-            zmq_setsockopt(st.xpub, ZMQ_CURVE_SECRETKEY, p->conf.curve_secret, 40);
-            zmq_setsockopt(st.xpub, ZMQ_ZAP_DOMAIN, "seislive", 8);
-        }
+        if (!rc)
+            rc = setopt(st.xpub, ZMQ_CURVE_SERVER, &one, sizeof one, "CURVE server");
+        if (!rc)
+            rc = setopt(st.xpub, ZMQ_CURVE_SECRETKEY, p->conf.curve_secret, 40,
+                        "curve_secret_key");
+        if (!rc)
+            rc = setopt(st.xpub, ZMQ_ZAP_DOMAIN, "seislive", 8, "CURVE ZAP domain");
     }
     if (!rc && zmq_bind(st.xpub, p->conf.endpoint) < 0)
         rc = err_set(-errno, "[output] endpoint \"%s\": bind: %s", p->conf.endpoint,
@@ -267,26 +422,38 @@ static void *pub_main(void *arg)
         rc = err_set(-errno, "%s: bind: %s", p->inproc, zmq_strerror(errno));
     if (!rc) {
         size_t len = sizeof p->bound;
-        zmq_getsockopt(st.xpub, ZMQ_LAST_ENDPOINT, p->bound, &len);
+        if (zmq_getsockopt(st.xpub, ZMQ_LAST_ENDPOINT, p->bound, &len) < 0)
+            snprintf(p->bound, sizeof p->bound, "%s", p->conf.endpoint);
         log_info("publishing on %s%s", p->bound, curve ? " (CURVE)" : "");
     }
     pthread_mutex_lock(&p->mu);
+    if (rc)
+        snprintf(p->start_err, sizeof p->start_err, "%s", err_msg());
     p->start_rc = rc ? rc : 1;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
     if (rc)
         goto out;
-    double next_status = now_s() + p->conf.status_interval;
+    double next_status = now_s() + p->conf.status_interval, t_end = 0;
     for (;;) {
         zmq_pollitem_t it[3] = {{st.pull, 0, ZMQ_POLLIN, 0}, {st.xpub, 0, ZMQ_POLLIN, 0},
                                 {st.zap, 0, ZMQ_POLLIN, 0}};
-        int np = zmq_poll(it, st.zap ? 3 : 2, 100);
+        int np = zmq_poll(it, st.zap ? 3 : 2, t_end > 0 ? 20 : 100);
         if (np < 0 && errno != EINTR)
             break;
+        if (np < 0)
+            continue;
         if (it[1].revents & ZMQ_POLLIN)
-            on_subscription(&st);
+            on_subscription(p, &st);
         if (st.zap && (it[2].revents & ZMQ_POLLIN))
             zap_handle(p, st.zap);
+        if (t_end > 0) {
+            /* After the last message: answer subscriptions from the caches while someone
+             * is connected, for at most the linger time. */
+            if (st.subscribers <= 0 || now_s() >= t_end)
+                break;
+            continue;
+        }
         if (it[0].revents & ZMQ_POLLIN)
             forward(p, &st);
         if (p->conf.status_interval > 0 && now_s() >= next_status) {
@@ -297,20 +464,25 @@ static void *pub_main(void *arg)
             send_status(p, &st, health);
             next_status = now_s() + p->conf.status_interval;
         }
-        if (atomic_load(&p->stop) && !(it[0].revents & ZMQ_POLLIN))
-            break; /* stop asked and the inproc queue is drained */
+        if (atomic_load(&p->stop) && !(it[0].revents & ZMQ_POLLIN)) {
+            /* stop asked and the inproc queue is drained: the last message */
+            send_status(p, &st, "stopped");
+            t_end = now_s() + 1e-3 * linger;
+        }
     }
-    send_status(p, &st, "stopped");
 out:
     cache_clear(&st.image);
+    cache_clear(&st.status);
+    if (st.events)
+        for (size_t i = 0; i < PUBLISHER_EVENT_CACHE; i++)
+            cache_clear(&st.events[i]);
+    free(st.events);
     if (st.pull)
         zmq_close(st.pull);
     if (st.xpub)
         zmq_close(st.xpub);
-    if (st.zap) {
-        zmq_setsockopt(st.zap, ZMQ_LINGER, &linger, sizeof linger);
+    if (st.zap)
         zmq_close(st.zap);
-    }
     return NULL;
 }
 
@@ -343,7 +515,7 @@ int publisher_start(struct publisher *p, void *zctx, const struct publisher_conf
     if (p->start_rc < 0) {
         int rc = p->start_rc;
         pthread_join(p->thread, NULL);
-        return rc;
+        return err_set(rc, "%s", p->start_err);
     }
     p->started = 1;
     return 0;
@@ -366,10 +538,18 @@ void publisher_stop(struct publisher *p)
 void *publisher_client(struct publisher *p)
 {
     void *s = zmq_socket(p->zctx, ZMQ_PUSH);
+    if (!s) {
+        err_set(-errno, "publisher client: %s", zmq_strerror(errno));
+        return NULL;
+    }
     int hwm = 64, linger = 1000;
-    zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof hwm);
-    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
-    zmq_connect(s, p->inproc);
+    if (setopt(s, ZMQ_SNDHWM, &hwm, sizeof hwm, "client hwm") < 0 ||
+        setopt(s, ZMQ_LINGER, &linger, sizeof linger, "client linger") < 0 ||
+        (zmq_connect(s, p->inproc) < 0 &&
+         err_set(-errno, "%s: connect: %s", p->inproc, zmq_strerror(errno)))) {
+        zmq_close(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -391,39 +571,86 @@ static void free_tramp(void *data, void *hint)
     free(h);
 }
 
+/* Free PAYLOAD[from..n) directly (not yet owned by a message). */
+static void free_rest(void *const *payload, int from, int n, void (*free_fn)(void *))
+{
+    for (int i = from; i < n; i++)
+        if (free_fn)
+            free_fn(payload[i]);
+}
+
 int publisher_send(struct publisher *p, void *client, const char *topic, const char *header,
                    double t_arrive, void *const *payload, const size_t *bytes, int n,
                    void (*free_fn)(void *))
 {
-    int rc = 0;
-    if (n > MAX_FRAMES - 2)
-        n = MAX_FRAMES - 2;
-    /* The first frame decides: PUSH accepts or refuses a whole multipart message. */
-    if (zmq_send(client, topic, strlen(topic), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
-        rc = -errno;
-        goto drop;
+    if (n < 0)
+        n = 0;
+    if (n > PUBLISHER_MAX_PAYLOAD) {
+        /* Refused whole: a truncated image would look valid to a subscriber. */
+        free_rest(payload, 0, n, free_fn);
+        counter_add(p, &p->m->pub_refused);
+        log_warn("%s message of %d payload frames refused: at most %d (%llu refused so far)",
+                 topic, n, PUBLISHER_MAX_PAYLOAD, (unsigned long long)p->m->pub_refused);
+        return err_set(-E2BIG, "publish %s: %d payload frames, at most %d", topic, n,
+                       PUBLISHER_MAX_PAYLOAD);
     }
-    zmq_send(client, header, strlen(header), ZMQ_SNDMORE);
-    zmq_send(client, &t_arrive, sizeof t_arrive, n ? ZMQ_SNDMORE : 0);
-    for (int i = 0; i < n; i++) {
-        zmq_msg_t m;
+    /* Wrap every payload first: from here on each one is freed by closing its message. */
+    zmq_msg_t m[PUBLISHER_MAX_PAYLOAD];
+    int made = 0, rc = 0;
+    for (; made < n; made++) {
         struct free_hint *h = malloc(sizeof *h);
+        if (!h) {
+            rc = -ENOMEM;
+            break;
+        }
         h->fn = free_fn;
-        zmq_msg_init_data(&m, payload[i], bytes[i], free_tramp, h);
-        if (zmq_msg_send(&m, client, i + 1 < n ? ZMQ_SNDMORE : 0) < 0)
-            zmq_msg_close(&m);
+        if (zmq_msg_init_data(&m[made], payload[made], bytes[made], free_tramp, h) < 0) {
+            rc = -errno;
+            free(h);
+            break;
+        }
     }
-    return 0;
-drop:
-    for (int i = 0; i < n; i++)
-        if (free_fn)
-            free_fn(payload[i]);
-    pthread_mutex_lock(&p->m->mu);
-    p->m->pub_dropped++;
-    pthread_mutex_unlock(&p->m->mu);
-    log_warn("publisher behind: %s message dropped (%llu so far)", topic,
-             (unsigned long long)p->m->pub_dropped);
-    return rc == -EAGAIN ? -EAGAIN : err_set(rc, "publish %s: %s", topic, zmq_strerror(-rc));
+    if (rc) {
+        for (int i = 0; i < made; i++)
+            zmq_msg_close(&m[i]);
+        free_rest(payload, made, n, free_fn);
+        counter_add(p, &p->m->pub_send_failed);
+        log_warn("%s message not published: %s", topic, strerror(-rc));
+        return err_set(rc, "publish %s: %s", topic, strerror(-rc));
+    }
+    /* The first frame decides: PUSH accepts or refuses a whole multipart message; after
+     * it, the other frames of the message are accepted too (checked all the same). */
+    const char *stage = "topic";
+    if (zmq_send(client, topic, strlen(topic), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+        rc = -errno;
+    if (!rc && (stage = "header",
+                zmq_send(client, header, strlen(header), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0))
+        rc = -errno;
+    if (!rc && (stage = "arrival time",
+                zmq_send(client, &t_arrive, sizeof t_arrive,
+                         ZMQ_DONTWAIT | (n ? ZMQ_SNDMORE : 0)) < 0))
+        rc = -errno;
+    int sent = 0;
+    for (; !rc && sent < n; sent++) {
+        stage = "payload";
+        if (zmq_msg_send(&m[sent], client, ZMQ_DONTWAIT | (sent + 1 < n ? ZMQ_SNDMORE : 0)) < 0) {
+            rc = -errno;
+            break;
+        }
+    }
+    if (!rc)
+        return 0;
+    for (int i = sent; i < n; i++)
+        zmq_msg_close(&m[i]); /* not taken by ZeroMQ: freed here */
+    if (rc == -EAGAIN && strcmp(stage, "topic") == 0) {
+        counter_add(p, &p->m->pub_dropped);
+        log_warn("publisher behind: %s message dropped (%llu so far)", topic,
+                 (unsigned long long)p->m->pub_dropped);
+        return -EAGAIN;
+    }
+    counter_add(p, &p->m->pub_send_failed);
+    log_warn("%s message not published: %s frame: %s", topic, stage, zmq_strerror(-rc));
+    return err_set(rc, "publish %s: %s frame: %s", topic, stage, zmq_strerror(-rc));
 }
 
 void publisher_set_health(struct publisher *p, const char *health)

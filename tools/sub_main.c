@@ -353,9 +353,19 @@ int main(int argc, char **argv)
             fprintf(stderr, "seislive-sub: %s\n", err_msg());
             return 2;
         }
-        zmq_setsockopt(sock, ZMQ_CURVE_SERVERKEY, cserver, 40);
-        zmq_setsockopt(sock, ZMQ_CURVE_PUBLICKEY, pub, 40);
-        zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, sec, 40);
+        /* Every key must be applied, or the connection would be plain text. */
+        if (!wire_has_curve() || strlen(cserver) != 40 ||
+            zmq_setsockopt(sock, ZMQ_CURVE_SERVERKEY, cserver, 40) < 0 ||
+            zmq_setsockopt(sock, ZMQ_CURVE_PUBLICKEY, pub, 40) < 0 ||
+            zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, sec, 40) < 0) {
+            fprintf(stderr, "seislive-sub: CURVE keys cannot be applied: %s\n",
+                    !wire_has_curve() ? "this libzmq has no CURVE support"
+                    : strlen(cserver) != 40 ? "--curve-server is not a 40-character Z85 key"
+                                            : zmq_strerror(errno));
+            zmq_close(sock);
+            zmq_ctx_term(ctx);
+            return 2;
+        }
     }
     char *tl = strdup(topics);
     for (char *save = NULL, *t = strtok_r(tl, ",", &save); t; t = strtok_r(NULL, ",", &save))
