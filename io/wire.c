@@ -788,9 +788,9 @@ char *wire_encode_volume(const struct wire_volume_hdr *h)
 
 char *wire_encode_event(const struct wire_event *e)
 {
-    return dump(json_pack("{s:I, s:I, s:[f,f,f], s:f}", "seq", (json_int_t)e->seq, "origin_ns",
-                          (json_int_t)e->origin_ns, "xyz", e->x, e->y, e->z, "strength",
-                          e->strength));
+    return dump(json_pack("{s:I, s:I, s:I, s:[f,f,f], s:f}", "seq", (json_int_t)e->seq, "id",
+                          (json_int_t)e->id, "origin_ns", (json_int_t)e->origin_ns, "xyz", e->x,
+                          e->y, e->z, "strength", e->strength));
 }
 
 const char *const wire_topic_names[WIRE_T_N] = {WIRE_TOPIC_IMAGE, WIRE_TOPIC_COHERENCE,

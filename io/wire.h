@@ -200,6 +200,7 @@ struct wire_event {
     int64_t origin_ns;  /* origin time, ns since the epoch */
     double x, y, z;     /* m */
     double strength;
+    int64_t id;         /* the event's id: 0-based, the same as in events.csv and the log */
 };
 
 /* The out topics in the order of wire_status.topic_count / topic_last_seq. */

@@ -36,7 +36,7 @@ static void on_event(const struct locate_event *ev, void *user)
         c->rc = rc;
     /* Live runs (stream/pipeline.h) also publish it; a no-op in file runs. */
     struct wire_event we = {.origin_ns = ev->origin_ns, .x = ev->x, .y = ev->y, .z = ev->z,
-                            .strength = ev->coalescence};
+                            .strength = ev->coalescence, .id = ev->id};
     pipeline_publish_event(&we);
 }
 

@@ -19,6 +19,7 @@
 struct cached {
     zmq_msg_t f[MAX_FRAMES];
     int n;
+    uint64_t seq;
 };
 
 static void cache_clear(struct cached *c)
@@ -116,7 +117,8 @@ struct pub_state {
     size_t ev_head, ev_n;
     uint64_t topic_count[WIRE_T_N];
     int64_t topic_last_seq[WIRE_T_N];
-    long subscribers;           /* subscribe - unsubscribe messages (XPUB_VERBOSER) */
+    void *mon;                  /* monitor of the XPUB socket: who is connected */
+    long peers;                 /* subscribers connected (accepted - disconnected) */
 };
 
 /* Keep a shared copy of frames F[0..N) in C, with "cached":true added to the header (so a
@@ -166,6 +168,7 @@ static void xpub_send(struct publisher *p, struct pub_state *st, zmq_msg_t *f, i
                            ? &st->events[(st->ev_head + st->ev_n) % PUBLISHER_EVENT_CACHE]
                            : NULL;
     if (c) {
+        c->seq = seq;
         if (cache_keep(c, f, n) < 0)
             log_warn("seq %llu: not kept for late subscribers (out of memory)",
                      (unsigned long long)seq);
@@ -326,7 +329,10 @@ static bool matches(const char *prefix, size_t n, const char *topic)
     return n <= strlen(topic) && memcmp(prefix, topic, n) == 0;
 }
 
-/* A (un)subscription: resend the caches of the topics a new subscription covers. */
+/* A subscription: resend the caches of the topics it covers.  "TOPIC@SEQ" (a prefix no
+ * topic has, so it receives nothing itself) asks for the cached messages of TOPIC after
+ * SEQ only: a subscriber that lost some asks for just those, one round at a time, which
+ * gets through even when its high-water mark is 1. */
 static void on_subscription(struct publisher *p, struct pub_state *st)
 {
     zmq_msg_t m;
@@ -337,21 +343,75 @@ static void on_subscription(struct publisher *p, struct pub_state *st)
     }
     const char *d = zmq_msg_data(&m);
     size_t n = zmq_msg_size(&m);
-    if (n >= 1 && d[0] == 0) {
-        if (st->subscribers > 0)
-            st->subscribers--;
-    } else if (n >= 1 && d[0] == 1) {
-        st->subscribers++;
+    if (n >= 1 && d[0] == 1) {
         atomic_fetch_add(&p->subscriptions, 1);
-        if (matches(d + 1, n - 1, WIRE_TOPIC_IMAGE) && st->image.n)
+        const char *pre = d + 1;
+        size_t len = n - 1;
+        int64_t after = -1;
+        const char *at = memchr(pre, '@', len);
+        if (at) {
+            char num[24];
+            size_t k = len - (size_t)(at - pre) - 1;
+            if (k == 0 || k >= sizeof num) {
+                zmq_msg_close(&m);
+                return;
+            }
+            memcpy(num, at + 1, k);
+            num[k] = '\0';
+            char *end;
+            after = strtoll(num, &end, 10);
+            if (*end) {
+                zmq_msg_close(&m);
+                return;
+            }
+            len = (size_t)(at - pre);
+            if (wire_topic_index(pre, len) < 0) { /* exactly one topic */
+                zmq_msg_close(&m);
+                return;
+            }
+        }
+        if (matches(pre, len, WIRE_TOPIC_IMAGE) && st->image.n && (int64_t)st->image.seq > after)
             resend(p, st, &st->image);
-        if (matches(d + 1, n - 1, WIRE_TOPIC_EVENT))
-            for (size_t i = 0; i < st->ev_n; i++)
-                resend(p, st, &st->events[(st->ev_head + i) % PUBLISHER_EVENT_CACHE]);
-        if (matches(d + 1, n - 1, WIRE_TOPIC_STATUS) && st->status.n)
+        if (matches(pre, len, WIRE_TOPIC_EVENT))
+            for (size_t i = 0; i < st->ev_n; i++) {
+                struct cached *c = &st->events[(st->ev_head + i) % PUBLISHER_EVENT_CACHE];
+                if ((int64_t)c->seq > after)
+                    resend(p, st, c);
+            }
+        if (matches(pre, len, WIRE_TOPIC_STATUS) && st->status.n && (int64_t)st->status.seq > after)
             resend(p, st, &st->status);
     }
     zmq_msg_close(&m);
+}
+
+/* One event of the XPUB monitor: count the subscribers connected, so the end does not
+ * wait for nobody. */
+static void on_monitor(struct pub_state *st)
+{
+    zmq_msg_t f[2];
+    int n = 0, more = 1;
+    uint16_t ev = 0;
+    while (more) {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, st->mon, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&m);
+            break;
+        }
+        more = zmq_msg_more(&m);
+        if (n == 0 && zmq_msg_size(&m) >= 2)
+            memcpy(&ev, zmq_msg_data(&m), 2);
+        if (n < 2)
+            f[n++] = m;
+        else
+            zmq_msg_close(&m);
+    }
+    for (int i = 0; i < n; i++)
+        zmq_msg_close(&f[i]);
+    if (ev == ZMQ_EVENT_ACCEPTED)
+        st->peers++;
+    else if (ev == ZMQ_EVENT_DISCONNECTED && st->peers > 0)
+        st->peers--;
 }
 
 /* zmq_setsockopt that says which option failed. */
@@ -397,10 +457,19 @@ static void *pub_main(void *arg)
         rc = setopt(st.xpub, ZMQ_SNDHWM, &p->conf.hwm, sizeof p->conf.hwm, "hwm");
     if (!rc)
         rc = setopt(st.xpub, ZMQ_LINGER, &linger, sizeof linger, "linger");
-    /* VERBOSER: every subscribe and unsubscribe (also those of a subscriber that goes
-     * away) reaches us, so the caches answer each and the end knows who is left. */
+    /* VERBOSE: a repeated subscription reaches us too: that is how a subscriber asks
+     * for the caches again. */
     if (!rc)
-        rc = setopt(st.xpub, ZMQ_XPUB_VERBOSER, &one, sizeof one, "XPUB_VERBOSER");
+        rc = setopt(st.xpub, ZMQ_XPUB_VERBOSE, &one, sizeof one, "XPUB_VERBOSE");
+    if (!rc) {
+        char mon[96];
+        snprintf(mon, sizeof mon, "inproc://seislive-pubmon-%p", (void *)p);
+        if (zmq_socket_monitor(st.xpub, mon, ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) < 0 ||
+            !(st.mon = zmq_socket(p->zctx, ZMQ_PAIR)) || zmq_connect(st.mon, mon) < 0)
+            rc = err_set(-errno, "publisher monitor: %s", zmq_strerror(errno));
+        else
+            rc = setopt(st.mon, ZMQ_LINGER, &(int){0}, sizeof(int), "monitor linger");
+    }
     if (!rc)
         rc = setopt(st.pull, ZMQ_LINGER, &linger, sizeof linger, "inproc linger");
     if (!rc && curve) {
@@ -436,21 +505,23 @@ static void *pub_main(void *arg)
         goto out;
     double next_status = now_s() + p->conf.status_interval, t_end = 0;
     for (;;) {
-        zmq_pollitem_t it[3] = {{st.pull, 0, ZMQ_POLLIN, 0}, {st.xpub, 0, ZMQ_POLLIN, 0},
-                                {st.zap, 0, ZMQ_POLLIN, 0}};
-        int np = zmq_poll(it, st.zap ? 3 : 2, t_end > 0 ? 20 : 100);
+        zmq_pollitem_t it[4] = {{st.pull, 0, ZMQ_POLLIN, 0}, {st.xpub, 0, ZMQ_POLLIN, 0},
+                                {st.mon, 0, ZMQ_POLLIN, 0}, {st.zap, 0, ZMQ_POLLIN, 0}};
+        int np = zmq_poll(it, st.zap ? 4 : 3, t_end > 0 ? 20 : 100);
         if (np < 0 && errno != EINTR)
             break;
         if (np < 0)
             continue;
         if (it[1].revents & ZMQ_POLLIN)
             on_subscription(p, &st);
-        if (st.zap && (it[2].revents & ZMQ_POLLIN))
+        if (it[2].revents & ZMQ_POLLIN)
+            on_monitor(&st);
+        if (st.zap && (it[3].revents & ZMQ_POLLIN))
             zap_handle(p, st.zap);
         if (t_end > 0) {
             /* After the last message: answer subscriptions from the caches while someone
              * is connected, for at most the linger time. */
-            if (st.subscribers <= 0 || now_s() >= t_end)
+            if (st.peers <= 0 || now_s() >= t_end)
                 break;
             continue;
         }
@@ -479,8 +550,12 @@ out:
     free(st.events);
     if (st.pull)
         zmq_close(st.pull);
-    if (st.xpub)
+    if (st.xpub) {
+        zmq_socket_monitor(st.xpub, NULL, 0);
         zmq_close(st.xpub);
+    }
+    if (st.mon)
+        zmq_close(st.mon);
     if (st.zap)
         zmq_close(st.zap);
     return NULL;

@@ -173,7 +173,7 @@ static void *publish(void *arg)
     float vol[NX * NY * NZ] = {0};
     for (int i = 0; i < NX * NY; i++)
         vol[7 * NX * NY + i] = -2.0f;
-    struct wire_event e = {0, 1767225600250000000LL, 100, 200, 300, 9.5};
+    struct wire_event e = {0, 1767225600250000000LL, 100, 200, 300, 9.5, 0};
     char *js = wire_encode_event(&e);
     zmq_send(sock, "event", 5, ZMQ_SNDMORE);
     zmq_send(sock, js, strlen(js), 0);

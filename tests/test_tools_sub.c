@@ -61,7 +61,7 @@ static void *publisher(void *arg)
         char *js = wire_encode_volume(&h);
         send_frames(sock, WIRE_TOPIC_IMAGE, js, a->vol, sizeof(float) * NX * NY * NZ);
         free(js);
-        struct wire_event e = {seq++, 1767225600500000000LL, 150, 260, 45, 7.5};
+        struct wire_event e = {seq++, 1767225600500000000LL, 150, 260, 45, 7.5, 0};
         js = wire_encode_event(&e);
         send_frames(sock, WIRE_TOPIC_EVENT, js, NULL, 0);
         free(js);

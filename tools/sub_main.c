@@ -44,13 +44,21 @@ static const char usage_text[] =
     "  --topics LIST          comma-separated topics (default image,coherence,event,status)\n"
     "  --count N              exit after N images (default: no limit)\n"
     "  --idle S               exit after S seconds without any message (default 0 = never)\n"
-    "  --stay                 keep running after the final image (default: exit)\n"
+    "  --stay                 keep running after the end of the stream (default: exit)\n"
+    "  --rcvhwm N             receive queue of N messages (default 1000); beyond it\n"
+    "                         messages are lost, counted and reported\n"
+    "  --delay MS             wait MS milliseconds after each message (a slow reader, for tests)\n"
     "  --curve-server KEY     server public key (Z85): connect with CURVE\n"
     "  --curve-keys FILE      this client's key pair: public and secret key (Z85), one per line\n"
     "  -q, --quiet            no progress line\n"
     "  -h, --help             this text\n"
     "\n"
-    "exit status: 0 after the final image, --count images, --idle or SIGINT/SIGTERM;\n"
+    "Lost messages: seq numbers every message; a gap, or a final status (health \"stopped\")\n"
+    "naming messages not received, is reported as missed.  The final image and the event\n"
+    "list are fetched again from the publisher's cache when they were missed.\n"
+    "\n"
+    "exit status: 0 after the end of the stream (the final image, then the final status),\n"
+    "--count images, --idle or SIGINT/SIGTERM, also when messages were missed (reported);\n"
     "1 on an error; 2 on a bad command line.\n";
 
 struct sub {
@@ -64,7 +72,86 @@ struct sub {
     double rate, latency_ms, t_start, t_last_image;
     char job[32];
     int final_seen;
+    /* Accounting of what was missed (docs/wire-format.md, "Lost messages").  seq is
+     * global over the topics: SEEN holds one bit per seq received (live or fetched
+     * again from the publisher's cache), LIVE counts those received when published. */
+    void *sock;
+    int subscribed[WIRE_T_N], all_topics, delay_ms;
+    unsigned char *seen;
+    int64_t seen_bits, seen_limit_logged;
+    long long live, recovered, first_live, stop_seq, status_seq;
+    int64_t topic_max[WIRE_T_N];   /* highest seq received per topic */
+    int64_t topic_last[WIRE_T_N];  /* the last seq per topic, from the latest status */
+    double t_ask[WIRE_T_N], ask_every, t_final, t_stop, t_progress;
+    int final_recovered;
 };
+
+/* One bit per seq up to this many (16 MiB): beyond it the accounting stops (logged). */
+#define SEEN_MAX_BITS ((int64_t)1 << 27)
+
+/* Mark SEQ received; returns 1 if it was already, 0 if new, -1 if beyond the bound. */
+static int seen_mark(struct sub *s, int64_t seq)
+{
+    if (seq < 0 || seq >= SEEN_MAX_BITS) {
+        if (!s->seen_limit_logged++)
+            log_warn("seq %lld beyond %lld: lost messages are no longer counted", (long long)seq,
+                     (long long)SEEN_MAX_BITS);
+        return -1;
+    }
+    if (seq >= s->seen_bits) {
+        int64_t nb = s->seen_bits ? s->seen_bits : 4096;
+        while (nb <= seq)
+            nb *= 2;
+        if (nb > SEEN_MAX_BITS)
+            nb = SEEN_MAX_BITS;
+        unsigned char *p = realloc(s->seen, (size_t)(nb / 8));
+        if (!p)
+            return -1;
+        memset(p + s->seen_bits / 8, 0, (size_t)((nb - s->seen_bits) / 8));
+        s->seen = p;
+        s->seen_bits = nb;
+    }
+    unsigned char bit = (unsigned char)(1u << (seq % 8));
+    int was = (s->seen[seq / 8] & bit) != 0;
+    s->seen[seq / 8] |= bit;
+    return was;
+}
+
+/* Ask the publisher for its cached messages of topic T after the last one we have: the
+ * subscription "TOPIC@SEQ" reaches its XPUB socket (ZMQ_XPUB_VERBOSE), is answered from
+ * the cache, and matches no topic itself (it is cancelled at once). */
+static void ask_again(struct sub *s, int t)
+{
+    double now = pace_now();
+    if (!s->subscribed[t] || now - s->t_ask[t] < 0.3)
+        return;
+    s->t_ask[t] = now;
+    char ask[64];
+    int n = snprintf(ask, sizeof ask, "%s@%lld", wire_topic_names[t],
+                     (long long)(t == WIRE_T_STATUS ? s->status_seq : s->topic_max[t]));
+    if (zmq_setsockopt(s->sock, ZMQ_SUBSCRIBE, ask, (size_t)n) < 0 ||
+        zmq_setsockopt(s->sock, ZMQ_UNSUBSCRIBE, ask, (size_t)n) < 0)
+        log_warn("asking for the cached %s: %s", wire_topic_names[t], zmq_strerror(errno));
+    else
+        log_debug("asked for the cached %s after seq %s", wire_topic_names[t], ask + strlen(wire_topic_names[t]) + 1);
+}
+
+/* Messages published since the first one received live that were not received live;
+ * -1 before anything was received. */
+static long long missed(const struct sub *s)
+{
+    long long end = s->stop_seq >= 0 ? s->stop_seq : s->seq_last;
+    if (s->first_live < 0 || end < s->first_live || !s->all_topics)
+        return s->gaps;
+    return end - s->first_live + 1 - s->live;
+}
+
+/* Whether a subscribed topic has a message we know of (from a status) but do not have. */
+static int behind(const struct sub *s, int t)
+{
+    /* coherence volumes are not cached: nothing to ask for */
+    return t != WIRE_T_COHERENCE && s->subscribed[t] && s->topic_last[t] > s->topic_max[t];
+}
 
 static void progress(struct sub *s)
 {
@@ -78,7 +165,7 @@ static void progress(struct sub *s)
              "%s%s%s%lld %s, %lld images, %lld events, %.2f/s, latency %.0f ms, %lld missed, "
              "%.0f s",
              s->job[0] ? "[" : "", s->job, s->job[0] ? "] " : "", s->shots, unit, s->images,
-             s->events, s->rate, s->latency_ms, s->gaps, el);
+             s->events, s->rate, s->latency_ms, missed(s), el);
     if (s->tty)
         fprintf(stderr, "\r%s\033[K", line);
     else
@@ -183,6 +270,7 @@ static int on_volume(struct sub *s, const char *topic, zmq_msg_t *fr, int nfr)
         if (rc == 0 && h.final) {
             rc = write_volume(s, "image_final", &h, v);
             s->final_seen = 1;
+            s->t_final = pace_now();
             print_line(s, "final image: %lld shots, %d x %d x %d, written to %s/image_final.*\n",
                        (long long)h.units, h.n[0], h.n[1], h.n[2], s->out);
         }
@@ -220,13 +308,17 @@ static void on_event(struct sub *s, zmq_msg_t *fr, int nfr)
         return;
     }
     strength = json_number_value(st);
+    /* Event ids are 0-based everywhere (events.csv, the log, the wire): the publisher's
+     * "id"; without one (an older publisher), the 0-based count of events received. */
+    json_t *jid = json_object_get(o, "id");
+    long long id = json_is_integer(jid) ? (long long)json_integer_value(jid) : s->events;
     s->events++;
     time_t sec = (time_t)(origin / 1000000000LL);
     struct tm tm;
     gmtime_r(&sec, &tm);
     char iso[64];
     strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%S", &tm);
-    print_line(s, "event %lld: %s.%06lldZ x=%.1f y=%.1f z=%.1f m strength %.3g\n", s->events, iso,
+    print_line(s, "event %lld: %s.%06lldZ x=%.1f y=%.1f z=%.1f m strength %.3g\n", id, iso,
                (long long)(origin % 1000000000LL) / 1000, x, y, z, strength);
     char path[4096];
     snprintf(path, sizeof path, "%s/events.jsonl", s->out);
@@ -259,8 +351,65 @@ static void on_status(struct sub *s, zmq_msg_t *fr, int nfr)
         s->rate = json_number_value(json_object_get(o, "rate"));
     if (json_is_number(json_object_get(o, "latency_ms")))
         s->latency_ms = json_number_value(json_object_get(o, "latency_ms"));
+    json_t *jseq = json_object_get(o, "seq");
+    long long seq = json_is_integer(jseq) ? (long long)json_integer_value(jseq) : -1;
+    if (seq >= s->status_seq) {
+        /* the newest status tells the last seq of every topic: what we should have */
+        s->status_seq = seq;
+        json_t *tp = json_object_get(o, "topics");
+        for (int t = 0; t < WIRE_T_N; t++) {
+            json_t *ls = json_object_get(json_object_get(tp, wire_topic_names[t]), "last_seq");
+            if (json_is_integer(ls) && json_integer_value(ls) > s->topic_last[t])
+                s->topic_last[t] = json_integer_value(ls);
+        }
+        const char *health = json_string_value(json_object_get(o, "health"));
+        if (health && strcmp(health, "stopped") == 0 && s->stop_seq < 0) {
+            s->stop_seq = seq; /* the publisher's last message */
+            s->t_stop = pace_now();
+        }
+    }
     json_decref(o);
     progress(s);
+}
+
+/* The end: the final status is in and nothing it names is missing, or it is in and
+ * the cache brought nothing new for 3 s, or (without a status subscription, or
+ * from a publisher that sends none) 2 s after the final image.  --stay: never. */
+static int sub_done(struct sub *s)
+{
+    if (s->stay)
+        return 0;
+    double now = pace_now();
+    if (s->stop_seq >= 0) {
+        int lacking = 0;
+        for (int t = 0; t < WIRE_T_N; t++)
+            lacking |= behind(s, t);
+        /* give up 3 s after the last thing that was new to us */
+        return !lacking || now - (s->t_progress > s->t_stop ? s->t_progress : s->t_stop) > 3.0;
+    }
+    return s->final_seen && (!s->subscribed[WIRE_T_STATUS] || now - s->t_final > 2.0);
+}
+
+static void report(struct sub *s)
+{
+    long long m = missed(s);
+    long long end = s->stop_seq >= 0 ? s->stop_seq : s->seq_last;
+    log_info("%lld images, %lld events received", s->images, s->events);
+    if (s->first_live >= 0 && s->all_topics)
+        log_info("messages seq %lld..%lld: %lld received, %lld missed, %lld fetched again from "
+                 "the cache%s", s->first_live, end, s->live, m, s->recovered,
+                 s->stop_seq >= 0 ? "" : " (the final status was not received)");
+    if (m > 0)
+        log_warn("missed %lld messages (lost on the way: this subscriber was too slow for its "
+                 "queue, --rcvhwm, or the publisher's [output] hwm)", m);
+    if (s->final_recovered)
+        log_warn("the final image was missed when published; fetched from the publisher's cache");
+    if (behind(s, WIRE_T_IMAGE))
+        log_warn("the last image (seq %lld) was missed and could not be fetched",
+                 (long long)s->topic_last[WIRE_T_IMAGE]);
+    if (behind(s, WIRE_T_EVENT))
+        log_warn("events up to seq %lld were missed and could not be fetched",
+                 (long long)s->topic_last[WIRE_T_EVENT]);
 }
 
 static int parse_ints(const char *s, int *v, int n)
@@ -289,16 +438,21 @@ static int read_keys(const char *path, char pub[41], char sec[41])
 int main(int argc, char **argv)
 {
     enum { O_KEEP = 256, O_NOSEGY, O_NORAW, O_NOPNG, O_PCT, O_SCALE, O_AT, O_TOPICS, O_COUNT,
-           O_IDLE, O_STAY, O_CSERVER, O_CKEYS };
+           O_IDLE, O_STAY, O_CSERVER, O_CKEYS, O_RCVHWM, O_DELAY };
     static const struct option lo[] = {
         {"out", 1, 0, 'o'},          {"keep", 0, 0, O_KEEP},     {"no-segy", 0, 0, O_NOSEGY},
         {"no-raw", 0, 0, O_NORAW},   {"no-png", 0, 0, O_NOPNG},  {"percentile", 1, 0, O_PCT},
         {"scale", 1, 0, O_SCALE},    {"at", 1, 0, O_AT},         {"topics", 1, 0, O_TOPICS},
         {"count", 1, 0, O_COUNT},    {"idle", 1, 0, O_IDLE},     {"stay", 0, 0, O_STAY},
         {"curve-server", 1, 0, O_CSERVER}, {"curve-keys", 1, 0, O_CKEYS},
+        {"rcvhwm", 1, 0, O_RCVHWM},  {"delay", 1, 0, O_DELAY},
         {"quiet", 0, 0, 'q'},        {"help", 0, 0, 'h'},        {0, 0, 0, 0}};
     struct sub s = {.out = "sub-out", .segy = 1, .raw = 1, .png = 1, .percentile = 99,
-                    .at = {-1, -1, -1}, .seq_last = -1};
+                    .at = {-1, -1, -1}, .seq_last = -1, .first_live = -1, .stop_seq = -1,
+                    .status_seq = -1, .ask_every = 1.0};
+    for (int t = 0; t < WIRE_T_N; t++)
+        s.topic_max[t] = s.topic_last[t] = -1;
+    int rcvhwm = 1000;
     const char *topics = "image,coherence,event,status", *cserver = NULL, *ckeys = NULL;
     int opt, idx = 0, bad = 0;
     while (!bad && (opt = getopt_long(argc, argv, "o:qh", lo, &idx)) != -1) {
@@ -317,6 +471,8 @@ int main(int argc, char **argv)
         case O_STAY: s.stay = 1; break;
         case O_CSERVER: cserver = optarg; break;
         case O_CKEYS: ckeys = optarg; break;
+        case O_RCVHWM: rcvhwm = atoi(optarg); bad = rcvhwm < 1; break;
+        case O_DELAY: s.delay_ms = atoi(optarg); bad = s.delay_ms < 0 || s.delay_ms > 60000; break;
         case 'q': s.quiet = 1; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: bad = 2; break;
@@ -342,7 +498,12 @@ int main(int argc, char **argv)
     void *ctx = zmq_ctx_new();
     void *sock = zmq_socket(ctx, ZMQ_SUB);
     int linger = 0;
-    zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+    s.sock = sock;
+    if (zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger) < 0 ||
+        zmq_setsockopt(sock, ZMQ_RCVHWM, &rcvhwm, sizeof rcvhwm) < 0) {
+        fprintf(stderr, "seislive-sub: socket options: %s\n", zmq_strerror(errno));
+        return 1;
+    }
     if (cserver) {
         char pub[41], sec[41];
         if (!ckeys) {
@@ -368,9 +529,17 @@ int main(int argc, char **argv)
         }
     }
     char *tl = strdup(topics);
-    for (char *save = NULL, *t = strtok_r(tl, ",", &save); t; t = strtok_r(NULL, ",", &save))
-        zmq_setsockopt(sock, ZMQ_SUBSCRIBE, t, strlen(t));
+    for (char *save = NULL, *t = strtok_r(tl, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (zmq_setsockopt(sock, ZMQ_SUBSCRIBE, t, strlen(t)) < 0) {
+            fprintf(stderr, "seislive-sub: subscribe %s: %s\n", t, zmq_strerror(errno));
+            return 1;
+        }
+        int ti = wire_topic_index(t, strlen(t));
+        if (ti >= 0)
+            s.subscribed[ti] = 1;
+    }
     free(tl);
+    s.all_topics = s.subscribed[0] && s.subscribed[1] && s.subscribed[2] && s.subscribed[3];
     if (zmq_connect(sock, endpoint) < 0) {
         fprintf(stderr, "seislive-sub: %s: %s\n", endpoint, zmq_strerror(errno));
         zmq_close(sock);
@@ -393,13 +562,25 @@ int main(int argc, char **argv)
             break;
         }
         if (pr == 0) {
-            if (s.idle > 0 && pace_now() - t_msg > s.idle) {
+            double now = pace_now();
+            if (s.idle > 0 && now - t_msg > s.idle) {
                 log_info("no message for %.1f s: exiting", s.idle);
                 break;
             }
+            /* Quiet: ask for what a status says we lack; ask for the latest status now
+             * and then (backing off) in case the end of the stream was lost. */
+            for (int t = 0; t < WIRE_T_N; t++)
+                if (behind(&s, t))
+                    ask_again(&s, t);
+            if (s.stop_seq < 0 && now - t_msg > 0.3 && now - s.t_ask[WIRE_T_STATUS] > s.ask_every) {
+                ask_again(&s, WIRE_T_STATUS);
+                s.ask_every = s.ask_every * 2 < 30 ? s.ask_every * 2 : 30;
+            }
+            if (sub_done(&s))
+                break;
             continue;
         }
-        int nf = 0, more = 1;
+        int nf = 0, more = 1, resent_dup = 0;
         size_t extra = 0;
         while (more) {
             zmq_msg_t tmp, *m = nf < MAXF ? &fr[nf] : &tmp;
@@ -424,29 +605,61 @@ int main(int argc, char **argv)
             size_t tl2 = zmq_msg_size(&fr[0]) < sizeof topic - 1 ? zmq_msg_size(&fr[0]) : sizeof topic - 1;
             memcpy(topic, zmq_msg_data(&fr[0]), tl2);
             topic[tl2] = '\0';
-            int64_t seq = wire_parse_seq(zmq_msg_data(&fr[1]), zmq_msg_size(&fr[1]));
-            if (seq >= 0) {
-                /* sequence numbers are global over topics; a jump means we missed some
-                 * (only meaningful when every topic is subscribed) */
-                if (s.seq_last >= 0 && seq > s.seq_last + 1 &&
-                    strcmp(topics, "image,coherence,event,status") == 0)
-                    s.gaps += seq - s.seq_last - 1;
-                if (seq > s.seq_last)
-                    s.seq_last = seq;
+            int ti = wire_topic_index(topic, tl2);
+            int64_t seq = -1;
+            bool cached = false;
+            json_t *hj = json_loadb(zmq_msg_data(&fr[1]), zmq_msg_size(&fr[1]), 0, NULL);
+            if (json_is_integer(json_object_get(hj, "seq")))
+                seq = json_integer_value(json_object_get(hj, "seq"));
+            cached = json_is_true(json_object_get(hj, "cached"));
+            json_decref(hj);
+            int dup = seq >= 0 ? seen_mark(&s, seq) : -1;
+            if (cached && dup == 1) {
+                /* a resend from the publisher's cache of what we have: costs nothing */
+                resent_dup = 1;
+            } else {
+                s.t_progress = t_msg;
+                if (seq >= 0 && !cached) {
+                    /* sequence numbers are global over topics; a jump means we missed
+                     * some (counted this way only when every topic is subscribed) */
+                    if (s.seq_last >= 0 && seq > s.seq_last + 1 && s.all_topics)
+                        s.gaps += seq - s.seq_last - 1;
+                    if (seq > s.seq_last)
+                        s.seq_last = seq;
+                    if (s.first_live < 0)
+                        s.first_live = seq;
+                    s.live++;
+                    s.ask_every = 1.0;
+                } else if (cached && dup == 0) {
+                    s.recovered++;
+                    log_info("seq %lld (%s) fetched from the publisher's cache", (long long)seq,
+                             topic);
+                }
+                if (ti >= 0 && seq > s.topic_max[ti])
+                    s.topic_max[ti] = seq;
+                if (ti == WIRE_T_IMAGE || ti == WIRE_T_COHERENCE) {
+                    int fin = s.final_seen;
+                    rc = on_volume(&s, topic, fr, nf);
+                    if (cached && !fin && s.final_seen)
+                        s.final_recovered = 1;
+                } else if (ti == WIRE_T_EVENT) {
+                    on_event(&s, fr, nf);
+                } else if (ti == WIRE_T_STATUS) {
+                    on_status(&s, fr, nf);
+                }
             }
-            if (strcmp(topic, WIRE_TOPIC_IMAGE) == 0 || strcmp(topic, WIRE_TOPIC_COHERENCE) == 0)
-                rc = on_volume(&s, topic, fr, nf);
-            else if (strcmp(topic, WIRE_TOPIC_EVENT) == 0)
-                on_event(&s, fr, nf);
-            else if (strcmp(topic, WIRE_TOPIC_STATUS) == 0)
-                on_status(&s, fr, nf);
         }
         for (int i = 0; i < nf; i++)
             zmq_msg_close(&fr[i]);
         if (rc < 0)
             break;
-        if ((s.final_seen && !s.stay) || (s.count > 0 && s.images >= s.count))
+        for (int t = 0; t < WIRE_T_N; t++)
+            if (behind(&s, t) && s.stop_seq >= 0)
+                ask_again(&s, t); /* the stream is over: what is missing comes only from the cache */
+        if (sub_done(&s) || (s.count > 0 && s.images >= s.count))
             break;
+        if (s.delay_ms > 0 && !resent_dup)
+            usleep((useconds_t)s.delay_ms * 1000);
     }
     if (s.tty && !s.quiet)
         fputc('\n', stderr);
@@ -456,7 +669,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "seislive-sub: %s\n", err_msg());
         return 1;
     }
-    log_info("%lld images, %lld events received%s", s.images, s.events,
-             s.gaps ? " (some messages missed: see the progress line)" : "");
+    report(&s);
+    free(s.seen);
     return 0;
 }
