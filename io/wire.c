@@ -750,6 +750,63 @@ int wire_send_end(void *sock, int flags)
     return 0;
 }
 
+int wire_send_end_wait(void *ctx, void *sock, int timeout_ms, bool (*stop)(void))
+{
+    /* Why not a long ZMQ_LINGER: libzmq counts a message as sent once it is written to
+     * the connection, and what the receiver had not read when the sender closed was
+     * lost with the connection (the last units and the end).  The receiver closes its
+     * input when it has taken the end: that disconnection is the acknowledgement. */
+    char ep[64];
+    snprintf(ep, sizeof ep, "inproc://seislive-end-%p", sock);
+    if (zmq_socket_monitor(sock, ep, ZMQ_EVENT_DISCONNECTED) < 0)
+        return err_set(-errno, "end of stream: monitor: %s", zmq_strerror(errno));
+    void *mon = zmq_socket(ctx, ZMQ_PAIR);
+    int rc = 0;
+    if (!mon || zmq_connect(mon, ep) < 0)
+        rc = err_set(-errno, "end of stream: monitor: %s", zmq_strerror(errno));
+    if (!rc)
+        rc = wire_send_end(sock, 0);
+    double waited = 0;
+    while (!rc) {
+        zmq_pollitem_t it = {mon, 0, ZMQ_POLLIN, 0};
+        int np = zmq_poll(&it, 1, 200); /* short steps: the stop flag is honoured */
+        if (np > 0) {
+            zmq_msg_t m;
+            zmq_msg_init(&m);
+            uint16_t ev = 0;
+            if (zmq_msg_recv(&m, mon, 0) >= 0 && zmq_msg_size(&m) >= 2)
+                memcpy(&ev, zmq_msg_data(&m), 2);
+            int more = zmq_msg_more(&m);
+            zmq_msg_close(&m);
+            while (more) { /* the address frame */
+                zmq_msg_init(&m);
+                more = zmq_msg_recv(&m, mon, 0) >= 0 && zmq_msg_more(&m);
+                zmq_msg_close(&m);
+            }
+            if (ev == ZMQ_EVENT_DISCONNECTED)
+                break; /* the receiver took the end and closed */
+            continue;
+        }
+        if (np < 0 && errno != EINTR) {
+            rc = err_set(-errno, "end of stream: poll: %s", zmq_strerror(errno));
+            break;
+        }
+        if (stop && stop()) {
+            rc = err_set(-EINTR, "end of stream sent; stopped before the receiver finished");
+            break;
+        }
+        waited += 200;
+        if (waited >= timeout_ms)
+            rc = err_set(-ETIMEDOUT,
+                         "end of stream sent, but the receiver did not finish within %d s: the "
+                         "units still queued may be lost", timeout_ms / 1000);
+    }
+    zmq_socket_monitor(sock, NULL, 0);
+    if (mon)
+        zmq_close(mon);
+    return rc;
+}
+
 int wire_send_traces_mseed(void *sock, const struct wire_traces_hdr *h, const void *records,
                            size_t len, int64_t sender_seq, int flags)
 {

@@ -171,6 +171,14 @@ int wire_send_shot_segy(void *sock, const struct wire_shot_hdr *h, const void *t
 int wire_send_traces_f32(void *sock, const struct wire_traces_hdr *h, const float *data,
                          int64_t sender_seq, int flags);
 int wire_send_end(void *sock, int flags);
+/* The end of the stream, delivered: send it on SOCK (a socket of CTX that connected to
+ * the receiver), then keep the socket open until the receiver disconnects (seislive
+ * closes its input once it has taken the end), at most TIMEOUT_MS or until STOP() (may be
+ * NULL) says stop.  A sender calls it instead of wire_send_end before it closes, so that
+ * neither the units it still has queued nor the end are lost with the connection.
+ * Returns 0, -ETIMEDOUT (err_msg() says the units may be lost), -EINTR or -errno. */
+#define WIRE_END_WAIT_MS (10 * 60 * 1000)
+int wire_send_end_wait(void *ctx, void *sock, int timeout_ms, bool (*stop)(void));
 int wire_send_traces_mseed(void *sock, const struct wire_traces_hdr *h, const void *records,
                            size_t len, int64_t sender_seq, int flags);
 

@@ -379,7 +379,7 @@ static int stream(const struct micro_opts *o, struct micro_model *m)
         log_debug("block %lld: %d samples x %zu channels sent", (long long)blocks, ns, nch);
     }
     if (rc == 0 && o->end)
-        rc = wire_send_end(sock, 0);
+        rc = wire_send_end_wait(ctx, sock, WIRE_END_WAIT_MS, signals_stop_requested);
     if (rc == 0)
         log_info("sent %lld blocks (%zu channels, %d events) to %s", (long long)blocks, nch,
                  m->nev, o->zmq);

@@ -317,7 +317,7 @@ static int stream_shots(const struct shots_opts *o, const char *segy)
         k++;
     }
     if (rc == 0 && o->end)
-        rc = wire_send_end(sock, 0);
+        rc = wire_send_end_wait(ctx, sock, WIRE_END_WAIT_MS, signals_stop_requested);
     if (rc == 0)
         log_info("%lld shots sent to %s%s", (long long)k, o->zmq, o->end ? ", then end" : "");
 out:
