@@ -9,12 +9,14 @@
 #   5. the final image is in demo-out/image: image_final.segy, .f32 + .json, and PNG
 #      slices image_final_{x,y,z}.png.
 # Usage: tools/demo.sh [BUILD_DIR]   (default build/release; `make demo` passes its own)
+#   SEISLIVE_DEMO_OUT: output folder (default demo-out).  The job listens on free ports
+#   (a copy of conf/demo.toml with "tcp://127.0.0.1:*" endpoints); the image appears in
+#   OUT/image only when the job and the subscriber succeeded: else exit 1, no image.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. tools/demo-common.sh
 B=${1:-build/release}
-OUT=demo-out
-IN=tcp://127.0.0.1:47555       # must match conf/demo.toml [input] endpoint
-PUB=tcp://127.0.0.1:47556      # and [output] endpoint
+OUT=${SEISLIVE_DEMO_OUT:-demo-out}
 for p in seislive seislive-gen seislive-sub; do
   [ -x "$B/$p" ] || { echo "demo: $B/$p is missing: build first (make)" >&2; exit 1; }
 done
@@ -24,42 +26,54 @@ step() { printf '\n== demo [%3ds] %s\n' $(( $(date +%s) - t0 )) "$*"; }
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$OUT/rtm.partial" "$OUT/image.partial" "${CFG:-}"
 }
 trap cleanup EXIT
+fail() {
+  echo "demo: $*; the log ($OUT/seislive.log) ends with:" >&2
+  tail -20 "$OUT/seislive.log" >&2 || true
+  exit 1
+}
 
 "$B/seislive" --version
-rm -rf "$OUT/survey" "$OUT/rtm" "$OUT/image" "$OUT/seislive.log"
+rm -rf "$OUT/survey" "$OUT/rtm" "$OUT/rtm.partial" "$OUT/image" "$OUT/image.partial" \
+       "$OUT/seislive.log"
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+CFG=$(mktemp "${TMPDIR:-/tmp}/seislive-demo.XXXXXX.toml")
+demo_config conf/demo.toml "$CFG" "$OUT" rtm
+mkdir -p "$OUT/rtm.partial"
 
 step "generating the survey (4 shots, 41 receivers, 81 x 21 x 51 cells of 10 m) into $OUT/survey"
 "$B/seislive-gen" shots -o "$OUT/survey" --n 81,21,51 --d 10 --shots 4 --receivers 41 \
     --t-max 0.5 --dt 0.002 --f-peak 12 --direct subtract
 
-step "starting: seislive run -c conf/demo.toml (log: $OUT/seislive.log)"
-"$B/seislive" run -c conf/demo.toml >"$OUT/seislive.log" 2>&1 &
+step "starting: seislive run -c conf/demo.toml, on free ports (log: $OUT/seislive.log)"
+"$B/seislive" run -c "$CFG" >"$OUT/seislive.log" 2>&1 &
 run_pid=$!
 pids+=("$run_pid")
+IN=$(demo_endpoint "$OUT/seislive.log" "$run_pid" "receiving on") || fail "seislive run did not start"
+PUB=$(demo_endpoint "$OUT/seislive.log" "$run_pid" "publishing on") || fail "seislive run did not start"
 grep -m1 -E 'device|backend' "$OUT/seislive.log" 2>/dev/null || true
 
 step "subscribing: seislive-sub -o $OUT/image $PUB"
-"$B/seislive-sub" -o "$OUT/image" --idle 900 "$PUB" &
+"$B/seislive-sub" -o "$OUT/image.partial" --idle 900 "$PUB" &
 sub_pid=$!
 pids+=("$sub_pid")
 
 step "streaming the shots to $IN"
-"$B/seislive-gen" shots -o "$OUT/survey" --reuse --zmq "$IN" --end
+"$B/seislive-gen" shots -o "$OUT/survey" --reuse --zmq "$IN" --end ||
+  fail "seislive-gen could not stream the shots"
 
 step "waiting for the last shot to be migrated"
-if ! wait "$run_pid"; then
-  echo "demo: seislive run failed; its log ($OUT/seislive.log) ends with:" >&2
-  tail -20 "$OUT/seislive.log" >&2
-  exit 1
-fi
-if ! wait "$sub_pid"; then
-  echo "demo: seislive-sub failed" >&2
-  exit 1
-fi
+wait "$run_pid" || fail "seislive run failed"
+wait "$sub_pid" || fail "seislive-sub failed"
+[ -s "$OUT/image.partial/image_final.segy" ] || fail "seislive-sub has no final image"
+# both succeeded: their files are the result
+mv "$OUT/rtm.partial" "$OUT/rtm"
+mv "$OUT/image.partial" "$OUT/image"
 trap - EXIT
+rm -f "$CFG"
 grep -E 'device|shot .* migrated|strategy' "$OUT/seislive.log" | head -8 || true
 
 step "done"
