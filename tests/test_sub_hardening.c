@@ -177,3 +177,77 @@ Test(sub_hardening, slow_subscriber_reports_exact_misses_and_ends_with_final_ima
     test_rmtree(dir);
     free(dir);
 }
+
+/* Crafted image headers (slice index, size out of range) are refused by seislive-sub
+ * with a message naming them, it writes nothing out of its buffers, and goes on to the
+ * valid final image. */
+Test(sub_hardening, crafted_image_headers_refused_then_final_image, .timeout = 60)
+{
+    char *dir = test_tmpdir();
+    char ep[4200], out[4200], so[4200], se[4200];
+    snprintf(ep, sizeof ep, "ipc://%s/pub", dir);
+    snprintf(out, sizeof out, "%s/sub", dir);
+    snprintf(so, sizeof so, "%s/sub.out", dir);
+    snprintf(se, sizeof se, "%s/sub.err", dir);
+    void *z = zmq_ctx_new();
+    void *x = zmq_socket(z, ZMQ_XPUB);
+    int linger = 0, to = 200;
+    zmq_setsockopt(x, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(x, ZMQ_RCVTIMEO, &to, sizeof to);
+    cr_assert_eq(zmq_bind(x, ep), 0);
+    const char *argv[] = {test_prog("seislive-sub"), "-o", out, "--no-png", "--no-segy",
+                          "--idle", "30", ep, NULL};
+    pid_t pid = spawn_to(argv, so, se);
+    int subs = 0;
+    for (int i = 0; i < 100 && subs < 4; i++) {
+        char b[64];
+        if (zmq_recv(x, b, sizeof b, 0) > 0 && b[0] == 1)
+            subs++;
+    }
+    cr_assert_geq(subs, 4);
+    /* slices of a 4 x 4 x 4 volume, sized right, at an index far outside it */
+    float plane[16] = {0};
+    const char *bad[] = {
+        "{\"seq\":0,\"shots\":1,\"n\":[4,4,4],\"d\":[1,1,1],\"o\":[0,0,0],\"dtype\":\"f32\","
+        "\"final\":false,\"slices\":true,\"at\":[1,1,99999]}",
+        "{\"seq\":1,\"shots\":1,\"n\":[4,4,-4],\"d\":[1,1,1],\"o\":[0,0,0],\"dtype\":\"f32\","
+        "\"final\":false}",
+        "{\"seq\":2,\"shots\":1,\"n\":[4,4,4],\"d\":[1,1,1],\"o\":[0,0,0],\"dtype\":\"f32\","
+        "\"final\":false}"}; /* payload of 64 bytes, not 256 */
+    for (int i = 0; i < 3; i++) {
+        zmq_send(x, "image", 5, ZMQ_SNDMORE);
+        zmq_send(x, bad[i], strlen(bad[i]), ZMQ_SNDMORE);
+        if (i == 0) {
+            zmq_send(x, plane, sizeof plane, ZMQ_SNDMORE);
+            zmq_send(x, plane, sizeof plane, ZMQ_SNDMORE);
+        }
+        zmq_send(x, plane, sizeof plane, 0);
+    }
+    float vol[64];
+    for (int i = 0; i < 64; i++)
+        vol[i] = (float)i;
+    const char *fin = "{\"seq\":3,\"shots\":2,\"n\":[4,4,4],\"d\":[1,1,1],\"o\":[0,0,0],"
+                      "\"dtype\":\"f32\",\"final\":true}";
+    zmq_send(x, "image", 5, ZMQ_SNDMORE);
+    zmq_send(x, fin, strlen(fin), ZMQ_SNDMORE);
+    zmq_send(x, vol, sizeof vol, 0);
+    int st = wait_for(pid, 40);
+    size_t n;
+    char *err = slurp(se, &n);
+    cr_assert_eq(st, 0, "seislive-sub: %d\n%s", st, err);
+    cr_assert_not_null(strstr(err, "at[2] = 99999"), "%s", err);
+    cr_assert_not_null(strstr(err, "n[2] = -4"), "%s", err);
+    cr_assert_not_null(strstr(err, "volume seq 2: payload of 64 bytes"), "%s", err);
+    char path[4400];
+    snprintf(path, sizeof path, "%s/image_final.f32", out);
+    char *img = slurp(path, &n);
+    cr_assert_not_null(img);
+    cr_assert_eq(n, sizeof vol);
+    cr_assert_eq(memcmp(img, vol, sizeof vol), 0);
+    free(img);
+    free(err);
+    zmq_close(x);
+    zmq_ctx_term(z);
+    test_rmtree(dir);
+    free(dir);
+}
