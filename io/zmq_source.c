@@ -30,23 +30,30 @@ int zmq_source_open(struct zmq_source **out, void *zctx, const struct zmq_source
     z->c = *c;
     z->last_sender_seq = -1;
     z->sock = zmq_socket(zctx, c->socket == SOCK_SUB ? ZMQ_SUB : ZMQ_PULL);
+    if (!z->sock) {
+        int e = errno;
+        free(z);
+        return err_set(-e, "[input] socket: %s", zmq_strerror(e));
+    }
     /* A small receive queue: the slots are the buffer; beyond them the sender waits. */
     int hwm = c->rcvhwm > 0 ? c->rcvhwm : 2, linger = 0;
-    zmq_setsockopt(z->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
-    zmq_setsockopt(z->sock, ZMQ_LINGER, &linger, sizeof linger);
-    int rc;
-    if (c->socket == SOCK_SUB) {
-        zmq_setsockopt(z->sock, ZMQ_SUBSCRIBE, "", 0);
-        rc = zmq_connect(z->sock, c->endpoint);
-    } else {
-        rc = zmq_bind(z->sock, c->endpoint);
+    const char *what = "options";
+    int rc = zmq_setsockopt(z->sock, ZMQ_RCVHWM, &hwm, sizeof hwm) < 0 ||
+                     zmq_setsockopt(z->sock, ZMQ_LINGER, &linger, sizeof linger) < 0 ||
+                     (c->socket == SOCK_SUB && zmq_setsockopt(z->sock, ZMQ_SUBSCRIBE, "", 0) < 0)
+                 ? -1
+                 : 0;
+    if (!rc) {
+        what = c->socket == SOCK_SUB ? "connect" : "bind";
+        rc = c->socket == SOCK_SUB ? zmq_connect(z->sock, c->endpoint)
+                                   : zmq_bind(z->sock, c->endpoint);
     }
     if (rc < 0) {
         int e = errno;
         zmq_close(z->sock);
         free(z);
-        return err_set(-e, "[input] endpoint \"%s\": %s: %s", c->endpoint,
-                       c->socket == SOCK_SUB ? "connect" : "bind", zmq_strerror(e));
+        return err_set(-e, "[input] endpoint \"%s\": %s: %s", c->endpoint, what,
+                       zmq_strerror(e));
     }
     size_t len = sizeof z->bound;
     zmq_getsockopt(z->sock, ZMQ_LAST_ENDPOINT, z->bound, &len);
