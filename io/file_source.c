@@ -42,6 +42,7 @@ struct file_source {
     size_t n_files, cap;
     struct id_seen *ids;
     size_t n_ids, cap_ids;
+    bool ens_warned, scalar_warned; /* per file: said once */
     uint64_t units;
     double total_bytes;  /* the listed files' sizes (not watching), for input_frac */
     double done_bytes;   /* of the files read completely */
@@ -280,17 +281,25 @@ static void gather_emit(struct file_source *f, struct ingest *in, struct gather 
                    "incomplete (a file still being written?)", where, (long long)g->key,
                    last_trace + 1, (long long)l->trace0 + (long long)(last_trace + 1) *
                    (long long)l->trace_bytes);
-    if (!g->bad && l->per_ensemble > 0 && g->ntr != l->per_ensemble)
-        gather_bad(in, g, WIRE_REJ_SIZE,
-                   "%s: shot %lld has %d traces, the binary header (byte 3213) says %d per "
-                   "shot: incomplete (a file still being written?) or mixed", where,
-                   (long long)g->key, g->ntr, l->per_ensemble);
     if (!g->bad && !g->located)
         gather_bad(in, g, WIRE_REJ_VALUE,
                    "%s: shot %lld has no geometry: every source and receiver coordinate is 0 "
                    "(trace bytes 41, 49, 73-88); migrating it would put every trace at the "
                    "corner: write the coordinates into the trace headers", where,
                    (long long)g->key);
+    /* Fewer traces than the binary header's count: the shot is cut short.  More: the
+     * header field is wrong (real files carry 1 there for 64-trace shots); said once. */
+    if (!g->bad && l->per_ensemble > 0 && g->ntr < l->per_ensemble)
+        gather_bad(in, g, WIRE_REJ_SIZE,
+                   "%s: shot %lld has %d traces, the binary header (byte 3213) says %d per "
+                   "shot: incomplete (a file still being written?)", where, (long long)g->key,
+                   g->ntr, l->per_ensemble);
+    if (!g->bad && l->per_ensemble > 0 && g->ntr > l->per_ensemble && !f->ens_warned) {
+        log_warn("%s: shot %lld has %d traces, more than the %d per shot of the binary header "
+                 "(byte 3213): that field is taken as wrong and not used for this file", where,
+                 (long long)g->key, g->ntr, l->per_ensemble);
+        f->ens_warned = true;
+    }
     if (g->bad) {
         err_set(-EINVAL, "%s", g->why);
         ingest_rejected(in, "shot");
@@ -319,6 +328,14 @@ static void gather_emit(struct file_source *f, struct ingest *in, struct gather 
     in->stats.accepted++;
     slots_commit(in->slots, g->slot);
     g->slot = -1;
+}
+
+/* The scalars SEG-Y rev 1 allows (bytes 69, 71); anything else is a damaged header or
+ * a writer's private convention, worth a warning since it moves every position. */
+static bool scalar_ok(int32_t s)
+{
+    int32_t a = s < 0 ? -s : s;
+    return a == 0 || a == 1 || a == 10 || a == 100 || a == 1000 || a == 10000;
 }
 
 /* One SEG-Y or SU file.  Returns 0 (file done, even when parts were rejected), or
@@ -364,6 +381,7 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
     struct gather g = {.slot = -1};
     size_t t = 0;
     rc = 0;
+    f->ens_warned = f->scalar_warned = false;
     while (t < ntraces && !rc) {
         if (ingest_stopping(in)) { /* a long file: the stop flag per chunk */
             rc = -ECANCELED;
@@ -404,6 +422,14 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
                                     .cap = g.cap};
                 in->slots->hdr[s].wait_s = now_s() - tw;
                 memcpy(g.src, ti.src, sizeof g.src);
+                if (!f->scalar_warned && (!scalar_ok(ti.scalar_xy) || !scalar_ok(ti.scalar_z))) {
+                    log_warn("%s: trace %ld (byte %lld): coordinate scalar %d (byte 71), "
+                             "elevation scalar %d (byte 69): SEG-Y allows 0, +-1, +-10, +-100, "
+                             "+-1000, +-10000; taken as given (positive multiplies), so the "
+                             "positions may be far off", path, tno, tbyte, (int)ti.scalar_xy,
+                             (int)ti.scalar_z);
+                    f->scalar_warned = true;
+                }
             }
             double td = now_s();
             if (g.bad)

@@ -28,10 +28,16 @@ int segy_layout_parse(const void *head, size_t len, const char *path, struct seg
     ns = (uint16_t)ns;
     dt_us = (uint16_t)dt_us;
     per = (uint16_t)per;
-    if (fmt != SEGY_IBM_FLOAT_4_BYTE && fmt != SEGY_IEEE_FLOAT_4_BYTE)
+    if (fmt != SEGY_IBM_FLOAT_4_BYTE && fmt != SEGY_IEEE_FLOAT_4_BYTE) {
+        static const char *const names[] = {"?", "IBM float", "4-byte integer",
+                                            "2-byte integer", "fixed point with gain",
+                                            "IEEE float", "8-byte IEEE float", "3-byte integer",
+                                            "1-byte integer"};
         return err_set(-EINVAL,
-                       "%s: byte 3225: sample format code %d (this reader takes 1 = IBM float "
-                       "or 5 = IEEE float)", path, fmt);
+                       "%s: byte 3225: sample format code %d (%s): this reader takes 1 = IBM "
+                       "float or 5 = IEEE float shot records", path, fmt,
+                       fmt >= 1 && fmt <= 8 ? names[fmt] : "unknown");
+    }
     if (ns <= 0)
         return err_set(-EINVAL, "%s: byte 3221: %d samples per trace", path, ns);
     if (dt_us <= 0)
@@ -191,6 +197,8 @@ void segy_trace_header(const struct segy_layout *l, const void *th, struct segy_
     t->rec[2] = (float)-scaled(field(l, th, SEGY_TR_RECV_GROUP_ELEV), sel);
     t->ns = field(l, th, SEGY_TR_SAMPLE_COUNT);
     t->dt_us = field(l, th, SEGY_TR_SAMPLE_INTER);
+    t->scalar_xy = sxy;
+    t->scalar_z = sel;
 }
 
 int segy_trace_samples(const struct segy_layout *l, const void *trace, float *out,

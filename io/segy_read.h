@@ -62,6 +62,8 @@ struct segy_trace_hdr {
     float rec[3];        /* m, z down */
     int ns;              /* from the trace header; 0 = not set (use the file's) */
     int dt_us;           /* from the trace header; 0 = not set */
+    int32_t scalar_xy;   /* coordinate scalar (byte 71) as stored */
+    int32_t scalar_z;    /* elevation scalar (byte 69) as stored */
 };
 
 /* The geometry and shot key of the trace whose header is TH. */
