@@ -392,7 +392,7 @@ Test(file_input, seismic_unix_little_endian_file, .timeout = 60)
 Test(file_input, crafted_state_refused_and_kept, .timeout = 60)
 {
     char *dir = test_tmpdir();
-    char sd[600], st[700], seg[600], log[600], out[600], cfg[2048], extra[800];
+    char sd[600], st[700], seg[600], log[600], out[600], cfg[4096], extra[1400];
     snprintf(sd, sizeof sd, "%s/state", dir);
     snprintf(st, sizeof st, "%s/state.bin", sd);
     snprintf(seg, sizeof seg, "%s/a.segy", dir);
@@ -405,7 +405,8 @@ Test(file_input, crafted_state_refused_and_kept, .timeout = 60)
     write_bytes(seg, "wb", b, len);
     free(b);
     /* A first run writes a genuine state (same config, so the same fingerprint). */
-    snprintf(extra, sizeof extra, "[output]\nstate_dir = \"%s\"\ncheckpoint_every = 1\n", sd);
+    snprintf(extra, sizeof extra,
+             "[output]\ndir = \"%s\"\nstate_dir = \"%s\"\ncheckpoint_every = 1\n", out, sd);
     snprintf(cfg, sizeof cfg, "[input]\nkind = \"files\"\npaths = [\"%s\"]\nslots = 2\n"
              "slot_mib = 0.1\n%s[log]\nlevel = \"info\"\n", seg, extra);
     cr_assert_eq(ts_wait(ts_spawn_job(cfg, log), 30), 0);
