@@ -236,6 +236,8 @@ static void note_id(struct file_source *f, int64_t id, const char *where)
 {
     for (size_t i = 0; i < f->n_ids; i++)
         if (f->ids[i].id == id) {
+            if (strcmp(f->ids[i].where, where) == 0)
+                return; /* the same traces of a file read again (it grew): no news */
             log_warn("%s: shot %lld again: it was also in %s (a repeated shot id: the ledger "
                      "skips the same content, refuses a different one)", where, (long long)id,
                      f->ids[i].where);

@@ -188,6 +188,7 @@ Test(file_input, paused_recorder_partial_shot_refused_then_stacked, .timeout = 6
                                        "says 20"), 1);
     cr_assert_eq(ts_count_in_file(log, "line1.segy: traces 20..29 (byte 11600)"), 1);
     cr_assert_eq(ts_count_in_file(log, "grew from"), 1);
+    cr_assert_eq(ts_count_in_file(log, "again: it was also in"), 0, "a re-read is no repeat");
     cr_assert_eq(ts_count_in_file(log, "shot 103 already stacked (ledger): skipped"), 1);
     cr_assert_eq(ts_count_in_file(log, "rejected: 1 x wrong payload size"), 1);
     int64_t units;
@@ -199,6 +200,41 @@ Test(file_input, paused_recorder_partial_shot_refused_then_stacked, .timeout = 6
         cr_assert_eq(img[i], want[i], "cell %d", i);
     free(img);
     free(b);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* A recorder that has moved on to the next file is done with the previous one: it is
+ * read at once, without waiting [input] settle; the newest file waits for it. */
+Test(file_input, a_later_file_settles_the_earlier_one, .timeout = 60)
+{
+    char *dir = test_tmpdir();
+    char rec[512], p[700], log[600], out[600], cfg[2048];
+    snprintf(rec, sizeof rec, "%s/recorder", dir);
+    cr_assert_eq(mkdir(rec, 0755), 0);
+    snprintf(log, sizeof log, "%s/job.log", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    int ks[2] = {3, 9};
+    struct seg_opts o = {0};
+    for (int j = 0; j < 2; j++) {
+        size_t len;
+        char *b = segy_bytes(&ks[j], 1, &o, &len);
+        snprintf(p, sizeof p, "%s/rec%d.segy", rec, j);
+        write_bytes(p, "wb", b, len);
+        free(b);
+    }
+    job_config(cfg, sizeof cfg, rec, out, "watch = true\nwatch_idle = 2.0\nsettle = 600.0\n");
+    cr_assert_eq(ts_wait(ts_spawn_job(cfg, log), 30), 0);
+    cr_assert_eq(ts_count_in_file(log, "rec0.segy"), 2, "read (and its shot stacked)");
+    cr_assert_eq(ts_count_in_file(log, "rec1.segy"), 0, "still settling: not read");
+    int64_t units;
+    float *img = read_image(out, &units);
+    cr_assert_eq(units, 1);
+    float want[TS_CELLS];
+    ts_batch_image(ks, 1, NTR, NS, want);
+    for (int i = 0; i < TS_CELLS; i++)
+        cr_assert_eq(img[i], want[i], "cell %d", i);
+    free(img);
     test_rmtree(dir);
     free(dir);
 }
