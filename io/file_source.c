@@ -43,6 +43,7 @@ struct file_source {
     struct id_seen *ids;
     size_t n_ids, cap_ids;
     bool ens_warned, scalar_warned; /* per file: said once */
+    long file_shots, file_single;   /* per file: shots gathered, of them single traces */
     uint64_t units;
     double total_bytes;  /* the listed files' sizes (not watching), for input_frac */
     double done_bytes;   /* of the files read completely */
@@ -266,6 +267,8 @@ static void gather_emit(struct file_source *f, struct ingest *in, struct gather 
 {
     if (g->slot < 0)
         return;
+    f->file_shots++;
+    f->file_single += g->ntr == 1;
     struct slot_hdr *h = &in->slots->hdr[g->slot];
     char *base = slot_data(in->slots, g->slot);
     f->units++;
@@ -332,14 +335,6 @@ static void gather_emit(struct file_source *f, struct ingest *in, struct gather 
     g->slot = -1;
 }
 
-/* The scalars SEG-Y rev 1 allows (bytes 69, 71); anything else is a damaged header or
- * a writer's private convention, worth a warning since it moves every position. */
-static bool scalar_ok(int32_t s)
-{
-    int32_t a = s < 0 ? -s : s;
-    return a == 0 || a == 1 || a == 10 || a == 100 || a == 1000 || a == 10000;
-}
-
 /* One SEG-Y or SU file.  Returns 0 (file done, even when parts were rejected), or
  * -ECANCELED when stopping, or a fatal read error. */
 static int read_segy(struct file_source *f, struct ingest *in, const char *path, bool su)
@@ -384,6 +379,7 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
     size_t t = 0;
     rc = 0;
     f->ens_warned = f->scalar_warned = false;
+    f->file_shots = f->file_single = 0;
     while (t < ntraces && !rc) {
         if (ingest_stopping(in)) { /* a long file: the stop flag per chunk */
             rc = -ECANCELED;
@@ -424,11 +420,11 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
                                     .cap = g.cap};
                 in->slots->hdr[s].wait_s = now_s() - tw;
                 memcpy(g.src, ti.src, sizeof g.src);
-                if (!f->scalar_warned && (!scalar_ok(ti.scalar_xy) || !scalar_ok(ti.scalar_z))) {
+                if (!f->scalar_warned && (!segy_scalar_valid(ti.scalar_xy) || !segy_scalar_valid(ti.scalar_z))) {
                     log_warn("%s: trace %ld (byte %lld): coordinate scalar %d (byte 71), "
                              "elevation scalar %d (byte 69): SEG-Y allows 0, +-1, +-10, +-100, "
-                             "+-1000, +-10000; taken as given (positive multiplies), so the "
-                             "positions may be far off", path, tno, tbyte, (int)ti.scalar_xy,
+                             "+-1000, +-10000; taken as 1 (the coordinates as stored): check "
+                             "the positions", path, tno, tbyte, (int)ti.scalar_xy,
                              (int)ti.scalar_z);
                     f->scalar_warned = true;
                 }
@@ -485,6 +481,10 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
     }
     if (rc == 0)
         gather_emit(f, in, &g, &l, path, (long)ntraces - 1, tail != 0);
+    if (rc == 0 && f->file_shots >= 2 && f->file_single == f->file_shots)
+        log_warn("%s: every one of its %ld shots is a single trace (each trace its own field "
+                 "record, bytes 9-12): a CDP or offset gather rather than shot records? each "
+                 "trace is migrated as a shot of its own", path, f->file_shots);
     else if (g.slot >= 0)
         slots_unreserve(in->slots, g.slot);
     free(g.rec);

@@ -178,8 +178,19 @@ int su_layout_parse(const void *head, size_t len, const char *path, struct segy_
     return su_layout_detect(head, len, len, SU_ORDER_AUTO, path, l);
 }
 
+bool segy_scalar_valid(int32_t s)
+{
+    int32_t a = s < 0 ? -s : s;
+    return a == 0 || a == 1 || a == 10 || a == 100 || a == 1000 || a == 10000;
+}
+
+/* A scalar SEG-Y does not allow (the land shot 3360 file carries 32 with coordinates in
+ * plain metres) is a writer's private convention or damage: taken as 1, which keeps
+ * the numbers as stored; the file source warns of it. */
 static double scaled(int32_t v, int32_t s)
 {
+    if (!segy_scalar_valid(s))
+        s = 1;
     return s > 0 ? (double)v * s : s < 0 ? (double)v / -s : (double)v;
 }
 

@@ -7,7 +7,8 @@
  * energy source point (17-20).  Coordinates follow the conventions of io/segy_write.h
  * (tools/segy_shots.h lists them): source/group X, Y (73-88) times the coordinate
  * scalar (71), source depth (49) and minus the group elevation (41) times the elevation
- * scalar (69); a scalar s > 0 multiplies, s < 0 divides by |s|, 0 means 1.
+ * scalar (69); a scalar s > 0 multiplies, s < 0 divides by |s|, 0 means 1; a value
+ * SEG-Y does not allow (other than 0, +-1, +-10, ..., +-10000) is taken as 1.
  * Seismic Unix files are the same traces without the file header, in the byte order
  * of the machine that wrote them: big-endian (XDR, what SU distributes and most
  * exchanged files are) or little-endian (written on x86); samples IEEE floats.  The
@@ -65,6 +66,9 @@ struct segy_trace_hdr {
     int32_t scalar_xy;   /* coordinate scalar (byte 71) as stored */
     int32_t scalar_z;    /* elevation scalar (byte 69) as stored */
 };
+
+/* True for the coordinate / elevation scalars SEG-Y rev 1 allows. */
+bool segy_scalar_valid(int32_t s);
 
 /* The geometry and shot key of the trace whose header is TH. */
 void segy_trace_header(const struct segy_layout *l, const void *th, struct segy_trace_hdr *t);

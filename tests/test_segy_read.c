@@ -206,3 +206,25 @@ Test(segy_read, seismic_unix_order_override_and_garbage)
     cr_assert_lt(su_layout_parse(buf, sizeof buf, "z.su", &l), 0);
     cr_assert(strstr(err_msg(), "z.su: byte 115") != NULL, "%s", err_msg());
 }
+
+/* A coordinate scalar SEG-Y does not allow (the land shot 3360 file has 32, its
+ * coordinates plain metres) is taken as 1, not as a factor of 32. */
+Test(segy_read, scalar_outside_the_standard_set_is_one)
+{
+    struct segy_layout l = {.format = SEGY_IEEE_FLOAT_4_BYTE, .ns = 1, .dt = 0.004,
+                            .trace_bytes = 244};
+    char tr[244];
+    memset(tr, 0, sizeof tr);
+    segy_set_field(tr, SEGY_TR_SOURCE_GROUP_SCALAR, 32);
+    segy_set_field(tr, SEGY_TR_ELEV_SCALAR, 7);
+    segy_set_field(tr, SEGY_TR_SOURCE_X, 757932);
+    segy_set_field(tr, SEGY_TR_GROUP_Y, 4281901);
+    segy_set_field(tr, SEGY_TR_RECV_GROUP_ELEV, 359);
+    struct segy_trace_hdr t;
+    segy_trace_header(&l, tr, &t);
+    cr_assert_float_eq(t.src[0], 757932.0, 1e-9);
+    cr_assert_float_eq(t.rec[1], 4281901.0f, 1.0f);
+    cr_assert_float_eq(t.rec[2], -359.0f, 1e-6);
+    cr_assert_eq(t.scalar_xy, 32, "the raw value is kept for the warning");
+    cr_assert(!segy_scalar_valid(32) && segy_scalar_valid(-100) && segy_scalar_valid(0));
+}
