@@ -680,8 +680,9 @@ static int files_run(void *ctx, struct ingest *in)
                 if (!settled(f, i, now))
                     continue;
                 if (s->done)
-                    log_warn("%s: grew from %lld to %lld bytes after it was read: reading it "
+                    log_warn("%s: %s from %lld to %lld bytes after it was read: reading it "
                              "again (shots already stacked are skipped)", s->path,
+                             st.st_size > s->read_size ? "grew" : "shrank",
                              (long long)s->read_size, (long long)st.st_size);
                 s->read_size = st.st_size;
             }
