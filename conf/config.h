@@ -143,6 +143,8 @@ struct input_conf {
     size_t n_paths;
     bool watch;             /* keep watching directories for new files */
     double watch_idle;      /* s without new files before a watched input ends; 0 = never */
+    double settle;          /* s a watched file's size must hold still before it is read */
+    int su_byte_order;      /* enum su_order (io/segy_read.h): auto, big, little */
     int format;             /* enum data_format */
     int slots;              /* pinned slots, >= 2 */
     double slot_mib;        /* MiB per slot */

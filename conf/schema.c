@@ -32,6 +32,7 @@ static const char *const triggers[] = {"static", "mad", NULL};
 static const char *const input_kinds[] = {"none", "zmq", "files", NULL};
 static const char *const sockets[] = {"pull", "sub", NULL};
 static const char *const formats[] = {"auto", "segy", "su", "mseed", "f32", NULL};
+static const char *const su_orders[] = {"auto", "big", "little", NULL}; /* enum su_order */
 static const char *const io_methods[] = {"auto", "uring", "pread", NULL};
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
 
@@ -214,6 +215,10 @@ static const struct conf_key input_keys[] = {
      "keep watching directories and globs for new files", 0},
     {"watch_idle", KT_DOUBLE, OFF(input, watch_idle), 0, 0, 0, 1e9, NULL, "0.0", "s",
      "end a watched input after this long without new data; 0 = never", 0},
+    {"settle", KT_DOUBLE, OFF(input, settle), 0, 0, 0, 1e6, NULL, "2.0", "s",
+     "watch: read a file once its size has held still this long (or a later file appeared); a recorder still writing it is waited for", 0},
+    {"su_byte_order", KT_ENUM, OFF(input, su_byte_order), 0, 0, 0, 0, su_orders, "\"auto\"", "",
+     "Seismic Unix byte order: auto (decided per file from the first trace header, logged), big, little", 0},
     {"format", KT_ENUM, OFF(input, format), 0, 0, 0, 0, formats, "\"auto\"", "",
      "file format: auto (from the name and contents), segy, su, mseed, f32", 0},
     {"slots", KT_INT, OFF(input, slots), 0, 0, 2, 64, NULL, "3", "",

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <glob.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,14 +25,25 @@
 struct seen {
     char *path;
     off_t size;      /* last size seen (watch: a file is read once it stops growing) */
-    int stable;      /* consecutive listings with the same size */
+    double t_change; /* monotonic s: when SIZE was last seen to change */
+    off_t read_size; /* size when it was last read (a file that grows is read again) */
     bool done;
+};
+
+/* A shot id met in the files, and where (to warn when it comes again). */
+struct id_seen {
+    int64_t id;
+    char where[160];
 };
 
 struct file_source {
     struct file_source_conf c;
     struct seen *files;
     size_t n_files, cap;
+    struct id_seen *ids;
+    size_t n_ids, cap_ids;
+    bool ens_warned, scalar_warned; /* per file: said once */
+    long file_shots, file_single;   /* per file: shots gathered, of them single traces */
     uint64_t units;
     double total_bytes;  /* the listed files' sizes (not watching), for input_frac */
     double done_bytes;   /* of the files read completely */
@@ -63,20 +76,36 @@ static bool ignorable(const char *name)
            (n > 5 && strcmp(name + n - 5, ".part") == 0);
 }
 
-static void note(struct file_source *f, const char *path)
+static int note(struct file_source *f, const char *path)
 {
     for (size_t i = 0; i < f->n_files; i++)
         if (strcmp(f->files[i].path, path) == 0)
-            return;
+            return 0;
     if (f->n_files == f->cap) {
-        f->cap = f->cap ? 2 * f->cap : 64;
-        f->files = realloc(f->files, f->cap * sizeof *f->files);
+        size_t cap = f->cap ? 2 * f->cap : 64;
+        struct seen *p = realloc(f->files, cap * sizeof *p);
+        if (!p)
+            return err_set(-ENOMEM, "%s: out of memory for the list of %zu files", path, cap);
+        f->files = p;
+        f->cap = cap;
     }
-    f->files[f->n_files++] = (struct seen){.path = strdup(path), .size = -1};
+    char *dup = strdup(path);
+    if (!dup)
+        return err_set(-ENOMEM, "%s: out of memory", path);
+    f->files[f->n_files++] = (struct seen){.path = dup, .size = -1, .read_size = -1};
+    return 0;
 }
 
-/* List every file the paths name now (in name order per path). */
-static int list_files(struct file_source *f, bool first)
+static void free_names(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* List every file the paths name now (in name order per path).  A folder of many
+ * thousand files takes a while: the stop flag is polled per entry (-ECANCELED). */
+static int list_files(struct file_source *f, struct ingest *in, bool first)
 {
     for (size_t p = 0; p < f->c.n_paths; p++) {
         const char *path = f->c.paths[p];
@@ -84,41 +113,65 @@ static int list_files(struct file_source *f, bool first)
         if (strpbrk(path, "*?[")) {
             glob_t g;
             int rc = glob(path, 0, NULL, &g);
+            int nrc = 0;
             if (rc == 0)
-                for (size_t i = 0; i < g.gl_pathc; i++) {
+                for (size_t i = 0; i < g.gl_pathc && !nrc; i++) {
+                    if (ingest_stopping(in))
+                        nrc = -ECANCELED;
                     const char *b = strrchr(g.gl_pathv[i], '/');
-                    if (!ignorable(b ? b + 1 : g.gl_pathv[i]) && stat(g.gl_pathv[i], &st) == 0 &&
-                        S_ISREG(st.st_mode))
-                        note(f, g.gl_pathv[i]);
+                    if (!nrc && !ignorable(b ? b + 1 : g.gl_pathv[i]) &&
+                        stat(g.gl_pathv[i], &st) == 0 && S_ISREG(st.st_mode))
+                        nrc = note(f, g.gl_pathv[i]);
                 }
             globfree(&g);
+            if (nrc)
+                return nrc;
         } else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
             DIR *d = opendir(path);
             if (!d)
                 return err_set(-errno, "%s: %s", path, strerror(errno));
             char **names = NULL;
-            size_t n = 0;
+            size_t n = 0, cap = 0;
+            int nrc = 0;
             struct dirent *e;
-            while ((e = readdir(d))) {
+            while (!nrc && (e = readdir(d))) {
+                if (ingest_stopping(in)) {
+                    nrc = -ECANCELED;
+                    break;
+                }
                 if (ignorable(e->d_name))
                     continue;
                 char full[4096];
                 snprintf(full, sizeof full, "%s/%s", path, e->d_name);
                 if (stat(full, &st) == 0 && S_ISREG(st.st_mode)) {
-                    names = realloc(names, (n + 1) * sizeof *names);
-                    names[n++] = strdup(full);
+                    if (n == cap) {
+                        size_t nc = cap ? 2 * cap : 64;
+                        char **q = realloc(names, nc * sizeof *q);
+                        if (!q) {
+                            nrc = err_set(-ENOMEM, "%s: out of memory listing %zu files", path, nc);
+                            break;
+                        }
+                        names = q;
+                        cap = nc;
+                    }
+                    if (!(names[n] = strdup(full)))
+                        nrc = err_set(-ENOMEM, "%s: out of memory", full);
+                    else
+                        n++;
                 }
             }
             closedir(d);
-            if (n) /* qsort(NULL, 0, ...) is undefined behaviour */
+            if (n && !nrc) /* qsort(NULL, 0, ...) is undefined behaviour */
                 qsort(names, n, sizeof *names, cmp_str);
-            for (size_t i = 0; i < n; i++) {
-                note(f, names[i]);
-                free(names[i]);
-            }
-            free(names);
+            for (size_t i = 0; i < n && !nrc; i++)
+                nrc = note(f, names[i]);
+            free_names(names, n);
+            if (nrc)
+                return nrc;
         } else if (stat(path, &st) == 0) {
-            note(f, path);
+            int nrc = note(f, path);
+            if (nrc)
+                return nrc;
         } else if (first && !f->c.watch) {
             return err_set(-ENOENT, "[input] paths: %s: %s", path, strerror(errno));
         }
@@ -150,25 +203,108 @@ struct gather {
     int64_t key;
     int ntr;
     bool bad;            /* a trace of it was rejected: the whole shot goes */
+    int why_code;        /* enum wire_reject of the rejection */
     char why[512];
     float *rec;          /* ntr x 3, side buffer (copied after the samples on emit) */
     int cap;
     long first_trace;
+    long long first_byte;
+    bool located;        /* some source or receiver coordinate is not 0 */
     double src[3];
     double t_arrive, t_decode;
 };
 
+/* Reject the open shot: count REASON now, say WHY on emit. */
+static void gather_bad(struct ingest *in, struct gather *g, int reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void gather_bad(struct ingest *in, struct gather *g, int reason, const char *fmt, ...)
+{
+    if (g->bad)
+        return;
+    g->bad = true;
+    g->why_code = reason;
+    in->stats.rejected[reason]++;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g->why, sizeof g->why, fmt, ap);
+    va_end(ap);
+}
+
+/* Warn when shot ID was met before (another file, or earlier in this one): the same
+ * id twice is either a replay (the ledger skips it) or two different shots, which the
+ * job refuses; either way the operator should hear where both are. */
+static void note_id(struct file_source *f, int64_t id, const char *where)
+{
+    for (size_t i = 0; i < f->n_ids; i++)
+        if (f->ids[i].id == id) {
+            if (strcmp(f->ids[i].where, where) == 0)
+                return; /* the same traces of a file read again (it grew): no news */
+            log_warn("%s: shot %lld again: it was also in %s (a repeated shot id: the ledger "
+                     "skips the same content, refuses a different one)", where, (long long)id,
+                     f->ids[i].where);
+            return;
+        }
+    if (f->n_ids == f->cap_ids) {
+        size_t cap = f->cap_ids ? 2 * f->cap_ids : 64;
+        struct id_seen *p = realloc(f->ids, cap * sizeof *p);
+        if (!p) {
+            log_warn("%s: out of memory for the list of shot ids: repeats are not warned of",
+                     where);
+            return;
+        }
+        f->ids = p;
+        f->cap_ids = cap;
+    }
+    f->ids[f->n_ids].id = id;
+    snprintf(f->ids[f->n_ids].where, sizeof f->ids[f->n_ids].where, "%s", where);
+    f->n_ids++;
+}
+
+/* TRUNCATED: the file ends inside the trace after LAST_TRACE (this shot is cut). */
 static void gather_emit(struct file_source *f, struct ingest *in, struct gather *g,
-                        const struct segy_layout *l, const char *path, long last_trace)
+                        const struct segy_layout *l, const char *path, long last_trace,
+                        bool truncated)
 {
     if (g->slot < 0)
         return;
+    f->file_shots++;
+    f->file_single += g->ntr == 1;
     struct slot_hdr *h = &in->slots->hdr[g->slot];
     char *base = slot_data(in->slots, g->slot);
     f->units++;
     pthread_mutex_lock(&in->m->mu);
     in->m->received++;
     pthread_mutex_unlock(&in->m->mu);
+    const char *b = strrchr(path, '/');
+    char where[sizeof h->origin];
+    snprintf(where, sizeof where, "%s: traces %ld..%ld (byte %lld)", b ? b + 1 : path,
+             g->first_trace, last_trace, g->first_byte);
+    /* A shot enters the image only when it is whole: checked against its own headers. */
+    if (!g->bad && truncated)
+        gather_bad(in, g, WIRE_REJ_SIZE,
+                   "%s: shot %lld: the file ends inside trace %ld (byte %lld): the shot is "
+                   "incomplete (a file still being written?)", where, (long long)g->key,
+                   last_trace + 1, (long long)l->trace0 + (long long)(last_trace + 1) *
+                   (long long)l->trace_bytes);
+    if (!g->bad && !g->located)
+        gather_bad(in, g, WIRE_REJ_VALUE,
+                   "%s: shot %lld has no geometry: every source and receiver coordinate is 0 "
+                   "(trace bytes 41, 49, 73-88); migrating it would put every trace at the "
+                   "corner: write the coordinates into the trace headers", where,
+                   (long long)g->key);
+    /* Fewer traces than the binary header's count: the shot is cut short.  More: the
+     * header field is wrong (real files carry 1 there for 64-trace shots); said once. */
+    if (!g->bad && l->per_ensemble > 0 && g->ntr < l->per_ensemble)
+        gather_bad(in, g, WIRE_REJ_SIZE,
+                   "%s: shot %lld has %d traces, the binary header (byte 3213) says %d per "
+                   "shot: incomplete (a file still being written?)", where, (long long)g->key,
+                   g->ntr, l->per_ensemble);
+    if (!g->bad && l->per_ensemble > 0 && g->ntr > l->per_ensemble && !f->ens_warned) {
+        log_warn("%s: shot %lld has %d traces, more than the %d per shot of the binary header "
+                 "(byte 3213): that field is taken as wrong and not used for this file", where,
+                 (long long)g->key, g->ntr, l->per_ensemble);
+        f->ens_warned = true;
+    }
     if (g->bad) {
         err_set(-EINVAL, "%s", g->why);
         ingest_rejected(in, "shot");
@@ -176,15 +312,14 @@ static void gather_emit(struct file_source *f, struct ingest *in, struct gather 
         g->slot = -1;
         return;
     }
+    note_id(f, g->key, where);
     float *data = (float *)base;
     float *rec = data + (size_t)g->ntr * (size_t)l->ns;
     memcpy(rec, g->rec, (size_t)g->ntr * 3 * sizeof(float));
     h->kind = SLOT_SHOT;
     h->id = g->key;
     h->msg_seq = f->units;
-    const char *b = strrchr(path, '/');
-    snprintf(h->origin, sizeof h->origin, "%s: traces %ld..%ld", b ? b + 1 : path, g->first_trace,
-             last_trace);
+    snprintf(h->origin, sizeof h->origin, "%s", where);
     h->shot = (struct shot){.id = g->key, .ns = l->ns, .dt = l->dt, .ntr = g->ntr, .rec = rec,
                             .data = data};
     memcpy(h->shot.src, g->src, sizeof g->src);
@@ -220,11 +355,13 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
         uring_file_close(&uf);
         return (int)got;
     }
-    rc = su ? su_layout_parse(stg, (size_t)got, path, &l)
+    rc = su ? su_layout_detect(stg, (size_t)got, (uint64_t)uf.size, f->c.su_order, path, &l)
             : segy_layout_parse(stg, (size_t)got, path, &l);
+    if (!rc && su)
+        log_info("%s: Seismic Unix, %s", path, l.note);
     if (!rc && l.trace_bytes + 4096 > cap)
-        rc = err_set(-EFBIG, "%s: a trace of %zu bytes does not fit the staging buffer", path,
-                     l.trace_bytes);
+        rc = err_set(-EFBIG, "%s: a trace of %zu bytes does not fit the staging buffer ([input] "
+                     "slot_mib)", path, l.trace_bytes);
     if (rc) {
         pthread_mutex_lock(&in->m->mu);
         in->m->received++;
@@ -235,12 +372,19 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
         return 0;
     }
     size_t per_chunk = (cap - 4096) / l.trace_bytes;
-    size_t ntraces = ((size_t)uf.size - l.trace0) / l.trace_bytes;
-    size_t tail = ((size_t)uf.size - l.trace0) % l.trace_bytes;
+    size_t body = (size_t)uf.size > l.trace0 ? (size_t)uf.size - l.trace0 : 0;
+    size_t ntraces = body / l.trace_bytes;
+    size_t tail = body % l.trace_bytes;
     struct gather g = {.slot = -1};
     size_t t = 0;
     rc = 0;
+    f->ens_warned = f->scalar_warned = false;
+    f->file_shots = f->file_single = 0;
     while (t < ntraces && !rc) {
+        if (ingest_stopping(in)) { /* a long file: the stop flag per chunk */
+            rc = -ECANCELED;
+            break;
+        }
         size_t n = ntraces - t < per_chunk ? ntraces - t : per_chunk;
         off_t off = (off_t)(l.trace0 + t * l.trace_bytes);
         off_t aoff = off & ~(off_t)4095; /* aligned for O_DIRECT; the lead is skipped */
@@ -259,10 +403,11 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
         for (size_t k = 0; k < n; k++) {
             const char *tr = stg + lead + k * l.trace_bytes;
             long tno = (long)(t + k);
+            long long tbyte = (long long)off + (long long)(k * l.trace_bytes);
             struct segy_trace_hdr ti;
             segy_trace_header(&l, tr, &ti);
             if (g.slot >= 0 && ti.shot != g.key)
-                gather_emit(f, in, &g, &l, path, tno - 1);
+                gather_emit(f, in, &g, &l, path, tno - 1, false);
             if (g.slot < 0) {
                 double tw = now_s();
                 int s = ingest_reserve(in);
@@ -271,50 +416,75 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
                     break;
                 }
                 g = (struct gather){.slot = s, .key = ti.shot, .first_trace = tno,
-                                    .t_arrive = now_s(), .rec = g.rec, .cap = g.cap};
+                                    .first_byte = tbyte, .t_arrive = now_s(), .rec = g.rec,
+                                    .cap = g.cap};
                 in->slots->hdr[s].wait_s = now_s() - tw;
                 memcpy(g.src, ti.src, sizeof g.src);
+                if (!f->scalar_warned && (!segy_scalar_valid(ti.scalar_xy) || !segy_scalar_valid(ti.scalar_z))) {
+                    log_warn("%s: trace %ld (byte %lld): coordinate scalar %d (byte 71), "
+                             "elevation scalar %d (byte 69): SEG-Y allows 0, +-1, +-10, +-100, "
+                             "+-1000, +-10000; taken as 1 (the coordinates as stored): check "
+                             "the positions", path, tno, tbyte, (int)ti.scalar_xy,
+                             (int)ti.scalar_z);
+                    f->scalar_warned = true;
+                }
             }
             double td = now_s();
             if (g.bad)
                 continue;
             size_t need = (size_t)(g.ntr + 1) * ((size_t)l.ns + 3) * sizeof(float);
             if (need > in->slots->bytes) {
-                g.bad = true;
-                in->stats.rejected[WIRE_REJ_TOO_LARGE]++;
-                snprintf(g.why, sizeof g.why,
-                         "%s: shot %lld from trace %ld: more than %d traces do not fit a slot "
-                         "([input] slot_mib)", path, (long long)g.key, g.first_trace, g.ntr);
+                gather_bad(in, &g, WIRE_REJ_TOO_LARGE,
+                           "%s: shot %lld from trace %ld: more than %d traces do not fit a slot "
+                           "([input] slot_mib)", path, (long long)g.key, g.first_trace, g.ntr);
                 continue;
             }
             if (ti.ns != 0 && ti.ns != l.ns) {
-                g.bad = true;
-                in->stats.rejected[WIRE_REJ_PAYLOAD]++;
-                snprintf(g.why, sizeof g.why,
-                         "%s: trace %ld (byte %lld): header byte 115 says %d samples, the file "
-                         "%d", path, tno, (long long)(off + (off_t)(k * l.trace_bytes)), ti.ns, l.ns);
+                gather_bad(in, &g, WIRE_REJ_PAYLOAD,
+                           "%s: trace %ld (byte %lld): header byte 115 says %d samples, the file "
+                           "%d", path, tno, tbyte, ti.ns, l.ns);
+                continue;
+            }
+            /* One shot, one source: traces of one key that disagree about where the
+             * source was are two shots under one number (or a damaged header). */
+            if (memcmp(ti.src, g.src, sizeof g.src) != 0) {
+                gather_bad(in, &g, WIRE_REJ_VALUE,
+                           "%s: shot %lld: trace %ld (byte %lld) puts the source at (%g, %g, %g) "
+                           "m, its first trace %ld (byte %lld) at (%g, %g, %g) m", path,
+                           (long long)g.key, tno, tbyte, ti.src[0], ti.src[1], ti.src[2],
+                           g.first_trace, g.first_byte, g.src[0], g.src[1], g.src[2]);
                 continue;
             }
             float *data = (float *)slot_data(in->slots, g.slot) + (size_t)g.ntr * (size_t)l.ns;
-            if (segy_trace_samples(&l, tr, data, path, tno,
-                                   (size_t)off + k * l.trace_bytes) < 0) {
-                g.bad = true;
-                in->stats.rejected[WIRE_REJ_PAYLOAD]++;
-                snprintf(g.why, sizeof g.why, "%s", err_msg());
+            if (segy_trace_samples(&l, tr, data, path, tno, (size_t)tbyte) < 0) {
+                gather_bad(in, &g, WIRE_REJ_PAYLOAD, "%s", err_msg());
                 continue;
             }
             if (g.ntr == g.cap) {
-                g.cap = g.cap ? 2 * g.cap : 256;
-                g.rec = realloc(g.rec, (size_t)g.cap * 3 * sizeof(float));
+                int nc = g.cap ? 2 * g.cap : 256;
+                float *p = realloc(g.rec, (size_t)nc * 3 * sizeof(float));
+                if (!p) {
+                    gather_bad(in, &g, WIRE_REJ_TOO_LARGE, "%s: shot %lld: out of memory for "
+                               "the positions of %d traces", path, (long long)g.key, nc);
+                    continue;
+                }
+                g.rec = p;
+                g.cap = nc;
             }
             memcpy(g.rec + 3 * (size_t)g.ntr, ti.rec, sizeof ti.rec);
+            for (int c = 0; c < 3; c++)
+                g.located |= ti.rec[c] != 0 || ti.src[c] != 0;
             g.ntr++;
             g.t_decode += now_s() - td + tread / (double)n;
         }
         t += n;
     }
     if (rc == 0)
-        gather_emit(f, in, &g, &l, path, (long)ntraces - 1);
+        gather_emit(f, in, &g, &l, path, (long)ntraces - 1, tail != 0);
+    if (rc == 0 && f->file_shots >= 2 && f->file_single == f->file_shots)
+        log_warn("%s: every one of its %ld shots is a single trace (each trace its own field "
+                 "record, bytes 9-12): a CDP or offset gather rather than shot records? each "
+                 "trace is migrated as a shot of its own", path, f->file_shots);
     else if (g.slot >= 0)
         slots_unreserve(in->slots, g.slot);
     free(g.rec);
@@ -323,7 +493,8 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
         in->m->received++;
         pthread_mutex_unlock(&in->m->mu);
         in->stats.rejected[WIRE_REJ_SIZE]++;
-        err_set(-EINVAL, "%s: %zu bytes after trace %zu: a truncated trace", path, tail, ntraces);
+        err_set(-EINVAL, "%s: %zu bytes after trace %zu (byte %lld): a truncated trace", path,
+                tail, ntraces, (long long)(l.trace0 + ntraces * l.trace_bytes));
         ingest_rejected(in, "trace");
     }
     uring_file_close(&uf);
@@ -456,13 +627,29 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
+/* Watch: is file I ready to read?  Its size has held still for [input] settle seconds,
+ * or a file later in name order is there (a recorder writes one file after another:
+ * the next one means it is done with this one). */
+static bool settled(const struct file_source *f, size_t i, double now)
+{
+    const struct seen *s = &f->files[i];
+    if (now - s->t_change >= f->c.settle)
+        return true;
+    for (size_t j = 0; j < f->n_files; j++)
+        if (j != i && strcmp(f->files[j].path, s->path) > 0)
+            return true;
+    return false;
+}
+
 static int files_run(void *ctx, struct ingest *in)
 {
     struct file_source *f = ctx;
     double last_new = now_s();
     bool first = true;
     for (;;) {
-        int rc = list_files(f, first);
+        int rc = list_files(f, in, first);
+        if (rc == -ECANCELED)
+            return 0;
         if (rc)
             return rc;
         if (first && !f->c.watch) { /* a known input: its size measures progress */
@@ -473,26 +660,35 @@ static int files_run(void *ctx, struct ingest *in)
         }
         first = false;
         for (size_t i = 0; i < f->n_files; i++) {
+            if (ingest_stopping(in))
+                return 0;
             struct seen *s = &f->files[i];
-            if (s->done)
+            if (s->done && !f->c.watch)
                 continue;
+            struct stat st;
             if (f->c.watch) {
-                /* Read a file once its size held still over two listings. */
-                struct stat st;
                 if (stat(s->path, &st) < 0)
                     continue;
+                double now = now_s();
                 if (st.st_size != s->size) {
                     s->size = st.st_size;
-                    s->stable = 0;
+                    s->t_change = now;
                     continue;
                 }
-                if (++s->stable < 2)
+                if (s->done && st.st_size == s->read_size)
                     continue;
+                if (!settled(f, i, now))
+                    continue;
+                if (s->done)
+                    log_warn("%s: %s from %lld to %lld bytes after it was read: reading it "
+                             "again (shots already stacked are skipped)", s->path,
+                             st.st_size > s->read_size ? "grew" : "shrank",
+                             (long long)s->read_size, (long long)st.st_size);
+                s->read_size = st.st_size;
             }
             s->done = true;
             last_new = now_s();
             rc = read_file(f, in, s->path);
-            struct stat st;
             if (stat(s->path, &st) == 0)
                 f->done_bytes += (double)st.st_size;
             if (rc == -ECANCELED || ingest_stopping(in))
@@ -521,6 +717,7 @@ static void files_close(void *ctx)
     for (size_t i = 0; i < f->n_files; i++)
         free(f->files[i].path);
     free(f->files);
+    free(f->ids);
     free(f);
 }
 

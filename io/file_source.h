@@ -6,9 +6,17 @@
  * pread fallback) into the pinned staging buffer and are decoded from there into the
  * slots; a slot is reserved only when a shot starts, so full slots stop the reads.
  * Files are taken in name order; a watched folder or glob is listed again every
- * 0.2 s, and a new file is read once its size has stopped changing (the recorder is
- * done with it).  A bad file header rejects the file, a bad trace its shot; both are
- * counted and logged, and the other files and shots go on.
+ * 0.2 s, and a new file is read once its size has held still for [input] settle
+ * seconds, or a file later in name order has appeared (the recorder has moved on).  A
+ * file that grows after it was read is read again: its shots already stacked are
+ * skipped by the job's ledger (same content), the one completed since is stacked.
+ * A shot enters the image only when it is complete: one whose trace count disagrees
+ * with the binary header (byte 3213), that the end of the file cuts (a partial last
+ * trace), whose traces disagree about the source position, or that has no geometry
+ * at all (every coordinate 0) is rejected with its reason, counted and logged.  A bad
+ * file header rejects the file, a bad trace its shot; the other files and shots go on.
+ * A shot id met again in another file (or later in the same one) is a warning naming
+ * both places; the job's ledger decides (same content: skipped; different: error).
  *
  * miniSEED (trace blocks): each file is read whole (io_uring), decoded with
  * io/mseed_read (bad records are rejected, counted and logged there) and cut into
@@ -31,6 +39,8 @@ struct file_source_conf {
     size_t n_paths;
     bool watch;
     double watch_idle;      /* s without a new file before a watched input ends; 0 = never */
+    double settle;          /* watch: s a file's size must hold still before it is read */
+    int su_order;           /* enum su_order (io/segy_read.h): SU byte order, 0 = detect */
     int format;             /* enum data_format (conf/config.h); FMT_AUTO: by name */
     bool o_direct;
     int kind;               /* SLOT_SHOT (SEG-Y, SU) or SLOT_TRACES (miniSEED) */

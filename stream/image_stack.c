@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,7 @@ void image_stack_free(struct image_stack *s)
     free(s->image);
     free(s->illum);
     free(s->ids);
+    free(s->src);
     memset(s, 0, sizeof *s);
 }
 
@@ -59,6 +61,47 @@ bool image_stack_has(const struct image_stack *s, int64_t id)
     return false;
 }
 
+static long find_id(const struct image_stack *s, int64_t id)
+{
+    for (size_t i = 0; i < s->n_ids; i++)
+        if (s->ids[i] == id)
+            return (long)i;
+    return -1;
+}
+
+int image_stack_check(const struct image_stack *s, int64_t id, uint64_t digest,
+                      const char *origin)
+{
+    long i = find_id(s, id);
+    if (i < 0)
+        return 0;
+    const struct shot_source *o = &s->src[i];
+    if (o->digest == 0 || o->digest == digest)
+        return 1;
+    return err_set(-EEXIST,
+                   "%s: shot %" PRId64 " differs from the shot %" PRId64 " already stacked "
+                   "from %s (content digest %016" PRIx64 ", stacked %016" PRIx64 "): two "
+                   "different shots under one id; not stacked",
+                   origin ? origin : "?", id, id, o->origin[0] ? o->origin : "(origin unknown)",
+                   digest, o->digest);
+}
+
+void image_stack_set_source(struct image_stack *s, int64_t id, uint64_t digest,
+                            const char *origin)
+{
+    long i = find_id(s, id);
+    if (i < 0)
+        return;
+    s->src[i].digest = digest;
+    snprintf(s->src[i].origin, sizeof s->src[i].origin, "%s", origin ? origin : "");
+}
+
+void image_stack_restore_sources(struct image_stack *s, const struct shot_source *src, size_t n)
+{
+    for (size_t i = 0; i < s->n_ids && i < n && src; i++)
+        s->src[i] = src[i];
+}
+
 const int64_t *image_stack_ids(const struct image_stack *s, size_t *n)
 {
     *n = s->n_ids;
@@ -73,8 +116,13 @@ static int push_id(struct image_stack *s, int64_t id)
         if (!p)
             return err_set(-ENOMEM, "image stack: ledger of %zu shots", cap);
         s->ids = p;
+        struct shot_source *q = realloc(s->src, cap * sizeof *q);
+        if (!q)
+            return err_set(-ENOMEM, "image stack: ledger of %zu shots", cap);
+        s->src = q;
         s->cap_ids = cap;
     }
+    memset(&s->src[s->n_ids], 0, sizeof s->src[s->n_ids]);
     s->ids[s->n_ids++] = id;
     s->shots = (int64_t)s->n_ids;
     return 0;

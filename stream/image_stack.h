@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/shot.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -25,6 +27,7 @@ struct image_stack {
     float *illum;      /* sum of the shot source illuminations (sum over t of u^2) */
     int64_t shots;     /* shots stacked (== n_ids) */
     int64_t *ids;      /* the ids of the stacked shots, in stacking order */
+    struct shot_source *src; /* per id: content digest and origin (digest 0: unknown) */
     size_t n_ids, cap_ids;
 };
 
@@ -50,6 +53,16 @@ size_t image_stack_cells(const struct image_stack *s);
 int image_stack_add(struct image_stack *s, int64_t id, const struct image_patch *p);
 
 bool image_stack_has(const struct image_stack *s, int64_t id);
+/* Shot ID with content DIGEST (shot_digest) from ORIGIN against the ledger: 0 when
+ * not stacked yet; 1 when stacked with the same content, or with an unknown one (an
+ * older state file): a replay, to be skipped; -EEXIST when stacked with a different
+ * content (err_msg() names both origins and digests). */
+int image_stack_check(const struct image_stack *s, int64_t id, uint64_t digest,
+                      const char *origin);
+/* Record DIGEST and ORIGIN for the stacked shot ID (after image_stack_add). */
+void image_stack_set_source(struct image_stack *s, int64_t id, uint64_t digest,
+                            const char *origin);
+
 /* The stacked shot ids (the ledger), in stacking order. */
 const int64_t *image_stack_ids(const struct image_stack *s, size_t *n);
 
@@ -57,6 +70,9 @@ const int64_t *image_stack_ids(const struct image_stack *s, size_t *n);
  * Sizes must match the grid. */
 int image_stack_restore(struct image_stack *s, const float *image, const float *illum,
                         const int64_t *ids, size_t n_ids);
+/* After image_stack_restore: the ledger's provenance (N entries, copied; SRC NULL:
+ * unknown, as in state files from before digests). */
+void image_stack_restore_sources(struct image_stack *s, const struct shot_source *src, size_t n);
 
 /* The image for publishing: the stack, optionally filtered by the Laplacian against
  * low-wavenumber artifacts (kernels/laplacian_filter.h).  OUT has image_stack_cells(). */

@@ -28,7 +28,10 @@ struct shot_ctx {
 static bool shot_skip(void *ctx, const struct slot_hdr *h)
 {
     struct shot_ctx *c = ctx;
-    return h->kind == SLOT_SHOT && image_stack_has(&c->stack, h->id);
+    /* Only the same shot again (same content digest) is a quiet replay; a different
+     * shot under a stacked id goes on to shot_process, which refuses it loudly. */
+    return h->kind == SLOT_SHOT &&
+           image_stack_check(&c->stack, h->id, shot_digest(&h->shot), h->origin) == 1;
 }
 
 static int shot_process(void *ctx, const struct pipeline_unit *u, bool snapshot)
@@ -38,11 +41,18 @@ static int shot_process(void *ctx, const struct pipeline_unit *u, bool snapshot)
     if (u->hdr->kind != SLOT_SHOT)
         return err_set(-EINVAL, "%s: a trace block reached the rtm job (it takes shots)",
                        u->hdr->origin);
+    uint64_t digest = shot_digest(&u->hdr->shot);
+    if (image_stack_check(&c->stack, u->hdr->id, digest, u->hdr->origin) < 0) {
+        log_error("%s", err_msg()); /* never a silent skip: counted as rejected too */
+        return -EEXIST;
+    }
     if (c->stacked_now == 0)
         c->t_first = now_s();
     int rc = c->j->migrate(c->j->ctx, &u->hdr->shot, &c->stack);
-    if (rc == 0)
+    if (rc == 0) {
+        image_stack_set_source(&c->stack, u->hdr->id, digest, u->hdr->origin);
         c->stacked_now++;
+    }
     return rc;
 }
 
@@ -123,6 +133,7 @@ static int checkpoint(struct shot_ctx *c)
     s.illum = c->stack.illum;
     s.n_illum = c->stack.illum ? s.n_image : 0;
     s.ledger = c->stack.ids;
+    s.sources = c->stack.src;
     s.n_ledger = c->stack.n_ids;
     double t0 = now_s();
     int rc = state_save(dir, &s); /* s borrows the stack's arrays: no state_free */
@@ -206,6 +217,8 @@ static int resume(struct shot_ctx *c)
                        s.n_image, image_stack_cells(&c->stack));
     }
     rc = image_stack_restore(&c->stack, s.image, s.n_illum ? s.illum : NULL, s.ledger, s.n_ledger);
+    if (!rc)
+        image_stack_restore_sources(&c->stack, s.sources, s.n_ledger);
     if (!rc)
         log_info("state %s: resumed with %zu shots stacked", dir, s.n_ledger);
     state_free(&s);

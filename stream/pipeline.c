@@ -108,6 +108,7 @@ int pipeline_open_source(const struct sl_config *cfg, void *zctx, int kind, stru
     if (ic->kind == INPUT_FILES) {
         struct file_source_conf fc = {.paths = ic->paths, .n_paths = ic->n_paths,
                                       .watch = ic->watch, .watch_idle = ic->watch_idle,
+                                      .settle = ic->settle, .su_order = ic->su_byte_order,
                                       .format = ic->format, .o_direct = ic->o_direct,
                                       .kind = kind, .block_samples = cfg->locate.block_samples};
         struct file_source *f;
@@ -270,7 +271,7 @@ static void *worker_main(void *arg)
             break; /* -EPIPE: input ended; -ECANCELED: stop */
         struct slot_hdr *h = &r->slots.hdr[i];
         if ((ops->skip && ops->skip(ops->ctx, h)) ||
-            (have_prev && prev.hdr.id == h->id && h->kind == SLOT_SHOT)) {
+            (!ops->skip && have_prev && prev.hdr.id == h->id && h->kind == SLOT_SHOT)) {
             pthread_mutex_lock(&r->m->mu);
             r->m->skipped++;
             pthread_mutex_unlock(&r->m->mu);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,11 @@
 #include "stream/error.h"
 #include "stream/log.h"
 
-#define STATE_MAGIC "SLSTATE1"
+/* The magic's last character is the format version: "SLSTATE1" (ids only), "SLSTATE2"
+ * (ids + per-shot digest and origin). */
+#define STATE_MAGIC "SLSTATE2"
+#define STATE_MAGIC_V1 "SLSTATE1"
+#define STATE_MAX_N (1 << 16) /* per grid dimension, as [model] n allows */
 
 struct state_file_hdr {
     char magic[8];
@@ -35,6 +40,7 @@ void state_free(struct state *s)
     free(s->image);
     free(s->illum);
     free(s->ledger);
+    free(s->sources);
     free(s->catalogue);
     state_init(s);
 }
@@ -95,6 +101,15 @@ int state_save(const char *dir, const struct state *s)
         rc = write_all(fd, s->illum, s->n_illum * sizeof(float), &sum, tmp);
     if (!rc && s->n_ledger)
         rc = write_all(fd, s->ledger, s->n_ledger * sizeof(int64_t), &sum, tmp);
+    if (!rc && s->n_ledger) {
+        if (s->sources) {
+            rc = write_all(fd, s->sources, s->n_ledger * sizeof *s->sources, &sum, tmp);
+        } else { /* unknown provenance: zeros (digest 0 = unknown) */
+            static const struct shot_source none;
+            for (size_t i = 0; !rc && i < s->n_ledger; i++)
+                rc = write_all(fd, &none, sizeof none, &sum, tmp);
+        }
+    }
     if (!rc && h.catalogue_len)
         rc = write_all(fd, s->catalogue, h.catalogue_len, &sum, tmp);
     uint64_t dummy = 0, sum_copy = sum;
@@ -120,12 +135,71 @@ int state_save(const char *dir, const struct state *s)
     return rc;
 }
 
-static int read_part(FILE *f, void *p, size_t n, uint64_t *h, const char *path, const char *what)
+static int read_part(FILE *f, void *p, size_t n, uint64_t *h, const char *path, const char *what,
+                     uint64_t off)
 {
     if (n && fread(p, 1, n, f) != n)
-        return err_set(-EIO, "%s: truncated (%s)", path, what);
+        return err_set(-EIO, "%s: byte %llu: truncated (%s)", path, (unsigned long long)off, what);
     *h = fnv(*h, p, n);
     return 0;
+}
+
+/* Byte offsets of the header fields (for messages). */
+#define AT_N 16
+#define AT_IMAGE 32
+#define AT_ILLUM 40
+#define AT_LEDGER 48
+#define AT_CATALOGUE 56
+
+/* Check the header H of a file of FSIZE bytes (version VERSION) before allocating. */
+static int check_header(const struct state_file_hdr *h, int version, uint64_t fsize,
+                        const char *path)
+{
+    uint64_t cells = 1;
+    bool any = false;
+    for (int k = 0; k < 3; k++) {
+        if (h->n[k] < 0 || h->n[k] > STATE_MAX_N)
+            return err_set(-EINVAL, "%s: byte %d: grid size n[%d] = %d (0 .. %d)", path,
+                           AT_N + 4 * k, k, (int)h->n[k], STATE_MAX_N);
+        cells *= (uint64_t)h->n[k];
+        any |= h->n[k] != 0;
+    }
+    if (!any)
+        cells = 0; /* no image (the locate job) */
+    if (h->n_image != cells)
+        return err_set(-EINVAL, "%s: byte %d: image of %llu floats, the grid %d x %d x %d has "
+                       "%llu: a damaged header", path, AT_IMAGE,
+                       (unsigned long long)h->n_image, (int)h->n[0], (int)h->n[1], (int)h->n[2],
+                       (unsigned long long)cells);
+    if (h->n_illum != 0 && h->n_illum != h->n_image)
+        return err_set(-EINVAL, "%s: byte %d: illumination of %llu floats, neither 0 nor the "
+                       "image's %llu: a damaged header", path, AT_ILLUM,
+                       (unsigned long long)h->n_illum, (unsigned long long)h->n_image);
+    /* Each count is bounded (n <= 2^16 makes the image at most 2^48 floats; the ledger
+     * and catalogue are bounded here), so the sum below cannot overflow. */
+    uint64_t per_entry = sizeof(int64_t) + (version >= 2 ? sizeof(struct shot_source) : 0);
+    if (h->n_ledger > (1ULL << 40))
+        return err_set(-EINVAL, "%s: byte %d: ledger of %llu shots: a damaged header", path,
+                       AT_LEDGER, (unsigned long long)h->n_ledger);
+    if (h->catalogue_len > (1ULL << 50))
+        return err_set(-EINVAL, "%s: byte %d: catalogue of %llu bytes: a damaged header", path,
+                       AT_CATALOGUE, (unsigned long long)h->catalogue_len);
+    uint64_t part[3] = {(h->n_image + h->n_illum) * sizeof(float), h->n_ledger * per_entry,
+                        h->catalogue_len};
+    static const int at[3] = {AT_IMAGE, AT_LEDGER, AT_CATALOGUE};
+    static const char *const what[3] = {"image and illumination", "ledger", "catalogue"};
+    uint64_t want = sizeof *h + part[0] + part[1] + part[2] + sizeof(uint64_t);
+    if (want == fsize)
+        return 0;
+    for (int k = 0; k < 3; k++) /* name the field that cannot be right, if one is */
+        if (part[k] > fsize)
+            return err_set(-EINVAL, "%s: byte %d: the %s would take %llu bytes, the whole file "
+                           "has %llu (a damaged header, or a truncated file)", path, at[k],
+                           what[k], (unsigned long long)part[k], (unsigned long long)fsize);
+    return err_set(fsize < want ? -EIO : -EINVAL,
+                   "%s: %s: the header (bytes 32-63) gives %llu bytes, the file has %llu", path,
+                   fsize < want ? "truncated" : "longer than its header says",
+                   (unsigned long long)want, (unsigned long long)fsize);
 }
 
 int state_load(const char *dir, uint64_t fingerprint, struct state *s)
@@ -136,23 +210,40 @@ int state_load(const char *dir, uint64_t fingerprint, struct state *s)
     FILE *f = fopen(path, "rb");
     if (!f)
         return errno == ENOENT ? -ENOENT : err_set(-errno, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) < 0) {
+        int e = errno;
+        fclose(f);
+        return err_set(-e, "%s: %s", path, strerror(e));
+    }
+    uint64_t fsize = (uint64_t)st.st_size;
     struct state_file_hdr h;
     uint64_t sum = 14695981039346656037ULL;
-    int rc = read_part(f, &h, sizeof h, &sum, path, "header");
-    if (!rc && memcmp(h.magic, STATE_MAGIC, 8) != 0)
-        rc = err_set(-EINVAL, "%s: not a seislive state file", path);
+    int rc = read_part(f, &h, sizeof h, &sum, path, "header", 0);
+    int version = 0;
+    if (!rc) {
+        if (memcmp(h.magic, STATE_MAGIC_V1, 8) == 0)
+            version = 1;
+        else if (memcmp(h.magic, STATE_MAGIC, 8) == 0)
+            version = 2;
+        else if (memcmp(h.magic, "SLSTATE", 7) == 0)
+            rc = err_set(-EINVAL, "%s: byte 7: state file version %c: this program reads "
+                         "versions 1 and 2 (written by a newer seislive?)", path, h.magic[7]);
+        else
+            rc = err_set(-EINVAL, "%s: byte 0: not a seislive state file", path);
+    }
     if (!rc && h.fingerprint != fingerprint)
         rc = err_set(-ESTALE,
                      "%s: written under another configuration (fingerprint %016llx, this config "
                      "%016llx)",
                      path, (unsigned long long)h.fingerprint, (unsigned long long)fingerprint);
-    if (!rc && (h.n_image > (1ULL << 36) || h.n_illum > (1ULL << 36) || h.n_ledger > (1ULL << 32) ||
-                h.catalogue_len > (1ULL << 34)))
-        rc = err_set(-EINVAL, "%s: damaged header", path);
+    if (!rc)
+        rc = check_header(&h, version, fsize, path);
     if (rc) {
         fclose(f);
         return rc;
     }
+    s->version = version;
     s->fingerprint = h.fingerprint;
     for (int i = 0; i < 3; i++)
         s->n[i] = h.n[i];
@@ -164,24 +255,39 @@ int state_load(const char *dir, uint64_t fingerprint, struct state *s)
     s->image = malloc(h.n_image * sizeof(float) + 1);
     s->illum = malloc(h.n_illum * sizeof(float) + 1);
     s->ledger = malloc(h.n_ledger * sizeof(int64_t) + 1);
+    s->sources = version >= 2 ? malloc(h.n_ledger * sizeof(struct shot_source) + 1) : NULL;
     s->catalogue = h.catalogue_len ? malloc(h.catalogue_len + 1) : NULL;
-    if (!s->image || !s->illum || !s->ledger || (h.catalogue_len && !s->catalogue))
+    if (!s->image || !s->illum || !s->ledger || (version >= 2 && !s->sources) ||
+        (h.catalogue_len && !s->catalogue))
         rc = err_set(-ENOMEM, "%s: out of memory", path);
+    uint64_t off = sizeof h;
     if (!rc)
-        rc = read_part(f, s->image, h.n_image * sizeof(float), &sum, path, "image");
+        rc = read_part(f, s->image, h.n_image * sizeof(float), &sum, path, "image", off);
+    off += h.n_image * sizeof(float);
     if (!rc)
-        rc = read_part(f, s->illum, h.n_illum * sizeof(float), &sum, path, "illumination");
+        rc = read_part(f, s->illum, h.n_illum * sizeof(float), &sum, path, "illumination", off);
+    off += h.n_illum * sizeof(float);
     if (!rc)
-        rc = read_part(f, s->ledger, h.n_ledger * sizeof(int64_t), &sum, path, "ledger");
+        rc = read_part(f, s->ledger, h.n_ledger * sizeof(int64_t), &sum, path, "ledger", off);
+    off += h.n_ledger * sizeof(int64_t);
+    if (!rc && s->sources) {
+        rc = read_part(f, s->sources, h.n_ledger * sizeof *s->sources, &sum, path,
+                       "ledger digests", off);
+        for (size_t i = 0; !rc && i < h.n_ledger; i++) /* never trust a terminator */
+            s->sources[i].origin[sizeof s->sources[i].origin - 1] = '\0';
+        off += h.n_ledger * sizeof *s->sources;
+    }
     if (!rc && h.catalogue_len) {
-        rc = read_part(f, s->catalogue, h.catalogue_len, &sum, path, "catalogue");
+        rc = read_part(f, s->catalogue, h.catalogue_len, &sum, path, "catalogue", off);
         s->catalogue[h.catalogue_len] = '\0';
     }
+    off += h.catalogue_len;
     uint64_t stored = 0;
     if (!rc && fread(&stored, sizeof stored, 1, f) != 1)
-        rc = err_set(-EIO, "%s: truncated (checksum)", path);
+        rc = err_set(-EIO, "%s: byte %llu: truncated (checksum)", path, (unsigned long long)off);
     if (!rc && stored != sum)
-        rc = err_set(-EIO, "%s: checksum mismatch: the file is damaged", path);
+        rc = err_set(-EIO, "%s: byte %llu: checksum mismatch: the file is damaged", path,
+                     (unsigned long long)off);
     fclose(f);
     if (rc)
         state_free(s);
@@ -206,6 +312,13 @@ int state_ledger_add(struct state *s, int64_t id)
             return err_set(-ENOMEM, "ledger: out of memory");
         s->ledger = p;
         s->cap_ledger = cap;
+    }
+    if (s->sources) { /* keep the provenance parallel: unknown for this entry */
+        struct shot_source *q = realloc(s->sources, s->cap_ledger * sizeof *q);
+        if (!q)
+            return err_set(-ENOMEM, "ledger: out of memory");
+        s->sources = q;
+        memset(&s->sources[s->n_ledger], 0, sizeof *q);
     }
     s->ledger[s->n_ledger++] = id;
     return 0;

@@ -7,13 +7,22 @@
  * one and the folder fsync'd, so after a crash at any instant the file is either the
  * previous checkpoint or the new one, never a mixture; a checksum guards against a
  * damaged file.  Because the image and the ledger are saved together, a shot is either
- * in both (skipped when replayed) or in neither (stacked again): exactly once. */
+ * in both (skipped when replayed) or in neither (stacked again): exactly once.
+ *
+ * Format version 2 ("SLSTATE2") adds, per ledger entry, the shot's content digest and
+ * origin (io/shot.h: struct shot_source), so that a shot id met again is told apart
+ * (same content: skipped; different: an error naming both origins).  Version 1 files
+ * still load (digests unknown); a file of a newer version is refused by name.  Every
+ * size in the header is bounded and checked against the grid n[] and the file size
+ * before anything is allocated; a refusal names the file and the field's byte. */
 #ifndef SEISLIVE_STATE_H
 #define SEISLIVE_STATE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "io/shot.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,7 +36,9 @@ struct state {
     float *illum;           /* n_illum floats (0 when the job has none), owned */
     size_t n_illum;
     int64_t *ledger;        /* stacked unit ids in the order stacked, owned */
+    struct shot_source *sources; /* per ledger entry (n_ledger), owned; NULL = unknown */
     size_t n_ledger, cap_ledger;
+    int version;            /* of the file loaded (1, 2) */
     int64_t last_t_ns;      /* locate: end of the last processed block; -1 none */
     char *catalogue;        /* locate: event catalogue text (owned, may be NULL) */
     size_t catalogue_len;

@@ -90,3 +90,156 @@ Test(state, missing_damaged_and_interrupted)
     test_rmtree(dir);
     free(dir);
 }
+
+/* Overwrite 8 bytes at OFF of DIR/state.bin with V. */
+static void poke64(const char *dir, long off, uint64_t v)
+{
+    char fin[600];
+    snprintf(fin, sizeof fin, "%s/state.bin", dir);
+    FILE *f = fopen(fin, "r+b");
+    cr_assert_not_null(f);
+    fseek(f, off, SEEK_SET);
+    cr_assert_eq(fwrite(&v, 8, 1, f), 1);
+    fclose(f);
+}
+
+static long file_size(const char *dir)
+{
+    char fin[600];
+    snprintf(fin, sizeof fin, "%s/state.bin", dir);
+    FILE *f = fopen(fin, "rb");
+    cr_assert_not_null(f, "the state file must still be there");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fclose(f);
+    return n;
+}
+
+/* Load must fail naming the file and BYTE, and leave the file as it was. */
+static void refused_at(const char *dir, uint64_t fp, const char *byte, long size)
+{
+    struct state b;
+    cr_assert_lt(state_load(dir, fp, &b), 0);
+    cr_assert(strstr(err_msg(), "state.bin") != NULL, "%s", err_msg());
+    cr_assert(strstr(err_msg(), byte) != NULL, "want '%s' in: %s", byte, err_msg());
+    cr_assert_eq(file_size(dir), size, "the user's state file is kept");
+    cr_assert_null(b.image);
+}
+
+/* Issue 12.5: every size in the header is bounded and cross-checked (with n[] and the
+ * file size) before anything is allocated; the refusal names the field's byte. */
+Test(state, crafted_header_sizes_are_refused_by_byte)
+{
+    char *dir = test_tmpdir();
+    struct state a;
+    fill(&a, 3);
+    uint64_t fp = a.fingerprint;
+    cr_assert_eq(state_save(dir, &a), 0);
+    long size = file_size(dir);
+    /* 2^36 floats (256 GiB) for a 4 x 3 x 2 grid in a file of a few hundred bytes. */
+    poke64(dir, 32, 1ULL << 36);
+    refused_at(dir, fp, "byte 32", size);
+    cr_assert(strstr(err_msg(), "4 x 3 x 2") != NULL, "%s", err_msg());
+    /* One float more than the grid. */
+    cr_assert_eq(state_save(dir, &a), 0);
+    poke64(dir, 32, 25);
+    refused_at(dir, fp, "byte 32", size);
+    /* Illumination neither none nor the image's size. */
+    cr_assert_eq(state_save(dir, &a), 0);
+    poke64(dir, 40, 7);
+    refused_at(dir, fp, "byte 40", size);
+    /* A ledger of 2^31 shots, a catalogue of 2^33 bytes: far more than the file. */
+    cr_assert_eq(state_save(dir, &a), 0);
+    poke64(dir, 48, 1ULL << 31);
+    refused_at(dir, fp, "byte 48", size);
+    cr_assert_eq(state_save(dir, &a), 0);
+    poke64(dir, 56, 1ULL << 33);
+    refused_at(dir, fp, "byte 56", size);
+    /* A negative grid size. */
+    cr_assert_eq(state_save(dir, &a), 0);
+    poke64(dir, 16, (uint64_t)(uint32_t)-5 | (uint64_t)3 << 32);
+    refused_at(dir, fp, "byte 16", size);
+    /* A file from a newer program: the version is named, not "damaged". */
+    cr_assert_eq(state_save(dir, &a), 0);
+    uint64_t magic;
+    memcpy(&magic, "SLSTATE9", 8);
+    poke64(dir, 0, magic);
+    refused_at(dir, fp, "version 9", size);
+    state_free(&a);
+    test_rmtree(dir);
+    free(dir);
+}
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= c[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+/* A version 1 file (before digests), written here field by field: still loads, its
+ * ledger with unknown digests. */
+Test(state, version_1_file_still_loads)
+{
+    char *dir = test_tmpdir();
+    char fin[600];
+    snprintf(fin, sizeof fin, "%s/state.bin", dir);
+    struct {
+        char magic[8];
+        uint64_t fp;
+        int32_t n[3], pad;
+        uint64_t n_image, n_illum, n_ledger, cat;
+        int64_t last;
+    } h = {{'S', 'L', 'S', 'T', 'A', 'T', 'E', '1'}, 42, {2, 1, 1}, 0, 2, 0, 2, 0, -1};
+    float img[2] = {1.5f, -2.5f};
+    int64_t ids[2] = {7, 9};
+    uint64_t sum = 14695981039346656037ULL;
+    sum = fnv1a(sum, &h, sizeof h);
+    sum = fnv1a(sum, img, sizeof img);
+    sum = fnv1a(sum, ids, sizeof ids);
+    FILE *f = fopen(fin, "wb");
+    fwrite(&h, sizeof h, 1, f);
+    fwrite(img, sizeof img, 1, f);
+    fwrite(ids, sizeof ids, 1, f);
+    fwrite(&sum, 8, 1, f);
+    fclose(f);
+    struct state b;
+    cr_assert_eq(state_load(dir, 42, &b), 0, "%s", err_msg());
+    cr_assert_eq(b.version, 1);
+    cr_assert_eq(b.n_ledger, 2);
+    cr_assert_eq(b.ledger[1], 9);
+    cr_assert_eq(b.image[1], -2.5f);
+    cr_assert_null(b.sources, "a version 1 file has no digests");
+    state_free(&b);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* Version 2 keeps each stacked shot's digest and origin. */
+Test(state, ledger_digests_and_origins_round_trip)
+{
+    char *dir = test_tmpdir();
+    struct state a, b;
+    fill(&a, 3);
+    a.sources = calloc(a.cap_ledger, sizeof *a.sources);
+    for (int k = 0; k < 3; k++) {
+        a.sources[k].digest = 0xfeed0000ULL + (uint64_t)k;
+        snprintf(a.sources[k].origin, sizeof a.sources[k].origin, "f%d.segy: traces 0..9", k);
+    }
+    cr_assert_eq(state_ledger_add(&a, 2000), 0);
+    cr_assert_eq(state_save(dir, &a), 0, "%s", err_msg());
+    cr_assert_eq(state_load(dir, a.fingerprint, &b), 0, "%s", err_msg());
+    cr_assert_eq(b.version, 2);
+    cr_assert_eq(b.n_ledger, 4);
+    cr_assert_not_null(b.sources);
+    cr_assert_eq(b.sources[2].digest, 0xfeed0002ULL);
+    cr_assert_str_eq(b.sources[1].origin, "f1.segy: traces 0..9");
+    cr_assert_eq(b.sources[3].digest, 0, "added without a digest: unknown");
+    state_free(&a);
+    state_free(&b);
+    test_rmtree(dir);
+    free(dir);
+}

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <segyio/segy.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +240,80 @@ Test(tools_replay, segy_shots_by_field_record)
                 cr_assert_float_eq(o->rec[3 * g], 20.0f * g, 1e-6);
                 cr_assert_float_eq(o->rec[3 * g + 2], 3.0f, 1e-6, "format %s", formats[fmt]);
                 for (int i = 0; i < 50; i += 7)
+                    cr_assert_eq(o->data[(size_t)g * 50 + i], (float)(1000 * k + 100 * g + i));
+            }
+            free(o->rec);
+        }
+    }
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* The shots of write_shots as a Seismic Unix file in the given byte order, written
+ * byte by byte (SU: the same trace headers, no file header). */
+static void write_su_shots(const char *path, int ns, bool le)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    unsigned char *tr = malloc(240 + 4 * (size_t)ns);
+    for (int shot = 0; shot < 2; shot++)
+        for (int g = 0; g < 3 + shot; g++) {
+            memset(tr, 0, 240);
+            struct { int byte, size; int32_t v; } fl[] = {
+                {9, 4, 11 + shot}, {71, 2, -10}, {69, 2, -10}, {73, 4, 1005 + 1000 * shot},
+                {77, 4, 2000}, {49, 4, 50}, {81, 4, 200 * g}, {85, 4, 2000}, {41, 4, -30},
+                {115, 2, ns}, {117, 2, 2000}};
+            for (size_t q = 0; q < sizeof fl / sizeof fl[0]; q++)
+                for (int k = 0; k < fl[q].size; k++)
+                    tr[fl[q].byte - 1 + (le ? k : fl[q].size - 1 - k)] =
+                        (unsigned char)((uint32_t)fl[q].v >> (8 * k));
+            for (int i = 0; i < ns; i++) {
+                float v = (float)(1000 * shot + 100 * g + i);
+                uint32_t u;
+                memcpy(&u, &v, 4);
+                for (int k = 0; k < 4; k++)
+                    tr[240 + 4 * i + (le ? k : 3 - k)] = (unsigned char)(u >> (8 * k));
+            }
+            cr_assert_eq(fwrite(tr, 1, 240 + 4 * (size_t)ns, f), 240 + 4 * (size_t)ns);
+        }
+    free(tr);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* Issue 12.3: seislive-replay reads Seismic Unix too, either byte order. */
+Test(tools_replay, seismic_unix_shots_both_byte_orders)
+{
+    char *dir = test_tmpdir();
+    char path[4200];
+    for (int le = 0; le < 2; le++) {
+        snprintf(path, sizeof path, "%s/shots%d.su", dir, le);
+        write_su_shots(path, 50, le);
+        struct sink s;
+        pthread_t th;
+        sink_start(&s, &th);
+        const char *argv[] = {test_prog("seislive-replay"), "--zmq", s.endpoint, "--end", path,
+                              NULL};
+        struct run_result r;
+        cr_assert_eq(test_run(argv, 60, &r), 0);
+        sink_stop(&s, th);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_assert(strstr(r.err, le ? "little-endian, detected" : "big-endian, detected") != NULL,
+                  "the byte order is logged: %s", r.err);
+        test_run_free(&r);
+        cr_assert(s.ended);
+        cr_assert_eq(s.shots, 2);
+        for (int k = 0; k < 2; k++) {
+            struct shot *o = &s.shot[k];
+            cr_assert_eq(o->id, 11 + k);
+            cr_assert_eq(o->ntr, 3 + k);
+            cr_assert_eq(o->ns, 50);
+            cr_assert_float_eq(o->dt, 0.002, 1e-12);
+            cr_assert_float_eq(o->src[0], 100.5 + 100 * k, 1e-9);
+            cr_assert_float_eq(o->src[2], 5.0, 1e-9);
+            for (int g = 0; g < o->ntr; g++) {
+                cr_assert_float_eq(o->rec[3 * g], 20.0f * g, 1e-6);
+                cr_assert_float_eq(o->rec[3 * g + 2], 3.0f, 1e-6);
+                for (int i = 0; i < 50; i++)
                     cr_assert_eq(o->data[(size_t)g * 50 + i], (float)(1000 * k + 100 * g + i));
             }
             free(o->rec);

@@ -3,15 +3,21 @@
  * field record), miniSEED files as trace blocks cut from the merged channels. */
 #define LOG_COMPONENT "replay"
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <libmseed.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "io/mseed_write.h"
+#include "io/segy_read.h"
 #include "io/wire.h"
 #include "stream/error.h"
 #include "stream/log.h"
@@ -26,6 +32,8 @@ static const char usage_text[] =
     "Stream existing files to seislive ([input] kind = \"zmq\", socket = \"pull\"):\n"
     "  SEG-Y (.segy, .sgy)     one shot message per field record (bytes 9-12), the\n"
     "                          geometry from the trace headers\n"
+    "  Seismic Unix (.su)      the same, either byte order (decided per file from the\n"
+    "                          first trace header and logged); sent as f32\n"
     "  miniSEED (.mseed, .ms, .miniseed)  all files merged per channel, then cut into\n"
     "                          trace blocks; gaps stay gaps (NaN or no record)\n"
     "\n"
@@ -90,6 +98,93 @@ static int replay_segy(struct replay *r, const char *path)
         r->sent++;
     }
     segy_shots_close(s);
+    return rc < 0 ? rc : 0;
+}
+
+static int is_su_name(const char *p)
+{
+    const char *dot = strrchr(p, '.');
+    return dot && strcasecmp(dot, ".su") == 0;
+}
+
+/* A Seismic Unix file: mapped, its byte order detected (io/segy_read), traces grouped
+ * into shots by the field record (as the file input does), each sent as f32. */
+static int replay_su(struct replay *r, const char *path)
+{
+    double interval = strcmp(r->pace, "realtime") == 0 ? 0 : pace_parse(r->pace, 0);
+    if (interval < 0)
+        return err_set(-EINVAL, "--pace \"%s\": shots take seconds between shots or max", r->pace);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return err_set(-errno, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) < 0 || st.st_size <= 0) {
+        close(fd);
+        return err_set(-EINVAL, "%s: empty or unreadable", path);
+    }
+    size_t size = (size_t)st.st_size;
+    const unsigned char *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return err_set(-errno, "%s: mmap: %s", path, strerror(errno));
+    struct segy_layout l;
+    int rc = su_layout_detect(m, size, size, SU_ORDER_AUTO, path, &l);
+    if (rc == 0)
+        log_info("%s: Seismic Unix, %s", path, l.note);
+    size_t ntraces = rc == 0 ? size / l.trace_bytes : 0;
+    if (rc == 0 && size % l.trace_bytes)
+        log_warn("%s: %zu bytes after trace %zu (byte %zu): a truncated trace, not sent", path,
+                 size % l.trace_bytes, ntraces, ntraces * l.trace_bytes);
+    struct pace p;
+    pace_start(&p, interval);
+    int64_t k = 0;
+    for (size_t t = 0; rc == 0 && t < ntraces;) {
+        if (signals_stop_requested()) {
+            rc = -EINTR;
+            break;
+        }
+        struct segy_trace_hdr h0, h;
+        segy_trace_header(&l, m + t * l.trace_bytes, &h0);
+        size_t n = 1;
+        while (t + n < ntraces) {
+            segy_trace_header(&l, m + (t + n) * l.trace_bytes, &h);
+            if (h.shot != h0.shot)
+                break;
+            n++;
+        }
+        if (n > (size_t)1 << 24) {
+            rc = err_set(-EFBIG, "%s: shot %lld from trace %zu: %zu traces", path,
+                         (long long)h0.shot, t, n);
+            break;
+        }
+        struct shot sh = {.id = h0.shot, .ns = l.ns, .dt = l.dt, .ntr = (int)n};
+        memcpy(sh.src, h0.src, sizeof sh.src);
+        sh.rec = malloc(n * 3 * sizeof(float));
+        sh.data = malloc(n * (size_t)l.ns * sizeof(float));
+        if (!sh.rec || !sh.data)
+            rc = err_set(-ENOMEM, "%s: shot %lld: %zu traces: out of memory", path,
+                         (long long)h0.shot, n);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            const unsigned char *tr = m + (t + i) * l.trace_bytes;
+            segy_trace_header(&l, tr, &h);
+            memcpy(sh.rec + 3 * i, h.rec, sizeof h.rec);
+            rc = segy_trace_samples(&l, tr, sh.data + i * (size_t)l.ns, path, (long)(t + i),
+                                    (t + i) * l.trace_bytes);
+        }
+        if (rc == 0 && pace_wait(&p, k) < 0)
+            rc = -EINTR;
+        if (rc == 0)
+            rc = wire_send_shot_f32(r->sock, &sh, r->seq++, 0);
+        if (rc == 0) {
+            log_info("%s: shot %lld sent (%zu traces)", path, (long long)sh.id, n);
+            k++;
+            r->sent++;
+        }
+        free(sh.rec);
+        free(sh.data);
+        t += n;
+    }
+    munmap((void *)m, size);
     return rc < 0 ? rc : 0;
 }
 
@@ -297,6 +392,12 @@ int main(int argc, char **argv)
                 nm ? "miniSEED" : "SEG-Y");
         bad = 1;
     }
+    for (int i = optind; !bad && i < argc; i++)
+        if (is_su_name(argv[i]) && strcmp(r.format, "segy") == 0) {
+            fprintf(stderr, "seislive-replay: --format segy: %s is Seismic Unix, sent as f32\n",
+                    argv[i]);
+            bad = 1;
+        }
     if (bad) {
         fputs("try 'seislive-replay --help'\n", stderr);
         return 2;
@@ -316,7 +417,7 @@ int main(int argc, char **argv)
             rc = replay_mseed(&r, argv + optind, argc - optind);
         else
             for (int i = optind; rc == 0 && i < argc; i++)
-                rc = replay_segy(&r, argv[i]);
+                rc = is_su_name(argv[i]) ? replay_su(&r, argv[i]) : replay_segy(&r, argv[i]);
     }
     if (rc == -EINTR) {
         log_info("stopped by signal after %lld units", (long long)r.sent);
