@@ -208,3 +208,37 @@ Test(tools_gen, shots_model_interfaces)
     test_rmtree(dir);
     free(dir);
 }
+
+/* 'none' works for --layer as it does for --dip and --salt: with all three the model is
+ * v0 everywhere; 'none' then a layer gives just that layer. */
+Test(tools_gen, shots_layer_none)
+{
+    char *dir = test_tmpdir();
+    char out[4200], path[4400];
+    snprintf(out, sizeof out, "%s/s", dir);
+    snprintf(path, sizeof path, "%s/model.f32", out);
+    const int n = 20 * 3 * 16;
+    float *v = malloc(n * sizeof *v);
+    for (int k = 0; k < 2; k++) {
+        struct run_result r = gen((const char *[]){
+            "shots", "-o", out, "--n", "20,3,16", "--d", "10", "--v0", "1700", "--layer", "none",
+            "--layer", k ? "80:2100" : "none", "--dip", "none", "--salt", "none", "--smooth", "0",
+            "--seislive", "/bin/true", NULL});
+        cr_assert_eq(r.status, 0, "--layer none%s: status %d, stderr: %s", k ? " --layer 80:2100" : "",
+                     r.status, r.err);
+        test_run_free(&r);
+        FILE *f = fopen(path, "rb");
+        cr_assert_not_null(f);
+        cr_assert_eq(fread(v, sizeof *v, n, f), (size_t)n);
+        fclose(f);
+        for (int i = 0; i < n; i++) {
+            int iz = i / (20 * 3);
+            float want = k && iz * 10 >= 80 ? 2100.0f : 1700.0f;
+            cr_assert_eq(v[i], want, "case %d, cell %d (z = %d m): %g, expected %g", k, i, iz * 10,
+                         (double)v[i], (double)want);
+        }
+    }
+    free(v);
+    test_rmtree(dir);
+    free(dir);
+}

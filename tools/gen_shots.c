@@ -44,7 +44,8 @@ static const char usage_text[] =
     "  --d D[,DY,DZ]          grid spacing, m (default 10)\n"
     "  --v0 V                 velocity at the top, m/s (default 1800)\n"
     "  --layer Z:V            horizontal interface at depth Z, velocity V below;\n"
-    "                         repeatable (default 150:2300 and 380:2900)\n"
+    "                         repeatable (default 150:2300 and 380:2900; 'none' = no\n"
+    "                         layers)\n"
     "  --dip Z:DEG:V          dipping interface, depth Z at x = 0, dipping DEG toward +x,\n"
     "                         velocity V below (default 250:6:2600; 'none' = no dip)\n"
     "  --salt X,Y,TOP,RX,RY,H:V  salt-like dome centred at X,Y from depth TOP, half-widths\n"
@@ -506,6 +507,12 @@ int gen_shots(int argc, char **argv)
             if (!layers_given)
                 o.m.nlayers = 0;
             layers_given = 1;
+            /* 'none' drops the layers given so far (the defaults included), as --dip
+             * none and --salt none do; a later --layer adds to the empty list */
+            if (strcmp(optarg, "none") == 0) {
+                o.m.nlayers = 0;
+                break;
+            }
             bad = o.m.nlayers >= SURVEY_MAX_LAYERS || parse_colon(optarg, v, 1, &vel) < 0;
             if (!bad) {
                 o.m.layer_z[o.m.nlayers] = v[0];
