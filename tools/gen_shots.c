@@ -517,7 +517,7 @@ static int run(struct shots_opts *o)
             rc = err_set(-errno, "%s -> %s: %s", part, segy, strerror(errno));
         if (rc < 0) {
             if (access(part, F_OK) == 0)
-                log_warn("%s holds the shots modeled before it stopped (not renamed to %s)", part,
+                log_warn("%s holds the records modeled so far (not renamed to %s)", part,
                          segy);
             return rc;
         }
