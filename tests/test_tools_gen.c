@@ -4,11 +4,18 @@
  * shot generator's model has its interfaces where they were asked for and its modeling
  * configuration is one that seislive accepts. */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <libmseed.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "tests/support.h"
 
@@ -205,6 +212,123 @@ Test(tools_gen, shots_model_interfaces)
     cr_assert_eq(test_run(argv, 60, &r), 0);
     cr_assert_eq(r.status, 0, "%s", r.err);
     test_run_free(&r);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* 'none' works for --layer as it does for --dip and --salt: with all three the model is
+ * v0 everywhere; 'none' then a layer gives just that layer. */
+Test(tools_gen, shots_layer_none)
+{
+    char *dir = test_tmpdir();
+    char out[4200], path[4400];
+    snprintf(out, sizeof out, "%s/s", dir);
+    snprintf(path, sizeof path, "%s/model.f32", out);
+    const int n = 20 * 3 * 16;
+    float *v = malloc(n * sizeof *v);
+    for (int k = 0; k < 2; k++) {
+        struct run_result r = gen((const char *[]){
+            "shots", "-o", out, "--n", "20,3,16", "--d", "10", "--v0", "1700", "--layer", "none",
+            "--layer", k ? "80:2100" : "none", "--dip", "none", "--salt", "none", "--smooth", "0",
+            "--seislive", "/bin/true", NULL});
+        cr_assert_eq(r.status, 0, "--layer none%s: status %d, stderr: %s", k ? " --layer 80:2100" : "",
+                     r.status, r.err);
+        test_run_free(&r);
+        FILE *f = fopen(path, "rb");
+        cr_assert_not_null(f);
+        cr_assert_eq(fread(v, sizeof *v, n, f), (size_t)n);
+        fclose(f);
+        for (int i = 0; i < n; i++) {
+            int iz = i / (20 * 3);
+            float want = k && iz * 10 >= 80 ? 2100.0f : 1700.0f;
+            cr_assert_eq(v[i], want, "case %d, cell %d (z = %d m): %g, expected %g", k, i, iz * 10,
+                         (double)v[i], (double)want);
+        }
+    }
+    free(v);
+    test_rmtree(dir);
+    free(dir);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* SIGTERM to the shot generator while `seislive model` runs: the generator passes it on,
+ * the modeling child is gone (by its pid) within a bound, the generator exits with a
+ * message, and no shots.segy is left for a later --reuse to stream as if complete.
+ * The child is the real seislive, started through a wrapper that records its pid and
+ * execs it (same pid); the model would run for about a minute if nobody stopped it. */
+Test(tools_gen, shots_sigterm_stops_the_modeling_child, .timeout = 90)
+{
+    char *dir = test_tmpdir();
+    char out[4200], wrap_text[16384], pidfile[4400], errpath[4400], segy[4400];
+    snprintf(out, sizeof out, "%s/s", dir);
+    snprintf(pidfile, sizeof pidfile, "%s/child.pid", dir);
+    snprintf(errpath, sizeof errpath, "%s/gen.err", dir);
+    snprintf(segy, sizeof segy, "%s/shots.segy", out);
+    snprintf(wrap_text, sizeof wrap_text, "#!/bin/sh\necho $$ > %s.tmp && mv %s.tmp %s\nexec %s \"$@\"\n",
+             pidfile, pidfile, pidfile, test_prog("seislive"));
+    char *wrap = test_write_file(dir, "wrap.sh", wrap_text);
+    cr_assert_eq(chmod(wrap, 0755), 0);
+    pid_t gen_pid = fork();
+    cr_assert_geq(gen_pid, 0);
+    if (gen_pid == 0) {
+        int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 2);
+        setenv("OMP_NUM_THREADS", "1", 1);
+        execl(test_prog("seislive-gen"), "seislive-gen", "shots", "-o", out, "--n", "60,30,60",
+              "--t-max", "4", "--shots", "4", "--device", "cpu", "--seislive", wrap, (char *)NULL);
+        _exit(127);
+    }
+    /* the child's pid, once the wrapper wrote it */
+    pid_t child = 0;
+    for (int i = 0; i < 300 && child <= 0; i++) {
+        FILE *f = fopen(pidfile, "r");
+        if (f) {
+            if (fscanf(f, "%d", &child) != 1)
+                child = 0;
+            fclose(f);
+        }
+        if (child <= 0)
+            sleep_ms(100);
+    }
+    cr_assert_gt(child, 0, "the modeling child never started");
+    sleep_ms(1000); /* let it get into the time loop */
+    cr_assert_eq(kill(child, 0), 0, "the modeling child ended before the signal");
+    cr_assert_eq(kill(gen_pid, SIGTERM), 0);
+    int st = -1;
+    pid_t r = 0;
+    for (int i = 0; i < 150 && r == 0; i++) { /* 15 s: a step of this model takes ~10 ms */
+        r = waitpid(gen_pid, &st, WNOHANG);
+        if (r == 0)
+            sleep_ms(100);
+    }
+    bool gen_exited = r == gen_pid;
+    bool child_gone = kill(child, 0) < 0 && errno == ESRCH;
+    /* clean up whatever is left before asserting, so a failure leaves no process behind */
+    if (!gen_exited) {
+        kill(gen_pid, SIGKILL);
+        waitpid(gen_pid, NULL, 0);
+    }
+    if (!child_gone)
+        kill(child, SIGKILL);
+    FILE *ef = fopen(errpath, "r");
+    char err[8192] = "";
+    if (ef) {
+        size_t n = fread(err, 1, sizeof err - 1, ef);
+        err[n] = '\0';
+        fclose(ef);
+    }
+    cr_assert(gen_exited, "seislive-gen still running 15 s after SIGTERM\n%s", err);
+    cr_assert(child_gone, "seislive model (pid %d) still running after seislive-gen exited\n%s", child, err);
+    cr_assert(WIFEXITED(st), "seislive-gen died of signal %d\n%s", WIFSIGNALED(st) ? WTERMSIG(st) : 0, err);
+    cr_assert_neq(WEXITSTATUS(st), 0, "an interrupted survey reported success\n%s", err);
+    cr_assert_not_null(strstr(err, "stopped"), "%s", err);
+    cr_assert_neq(access(segy, F_OK), 0, "%s exists after an interrupted modeling", segy);
+    free(wrap);
     test_rmtree(dir);
     free(dir);
 }

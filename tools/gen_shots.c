@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -44,7 +45,8 @@ static const char usage_text[] =
     "  --d D[,DY,DZ]          grid spacing, m (default 10)\n"
     "  --v0 V                 velocity at the top, m/s (default 1800)\n"
     "  --layer Z:V            horizontal interface at depth Z, velocity V below;\n"
-    "                         repeatable (default 150:2300 and 380:2900)\n"
+    "                         repeatable (default 150:2300 and 380:2900; 'none' = no\n"
+    "                         layers)\n"
     "  --dip Z:DEG:V          dipping interface, depth Z at x = 0, dipping DEG toward +x,\n"
     "                         velocity V below (default 250:6:2600; 'none' = no dip)\n"
     "  --salt X,Y,TOP,RX,RY,H:V  salt-like dome centred at X,Y from depth TOP, half-widths\n"
@@ -249,6 +251,24 @@ static int write_config(const struct shots_opts *o, const char *path, double v_c
     return 0;
 }
 
+/* Seconds a modeling child gets to stop after the signal is passed on before it is
+ * killed: the model job checks for the stop at every time step, so it needs far less
+ * unless it hangs (a wedged device). */
+#define CHILD_STOP_GRACE_S 10
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* The modeling was cut short by SIGTERM/SIGINT: an error that says so. */
+static int stopped(const char *what)
+{
+    return err_set(-ECANCELED, "stopped by signal %d %s", signals_last() ? signals_last() : SIGTERM,
+                   what);
+}
+
 static int run_model(const struct shots_opts *o, const char *cfg, const char *segy)
 {
     char prog[PATH_MAX];
@@ -256,6 +276,8 @@ static int run_model(const struct shots_opts *o, const char *cfg, const char *se
         snprintf(prog, sizeof prog, "%s", o->seislive);
     else
         sibling("seislive", prog, sizeof prog);
+    if (signals_stop_requested())
+        return stopped("before modeling");
     log_info("modeling %d shots x %d receivers: %s model -c %s -o %s", o->shots[0] * o->shots[1],
              o->rx[0] * o->rx[1], prog, cfg, segy);
     pid_t pid = fork();
@@ -266,10 +288,35 @@ static int run_model(const struct shots_opts *o, const char *cfg, const char *se
         fprintf(stderr, "seislive-gen: %s: %s\n", prog, strerror(errno));
         _exit(127);
     }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
+    /* SIGTERM/SIGINT only set a flag here (signals_install): pass the signal on so the
+     * child stops at its next time step instead of modeling on with nobody waiting for
+     * it, then wait for it.  Polled rather than a blocking waitpid: a signal landing
+     * between the flag check and the wait would otherwise not wake us. */
+    int st, forwarded = 0, waited_ms = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            break;
+        if (r < 0 && errno != EINTR)
             return err_set(-errno, "waitpid: %s", strerror(errno));
+        if (signals_stop_requested()) {
+            if (!forwarded) {
+                int sig = signals_last() ? signals_last() : SIGTERM;
+                log_warn("signal %d: stopping %s model (pid %d)", sig, prog, (int)pid);
+                kill(pid, sig);
+                forwarded = 1;
+            } else if (forwarded == 1 && waited_ms >= CHILD_STOP_GRACE_S * 1000) {
+                log_error("%s model (pid %d) still running %d s after the signal: killing it", prog,
+                          (int)pid, CHILD_STOP_GRACE_S);
+                kill(pid, SIGKILL);
+                forwarded = 2;
+            }
+            waited_ms += 20;
+        }
+        sleep_ms(20);
+    }
+    if (forwarded || signals_stop_requested())
+        return stopped("during modeling");
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         return err_set(-EIO, "%s model -c %s failed (%s %d); its log above says why", prog, cfg,
                        WIFEXITED(st) ? "exit status" : "signal",
@@ -441,8 +488,15 @@ static int run(struct shots_opts *o)
         double dt = o->direct ? 0.9 * stability_dt_max(o->order, o->m.d, vmax) : 0;
         if (rc == 0)
             rc = write_config(o, cfg, 0, dt);
+        /* The records go to shots.segy.part and get their name only once complete, so
+         * an interrupted or failed run leaves no shots.segy that --reuse would stream
+         * as a whole survey (nor an older one that no longer matches survey.toml). */
+        char part[4200];
+        snprintf(part, sizeof part, "%s.part", segy);
+        if (rc == 0 && unlink(segy) < 0 && errno != ENOENT)
+            rc = err_set(-errno, "%s: %s", segy, strerror(errno));
         if (rc == 0)
-            rc = run_model(o, cfg, segy);
+            rc = run_model(o, cfg, part);
         if (rc == 0 && o->direct) {
             char dcfg[4096], dsegy[4096];
             snprintf(dcfg, sizeof dcfg, "%s/direct.toml", o->out);
@@ -452,10 +506,21 @@ static int run(struct shots_opts *o)
             if (rc == 0)
                 rc = run_model(o, dcfg, dsegy);
             if (rc == 0)
-                rc = subtract_segy(segy, dsegy);
+                rc = subtract_segy(part, dsegy);
         }
-        if (rc < 0)
+        /* (a stand-in such as --seislive /bin/true writes nothing: only the model files
+         * were wanted) */
+        if (rc == 0 && access(part, F_OK) != 0)
+            log_warn("%s model wrote no records: no %s", o->seislive ? o->seislive : "seislive",
+                     segy);
+        else if (rc == 0 && rename(part, segy) < 0)
+            rc = err_set(-errno, "%s -> %s: %s", part, segy, strerror(errno));
+        if (rc < 0) {
+            if (access(part, F_OK) == 0)
+                log_warn("%s holds the records modeled so far (not renamed to %s)", part,
+                         segy);
             return rc;
+        }
     }
     if (o->zmq)
         rc = stream_shots(o, segy);
@@ -506,6 +571,12 @@ int gen_shots(int argc, char **argv)
             if (!layers_given)
                 o.m.nlayers = 0;
             layers_given = 1;
+            /* 'none' drops the layers given so far (the defaults included), as --dip
+             * none and --salt none do; a later --layer adds to the empty list */
+            if (strcmp(optarg, "none") == 0) {
+                o.m.nlayers = 0;
+                break;
+            }
             bad = o.m.nlayers >= SURVEY_MAX_LAYERS || parse_colon(optarg, v, 1, &vel) < 0;
             if (!bad) {
                 o.m.layer_z[o.m.nlayers] = v[0];

@@ -1,5 +1,6 @@
 /* GPU tests run only where a CUDA device is usable (make test-gpu on the GPU machine);
- * elsewhere each skips with the reason the backend gives. */
+ * elsewhere each skips with the reason the backend gives, or fails with it when
+ * SEISLIVE_REQUIRE_GPU=1 (tools/gpu-run.sh) says the device must be there. */
 #include <criterion/criterion.h>
 #include <string.h>
 
