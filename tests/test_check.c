@@ -102,3 +102,32 @@ Test(check, every_shipped_config)
         expect_quiet_ok(g.gl_pathv[i]);
     globfree(&g);
 }
+
+/* `seislive-bench NAME --help` prints that benchmark's usage on stdout and exits 0
+ * (it used to run the benchmark's option parser, which called --help unknown: exit 1). */
+Test(bench_cli, help_of_each_benchmark)
+{
+    const char *names[] = {"stencil", "rtm", "stack", "pipeline"};
+    const char *an_option[] = {"--orders", "--strategies", "--grids", "--compute-ms"};
+    for (int i = 0; i < 4; i++) {
+        for (int h = 0; h < 2; h++) {
+            const char *argv[] = {test_prog("seislive-bench"), names[i], h ? "-h" : "--help", NULL};
+            struct run_result r;
+            cr_assert_eq(test_run(argv, 30, &r), 0);
+            cr_expect_eq(r.status, 0, "%s %s: exit %d, stderr: %s", names[i], argv[2], r.status, r.err);
+            char want[64];
+            snprintf(want, sizeof want, "usage: seislive-bench %s", names[i]);
+            cr_expect_not_null(strstr(r.out, want), "%s: %s", names[i], r.out);
+            cr_expect_not_null(strstr(r.out, an_option[i]), "%s: %s", names[i], r.out);
+            cr_expect_not_null(strstr(r.out, "--json"), "%s: %s", names[i], r.out);
+            test_run_free(&r);
+        }
+    }
+    /* an unknown benchmark stays an error */
+    const char *argv[] = {test_prog("seislive-bench"), "nonesuch", "--help", NULL};
+    struct run_result r;
+    cr_assert_eq(test_run(argv, 30, &r), 0);
+    cr_expect_eq(r.status, 2);
+    cr_expect_not_null(strstr(r.err, "unknown benchmark 'nonesuch'"));
+    test_run_free(&r);
+}
