@@ -185,7 +185,11 @@ static int cmd_run(const struct args *a, bool model_only)
         config_free(&cfg);
         return EXIT_NO_DEVICE;
     }
-    signals_install();
+    if (signals_install() < 0) {
+        log_error("%s", err_msg());
+        config_free(&cfg);
+        return EXIT_FAILED;
+    }
     log_info("%s job \"%s\" starting (config %s)", job->name, cfg.job.name, a->config);
     rc = job->run(&cfg, &dev, a->output);
     if (rc < 0) {
@@ -193,8 +197,19 @@ static int cmd_run(const struct args *a, bool model_only)
         config_free(&cfg);
         return EXIT_FAILED;
     }
-    if (signals_stop_requested())
-        log_info("stopped by signal %d; state saved", signals_last());
+    /* Say what the stop kept: the streaming jobs checkpoint into [output] state_dir at
+     * the stop (stream/pipeline.c), but only when one is set; the model job keeps none. */
+    if (signals_stop_requested()) {
+        const char *sd = cfg.output.state_dir;
+        if (cfg.job.kind == JOB_MODEL)
+            log_info("stopped by signal %d; the model job keeps no state: its output is incomplete",
+                     signals_last());
+        else if (sd && sd[0])
+            log_info("stopped by signal %d; state saved in %s", signals_last(), sd);
+        else
+            log_info("stopped by signal %d; no [output] state_dir: nothing saved, a restart starts afresh",
+                     signals_last());
+    }
     config_free(&cfg);
     return EXIT_OK;
 }

@@ -3,12 +3,15 @@
  * check must catch before `run` does. */
 #include <criterion/criterion.h>
 #include <glob.h>
+#include <signal.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tests/support.h"
+#include "tests/test_stream_support.h"
 
 static struct run_result check(const char *path, bool quiet)
 {
@@ -130,4 +133,46 @@ Test(bench_cli, help_of_each_benchmark)
     cr_expect_eq(r.status, 2);
     cr_expect_not_null(strstr(r.err, "unknown benchmark 'nonesuch'"));
     test_run_free(&r);
+}
+
+/* SIGTERM to `seislive run`: the closing line tells whether a state was saved, and
+ * where; without [output] state_dir it must not claim one was. */
+static char *run_and_stop(const char *dir, bool with_state)
+{
+    char cfg[4096], ep[512], *log = malloc(600);
+    snprintf(ep, sizeof ep, "%s/in-%d", dir, (int)with_state); /* a fresh socket file each run */
+    snprintf(log, 600, "%s/run-%d.log", dir, (int)with_state);
+    snprintf(cfg, sizeof cfg,
+             "[job]\nkind = \"rtm\"\n"
+             "[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [21, 21, 21]\n"
+             "[propagator]\nt_max = 0.1\nf_peak = 10.0\npml_width = 5\n"
+             "[input]\nkind = \"zmq\"\nendpoint = \"ipc://%s\"\nslots = 2\nslot_mib = 1.0\n"
+             "[output]\ndir = \"%s/out\"\n%s%s%s\n[runtime]\ndevice = \"cpu\"\n",
+             ep, dir, with_state ? "state_dir = \"" : "", with_state ? dir : "", with_state ? "/state\"" : "");
+    char *path = test_write_file(dir, with_state ? "state.toml" : "nostate.toml", cfg);
+    pid_t pid = ts_spawn_run(path, log);
+    for (int i = 0; i < 1000 && access(ep, F_OK) != 0; i++)
+        usleep(10000);
+    cr_assert_eq(access(ep, F_OK), 0, "the job never bound its input");
+    kill(pid, SIGTERM);
+    cr_assert_eq(ts_wait(pid, 30), 0);
+    free(path);
+    return log;
+}
+
+Test(run_stop, says_whether_state_was_saved, .timeout = 120)
+{
+    char *dir = test_tmpdir();
+    char *log = run_and_stop(dir, false);
+    cr_expect_eq(ts_count_in_file(log, "stopped by signal 15"), 1);
+    cr_expect_eq(ts_count_in_file(log, "state saved"), 0, "no state_dir, yet the log says the state was saved");
+    cr_expect_eq(ts_count_in_file(log, "no [output] state_dir"), 1);
+    free(log);
+    log = run_and_stop(dir, true);
+    char want[600];
+    snprintf(want, sizeof want, "state saved in %s/state", dir);
+    cr_expect_eq(ts_count_in_file(log, want), 1);
+    free(log);
+    test_rmtree(dir);
+    free(dir);
 }
