@@ -9,6 +9,7 @@
 
 #include "conf/config.h"
 #include "kernels/backend.h"
+#include "stream/check.h"
 #include "stream/error.h"
 #include "stream/job.h"
 #include "stream/log.h"
@@ -140,24 +141,25 @@ static int cmd_check(const struct args *a)
         printf("# %s: valid\n# resolved configuration (defaults filled in)\n\n", a->config);
         config_print(&cfg, stdout);
     }
-    const struct job_ops *job = job_find(cfg.job.kind);
-    if (job && job->report) {
-        /* The reports write unconditionally: a quiet check gives them a sink rather
-         * than NULL, so each job runs the very same checks in both modes. */
-        FILE *out = stdout;
-        if (a->quiet && !(out = fopen("/dev/null", "w"))) {
-            fprintf(stderr, "seislive: /dev/null: %s\n", strerror(errno));
-            config_free(&cfg);
-            return EXIT_FAILED;
-        }
-        if (!a->quiet)
-            printf("\n# derived\n");
-        rc = job->report(&cfg, out) < 0 ? EXIT_USAGE : EXIT_OK;
-        if (rc != EXIT_OK)
-            fprintf(stderr, "seislive: %s\n", err_msg());
-        if (out != stdout)
-            fclose(out);
+    /* The reports write unconditionally: a quiet check gives them a sink rather than
+     * NULL, so each job runs the very same checks in both modes. */
+    FILE *out = stdout;
+    if (a->quiet && !(out = fopen("/dev/null", "w"))) {
+        fprintf(stderr, "seislive: /dev/null: %s\n", strerror(errno));
+        config_free(&cfg);
+        return EXIT_FAILED;
     }
+    if (!a->quiet)
+        printf("\n# derived\n");
+    /* What run would fail on (endpoints, paths, model file and values), then the
+     * job's own derived quantities. */
+    const struct job_ops *job = job_find(cfg.job.kind);
+    if (check_runnable(&cfg, out) < 0 || (job && job->report && job->report(&cfg, out) < 0)) {
+        fprintf(stderr, "seislive: %s\n", err_msg());
+        rc = EXIT_USAGE;
+    }
+    if (out != stdout)
+        fclose(out);
     config_free(&cfg);
     return rc;
 }

@@ -6,10 +6,12 @@
 #include <signal.h>
 #include <unistd.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/stability.h"
 #include "tests/support.h"
 #include "tests/test_stream_support.h"
 
@@ -173,6 +175,195 @@ Test(run_stop, says_whether_state_was_saved, .timeout = 120)
     snprintf(want, sizeof want, "state saved in %s/state", dir);
     cr_expect_eq(ts_count_in_file(log, want), 1);
     free(log);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* check of TEXT (written as DIR/c.toml) must exit 2 with "DIR/c.toml:LINE:" and WANT
+ * in its message. */
+static void expect_refused(const char *dir, const char *text, int line, const char *want)
+{
+    char *p = test_write_file(dir, "c.toml", text);
+    struct run_result r = check(p, true);
+    cr_expect_eq(r.status, 2, "exit %d for\n%s\nstderr: %s", r.status, text, r.err);
+    char at[600];
+    snprintf(at, sizeof at, "%s:%d:", p, line);
+    cr_expect_not_null(strstr(r.err, at), "want %s in: %s", at, r.err);
+    cr_expect_not_null(strstr(r.err, want), "want \"%s\" in: %s", want, r.err);
+    test_run_free(&r);
+    free(p);
+}
+
+/* The rtm config with one line replaced: LINE_NO (1-based) of rtm_cfg becomes NEW. */
+static char *rtm_with(int line_no, const char *new_line)
+{
+    static char buf[8192];
+    const char *s = rtm_cfg;
+    size_t o = 0;
+    for (int l = 1; *s; l++) {
+        const char *nl = strchr(s, '\n');
+        size_t len = (size_t)(nl - s);
+        if (l == line_no)
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s\n", new_line);
+        else
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%.*s\n", (int)len, s);
+        s = nl + 1;
+    }
+    return buf;
+}
+
+/* rtm_cfg lines: 4 type, 5 velocity, 21 [input] kind, 22 endpoint, 26 the last (see above) */
+Test(check, what_run_would_fail_on)
+{
+    cr_assert_not_null(strstr(rtm_with(5, "velocity = 2000.0"), "velocity = 2000.0\nn = [41"));
+    cr_assert_not_null(strstr(rtm_with(22, "endpoint = \"x\""), "kind = \"zmq\"\nendpoint = \"x\""));
+    char *dir = test_tmpdir();
+    char text[8192];
+    /* km/s typed as m/s */
+    expect_refused(dir, rtm_with(5, "velocity = 2.0"), 5, "is this km/s?");
+    /* endpoints: no port, no transport; the output's too */
+    expect_refused(dir, rtm_with(22, "endpoint = \"tcp://127.0.0.1\""), 22, "no port");
+    expect_refused(dir, rtm_with(22, "endpoint = \"127.0.0.1:5555\""), 22, "no transport");
+    snprintf(text, sizeof text, "%s[output]\ndir = \"%s\"\nendpoint = \"tcp://*\"\n", rtm_cfg, dir);
+    expect_refused(dir, text, 29, "no port");
+    /* an ipc socket in a folder that does not exist */
+    snprintf(text, sizeof text, "endpoint = \"ipc://%s/nonesuch/in\"", dir);
+    expect_refused(dir, rtm_with(22, text), 22, "does not exist");
+    /* files input: a path and a glob that name nothing */
+    expect_refused(dir, rtm_with(21, "kind = \"files\"\npaths = [\"no-such-shots.segy\"]"), 22, "does not exist");
+    expect_refused(dir, rtm_with(21, "kind = \"files\"\npaths = [\"none-*.segy\"]"), 22, "matches no file");
+    /* an output folder whose parent is missing: the job makes only the last level */
+    snprintf(text, sizeof text, "%s[output]\ndir = \"%s/a/b\"\n", rtm_cfg, dir);
+    expect_refused(dir, text, 28, "does not exist");
+    test_rmtree(dir);
+    free(dir);
+}
+
+static void write_floats(const char *path, const float *v, size_t n, bool swap)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t w;
+        memcpy(&w, &v[i], 4);
+        if (swap)
+            w = __builtin_bswap32(w);
+        cr_assert_eq(fwrite(&w, 4, 1, f), 1);
+    }
+    fclose(f);
+}
+
+/* A raw model file: its size against n, values in km/s, the other byte order. */
+Test(check, raw_model_file)
+{
+    char *dir = test_tmpdir();
+    enum { NX = 41, NN = 41 * 41 * 41 };
+    float *v = malloc(NN * sizeof *v);
+    char path[600], text[8192];
+    snprintf(path, sizeof path, "%s/v.f32", dir);
+    snprintf(text, sizeof text, "type = \"raw\"\nfile = \"v.f32\"");
+    /* the reference: plausible m/s, little-endian as configured, passes */
+    for (size_t i = 0; i < NN; i++)
+        v[i] = 1500.0f + (float)(i % 997) * 1.37f;
+    write_floats(path, v, NN, false);
+    char *p = test_write_file(dir, "ok.toml", rtm_with(4, text));
+    struct run_result r = check(p, true);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    test_run_free(&r);
+    free(p);
+    /* the same values written big-endian, read as the default little */
+    write_floats(path, v, NN, true);
+    expect_refused(dir, rtm_with(4, text), 5, "wrong byte_order?");
+    /* ... and named on the byte_order line when the file sets it */
+    char with_bo[sizeof text + 32];
+    snprintf(with_bo, sizeof with_bo, "%s\nbyte_order = \"little\"", text);
+    expect_refused(dir, rtm_with(4, with_bo), 6, "wrong byte_order?");
+    /* values in km/s */
+    for (size_t i = 0; i < NN; i++)
+        v[i] = 1.5f + (float)(i % 97) * 0.01f;
+    write_floats(path, v, NN, false);
+    expect_refused(dir, rtm_with(4, text), 5, "is this km/s?");
+    /* one plane short */
+    write_floats(path, v, NN - NX * NX, false);
+    expect_refused(dir, rtm_with(4, text), 5, "needs");
+    free(v);
+    test_rmtree(dir);
+    free(dir);
+}
+
+Test(check, locate_velocity_in_kms)
+{
+    char *dir = test_tmpdir();
+    free(test_write_file(dir, "st.txt", stations));
+    char text[4096];
+    snprintf(text, sizeof text, "%s[locate]\nvp = 3.5\n", locate_cfg);
+    /* a second [locate] table is a TOML error; put vp in the first instead */
+    const char *at = strstr(locate_cfg, "grid_n");
+    snprintf(text, sizeof text, "%.*svp = 3.5\n%s", (int)(at - locate_cfg), locate_cfg, at);
+    expect_refused(dir, text, 5, "is this km/s?");
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* The leapfrog's time dispersion against an independent measurement: one Fourier mode
+ * p(n+1) = 2 p(n) - p(n-1) - a^2 p(n), a = v k dt (the space derivative exact), is
+ * stepped a million times and its frequency read off its zero crossings; the phase
+ * velocity it travels with is w_num / k, so its error is w_num dt / a - 1. */
+static double measured_frequency(double a, long steps)
+{
+    double p0 = 1, p1 = 1 - a * a / 2, first = -1, last = -1;
+    long crossings = 0;
+    for (long n = 1; n < steps; n++) {
+        double p2 = 2 * p1 - p0 - a * a * p1;
+        if ((p1 > 0) != (p2 > 0)) {
+            double t = n + p1 / (p1 - p2); /* linear interpolation of the crossing */
+            if (first < 0)
+                first = t;
+            last = t;
+            crossings++;
+        }
+        p0 = p1;
+        p1 = p2;
+    }
+    return (crossings - 1) / 2.0 / (last - first); /* cycles per step */
+}
+
+Test(dispersion, leapfrog_phase_error_matches_a_simulation)
+{
+    const double as[] = {0.05, 0.2, 0.5, 1.0, 1.6};
+    for (size_t i = 0; i < sizeof as / sizeof *as; i++) {
+        double f = measured_frequency(as[i], 2000000); /* dt = 1: f in cycles per step */
+        double want = 2 * M_PI * f / as[i] - 1;
+        double got = stability_time_dispersion(f, 1.0);
+        cr_expect(fabs(got - want) <= 1e-4 * fabs(want) + 1e-9, "a = %g: %.9g, simulated %.9g", as[i], got, want);
+        cr_expect(got > 0, "the leapfrog's waves run ahead");
+    }
+    /* beyond x = pi/2 (a >= 2) the scheme has no wave at all */
+    cr_expect(isinf(stability_time_dispersion(0.5, 1.0)));
+}
+
+Test(dispersion, check_prints_it_with_a_hint)
+{
+    char *dir = test_tmpdir();
+    /* dt 1 ms, f_peak 10 Hz: the Ricker's fmax is 25 Hz (2.5 f_peak), x = pi 25 1e-3 */
+    const char *at = strstr(model_cfg, "t_max");
+    char text[4096];
+    snprintf(text, sizeof text, "%.*sdt = 0.001\n%s", (int)(at - model_cfg), model_cfg, at);
+    char *p = test_write_file(dir, "m.toml", text);
+    struct run_result r = check(p, false);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *line = strstr(r.out, "time dispersion");
+    cr_assert_not_null(line, "%s", r.out);
+    double pct = 0, fmax = 0, dt_ms = 0;
+    cr_assert_eq(sscanf(strstr(line, "phase velocity"), "phase velocity %lf %% at fmax %lf Hz with dt %lf ms", &pct,
+                        &fmax, &dt_ms), 3, "%s", line);
+    cr_expect_float_eq(fmax, 25.0, 1e-9);
+    cr_expect_float_eq(dt_ms, 1.0, 1e-9);
+    double x = M_PI * 25 * 1e-3;
+    cr_expect(fabs(pct / 100 - x * x / 6) < 0.01 * x * x / 6, "%g %% vs x^2/6 = %g %%", pct, 100 * x * x / 6);
+    cr_expect_not_null(strstr(line, "smaller dt"), "%s", line);
+    test_run_free(&r);
+    free(p);
     test_rmtree(dir);
     free(dir);
 }
