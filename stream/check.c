@@ -16,6 +16,8 @@
 #include <zmq.h>
 
 #include "io/model.h"
+#include "kernels/points.h"
+#include "kernels/wave.h"
 #include "kernels/stability.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
@@ -307,6 +309,57 @@ static int check_model(const struct sl_config *cfg, FILE *out)
     return 0;
 }
 
+/* The model job places its sources and receivers with the windowed-sinc weights
+ * (kernels/points.c): every point's support must lie on the grid or in the absorbing
+ * layers, as wave_points_create() will demand once the run has allocated everything. */
+static int check_point(const struct sl_config *cfg, const char *key, size_t i, const double q[3])
+{
+    const struct model_conf *mc = &cfg->model;
+    const struct propagator_conf *p = &cfg->propagator;
+    for (int a = 0; a < 3; a++) {
+        int lo_pad = p->pml_width[2 * a], hi_pad = p->pml_width[2 * a + 1];
+        if (a == 2 && p->free_surface)
+            lo_pad = 0; /* the surface replaces the top layer (stream/job_model.c) */
+        double x = (q[a] - mc->o[a]) / mc->d[a];
+        if (!(x >= -1e-9 && x <= mc->n[a] - 1 + 1e-9))
+            return fail(cfg, key, "point %zu at (%g, %g, %g) m lies outside the model (axis %c: %g .. %g m)", i + 1,
+                        q[0], q[1], q[2], "xyz"[a], mc->o[a], mc->o[a] + (mc->n[a] - 1) * mc->d[a]);
+        int first;
+        float w[POINTS_MAX_SUPPORT];
+        int ns = points_weights_1d(x, WAVE_INTERP_SINC, &first, w);
+        if (a == 2 && p->free_surface && first < 0)
+            first = 0; /* folded onto the mirror nodes below the surface */
+        if (first < -lo_pad || first + ns - 1 > mc->n[a] - 1 + hi_pad)
+            return fail(cfg, key, "point %zu at (%g, %g, %g) m: its interpolation support (%d nodes) leaves the grid "
+                                  "along %c; move it inside or widen [propagator] pml_width on that axis (%d cells "
+                                  "each side hold it)", i + 1, q[0], q[1], q[2], ns, "xyz"[a], ns / 2);
+    }
+    return 0;
+}
+
+static int check_acquisition(const struct sl_config *cfg)
+{
+    const struct acquisition_conf *a = &cfg->acquisition;
+    int rc;
+    for (size_t i = 0; i < a->sources.n; i++)
+        if ((rc = check_point(cfg, "acquisition.sources", i, a->sources.p[i])) < 0)
+            return rc;
+    if (a->rx_count[0] > 0 && a->rx_count[1] > 0) {
+        for (int j = 0; j < a->rx_count[1]; j++)
+            for (int i = 0; i < a->rx_count[0]; i++) {
+                double q[3] = {a->rx_origin[0] + i * a->rx_step[0], a->rx_origin[1] + j * a->rx_step[1],
+                               a->rx_origin[2]};
+                if ((rc = check_point(cfg, "acquisition.rx_count", (size_t)j * a->rx_count[0] + i, q)) < 0)
+                    return rc;
+            }
+    } else {
+        for (size_t i = 0; i < a->receivers.n; i++)
+            if ((rc = check_point(cfg, "acquisition.receivers", i, a->receivers.p[i])) < 0)
+                return rc;
+    }
+    return 0;
+}
+
 int check_runnable(const struct sl_config *cfg, FILE *out)
 {
     int rc;
@@ -325,7 +378,7 @@ int check_runnable(const struct sl_config *cfg, FILE *out)
             return fail(cfg, "locate.vs", "%g m/s: is this km/s? Velocities are in m/s", cfg->locate.vs);
     }
     if (job == JOB_MODEL)
-        return 0; /* `seislive model -o OUT` reads no input and publishes nothing */
+        return check_acquisition(cfg); /* `seislive model -o OUT` reads no input and publishes nothing */
     const struct input_conf *in = &cfg->input;
     if (in->kind == INPUT_ZMQ && (rc = check_endpoint(in->endpoint, in->socket != SOCK_SUB)) < 0)
         return err_prefix(rc, "%s: [input] endpoint", config_where(cfg, "input.endpoint", (char[PATH_MAX + 32]){0},

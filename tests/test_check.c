@@ -367,3 +367,27 @@ Test(dispersion, check_prints_it_with_a_hint)
     test_rmtree(dir);
     free(dir);
 }
+
+/* The model job's sources and receivers need their 8-node interpolation support on the
+ * grid or in the absorbing layers; on a model one cell wide without layers across it,
+ * `run` failed after allocating everything while check passed. */
+Test(check, model_points_support)
+{
+    char *dir = test_tmpdir();
+    const char *cfg = "[job]\nkind = \"model\"\n"
+                      "[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [41, 1, 41]\n"
+                      "[propagator]\nt_max = 0.2\npml_width = [10, 10, 0, 0, 10, 10]\n"
+                      "[acquisition]\nsources = [[200.0, 0.0, 20.0]]\nreceivers = [[100.0, 0.0, 0.0]]\n"
+                      "[runtime]\ndevice = \"cpu\"\n";
+    expect_refused(dir, cfg, 11, "leaves the grid along y");
+    char ok[1024];
+    snprintf(ok, sizeof ok, "%s", cfg);
+    memcpy(strstr(ok, "[10, 10, 0, 0, 10, 10]"), "[10, 10, 4, 4, 10, 10]", 22);
+    char *p = test_write_file(dir, "ok.toml", ok);
+    struct run_result r = check(p, true);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    test_run_free(&r);
+    free(p);
+    test_rmtree(dir);
+    free(dir);
+}

@@ -4,7 +4,7 @@
 #
 #   1. seislive-gen micro writes a 6 x 6 surface array of three-component receivers and
 #      the true events into demo-out/micro (stations.txt, events.csv);
-#   2. seislive run -c conf/demo-locate.toml starts the locate job (GPU when there is one);
+#   2. seislive run -c tools/demo-locate.toml starts the locate job (GPU when there is one);
 #   3. seislive-sub prints the events as they are published;
 #   4. seislive-gen micro streams the same recording (same seed) as trace blocks, twenty
 #      times faster than real time, then ends the stream;
@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build/release}
 OUT=demo-out
-IN=tcp://127.0.0.1:47565       # conf/demo-locate.toml [input] endpoint
+IN=tcp://127.0.0.1:47565       # tools/demo-locate.toml [input] endpoint
 PUB=tcp://127.0.0.1:47566      # and [output] endpoint
 for p in seislive seislive-gen seislive-sub; do
   [ -x "$B/$p" ] || { echo "demo-locate: $B/$p is missing: build first (make)" >&2; exit 1; }
@@ -36,8 +36,8 @@ mkdir -p "$OUT"
 step "generating the array and the true events into $OUT/micro"
 "$B/seislive-gen" micro -o "$OUT/micro" "${REC[@]}"
 
-step "starting: seislive run -c conf/demo-locate.toml (log: $OUT/seislive-locate.log)"
-"$B/seislive" run -c conf/demo-locate.toml >"$OUT/seislive-locate.log" 2>&1 &
+step "starting: seislive run -c tools/demo-locate.toml (log: $OUT/seislive-locate.log)"
+"$B/seislive" run -c tools/demo-locate.toml >"$OUT/seislive-locate.log" 2>&1 &
 run_pid=$!
 pids+=("$run_pid")
 

@@ -3,7 +3,7 @@
 #
 #   1. seislive-gen shots models a survey over the demo model (reflectors at 150 m and
 #      380 m, a dipping interface, a salt-like dome) with seislive's own propagator;
-#   2. seislive run -c conf/demo.toml starts the rtm job (GPU when there is one);
+#   2. seislive run -c tools/demo.toml starts the rtm job (GPU when there is one);
 #   3. seislive-sub subscribes and writes every image it receives;
 #   4. seislive-gen streams the shots to the running job, then ends the stream;
 #   5. the final image is in demo-out/image: image_final.segy, .f32 + .json, and PNG
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build/release}
 OUT=demo-out
-IN=tcp://127.0.0.1:47555       # must match conf/demo.toml [input] endpoint
+IN=tcp://127.0.0.1:47555       # must match tools/demo.toml [input] endpoint
 PUB=tcp://127.0.0.1:47556      # and [output] endpoint
 for p in seislive seislive-gen seislive-sub; do
   [ -x "$B/$p" ] || { echo "demo: $B/$p is missing: build first (make)" >&2; exit 1; }
@@ -35,8 +35,8 @@ step "generating the survey (4 shots, 41 receivers, 81 x 21 x 51 cells of 10 m) 
 "$B/seislive-gen" shots -o "$OUT/survey" --n 81,21,51 --d 10 --shots 4 --receivers 41 \
     --t-max 0.5 --dt 0.002 --f-peak 12 --direct subtract
 
-step "starting: seislive run -c conf/demo.toml (log: $OUT/seislive.log)"
-"$B/seislive" run -c conf/demo.toml >"$OUT/seislive.log" 2>&1 &
+step "starting: seislive run -c tools/demo.toml (log: $OUT/seislive.log)"
+"$B/seislive" run -c tools/demo.toml >"$OUT/seislive.log" 2>&1 &
 run_pid=$!
 pids+=("$run_pid")
 grep -m1 -E 'device|backend' "$OUT/seislive.log" 2>/dev/null || true
