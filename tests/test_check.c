@@ -391,3 +391,37 @@ Test(check, model_points_support)
     test_rmtree(dir);
     free(dir);
 }
+
+/* The rtm report's representative shot: stated as assumed when [acquisition] is empty
+ * (the data bring their geometry), with receivers on the surface nodes within the
+ * aperture; the configured one otherwise. */
+Test(check, rtm_representative_shot)
+{
+    char *dir = test_tmpdir();
+    /* 41 x 41 nodes of 10 m, aperture 100 m around the centre (200, 200): 21 x 21 nodes */
+    const char *cfg = "[job]\nkind = \"rtm\"\n"
+                      "[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [41, 41, 41]\nd = [10.0, 10.0, 10.0]\n"
+                      "[propagator]\nt_max = 0.2\nf_peak = 10.0\npml_width = 10\n"
+                      "[rtm]\naperture = 100.0\nmemory_budget = 512.0\n"
+                      "[input]\nkind = \"zmq\"\nendpoint = \"tcp://127.0.0.1:47997\"\n[runtime]\ndevice = \"cpu\"\n";
+    char *p = test_write_file(dir, "a.toml", cfg);
+    struct run_result r = check(p, false);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *line = strstr(r.out, "[rtm] representative shot");
+    cr_assert_not_null(line, "%s", r.out);
+    cr_expect_not_null(strstr(line, "assumed"), "%.300s", line);
+    cr_expect_not_null(strstr(line, "source (200, 200, 0) m"), "%.300s", line);
+    cr_expect_not_null(strstr(line, " 441 receivers"), "%.300s", line);
+    cr_expect_null(strstr(r.out, "0 of 0 receivers"));
+    test_run_free(&r);
+    free(p);
+    /* the configured geometry: the first source, the 41-receiver line */
+    p = test_write_file(dir, "b.toml", rtm_cfg);
+    r = check(p, false);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_not_null(strstr(r.out, "41 of 41 receivers of [acquisition]"), "%s", r.out);
+    test_run_free(&r);
+    free(p);
+    test_rmtree(dir);
+    free(dir);
+}
