@@ -301,6 +301,12 @@ Test(check, locate_velocity_in_kms)
     const char *at = strstr(locate_cfg, "grid_n");
     snprintf(text, sizeof text, "%.*svp = 3.5\n%s", (int)(at - locate_cfg), locate_cfg, at);
     expect_refused(dir, text, 5, "is this km/s?");
+    /* miniSEED is all the locate job reads from files */
+    free(test_write_file(dir, "a.mseed", "x"));
+    const char *in = strstr(locate_cfg, "kind = \"zmq\"");
+    snprintf(text, sizeof text, "%.*skind = \"files\"\npaths = [\"a.mseed\"]\nformat = \"segy\"\n%s",
+             (int)(in - locate_cfg), locate_cfg, strchr(in, '\n') + 1);
+    expect_refused(dir, text, 11, "reads miniSEED");
     test_rmtree(dir);
     free(dir);
 }
