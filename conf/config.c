@@ -329,14 +329,21 @@ static int set_value(const struct load_ctx *c, const struct conf_section *sec,
     return err_set(-EINVAL, "internal: key type %d", key->type);
 }
 
-static void record_where(struct sl_config *cfg, const char *sec, const char *key,
-                         const struct conf_node *n)
+/* Remember where KEY was set, for config_where().  Out of memory is an error like any
+ * other (the old pointer stays valid and owned by CFG, so config_free() still frees it). */
+static int record_where(struct sl_config *cfg, const char *sec, const char *key,
+                        const struct conf_node *n)
 {
-    cfg->where = realloc(cfg->where, (cfg->n_where + 1) * sizeof *cfg->where);
-    struct conf_where *w = &cfg->where[cfg->n_where++];
+    struct conf_where *w = realloc(cfg->where, (cfg->n_where + 1) * sizeof *cfg->where);
+    if (!w)
+        return err_set(-ENOMEM, "%s:%d:%d: [%s] %s: out of memory", cfg->path ? cfg->path : "?",
+                       n->line, n->col, sec, key);
+    cfg->where = w;
+    w = &cfg->where[cfg->n_where++];
     snprintf(w->key, sizeof w->key, "%s.%s", sec, key);
     w->line = n->line;
     w->col = n->col;
+    return 0;
 }
 
 static int apply_tree(struct load_ctx *c, const struct conf_node *root, bool record)
@@ -378,8 +385,8 @@ static int apply_tree(struct load_ctx *c, const struct conf_node *root, bool rec
             int rc = set_value(c, sec, key, k);
             if (rc < 0)
                 return rc;
-            if (record)
-                record_where(c->cfg, sec->name, key->name, k);
+            if (record && (rc = record_where(c->cfg, sec->name, key->name, k)) < 0)
+                return rc;
         }
     }
     return 0;

@@ -50,3 +50,13 @@ int stability_resolve(const struct sl_config *cfg, double vmin, double vmax, dou
                  q, fmax, vmin, pc->ppw_min);
     return 0;
 }
+
+double stability_time_dispersion(double f, double dt)
+{
+    double x = M_PI * f * dt;
+    if (!(x < M_PI / 2))
+        return INFINITY;
+    if (x < 1e-4)
+        return x * x / 6; /* x / sin(x) - 1 loses every digit to cancellation here */
+    return x / sin(x) - 1;
+}

@@ -20,6 +20,14 @@ double stability_dt_max(int order, const double d[3], double vmax);
 /* Points per wavelength of the slowest wave at FMAX on the coarsest axis. */
 double stability_ppw(double vmin, double fmax, const double d[3]);
 
+/* Relative phase-velocity error of the second-order leapfrog in time at frequency F
+ * (Hz) and step DT (s), the space derivatives taken as exact: a wave of angular
+ * frequency w travels with the numerical wavenumber k of sin(w dt / 2) = (v dt / 2) k,
+ * so c_num / c - 1 = x / sin(x) - 1 with x = w dt / 2 = pi F DT (positive: the
+ * numerical wave runs ahead; about x^2 / 6, so it falls as dt^2).  INFINITY when
+ * x >= pi/2, where the scheme has no real wavenumber for F. */
+double stability_time_dispersion(double f, double dt);
+
 /* Resolve the time step of CFG for a model with velocities VMIN..VMAX and a source
  * whose highest frequency is FMAX: [propagator] dt = 0 gives cfl x dt_max; a dt above
  * dt_max is refused (-EINVAL) with "FILE:LINE:COL: [propagator] dt = ... exceeds the

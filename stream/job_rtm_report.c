@@ -4,6 +4,8 @@
  * strategy would need, and the strategy auto would pick under the budget.  Uses the
  * same planning code as the engine (kernels/rtm_memory.h), so the two never disagree. */
 #include <errno.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -79,6 +81,36 @@ int rtm_report(const struct sl_config *cfg, FILE *out)
         rc = err_set(-ENOMEM, "rtm report: receivers");
         goto out;
     }
+    /* The rtm job takes its geometry from the data's headers, so a config often gives
+     * none.  Then the shot is assumed, and said to be: receivers on every surface node
+     * within the aperture of the source, clipped to the model, the largest spread a shot
+     * there can have inside the sub-volume. */
+    bool assumed_rx = ntr == 0;
+    if (assumed_rx) {
+        int lo[2], hi[2];
+        for (int a = 0; a < 2; a++) {
+            lo[a] = (int)ceil((src[a] - cfg->rtm.aperture - m.o[a]) / m.d[a] - 1e-9);
+            hi[a] = (int)floor((src[a] + cfg->rtm.aperture - m.o[a]) / m.d[a] + 1e-9);
+            lo[a] = lo[a] < 0 ? 0 : lo[a];
+            hi[a] = hi[a] > m.n[a] - 1 ? m.n[a] - 1 : hi[a];
+            if (hi[a] < lo[a])
+                hi[a] = lo[a] - 1;
+        }
+        ntr = (size_t)(hi[0] - lo[0] + 1) * (size_t)(hi[1] - lo[1] + 1);
+        free(rec);
+        rec = malloc((ntr + 1) * 3 * sizeof(float));
+        if (!rec) {
+            rc = err_set(-ENOMEM, "rtm report: receivers");
+            goto out;
+        }
+        size_t k = 0;
+        for (int j = lo[1]; j <= hi[1]; j++)
+            for (int i = lo[0]; i <= hi[0]; i++, k++) {
+                rec[3 * k] = (float)(m.o[0] + i * m.d[0]);
+                rec[3 * k + 1] = (float)(m.o[1] + j * m.d[1]);
+                rec[3 * k + 2] = (float)m.o[2];
+            }
+    }
     size_t inside = 0;
     for (size_t r = 0; r < ntr; r++) {
         double q[3] = {rec[3 * r], rec[3 * r + 1], rec[3 * r + 2]};
@@ -113,8 +145,17 @@ int rtm_report(const struct sl_config *cfg, FILE *out)
     if ((rc = rtm_memory_estimate(&mi, &mem)) < 0)
         goto out;
     const double mib = 1.0 / 1048576.0;
-    fprintf(out, "[rtm] representative shot: source (%g, %g, %g) m, %zu of %zu receivers in the model\n", src[0],
-            src[1], src[2], inside, ntr);
+    if (assumed_rx)
+        fprintf(out, "[rtm] representative shot (assumed: the data bring their geometry; [acquisition] gives %s): "
+                     "source (%g, %g, %g) m%s, %zu receivers on every surface node within the aperture (%g m) of it\n",
+                cfg->acquisition.sources.n ? "no receivers" : "none", src[0], src[1], src[2],
+                cfg->acquisition.sources.n ? " (the first of [acquisition])" : " at the centre of the model's top",
+                ntr, cfg->rtm.aperture);
+    else
+        fprintf(out, "[rtm] representative shot: source (%g, %g, %g) m (%s), %zu of %zu receivers of [acquisition] "
+                     "in the model\n", src[0], src[1], src[2],
+                cfg->acquisition.sources.n ? "the first of [acquisition]" : "assumed at the centre of the model's top",
+                inside, ntr);
     fprintf(out, "[rtm] sub-volume %d x %d x %d cells at (%d, %d, %d) + absorbing layers; %d steps of %.4g ms (stable "
                  "up to %.4g ms)\n",
             sv.n[0], sv.n[1], sv.n[2], sv.off[0], sv.off[1], sv.off[2], nt, dt * 1e3, dt_max * 1e3);

@@ -436,8 +436,12 @@ int pipeline_run(const struct pipeline_conf *pc, const struct sl_device *dev, vo
     r->m = m;
     atomic_store(&g_stop_request, 0);
     /* A service lives through `systemctl reload` (SIGHUP: reopen the log), file or not. */
-    signals_install_hup();
-    int rc = uring_reader_init(&r->ring, pc->io_method);
+    int rc = signals_install_hup();
+    if (rc) {
+        free(r);
+        return rc;
+    }
+    rc = uring_reader_init(&r->ring, pc->io_method);
     if (!rc)
         rc = slots_create(&r->slots, pc->slots, pc->slot_bytes, pc->staging_bytes, &r->ring,
                           dev->kind == SL_DEVICE_CUDA);
@@ -460,16 +464,29 @@ int pipeline_run(const struct pipeline_conf *pc, const struct sl_device *dev, vo
                             .zctx = zctx};
     struct worker w = {.r = r};
     pthread_t ti, tw;
-    pthread_create(&tw, NULL, worker_main, &w);
-    pthread_create(&ti, NULL, ingest_main, r);
-    pthread_join(ti, NULL);
-    pthread_join(tw, NULL);
+    /* pthread_create returns a positive error number (EAGAIN: no threads left).  A
+     * worker that never started leaves nothing to join; an ingest that never started
+     * must still end the worker: the stop flag and the closed slots do that. */
+    int terr = pthread_create(&tw, NULL, worker_main, &w), ierr = 0;
+    if (terr == 0) {
+        ierr = pthread_create(&ti, NULL, ingest_main, r);
+        if (ierr == 0) {
+            pthread_join(ti, NULL);
+        } else {
+            atomic_store(&r->stop, 1);
+            slots_close(&r->slots);
+        }
+        pthread_join(tw, NULL);
+    }
     if (r->have_pub)
         publisher_stop(&r->pub);
     slots_destroy(&r->slots);
     uring_reader_close(&r->ring);
     rc = r->worker_rc ? r->worker_rc : r->ingest_rc;
-    if (rc < 0)
+    if (terr || ierr)
+        rc = err_set(-(terr ? terr : ierr), "cannot start the %s thread: %s", terr ? "worker" : "ingest",
+                     strerror(terr ? terr : ierr));
+    else if (rc < 0)
         err_set(rc, "%s", r->worker_rc ? r->worker_err : r->ingest_err);
     /* Copy the reject reasons out for the report. */
     for (int k = 0; k < WIRE_REJ_N; k++)

@@ -9,6 +9,7 @@
 
 #include "conf/config.h"
 #include "kernels/backend.h"
+#include "stream/check.h"
 #include "stream/error.h"
 #include "stream/job.h"
 #include "stream/log.h"
@@ -22,8 +23,9 @@ static const char usage_text[] =
     "(locate) as the data arrive, and publishes the growing result over ZeroMQ.\n"
     "\n"
     "commands:\n"
-    "  check -c FILE           validate FILE, print the resolved configuration and the\n"
-    "                          derived quantities (stable dt, memory, strategy)\n"
+    "  check -c FILE           validate FILE and what run would fail on (endpoints, paths,\n"
+    "                          model file); print the resolved configuration and the derived\n"
+    "                          quantities (stable dt, time dispersion, memory, strategy)\n"
     "  run -c FILE             run the configured job until its input ends or SIGTERM\n"
     "  model -c FILE -o OUT    forward-model the configured shots into the SEG-Y file OUT\n"
     "  reference               print the configuration key reference (Markdown)\n"
@@ -33,7 +35,7 @@ static const char usage_text[] =
     "  -c, --config FILE       configuration file (TOML); see conf/seislive.example.toml\n"
     "  -o, --output FILE       output file (model)\n"
     "  -d, --device SPEC       override [runtime] device: auto, cpu or cuda:N\n"
-    "  -q, --quiet             check: print only errors\n"
+    "  -q, --quiet             check: print only errors (nothing when FILE can run)\n"
     "  -h, --help              this text\n"
     "  -V, --version           version, git revision and whether CUDA is compiled in\n"
     "\n"
@@ -133,22 +135,34 @@ static int cmd_check(const struct args *a)
         config_free(&cfg);
         return rc;
     }
+    /* -q prints only errors: warnings (dispersion, ...) are for the full check. */
+    if (a->quiet && cfg.log.level < LOG_ERROR)
+        log_set_level(LOG_ERROR);
     if (!a->quiet) {
         printf("# %s: valid\n# resolved configuration (defaults filled in)\n\n", a->config);
         config_print(&cfg, stdout);
     }
-    const struct job_ops *job = job_find(cfg.job.kind);
-    if (job && job->report) {
-        if (!a->quiet)
-            printf("\n# derived\n");
-        if (job->report(&cfg, a->quiet ? NULL : stdout) < 0) {
-            fprintf(stderr, "seislive: %s\n", err_msg());
-            config_free(&cfg);
-            return EXIT_USAGE;
-        }
+    /* The reports write unconditionally: a quiet check gives them a sink rather than
+     * NULL, so each job runs the very same checks in both modes. */
+    FILE *out = stdout;
+    if (a->quiet && !(out = fopen("/dev/null", "w"))) {
+        fprintf(stderr, "seislive: /dev/null: %s\n", strerror(errno));
+        config_free(&cfg);
+        return EXIT_FAILED;
     }
+    if (!a->quiet)
+        printf("\n# derived\n");
+    /* What run would fail on (endpoints, paths, model file and values), then the
+     * job's own derived quantities. */
+    const struct job_ops *job = job_find(cfg.job.kind);
+    if (check_runnable(&cfg, out) < 0 || (job && job->report && job->report(&cfg, out) < 0)) {
+        fprintf(stderr, "seislive: %s\n", err_msg());
+        rc = EXIT_USAGE;
+    }
+    if (out != stdout)
+        fclose(out);
     config_free(&cfg);
-    return EXIT_OK;
+    return rc;
 }
 
 static int cmd_run(const struct args *a, bool model_only)
@@ -174,7 +188,11 @@ static int cmd_run(const struct args *a, bool model_only)
         config_free(&cfg);
         return EXIT_NO_DEVICE;
     }
-    signals_install();
+    if (signals_install() < 0) {
+        log_error("%s", err_msg());
+        config_free(&cfg);
+        return EXIT_FAILED;
+    }
     log_info("%s job \"%s\" starting (config %s)", job->name, cfg.job.name, a->config);
     rc = job->run(&cfg, &dev, a->output);
     if (rc < 0) {
@@ -182,8 +200,19 @@ static int cmd_run(const struct args *a, bool model_only)
         config_free(&cfg);
         return EXIT_FAILED;
     }
-    if (signals_stop_requested())
-        log_info("stopped by signal %d; state saved", signals_last());
+    /* Say what the stop kept: the streaming jobs checkpoint into [output] state_dir at
+     * the stop (stream/pipeline.c), but only when one is set; the model job keeps none. */
+    if (signals_stop_requested()) {
+        const char *sd = cfg.output.state_dir;
+        if (cfg.job.kind == JOB_MODEL)
+            log_info("stopped by signal %d; the model job keeps no state: its output is incomplete",
+                     signals_last());
+        else if (sd && sd[0])
+            log_info("stopped by signal %d; state saved in %s", signals_last(), sd);
+        else
+            log_info("stopped by signal %d; no [output] state_dir: nothing saved, a restart starts afresh",
+                     signals_last());
+    }
     config_free(&cfg);
     return EXIT_OK;
 }

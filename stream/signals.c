@@ -1,8 +1,11 @@
 #include "stream/signals.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+
+#include "stream/error.h"
 
 static atomic_int g_stop;
 static atomic_int g_hup;
@@ -22,19 +25,36 @@ static void on_hup(int signo)
     atomic_store(&g_hup, 1);
 }
 
-void signals_install(void)
+/* sigaction fails only for an invalid signal or handler; were it ever to, the process
+ * would die of SIGTERM without checkpointing, so the caller must hear of it. */
+static int install(int signo, const struct sigaction *sa, const char *name)
+{
+    if (sigaction(signo, sa, NULL) != 0) {
+        int e = errno;
+        return err_set(-e, "cannot install the %s handler: %s", name, strerror(e));
+    }
+    return 0;
+}
+
+int signals_install(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
+    int rc = install(SIGTERM, &sa, "SIGTERM");
+    if (!rc)
+        rc = install(SIGINT, &sa, "SIGINT");
+    if (rc)
+        return rc;
     /* A vanished subscriber or file reader must not kill the appliance. */
-    signal(SIGPIPE, SIG_IGN);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    return install(SIGPIPE, &sa, "SIGPIPE");
 }
 
-void signals_install_hup(void)
+int signals_install_hup(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -42,7 +62,7 @@ void signals_install_hup(void)
     sigemptyset(&sa.sa_mask);
     /* SA_RESTART: a blocking read or poll elsewhere goes on instead of failing EINTR. */
     sa.sa_flags = SA_RESTART;
-    sigaction(SIGHUP, &sa, NULL);
+    return install(SIGHUP, &sa, "SIGHUP");
 }
 
 bool signals_take_hup(void) { return atomic_exchange(&g_hup, 0) != 0; }

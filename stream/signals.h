@@ -11,7 +11,8 @@
 extern "C" {
 #endif
 
-void signals_install(void);
+/* 0, or a negative code with err_msg() when a handler could not be installed. */
+int signals_install(void);
 /* True once SIGTERM or SIGINT arrived (or signals_request_stop was called). */
 bool signals_stop_requested(void);
 void signals_request_stop(void);
@@ -21,8 +22,8 @@ int signals_last(void);
 /* Catch SIGHUP ("reopen the log file") instead of dying of it.  Installed by
  * log_set_file() and by the streaming runtime (a service must survive
  * `systemctl reload`); interactive tools keep the default (a closed terminal ends them).
- * Idempotent. */
-void signals_install_hup(void);
+ * Idempotent.  0, or a negative code with err_msg(). */
+int signals_install_hup(void);
 /* True once per SIGHUP received since the last call (clears the flag). */
 bool signals_take_hup(void);
 

@@ -1,5 +1,5 @@
 /* The demo scripts (issue 12): they run the job on free ports (a config copy with
- * "tcp://127.0.0.1:*" endpoints, not the fixed 47555/47565 pairs of conf/demo*.toml),
+ * "tcp://127.0.0.1:*" endpoints, not the fixed 47555/47565 pairs of tools/demo*.toml),
  * and a job that fails exits the demo non-zero without leaving its partial events file
  * behind as if it were the result.  The failing job is a stand-in `seislive` that
  * writes a truncated events.csv into its [output] dir and exits 3. */

@@ -1,5 +1,5 @@
 /* The second demo (tools/demo-locate.sh, `make demo-locate`): the generator's
- * microseismic stream, located by `seislive run` with conf/demo-locate.toml, gives back
+ * microseismic stream, located by `seislive run` with tools/demo-locate.toml, gives back
  * the events the generator put in (demo-out/micro/events.csv): each found once, at its
  * origin time and place to within the trial grid's resolution, and anything else found
  * much weaker than the real events. */

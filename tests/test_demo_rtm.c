@@ -11,7 +11,7 @@
 
 #include "tests/support.h"
 
-/* demo's image: 81 x 21 x 51 cells of 10 m (conf/demo.toml), x fastest */
+/* demo's image: 81 x 21 x 51 cells of 10 m (tools/demo.toml), x fastest */
 enum { NX = 81, NY = 21, NZ = 51 };
 static const double DZ = 10.0;
 

@@ -1,6 +1,7 @@
 /* seislive-bench — benchmarks that print tables (never tests): stencil, rtm, stack,
  * pipeline.  `seislive-bench NAME [--json] [options]`, `seislive-bench all`.
  * Each benchmark lives in tools/bench_<name>.c and has one line in the table below. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,67 @@ static const struct bench benches[] = {
     {"pipeline", "ingest + H2D + compute overlap vs compute alone; io_uring file ingest vs dd", bench_pipeline},
     {NULL, NULL, NULL},
 };
+
+/* The options of each benchmark, as its parser in tools/bench_NAME.c reads them (kept
+ * here so that `NAME --help` never reaches a parser that would call it unknown). */
+static const struct {
+    const char *name, *options;
+} bench_options[] = {
+    {"stencil",
+     "  --sizes N,N,...        cube edges in points (default 256,512)\n"
+     "  --orders O,O,...       space orders (default 2,4,8,16)\n"
+     "  --steps N              time steps per measurement (default 50)\n"
+     "  --pml N                absorbing-layer width in cells (default 20)\n"
+     "  --kernels LIST         naive and/or tiled (default both)\n"
+     "  --variants LIST        GPU variants PIPE/TILE/DEPTH/CPML, comma-separated\n"
+     "                         (e.g. ring/4x4/2/fused,regs/4x4/2/split)\n"
+     "  --no-cpml-rows         leave out the rows with the CPML faces\n"},
+    {"rtm",
+     "  --n NX NY NZ           model size in points (default 400 400 200)\n"
+     "  --d M                  grid spacing in m (default 12.5)\n"
+     "  --pml N                absorbing-layer width in cells (default 20)\n"
+     "  --steps N              time steps (default 3000)\n"
+     "  --rx N                 receivers (default 200)\n"
+     "  --order O              space order (default 8)\n"
+     "  --image-every N        imaging step interval (default 1)\n"
+     "  --repeat N             runs per strategy, the median is shown (default 1)\n"
+     "  --strategies LIST      default boundary,random,checkpoint,checkpoint-uniform,full\n"
+     "  --kernel K             auto, naive or tiled (default auto)\n"
+     "  --device SPEC          auto, cpu or cuda:N (default auto)\n"
+     "  --verbose              per-run details\n"},
+    {"stack",
+     "  --grids N,N,...        trial-grid edges in points (default 32,64,96,128,160)\n"
+     "  --stations N           stations (default 2048)\n"
+     "  --fs HZ                sampling rate (default 500)\n"
+     "  --block S              block length in s (default 1)\n"
+     "  --cpu-grid N           trial-grid edge of the CPU row (default 16)\n"
+     "  --kernels LIST         staged, staged-db and/or direct (default all three)\n"
+     "  --device SPEC          auto, cpu or cuda:N (default auto)\n"},
+    {"pipeline",
+     "  --units N              units pushed through the pipeline (default 32)\n"
+     "  --mib M                MiB per unit (default 64)\n"
+     "  --compute-ms MS        simulated compute per unit (default 20)\n"
+     "  --file PATH            file for the io_uring ingest row (default: none)\n"
+     "  --file-mib M           MiB read from it (default 2048)\n"},
+};
+
+/* -h or --help anywhere among a benchmark's arguments. */
+static bool wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return true;
+    return false;
+}
+
+static void bench_usage(const struct bench *b)
+{
+    printf("usage: seislive-bench %s [--json] [options]\n\n%s\n\noptions:\n"
+           "  --json                 JSON instead of a Markdown table\n", b->name, b->doc);
+    for (size_t i = 0; i < sizeof bench_options / sizeof *bench_options; i++)
+        if (!strcmp(bench_options[i].name, b->name))
+            fputs(bench_options[i].options, stdout);
+}
 
 static void usage(FILE *f)
 {
@@ -38,8 +100,13 @@ int main(int argc, char **argv)
         return rc;
     }
     for (const struct bench *b = benches; b->name; b++)
-        if (strcmp(argv[1], b->name) == 0)
+        if (strcmp(argv[1], b->name) == 0) {
+            if (wants_help(argc - 1, argv + 1)) {
+                bench_usage(b);
+                return 0;
+            }
             return b->run(argc - 1, argv + 1) == 0 ? 0 : 1;
+        }
     fprintf(stderr, "seislive-bench: unknown benchmark '%s'\n", argv[1]);
     usage(stderr);
     return 2;

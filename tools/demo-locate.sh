@@ -4,14 +4,14 @@
 #
 #   1. seislive-gen micro writes a 6 x 6 surface array of three-component receivers and
 #      the true events into demo-out/micro (stations.txt, events.csv);
-#   2. seislive run -c conf/demo-locate.toml starts the locate job (GPU when there is one);
+#   2. seislive run -c tools/demo-locate.toml starts the locate job (GPU when there is one);
 #   3. seislive-sub prints the events as they are published;
 #   4. seislive-gen micro streams the same recording (same seed) as trace blocks, twenty
 #      times faster than real time, then ends the stream;
 #   5. the events found (demo-out/locate/events.csv) are compared with the true ones.
 # Usage: tools/demo-locate.sh [BUILD_DIR]
 #   SEISLIVE_DEMO_OUT: output folder (default demo-out).  The job listens on free ports
-#   (a copy of conf/demo-locate.toml with "tcp://127.0.0.1:*" endpoints); its events
+#   (a copy of tools/demo-locate.toml with "tcp://127.0.0.1:*" endpoints); its events
 #   appear in OUT/locate only when it succeeded: a failed run exits 1 and leaves none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,10 +49,10 @@ step "generating the array and the true events into $OUT/micro"
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 CFG=$(mktemp "${TMPDIR:-/tmp}/seislive-demo-locate.XXXXXX.toml")
-demo_config conf/demo-locate.toml "$CFG" "$OUT" locate
+demo_config tools/demo-locate.toml "$CFG" "$OUT" locate
 mkdir -p "$OUT/locate.partial"
 
-step "starting: seislive run -c conf/demo-locate.toml, on free ports (log: $OUT/seislive-locate.log)"
+step "starting: seislive run -c tools/demo-locate.toml, on free ports (log: $OUT/seislive-locate.log)"
 "$B/seislive" run -c "$CFG" >"$OUT/seislive-locate.log" 2>&1 &
 run_pid=$!
 pids+=("$run_pid")

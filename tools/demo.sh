@@ -3,14 +3,14 @@
 #
 #   1. seislive-gen shots models a survey over the demo model (reflectors at 150 m and
 #      380 m, a dipping interface, a salt-like dome) with seislive's own propagator;
-#   2. seislive run -c conf/demo.toml starts the rtm job (GPU when there is one);
+#   2. seislive run -c tools/demo.toml starts the rtm job (GPU when there is one);
 #   3. seislive-sub subscribes and writes every image it receives;
 #   4. seislive-gen streams the shots to the running job, then ends the stream;
 #   5. the final image is in demo-out/image: image_final.segy, .f32 + .json, and PNG
 #      slices image_final_{x,y,z}.png.
 # Usage: tools/demo.sh [BUILD_DIR]   (default build/release; `make demo` passes its own)
 #   SEISLIVE_DEMO_OUT: output folder (default demo-out).  The job listens on free ports
-#   (a copy of conf/demo.toml with "tcp://127.0.0.1:*" endpoints); the image appears in
+#   (a copy of tools/demo.toml with "tcp://127.0.0.1:*" endpoints); the image appears in
 #   OUT/image only when the job and the subscriber succeeded: else exit 1, no image.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,14 +41,14 @@ rm -rf "$OUT/survey" "$OUT/rtm" "$OUT/rtm.partial" "$OUT/image" "$OUT/image.part
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 CFG=$(mktemp "${TMPDIR:-/tmp}/seislive-demo.XXXXXX.toml")
-demo_config conf/demo.toml "$CFG" "$OUT" rtm
+demo_config tools/demo.toml "$CFG" "$OUT" rtm
 mkdir -p "$OUT/rtm.partial"
 
 step "generating the survey (4 shots, 41 receivers, 81 x 21 x 51 cells of 10 m) into $OUT/survey"
 "$B/seislive-gen" shots -o "$OUT/survey" --n 81,21,51 --d 10 --shots 4 --receivers 41 \
     --t-max 0.5 --dt 0.002 --f-peak 12 --direct subtract
 
-step "starting: seislive run -c conf/demo.toml, on free ports (log: $OUT/seislive.log)"
+step "starting: seislive run -c tools/demo.toml, on free ports (log: $OUT/seislive.log)"
 "$B/seislive" run -c "$CFG" >"$OUT/seislive.log" 2>&1 &
 run_pid=$!
 pids+=("$run_pid")

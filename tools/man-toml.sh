@@ -124,8 +124,12 @@ cat <<'TAIL'
 .I conf/seislive.example.toml
 every key at its default, with its documentation (generated)
 .TP
-.I conf/demo.toml, conf/demo-locate.toml
-the configurations of the two built-in demos
+.I conf/model.example.toml
+a self-contained forward-modeling (model job) configuration
+.TP
+.I tools/demo.toml, tools/demo-locate.toml
+the configurations of the two built-in demos (their input files are made by the demo
+scripts, so they pass check only once the demo has run)
 .TP
 .I docs/CONFIG.md
 the same reference as this page, in Markdown
