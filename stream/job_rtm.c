@@ -15,6 +15,7 @@
 #include "stream/log.h"
 #include "stream/job_rtm_report.h"
 #include "stream/pipeline.h"
+#include "stream/signals.h"
 #include "stream/state.h"
 
 struct shot_ctx {
@@ -265,6 +266,13 @@ static int rtm_migrate(void *ctx, const struct shot *shot, struct image_stack *s
     return rc;
 }
 
+/* The engine's stop request: SIGTERM / SIGINT (kernels/ knows nothing of signals). */
+static bool stop_flag(void *user)
+{
+    (void)user;
+    return signals_stop_requested();
+}
+
 static int rtm_run(const struct sl_config *cfg, const struct sl_device *dev, const char *output)
 {
     (void)output;
@@ -285,6 +293,7 @@ static int rtm_run(const struct sl_config *cfg, const struct sl_device *dev, con
     model_free(&m);
     if (rc)
         return rc;
+    rtm_engine_set_cancel(e, stop_flag, NULL);
     j.ctx = e;
     rc = shot_job_run(cfg, dev, &j, NULL);
     rtm_engine_destroy(e);
