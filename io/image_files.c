@@ -62,6 +62,14 @@ int image_files_write(const char *dir, const char *name, const struct image_meta
                           "d", m->d[0], m->d[1], m->d[2], "o", m->o[0], m->o[1], m->o[2], "units",
                           (json_int_t)m->units, "final", m->final, "job", m->job ? m->job : "",
                           "layout", "x fastest, then y, z slowest; little-endian");
+    /* The SEG-Y copy's depth sample interval is in a unit that depends on dz (its field
+     * has 16 bits): say which, so a reader need not parse the textual header. */
+    int iv;
+    const char *unit;
+    double unit_m;
+    if (o && segy_depth_interval(m->d[2], &iv, &unit, &unit_m) == 0)
+        json_object_set_new(o, "segy_depth_interval",
+                            json_pack("{s:i, s:s, s:f}", "value", iv, "unit", unit, "unit_m", unit_m));
     char *js = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
     json_decref(o);
     snprintf(path, sizeof path, "%s/%s.json", dir, name);
@@ -77,15 +85,21 @@ int image_files_write_segy(const char *dir, const char *name, const struct image
         return err_set(-errno, "%s: mkdir: %s", dir, strerror(errno));
     char path[4096], text[400];
     snprintf(path, sizeof path, "%s/%s.segy", dir, name);
+    /* dz in mm overflowed the 16-bit field above 65.535 m: a unit that holds it */
+    int interval;
+    const char *unit;
+    double unit_m;
+    int rc = segy_depth_interval(m->d[2], &interval, &unit, &unit_m);
+    if (rc)
+        return err_prefix(rc, "%s", path);
     snprintf(text, sizeof text,
-             "seislive %s image, %lld units%s\nsamples: depth, interval in mm\n"
+             "seislive %s image, %lld units%s\nsamples: depth, interval in %s (%d x %g m)\n"
              "grid %d x %d x %d, spacing %g %g %g m, origin %g %g %g m",
-             m->job ? m->job : "", (long long)m->units, m->final ? " (final)" : "", m->n[0],
-             m->n[1], m->n[2], m->d[0], m->d[1], m->d[2], m->o[0], m->o[1], m->o[2]);
+             m->job ? m->job : "", (long long)m->units, m->final ? " (final)" : "", unit, interval, unit_m,
+             m->n[0], m->n[1], m->n[2], m->d[0], m->d[1], m->d[2], m->o[0], m->o[1], m->o[2]);
     int nx = m->n[0], ny = m->n[1], nz = m->n[2];
     struct segy_writer *w;
-    int interval = (int)(m->d[2] * 1000.0 + 0.5);
-    int rc = segy_writer_open(path, nz, interval > 0 ? interval : 1, -100, text, &w);
+    rc = segy_writer_open(path, nz, interval, -100, text, &w);
     if (rc)
         return rc;
     float *tr = malloc((size_t)nz * sizeof(float));

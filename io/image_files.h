@@ -23,8 +23,10 @@ struct image_meta {
 int image_files_write(const char *dir, const char *name, const struct image_meta *m,
                       const float *v);
 /* Write DIR/NAME.segy: one trace per (x, y) column, x fastest among traces, depth
- * samples (sample interval = dz in mm), inline = iy + 1, crossline = ix + 1, CDP x/y
- * the column's position (io/segy_write.h).  0 or -errno. */
+ * samples (sample interval = dz in mm, or in the unit segy_depth_interval picks when
+ * mm do not hold it: named in the textual header's second line and in NAME.json's
+ * "segy_depth_interval"), inline = iy + 1, crossline = ix + 1, CDP x/y the column's
+ * position (io/segy_write.h).  0 or -errno (a grid SEG-Y cannot hold: -EINVAL). */
 int image_files_write_segy(const char *dir, const char *name, const struct image_meta *m,
                            const float *v);
 /* Read NAME.f32 back (tests, tools): *V malloc'd with n[0]*n[1]*n[2] floats read from

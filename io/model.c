@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "stream/error.h"
 
@@ -44,10 +45,23 @@ static int convert(const struct model_conf *mc, const char *file, float raw, lon
 
 static uint32_t bswap32(uint32_t x) { return __builtin_bswap32(x); }
 
+/* Cells of the grid; every product in size_t (n[0] * n[1] alone exceeds int). */
+static size_t cells_of(const struct sl_model *m) { return (size_t)m->n[0] * (size_t)m->n[1] * (size_t)m->n[2]; }
+
+/* The volume, once the source's header matched the grid. */
+static int alloc_volume(struct sl_model *m)
+{
+    size_t nn = cells_of(m);
+    m->v = malloc(nn * sizeof *m->v);
+    if (!m->v)
+        return err_set(-ENOMEM, "model: out of memory for %zu points", nn);
+    return 0;
+}
+
 static int load_raw(const struct model_conf *mc, struct sl_model *m)
 {
     const char *file = mc->file;
-    size_t nn = (size_t)m->n[0] * m->n[1] * m->n[2];
+    size_t nn = cells_of(m);
     struct stat st;
     if (stat(file, &st) < 0)
         return err_set(-errno, "%s: %s", file, strerror(errno));
@@ -59,6 +73,11 @@ static int load_raw(const struct model_conf *mc, struct sl_model *m)
     FILE *f = fopen(file, "rb");
     if (!f)
         return err_set(-errno, "%s: %s", file, strerror(errno));
+    int arc = alloc_volume(m);
+    if (arc < 0) {
+        fclose(f);
+        return arc;
+    }
     uint32_t *raw = malloc(nn * 4);
     if (!raw) {
         fclose(f);
@@ -126,11 +145,14 @@ static int load_segy(const struct model_conf *mc, struct sl_model *m)
         rc = err_set(-EINVAL, "%s: the file size is not a whole number of %d-sample traces", file, ns);
         goto done;
     }
-    if (ntr != m->n[0] * m->n[1]) {
-        rc = err_set(-EINVAL, "%s: %d traces, but [model] n = [%d, %d, %d] needs nx*ny = %d", file,
-                     ntr, m->n[0], m->n[1], m->n[2], m->n[0] * m->n[1]);
+    size_t nxy = (size_t)m->n[0] * (size_t)m->n[1];
+    if (ntr < 0 || (size_t)ntr != nxy) {
+        rc = err_set(-EINVAL, "%s: %d traces, but [model] n = [%d, %d, %d] needs nx*ny = %zu", file,
+                     ntr, m->n[0], m->n[1], m->n[2], nxy);
         goto done;
     }
+    if ((rc = alloc_volume(m)) < 0)
+        goto done;
     float *tr = malloc((size_t)ns * 4);
     if (!tr) {
         rc = err_set(-ENOMEM, "%s: out of memory", file);
@@ -164,14 +186,22 @@ int model_load(const struct sl_config *cfg, struct sl_model *m)
         m->d[a] = mc->d[a];
         m->o[a] = mc->o[a];
     }
-    size_t nn = (size_t)m->n[0] * m->n[1] * m->n[2];
-    m->v = malloc(nn * sizeof *m->v);
-    if (!m->v)
-        return err_set(-ENOMEM, "model: out of memory for %zu points", nn);
+    /* Bounded before anything is allocated or read: the volume (and the engines' copies
+     * of it) must fit the machine's memory.  n is at most 65536 per axis, so the product
+     * (2^48 at most) cannot overflow size_t. */
+    size_t nn = cells_of(m);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && nn > (size_t)pages * (size_t)page / sizeof *m->v)
+        return err_set(-EINVAL, "%s: [model] n = [%d, %d, %d]: %zu cells (%.1f GiB of float32) exceed this "
+                       "machine's memory (%.1f GiB)", cfg->path ? cfg->path : "config", m->n[0], m->n[1],
+                       m->n[2], nn, (double)nn * 4 / 1073741824.0,
+                       (double)pages * (double)page / 1073741824.0);
     const bool em = mc->quantity == QTY_PERMITTIVITY;
     int rc = 0;
     switch (mc->type) {
     case MODEL_CONSTANT: {
+        if ((rc = alloc_volume(m)) < 0)
+            break;
         float v = em ? (float)model_em_velocity(mc->permittivity, mc->permeability) : (float)mc->velocity;
         for (size_t i = 0; i < nn; i++)
             m->v[i] = v;
@@ -183,6 +213,8 @@ int model_load(const struct sl_config *cfg, struct sl_model *m)
                          cfg->path ? cfg->path : "config", mc->n_layer_velocities, mc->n_layer_depths);
             break;
         }
+        if ((rc = alloc_volume(m)) < 0)
+            break;
         for (int k = 0; k < m->n[2]; k++) {
             double z = m->o[2] + k * m->d[2];
             size_t l = 0;
@@ -190,8 +222,9 @@ int model_load(const struct sl_config *cfg, struct sl_model *m)
                 l++;
             double q = mc->layer_velocities[l];
             float v = em ? (float)model_em_velocity(q, mc->permeability) : (float)q;
-            for (size_t e = 0; e < (size_t)m->n[0] * m->n[1]; e++)
-                m->v[(size_t)k * m->n[0] * m->n[1] + e] = v;
+            size_t nxy = (size_t)m->n[0] * (size_t)m->n[1];
+            for (size_t e = 0; e < nxy; e++)
+                m->v[(size_t)k * nxy + e] = v;
         }
         break;
     case MODEL_RAW:

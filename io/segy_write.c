@@ -26,6 +26,29 @@ static int32_t scaled(double v, int s)
     return (int32_t)lround(q);
 }
 
+int segy_depth_interval(double dz, int *interval, const char **unit, double *unit_m)
+{
+    static const struct {
+        const char *name;
+        double m;
+    } units[] = {{"um", 1e-6}, {"mm", 1e-3}, {"cm", 1e-2}, {"dm", 1e-1}, {"m", 1.0},
+                 {"dam", 10.0}, {"hm", 100.0}, {"km", 1000.0}};
+    /* A whole number of mm stays in mm (what every reader of these files has seen so
+     * far); otherwise the finest unit that fits, for the least rounding. */
+    double mm = dz / 1e-3;
+    int first = mm >= 1 && mm < 65535.5 && fabs(mm - (double)lround(mm)) <= 1e-6 * mm ? 1 : 0;
+    for (int i = first; i < (int)(sizeof units / sizeof units[0]); i++) {
+        double q = dz / units[i].m;
+        if (q >= 1 && q < 65535.5) {
+            *interval = (int)lround(q);
+            *unit = units[i].name;
+            *unit_m = units[i].m;
+            return 0;
+        }
+    }
+    return err_set(-EINVAL, "depth interval %g m: no unit from 1 um to 1 km holds it in SEG-Y's 1..65535", dz);
+}
+
 int segy_writer_open(const char *path, int ns, int interval, int scalar, const char *text,
                      struct segy_writer **out)
 {

@@ -40,6 +40,14 @@ struct segy_trace_info {
 int segy_writer_open(const char *path, int ns, int interval, int scalar, const char *text,
                      struct segy_writer **out);
 
+/* The sample interval of depth data: SEG-Y's 16-bit field (1..65535) holds DZ (m) in
+ * millimetres when it fits, as always; below 1 mm in micrometres; above 65.535 m in
+ * the finest of cm, dm, m, dam, hm, km that fits.  *INTERVAL gets the rounded value,
+ * *UNIT its name ("mm", ...), *UNIT_M the unit in metres: writers state them in the
+ * textual header (and the image's JSON sidecar), since the binary header cannot.
+ * -EINVAL (with the reason) for a DZ no unit holds. */
+int segy_depth_interval(double dz, int *interval, const char **unit, double *unit_m);
+
 /* Append one trace: header from INFO, SAMPLES (NS floats, host order). */
 int segy_writer_trace(struct segy_writer *w, const struct segy_trace_info *info,
                       const float *samples);

@@ -1,8 +1,20 @@
 /* laplacian_filter — CPU reference; see laplacian_filter.h. */
 #include "kernels/laplacian_filter.h"
 
-#include <stdbool.h>
 #include <stddef.h>
+
+/* The second difference along one axis at position P of N, stride S: mirrored at the
+ * faces (the neighbour outside is the one inside), nothing along an axis of one cell.
+ * Identical arithmetic in laplacian_filter.cu. */
+static inline float d2(const float *in, size_t i, int p, int n, size_t s)
+{
+    if (n < 2)
+        return 0.0f;
+    const float *c = in + i;
+    float lo = p > 0 ? c[-(ptrdiff_t)s] : c[s];
+    float hi = p < n - 1 ? c[s] : c[-(ptrdiff_t)s];
+    return lo - 2.0f * c[0] + hi;
+}
 
 void laplacian_filter_cpu(const int n[3], const double d[3], const float *in, float *out)
 {
@@ -17,17 +29,9 @@ void laplacian_filter_cpu(const int n[3], const double d[3], const float *in, fl
     for (int z = 0; z < nz; z++)
         for (int y = 0; y < ny; y++) {
             size_t row = (size_t)z * sz + (size_t)y * sy;
-            bool edge = z == 0 || z == nz - 1 || y == 0 || y == ny - 1;
             for (int x = 0; x < nx; x++) {
                 size_t i = row + (size_t)x;
-                if (edge || x == 0 || x == nx - 1) {
-                    out[i] = 0.0f;
-                    continue;
-                }
-                float c = in[i];
-                float lap = cx * (in[i - 1] - 2.0f * c + in[i + 1]) +
-                            cy * (in[i - sy] - 2.0f * c + in[i + sy]) +
-                            cz * (in[i - sz] - 2.0f * c + in[i + sz]);
+                float lap = cx * d2(in, i, x, nx, 1) + cy * d2(in, i, y, ny, sy) + cz * d2(in, i, z, nz, sz);
                 out[i] = -lap;
             }
         }

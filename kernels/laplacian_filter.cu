@@ -1,7 +1,21 @@
-/* laplacian_filter — CUDA twin of laplacian_filter.c (same arithmetic, same edges). */
+/* laplacian_filter — CUDA twin of laplacian_filter.c (same arithmetic, same faces). */
 #include "kernels/laplacian_filter.h"
 
+#include <stddef.h>
+
 #include "kernels/cuda_check.h"
+
+/* The second difference along one axis at position P of N, stride S: mirrored at the
+ * faces, nothing along an axis of one cell (as d2 in laplacian_filter.c). */
+__device__ __forceinline__ float d2(const float *__restrict__ in, size_t i, int p, int n, size_t s)
+{
+    if (n < 2)
+        return 0.0f;
+    const float *c = in + i;
+    float lo = p > 0 ? c[-(ptrdiff_t)s] : c[s];
+    float hi = p < n - 1 ? c[s] : c[-(ptrdiff_t)s];
+    return lo - 2.0f * c[0] + hi;
+}
 
 __global__ void laplacian_filter_kernel(int nx, int ny, int nz, float cx, float cy, float cz,
                                         const float *__restrict__ in, float *__restrict__ out)
@@ -13,13 +27,7 @@ __global__ void laplacian_filter_kernel(int nx, int ny, int nz, float cx, float 
         return;
     size_t sy = (size_t)nx, sz = (size_t)nx * ny;
     size_t i = (size_t)z * sz + (size_t)y * sy + x;
-    if (x == 0 || x == nx - 1 || y == 0 || y == ny - 1 || z == 0 || z == nz - 1) {
-        out[i] = 0.0f;
-        return;
-    }
-    float c = in[i];
-    float lap = cx * (in[i - 1] - 2.0f * c + in[i + 1]) + cy * (in[i - sy] - 2.0f * c + in[i + sy]) +
-                cz * (in[i - sz] - 2.0f * c + in[i + sz]);
+    float lap = cx * d2(in, i, x, nx, 1) + cy * d2(in, i, y, ny, sy) + cz * d2(in, i, z, nz, sz);
     out[i] = -lap;
 }
 

@@ -6,8 +6,10 @@
  *
  * out = -h^2 lap(in), second-order stencil with the separate spacings d, and
  * h = min(d) so the output keeps the input's scale.  The sign makes a positive
- * reflector stay positive (the Laplacian of a peak is negative).  Cells on the grid's
- * faces, where the stencil is incomplete, are set to 0.
+ * reflector stay positive (the Laplacian of a peak is negative).  On the grid's faces
+ * the stencil is mirrored (the missing neighbour is the one on the other side), and an
+ * axis of one cell contributes nothing: a 2D-like model one or two cells thick keeps
+ * its image (zeroing the faces emptied it).  Inside, the plain 7-point stencil.
  *
  * CPU reference here; CUDA twin laplacian_filter_cuda on device pointers. */
 #ifndef SEISLIVE_LAPLACIAN_FILTER_H

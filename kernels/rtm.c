@@ -3,12 +3,14 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "io/model.h"
 #include "kernels/imaging.h"
@@ -21,13 +23,12 @@
 #include "kernels/wave.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
-#include "stream/signals.h"
 
 #define LOG_COMPONENT "rtm"
 #include "stream/log.h"
 
-/* How often the long loops look at the stop flag. */
-#define STOP_POLL 64
+/* How often the long loops ask for a stop request (propagator steps). */
+#define STOP_POLL RTM_STOP_POLL
 
 struct rtm_engine {
     struct sl_device dev;
@@ -48,8 +49,30 @@ struct rtm_engine {
     double wfile_dt;
     /* [rtm] */
     struct rtm_conf rtm;
+    double t_max;       /* s, [propagator] t_max: the longest record migrated */
     int forced, forced_schedule;
+    rtm_cancel_fn cancel;
+    void *cancel_user;
+    rtm_mem_probe_fn probe;
+    void *probe_user;
 };
+
+void rtm_engine_set_cancel(struct rtm_engine *e, rtm_cancel_fn fn, void *user)
+{
+    e->cancel = fn;
+    e->cancel_user = user;
+}
+
+void rtm_engine_set_mem_probe(struct rtm_engine *e, rtm_mem_probe_fn fn, void *user)
+{
+    e->probe = fn;
+    e->probe_user = user;
+}
+
+static bool stop_requested(const struct rtm_engine *e)
+{
+    return e->cancel && e->cancel(e->cancel_user);
+}
 
 const char *rtm_strategy_name(int strategy)
 {
@@ -124,6 +147,7 @@ int rtm_engine_create(const struct sl_config *cfg, const struct sl_device *dev,
     e->kernel = p->kernel;
     e->f_peak = p->f_peak;
     e->rtm = cfg->rtm;
+    e->t_max = p->t_max;
     e->forced = STRAT_AUTO;
     e->forced_schedule = -1;
     double fmax = wavelet_ricker_fmax(e->f_peak);
@@ -197,7 +221,18 @@ int rtm_engine_steps(const struct rtm_engine *e, const struct shot *shot, int *n
     if (shot->ns < 2 || !(shot->dt > 0))
         return err_set(-EINVAL, "shot %" PRId64 ": %d samples at dt %g s", shot->id, shot->ns, shot->dt);
     double T = (shot->ns - 1) * shot->dt;
-    *nt = (int)floor(T / e->dt + 1e-6);
+    /* Bounded before anything is sized from it: a header's dt of 100 s asked for
+     * millions of steps and resampled samples per trace.  The slack covers a record
+     * of t_max written at a rounded sample interval. */
+    if (!(T <= e->t_max * (1 + 1e-6) + 1e-6))
+        return err_set(-EINVAL, "shot %" PRId64 ": record of %g s (%d samples at dt %g s) is longer than "
+                       "[propagator] t_max = %g s, the record length the migration is planned for",
+                       shot->id, T, shot->ns, shot->dt, e->t_max);
+    double steps = floor(T / e->dt + 1e-6);
+    if (!(steps < (double)(INT_MAX / 2)))
+        return err_set(-EINVAL, "shot %" PRId64 ": record of %g s is %.3g steps of %g s (at most %d)", shot->id,
+                       T, steps, e->dt, INT_MAX / 2);
+    *nt = (int)steps;
     *dt = e->dt;
     if (*nt < 2)
         return err_set(-EINVAL, "shot %" PRId64 ": record of %g s is shorter than 2 steps of %g s", shot->id,
@@ -253,8 +288,9 @@ struct mig {
     size_t cells;
     long fwd, bwd;
     size_t mem;              /* bytes allocated for this shot */
-    size_t dev_free0;        /* CUDA: free bytes before the shot; dev_peak: most used since */
-    size_t dev_peak;
+    bool measure;            /* device memory measured (CUDA, or the engine's test probe) */
+    size_t dev_free0;        /* free bytes before the shot, and the lowest seen since */
+    size_t dev_free_min;
     void *s_u, *s_q;         /* CUDA, boundary/random: the two wavefields' streams, and */
     void *ev_u, *ev_q;       /* events: u(n) ready / imaging at n done */
     rtm_source_cb cb;        /* diagnostics: hand u(n) to the caller instead of only imaging */
@@ -276,12 +312,29 @@ static struct imaging_box box_of(struct wave_sim *s)
     return b;
 }
 
-/* CUDA: device memory in use now relative to the start of the shot. */
+static int free_now(const struct mig *m, size_t *fr)
+{
+    if (m->e->probe)
+        return m->e->probe(m->e->probe_user, fr);
+    size_t tot;
+    return rtm_dev_mem(m->dev, fr, &tot);
+}
+
+/* The low-water mark of free device memory, looked at after every allocation (memory
+ * only grows there).  The baseline must be read before the first allocation and only
+ * once the device kind is known: read before m.gpu was set, it never was, and the
+ * "peak" reported was always 0. */
+static void mem_begin(struct mig *m)
+{
+    m->measure = (m->gpu || m->e->probe) && free_now(m, &m->dev_free0) == 0;
+    m->dev_free_min = m->dev_free0;
+}
+
 static void note_peak(struct mig *m)
 {
-    size_t fr, tot;
-    if (m->gpu && rtm_dev_mem(m->dev, &fr, &tot) == 0 && m->dev_free0 > fr && m->dev_free0 - fr > m->dev_peak)
-        m->dev_peak = m->dev_free0 - fr;
+    size_t fr;
+    if (m->measure && free_now(m, &fr) == 0 && fr < m->dev_free_min)
+        m->dev_free_min = fr;
 }
 
 static int alloc(struct mig *m, size_t bytes, void *out)
@@ -337,7 +390,7 @@ static int fwd_step(struct mig *m)
     if (rc == 0)
         rc = wave_inject(m->u, m->src, m->wav + it, 1, 1.0f, inj_flags(m));
     m->fwd++;
-    if (rc == 0 && m->fwd % STOP_POLL == 0 && signals_stop_requested())
+    if (rc == 0 && m->fwd % STOP_POLL == 0 && stop_requested(m->e))
         rc = err_set(-ECANCELED, "stop requested");
     return rc;
 }
@@ -360,15 +413,17 @@ static int visit(struct mig *m, int n, const struct imaging_box *bu, const float
         float *tmp = NULL;
         rtm_dev_sync(m->dev);
         rc = rtm_dev_alloc(m->dev, m->cells * sizeof(float), (void **)&tmp);
-        if (rc == 0)
+        if (rc == 0) {
+            note_peak(m);
             rc = extract(m, bu, u, tmp);
+        }
         if (rc == 0)
             rc = rtm_dev_get(m->dev, m->cb_host, tmp, m->cells * sizeof(float));
         rtm_dev_free(m->dev, tmp);
         if (rc == 0)
             rc = m->cb(n, m->cb_host, m->cells, m->cb_ctx);
     }
-    if (rc == 0 && n % STOP_POLL == 0 && signals_stop_requested())
+    if (rc == 0 && n % STOP_POLL == 0 && stop_requested(m->e))
         rc = err_set(-ECANCELED, "stop requested");
     return rc;
 }
@@ -517,12 +572,15 @@ static int run_checkpoint(struct mig *m, int snaps, int schedule)
     return rc;
 }
 
-/* Traces of the kept receivers resampled to the propagator dt: NT + 1 samples each. */
-static int resample_traces(const struct shot *shot, const int *keep, int nkeep, int nt, double dt,
-                           float *out)
+/* Traces of the kept receivers resampled to the propagator dt: NT + 1 samples each.
+ * A stop request is honoured between traces (-ECANCELED). */
+static int resample_traces(const struct rtm_engine *e, const struct shot *shot, const int *keep, int nkeep,
+                           int nt, double dt, float *out)
 {
     bool same = fabs(shot->dt - dt) <= 1e-9 * dt;
     for (int r = 0; r < nkeep; r++) {
+        if (stop_requested(e))
+            return err_set(-ECANCELED, "stop requested");
         const float *in = shot->data + (size_t)keep[r] * (size_t)shot->ns;
         float *o = out + (size_t)r * ((size_t)nt + 1);
         if (same) {
@@ -593,13 +651,10 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
     memset(&m, 0, sizeof m);
     m.cb = cb;
     m.cb_ctx = cb_ctx;
-    if (m.gpu) {
-        size_t tot;
-        rtm_dev_mem(&e->dev, &m.dev_free0, &tot);
-    }
     m.e = e;
     m.dev = &e->dev;
     m.gpu = e->dev.kind == SL_DEVICE_CUDA;
+    mem_begin(&m);
     m.k = e->rtm.image_every > 0 ? e->rtm.image_every : 1;
     m.cond = e->rtm.imaging;
     double dt = e->dt;
@@ -636,6 +691,22 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
         rc = err_set(-EINVAL, "shot %" PRId64 ": no receiver inside the model", shot->id);
         goto out;
     }
+    /* The resampled traces live on the host first: bounded by its memory before the
+     * allocation (nkeep x (nt + 1) follows from the header, t_max bounds nt). */
+    {
+        double tb = (double)nkeep * ((double)m.nt + 1) * sizeof(float);
+        long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && page > 0 && tb > 0.5 * (double)pages * (double)page) {
+            rc = err_set(-ENOMEM, "shot %" PRId64 ": %d traces x %d steps = %.1f MiB of resampled traces, more "
+                         "than half the free host memory (%.1f MiB)", shot->id, nkeep, m.nt + 1, tb / 1048576.0,
+                         (double)pages * (double)page / 1048576.0);
+            goto out;
+        }
+    }
+    if (stop_requested(e)) {
+        rc = err_set(-ECANCELED, "stop requested");
+        goto out;
+    }
     subvolume_cut(e->n, e->v, &sv, vsub);
     double ts = t0;
     stage_done(shot->id, "receivers and sub-volume cut", &ts);
@@ -668,6 +739,17 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
                  "random %.1f)",
                  shot->id, rtm_strategy_name(strategy), why, mem.need[STRAT_FULL] * mib,
                  mem.need[STRAT_BOUNDARY] * mib, mem.need[STRAT_CHECKPOINT] * mib, mem.need[STRAT_RANDOM] * mib);
+    } else if (strategy >= STRAT_FULL && strategy <= STRAT_RANDOM && !cb) {
+        /* A configured strategy is held to the same budget auto uses, before anything
+         * is allocated (the diagnostics' forced runs are tests on small grids). */
+        size_t budget = budget_bytes(e);
+        if (budget > 0 && mem.need[strategy] > budget) {
+            rc = err_set(-ENOMEM, "shot %" PRId64 ": strategy %s needs %.1f MiB, more than the %.1f MiB budget "
+                         "([rtm] memory_budget, or 90 %% of the free memory); strategy = \"auto\" picks one "
+                         "that fits", shot->id, rtm_strategy_name(strategy), mem.need[strategy] * mib,
+                         budget * mib);
+            goto out;
+        }
     }
 
     /* Simulations, points, traces, accumulators. */
@@ -731,8 +813,8 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
         (rc = rtm_dev_put(&e->dev, m.wav, host, nt1 * sizeof(float))) < 0)
         goto out;
     stage_done(shot->id, "points and wavelet", &ts);
-    if (!direct)
-        resample_traces(shot, keep, nkeep, m.nt, dt, host);
+    if (!direct && (rc = resample_traces(e, shot, keep, nkeep, m.nt, dt, host)) < 0)
+        goto out;
     if ((rc = alloc(&m, (size_t)nkeep * nt1 * sizeof(float), &m.dat)) < 0 ||
         (rc = rtm_dev_put(&e->dev, m.dat, direct ? shot->data : host, (size_t)nkeep * nt1 * sizeof(float))) < 0)
         goto out;
@@ -796,6 +878,10 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
     }
 
     /* The shot image, in place over the correlation. */
+    if (stop_requested(e)) {
+        rc = err_set(-ECANCELED, "stop requested");
+        goto out;
+    }
 #ifdef SEISLIVE_CUDA
     if (m.gpu) {
         float *scratch = NULL;
@@ -815,12 +901,15 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
         goto out;
 
     double secs = now_s() - t0;
+    char peak[48] = "n/a";
+    if (m.measure)
+        snprintf(peak, sizeof peak, "%.1f MiB", (double)(m.dev_free0 - m.dev_free_min) * mib);
     log_info("shot %" PRId64 ": %s%s, sub-volume %d x %d x %d at (%d, %d, %d), %d steps of %.3g ms, %d "
-             "receivers, %ld + %ld steps, %.1f MiB, %.2f s",
+             "receivers, %ld + %ld steps, %.1f MiB allocated, device peak %s, %.2f s",
              shot->id, rtm_strategy_name(strategy),
              strategy == STRAT_CHECKPOINT ? (schedule == CKPT_UNIFORM ? " (uniform)" : " (binomial)") : "", sv.n[0],
              sv.n[1], sv.n[2], sv.off[0], sv.off[1], sv.off[2], m.nt, dt * 1e3, nkeep, m.fwd, m.bwd, m.mem * mib,
-             secs);
+             peak, secs);
     if (stats) {
         memset(stats, 0, sizeof *stats);
         stats->shot_id = shot->id;
@@ -833,7 +922,8 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
         stats->nt = m.nt;
         stats->dt = dt;
         stats->mem_bytes = m.mem;
-        stats->mem_device = m.dev_peak;
+        stats->mem_device_measured = m.measure;
+        stats->mem_device = m.measure ? m.dev_free0 - m.dev_free_min : 0;
         for (int s = 0; s < 5; s++)
             stats->mem_need[s] = mem.need[s];
         stats->fwd_steps = m.fwd;

@@ -35,6 +35,7 @@
 #ifndef SEISLIVE_RTM_H
 #define SEISLIVE_RTM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,7 +65,11 @@ struct rtm_shot_stats {
     int nt;                 /* time steps */
     double dt;              /* s */
     size_t mem_bytes;       /* device (or host, on the CPU) bytes allocated for this shot */
-    size_t mem_device;      /* CUDA: peak device memory in use during the shot (cudaMemGetInfo) */
+    size_t mem_device;      /* CUDA: peak device memory in use during the shot: the lowest free
+                             * memory seen (cudaMemGetInfo, after every allocation) below its
+                             * level before the shot; 0 when not measured */
+    bool mem_device_measured; /* mem_device is a measurement (CUDA, or a test probe); false on the
+                             * CPU or when the device cannot be queried: print "n/a" */
     size_t mem_need[5];     /* bytes each strategy would need, by enum rtm_strategy (auto: 0) */
     long fwd_steps;         /* source-wavefield steps, recomputation included */
     long bwd_steps;         /* receiver-wavefield steps */
@@ -90,10 +95,31 @@ void rtm_engine_destroy(struct rtm_engine *e);
 /* The full model grid (the image stack's grid). */
 void rtm_engine_grid(const struct rtm_engine *e, int n[3], double d[3], double o[3]);
 
+/* A stop request: the engine asks FN(USER) in every long loop (every RTM_STOP_POLL
+ * propagator steps of each sweep, checkpoint recomputation included; before every
+ * trace it resamples; before the setup and the imaging) and gives up the shot with
+ * -ECANCELED when it returns true.  The streaming job passes the SIGTERM flag
+ * (stream/signals.h); NULL (the default) never stops. */
+#define RTM_STOP_POLL 64
+typedef bool (*rtm_cancel_fn)(void *user);
+void rtm_engine_set_cancel(struct rtm_engine *e, rtm_cancel_fn fn, void *user);
+
+/* Tests: the free-memory query behind rtm_shot_stats.mem_device, instead of the
+ * device's (cudaMemGetInfo); it then measures on the CPU too.  NULL restores it. */
+typedef int (*rtm_mem_probe_fn)(void *user, size_t *free_b);
+void rtm_engine_set_mem_probe(struct rtm_engine *e, rtm_mem_probe_fn fn, void *user);
+
+/* Bounds on a shot, checked from its header before anything is allocated for it: the
+ * record length (ns - 1) dt must not exceed [propagator] t_max (what the migration and
+ * `seislive check` are planned for; a few microseconds of slack), the propagator steps
+ * must fit an int, the resampled traces the host memory, and a configured (not auto)
+ * strategy's planned memory the budget.  Refused with -EINVAL / -ENOMEM, the reason and
+ * the shot id; the job logs it with the message and goes on with the next shot. */
+
 /* Migrate SHOT and add its image (and illumination) into STACK, which must have the
  * model's grid.  A shot already in the stack is refused (-EEXIST).  STATS may be
- * NULL.  Stops early with -ECANCELED when a stop is requested (stream/signals.h), the
- * stack untouched. */
+ * NULL.  Stops early with -ECANCELED when a stop is requested (rtm_engine_set_cancel),
+ * the stack untouched. */
 int rtm_engine_migrate(struct rtm_engine *e, const struct shot *shot, struct image_stack *stack,
                        struct rtm_shot_stats *stats);
 

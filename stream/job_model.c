@@ -84,7 +84,20 @@ static int make_plan(const struct sl_config *cfg, struct plan *pl)
     pl->interval = (int)lround(pl->dt_out * (pl->ps ? 1e12 : 1e6));
     if (pl->interval < 1)
         pl->interval = 1;
+    double asked = pl->dt_out;
     pl->dt_out = pl->interval * (pl->ps ? 1e-12 : 1e-6);
+    if (fabs(asked - pl->dt_out) > 1e-9 * asked) {
+        char where[512];
+        if (ac->dt_out > 0)
+            log_warn("%s: [acquisition] dt_out = %.9g s is not a whole number of %s: traces written at %d %s "
+                     "(%.9g s) instead, resampled, as the SEG-Y header says",
+                     config_where(cfg, "acquisition.dt_out", where, sizeof where), asked,
+                     pl->ps ? "picoseconds" : "microseconds", pl->interval, pl->ps ? "ps" : "us", pl->dt_out);
+        else
+            log_info("traces resampled from the propagator's dt %.9g s to %d %s, the whole-unit SEG-Y "
+                     "interval (set [acquisition] dt_out to choose it)", asked, pl->interval,
+                     pl->ps ? "ps" : "us");
+    }
     pl->ns_out = (int)floor(pc->t_max / pl->dt_out + 1e-9) + 1;
     pl->wavelet = calloc((size_t)pl->nt + 1, sizeof(float));
     if (!pl->wavelet) {

@@ -15,6 +15,7 @@
 #include "stream/log.h"
 #include "stream/job_rtm_report.h"
 #include "stream/pipeline.h"
+#include "stream/signals.h"
 #include "stream/state.h"
 
 struct shot_ctx {
@@ -185,13 +186,19 @@ static int shot_end(void *ctx, const struct pipeline_io *io, bool ckpt, bool sto
             m.d[k] = c->stack.d[k];
             m.o[k] = c->stack.o[k];
         }
+        /* The raw float32 + JSON always; the SEG-Y copy is one more format, whose limits
+         * (16-bit sample count and interval) must not fail a job whose image is done:
+         * its failure is logged and the job ends as it would have. */
         rc = image_files_write(c->cfg->output.dir, "image", &m, v);
-        if (!rc)
-            rc = image_files_write_segy(c->cfg->output.dir, "image", &m, v);
+        if (rc)
+            log_error("final image: %s/image.f32: %s", c->cfg->output.dir, err_msg());
+        int src = image_files_write_segy(c->cfg->output.dir, "image", &m, v);
+        if (src)
+            log_error("final image: no SEG-Y copy: %s (image.f32 and image.json hold the image)", err_msg());
         free(v);
         if (!rc)
-            log_info("final image: %s/image.f32 and image.segy (%lld shots)", c->cfg->output.dir,
-                     (long long)c->stack.shots);
+            log_info("final image: %s/image.f32%s (%lld shots)", c->cfg->output.dir,
+                     src ? "" : " and image.segy", (long long)c->stack.shots);
     }
     return rc;
 }
@@ -278,6 +285,13 @@ static int rtm_migrate(void *ctx, const struct shot *shot, struct image_stack *s
     return rc;
 }
 
+/* The engine's stop request: SIGTERM / SIGINT (kernels/ knows nothing of signals). */
+static bool stop_flag(void *user)
+{
+    (void)user;
+    return signals_stop_requested();
+}
+
 static int rtm_run(const struct sl_config *cfg, const struct sl_device *dev, const char *output)
 {
     (void)output;
@@ -298,6 +312,7 @@ static int rtm_run(const struct sl_config *cfg, const struct sl_device *dev, con
     model_free(&m);
     if (rc)
         return rc;
+    rtm_engine_set_cancel(e, stop_flag, NULL);
     j.ctx = e;
     rc = shot_job_run(cfg, dev, &j, NULL);
     rtm_engine_destroy(e);

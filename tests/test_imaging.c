@@ -102,15 +102,82 @@ Test(imaging, laplacian_of_a_quadratic)
             }
     laplacian_filter_cpu(n, d, f, o);
     double want = -4.0 * 2.0 * (a + b + c);
+    /* Every cell off the far faces: the interior, and the near faces (x, y or z = 0),
+     * where f is even about the face so the mirrored stencil is exact too. */
+    for (int z = 0; z < n[2] - 1; z++)
+        for (int y = 0; y < n[1] - 1; y++)
+            for (int x = 0; x < n[0] - 1; x++) {
+                float v = o[((size_t)z * n[1] + y) * n[0] + x];
+                cr_assert_float_eq(v, want, 2e-3, "(%d,%d,%d): %g vs %g", x, y, z, v, want);
+            }
+    free(f);
+    free(o);
+}
+
+/* A 2D-like image: N cells along x, THICK (1 or 2) along y, a flat reflector (a
+ * Gaussian in z around cell 12) everywhere.  The filtered image must not be empty and
+ * must peak on the reflector's depth, on every column, faces included. */
+static void thin_model_reflector(int thick)
+{
+    const int n[3] = {16, thick, 24};
+    const double d[3] = {5.0, 5.0, 5.0};
+    size_t N = (size_t)n[0] * n[1] * n[2];
+    float *f = malloc(N * 4), *o = malloc(N * 4);
     for (int z = 0; z < n[2]; z++)
         for (int y = 0; y < n[1]; y++)
-            for (int x = 0; x < n[0]; x++) {
+            for (int x = 0; x < n[0]; x++)
+                f[((size_t)z * n[1] + y) * n[0] + x] = (float)exp(-0.5 * (z - 12) * (z - 12));
+    laplacian_filter_cpu(n, d, f, o);
+    for (int y = 0; y < n[1]; y++)
+        for (int x = 0; x < n[0]; x++) {
+            int zmax = -1;
+            float vmax = 0;
+            for (int z = 0; z < n[2]; z++) {
                 float v = o[((size_t)z * n[1] + y) * n[0] + x];
-                bool face = !x || !y || !z || x == n[0] - 1 || y == n[1] - 1 || z == n[2] - 1;
-                if (face)
-                    cr_assert_eq(v, 0.0f);
-                else
-                    cr_assert_float_eq(v, want, 2e-3, "(%d,%d,%d): %g vs %g", x, y, z, v, want);
+                if (v > vmax)
+                    vmax = v, zmax = z;
+            }
+            cr_assert_gt(vmax, 0.5f, "thickness %d column (%d,%d): image empty (max %g)", thick, x, y, vmax);
+            cr_assert_eq(zmax, 12, "thickness %d column (%d,%d): peak at z %d, reflector at 12", thick, x,
+                         y, zmax);
+            /* no lateral variation: the filter adds nothing along x or y */
+            float want = (float)(-(exp(-0.5) - 2.0 + exp(-0.5)));
+            cr_assert_float_eq(vmax, want, 1e-5, "(%d,%d): %g vs %g", x, y, vmax, want);
+        }
+    free(f);
+    free(o);
+}
+
+Test(imaging, laplacian_of_a_one_cell_thick_model)
+{
+    thin_model_reflector(1);
+}
+
+Test(imaging, laplacian_of_a_two_cell_thick_model)
+{
+    thin_model_reflector(2);
+}
+
+Test(imaging, laplacian_interior_is_the_plain_stencil)
+{
+    /* random field: every cell off the faces gets exactly the 7-point stencil */
+    const int n[3] = {11, 8, 9};
+    const double d[3] = {2.0, 3.0, 2.5};
+    size_t N = (size_t)n[0] * n[1] * n[2];
+    float *f = malloc(N * 4), *o = malloc(N * 4);
+    unsigned s = 7;
+    for (size_t i = 0; i < N; i++)
+        f[i] = frand(&s);
+    laplacian_filter_cpu(n, d, f, o);
+    const size_t sy = (size_t)n[0], sz = (size_t)n[0] * n[1];
+    for (int z = 1; z < n[2] - 1; z++)
+        for (int y = 1; y < n[1] - 1; y++)
+            for (int x = 1; x < n[0] - 1; x++) {
+                size_t i = z * sz + y * sy + (size_t)x;
+                double c = f[i];
+                double want = -(4.0 / 4.0 * (f[i - 1] - 2 * c + f[i + 1]) + 4.0 / 9.0 * (f[i - sy] - 2 * c + f[i + sy]) +
+                                4.0 / 6.25 * (f[i - sz] - 2 * c + f[i + sz]));
+                cr_assert_float_eq(o[i], want, 1e-5, "(%d,%d,%d): %g vs %g", x, y, z, o[i], want);
             }
     free(f);
     free(o);

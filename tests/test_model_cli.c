@@ -217,3 +217,75 @@ Test(model_cli, gpr_permittivity_model, .timeout = 60)
     free(dir);
     free(conf);
 }
+
+#define US_CONF                                                                                      \
+    "[job]\nkind = \"model\"\n\n[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [80, 20, 20]\n"     \
+    "d = [0.1, 0.1, 0.1]\n\n[propagator]\norder = 8\ndt = 7.4e-6\nt_max = 0.007\nf_peak = 800.0\n"       \
+    "pml_width = 10\n\n[acquisition]\nsources = [[1.0, 1.0, 1.0]]\nreceivers = [[7.0, 1.0, 1.0]]\n"
+
+/* The propagator's dt (7.4 us here) is not a whole number of microseconds, SEG-Y's
+ * unit: the traces must be resampled to the interval the header states (7 us), not
+ * written at 7.4 us under a 7 us header (a 5.4 % stretch of the time axis).  The
+ * direct wave, read at the header's interval, arrives at t0 + r / v. */
+Test(model_cli, output_interval_whole_us_and_arrival_time_right, .timeout = 120)
+{
+    char *dir = test_tmpdir();
+    char *conf = test_write_file(dir, "m.toml", US_CONF "");
+    char out[4096];
+    snprintf(out, sizeof out, "%s/m.segy", dir);
+    const char *argv[] = {test_prog("seislive"), "model", "-c", conf, "-o", out, NULL};
+    struct run_result r;
+    cr_assert_eq(test_run(argv, 100, &r), 0);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    test_run_free(&r);
+    segy_file *fp = segy_open(out, "rb");
+    cr_assert_not_null(fp);
+    char bin[SEGY_BINARY_HEADER_SIZE];
+    cr_assert_eq(segy_binheader(fp, bin), SEGY_OK);
+    int32_t dt_us;
+    segy_get_bfield(bin, SEGY_BIN_INTERVAL, &dt_us);
+    cr_assert_eq(dt_us, 7);
+    int ns = segy_samples(bin);
+    long trace0 = segy_trace0(bin);
+    int bsize = segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, ns);
+    cr_assert_eq(ns, 1001, "t_max / 7 us + 1 samples");
+    float *tr = malloc(ns * sizeof *tr);
+    cr_assert_eq(segy_readtrace(fp, 0, tr, trace0, bsize), SEGY_OK);
+    segy_to_native(SEGY_IEEE_FLOAT_4_BYTE, ns, tr);
+    int imax = 1;
+    for (int i = 1; i < ns - 1; i++)
+        if (tr[i] > tr[imax])
+            imax = i;
+    /* sub-sample peak (parabola through the three samples) */
+    double a = tr[imax - 1], b = tr[imax], c = tr[imax + 1];
+    double tpk = (imax + 0.5 * (a - c) / (a - 2 * b + c)) * dt_us * 1e-6;
+    double want = 1.5 / 800.0 + 6.0 / 2000.0;
+    cr_assert_lt(fabs(tpk - want), 4 * 7e-6, "peak at %.6f s, expected %.6f s", tpk, want);
+    fprintf(stderr, "model_cli: direct wave at %.6f s, analytic %.6f s\n", tpk, want);
+    free(tr);
+    segy_close(fp);
+    test_rmtree(dir);
+    free(dir);
+    free(conf);
+}
+
+/* A dt_out SEG-Y cannot state is not taken silently: the warning names the key and
+ * its place, and the interval actually written. */
+Test(model_cli, dt_out_not_whole_us_warned_with_place, .timeout = 120)
+{
+    char *dir = test_tmpdir();
+    char *conf = test_write_file(dir, "m.toml", US_CONF "dt_out = 7.4e-6\n");
+    char out[4096];
+    snprintf(out, sizeof out, "%s/m.segy", dir);
+    const char *argv[] = {test_prog("seislive"), "model", "-c", conf, "-o", out, NULL};
+    struct run_result r;
+    cr_assert_eq(test_run(argv, 100, &r), 0);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_assert_not_null(strstr(r.err, "m.toml:20:"), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "[acquisition] dt_out = 7.4e-06 s is not a whole number of microseconds: "
+                                     "traces written at 7 us"), "%s", r.err);
+    test_run_free(&r);
+    test_rmtree(dir);
+    free(dir);
+    free(conf);
+}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "conf/config.h"
 #include "io/model.h"
@@ -264,6 +265,53 @@ Test(model_io, segy_writer_image_headers)
     cr_assert_eq(strncmp(text, "C 1 image", 9), 0, "%.80s", text);
     cr_assert_eq(strncmp(text + 80, "C 2 line two", 12), 0, "%.80s", text + 80);
     segy_close(fp);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* nx * ny beyond 2^31: 65536 x 32769 overflows int (a negative trace count in the
+ * message).  The count must be compared in size_t and the file refused before the
+ * 8.6 GB volume is allocated (the address space is capped here, so an allocation
+ * first fails with ENOMEM instead). */
+Test(model_io, segy_trace_count_beyond_int_refused)
+{
+    struct rlimit rl = {(rlim_t)2 << 30, (rlim_t)2 << 30};
+    cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
+    char *dir = test_tmpdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/m.segy", dir);
+    struct segy_writer *w;
+    cr_assert_eq(segy_writer_open(path, 1, 1000, -100, "model", &w), 0, "%s", err_msg());
+    float one = 2000.0f;
+    for (int t = 0; t < 1000; t++) {
+        struct segy_trace_info ti = {.shot = 1, .channel = t + 1};
+        cr_assert_eq(segy_writer_trace(w, &ti, &one), 0);
+    }
+    cr_assert_eq(segy_writer_close(w), 0);
+    struct sl_config cfg;
+    struct sl_model m;
+    cr_assert_eq(load_cfg(dir, JOB "[model]\ntype = \"segy\"\nfile = \"m.segy\"\nn = [65536, 32769, 1]\n", &cfg),
+                 0, "%s", err_msg());
+    cr_assert_eq(model_load(&cfg, &m), -EINVAL, "%s", err_msg());
+    cr_assert_not_null(strstr(err_msg(), "1000 traces"), "%s", err_msg());
+    cr_assert_not_null(strstr(err_msg(), "2147549184"), "%s", err_msg());
+    config_free(&cfg);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* A grid larger than the machine's memory is refused by name, not attempted. */
+Test(model_io, grid_beyond_memory_refused)
+{
+    struct sl_config cfg;
+    struct sl_model m;
+    char *dir = test_tmpdir();
+    cr_assert_eq(load_cfg(dir, JOB "[model]\ntype = \"constant\"\nn = [65536, 65536, 65536]\n", &cfg), 0, "%s",
+                 err_msg());
+    cr_assert_eq(model_load(&cfg, &m), -EINVAL, "%s", err_msg());
+    cr_assert_not_null(strstr(err_msg(), "[model] n = [65536, 65536, 65536]"), "%s", err_msg());
+    cr_assert_not_null(strstr(err_msg(), "281474976710656 cells"), "%s", err_msg());
+    config_free(&cfg);
     test_rmtree(dir);
     free(dir);
 }

@@ -17,6 +17,7 @@
  * the fastest and slowest); a second table splits the median run into its phases. */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,7 @@ struct row {
     double secs, pred, lo, hi;
     struct rtm_shot_stats st;   /* the median run */
     size_t peak, alloc, need;
+    bool measured;          /* peak is a measurement (cudaMemGetInfo low-water mark) */
     long steps;
     char note[160];
 };
@@ -182,6 +184,7 @@ int bench_rtm(int argc, char **argv)
     cfg.propagator.kernel = kernel;
     const double dd[3] = {d, d, d};
     cfg.propagator.dt = 0.9 * stability_dt_max(order, dd, 3500.0);
+    cfg.propagator.t_max = steps * cfg.propagator.dt; /* the shot's record length (the engine's bound) */
     for (int f = 0; f < 6; f++)
         cfg.propagator.pml_width[f] = pml;
     cfg.propagator.free_surface = false;
@@ -317,7 +320,10 @@ int bench_rtm(int argc, char **argv)
         r->hi = runs[repeat - 1].seconds;
         r->ran = 1;
         r->secs = st.seconds;
-        r->peak = st.mem_device ? st.mem_device : st.mem_bytes;
+        /* measured or "n/a": never the allocation count in its place (it was, silently,
+         * while the measurement was broken, and read as a plan-vs-measured agreement) */
+        r->measured = st.mem_device_measured;
+        r->peak = st.mem_device;
         r->alloc = st.mem_bytes;
         r->steps = st.fwd_steps + st.bwd_steps;
         r->pred = (double)r->steps * npad / rate;
@@ -336,10 +342,16 @@ int bench_rtm(int argc, char **argv)
             struct row *r = &rows[k];
             if (!r->ran && !r->note[0])
                 continue;
-            printf("%s{\"strategy\":\"%s\",\"ran\":%s,\"seconds\":%.3f,\"peak_mib\":%.1f,\"need_mib\":%.1f,"
+            char peak[32];
+            if (r->ran && r->measured)
+                snprintf(peak, sizeof peak, "%.1f", r->peak * mib);
+            else
+                snprintf(peak, sizeof peak, "null");
+            printf("%s{\"strategy\":\"%s\",\"ran\":%s,\"seconds\":%.3f,\"peak_mib\":%s,\"alloc_mib\":%.1f,"
+                   "\"need_mib\":%.1f,"
                    "\"steps\":%ld,\"predicted_seconds\":%.3f,\"fastest\":%.3f,\"slowest\":%.3f,\"setup\":%.3f,"
                    "\"forward\":%.3f,\"backward\":%.3f,\"finish\":%.3f,\"note\":\"%s\"}",
-                   first ? "" : ",", r->name, r->ran ? "true" : "false", r->secs, r->peak * mib, r->need * mib,
+                   first ? "" : ",", r->name, r->ran ? "true" : "false", r->secs, peak, r->alloc * mib, r->need * mib,
                    r->steps, r->pred, r->lo, r->hi, r->st.setup_s, r->st.sweep_fwd_s, r->st.sweep_bwd_s,
                    r->st.finish_s, r->note);
             first = 0;
@@ -352,18 +364,23 @@ int bench_rtm(int argc, char **argv)
                dev.name, ntot[0], ntot[1], ntot[2], d, pml, order, steps, dt * 1e3, rx, rx, every,
                every == 1 ? "" : "s", kernel == KERNEL_NAIVE ? "naive" : kernel == KERNEL_TILED ? "tiled" : "auto",
                rate * 1e-9, repeat, repeat == 1 ? "" : "s");
-        printf("| strategy | time (s) | peak device memory (MiB) | planned (MiB) | wavefield steps | stencil-predicted (s) | "
-               "time / predicted | note |\n");
-        printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+        printf("| strategy | time (s) | peak device memory (MiB) | allocated (MiB) | planned (MiB) | wavefield steps | "
+               "stencil-predicted (s) | time / predicted | note |\n");
+        printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
         for (int k = 0; k < nrows; k++) {
             struct row *r = &rows[k];
             if (!r->ran && !r->note[0])
                 continue;
-            if (r->ran)
-                printf("| %s | %.2f | %.0f | %.0f | %ld | %.2f | %.2f | %s |\n", r->name, r->secs, r->peak * mib,
-                       r->need * mib, r->steps, r->pred, r->secs / r->pred, r->note);
+            char peak[32];
+            if (r->measured)
+                snprintf(peak, sizeof peak, "%.0f", r->peak * mib);
             else
-                printf("| %s | - | - | %.0f | - | - | - | %s |\n", r->name, r->need * mib, r->note);
+                snprintf(peak, sizeof peak, "n/a");
+            if (r->ran)
+                printf("| %s | %.2f | %s | %.0f | %.0f | %ld | %.2f | %.2f | %s |\n", r->name, r->secs, peak,
+                       r->alloc * mib, r->need * mib, r->steps, r->pred, r->secs / r->pred, r->note);
+            else
+                printf("| %s | - | - | - | %.0f | - | - | - | %s |\n", r->name, r->need * mib, r->note);
         }
         printf("\nPhases of the median run (s; device synchronised at each boundary; fastest and slowest "
                "of the runs):\n\n| strategy | setup | forward sweep | backward sweep | finish | fastest | slowest |\n"

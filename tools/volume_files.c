@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "io/segy_write.h"
 #include "stream/error.h"
 
 static int publish(const char *tmp, const char *path)
@@ -62,24 +64,35 @@ int volume_write_segy(const char *path, const struct volume_meta *m, const float
     segy_file *f = segy_open(tmp, "w+b");
     if (!f)
         return err_set(-errno ? -errno : -EIO, "%s: cannot create", tmp);
+    /* dz in mm overflowed the 16-bit field above 65.535 m (written truncated): the
+     * unit that holds it, named in the textual header */
+    int dz_mm;
+    const char *unit;
+    double unit_m;
+    int rc = segy_depth_interval(m->d[2], &dz_mm, &unit, &unit_m);
+    if (rc < 0) {
+        segy_close(f);
+        unlink(tmp);
+        return err_prefix(rc, "%s", path);
+    }
     char text[3200 + 1];
     memset(text, ' ', 3200);
     text[3200] = '\0';
-    char line[81];
+    char line[81], c04[81];
+    snprintf(c04, sizeof c04, "C04 sample interval (3217, 117) = dz in %s (%d x %g m)", unit, dz_mm, unit_m);
     const char *lines[] = {"C01 seislive image (seislive-sub)",
                            "C02 one trace per x-y column; samples are depth",
                            "C03 inline (189) = iy + 1, crossline (193) = ix + 1, coordinates in cm",
-                           "C04 sample interval (3217, 117) = dz in mm"};
+                           c04};
     for (int i = 0; i < 4; i++) {
         snprintf(line, sizeof line, "%-80s", lines[i]);
         memcpy(text + 80 * i, line, 80);
     }
-    int rc = segy_write_textheader(f, 0, text);
+    rc = segy_write_textheader(f, 0, text);
     if (rc != SEGY_OK)
         return segy_fail(f, tmp, "write_textheader", rc);
     char bin[SEGY_BINARY_HEADER_SIZE];
     memset(bin, 0, sizeof bin);
-    int dz_mm = (int)lround(m->d[2] * 1000.0);
     segy_set_bfield(bin, SEGY_BIN_INTERVAL, dz_mm);
     segy_set_bfield(bin, SEGY_BIN_SAMPLES, nz);
     segy_set_bfield(bin, SEGY_BIN_FORMAT, SEGY_IEEE_FLOAT_4_BYTE);
