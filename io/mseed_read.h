@@ -3,9 +3,11 @@
  *
  * Decoding: every record libmseed can unpack (Steim-1, Steim-2, int16/int32, float32,
  * float64) becomes float samples.  A record is REJECTED, counted, and logged with its
- * file and byte offset when libmseed cannot parse or decode it, when libmseed reports a
- * failed Steim integrity check (first/last sample mismatch), when its sample count
- * disagrees with the header, its sample rate is not positive, or its samples are text.
+ * file and byte offset when its header does not fit its length and encoding (checked
+ * before decoding, see mseed_decode_record), when libmseed cannot parse or decode it,
+ * when libmseed reports a failed Steim integrity check (first/last sample mismatch),
+ * when its sample count disagrees with the header, its sample rate is not positive, or
+ * its samples are text.
  * Bytes that are not a record (no SEED header) are skipped byte by byte until the next
  * valid header, counted as one rejected stretch.
  *
@@ -56,6 +58,22 @@ struct mseed_stats {
     int64_t overlap_samples;     /* samples of records that start before the previous one ended */
     int64_t gaps;                /* segment breaks for later starts */
 };
+
+/* Send libmseed's own diagnostics to seislive's log (component "libmseed", level warn;
+ * its informational lines at debug) instead of its stderr default.  Idempotent; the
+ * decoders and writers here call it. */
+void mseed_log_init(void);
+
+/* Decode the record of RECLEN bytes at REC (RECLEN from ms_detect) into *M (libmseed's
+ * MSRecord, reused across calls; msr_free it at the end).  The header is checked against
+ * the record length and the encoding BEFORE any sample is decoded: a fixed-size encoding
+ * (int16/int32/float32/float64, text, the old 2- and 3-byte codes) must fit its count
+ * in the data section; Steim-1/2 frames must lie in the record and hold the count;
+ * unknown encodings are refused.  After decoding: a failed Steim integrity check, a
+ * count that differs from the header, a non-positive rate or text samples reject it.
+ * Returns 0, or -EINVAL with the reason in WHY (nothing of the record is used). */
+struct MSRecord_s;
+int mseed_decode_record(char *rec, int reclen, struct MSRecord_s **m, char *why, size_t whylen);
 
 /* Decode the records in BUF (LEN bytes; NAME for messages) into SET. */
 int mseed_read_buffer(const char *name, char *buf, size_t len, struct mseed_set *set, struct mseed_stats *st);
