@@ -442,6 +442,23 @@ void mseed_set_free(struct mseed_set *set)
     memset(set, 0, sizeof *set);
 }
 
+/* Index (samples from T0 at DT) of the first segment sample at or after K; past the end
+ * of every segment: INT64_MAX. */
+static int64_t next_data(const struct mseed_set *set, int64_t t0, double dt, int64_t k)
+{
+    int64_t best = INT64_MAX;
+    for (int c = 0; c < set->ntr; c++)
+        for (int s = 0; s < set->tr[c].nseg; s++) {
+            const struct mseed_segment *g = &set->tr[c].seg[s];
+            int64_t k0 = (int64_t)llround((double)(g->t0_ns - t0) / (dt * 1e9));
+            if (g->n > 0 && k0 + g->n > k) {
+                int64_t a = k0 > k ? k0 : k;
+                best = a < best ? a : best;
+            }
+        }
+    return best;
+}
+
 int mseed_set_blocks(const struct mseed_set *set, int ns, mseed_block_fn fn, void *user, int (*stop)(void))
 {
     double rate;
@@ -468,6 +485,19 @@ int mseed_set_blocks(const struct mseed_set *set, int ns, mseed_block_fn fn, voi
         /* whole-nanosecond block starts from the stream start, so blocks stay contiguous */
         int64_t bt0 = t0 + (int64_t)llround((double)k * dt * 1e9);
         mseed_set_extract(set, bt0, dt, n, data, mask); /* rows of n: the last block is packed too */
+        if (!memchr(mask, 1, (size_t)set->ntr * n)) {
+            /* No sample in this block: on to the next data instead of cutting the stretch
+             * into empty blocks (one record dated 1900 before today's would make 1e9 of
+             * them).  The consumer sees the jump in t0 and treats it as a gap. */
+            int64_t next = next_data(set, t0, dt, k + n);
+            if (next >= total)
+                break;
+            log_info("miniSEED: no data for %.6g s from t = %lld ns: skipped to the next record",
+                     (double)(next - k) * dt, (long long)bt0);
+            k = next - ns; /* the loop adds ns */
+            seq--;
+            continue;
+        }
         struct trace_block b = {.seq = seq, .t0_ns = bt0, .dt = dt, .nrec = set->ntr, .ns = n, .chan = chan,
                                 .data = data, .mask = mask, .chan_ok = NULL};
         rc = fn(&b, user);
