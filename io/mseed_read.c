@@ -242,6 +242,18 @@ static int append(struct mseed_trace *t, const MSRecord *m, int64_t t0_ns, struc
     return 0;
 }
 
+static _Thread_local int (*g_stop)(void);
+
+void mseed_read_set_stop(int (*stop)(void))
+{
+    g_stop = stop;
+}
+
+static int stop_now(void)
+{
+    return g_stop && g_stop();
+}
+
 static void reject(struct mseed_stats *st, const char *name, size_t off, const char *why)
 {
     st->rejected++;
@@ -253,7 +265,13 @@ int mseed_read_buffer(const char *name, char *buf, size_t len, struct mseed_set 
     size_t off = 0;
     int last_len = 0, in_junk = 0;
     MSRecord *m = NULL;
-    while (off + 48 <= len) {
+    for (unsigned iter = 0; off + 48 <= len; iter++) {
+        /* a large file of junk is scanned byte by byte: poll the stop flag as it goes */
+        if ((iter & 1023) == 0 && stop_now()) {
+            msr_free(&m);
+            st->bytes += (int64_t)off;
+            return err_set(-ECANCELED, "%s: stopped at byte %zu", name, off);
+        }
         int remain = len - off > (size_t)1 << 30 ? 1 << 30 : (int)(len - off);
         int reclen = ms_detect(buf + off, remain);
         if (reclen <= 0 || (size_t)reclen > len - off) {
@@ -365,6 +383,8 @@ int mseed_read_path(const char *path, struct mseed_set *set, struct mseed_stats 
     if (!rc && n) /* an empty folder: names is NULL, and qsort(NULL, 0) is undefined */
         qsort(names, n, sizeof *names, cmp_str);
     for (size_t i = 0; i < n; i++) {
+        if (!rc && stop_now())
+            rc = err_set(-ECANCELED, "%s: stopped before %s", path, names[i]);
         if (!rc && stat(names[i], &sb) == 0 && S_ISREG(sb.st_mode))
             rc = read_file(names[i], set, st);
         free(names[i]);

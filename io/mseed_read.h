@@ -75,6 +75,11 @@ void mseed_log_init(void);
 struct MSRecord_s;
 int mseed_decode_record(char *rec, int reclen, struct MSRecord_s **m, char *why, size_t whylen);
 
+/* STOP (NULL: none) is polled by mseed_read_buffer / mseed_read_path in the calling
+ * thread while they scan (every 1024 records or junk bytes, before each file of a
+ * folder); non-zero makes them return -ECANCELED. */
+void mseed_read_set_stop(int (*stop)(void));
+
 /* Decode the records in BUF (LEN bytes; NAME for messages) into SET. */
 int mseed_read_buffer(const char *name, char *buf, size_t len, struct mseed_set *set, struct mseed_stats *st);
 /* A file, or every regular file in a directory (sorted by name), in that order. */
@@ -90,7 +95,9 @@ void mseed_set_extract(const struct mseed_set *set, int64_t t0_ns, double dt, in
 struct trace_channel *mseed_set_channels(const struct mseed_set *set);
 /* Cut SET's whole span into consecutive blocks of NS samples (the last may be
  * shorter) and hand each to FN; stops at the first non-zero return of FN, or when
- * STOP (may be NULL) returns non-zero.  Returns 0, FN's code, or -EINVAL / -ENOMEM. */
+ * STOP (may be NULL) returns non-zero.  A block that would hold no sample at all is not
+ * handed over: the next block starts at the next data (FN sees the jump in t0).
+ * Returns 0, FN's code, or -EINVAL / -ENOMEM. */
 typedef int (*mseed_block_fn)(const struct trace_block *b, void *user);
 int mseed_set_blocks(const struct mseed_set *set, int ns, mseed_block_fn fn, void *user, int (*stop)(void));
 void mseed_set_free(struct mseed_set *set);

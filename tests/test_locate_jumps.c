@@ -4,6 +4,7 @@
  * found, the restart is counted.  Overlaps drop the duplicated samples (counted), never
  * use them twice.  `seislive run` honours SIGTERM while such a stream arrives. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -262,4 +263,78 @@ Test(locate_jumps, seislive_run_honours_sigterm_on_a_big_gap_stream, .timeout = 
     if (rc == 0)
         test_rmtree(dir);
     free(dir);
+}
+
+/* ---- the stop flag in the long loops (the job passes SIGTERM's flag) ---- */
+
+static int g_polls, g_stop_at;
+
+static int cancel_after(void *user)
+{
+    (void)user;
+    return ++g_polls >= g_stop_at;
+}
+
+Test(locate_jumps, cancel_stops_a_long_block_and_a_gap_between_chunks, .timeout = 60)
+{
+    struct synth s = {0};
+    s.nev = 0;
+    synth_make(&s, 9, 4000, 0.004, 2.0, 9);
+    struct sl_config cfg;
+    synth_config(&cfg);
+    cfg.locate.block_samples = 100; /* one block of 4000 samples is 40 chunks */
+    struct sl_device dev = {.kind = SL_DEVICE_CPU, .index = -1};
+    struct locate_engine *e = NULL;
+    cr_assert_eq(locate_engine_create(&e, &cfg, &dev, &s.st), 0, "%s", err_msg());
+    config_free(&cfg);
+    locate_engine_set_cancel(e, cancel_after, NULL);
+    float *buf = malloc((size_t)27 * 4000 * sizeof(float));
+    g_polls = 0;
+    g_stop_at = 5;
+    struct trace_block b = block_of(&s, 0, 4000, 0, buf);
+    cr_expect_eq(locate_engine_process(e, &b), -ECANCELED);
+    struct locate_stats st;
+    locate_engine_stats(e, &st);
+    cr_expect_eq(st.samples, 400, "%lld samples fed: the stop was polled between 100-sample chunks",
+                 (long long)st.samples);
+    cr_expect_eq(st.blocks, 0);
+    /* a short gap (fed as invalid samples, chunk by chunk) stops at the first poll */
+    locate_engine_set_cancel(e, NULL, NULL);
+    b = block_of(&s, 400, 100, 0, buf);
+    cr_assert_eq(locate_engine_process(e, &b), 0, "%s", err_msg());
+    locate_engine_set_cancel(e, cancel_after, NULL);
+    g_polls = 0;
+    g_stop_at = 1;
+    b = block_of(&s, 800, 100, 0, buf); /* 300 samples after the end: a gap of 3 chunks */
+    cr_expect_eq(locate_engine_process(e, &b), -ECANCELED);
+    locate_engine_stats(e, &st);
+    cr_expect_eq(st.gap_samples, 0);
+    cr_expect_eq(st.samples, 500);
+    locate_engine_destroy(e);
+    free(buf);
+    synth_free(&s);
+}
+
+static int stop_yes(void)
+{
+    return 1;
+}
+
+Test(locate_jumps, stop_ends_a_long_mseed_scan)
+{
+    size_t n = (size_t)4 << 20; /* 4 MiB of junk: scanned byte by byte for a record header */
+    char *junk = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        junk[i] = (char)(i * 37 + 11);
+    struct mseed_set set = {0};
+    struct mseed_stats st = {0};
+    mseed_read_set_stop(stop_yes);
+    cr_expect_eq(mseed_read_buffer("junk", junk, n, &set, &st), -ECANCELED);
+    cr_expect_not_null(strstr(err_msg(), "junk: stopped at byte"), "%s", err_msg());
+    mseed_read_set_stop(NULL);
+    memset(&st, 0, sizeof st);
+    cr_expect_eq(mseed_read_buffer("junk", junk, n, &set, &st), 0, "%s", err_msg());
+    cr_expect_eq(st.rejected, 1);
+    mseed_set_free(&set);
+    free(junk);
 }
