@@ -183,9 +183,11 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
     struct locate_stats ls;
     locate_engine_stats(c.eng, &ls);
     log_info("locate: %lld blocks, %lld samples, %lld times stacked, %lld events; %lld blocks rejected, "
-             "%lld invalid samples, %d unmatched channels, %d rows without data",
+             "%lld invalid samples, %lld gap samples, %lld overlapping samples dropped, %lld stream restarts, "
+             "%d unmatched channels, %d rows without data",
              (long long)ls.blocks, (long long)ls.samples, (long long)ls.stacked_times, (long long)ls.events,
-             (long long)ls.rejected_blocks, (long long)ls.invalid_samples, ls.unmatched_channels, ls.dead_rows);
+             (long long)ls.rejected_blocks, (long long)ls.invalid_samples, (long long)ls.gap_samples,
+             (long long)ls.overlap_samples, (long long)ls.restarts, ls.unmatched_channels, ls.dead_rows);
     log_info("events written to %s and %s", c.w.csv_path, c.w.jsonl_path);
     mseed_set_free(&set);
     int crc = events_close(&c.w);
