@@ -47,7 +47,7 @@ extern "C" {
 struct locate_event {
     int64_t id;              /* 0, 1, 2 ... in the stream */
     int64_t origin_ns;       /* origin time, ns since 1970 UTC (sub-sample refined) */
-    int64_t sample;          /* stack time index of the peak (samples since stream start) */
+    int64_t sample;          /* stack time index of the peak (samples since the stream start or restart) */
     double x, y, z;          /* m, local frame (z down), refined */
     double lat, lon, elev;   /* deg, deg, m when the stations were geographic, else NaN */
     double sx, sy, sz;       /* m, 1-sigma widths of the coalescence peak */
