@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <libmseed.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,23 +16,144 @@
 #include "stream/error.h"
 #include "stream/log.h"
 
-/* libmseed reports a failed Steim integrity check only as a diagnostic message, so the
- * diagnostics of one record are caught here and inspected. */
+/* libmseed prints its own diagnostics ("Error: ...", "Warning: ...") to stderr unless
+ * told otherwise; they are routed into seislive's log (component "libmseed") so every
+ * line has a time, a level and a component.  A failed Steim integrity check is reported
+ * only as such a message, so the first diagnostic of the record being decoded is also
+ * kept (per thread: each ingest thread decodes its own records) and inspected. */
 static _Thread_local char diag[256];
 static _Thread_local int diag_set;
 
 static void on_diag(char *msg)
 {
+    char line[256];
+    snprintf(line, sizeof line, "%s", msg);
+    line[strcspn(line, "\r\n")] = 0;
     if (!diag_set) {
-        snprintf(diag, sizeof diag, "%s", msg);
-        diag[strcspn(diag, "\r\n")] = 0;
+        snprintf(diag, sizeof diag, "%s", line);
         diag_set = 1;
     }
+    log_write(LOG_WARN, "libmseed", "%s", line);
 }
 
 static void on_log(char *msg)
 {
-    log_debug("libmseed: %s", msg);
+    char line[256];
+    snprintf(line, sizeof line, "%s", msg);
+    line[strcspn(line, "\r\n")] = 0;
+    log_write(LOG_DEBUG, "libmseed", "%s", line);
+}
+
+static void route_log(void)
+{
+    /* No prefixes: the log line's level says what the message is. */
+    ms_loginit(on_log, "", on_diag, "");
+}
+
+void mseed_log_init(void)
+{
+    /* ms_loginit sets libmseed's global parameters: once, before any thread decodes. */
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, route_log);
+}
+
+/* Bytes per sample of the fixed-size encodings libmseed 2 decodes, 0 for Steim-1/2
+ * (variable size), -1 for an encoding it cannot decode. */
+static int sample_bytes(int enc)
+{
+    switch (enc) {
+    case DE_ASCII: return 1;
+    case DE_INT16: case DE_GEOSCOPE163: case DE_GEOSCOPE164: case DE_CDSN: case DE_SRO: case DE_DWWSSN: return 2;
+    case DE_GEOSCOPE24: return 3;
+    case DE_INT32: case DE_FLOAT32: return 4;
+    case DE_FLOAT64: return 8;
+    case DE_STEIM1: case DE_STEIM2: return 0;
+    default: return -1;
+    }
+}
+
+static int why_fail(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int why_fail(char *why, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, n, fmt, ap);
+    va_end(ap);
+    return -EINVAL;
+}
+
+/* The header of M (parsed without its samples) against its record length and encoding.
+ * libmseed 2 decodes the fixed-size encodings by the header's sample count alone: a
+ * count larger than the data section reads past the record (garbage, or a crash at the
+ * end of a buffer).  Steim: the frames must lie in the record, and the count must not
+ * exceed what they can hold (15 words of a 64-byte frame minus the 2 integration
+ * constants of frame 0; 4 differences a word for Steim-1, 7 for Steim-2). */
+static int check_header(const MSRecord *m, char *why, size_t n)
+{
+    int64_t cnt = m->samplecnt;
+    if (cnt <= 0)
+        return 0; /* no samples, nothing is decoded */
+    int off = m->fsdh ? m->fsdh->data_offset : 0;
+    if (off < 48 || off >= m->reclen)
+        return why_fail(why, n, "data offset %d outside the %d-byte record (header says %lld samples)", off,
+                        m->reclen, (long long)cnt);
+    int64_t room = m->reclen - off;
+    int sz = sample_bytes(m->encoding);
+    if (sz < 0)
+        return why_fail(why, n, "encoding %d (%s) cannot be decoded", m->encoding,
+                        ms_encodingstr((char)m->encoding));
+    if (sz > 0) {
+        if (cnt * sz > room)
+            return why_fail(why, n, "header says %lld samples of %s (%d bytes each, %lld bytes); the data "
+                            "section holds %lld bytes (record %d bytes, data from byte %d)", (long long)cnt,
+                            ms_encodingstr((char)m->encoding), sz, (long long)(cnt * sz), (long long)room,
+                            m->reclen, off);
+        return 0;
+    }
+    int64_t frames = room / 64;
+    if (m->Blkt1001 && m->Blkt1001->framecnt > 0) {
+        if (m->Blkt1001->framecnt > frames)
+            return why_fail(why, n, "blockette 1001 says %d Steim frames; the data section (%lld bytes from byte "
+                            "%d) holds %lld", m->Blkt1001->framecnt, (long long)room, off, (long long)frames);
+        frames = m->Blkt1001->framecnt;
+    }
+    int64_t per_word = m->encoding == DE_STEIM1 ? 4 : 7, cap = frames > 0 ? per_word * (15 * frames - 2) : 0;
+    if (cnt > cap)
+        return why_fail(why, n, "header says %lld samples; %lld %s frames hold at most %lld", (long long)cnt,
+                        (long long)frames, m->encoding == DE_STEIM1 ? "Steim-1" : "Steim-2", (long long)cap);
+    return 0;
+}
+
+int mseed_decode_record(char *rec, int reclen, MSRecord **m, char *why, size_t whylen)
+{
+    mseed_log_init();
+    why[0] = 0;
+    diag_set = 0;
+    /* The header first, without the samples: nothing is decoded before it is checked. */
+    int rc = msr_parse(rec, reclen, m, reclen, 0, 0);
+    if (rc == MS_NOERROR && !*m)
+        rc = MS_GENERROR;
+    if (rc != MS_NOERROR)
+        return why_fail(why, whylen, "%s", rc > 0 ? "incomplete record" : ms_errorstr(rc));
+    if ((rc = check_header(*m, why, whylen)))
+        return rc;
+    diag_set = 0;
+    rc = msr_parse(rec, reclen, m, reclen, 1, 0);
+    if (rc == MS_NOERROR && !*m)
+        rc = MS_GENERROR;
+    if (rc != MS_NOERROR)
+        snprintf(why, whylen, "%s%s%s", rc > 0 ? "incomplete record" : ms_errorstr(rc), diag_set ? ": " : "",
+                 diag_set ? diag : "");
+    else if (diag_set && strstr(diag, "ntegrity"))
+        snprintf(why, whylen, "%s", diag);
+    else if ((*m)->numsamples != (*m)->samplecnt)
+        snprintf(why, whylen, "%lld samples decoded, header says %lld", (long long)(*m)->numsamples,
+                 (long long)(*m)->samplecnt);
+    else if ((*m)->numsamples > 0 && !((*m)->samprate > 0))
+        snprintf(why, whylen, "sample rate %g", (*m)->samprate);
+    else if ((*m)->numsamples > 0 && (*m)->sampletype != 'i' && (*m)->sampletype != 'f' && (*m)->sampletype != 'd')
+        snprintf(why, whylen, "sample type '%c' is not numeric", (*m)->sampletype ? (*m)->sampletype : '?');
+    return why[0] ? -EINVAL : 0;
 }
 
 static struct mseed_trace *trace_for(struct mseed_set *set, const MSRecord *m)
@@ -119,6 +242,18 @@ static int append(struct mseed_trace *t, const MSRecord *m, int64_t t0_ns, struc
     return 0;
 }
 
+static _Thread_local int (*g_stop)(void);
+
+void mseed_read_set_stop(int (*stop)(void))
+{
+    g_stop = stop;
+}
+
+static int stop_now(void)
+{
+    return g_stop && g_stop();
+}
+
 static void reject(struct mseed_stats *st, const char *name, size_t off, const char *why)
 {
     st->rejected++;
@@ -127,11 +262,16 @@ static void reject(struct mseed_stats *st, const char *name, size_t off, const c
 
 int mseed_read_buffer(const char *name, char *buf, size_t len, struct mseed_set *set, struct mseed_stats *st)
 {
-    ms_loginit(on_log, NULL, on_diag, NULL);
     size_t off = 0;
     int last_len = 0, in_junk = 0;
     MSRecord *m = NULL;
-    while (off + 48 <= len) {
+    for (unsigned iter = 0; off + 48 <= len; iter++) {
+        /* a large file of junk is scanned byte by byte: poll the stop flag as it goes */
+        if ((iter & 1023) == 0 && stop_now()) {
+            msr_free(&m);
+            st->bytes += (int64_t)off;
+            return err_set(-ECANCELED, "%s: stopped at byte %zu", name, off);
+        }
         int remain = len - off > (size_t)1 << 30 ? 1 << 30 : (int)(len - off);
         int reclen = ms_detect(buf + off, remain);
         if (reclen <= 0 || (size_t)reclen > len - off) {
@@ -144,21 +284,8 @@ int mseed_read_buffer(const char *name, char *buf, size_t len, struct mseed_set 
         }
         in_junk = 0;
         last_len = reclen;
-        diag_set = 0;
-        int rc = msr_parse(buf + off, reclen, &m, reclen, 1, 0);
         char why[320];
-        why[0] = 0;
-        if (rc != MS_NOERROR)
-            snprintf(why, sizeof why, "%s", rc > 0 ? "incomplete record" : ms_errorstr(rc));
-        else if (diag_set && strstr(diag, "ntegrity"))
-            snprintf(why, sizeof why, "%s", diag);
-        else if (!(m->samprate > 0))
-            snprintf(why, sizeof why, "sample rate %g", m->samprate);
-        else if (m->numsamples != m->samplecnt)
-            snprintf(why, sizeof why, "%lld samples decoded, header says %lld", (long long)m->numsamples,
-                     (long long)m->samplecnt);
-        else if (m->sampletype != 'i' && m->sampletype != 'f' && m->sampletype != 'd')
-            snprintf(why, sizeof why, "sample type '%c' is not numeric", m->sampletype ? m->sampletype : '?');
+        mseed_decode_record(buf + off, reclen, &m, why, sizeof why);
         if (why[0]) {
             reject(st, name, off, why);
         } else if (m->numsamples > 0) {
@@ -256,6 +383,8 @@ int mseed_read_path(const char *path, struct mseed_set *set, struct mseed_stats 
     if (!rc && n) /* an empty folder: names is NULL, and qsort(NULL, 0) is undefined */
         qsort(names, n, sizeof *names, cmp_str);
     for (size_t i = 0; i < n; i++) {
+        if (!rc && stop_now())
+            rc = err_set(-ECANCELED, "%s: stopped before %s", path, names[i]);
         if (!rc && stat(names[i], &sb) == 0 && S_ISREG(sb.st_mode))
             rc = read_file(names[i], set, st);
         free(names[i]);
@@ -333,6 +462,23 @@ void mseed_set_free(struct mseed_set *set)
     memset(set, 0, sizeof *set);
 }
 
+/* Index (samples from T0 at DT) of the first segment sample at or after K; past the end
+ * of every segment: INT64_MAX. */
+static int64_t next_data(const struct mseed_set *set, int64_t t0, double dt, int64_t k)
+{
+    int64_t best = INT64_MAX;
+    for (int c = 0; c < set->ntr; c++)
+        for (int s = 0; s < set->tr[c].nseg; s++) {
+            const struct mseed_segment *g = &set->tr[c].seg[s];
+            int64_t k0 = (int64_t)llround((double)(g->t0_ns - t0) / (dt * 1e9));
+            if (g->n > 0 && k0 + g->n > k) {
+                int64_t a = k0 > k ? k0 : k;
+                best = a < best ? a : best;
+            }
+        }
+    return best;
+}
+
 int mseed_set_blocks(const struct mseed_set *set, int ns, mseed_block_fn fn, void *user, int (*stop)(void))
 {
     double rate;
@@ -359,6 +505,19 @@ int mseed_set_blocks(const struct mseed_set *set, int ns, mseed_block_fn fn, voi
         /* whole-nanosecond block starts from the stream start, so blocks stay contiguous */
         int64_t bt0 = t0 + (int64_t)llround((double)k * dt * 1e9);
         mseed_set_extract(set, bt0, dt, n, data, mask); /* rows of n: the last block is packed too */
+        if (!memchr(mask, 1, (size_t)set->ntr * n)) {
+            /* No sample in this block: on to the next data instead of cutting the stretch
+             * into empty blocks (one record dated 1900 before today's would make 1e9 of
+             * them).  The consumer sees the jump in t0 and treats it as a gap. */
+            int64_t next = next_data(set, t0, dt, k + n);
+            if (next >= total)
+                break;
+            log_info("miniSEED: no data for %.6g s from t = %lld ns: skipped to the next record",
+                     (double)(next - k) * dt, (long long)bt0);
+            k = next - ns; /* the loop adds ns */
+            seq--;
+            continue;
+        }
         struct trace_block b = {.seq = seq, .t0_ns = bt0, .dt = dt, .nrec = set->ntr, .ns = n, .chan = chan,
                                 .data = data, .mask = mask, .chan_ok = NULL};
         rc = fn(&b, user);

@@ -3,9 +3,11 @@
  *
  * Decoding: every record libmseed can unpack (Steim-1, Steim-2, int16/int32, float32,
  * float64) becomes float samples.  A record is REJECTED, counted, and logged with its
- * file and byte offset when libmseed cannot parse or decode it, when libmseed reports a
- * failed Steim integrity check (first/last sample mismatch), when its sample count
- * disagrees with the header, its sample rate is not positive, or its samples are text.
+ * file and byte offset when its header does not fit its length and encoding (checked
+ * before decoding, see mseed_decode_record), when libmseed cannot parse or decode it,
+ * when libmseed reports a failed Steim integrity check (first/last sample mismatch),
+ * when its sample count disagrees with the header, its sample rate is not positive, or
+ * its samples are text.
  * Bytes that are not a record (no SEED header) are skipped byte by byte until the next
  * valid header, counted as one rejected stretch.
  *
@@ -57,6 +59,27 @@ struct mseed_stats {
     int64_t gaps;                /* segment breaks for later starts */
 };
 
+/* Send libmseed's own diagnostics to seislive's log (component "libmseed", level warn;
+ * its informational lines at debug) instead of its stderr default.  Idempotent; the
+ * decoders and writers here call it. */
+void mseed_log_init(void);
+
+/* Decode the record of RECLEN bytes at REC (RECLEN from ms_detect) into *M (libmseed's
+ * MSRecord, reused across calls; msr_free it at the end).  The header is checked against
+ * the record length and the encoding BEFORE any sample is decoded: a fixed-size encoding
+ * (int16/int32/float32/float64, text, the old 2- and 3-byte codes) must fit its count
+ * in the data section; Steim-1/2 frames must lie in the record and hold the count;
+ * unknown encodings are refused.  After decoding: a failed Steim integrity check, a
+ * count that differs from the header, a non-positive rate or text samples reject it.
+ * Returns 0, or -EINVAL with the reason in WHY (nothing of the record is used). */
+struct MSRecord_s;
+int mseed_decode_record(char *rec, int reclen, struct MSRecord_s **m, char *why, size_t whylen);
+
+/* STOP (NULL: none) is polled by mseed_read_buffer / mseed_read_path in the calling
+ * thread while they scan (every 1024 records or junk bytes, before each file of a
+ * folder); non-zero makes them return -ECANCELED. */
+void mseed_read_set_stop(int (*stop)(void));
+
 /* Decode the records in BUF (LEN bytes; NAME for messages) into SET. */
 int mseed_read_buffer(const char *name, char *buf, size_t len, struct mseed_set *set, struct mseed_stats *st);
 /* A file, or every regular file in a directory (sorted by name), in that order. */
@@ -72,7 +95,9 @@ void mseed_set_extract(const struct mseed_set *set, int64_t t0_ns, double dt, in
 struct trace_channel *mseed_set_channels(const struct mseed_set *set);
 /* Cut SET's whole span into consecutive blocks of NS samples (the last may be
  * shorter) and hand each to FN; stops at the first non-zero return of FN, or when
- * STOP (may be NULL) returns non-zero.  Returns 0, FN's code, or -EINVAL / -ENOMEM. */
+ * STOP (may be NULL) returns non-zero.  A block that would hold no sample at all is not
+ * handed over: the next block starts at the next data (FN sees the jump in t0).
+ * Returns 0, FN's code, or -EINVAL / -ENOMEM. */
 typedef int (*mseed_block_fn)(const struct trace_block *b, void *user);
 int mseed_set_blocks(const struct mseed_set *set, int ns, mseed_block_fn fn, void *user, int (*stop)(void));
 void mseed_set_free(struct mseed_set *set);

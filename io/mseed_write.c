@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/mseed_read.h"
 #include "stream/error.h"
 
 int mseed_encoding_parse(const char *name)
@@ -92,6 +93,7 @@ int mseed_pack_f32(struct mseed_channel *ch, int64_t t0_ns, const float *x, size
         return err_set(-ENOMEM, "miniSEED: out of memory");
     }
     int64_t packed = 0;
+    mseed_log_init(); /* libmseed's own messages into the log */
     int nrec = msr_pack(msr, sink, arg, &packed, 1, 0);
     ch->sequence = msr->sequence_number;
     msr_free(&msr);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <zmq.h>
 
+#include "io/mseed_read.h"
 #include "stream/error.h"
 
 static const char *const reject_names[WIRE_REJ_N] = {
@@ -584,11 +585,17 @@ int wire_decode_traces_mseed(const struct wire_header *h, const void *const *fra
         memcpy(buf, frames[fi], len[fi]);
         while (off < len[fi] && !rc) {
             size_t n = len[fi] - off;
-            int p = msr_parse(buf + off, (int)(n > INT32_MAX ? INT32_MAX : n), &msr, 0, 1, 0);
-            if (p != 0 || !msr) {
-                rc = reject(st, WIRE_REJ_PAYLOAD, seq,
-                            "miniSEED frame %d byte %zu: %s", fi + 1, off,
-                            p > 0 ? "truncated record" : "not a valid record");
+            /* The record's length from its header, then its header checked against that
+             * length and its encoding before a sample is decoded (io/mseed_read.h). */
+            int reclen = ms_detect(buf + off, (int)(n > INT32_MAX ? INT32_MAX : n));
+            char why[320];
+            if (reclen <= 0 || (size_t)reclen > n) {
+                rc = reject(st, WIRE_REJ_PAYLOAD, seq, "miniSEED frame %d byte %zu: %s", fi + 1, off,
+                            reclen > 0 ? "truncated record" : "not a valid record");
+                break;
+            }
+            if (mseed_decode_record(buf + off, reclen, &msr, why, sizeof why) != 0) {
+                rc = reject(st, WIRE_REJ_PAYLOAD, seq, "miniSEED frame %d byte %zu: %s", fi + 1, off, why);
                 break;
             }
             if (fabs(msr->samprate * t->dt - 1.0) > 1e-6) {
@@ -630,7 +637,7 @@ int wire_decode_traces_mseed(const struct wire_header *h, const void *const *fra
                 }
                 dst[(size_t)r * (size_t)t->ns + (size_t)kk] = (float)v;
             }
-            off += msr->reclen > 0 ? (size_t)msr->reclen : n; /* never loop in place */
+            off += (size_t)reclen;
         }
         free(buf);
     }

@@ -42,6 +42,7 @@ struct locate_engine {
     double *state;
     uint16_t *delay;
     int max_delay, chunk;
+    double restart_limit;    /* samples: a longer time jump restarts the stream */
     int refine_t;            /* samples searched either side in the time refinement */
     size_t cap;
     float *cfh;              /* nrow x cap: CF rows (host; the mirror of the device copy) */
@@ -67,6 +68,8 @@ struct locate_engine {
     void *coh_user;
     locate_trace_fn on_trace;
     void *trace_user;
+    int (*cancel)(void *user);
+    void *cancel_user;
     struct locate_stats stats;
     int64_t seq;
 
@@ -141,6 +144,12 @@ void locate_engine_on_trace(struct locate_engine *e, locate_trace_fn fn, void *u
 {
     e->on_trace = fn;
     e->trace_user = user;
+}
+
+void locate_engine_set_cancel(struct locate_engine *e, int (*cancel)(void *user), void *user)
+{
+    e->cancel = cancel;
+    e->cancel_user = user;
 }
 
 /* ---- channel mapping ----------------------------------------------------------------- */
@@ -306,6 +315,9 @@ static int start_stream(struct locate_engine *e, const struct trace_block *b)
                     step = fmax(step, fabs(e->tt.t[(size_t)r * e->nj + j + strides[a]] - e->tt.t[(size_t)r * e->nj + j]));
     e->refine_t = (int)fmin(256.0, ceil(step / e->dt) + 2);
     e->chunk = e->lc.block_samples;
+    /* "the largest travel time plus a block": beyond it no stacked time sees CF from both
+     * sides of a jump (the refinement's window and one chunk of margin) */
+    e->restart_limit = (double)e->max_delay + 2.0 * e->refine_t + e->chunk;
     e->cap = (size_t)(e->max_delay + 2 * e->refine_t + e->chunk + 2 * STACK_T_TILE + 16 + 31) / 32 * 32;
     size_t nu = (size_t)(e->nused ? e->nused : 1);
     e->state = calloc(nu * cf_state_len(&e->cfp), sizeof(double));
@@ -752,6 +764,59 @@ static int feed_chunk(struct locate_engine *e, const struct trace_block *b, int 
     return stack_ready(e, 0);
 }
 
+static int cancelled(const struct locate_engine *e)
+{
+    return e->cancel && e->cancel(e->cancel_user);
+}
+
+/* The stream state back to its start at T0_NS (channels, tables and the event count
+ * kept): CF filter state zero (as calloc'd at the start), no CF kept, the trigger
+ * without history. */
+static int reset_stream(struct locate_engine *e, int64_t t0_ns)
+{
+    size_t nu = (size_t)(e->nused ? e->nused : 1), sl = cf_state_len(&e->cfp);
+    memset(e->state, 0, nu * sl * sizeof(double));
+    fill_nan(e->cfh, (size_t)e->nrow * e->cap);
+    memset(e->mlive, 0, (size_t)e->W);
+#ifdef SEISLIVE_CUDA
+    if (e->gpu) {
+        int rc;
+        if ((rc = stack_cuda_copy(e->g.state, e->state, nu * sl * sizeof(double), 2)) ||
+            (rc = stack_cuda_fill_nan2d(e->g.cf[e->g.cur], e->cap * sizeof(float), e->cap * sizeof(float),
+                                        (size_t)e->nrow)))
+            return rc;
+    }
+#endif
+    e->t0_ns = t0_ns;
+    e->next_n = 0;
+    e->a0 = -e->cfp.delay;
+    e->len = 0;
+    e->t_next = e->a0;
+    e->level = e->lc.trigger == TRIGGER_STATIC ? e->lc.threshold : INFINITY;
+    e->in_run = 0;
+    e->pend.valid = 0;
+    return 0;
+}
+
+/* A jump of JUMP samples (either way) too long to bridge: no origin time can see CF from
+ * both sides of it, so the times before are stacked and their event emitted as at the
+ * end of a stream, and the stream starts again at B.  Feeding the gap instead would take
+ * a loop over every missing sample (a year: 7.9e9 at 250 samples/s). */
+static int restart_stream(struct locate_engine *e, const struct trace_block *b, double jump)
+{
+    int rc = stack_ready(e, 1);
+    if (rc)
+        return rc;
+    if (e->pend.valid)
+        emit(e);
+    e->stats.restarts++;
+    log_warn("block %lld: starts %.6g s %s the end of the previous one (more than the largest travel time + a "
+             "block, %.3f s): stream restarted at t0 = %lld ns (%lld restarts so far)", (long long)b->seq,
+             fabs(jump) * e->dt, jump > 0 ? "after" : "before", e->restart_limit * e->dt, (long long)b->t0_ns,
+             (long long)e->stats.restarts);
+    return reset_stream(e, b->t0_ns);
+}
+
 static int same_channel(const struct trace_channel *a, const struct trace_channel *b)
 {
     return !strcmp(a->net, b->net) && !strcmp(a->sta, b->sta) && !strcmp(a->loc, b->loc) && !strcmp(a->cha, b->cha);
@@ -762,7 +827,7 @@ int locate_engine_process(struct locate_engine *e, const struct trace_block *b)
     if (!b || b->nrec <= 0 || b->ns < 0 || !(b->dt > 0) || (b->ns && !b->data) || !b->chan)
         return err_set(-EINVAL, "locate: block %lld: empty or malformed (nrec %d, ns %d, dt %g)",
                        b ? (long long)b->seq : -1LL, b ? b->nrec : 0, b ? b->ns : 0, b ? b->dt : 0.0);
-    int rc;
+    int rc, skip = 0;
     if (!e->started) {
         if ((rc = start_stream(e, b)))
             return rc;
@@ -780,18 +845,35 @@ int locate_engine_process(struct locate_engine *e, const struct trace_block *b)
                                    (long long)b->seq, r, b->chan[r].net, b->chan[r].sta, b->chan[r].loc,
                                    b->chan[r].cha, e->chan[r].net, e->chan[r].sta, e->chan[r].loc,
                                    e->chan[r].cha);
+        /* in samples, in double: a t0 a century off must not overflow an integer */
         double expect = (double)e->t0_ns + (double)e->next_n * e->dt * 1e9;
-        int64_t jump = (int64_t)llround(((double)b->t0_ns - expect) / (e->dt * 1e9));
-        if (jump < 0) {
-            e->stats.rejected_blocks++;
-            log_warn("block %lld: starts %lld samples before the end of the previous one; rejected (%lld so far)",
-                     (long long)b->seq, (long long)-jump, (long long)e->stats.rejected_blocks);
-            return 0;
-        }
-        if (jump > 0) {
-            log_warn("block %lld: %lld samples missing before it; treated as a gap", (long long)b->seq,
-                     (long long)jump);
+        double jd = ((double)b->t0_ns - expect) / (e->dt * 1e9);
+        if (fabs(jd) > e->restart_limit) {
+            if ((rc = restart_stream(e, b, jd)))
+                return rc;
+        } else {
+            int64_t jump = (int64_t)llround(jd);
+            if (jump < 0 && -jump >= b->ns) {
+                e->stats.rejected_blocks++;
+                log_warn("block %lld: ends %lld samples before the end of the previous one; rejected (%lld so far)",
+                         (long long)b->seq, (long long)(-jump - b->ns), (long long)e->stats.rejected_blocks);
+                return 0;
+            }
+            if (jump < 0) {
+                /* the overlapping samples were fed already: dropped, never used twice */
+                skip = (int)-jump;
+                e->stats.overlap_samples += skip;
+                log_warn("block %lld: starts %d samples before the end of the previous one; those dropped "
+                         "(%lld overlapping samples so far)", (long long)b->seq, skip,
+                         (long long)e->stats.overlap_samples);
+            }
+            if (jump > 0)
+                log_warn("block %lld: %lld samples missing before it; treated as a gap", (long long)b->seq,
+                         (long long)jump);
+            /* bounded by restart_limit: at most a few chunks */
             while (jump > 0) {
+                if (cancelled(e))
+                    return err_set(-ECANCELED, "locate: block %lld: stopped", (long long)b->seq);
                 int k = jump > e->chunk ? e->chunk : (int)jump;
                 if ((rc = feed_chunk(e, NULL, 0, k)))
                     return rc;
@@ -799,7 +881,9 @@ int locate_engine_process(struct locate_engine *e, const struct trace_block *b)
             }
         }
     }
-    for (int off = 0; off < b->ns; off += e->chunk) {
+    for (int off = skip; off < b->ns; off += e->chunk) {
+        if (cancelled(e))
+            return err_set(-ECANCELED, "locate: block %lld: stopped", (long long)b->seq);
         int k = b->ns - off < e->chunk ? b->ns - off : e->chunk;
         if ((rc = feed_chunk(e, b, off, k)))
             return rc;

@@ -47,7 +47,7 @@ extern "C" {
 struct locate_event {
     int64_t id;              /* 0, 1, 2 ... in the stream */
     int64_t origin_ns;       /* origin time, ns since 1970 UTC (sub-sample refined) */
-    int64_t sample;          /* stack time index of the peak (samples since stream start) */
+    int64_t sample;          /* stack time index of the peak (samples since the stream start or restart) */
     double x, y, z;          /* m, local frame (z down), refined */
     double lat, lon, elev;   /* deg, deg, m when the stations were geographic, else NaN */
     double sx, sy, sz;       /* m, 1-sigma widths of the coalescence peak */
@@ -62,6 +62,8 @@ struct locate_stats {
     int64_t blocks, samples;        /* accepted */
     int64_t rejected_blocks;        /* out of order / overlapping (counted, logged) */
     int64_t gap_samples;            /* samples inserted as invalid for a time jump */
+    int64_t restarts;               /* jumps beyond the travel times + a block: stream restarted */
+    int64_t overlap_samples;        /* leading samples of blocks that overlap the previous one: dropped */
     int64_t invalid_samples;        /* input samples masked, NaN or on dead channels */
     int64_t stacked_times;
     int64_t events;
@@ -86,8 +88,16 @@ void locate_engine_on_event(struct locate_engine *e, locate_event_fn fn, void *u
 void locate_engine_on_coherence(struct locate_engine *e, locate_coherence_fn fn, void *user);
 void locate_engine_on_trace(struct locate_engine *e, locate_trace_fn fn, void *user);
 
-/* Feed the next block (see io/trace_block.h).  Returns 0 (also for a block rejected as
- * out of order: counted and logged), or -EINVAL for a block that breaks the stream
+/* CANCEL (NULL: none) is polled between chunks of a block and of a gap; non-zero makes
+ * locate_engine_process return -ECANCELED (SIGTERM: the job passes its stop flag). */
+void locate_engine_set_cancel(struct locate_engine *e, int (*cancel)(void *user), void *user);
+
+/* Feed the next block (see io/trace_block.h).  Time jumps: a forward jump is a gap of
+ * invalid samples, an overlap drops the block's leading samples (a block wholly before
+ * the end: rejected), both counted and logged; a jump either way longer than the largest
+ * travel time + a block restarts the stream (times before it stacked and their events
+ * emitted, as at the end of a stream; counted, logged).  Returns 0 (also for a block
+ * rejected as out of order), or -EINVAL for a block that breaks the stream
  * (other channels, other dt), or -EIO / -ENOMEM, with err_msg(). */
 int locate_engine_process(struct locate_engine *e, const struct trace_block *b);
 /* End of stream: stack the remaining times (CF beyond the end counts as missing) and

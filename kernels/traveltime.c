@@ -189,14 +189,25 @@ int tt_layers_load(const char *path, struct tt_layers *m)
             break;
         }
         if (m->n == cap) {
-            cap = cap ? cap * 2 : 8;
-            m->top = realloc(m->top, cap * sizeof(double));
-            m->vp = realloc(m->vp, cap * sizeof(double));
-            m->vs = realloc(m->vs, cap * sizeof(double));
-            if (!m->top || !m->vp || !m->vs) {
-                rc = err_set(-ENOMEM, "%s: out of memory", path);
+            /* each array is replaced only once its realloc succeeded: a failed one keeps
+             * the old block, which tt_layers_free below still frees (no leak) */
+            int ncap = cap ? cap * 2 : 8;
+            double *p[3] = {m->top, m->vp, m->vs};
+            int ok = 1;
+            for (int a = 0; a < 3 && ok; a++) {
+                double *q = realloc(p[a], (size_t)ncap * sizeof(double));
+                ok = q != NULL;
+                if (ok)
+                    p[a] = q;
+            }
+            m->top = p[0];
+            m->vp = p[1];
+            m->vs = p[2];
+            if (!ok) {
+                rc = err_set(-ENOMEM, "%s:%d: out of memory for %d layers", path, lineno, ncap);
                 break;
             }
+            cap = ncap;
         }
         m->top[m->n] = z;
         m->vp[m->n] = vp;

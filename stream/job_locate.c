@@ -73,6 +73,12 @@ static int stop_asked(void)
     return signals_stop_requested();
 }
 
+static int cancel_asked(void *user)
+{
+    (void)user;
+    return signals_stop_requested();
+}
+
 static int load_stations(const struct sl_config *cfg, struct station_set *st)
 {
     const struct locate_conf *lc = &cfg->locate;
@@ -143,6 +149,8 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
         return rc;
     }
     locate_engine_on_event(c.eng, on_event, &c);
+    /* the engine's loops poll SIGTERM through this (kernels/ know nothing of signals) */
+    locate_engine_set_cancel(c.eng, cancel_asked, NULL);
     if (cfg->locate.coherence_dir && *cfg->locate.coherence_dir) {
         c.coh_dir = cfg->locate.coherence_dir;
         mkdir(c.coh_dir, 0777);
@@ -157,9 +165,16 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
                                     .flush = flush_engine};
         rc = pipeline_run_blocks(cfg, dev, &bc);
     } else {
+        mseed_read_set_stop(stop_asked);
         rc = read_inputs(cfg, &set, &ms);
+        mseed_read_set_stop(NULL);
         if (!rc)
             rc = mseed_set_blocks(&set, cfg->locate.block_samples, feed, &c, stop_asked);
+        if (rc == -ECANCELED && signals_stop_requested()) {
+            /* SIGTERM in a long read or block: what was stacked is kept, its events written */
+            log_info("locate: stopped: %s", err_msg());
+            rc = 0;
+        }
         if (!rc)
             rc = locate_engine_flush(c.eng);
     }
@@ -168,9 +183,11 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
     struct locate_stats ls;
     locate_engine_stats(c.eng, &ls);
     log_info("locate: %lld blocks, %lld samples, %lld times stacked, %lld events; %lld blocks rejected, "
-             "%lld invalid samples, %d unmatched channels, %d rows without data",
+             "%lld invalid samples, %lld gap samples, %lld overlapping samples dropped, %lld stream restarts, "
+             "%d unmatched channels, %d rows without data",
              (long long)ls.blocks, (long long)ls.samples, (long long)ls.stacked_times, (long long)ls.events,
-             (long long)ls.rejected_blocks, (long long)ls.invalid_samples, ls.unmatched_channels, ls.dead_rows);
+             (long long)ls.rejected_blocks, (long long)ls.invalid_samples, (long long)ls.gap_samples,
+             (long long)ls.overlap_samples, (long long)ls.restarts, ls.unmatched_channels, ls.dead_rows);
     log_info("events written to %s and %s", c.w.csv_path, c.w.jsonl_path);
     mseed_set_free(&set);
     int crc = events_close(&c.w);

@@ -137,7 +137,12 @@ static int read_stations(const char *path, struct micro_model *m)
                            path, lineno);
         }
         snprintf(s.name, sizeof s.name, "%s", name);
-        m->st = realloc(m->st, (size_t)(m->nst + 1) * sizeof *m->st);
+        struct micro_station *grown = realloc(m->st, (size_t)(m->nst + 1) * sizeof *m->st);
+        if (!grown) { /* m->st stays valid: the caller frees it */
+            fclose(f);
+            return err_set(-ENOMEM, "%s:%d: out of memory for %d receivers", path, lineno, m->nst + 1);
+        }
+        m->st = grown;
         m->st[m->nst++] = s;
     }
     fclose(f);
@@ -146,9 +151,12 @@ static int read_stations(const char *path, struct micro_model *m)
     return 0;
 }
 
-static void add_station(struct micro_model *m, double x, double y, double z)
+static int add_station(struct micro_model *m, double x, double y, double z)
 {
-    m->st = realloc(m->st, (size_t)(m->nst + 1) * sizeof *m->st);
+    struct micro_station *p = realloc(m->st, (size_t)(m->nst + 1) * sizeof *m->st);
+    if (!p) /* m->st stays valid: the caller frees it */
+        return err_set(-ENOMEM, "out of memory for %d receivers", m->nst + 1);
+    m->st = p;
     struct micro_station *s = &m->st[m->nst];
     /* SEED station codes have 5 characters at most */
     snprintf(s->name, sizeof s->name, "S%03u", (unsigned)(m->nst + 1) % 10000u);
@@ -156,38 +164,45 @@ static void add_station(struct micro_model *m, double x, double y, double z)
     s->x[1] = y;
     s->x[2] = z;
     m->nst++;
+    return 0;
 }
 
-static void build_array(const struct micro_opts *o, struct micro_model *m)
+static int build_array(const struct micro_opts *o, struct micro_model *m)
 {
     const double *g = o->origin;
     double d = o->spacing;
+    int rc = 0;
     if (o->array == 0) {
-        for (int j = 0; j < o->count[1]; j++)
-            for (int i = 0; i < o->count[0]; i++)
-                add_station(m, g[0] + i * d, g[1] + j * d, g[2]);
+        for (int j = 0; j < o->count[1] && !rc; j++)
+            for (int i = 0; i < o->count[0] && !rc; i++)
+                rc = add_station(m, g[0] + i * d, g[1] + j * d, g[2]);
     } else if (o->array == 1) { /* an x line and a y line crossing at their middles */
         double ym = g[1] + 0.5 * (o->count[1] - 1) * d, xm = g[0] + 0.5 * (o->count[0] - 1) * d;
-        for (int i = 0; i < o->count[0]; i++)
-            add_station(m, g[0] + i * d, ym, g[2]);
-        for (int j = 0; j < o->count[1]; j++)
+        for (int i = 0; i < o->count[0] && !rc; i++)
+            rc = add_station(m, g[0] + i * d, ym, g[2]);
+        for (int j = 0; j < o->count[1] && !rc; j++)
             if (fabs(g[1] + j * d - ym) > 1e-6 || o->count[0] == 0)
-                add_station(m, xm, g[1] + j * d, g[2]);
+                rc = add_station(m, xm, g[1] + j * d, g[2]);
     } else {
-        for (int k = 0; k < o->count[0]; k++)
-            add_station(m, g[0], g[1], g[2] + k * d);
+        for (int k = 0; k < o->count[0] && !rc; k++)
+            rc = add_station(m, g[0], g[1], g[2] + k * d);
     }
+    return rc;
 }
 
-static void add_event(struct micro_model *m, const double x[3], double t, double amp,
-                      uint64_t *rng)
+static int add_event(struct micro_model *m, const double x[3], double t, double amp,
+                     uint64_t *rng)
 {
-    m->ev = realloc(m->ev, (size_t)(m->nev + 1) * sizeof *m->ev);
+    struct micro_event *p = realloc(m->ev, (size_t)(m->nev + 1) * sizeof *m->ev);
+    if (!p) /* m->ev stays valid: the caller frees it */
+        return err_set(-ENOMEM, "out of memory for %d events", m->nev + 1);
+    m->ev = p;
     struct micro_event *e = &m->ev[m->nev++];
     memcpy(e->x, x, sizeof e->x);
     e->t = t;
     e->amp = amp;
     micro_random_dc(rng, e->m);
+    return 0;
 }
 
 static double max_travel_time(const struct micro_model *m, const double x[3])
@@ -228,7 +243,9 @@ static int random_events(const struct micro_opts *o, struct micro_model *m, uint
                     ok = 0;
             if (!ok)
                 continue;
-            add_event(m, x, t, o->amplitude, rng);
+            int rc = add_event(m, x, t, o->amplitude, rng);
+            if (rc)
+                return rc;
             break;
         }
     }
@@ -448,8 +465,14 @@ int gen_micro(int argc, char **argv)
         case O_EVENT: {
             int n = options_doubles(optarg, v, 4, 5);
             bad = n < 0;
+            double *p = bad ? NULL : realloc(fixed, (size_t)(nfixed + 1) * 5 * sizeof *fixed);
+            if (!bad && !p) {
+                fprintf(stderr, "seislive-gen micro: out of memory for %d events\n", nfixed + 1);
+                free(fixed);
+                return 1;
+            }
             if (!bad) {
-                fixed = realloc(fixed, (size_t)(nfixed + 1) * 5 * sizeof *fixed);
+                fixed = p;
                 memcpy(fixed + 5 * nfixed, v, 4 * sizeof *v);
                 fixed[5 * nfixed + 4] = n == 5 ? v[4] : 1.0;
                 nfixed++;
@@ -508,7 +531,7 @@ int gen_micro(int argc, char **argv)
     if (o.stations)
         rc = read_stations(o.stations, &m);
     else
-        build_array(&o, &m);
+        rc = build_array(&o, &m);
     if (rc == 0 && !o.have_box) { /* under the array's footprint */
         double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300};
         for (int s = 0; s < m.nst; s++)
@@ -521,7 +544,7 @@ int gen_micro(int argc, char **argv)
     }
     uint64_t ev_rng = o.seed * 0x9e3779b97f4a7c15ULL + 7;
     for (int i = 0; rc == 0 && i < nfixed; i++)
-        add_event(&m, fixed + 5 * i, fixed[5 * i + 3], fixed[5 * i + 4], &ev_rng);
+        rc = add_event(&m, fixed + 5 * i, fixed[5 * i + 3], fixed[5 * i + 4], &ev_rng);
     if (rc == 0)
         rc = random_events(&o, &m, &ev_rng);
     free(fixed);
