@@ -12,12 +12,21 @@
 #include "stream/error.h"
 #include "stream/log.h"
 
+/* What the jackknife of a refined peak starts from (see refine, jackknife). */
+struct refined {
+    int c[3];                /* node the position is bounded about */
+    double p[3];             /* position, cells */
+    int pinned[3];           /* axis ended on the bound */
+    int done;                /* jackknife done: ev's sigmas are final */
+};
+
 struct pending {
     int valid;
     int64_t t;
     float val;
     int32_t j;
     struct locate_event ev; /* refined when the peak was set */
+    struct refined rs;
 };
 
 struct locate_engine {
@@ -520,7 +529,10 @@ static void refine_pos(const struct locate_engine *e, int64_t t, const int c[3],
 #define JACKKNIFE_ROUNDS 3
 #define RECENTRE 3
 
-/* The location, then its uncertainty by a delete-a-group jackknife over the stations:
+/* The location: refine_pos from the grid node J at stack time T, into EV (sigmas = the
+ * peak widths until jackknife() has run) and RS.
+ *
+ * The uncertainty is a delete-a-group jackknife over the stations (jackknife below):
  * the stations that have data are dealt round-robin into G = min(12, their number)
  * groups, the event is refined again without each group in turn (from the full
  * solution, 3 rounds), and var = (G-1)/G sum_g (x_g - mean_g x_g)^2 per coordinate and
@@ -528,26 +540,27 @@ static void refine_pos(const struct locate_engine *e, int64_t t, const int c[3],
  * estimate as much as leaving stations out does, which is what the jackknife measures;
  * the width of the coherence peak does not (it is set by the pulse length and the array
  * aperture, 10-30 times the errors).  Fewer than 3 stations with data: the peak widths. */
-static void refine(const struct locate_engine *e, int64_t t, int32_t j, float val, struct locate_event *ev)
+static void refine(const struct locate_engine *e, int64_t t, int32_t j, float val, struct locate_event *ev,
+                   struct refined *rs)
 {
     const struct tt_grid *g = &e->tt.grid;
-    int nx = g->n[0], ny = g->n[1], R = e->refine_t, nph = e->tt.nphase;
+    int nx = g->n[0], ny = g->n[1], R = e->refine_t;
     const int node[3] = {j % nx, (j / nx) % ny, j / (nx * ny)};
-    int c[3] = {node[0], node[1], node[2]};
+    int *c = rs->c;
+    double *p = rs->p;
     double *d = malloc((size_t)e->nrow * sizeof(double));
     double *sv = malloc((size_t)(2 * R + 1) * sizeof(double));
-    uint8_t *skip = malloc((size_t)e->nrow);
-    int *grp = malloc((size_t)e->tt.nsta * sizeof(int));
     memset(ev, 0, sizeof *ev);
-    if (!d || !sv || !skip || !grp) {
+    memset(rs, 0, sizeof *rs);
+    rs->done = 1; /* nothing to start a jackknife from unless refined below */
+    if (!d || !sv) {
         free(d);
         free(sv);
-        free(skip);
-        free(grp);
         return;
     }
-    double p[3] = {c[0], c[1], c[2]}, width[3] = {1, 1, 1}, sig[3], tr, tsig = 1.0;
-    int pinned[3] = {0, 0, 0};
+    double width[3] = {1, 1, 1}, tr, tsig = 1.0;
+    for (int a = 0; a < 3; a++)
+        p[a] = c[a] = node[a];
     /* The coherence is flat along the depth / origin-time trade-off, so the node that wins
      * the grid search at one stack time can lie more than a cell from the refined peak:
      * a position that ends on the one-cell bound starts again about the node it reached,
@@ -557,8 +570,8 @@ static void refine(const struct locate_engine *e, int64_t t, int32_t j, float va
         refine_pos(e, t, c, 6, NULL, d, sv, p, &tr, width);
         int moved = 0;
         for (int a = 0; a < 3; a++) {
-            pinned[a] = g->n[a] > 1 && fabs(p[a] - c[a]) > 1.0 - 1e-9 && p[a] > 0.0 && p[a] < g->n[a] - 1.0;
-            if (pinned[a] && pass < RECENTRE) {
+            rs->pinned[a] = g->n[a] > 1 && fabs(p[a] - c[a]) > 1.0 - 1e-9 && p[a] > 0.0 && p[a] < g->n[a] - 1.0;
+            if (rs->pinned[a] && pass < RECENTRE) {
                 c[a] = (int)lround(p[a]);
                 moved = 1;
             }
@@ -578,6 +591,51 @@ static void refine(const struct locate_engine *e, int64_t t, int32_t j, float va
     }
     delays_at_pos(e, p, d);
     stack_exact(e, d, tr, NULL, &ev->rows_used);
+    free(d);
+    free(sv);
+    ev->sample = t;
+    ev->origin_ns = e->t0_ns + (int64_t)llround((tr * e->dt + e->T0) * 1e9);
+    ev->x = g->o[0] + p[0] * g->d[0];
+    ev->y = g->o[1] + p[1] * g->d[1];
+    ev->z = g->o[2] + p[2] * g->d[2];
+    ev->wx = ev->sx = width[0] * g->d[0];
+    ev->wy = ev->sy = width[1] * g->d[1];
+    ev->wz = ev->sz = width[2] * g->d[2];
+    ev->wt = ev->st = tsig * e->dt;
+    ev->coalescence = val;
+    ev->ix = node[0];
+    ev->iy = node[1];
+    ev->iz = node[2];
+    stations_to_geographic(&e->st, ev->x, ev->y, ev->z, &ev->lat, &ev->lon, &ev->elev);
+    if (!e->st.geographic)
+        ev->elev = NAN;
+    rs->done = 0;
+}
+
+/* The jackknife sigmas of the peak refined at stack time T (see refine).  Run once a
+ * peak has held for a sample rather than at every new maximum of a rising trigger: it
+ * costs G refinements.  The CF it reads is still kept then (shift_buffer keeps
+ * refine_t + 4 samples before the next time to stack). */
+static void jackknife(const struct locate_engine *e, int64_t t, struct refined *rs, struct locate_event *ev)
+{
+    if (rs->done)
+        return;
+    rs->done = 1;
+    const struct tt_grid *g = &e->tt.grid;
+    int R = e->refine_t, nph = e->tt.nphase;
+    double *d = malloc((size_t)e->nrow * sizeof(double));
+    double *sv = malloc((size_t)(2 * R + 1) * sizeof(double));
+    uint8_t *skip = malloc((size_t)e->nrow);
+    int *grp = malloc((size_t)e->tt.nsta * sizeof(int));
+    if (!d || !sv || !skip || !grp) {
+        log_warn("event at sample %lld: out of memory for the jackknife; its sigmas are the peak widths",
+                 (long long)t);
+        free(d);
+        free(sv);
+        free(skip);
+        free(grp);
+        return;
+    }
     /* stations with data (a row whose channels exist) */
     int nsd = 0;
     for (int s = 0; s < e->tt.nsta; s++) {
@@ -588,17 +646,14 @@ static void refine(const struct locate_engine *e, int64_t t, int32_t j, float va
         grp[s] = has ? nsd++ : -1;
     }
     int G = nsd < JACKKNIFE_GROUPS ? nsd : JACKKNIFE_GROUPS;
-    for (int a = 0; a < 3; a++)
-        sig[a] = width[a];
-    double st = tsig;
     if (G >= 3) {
         double sum[4] = {0}, sum2[4] = {0};
         for (int k = 0; k < G; k++) {
             for (int s = 0; s < e->tt.nsta; s++)
                 for (int ph = 0; ph < nph; ph++)
                     skip[s * nph + ph] = grp[s] >= 0 && grp[s] % G == k;
-            double q[3] = {p[0], p[1], p[2]}, tq;
-            refine_pos(e, t, c, JACKKNIFE_ROUNDS, skip, d, sv, q, &tq, NULL);
+            double q[3] = {rs->p[0], rs->p[1], rs->p[2]}, tq;
+            refine_pos(e, t, rs->c, JACKKNIFE_ROUNDS, skip, d, sv, q, &tq, NULL);
             double v[4] = {q[0], q[1], q[2], tq};
             for (int a = 0; a < 4; a++) {
                 sum[a] += v[a];
@@ -611,34 +666,16 @@ static void refine(const struct locate_engine *e, int64_t t, int32_t j, float va
             var[a] = fmax(0.0, (sum2[a] - G * m * m) * (G - 1.0) / G);
         }
         /* an axis still on the bound is not resolved locally: its peak width stands */
+        double *sig[3] = {&ev->sx, &ev->sy, &ev->sz};
         for (int a = 0; a < 3; a++)
-            sig[a] = g->n[a] > 1 && !pinned[a] ? sqrt(var[a]) : width[a];
-        st = sqrt(var[3]);
+            if (g->n[a] > 1 && !rs->pinned[a])
+                *sig[a] = sqrt(var[a]) * g->d[a];
+        ev->st = sqrt(var[3]) * e->dt;
     }
     free(d);
     free(sv);
     free(skip);
     free(grp);
-    ev->sample = t;
-    ev->origin_ns = e->t0_ns + (int64_t)llround((tr * e->dt + e->T0) * 1e9);
-    ev->x = g->o[0] + p[0] * g->d[0];
-    ev->y = g->o[1] + p[1] * g->d[1];
-    ev->z = g->o[2] + p[2] * g->d[2];
-    ev->sx = sig[0] * g->d[0];
-    ev->sy = sig[1] * g->d[1];
-    ev->sz = sig[2] * g->d[2];
-    ev->st = st * e->dt;
-    ev->wx = width[0] * g->d[0];
-    ev->wy = width[1] * g->d[1];
-    ev->wz = width[2] * g->d[2];
-    ev->wt = tsig * e->dt;
-    ev->coalescence = val;
-    ev->ix = node[0];
-    ev->iy = node[1];
-    ev->iz = node[2];
-    stations_to_geographic(&e->st, ev->x, ev->y, ev->z, &ev->lat, &ev->lon, &ev->elev);
-    if (!e->st.geographic)
-        ev->elev = NAN;
 }
 
 /* ---- trigger --------------------------------------------------------------------------- */
@@ -670,6 +707,7 @@ static void update_level(struct locate_engine *e)
 
 static void emit(struct locate_engine *e)
 {
+    jackknife(e, e->pend.t, &e->pend.rs, &e->pend.ev);
     struct locate_event ev = e->pend.ev;
     ev.id = e->next_id++;
     e->stats.events++;
@@ -688,7 +726,7 @@ static void set_peak(struct locate_engine *e, int64_t t, float v, int32_t j)
     e->pend.t = t;
     e->pend.val = v;
     e->pend.j = j;
-    refine(e, t, j, v, &e->pend.ev);
+    refine(e, t, j, v, &e->pend.ev, &e->pend.rs);
     e->pend.ev.level = e->level;
 }
 
@@ -731,6 +769,9 @@ static void scan_time(struct locate_engine *e, int64_t t, float v, int32_t j)
         if (e->pend.valid && t - e->pend.t > e->misamp)
             emit(e);
     }
+    /* the peak held for this sample: its uncertainty now, while its CF is kept */
+    if (e->pend.valid && e->pend.t != t)
+        jackknife(e, e->pend.t, &e->pend.rs, &e->pend.ev);
 }
 
 /* ---- stacking -------------------------------------------------------------------------- */
