@@ -44,7 +44,7 @@ int cf_params_init(struct cf_params *p, const struct locate_conf *lc, double dt)
     int ring = 1, win = 0, delay = 0;
     switch (p->kind) {
     case CF_ENVELOPE: ring = 2 * p->hl + 1; win = 2 * p->hl; delay = p->hl; break;
-    case CF_STALTA: ring = p->nlta; win = p->nlta; delay = (p->nsta - 1) / 2; break;
+    case CF_STALTA: ring = 2 * p->nsta + p->nlta; win = ring; delay = (p->nsta - 1) / 2; break;
     case CF_RECURSIVE_STALTA: win = p->nlta; break; /* measured: peaks at the pulse, no shift */
     case CF_KURTOSIS: ring = p->nkurt; win = p->nkurt; break;
     default: break;

@@ -7,7 +7,8 @@
  *     frequency and can be compensated without distorting the pulse;
  *   then one of: abs |y|; envelope sqrt(y^2 + H[y]^2) with an FIR Hilbert transformer of
  *     2L+1 taps (Hamming window, L = sta / dt); classic STA/LTA of y^2 (trailing
- *     windows); recursive STA/LTA (exponential windows); kurtosis of y over a trailing
+ *     windows: the LTA ends sta before the STA window starts, see cf_step); recursive
+ *     STA/LTA (exponential windows); kurtosis of y over a trailing
  *     window, excess kurtosis clipped at 0.
  *
  * Every output is >= 0 or NaN.  NaN means "no valid value": the input sample was
@@ -175,14 +176,30 @@ static inline CF_HD float cf_step(const struct cf_params *p, const double *coef,
         break;
     }
     case 2: { /* CF_STALTA classic */
+        /* STA over the last nsta samples; LTA over nlta samples that end nsta samples
+         * before the STA window starts.  Whenever the LTA holds part of the pulse, the
+         * ratio depends on the pulse's amplitude: an LTA over the STA window too
+         * saturated near nlta/nsta as soon as the pulse outweighed the noise, so strong
+         * arrivals rose and peaked up to 5 samples earlier than weak ones -- a delay that
+         * depends on distance, which put every event 25-30 m too shallow on the demo
+         * (tests/test_locate_calib.c).  An LTA right behind the STA window takes the
+         * pulse in while the STA still holds its end and cuts the fall short the same
+         * way; the gap of nsta keeps a pulse shorter than the STA window out of the LTA
+         * for as long as it is in the STA, so the function is the pulse's energy over
+         * the STA window divided by the noise before it: the same shape at any
+         * amplitude, centred (nsta - 1) / 2 samples after the pulse. */
         double e = y * y;
-        double sta = s[CF_S_STA] + e, lta = s[CF_S_LTA] + e;
+        double sta = s[CF_S_STA] + e, lta = s[CF_S_LTA];
         if (warm > p->nsta) {
             double o = CF_OLD(p->nsta);
             sta -= o * o;
         }
-        if (warm > p->nlta) {
-            double o = CF_OLD(p->nlta);
+        if (warm > 2 * p->nsta) {
+            double o = CF_OLD(2 * p->nsta);
+            lta += o * o;
+        }
+        if (warm > 2 * p->nsta + p->nlta) {
+            double o = CF_OLD(2 * p->nsta + p->nlta);
             lta -= o * o;
         }
         sta = sta > 0.0 ? sta : 0.0;

@@ -12,12 +12,21 @@
 #include "stream/error.h"
 #include "stream/log.h"
 
+/* What the jackknife of a refined peak starts from (see refine, jackknife). */
+struct refined {
+    int c[3];                /* node the position is bounded about */
+    double p[3];             /* position, cells */
+    int pinned[3];           /* axis ended on the bound */
+    int done;                /* jackknife done: ev's sigmas are final */
+};
+
 struct pending {
     int valid;
     int64_t t;
     float val;
     int32_t j;
     struct locate_event ev; /* refined when the peak was set */
+    struct refined rs;
 };
 
 struct locate_engine {
@@ -401,8 +410,9 @@ static void delays_at_pos(const struct locate_engine *e, const double c[3], doub
     }
 }
 
-/* s(t) from the kept CF for per-row fractional delays D (linear interpolation). */
-static double stack_exact(const struct locate_engine *e, const double *d, double t, int *used)
+/* s(t) from the kept CF for per-row fractional delays D (linear interpolation), without
+ * the rows where SKIP (NULL: none) is set. */
+static double stack_exact(const struct locate_engine *e, const double *d, double t, const uint8_t *skip, int *used)
 {
     double sum = 0.0;
     int n = 0;
@@ -411,6 +421,8 @@ static double stack_exact(const struct locate_engine *e, const double *d, double
     double ti = floor(t), ft = t - ti;
     int64_t base = (int64_t)ti - e->a0;
     for (int r = 0; r < e->nrow; r++) {
+        if (skip && skip[r])
+            continue;
         double f = ft + d[r], fl = floor(f);
         int64_t i = base + (int64_t)fl;
         if (i < 0 || i + 1 >= e->len)
@@ -457,13 +469,13 @@ static void fit3(double sm, double s0, double sp, double *delta, double *sigma)
 
 /* The stack at position Q maximized over origin times within +-R samples of TC
  * (3-point fit around the best sample): returns the peak value, its time in *TBEST. */
-static double profile(const struct locate_engine *e, const double q[3], double tc, int R, double *d, double *sv,
-                      double *tbest)
+static double profile(const struct locate_engine *e, const double q[3], double tc, int R, const uint8_t *skip,
+                      double *d, double *sv, double *tbest)
 {
     delays_at_pos(e, q, d);
     int64_t t0 = (int64_t)llround(tc);
     for (int k = -R; k <= R; k++)
-        sv[k + R] = stack_exact(e, d, (double)(t0 + k), NULL);
+        sv[k + R] = stack_exact(e, d, (double)(t0 + k), skip, NULL);
     /* the first of the largest (all values computed before comparing: comparing
      * against sv[R] while filling read it before it was written) */
     int best = 0;
@@ -486,54 +498,111 @@ static double profile(const struct locate_engine *e, const double q[3], double t
  * over origin times within +-refine_t samples of the node's peak time (a fixed window,
  * so the CF it reads is there whatever the cut): a 3-point fit at +-1/2 cell around the current
  * position (a full step on when the peak lies beyond), kept within one cell of the
- * best node, for x, y, z in turn, six rounds;
- * travel times are interpolated (trilinear) in the table.  The origin time is the peak
- * of the profile at the final position; the widths come from the last fits. */
-static void refine(const struct locate_engine *e, int64_t t, int32_t j, float val, struct locate_event *ev)
+ * best node C, for x, y, z in turn, ROUNDS rounds from P;
+ * travel times are interpolated (trilinear) in the table.  The origin time (samples) is
+ * the peak of the profile at the final position, in *TR; the widths of the last fits
+ * (cells) in WIDTH when not NULL.  Rows where SKIP is set are left out. */
+static void refine_pos(const struct locate_engine *e, int64_t t, const int c[3], int rounds, const uint8_t *skip,
+                       double *d, double *sv, double p[3], double *tr, double *width)
 {
     const struct tt_grid *g = &e->tt.grid;
-    int nx = g->n[0], ny = g->n[1], R = e->refine_t;
-    int c[3] = {j % nx, (j / nx) % ny, j / (nx * ny)};
-    double *d = malloc((size_t)e->nrow * sizeof(double));
-    double *sv = malloc((size_t)(2 * R + 1) * sizeof(double));
-    memset(ev, 0, sizeof *ev);
-    if (!d || !sv) {
-        free(d);
-        free(sv);
-        return;
-    }
-    double p[3] = {c[0], c[1], c[2]}, sig[3] = {1, 1, 1}, tr = (double)t, tsig = 1.0, tk;
-    for (int round = 0; round < 6; round++)
+    int R = e->refine_t;
+    double tk;
+    *tr = (double)t;
+    for (int round = 0; round < rounds; round++)
         for (int a = 0; a < 3; a++) {
             if (g->n[a] < 2)
                 continue;
             double q[3] = {p[0], p[1], p[2]}, s3[3];
             for (int k = -1; k <= 1; k++) {
                 q[a] = p[a] + 0.5 * k;
-                s3[k + 1] = profile(e, q, (double)t, R, d, sv, &tk);
+                s3[k + 1] = profile(e, q, (double)t, R, skip, d, sv, &tk);
             }
             double delta, sigma;
             fit3(s3[0], s3[1], s3[2], &delta, &sigma);
             if (fabs(delta) >= 0.5) /* the peak is beyond the samples: step on by one */
                 delta = delta > 0 ? 1.0 : -1.0;
+            /* the middle is not the largest and the values are not concave (the fit gives
+             * up, delta 0): climb towards the larger side all the same, or the position
+             * stays on a slope, pinned to a node */
+            if (s3[1] < fmax(s3[0], s3[2]) && fabs(delta) < 0.5)
+                delta = s3[2] > s3[0] ? 1.0 : -1.0;
             p[a] += 0.5 * delta;
-            sig[a] = 0.5 * sigma;
+            if (width)
+                width[a] = 0.5 * sigma;
             double lo = fmax(0.0, c[a] - 1.0), hi = fmin(g->n[a] - 1.0, c[a] + 1.0);
             p[a] = p[a] < lo ? lo : p[a] > hi ? hi : p[a];
-            profile(e, p, (double)t, R, d, sv, &tr);
+            profile(e, p, (double)t, R, skip, d, sv, tr);
         }
+}
+
+/* Station groups of the jackknife (see refine). */
+#define JACKKNIFE_GROUPS 12
+#define JACKKNIFE_ROUNDS 3
+#define RECENTRE 3
+
+/* The location: refine_pos from the grid node J at stack time T, into EV (sigmas = the
+ * peak widths until jackknife() has run) and RS.
+ *
+ * The uncertainty is a delete-a-group jackknife over the stations (jackknife below):
+ * the stations that have data are dealt round-robin into G = min(12, their number)
+ * groups, the event is refined again without each group in turn (from the full
+ * solution, 3 rounds), and var = (G-1)/G sum_g (x_g - mean_g x_g)^2 per coordinate and
+ * for the origin time.  The noise (and any station-to-station misfit) moves the
+ * estimate as much as leaving stations out does, which is what the jackknife measures;
+ * the width of the coherence peak does not (it is set by the pulse length and the array
+ * aperture, 10-30 times the errors).  Fewer than 3 stations with data: the peak widths. */
+static void refine(const struct locate_engine *e, int64_t t, int32_t j, float val, struct locate_event *ev,
+                   struct refined *rs)
+{
+    const struct tt_grid *g = &e->tt.grid;
+    int nx = g->n[0], ny = g->n[1], R = e->refine_t;
+    const int node[3] = {j % nx, (j / nx) % ny, j / (nx * ny)};
+    int *c = rs->c;
+    double *p = rs->p;
+    double *d = malloc((size_t)e->nrow * sizeof(double));
+    double *sv = malloc((size_t)(2 * R + 1) * sizeof(double));
+    memset(ev, 0, sizeof *ev);
+    memset(rs, 0, sizeof *rs);
+    rs->done = 1; /* nothing to start a jackknife from unless refined below */
+    if (!d || !sv) {
+        free(d);
+        free(sv);
+        return;
+    }
+    double width[3] = {1, 1, 1}, tr, tsig = 1.0;
+    for (int a = 0; a < 3; a++)
+        p[a] = c[a] = node[a];
+    /* The coherence is flat along the depth / origin-time trade-off, so the node that wins
+     * the grid search at one stack time can lie more than a cell from the refined peak:
+     * a position that ends on the one-cell bound starts again about the node it reached,
+     * up to RECENTRE times (the CF kept covers the origin times of +-refine_t samples
+     * only, so the search cannot wander far). */
+    for (int pass = 0;; pass++) {
+        refine_pos(e, t, c, 6, NULL, d, sv, p, &tr, width);
+        int moved = 0;
+        for (int a = 0; a < 3; a++) {
+            rs->pinned[a] = g->n[a] > 1 && fabs(p[a] - c[a]) > 1.0 - 1e-9 && p[a] > 0.0 && p[a] < g->n[a] - 1.0;
+            if (rs->pinned[a] && pass < RECENTRE) {
+                c[a] = (int)lround(p[a]);
+                moved = 1;
+            }
+        }
+        if (!moved)
+            break;
+    }
     /* width in time at the final position */
     {
         double sm, s0, sp;
         delays_at_pos(e, p, d);
-        sm = stack_exact(e, d, tr - 1.0, NULL);
-        s0 = stack_exact(e, d, tr, NULL);
-        sp = stack_exact(e, d, tr + 1.0, NULL);
+        sm = stack_exact(e, d, tr - 1.0, NULL, NULL);
+        s0 = stack_exact(e, d, tr, NULL, NULL);
+        sp = stack_exact(e, d, tr + 1.0, NULL, NULL);
         double off;
         fit3(sm, s0, sp, &off, &tsig);
     }
     delays_at_pos(e, p, d);
-    stack_exact(e, d, tr, &ev->rows_used);
+    stack_exact(e, d, tr, NULL, &ev->rows_used);
     free(d);
     free(sv);
     ev->sample = t;
@@ -541,17 +610,84 @@ static void refine(const struct locate_engine *e, int64_t t, int32_t j, float va
     ev->x = g->o[0] + p[0] * g->d[0];
     ev->y = g->o[1] + p[1] * g->d[1];
     ev->z = g->o[2] + p[2] * g->d[2];
-    ev->sx = sig[0] * g->d[0];
-    ev->sy = sig[1] * g->d[1];
-    ev->sz = sig[2] * g->d[2];
-    ev->st = tsig * e->dt;
+    ev->wx = ev->sx = width[0] * g->d[0];
+    ev->wy = ev->sy = width[1] * g->d[1];
+    ev->wz = ev->sz = width[2] * g->d[2];
+    ev->wt = ev->st = tsig * e->dt;
     ev->coalescence = val;
-    ev->ix = c[0];
-    ev->iy = c[1];
-    ev->iz = c[2];
+    ev->ix = node[0];
+    ev->iy = node[1];
+    ev->iz = node[2];
     stations_to_geographic(&e->st, ev->x, ev->y, ev->z, &ev->lat, &ev->lon, &ev->elev);
     if (!e->st.geographic)
         ev->elev = NAN;
+    rs->done = 0;
+}
+
+/* The jackknife sigmas of the peak refined at stack time T (see refine).  Run once a
+ * peak has held for a sample rather than at every new maximum of a rising trigger: it
+ * costs G refinements.  The CF it reads is still kept then (shift_buffer keeps
+ * refine_t + 4 samples before the next time to stack). */
+static void jackknife(const struct locate_engine *e, int64_t t, struct refined *rs, struct locate_event *ev)
+{
+    if (rs->done)
+        return;
+    rs->done = 1;
+    const struct tt_grid *g = &e->tt.grid;
+    int R = e->refine_t, nph = e->tt.nphase;
+    double *d = malloc((size_t)e->nrow * sizeof(double));
+    double *sv = malloc((size_t)(2 * R + 1) * sizeof(double));
+    uint8_t *skip = malloc((size_t)e->nrow);
+    int *grp = malloc((size_t)e->tt.nsta * sizeof(int));
+    if (!d || !sv || !skip || !grp) {
+        log_warn("event at sample %lld: out of memory for the jackknife; its sigmas are the peak widths",
+                 (long long)t);
+        free(d);
+        free(sv);
+        free(skip);
+        free(grp);
+        return;
+    }
+    /* stations with data (a row whose channels exist) */
+    int nsd = 0;
+    for (int s = 0; s < e->tt.nsta; s++) {
+        int has = 0;
+        for (int k = 0; k < nph; k++)
+            for (int ch = 0; ch < CF_MAXC; ch++)
+                has |= e->rowch[(size_t)(s * nph + k) * CF_MAXC + ch] >= 0;
+        grp[s] = has ? nsd++ : -1;
+    }
+    int G = nsd < JACKKNIFE_GROUPS ? nsd : JACKKNIFE_GROUPS;
+    if (G >= 3) {
+        double sum[4] = {0}, sum2[4] = {0};
+        for (int k = 0; k < G; k++) {
+            for (int s = 0; s < e->tt.nsta; s++)
+                for (int ph = 0; ph < nph; ph++)
+                    skip[s * nph + ph] = grp[s] >= 0 && grp[s] % G == k;
+            double q[3] = {rs->p[0], rs->p[1], rs->p[2]}, tq;
+            refine_pos(e, t, rs->c, JACKKNIFE_ROUNDS, skip, d, sv, q, &tq, NULL);
+            double v[4] = {q[0], q[1], q[2], tq};
+            for (int a = 0; a < 4; a++) {
+                sum[a] += v[a];
+                sum2[a] += v[a] * v[a];
+            }
+        }
+        double var[4];
+        for (int a = 0; a < 4; a++) {
+            double m = sum[a] / G;
+            var[a] = fmax(0.0, (sum2[a] - G * m * m) * (G - 1.0) / G);
+        }
+        /* an axis still on the bound is not resolved locally: its peak width stands */
+        double *sig[3] = {&ev->sx, &ev->sy, &ev->sz};
+        for (int a = 0; a < 3; a++)
+            if (g->n[a] > 1 && !rs->pinned[a])
+                *sig[a] = sqrt(var[a]) * g->d[a];
+        ev->st = sqrt(var[3]) * e->dt;
+    }
+    free(d);
+    free(sv);
+    free(skip);
+    free(grp);
 }
 
 /* ---- trigger --------------------------------------------------------------------------- */
@@ -583,12 +719,14 @@ static void update_level(struct locate_engine *e)
 
 static void emit(struct locate_engine *e)
 {
+    jackknife(e, e->pend.t, &e->pend.rs, &e->pend.ev);
     struct locate_event ev = e->pend.ev;
     ev.id = e->next_id++;
     e->stats.events++;
-    log_info("event %lld: t = %lld ns, (%.1f, %.1f, %.1f) m +- (%.1f, %.1f, %.1f), coalescence %.4g (level %.4g)",
-             (long long)ev.id, (long long)ev.origin_ns, ev.x, ev.y, ev.z, ev.sx, ev.sy, ev.sz, ev.coalescence,
-             ev.level);
+    log_info("event %lld: t = %lld ns +- %.4f s, (%.1f, %.1f, %.1f) m +- (%.1f, %.1f, %.1f) (peak widths %.0f, %.0f, "
+             "%.0f m), coalescence %.4g (level %.4g)",
+             (long long)ev.id, (long long)ev.origin_ns, ev.st, ev.x, ev.y, ev.z, ev.sx, ev.sy, ev.sz, ev.wx, ev.wy,
+             ev.wz, ev.coalescence, ev.level);
     if (e->on_event)
         e->on_event(&ev, e->ev_user);
     e->pend.valid = 0;
@@ -600,7 +738,7 @@ static void set_peak(struct locate_engine *e, int64_t t, float v, int32_t j)
     e->pend.t = t;
     e->pend.val = v;
     e->pend.j = j;
-    refine(e, t, j, v, &e->pend.ev);
+    refine(e, t, j, v, &e->pend.ev, &e->pend.rs);
     e->pend.ev.level = e->level;
 }
 
@@ -643,6 +781,9 @@ static void scan_time(struct locate_engine *e, int64_t t, float v, int32_t j)
         if (e->pend.valid && t - e->pend.t > e->misamp)
             emit(e);
     }
+    /* the peak held for this sample: its uncertainty now, while its CF is kept */
+    if (e->pend.valid && e->pend.t != t)
+        jackknife(e, e->pend.t, &e->pend.rs, &e->pend.ev);
 }
 
 /* ---- stacking -------------------------------------------------------------------------- */

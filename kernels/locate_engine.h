@@ -23,8 +23,12 @@
  * Each peak is refined from the kept CF with the exact (fractional-sample) travel
  * times: a 3-point Gaussian fit (log-quadratic; plain quadratic when a value is not
  * positive) per axis through the best cell gives the sub-cell position and a 1-sigma
- * width, the same in time gives the origin time.  Uncertainty = these widths (the
- * half-width of the coalescence peak, as QuakeMigrate reports it).
+ * width of the coalescence peak, the same in time gives the origin time.  The
+ * uncertainty (sx, sy, sz, st) is not that width -- the peak's width is set by the pulse
+ * length and the aperture and was 10-30 times the errors -- but a delete-a-group
+ * jackknife over the stations: the event refined again without each of up to 12
+ * groups of stations, var = (G-1)/G sum (x_g - mean)^2 (docs/locate.md; calibrated on
+ * synthetic events in tests/test_locate_calib.c).
  *
  * Results: an event callback, and optionally a coherence callback with each stack
  * call's volume (max over its times per trial point, x fastest). */
@@ -50,8 +54,9 @@ struct locate_event {
     int64_t sample;          /* stack time index of the peak (samples since the stream start or restart) */
     double x, y, z;          /* m, local frame (z down), refined */
     double lat, lon, elev;   /* deg, deg, m when the stations were geographic, else NaN */
-    double sx, sy, sz;       /* m, 1-sigma widths of the coalescence peak */
-    double st;               /* s, 1-sigma width in time */
+    double sx, sy, sz;       /* m, 1-sigma uncertainty of x, y, z (jackknife, see refine) */
+    double st;               /* s, 1-sigma uncertainty of the origin time */
+    double wx, wy, wz, wt;   /* m, m, m, s: 1-sigma widths of the coalescence peak */
     double coalescence;      /* m(t) at the peak */
     double level;            /* trigger level then */
     int ix, iy, iz;          /* best grid cell */
