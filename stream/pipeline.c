@@ -18,6 +18,7 @@
 #include "stream/log.h"
 #include "stream/signals.h"
 #include "stream/state.h"
+#include "stream/time_ledger.h"
 #ifdef SEISLIVE_CUDA
 #include "stream/pipeline_cuda.h"
 #endif
@@ -503,7 +504,7 @@ struct block_ctx {
     const struct block_consumer *bc;
     const struct sl_config *cfg;
     uint64_t fingerprint;
-    int64_t last_t_ns;       /* end of the last block processed (resumed from state) */
+    struct time_ledger done; /* recording time already processed (resumed from state) */
     int64_t blocks;
 };
 
@@ -571,7 +572,8 @@ static int64_t block_end_ns(const struct trace_block *b)
 static bool block_skip(void *ctx, const struct slot_hdr *h)
 {
     struct block_ctx *c = ctx;
-    return h->kind == SLOT_TRACES && c->last_t_ns >= 0 && block_end_ns(&h->block) <= c->last_t_ns;
+    return h->kind == SLOT_TRACES &&
+           time_ledger_covers(&c->done, h->block.t0_ns, block_end_ns(&h->block));
 }
 
 static int block_process(void *ctx, const struct pipeline_unit *u, bool snapshot)
@@ -589,7 +591,9 @@ static int block_checkpoint(struct block_ctx *c)
     struct state s;
     state_init(&s);
     s.fingerprint = c->fingerprint;
-    s.last_t_ns = c->last_t_ns;
+    s.last_t_ns = time_ledger_last(&c->done);
+    s.ledger = c->done.iv; /* (start, end) pairs; borrowed, not freed here */
+    s.n_ledger = 2 * c->done.n;
     pthread_mutex_lock(&g_cat_mu);
     s.catalogue = g_catalogue;
     s.catalogue_len = g_cat_len;
@@ -605,9 +609,15 @@ static int block_finish(void *ctx, const struct slot_hdr *h, const struct pipeli
     (void)io;
     (void)publish;
     c->blocks++;
-    int64_t end = block_end_ns(&h->block);
-    if (end > c->last_t_ns)
-        c->last_t_ns = end;
+    /* Short gaps (up to ten blocks) are filled by the engine: count them as processed. */
+    int64_t end = block_end_ns(&h->block), len = end - h->block.t0_ns;
+    int rc = time_ledger_add(&c->done, h->block.t0_ns, end, len > 0 ? 10 * len : 0);
+    if (rc < 0)
+        return rc;
+    if (rc == 1)
+        log_warn("%s: more than %d separate stretches of time processed: the two closest were "
+                 "joined in the ledger (a block replayed into that gap would be skipped)",
+                 c->bc->name, TIME_LEDGER_MAX);
     return ckpt ? block_checkpoint(c) : 0;
 }
 
@@ -629,19 +639,25 @@ static int block_end(void *ctx, const struct pipeline_io *io, bool ckpt, bool st
 int pipeline_run_blocks(const struct sl_config *cfg, const struct sl_device *dev,
                         const struct block_consumer *bc)
 {
-    struct block_ctx c = {.bc = bc, .cfg = cfg, .fingerprint = config_fingerprint(cfg),
-                          .last_t_ns = -1};
+    struct block_ctx c = {.bc = bc, .cfg = cfg, .fingerprint = config_fingerprint(cfg)};
+    time_ledger_init(&c.done);
     const char *sd = cfg->output.state_dir;
     if (sd && sd[0]) {
         struct state s;
         int rc = state_load(sd, c.fingerprint, &s);
         if (rc == 0) {
-            c.last_t_ns = s.last_t_ns;
-            if (s.catalogue && s.catalogue_len)
-                catalogue_add(s.catalogue, s.catalogue_len - (s.catalogue[s.catalogue_len - 1] == '\n'));
-            log_info("state %s: resumed after t = %lld ns", sd, (long long)s.last_t_ns);
+            rc = time_ledger_load(&c.done, s.ledger, s.n_ledger, s.last_t_ns);
+            if (rc == 0) {
+                if (s.catalogue && s.catalogue_len)
+                    catalogue_add(s.catalogue,
+                                  s.catalogue_len - (s.catalogue[s.catalogue_len - 1] == '\n'));
+                log_info("state %s: resumed after t = %lld ns (%zu stretch%s of time processed)", sd,
+                         (long long)time_ledger_last(&c.done), c.done.n, c.done.n == 1 ? "" : "es");
+            }
             state_free(&s);
-        } else if (rc != -ENOENT) {
+        }
+        if (rc && rc != -ENOENT) {
+            time_ledger_free(&c.done);
             return err_prefix(rc, "[output] state_dir (move it away to start afresh)");
         }
     }
@@ -650,6 +666,7 @@ int pipeline_run_blocks(const struct sl_config *cfg, const struct sl_device *dev
     int rc = pipeline_open_source(cfg, zctx, SLOT_TRACES, &src);
     if (rc) {
         zmq_ctx_term(zctx);
+        time_ledger_free(&c.done);
         return rc;
     }
     struct pipeline_conf pc;
@@ -670,5 +687,6 @@ int pipeline_run_blocks(const struct sl_config *cfg, const struct sl_device *dev
     g_catalogue = NULL;
     g_cat_len = g_cat_cap = 0;
     pthread_mutex_unlock(&g_cat_mu);
+    time_ledger_free(&c.done);
     return rc;
 }
