@@ -207,6 +207,8 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
     struct wave_sim *s = NULL;
     struct wave_points *rp = NULL, *sp = NULL;
     struct segy_writer *w = NULL;
+    char part[4200] = "";
+    bool stopped = false;
     float *tr = NULL, *out = NULL, *snap = NULL;
     /* On a GPU the wavelet and the traces stay in device memory for the whole shot: a
      * host buffer would cost a copy and a synchronisation in every step. */
@@ -235,7 +237,11 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
     if (ps)
         log_warn("output interval %g s is below 1 us: SEG-Y sample interval written in picoseconds",
                  pl.dt_out);
-    if ((rc = segy_writer_open(output, pl.ns_out, interval, -100, text, &w)) < 0)
+    /* The traces go to OUTPUT.part, renamed to OUTPUT only when every shot is in: a run
+     * stopped or failed half way never leaves a short file under the name a user (or
+     * seislive-gen --reuse) takes for the result. */
+    snprintf(part, sizeof part, "%s.part", output);
+    if ((rc = segy_writer_open(part, pl.ns_out, interval, -100, text, &w)) < 0)
         goto done;
     tr = malloc(pl.nrec * ((size_t)pl.nt + 1) * sizeof *tr);
     out = malloc((size_t)pl.ns_out * sizeof *out);
@@ -270,8 +276,8 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
             break;
         for (int it = 0; it < pl.nt; it++) {
             if (signals_stop_requested()) {
-                log_warn("stop requested: abandoning shot %zu at step %d of %d; %d complete shots "
-                         "written", is + 1, it, pl.nt, segy_writer_count(w) / (int)pl.nrec);
+                log_warn("stop requested: abandoning shot %zu at step %d of %d", is + 1, it, pl.nt);
+                stopped = true;
                 goto done;
             }
             if ((rc = wave_step(s)) < 0 ||
@@ -304,9 +310,18 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
         log_info("shot %zu/%zu done (%.1f s elapsed)", is + 1, nsrc, now_s() - t_start);
     }
 done:;
-    int rc2 = segy_writer_close(w);
+    const int shots_done = w && pl.nrec ? segy_writer_count(w) / (int)pl.nrec : 0;
+    int rc2 = w ? segy_writer_close(w) : 0;
     if (rc == 0)
         rc = rc2;
+    if (w && rc == 0 && !stopped && rename(part, output) < 0)
+        rc = err_set(-errno, "rename %s -> %s: %s", part, output, strerror(errno));
+    else if (w && rc == 0 && stopped)
+        rc = err_set(-ECANCELED, "stopped by signal: %d of %zu shots complete, kept in %s; %s not "
+                     "written", shots_done, nsrc, part, output);
+    else if (w && rc < 0)
+        err_prefix(rc, "%d of %zu shots complete, kept in %s; %s not written", shots_done, nsrc,
+                   part, output);
     wave_points_destroy(sp);
     wave_points_destroy(rp);
     wave_destroy(s);

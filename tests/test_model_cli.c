@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include "tests/support.h"
+#include "tests/test_stream_support.h"
 
 static const char *conf_text =
     "[job]\nkind = \"model\"\n\n"
@@ -38,6 +42,9 @@ Test(model_cli, writes_segy_with_headers, .timeout = 120)
     cr_assert_eq(test_run(argv, 100, &r), 0);
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     test_run_free(&r);
+    char part[4200];
+    snprintf(part, sizeof part, "%s.part", out);
+    cr_assert_neq(access(part, F_OK), 0, "%s left behind after a complete run", part);
 
     /* Binary header bytes 3217-3218 (interval) and 3221-3222 (samples), big-endian. */
     FILE *f = fopen(out, "rb");
@@ -288,4 +295,41 @@ Test(model_cli, dt_out_not_whole_us_warned_with_place, .timeout = 120)
     test_rmtree(dir);
     free(dir);
     free(conf);
+}
+
+/* A model run stopped by SIGTERM half way is not a result: its complete shots are kept in
+ * OUT.part, OUT is not written and the exit status says it failed (before: exit 0 and a
+ * SEG-Y file holding only the shots done so far, under the result's name). */
+Test(model_cli, stopped_run_leaves_no_result_under_its_name, .timeout = 120)
+{
+    char *dir = test_tmpdir();
+    char text[4096], log[4200], out[4200], part[4300];
+    snprintf(text, sizeof text,
+             "[job]\nkind = \"model\"\nname = \"long\"\n"
+             "[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [60, 60, 60]\nd = [10.0, 10.0, 10.0]\n"
+             "[propagator]\norder = 8\nt_max = 3.0\nf_peak = 15.0\npml_width = 10\n"
+             "[acquisition]\nsources = [[300.0, 300.0, 60.0], [310.0, 300.0, 60.0], [320.0, 300.0, 60.0]]\n"
+             "receivers = [[200.0, 300.0, 50.0], [400.0, 300.0, 50.0]]\n"
+             "[output]\ndir = \"%s\"\n[runtime]\ndevice = \"cpu\"\n[log]\nlevel = \"info\"\n", dir);
+    char *conf = test_write_file(dir, "long.toml", text);
+    snprintf(log, sizeof log, "%s/run.log", dir);
+    snprintf(out, sizeof out, "%s/long.segy", dir);
+    snprintf(part, sizeof part, "%s.part", out);
+    pid_t pid = ts_spawn_run(conf, log);
+    for (int i = 0; i < 600 && access(part, F_OK) != 0; i++) /* the writer is open */
+        usleep(50000);
+    cr_assert_eq(access(part, F_OK), 0, "no %s (see %s)", part, log);
+    usleep(500000);
+    cr_assert_eq(kill(pid, SIGTERM), 0);
+    int rc = ts_wait(pid, 60);
+    if (rc == -1)
+        kill(pid, SIGKILL);
+    cr_assert_eq(rc, 1, "seislive run: status %d after SIGTERM (see %s)", rc, log);
+    cr_expect_neq(access(out, F_OK), 0, "%s exists: a stopped run left a short result", out);
+    cr_expect_eq(access(part, F_OK), 0, "the partial output was not kept");
+    cr_expect_eq(ts_count_in_file(log, "not written"), 1, "the log does not say so (see %s)", log);
+    free(conf);
+    if (rc == 1)
+        test_rmtree(dir);
+    free(dir);
 }
