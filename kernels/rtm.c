@@ -216,18 +216,28 @@ void rtm_engine_force_strategy(struct rtm_engine *e, int strategy, int ckpt_sche
     e->forced_schedule = ckpt_schedule;
 }
 
+bool rtm_engine_cut_record(const struct rtm_engine *e, const struct shot *shot)
+{
+    /* the slack covers a record of t_max written at a rounded sample interval */
+    return !((shot->ns - 1) * shot->dt <= e->t_max * (1 + 1e-6) + 1e-6);
+}
+
 int rtm_engine_steps(const struct rtm_engine *e, const struct shot *shot, int *nt, double *dt)
 {
     if (shot->ns < 2 || !(shot->dt > 0))
         return err_set(-EINVAL, "shot %" PRId64 ": %d samples at dt %g s", shot->id, shot->ns, shot->dt);
     double T = (shot->ns - 1) * shot->dt;
     /* Bounded before anything is sized from it: a header's dt of 100 s asked for
-     * millions of steps and resampled samples per trace.  The slack covers a record
-     * of t_max written at a rounded sample interval. */
-    if (!(T <= e->t_max * (1 + 1e-6) + 1e-6))
-        return err_set(-EINVAL, "shot %" PRId64 ": record of %g s (%d samples at dt %g s) is longer than "
-                       "[propagator] t_max = %g s, the record length the migration is planned for",
-                       shot->id, T, shot->ns, shot->dt, e->t_max);
+     * millions of steps and resampled samples per trace.  The migration covers at most
+     * [propagator] t_max, the window `seislive check` plans memory for; a longer record
+     * is cut there (rtm_engine_cut_record says so, the caller logs it).  A record whose
+     * sample interval leaves fewer than two samples in that window cannot be migrated. */
+    if (!(shot->dt <= e->t_max / 2))
+        return err_set(-EINVAL, "shot %" PRId64 ": sample interval %g s leaves fewer than 2 of its %d samples "
+                       "within [propagator] t_max = %g s, the record length the migration is planned for",
+                       shot->id, shot->dt, shot->ns, e->t_max);
+    if (rtm_engine_cut_record(e, shot))
+        T = e->t_max;
     double steps = floor(T / e->dt + 1e-6);
     if (!(steps < (double)(INT_MAX / 2)))
         return err_set(-EINVAL, "shot %" PRId64 ": record of %g s is %.3g steps of %g s (at most %d)", shot->id,
@@ -661,6 +671,10 @@ static int migrate(struct rtm_engine *e, const struct shot *shot, float *image, 
     int rc = rtm_engine_steps(e, shot, &m.nt, &dt);
     if (rc < 0)
         return rc;
+    if (rtm_engine_cut_record(e, shot))
+        log_warn("shot %" PRId64 ": record of %g s is longer than [propagator] t_max = %g s: its first "
+                 "%g s are migrated (raise t_max to use more)", shot->id, (shot->ns - 1) * shot->dt,
+                 e->t_max, e->t_max);
     struct subvolume sv;
     rc = subvolume_of_shot(e->n, e->d, e->o, shot->src, shot->rec, (size_t)shot->ntr, e->rtm.aperture, &sv);
     if (rc < 0)

@@ -141,8 +141,12 @@ int rtm_engine_pick(struct rtm_engine *e, const struct shot *shot, int *strategy
 void rtm_engine_force_strategy(struct rtm_engine *e, int strategy, int ckpt_schedule);
 
 /* Time steps and dt the engine uses for SHOT (the propagator dt; the shot's traces
- * are resampled to it). */
+ * are resampled to it), covering at most [propagator] t_max.  -EINVAL when the shot's
+ * sample interval leaves fewer than 2 samples in t_max (a "dt": 100 header). */
 int rtm_engine_steps(const struct rtm_engine *e, const struct shot *shot, int *nt, double *dt);
+
+/* Whether SHOT's record is longer than t_max, so that only its first t_max is migrated. */
+bool rtm_engine_cut_record(const struct rtm_engine *e, const struct shot *shot);
 
 const char *rtm_strategy_name(int strategy);
 

@@ -5,6 +5,7 @@
  * and migrates the next shot.  SIGTERM during a long shot ends `seislive run` with the
  * stacked image kept. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <signal.h>
@@ -32,7 +33,7 @@ static void cap_memory(void)
     cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
 }
 
-Test(rtm_bounds, record_longer_than_t_max_refused_before_allocating, .timeout = 60)
+Test(rtm_bounds, absurd_dt_refused_before_allocating_long_record_cut_to_t_max, .timeout = 60)
 {
     cap_memory();
     struct rtm_case c;
@@ -54,16 +55,33 @@ Test(rtm_bounds, record_longer_than_t_max_refused_before_allocating, .timeout = 
     float *img = malloc((size_t)24 * 6 * 16 * sizeof(float));
     cr_assert_eq(rtm_engine_migrate_patch(e, &sh, img, NULL, NULL), -EINVAL, "%s", err_msg());
     cr_assert_not_null(strstr(err_msg(), "shot 5"), "%s", err_msg());
-    cr_assert_not_null(strstr(err_msg(), "longer than [propagator] t_max = 0.3 s"), "%s", err_msg());
+    cr_assert_not_null(strstr(err_msg(), "sample interval 100 s leaves fewer than 2"), "%s", err_msg());
     /* the record at its own dt fits t_max: migrated */
     sh.dt = dt0;
     cr_assert_lt((sh.ns - 1) * sh.dt, 0.3);
+    cr_assert(!rtm_engine_cut_record(e, &sh));
     cr_assert_eq(rtm_engine_migrate_patch(e, &sh, img, NULL, NULL), 0, "%s", err_msg());
-    /* a record exactly t_max long (ns - 1 samples of t_max / (ns - 1)) is accepted */
+    /* a record exactly t_max long (ns - 1 samples of t_max / (ns - 1)) is not cut */
     cfg.propagator.t_max = (sh.ns - 1) * sh.dt;
     struct rtm_engine *e2 = rtm_case_engine(&c, &cfg);
+    cr_assert(!rtm_engine_cut_record(e2, &sh));
     cr_assert_eq(rtm_engine_steps(e2, &sh, &nt, &dt), 0, "%s", err_msg());
+    int nt_full = nt;
     rtm_engine_destroy(e2);
+    /* a record twice t_max is cut there: the steps cover t_max, and it is migrated */
+    cfg.propagator.t_max = 0.5 * (sh.ns - 1) * sh.dt;
+    struct rtm_engine *e3 = rtm_case_engine(&c, &cfg);
+    cr_assert(rtm_engine_cut_record(e3, &sh));
+    cr_assert_eq(rtm_engine_steps(e3, &sh, &nt, &dt), 0, "%s", err_msg());
+    cr_assert_eq(nt, (int)floor(cfg.propagator.t_max / dt + 1e-6));
+    cr_assert_lt(nt, nt_full);
+    memset(img, 0, (size_t)24 * 6 * 16 * sizeof(float));
+    cr_assert_eq(rtm_engine_migrate_patch(e3, &sh, img, NULL, NULL), 0, "%s", err_msg());
+    double norm = 0;
+    for (size_t i = 0; i < (size_t)24 * 6 * 16; i++)
+        norm += (double)img[i] * img[i];
+    cr_assert_gt(norm, 0, "the cut record still images");
+    rtm_engine_destroy(e3);
     free(img);
     rtm_case_shot_free(&sh);
     rtm_engine_destroy(e);
@@ -140,9 +158,9 @@ Test(rtm_bounds, run_refuses_absurd_dt_and_takes_the_next_shot, .timeout = 180)
     ts_msg_free(&m);
     cr_assert_eq(wire_send_end(push, 0), 0);
     cr_assert_eq(ts_wait(pid, 60), 0);
-    cr_assert_eq(ts_count_in_file(log, "message 1: unit 100 rejected by the job: shot 100: record of 5900 s"), 1,
-                 "the refusal names the message and the reason (see %s)", log);
-    cr_assert_geq(ts_count_in_file(log, "longer than [propagator] t_max"), 1);
+    cr_assert_eq(ts_count_in_file(log, "message 1: unit 100 rejected by the job: shot 100: sample interval 100 s"),
+                 1, "the refusal names the message and the reason (see %s)", log);
+    cr_assert_geq(ts_count_in_file(log, "within [propagator] t_max"), 1);
     char out[600];
     snprintf(out, sizeof out, "%s/files", dir);
     struct image_meta meta;
