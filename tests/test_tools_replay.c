@@ -18,7 +18,8 @@
 #include "tests/support.h"
 
 struct sink {
-    char endpoint[64];
+    char endpoint[600];
+    char *dir;
     void *ctx, *sock;
     /* what arrived */
     int blocks, shots, ended, nrec, ns_total;
@@ -90,13 +91,18 @@ static void *receive(void *arg)
         for (int i = 0; i < nf; i++)
             zmq_msg_close(&f[i]);
     }
+    /* Disconnect once the end is in, as seislive does: the sender waits for that to know
+     * its end was delivered (wire_send_end_wait). */
+    zmq_close(s->sock);
+    s->sock = NULL;
     return NULL;
 }
 
 static void sink_start(struct sink *s, pthread_t *th)
 {
     memset(s, 0, sizeof *s);
-    snprintf(s->endpoint, sizeof s->endpoint, "tcp://127.0.0.1:%d", 21000 + getpid() % 20000);
+    s->dir = test_tmpdir(); /* ipc:// in a folder of its own: no TCP port to collide on */
+    snprintf(s->endpoint, sizeof s->endpoint, "ipc://%s/sink", s->dir);
     s->ctx = zmq_ctx_new();
     s->sock = zmq_socket(s->ctx, ZMQ_PULL);
     int timeout = 30000, linger = 0;
@@ -109,8 +115,11 @@ static void sink_start(struct sink *s, pthread_t *th)
 static void sink_stop(struct sink *s, pthread_t th)
 {
     pthread_join(th, NULL);
-    zmq_close(s->sock);
+    if (s->sock)
+        zmq_close(s->sock);
     zmq_ctx_term(s->ctx);
+    test_rmtree(s->dir);
+    free(s->dir);
 }
 
 Test(tools_replay, mseed_blocks_hold_the_recorded_samples)

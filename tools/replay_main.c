@@ -423,7 +423,13 @@ int main(int argc, char **argv)
         log_info("stopped by signal after %lld units", (long long)r.sent);
         rc = 0;
     } else if (rc == 0 && r.end) {
-        rc = wire_send_end(r.sock, 0);
+        /* Delivered, not just queued: a linger alone loses what the receiver had not read
+         * yet when the connection closes, the end included (io/wire.h). */
+        rc = wire_send_end_wait(ctx, r.sock, WIRE_END_WAIT_MS, signals_stop_requested);
+        if (rc == -EINTR) {
+            log_info("stopped by signal while the end was being delivered");
+            rc = 0;
+        }
     }
     if (rc == 0)
         log_info("%lld units sent to %s%s", (long long)r.sent, endpoint, r.end ? ", then end" : "");
