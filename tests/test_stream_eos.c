@@ -25,7 +25,7 @@ Test(stream_eos, end_survives_a_slow_receiver_and_a_short_sender_linger, .timeou
     snprintf(log, sizeof log, "%s/run.log", dir);
     snprintf(text, sizeof text,
              TS_SMALL_RTM_CFG "[input]\nkind = \"zmq\"\nendpoint = \"%s\"\nslots = 2\n"
-             "slot_mib = 1.0\n[log]\nlevel = \"info\"\n", ep_in);
+             "slot_mib = 1.0\n[output]\ndir = \"%s/out\"\n[log]\nlevel = \"info\"\n", ep_in, dir);
     char *cfgpath = test_write_file(dir, "rtm.toml", text);
     pid_t pid = ts_spawn_run(cfgpath, log);
     for (int i = 0; i < 500 && access(ep_in + strlen("ipc://"), F_OK) != 0; i++)
