@@ -137,7 +137,7 @@ test: deps
 	    $(O)/unit-tests --jobs=$(NPROC) $(TEST_ARGS)
 
 test-gpu: $(PROGS) $(O)/gpu-tests
-	SEISLIVE_BUILD=$(CURDIR)/$(O) $(O)/gpu-tests --jobs=1 $(TEST_ARGS)
+	SEISLIVE_REQUIRE_GPU=1 SEISLIVE_BUILD=$(CURDIR)/$(O) $(O)/gpu-tests --jobs=1 $(TEST_ARGS)
 
 demo: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(PROGS)
