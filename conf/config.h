@@ -158,6 +158,7 @@ struct output_conf {
     double image_interval;  /* s; 0 = only by count */
     bool slices_only;
     int hwm;                /* send high-water mark per subscriber */
+    double drain;           /* s: caches served after the end while subscribers remain */
     char *dir;              /* final files */
     char *state_dir;        /* checkpointed state; "" = none */
     int checkpoint_every;   /* units */

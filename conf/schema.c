@@ -242,6 +242,10 @@ static const struct conf_key output_keys[] = {
      "publish three orthogonal slices instead of the volume", 0},
     {"hwm", KT_INT, OFF(output, hwm), 0, 0, 1, 1e7, NULL, "16", "messages",
      "send high-water mark per subscriber; a slower one is dropped, never waited for", 0},
+    {"drain", KT_DOUBLE, OFF(output, drain), 0, 0, 0.05, 3600, NULL, "1.0", "s",
+     "after the end of a run, how long the publisher keeps answering connected subscribers "
+     "from its caches (final image, status, events) so that one that lost messages can fetch "
+     "them", 0},
     {"dir", KT_PATH, OFF(output, dir), 0, KF_DIR | KF_NO_RANGE, 0, 0, NULL, "\"out\"", "path",
      "folder for final files (image, events, coherence)", 0},
     {"state_dir", KT_PATH, OFF(output, state_dir), 0, KF_DIR | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",

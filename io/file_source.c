@@ -580,8 +580,17 @@ static int read_mseed(struct file_source *f, struct ingest *in, const char *path
     }
     struct mseed_set set = {0};
     struct mseed_stats ms = {0};
+    /* a big file's record scan polls the stop flag too (mseed_read.h) */
+    g_stop_in = in;
+    mseed_read_set_stop(stop_cb);
     int rc = mseed_read_buffer(path, buf, (size_t)got, &set, &ms);
+    mseed_read_set_stop(NULL);
+    g_stop_in = NULL;
     free(buf);
+    if (rc == -ECANCELED) { /* a stop, not a bad file: nothing counted as rejected */
+        mseed_set_free(&set);
+        return rc;
+    }
     if (ms.rejected) {
         pthread_mutex_lock(&in->m->mu);
         in->m->rejected += (uint64_t)ms.rejected;

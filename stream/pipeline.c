@@ -85,6 +85,7 @@ void pipeline_conf_from(const struct sl_config *cfg, const char *job, struct pip
     pc->checkpoint_interval = cfg->output.checkpoint_interval;
     pc->pub.endpoint = cfg->output.endpoint;
     pc->pub.hwm = cfg->output.hwm;
+    pc->pub.linger_ms = (int)(cfg->output.drain * 1000 + 0.5);
     pc->pub.curve_secret = cfg->output.curve_secret_key;
     pc->pub.curve_public = cfg->output.curve_public_key;
     pc->pub.curve_clients = cfg->output.curve_clients;
@@ -237,6 +238,10 @@ static void *worker_main(void *arg)
         rc = ops->begin(ops->ctx, r->dev, w->compute_stream);
     w->io.pub = r->have_pub ? &r->pub : NULL;
     w->io.client = r->have_pub ? publisher_client(&r->pub) : NULL;
+    /* Without its client socket the worker could publish nothing: every image and
+     * event would fail later, one by one.  Say so now, once, and stop. */
+    if (!rc && r->have_pub && !w->io.client)
+        rc = err_prefix(-EIO, "the worker's connection to the publisher");
     w->io.m = r->m;
     t_io = &w->io;
     w->t_pub = w->t_ckpt = now_s();
