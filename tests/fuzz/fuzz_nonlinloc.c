@@ -1,9 +1,11 @@
 /* fuzz_nonlinloc — a NonLinLoc grid (ROOT.hdr and ROOT.buf, split at FUZZ_PART_SEP)
  * through io/nonlinloc.c nll_read, and, when it loads, the look-ups the travel-time
- * tables make (nll_value at the corners, the middle and outside the grid). */
+ * tables make (nll_value at the corners, the middle and outside the grid).  Invariant
+ * checked: every value of a loaded grid is finite. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "io/nonlinloc.h"
@@ -27,6 +29,12 @@ int fuzz_nonlinloc(const uint8_t *data, size_t size)
     rc = nll_read(root, &g);
     if (rc)
         return rc;
+    /* A loaded grid holds only finite values: a NaN or an infinite travel time would
+     * go straight into the locate engine's delays. */
+    size_t n = (size_t)g.n[0] * g.n[1] * g.n[2];
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(g.v[i]))
+            abort();
     for (int c = 0; c < 10; c++) {
         double p[3];
         for (int a = 0; a < 3; a++) {

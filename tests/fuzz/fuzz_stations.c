@@ -1,7 +1,8 @@
 /* fuzz_stations — a station file and a corrections file (split at FUZZ_PART_SEP)
  * through io/stations.c: stations_load, read both as cartesian and as geographic when
  * the file has no header, then stations_load_corrections and the projection back
- * (stations_to_geographic) for every station, as the locate job does for its events. */
+ * (stations_to_geographic) for every station, as the locate job does for its events.
+ * Invariants checked: loaded stations have finite positions and each finds itself. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -43,6 +44,10 @@ int fuzz_stations(const uint8_t *data, size_t size)
             first = rc;
         loaded |= rc == 0;
         for (int i = 0; i < s.n; i++) {
+            /* A loaded station has a finite position (the grid and the travel times
+             * are computed from it). */
+            if (!isfinite(s.st[i].x) || !isfinite(s.st[i].y) || !isfinite(s.st[i].z))
+                abort();
             double lat, lon, elev;
             stations_to_geographic(&s, s.st[i].x, s.st[i].y, s.st[i].z, &lat, &lon, &elev);
             if (stations_find(&s, s.st[i].net, s.st[i].name) != i)
