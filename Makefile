@@ -189,9 +189,13 @@ fuzz:
 
 fuzz-bins: $(foreach t,$(FUZZ_TARGETS),$(O)/fuzz-$(t))
 
-$(O)/fuzz-%: tests/fuzz/libfuzzer_main.c $(FUZZ_OBJ) $(O)/libseislive.a
-	$(LOCK) sh -c '$(CC) $(CFLAGS) -DFUZZ_FN=fuzz_$* -c $< -o $@.main.o && \
-	  $(CXX) $(LDFLAGS) -fsanitize=fuzzer $@.main.o $(FUZZ_OBJ) $(O)/libseislive.a $(LDLIBS) -o $@'
+# Static patterns (not $(O)/fuzz-%: that would also match the .d files make includes).
+$(FUZZ_ALL:%=$(O)/fuzz-%): $(O)/fuzz-%: $(O)/tests/fuzz/main-%.o $(FUZZ_OBJ) $(O)/libseislive.a
+	$(LOCK) $(CXX) $(LDFLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
+
+$(FUZZ_ALL:%=$(O)/tests/fuzz/main-%.o): $(O)/tests/fuzz/main-%.o: tests/fuzz/libfuzzer_main.c | $(O)/gen/version.h
+	@mkdir -p $(@D)
+	$(LOCK) $(CC) $(CFLAGS) -DFUZZ_FN=fuzz_$* -c $< -o $@
 
 # The seed corpora (committed): written by tests/fuzz/make_seeds.c with the project's
 # own writers.  Run after a format changes, then review and commit tests/fuzz/corpus.
