@@ -63,7 +63,8 @@ static int replay_dir(const struct fuzz_target *t, const char *dir)
         names[n++] = strdup(de->d_name);
     }
     closedir(d);
-    qsort(names, n, sizeof *names, cmp_str);
+    if (n) /* an empty folder: names is NULL, which qsort must not get */
+        qsort(names, n, sizeof *names, cmp_str);
     for (size_t i = 0; i < n; i++) {
         char p[PATH_MAX];
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
