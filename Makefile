@@ -8,11 +8,14 @@
 #   make test-gpu        the GPU tests (on a machine with a CUDA device)
 #   make demo            the built-in demo (see README)
 #   make bench           seislive-bench, all benchmarks
+#   make fuzz            libFuzzer + ASan + UBSan (clang) on every parser, FUZZ_TIME s each
+#                        (FUZZ_TARGETS="wire state" FUZZ_TIME=600; docs/RELIABILITY.md)
 #
 # Sources are found by folder, so a new capability only adds files:
 #   conf/ io/ kernels/ stream/ tools/  *.c *.cpp (*.cu with CUDA) -> libseislive.a
 #   */*_main.c                                              -> programs
 #   tests/*.c -> build/*/unit-tests    tests/gpu/*.c -> build/*/gpu-tests
+#   tests/fuzz/fuzz_*.c -> unit-tests (corpus replay) and build/fuzz/fuzz-NAME
 
 NVCC      ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
@@ -76,12 +79,13 @@ LIB_OBJ  := $(LIB_C:%.c=$(O)/%.o) $(LIB_CXX:%.cpp=$(O)/%.o) $(LIB_CU:%.cu=$(O)/%
 prog_name = $(if $(filter seislive_main.c,$(notdir $(1))),seislive,seislive-$(patsubst %_main.c,%,$(notdir $(1))))
 PROGS    := $(foreach m,$(MAINS),$(O)/$(call prog_name,$(m)))
 
-TEST_SRC := $(wildcard tests/*.c)
+# The fuzz targets are plain functions: unit-tests replays their corpora (gcc, no clang).
+TEST_SRC := $(wildcard tests/*.c) $(wildcard tests/fuzz/fuzz_*.c)
 GPU_SRC  := $(wildcard tests/gpu/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(O)/%.o)
 GPU_OBJ  := $(GPU_SRC:%.c=$(O)/%.o) $(filter $(O)/tests/support%.o $(O)/tests/test_locate_synth%.o,$(TEST_OBJ))
 
-.PHONY: all deps test test-gpu demo demo-locate bench example clean FORCE
+.PHONY: all deps test test-gpu demo demo-locate bench example clean FORCE fuzz fuzz-bins fuzz-seeds
 all: $(PROGS)
 
 deps:
@@ -156,6 +160,50 @@ example: $(O)/seislive
 	$(O)/seislive example | sed 's/^kind = "none"$$/kind = "zmq"/' > conf/seislive.example.toml
 	$(O)/seislive reference > docs/CONFIG.md
 	$(O)/seislive reference | bash tools/man-toml.sh > docs/seislive.toml.5
+
+# ---- fuzzing (issue 12; docs/RELIABILITY.md) --------------------------------------
+# clang builds the library and the targets into build/fuzz with ASan + UBSan and
+# libFuzzer's coverage (-fsanitize=fuzzer-no-link), CPU only; tools/fuzz.sh runs each
+# target for FUZZ_TIME seconds, one after the other (one core), over a scratch copy of
+# its corpus, saves new crashes into tests/fuzz/crashes/NAME and prints one line per
+# target (executions, exec/s, crashes, hangs) and the RELIABILITY.md table rows.
+FUZZ_ALL     := wire segy su mseed config state nonlinloc stations
+FUZZ_TARGETS ?= $(FUZZ_ALL)
+FUZZ_TIME    ?= 60
+FUZZ_CC      ?= clang
+FUZZ_CXX     ?= clang++
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_OBJ      = $(patsubst %.c,$(O)/%.o,$(wildcard tests/fuzz/fuzz_*.c))
+
+fuzz:
+	@command -v $(FUZZ_CC) >/dev/null && command -v $(FUZZ_CXX) >/dev/null || { \
+	  echo "make fuzz: $(FUZZ_CC)/$(FUZZ_CXX) not found; install them with:" >&2; \
+	  echo "  sudo apt-get install clang libclang-rt-14-dev" >&2; exit 1; }
+	@printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(void)n;return 0;}\n' \
+	  | $(FUZZ_CC) -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null || { \
+	  echo "make fuzz: $(FUZZ_CC) cannot link libFuzzer (-fsanitize=fuzzer); install it with:" >&2; \
+	  echo "  sudo apt-get install libclang-rt-14-dev" >&2; exit 1; }
+	@$(MAKE) --no-print-directory -j$(NPROC) O=build/fuzz CUDA=0 SAN=0 CC=$(FUZZ_CC) CXX=$(FUZZ_CXX) \
+	  SANFLAGS='$(FUZZ_SAN) -fsanitize=fuzzer-no-link' FUZZ_TARGETS='$(FUZZ_TARGETS)' fuzz-bins
+	FUZZ_TIME=$(FUZZ_TIME) bash tools/fuzz.sh build/fuzz $(FUZZ_TARGETS)
+
+fuzz-bins: $(foreach t,$(FUZZ_TARGETS),$(O)/fuzz-$(t))
+
+# Static patterns (not $(O)/fuzz-%: that would also match the .d files make includes).
+$(FUZZ_ALL:%=$(O)/fuzz-%): $(O)/fuzz-%: $(O)/tests/fuzz/main-%.o $(FUZZ_OBJ) $(O)/libseislive.a
+	$(LOCK) $(CXX) $(LDFLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
+
+$(FUZZ_ALL:%=$(O)/tests/fuzz/main-%.o): $(O)/tests/fuzz/main-%.o: tests/fuzz/libfuzzer_main.c | $(O)/gen/version.h
+	@mkdir -p $(@D)
+	$(LOCK) $(CC) $(CFLAGS) -DFUZZ_FN=fuzz_$* -c $< -o $@
+
+# The seed corpora (committed): written by tests/fuzz/make_seeds.c with the project's
+# own writers.  Run after a format changes, then review and commit tests/fuzz/corpus.
+fuzz-seeds: $(O)/fuzz-make-seeds
+	$(O)/fuzz-make-seeds tests/fuzz .
+
+$(O)/fuzz-make-seeds: $(O)/tests/fuzz/make_seeds.o $(FUZZ_OBJ) $(O)/libseislive.a
+	$(LOCK) $(CXX) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 clean:
 	rm -rf build

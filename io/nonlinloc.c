@@ -2,6 +2,7 @@
 #include "io/nonlinloc.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,18 @@
 #include <strings.h>
 
 #include "stream/error.h"
+
+/* fgets, but a line that does not fit LINE is an error (naming PATH:LINENO) rather than
+ * two lines: its tail would be read as a line of its own (a station label, a
+ * TRANSFORM).  Returns 1 with a line, 0 at the end, or a negative code. */
+static int read_line(FILE *f, char *line, int size, const char *path, int lineno)
+{
+    if (!fgets(line, size, f))
+        return 0;
+    if (!strchr(line, '\n') && !feof(f))
+        return err_set(-EINVAL, "%s:%d: line longer than %d characters", path, lineno, size - 2);
+    return 1;
+}
 
 int nll_read(const char *root, struct nll_grid *g)
 {
@@ -19,15 +32,20 @@ int nll_read(const char *root, struct nll_grid *g)
     if (!f)
         return err_set(-errno, "%s: cannot open NonLinLoc header: %s", path, strerror(errno));
     char line[1024], fmt[32] = "FLOAT";
-    int rc = 0;
-    if (!fgets(line, sizeof line, f) ||
+    int rc = read_line(f, line, sizeof line, path, 1);
+    if (rc < 0) {
+        fclose(f);
+        return rc;
+    }
+    if (rc == 0 ||
         sscanf(line, "%d %d %d %lf %lf %lf %lf %lf %lf %31s %31s", &g->n[0], &g->n[1], &g->n[2],
                &g->o[0], &g->o[1], &g->o[2], &g->d[0], &g->d[1], &g->d[2], g->type, fmt) < 10) {
         fclose(f);
         return err_set(-EINVAL, "%s:1: expected 'NX NY NZ X0 Y0 Z0 DX DY DZ TYPE [FLOAT|DOUBLE]'", path);
     }
     for (int a = 0; a < 3; a++)
-        if (g->n[a] < 1 || g->n[a] > 100000 || !(g->d[a] > 0) || !isfinite(g->o[a])) {
+        if (g->n[a] < 1 || g->n[a] > 100000 || !(g->d[a] > 0) || !isfinite(g->d[a]) ||
+            !isfinite(g->o[a])) {
             fclose(f);
             return err_set(-EINVAL, "%s:1: bad grid size or spacing on axis %d", path, a);
         }
@@ -37,19 +55,22 @@ int nll_read(const char *root, struct nll_grid *g)
         return err_set(-EINVAL, "%s:1: value type '%s' is not FLOAT or DOUBLE", path, fmt);
     }
     int lineno = 1;
-    while (fgets(line, sizeof line, f)) {
+    while ((rc = read_line(f, line, sizeof line, path, lineno + 1)) > 0) {
         lineno++;
         line[strcspn(line, "\r\n")] = 0;
         if (strncmp(line, "TRANSFORM", 9) == 0) {
             snprintf(g->transform, sizeof g->transform, "%.255s", line);
         } else if (lineno == 2 && strncasecmp(g->type, "TIME", 4) == 0) {
-            if (sscanf(line, "%31s %lf %lf %lf", g->label, &g->src[0], &g->src[1], &g->src[2]) != 4) {
+            if (sscanf(line, "%31s %lf %lf %lf", g->label, &g->src[0], &g->src[1], &g->src[2]) != 4 ||
+                !isfinite(g->src[0]) || !isfinite(g->src[1]) || !isfinite(g->src[2])) {
                 fclose(f);
                 return err_set(-EINVAL, "%s:2: expected 'LABEL XSRC YSRC ZSRC' for a time grid", path);
             }
         }
     }
     fclose(f);
+    if (rc < 0)
+        return rc;
 
     size_t n = (size_t)g->n[0] * g->n[1] * g->n[2], es = dbl ? 8 : 4;
     snprintf(path, sizeof path, "%s.buf", root);
@@ -70,9 +91,18 @@ int nll_read(const char *root, struct nll_grid *g)
         rc = err_set(-ENOMEM, "%s: out of memory", path);
     } else if (fread(raw, es, n, f) != n) {
         rc = err_set(-EIO, "%s: short read", path);
-    } else if (dbl) {
-        for (size_t i = 0; i < n; i++)
-            g->v[i] = (float)((double *)raw)[i];
+    } else {
+        /* Every value is a travel time or a velocity: a NaN or an infinity (or a double
+         * beyond the float range, which would become one) is a damaged file, not a
+         * value to interpolate into the locate engine's delays. */
+        for (size_t i = 0; i < n && !rc; i++) {
+            double x = dbl ? ((double *)raw)[i] : g->v[i];
+            if (!isfinite(x) || fabs(x) > FLT_MAX)
+                rc = err_set(-EINVAL, "%s: byte %zu: value %zu is not finite%s", path, i * es, i,
+                             dbl && isfinite(x) ? " as a float" : "");
+            else
+                g->v[i] = (float)x;
+        }
     }
     if (dbl)
         free(raw);

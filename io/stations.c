@@ -72,6 +72,18 @@ static int set_name(struct station *st, const char *s)
     return 0;
 }
 
+/* fgets, but a line that does not fit LINE is an error naming PATH:LINENO rather than
+ * two lines: the tail of a long comment would otherwise be read as a station.
+ * Returns 1 with a line, 0 at the end, or a negative code. */
+static int read_line(FILE *f, char *line, int size, const char *path, int lineno)
+{
+    if (!fgets(line, size, f))
+        return 0;
+    if (!strchr(line, '\n') && !feof(f))
+        return err_set(-EINVAL, "%s:%d: line longer than %d characters", path, lineno, size - 2);
+    return 1;
+}
+
 int stations_load(const char *path, int geographic, struct station_set *out)
 {
     memset(out, 0, sizeof *out);
@@ -86,7 +98,7 @@ int stations_load(const char *path, int geographic, struct station_set *out)
     }
     int ncols = 4, cap = 0, rc = 0, lineno = 0, seen_data = 0;
     char line[1024];
-    while (fgets(line, sizeof line, f)) {
+    while ((rc = read_line(f, line, sizeof line, path, lineno + 1)) > 0) {
         lineno++;
         char *hash = strchr(line, '#');
         if (hash)
@@ -173,12 +185,19 @@ int stations_load(const char *path, int geographic, struct station_set *out)
         }
         if (geographic && isnan(st->elev))
             st->elev = 0.0;
+        /* Finite as written, but a km elevation can overflow once in metres. */
+        if (!isfinite(st->elev) && !isnan(st->elev)) {
+            rc = err_set(-EINVAL, "%s:%d: elevation out of range", path, lineno);
+            goto fail;
+        }
         if (stations_find(out, st->net, st->name) >= 0) {
             rc = err_set(-EINVAL, "%s:%d: station '%s' listed twice", path, lineno, st->name);
             goto fail;
         }
         out->n++;
     }
+    if (rc < 0)
+        goto fail;
     if (ferror(f)) {
         rc = err_set(-EIO, "%s: read error", path);
         goto fail;
@@ -234,7 +253,7 @@ int stations_load_corrections(struct station_set *set, const char *path)
         return err_set(-errno, "%s: cannot open corrections file: %s", path, strerror(errno));
     char line[512];
     int lineno = 0, rc = 0;
-    while (fgets(line, sizeof line, f)) {
+    while ((rc = read_line(f, line, sizeof line, path, lineno + 1)) > 0) {
         lineno++;
         char *hash = strchr(line, '#');
         if (hash)

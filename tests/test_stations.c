@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,6 +119,61 @@ Test(stations, bad_files_name_file_and_line)
     struct station_set s;
     cr_expect_lt(stations_load("/nonexistent/stations.txt", 0, &s), 0);
     cr_expect_not_null(strstr(err_msg(), "/nonexistent/stations.txt"), "%s", err_msg());
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* Found with the fuzz harness's invariant (tests/fuzz/fuzz_stations.c): an elevation in
+ * km that is finite as read but overflows once converted to metres gave a station at
+ * z = -inf. */
+Test(stations, elevation_overflow_is_an_error_naming_the_line)
+{
+    char *dir = test_tmpdir();
+    char *p = test_write_file(dir, "km.csv",
+                              "Latitude,Longitude,Elevation,Name\n64.1,-17.2,1.2,SK01\n"
+                              "64.2,-17.1,1e306,SK02\n");
+    struct station_set s;
+    cr_expect_eq(stations_load(p, 0, &s), -EINVAL);
+    cr_expect_not_null(strstr(err_msg(), "km.csv:3: "), "%s", err_msg());
+    cr_expect_not_null(strstr(err_msg(), "elevation"), "%s", err_msg());
+    cr_expect_null(s.st);
+    free(p);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* A line longer than the read buffer was cut in two and its tail parsed as a line of
+ * its own: the end of a long comment became a station. */
+Test(stations, overlong_line_is_an_error_not_two_lines)
+{
+    char *dir = test_tmpdir();
+    char text[2100];
+    size_t n = 0;
+    text[n++] = '#';
+    while (n < 1023)
+        text[n++] = '-';
+    n += (size_t)sprintf(text + n, "A 1 2 3\nB 4 5 6\n");
+    char *p = test_write_file(dir, "longline.txt", text);
+    struct station_set s;
+    cr_expect_eq(stations_load(p, 0, &s), -EINVAL, "loaded %d stations", s.n);
+    cr_expect_not_null(strstr(err_msg(), "longline.txt:1: line longer than"), "%s", err_msg());
+    free(p);
+    /* The same in a corrections file. */
+    p = test_write_file(dir, "st.txt", "A 1 2 3\n");
+    cr_assert_eq(stations_load(p, 0, &s), 0, "%s", err_msg());
+    char corr[700];
+    n = 0;
+    corr[n++] = '#';
+    while (n < 511)
+        corr[n++] = '-';
+    sprintf(corr + n, "A P 0.5\n");
+    char *c = test_write_file(dir, "corr.txt", corr);
+    cr_expect_eq(stations_load_corrections(&s, c), -EINVAL);
+    cr_expect_not_null(strstr(err_msg(), "corr.txt:1: line longer than"), "%s", err_msg());
+    cr_expect_eq(s.st[0].corr[0], 0.0, "the tail of a comment set a correction");
+    stations_free(&s);
+    free(c);
+    free(p);
     test_rmtree(dir);
     free(dir);
 }
