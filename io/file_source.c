@@ -359,6 +359,14 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
             : segy_layout_parse(stg, (size_t)got, path, &l);
     if (!rc && su)
         log_info("%s: Seismic Unix, %s", path, l.note);
+    /* Headers and nothing else, or extended textual headers announced (binary header
+     * byte 3505) that the file does not hold: reject it by name rather than read 0
+     * traces in silence (found by the segy fuzz target's seeds). */
+    if (!rc && (uint64_t)uf.size < (uint64_t)l.trace0 + l.trace_bytes)
+        rc = err_set(-EINVAL, "%s: byte %llu: no complete trace: the traces start at byte %llu "
+                     "(after the headers the binary header announces) and take %zu bytes each, "
+                     "the file has %llu bytes", path, (unsigned long long)uf.size,
+                     (unsigned long long)l.trace0, l.trace_bytes, (unsigned long long)uf.size);
     if (!rc && l.trace_bytes + 4096 > cap)
         rc = err_set(-EFBIG, "%s: a trace of %zu bytes does not fit the staging buffer ([input] "
                      "slot_mib)", path, l.trace_bytes);

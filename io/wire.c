@@ -527,7 +527,8 @@ int wire_decode_shot(const struct wire_header *h, const void *const *frames,
         double fe = escal > 0 ? escal : escal < 0 ? -1.0 / escal : 1.0;
         out->rec[3 * i + 0] = (float)(gx * f);
         out->rec[3 * i + 1] = (float)(gy * f);
-        out->rec[3 * i + 2] = (float)(-ge * fe); /* elevation up -> depth down */
+        /* elevation up -> depth down; in double: -INT32_MIN overflows an int */
+        out->rec[3 * i + 2] = (float)(-(double)ge * fe);
         float *dst = out->data + (size_t)i * s->ns;
         memcpy(dst, th + 240, (size_t)s->ns * 4);
         segy_to_native(s->segy_format, s->ns, dst);

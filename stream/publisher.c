@@ -581,8 +581,10 @@ int publisher_start(struct publisher *p, void *zctx, const struct publisher_conf
         if (rc < 0)
             return rc;
     }
-    if (pthread_create(&p->thread, NULL, pub_main, p) != 0)
+    if (pthread_create(&p->thread, NULL, pub_main, p) != 0) {
+        publisher_stop(p); /* not started: frees the client list */
         return err_set(-EAGAIN, "publisher: cannot start the thread");
+    }
     pthread_mutex_lock(&p->mu);
     while (!p->start_rc)
         pthread_cond_wait(&p->cv, &p->mu);
@@ -590,6 +592,7 @@ int publisher_start(struct publisher *p, void *zctx, const struct publisher_conf
     if (p->start_rc < 0) {
         int rc = p->start_rc;
         pthread_join(p->thread, NULL);
+        publisher_stop(p); /* not started: frees the client list */
         return err_set(rc, "%s", p->start_err);
     }
     p->started = 1;

@@ -497,3 +497,40 @@ Test(file_input, binary_header_count_below_the_shots_is_warned_once, .timeout = 
     test_rmtree(dir);
     free(dir);
 }
+
+/* A SEG-Y file that announces an extended textual header (binary header byte 3505) it
+ * does not hold, so no complete trace: before, 0 traces were read in silence (received
+ * 0, rejected 0); now the file is rejected by name with the byte offsets.  The input is
+ * the segy fuzz target's seed of that shape. */
+Test(file_input, announced_headers_without_traces_rejected_by_name, .timeout = 60)
+{
+    const char *b = getenv("SEISLIVE_BUILD");
+    cr_assert_not_null(b);
+    char seed[4096];
+    snprintf(seed, sizeof seed, "%s/../../tests/fuzz/corpus/segy/bad-ext-header-missing", b);
+    FILE *f = fopen(seed, "rb");
+    cr_assert_not_null(f, "%s", seed);
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    cr_assert_gt(n, 3600);
+    char *dir = test_tmpdir();
+    char path[1024], text[4096], log[1024];
+    snprintf(path, sizeof path, "%s/a.segy", dir);
+    f = fopen(path, "wb");
+    cr_assert_eq(fwrite(buf, 1, n, f), n);
+    fclose(f);
+    snprintf(text, sizeof text,
+             TS_SMALL_RTM_CFG "[input]\nkind = \"files\"\npaths = [\"%s\"]\n[output]\ndir = \"%s/out\"\n"
+             "[log]\nlevel = \"info\"\n", path, dir);
+    char *cfg = test_write_file(dir, "r.toml", text);
+    snprintf(log, sizeof log, "%s/run.log", dir);
+    pid_t pid = ts_spawn_run(cfg, log);
+    int rc = ts_wait(pid, 50);
+    cr_assert_eq(rc, 0, "status %d (see %s)", rc, log);
+    cr_assert_eq(ts_count_in_file(log, "no complete trace"), 1, "not rejected by name (see %s)", log);
+    cr_assert_eq(ts_count_in_file(log, "received 1, rejected 1"), 1, "not counted (see %s)", log);
+    free(cfg);
+    test_rmtree(dir);
+    free(dir);
+}

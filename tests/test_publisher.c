@@ -139,6 +139,7 @@ Test(publisher, check_refuses_curve_keys_without_curve)
     wire_force_no_curve(true);
     int rc = config_load_string(text, "curve.toml", &cfg);
     wire_force_no_curve(false);
+    config_free(&cfg); /* the caller frees, loaded or not */
     cr_assert_lt(rc, 0, "a CURVE key was accepted by a libzmq without CURVE");
     cr_assert(strstr(err_msg(), "curve.toml:") != NULL, "%s", err_msg());
     cr_assert(strstr(err_msg(), "curve_secret_key") != NULL, "%s", err_msg());

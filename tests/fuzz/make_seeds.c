@@ -260,7 +260,7 @@ static void mseed_seeds(void)
 
 static void config_seeds(const char *repo)
 {
-    static const char *const files[] = {"conf/demo.toml", "conf/demo-locate.toml",
+    static const char *const files[] = {"tools/demo.toml", "tools/demo-locate.toml",
                                         "conf/seislive.example.toml", NULL};
     for (int i = 0; files[i]; i++) {
         char p[1024];
@@ -299,10 +299,15 @@ static void state_seeds(void)
     char *d = slurp(p, &n);
     save("state", "ok-rtm", d, n);
     free(d);
-    /* locate: no image, a catalogue. */
+    /* locate: no image (grid 0), the processed-time intervals in the ledger
+     * (stream/time_ledger.h), a catalogue. */
     char cat[] = "2026-11-23T10:00:00Z 100 200 300 0.9\n";
+    int64_t iv[4] = {1690000000000000000LL, 1690000100000000000LL, 1700000000000000000LL,
+                     1700000100000000000LL};
     s.image = NULL, s.n_image = 0, s.illum = NULL, s.n_illum = 0;
-    s.last_t_ns = 1700000000000000000LL;
+    s.n[0] = s.n[1] = s.n[2] = 0;
+    s.ledger = iv, s.n_ledger = 4, s.sources = NULL;
+    s.last_t_ns = iv[3];
     s.catalogue = cat, s.catalogue_len = strlen(cat);
     if (state_save(fuzz_dir(), &s) != 0)
         exit(1);
