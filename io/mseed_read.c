@@ -294,13 +294,14 @@ int mseed_read_buffer(const char *name, char *buf, size_t len, struct mseed_set 
                 msr_free(&m);
                 return err_set(-ENOMEM, "%s: out of memory", name);
             }
-            /* ns since 1970 must fit int64 (years 1678-2262): a far-off start time would
-             * overflow the conversion below (found by the mseed fuzz target) */
-            const int64_t lim = INT64_MAX / (1000000000 / HPTMODULUS);
+            /* ns since 1970, plus a block, must fit int64: the years 1685-2255 (the bound
+             * of the wire format's t0_ns too).  A far-off start time overflowed the
+             * conversion below (found by the mseed fuzz target). */
+            const int64_t lim = 9000000000000000000LL / (1000000000 / HPTMODULUS);
             if (!MS_ISRATETOLERABLE(m->samprate, t->rate)) {
                 reject(st, name, off, "sample rate differs from the channel's earlier records");
             } else if (m->starttime > lim || m->starttime < -lim) {
-                reject(st, name, off, "start time outside the years 1678-2262");
+                reject(st, name, off, "start time outside the years 1685-2255");
             } else if (append(t, m, (int64_t)m->starttime * (1000000000 / HPTMODULUS), st, name, off) != 0) {
                 msr_free(&m);
                 return err_set(-ENOMEM, "%s: out of memory", name);

@@ -259,6 +259,16 @@ int wire_parse_header(const void *json, size_t len, uint64_t seq, struct wire_he
                         (long long)ns, (long long)nrec, t->dt);
             goto out;
         }
+        /* Time bounded so that t0 + the block's length fits int64 ns (the years 1685-2255),
+         * which every consumer computes: a t0_ns near INT64_MAX overflowed there. */
+        if (t->dt > 1000.0 || (double)ns * t->dt > 1e8 || t0 > 9000000000000000000LL ||
+            t0 < -9000000000000000000LL) {
+            rc = reject(st, WIRE_REJ_VALUE, seq,
+                        "traces: t0_ns %lld, dt %g s, ns %lld out of range (t0 within the years "
+                        "1685-2255, dt at most 1000 s, a block at most 1e8 s)",
+                        (long long)t0, t->dt, (long long)ns);
+            goto out;
+        }
         t->t0_ns = t0;
         t->nrec = (int)nrec;
         t->ns = (int)ns;

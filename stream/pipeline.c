@@ -617,6 +617,11 @@ static int block_finish(void *ctx, const struct slot_hdr *h, const struct pipeli
     /* Short gaps (up to ten blocks) are filled by the engine: count them as processed. */
     int64_t end = block_end_ns(&h->block), len = end - h->block.t0_ns;
     int rc = time_ledger_add(&c->done, h->block.t0_ns, end, len > 0 ? 10 * len : 0);
+    if (rc == -EINVAL) { /* a block whose times the ledger cannot hold: not fatal to the run */
+        log_warn("%s: %s: block at t0 = %lld ns not recorded in the ledger: %s", c->bc->name,
+                 h->origin, (long long)h->block.t0_ns, err_msg());
+        rc = 0;
+    }
     if (rc < 0)
         return rc;
     if (rc == 1)

@@ -251,3 +251,65 @@ Test(sub_hardening, crafted_image_headers_refused_then_final_image, .timeout = 6
     test_rmtree(dir);
     free(dir);
 }
+
+/* A final image sent as three slices ([output] slices_only = true: topic, header and 3
+ * plane frames) is written, not ignored: the frame count passed to the payload check
+ * was 4 for exactly 3 slices, so every slices image was refused. */
+Test(sub_hardening, slices_only_final_image_is_written, .timeout = 60)
+{
+    char *dir = test_tmpdir();
+    char ep[4200], out[4200], so[4200], se[4200];
+    snprintf(ep, sizeof ep, "ipc://%s/pub", dir);
+    snprintf(out, sizeof out, "%s/sub", dir);
+    snprintf(so, sizeof so, "%s/sub.out", dir);
+    snprintf(se, sizeof se, "%s/sub.err", dir);
+    void *z = zmq_ctx_new();
+    void *x = zmq_socket(z, ZMQ_XPUB);
+    int linger = 0, to = 200;
+    zmq_setsockopt(x, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(x, ZMQ_RCVTIMEO, &to, sizeof to);
+    cr_assert_eq(zmq_bind(x, ep), 0);
+    const char *argv[] = {test_prog("seislive-sub"), "-o", out, "--no-png", "--no-segy",
+                          "--idle", "30", ep, NULL};
+    pid_t pid = spawn_to(argv, so, se);
+    int subs = 0;
+    for (int i = 0; i < 100 && subs < 4; i++) {
+        char b[64];
+        if (zmq_recv(x, b, sizeof b, 0) > 0 && b[0] == 1)
+            subs++;
+    }
+    cr_assert_geq(subs, 4);
+    float px[16], py[16], pz[16];
+    for (int i = 0; i < 16; i++)
+        px[i] = 1.0f + i, py[i] = 100.0f + i, pz[i] = 200.0f + i;
+    const char *fin = "{\"seq\":0,\"shots\":2,\"n\":[4,4,4],\"d\":[1,1,1],\"o\":[0,0,0],"
+                      "\"dtype\":\"f32\",\"final\":true,\"slices\":true,\"at\":[1,2,3]}";
+    zmq_send(x, "image", 5, ZMQ_SNDMORE);
+    zmq_send(x, fin, strlen(fin), ZMQ_SNDMORE);
+    /* frames: the depth slice (x-y at iz), then x-z at iy, then y-z at ix */
+    zmq_send(x, pz, sizeof pz, ZMQ_SNDMORE);
+    zmq_send(x, py, sizeof py, ZMQ_SNDMORE);
+    zmq_send(x, px, sizeof px, 0);
+    int st = wait_for(pid, 40);
+    size_t n;
+    char *err = slurp(se, &n);
+    cr_assert_eq(st, 0, "seislive-sub: %d\n%s", st, err);
+    cr_assert_null(strstr(err, "ignored"), "%s", err);
+    char path[4400];
+    snprintf(path, sizeof path, "%s/image_final.f32", out);
+    float *img = (float *)slurp(path, &n);
+    cr_assert_not_null(img, "no final image written\n%s", err);
+    cr_assert_eq(n, 64 * sizeof(float));
+    /* the depth slice (iz = 3) holds pz, x fastest, where the other two do not cross it */
+    for (int i = 0; i < 16; i++)
+        if (i % 4 != 1 && i / 4 != 2)
+            cr_assert_eq(img[3 * 16 + i], pz[i], "depth slice cell %d", i);
+    cr_assert_eq(img[(0 * 4 + 2) * 4 + 0], py[0], "x-z slice at iy = 2");
+    cr_assert_eq(img[(0 * 4 + 0) * 4 + 1], px[0], "y-z slice at ix = 1");
+    free(img);
+    free(err);
+    zmq_close(x);
+    zmq_ctx_term(z);
+    test_rmtree(dir);
+    free(dir);
+}

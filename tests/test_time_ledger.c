@@ -12,6 +12,7 @@
 #include <zmq.h>
 
 #include "io/wire.h"
+#include "stream/error.h"
 #include "stream/time_ledger.h"
 #include "tests/support.h"
 #include "tests/test_locate_synth.h"
@@ -174,4 +175,27 @@ Test(time_ledger, run_processes_the_blocks_after_a_glitch_a_year_ahead, .timeout
     if (rc == 0)
         test_rmtree(dir);
     free(dir);
+}
+
+/* A trace block whose t0_ns plus its length would overflow int64 ns is refused by the
+ * wire parser, counted, before any consumer computes its end (a t0_ns near INT64_MAX
+ * made the ledger refuse the block and the locate job stop). */
+Test(time_ledger, wire_refuses_block_times_beyond_int64)
+{
+    const char *bad[] = {
+        "{\"type\":\"traces\",\"v\":1,\"t0_ns\":9223372036854775000,\"dt\":0.004,\"nrec\":1,\"ns\":10,\"format\":\"f32\"}",
+        "{\"type\":\"traces\",\"v\":1,\"t0_ns\":-9223372036854775000,\"dt\":0.004,\"nrec\":1,\"ns\":10,\"format\":\"f32\"}",
+        "{\"type\":\"traces\",\"v\":1,\"t0_ns\":0,\"dt\":1e300,\"nrec\":1,\"ns\":10,\"format\":\"f32\"}",
+    };
+    for (int i = 0; i < 3; i++) {
+        struct wire_header h;
+        struct wire_stats st = {0};
+        cr_assert_lt(wire_parse_header(bad[i], strlen(bad[i]), 7, &h, &st), 0, "header %d accepted", i);
+        cr_assert_eq(st.rejected[WIRE_REJ_VALUE], 1, "header %d not counted as a value out of range", i);
+        cr_assert(strstr(err_msg(), "message 7") != NULL, "%s", err_msg());
+    }
+    const char *ok = "{\"type\":\"traces\",\"v\":1,\"t0_ns\":1700000000000000000,\"dt\":0.004,\"nrec\":1,\"ns\":10,\"format\":\"f32\"}";
+    struct wire_header h;
+    cr_assert_eq(wire_parse_header(ok, strlen(ok), 8, &h, NULL), 0, "%s", err_msg());
+    wire_header_free(&h);
 }

@@ -240,7 +240,7 @@ static int on_volume(struct sub *s, const char *topic, zmq_msg_t *fr, int nfr)
     size_t len[3];
     for (int i = 2; i < nfr && i < 5; i++)
         len[i - 2] = zmq_msg_size(&fr[i]);
-    if (wire_check_volume_payload(&h, len, nfr - 2 < 3 ? nfr - 2 : 4) < 0) {
+    if (wire_check_volume_payload(&h, len, nfr - 2 <= 3 ? nfr - 2 : 4) < 0) {
         s->bad++;
         log_warn("%s ignored (%lld so far): %s", topic, s->bad, err_msg());
         return 0;
