@@ -263,7 +263,7 @@ static void note_id(struct file_source *f, int64_t id, const char *where)
 /* TRUNCATED: the file ends inside the trace after LAST_TRACE (this shot is cut). */
 static void gather_emit(struct file_source *f, struct ingest *in, struct gather *g,
                         const struct segy_layout *l, const char *path, long last_trace,
-                        bool truncated)
+                        bool truncated, bool last)
 {
     if (g->slot < 0)
         return;
@@ -292,18 +292,24 @@ static void gather_emit(struct file_source *f, struct ingest *in, struct gather 
                    "(trace bytes 41, 49, 73-88); migrating it would put every trace at the "
                    "corner: write the coordinates into the trace headers", where,
                    (long long)g->key);
-    /* Fewer traces than the binary header's count: the shot is cut short.  More: the
-     * header field is wrong (real files carry 1 there for 64-trace shots); said once. */
-    if (!g->bad && l->per_ensemble > 0 && g->ntr < l->per_ensemble)
-        gather_bad(in, g, WIRE_REJ_SIZE,
-                   "%s: shot %lld has %d traces, the binary header (byte 3213) says %d per "
-                   "shot: incomplete (a file still being written?)", where, (long long)g->key,
-                   g->ntr, l->per_ensemble);
-    if (!g->bad && l->per_ensemble > 0 && g->ntr > l->per_ensemble && !f->ens_warned) {
-        log_warn("%s: shot %lld has %d traces, more than the %d per shot of the binary header "
-                 "(byte 3213): that field is taken as wrong and not used for this file", where,
-                 (long long)g->key, g->ntr, l->per_ensemble);
-        f->ens_warned = true;
+    /* The binary header's traces per shot (byte 3213) tells a shot cut short at a trace
+     * boundary, which nothing else can: but only at the end of the file (a shot in the
+     * middle of a file is not being written) and only while every earlier shot of the
+     * file agreed with it.  A shot of another count shows the field is not a fixed count
+     * (real files carry 1 there for 64-trace shots, or the channel count with fewer live
+     * traces): said once, and the field is not used again for this file. */
+    if (!g->bad && l->per_ensemble > 0 && g->ntr != l->per_ensemble && !f->ens_warned) {
+        if (g->ntr < l->per_ensemble && last)
+            gather_bad(in, g, WIRE_REJ_SIZE,
+                       "%s: shot %lld, the last of the file, has %d traces, the binary header "
+                       "(byte 3213) and every earlier shot %d: incomplete (a file still being "
+                       "written?)", where, (long long)g->key, g->ntr, l->per_ensemble);
+        else {
+            log_warn("%s: shot %lld has %d traces, the binary header (byte 3213) says %d per "
+                     "shot: that field is taken as not a fixed count and not used for this file",
+                     where, (long long)g->key, g->ntr, l->per_ensemble);
+            f->ens_warned = true;
+        }
     }
     if (g->bad) {
         err_set(-EINVAL, "%s", g->why);
@@ -415,7 +421,7 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
             struct segy_trace_hdr ti;
             segy_trace_header(&l, tr, &ti);
             if (g.slot >= 0 && ti.shot != g.key)
-                gather_emit(f, in, &g, &l, path, tno - 1, false);
+                gather_emit(f, in, &g, &l, path, tno - 1, false, false);
             if (g.slot < 0) {
                 double tw = now_s();
                 int s = ingest_reserve(in);
@@ -487,8 +493,25 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
         }
         t += n;
     }
+    /* A partial trace at the end belongs to the last shot only if its header says so: a
+     * file cut inside the first trace of the next shot leaves the last shot whole.  With
+     * less than a trace header there is no telling: the shot is taken as cut. */
+    bool tail_in_shot = false;
+    if (rc == 0 && tail && g.slot >= 0) {
+        tail_in_shot = true;
+        if (tail >= 240) {
+            char *th = calloc(1, l.trace_bytes);
+            off_t at = (off_t)(l.trace0 + ntraces * l.trace_bytes);
+            if (th && pread(uf.fd, th, tail, at) == (ssize_t)tail) {
+                struct segy_trace_hdr ti;
+                segy_trace_header(&l, th, &ti);
+                tail_in_shot = ti.shot == g.key;
+            }
+            free(th);
+        }
+    }
     if (rc == 0)
-        gather_emit(f, in, &g, &l, path, (long)ntraces - 1, tail != 0);
+        gather_emit(f, in, &g, &l, path, (long)ntraces - 1, tail_in_shot, true);
     if (rc == 0 && f->file_shots >= 2 && f->file_single == f->file_shots)
         log_warn("%s: every one of its %ld shots is a single trace (each trace its own field "
                  "record, bytes 9-12): a CDP or offset gather rather than shot records? each "
@@ -496,7 +519,7 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
     else if (g.slot >= 0)
         slots_unreserve(in->slots, g.slot);
     free(g.rec);
-    if (rc == 0 && tail) {
+    if (rc == 0 && tail && !tail_in_shot) { /* else counted once, with its shot */
         pthread_mutex_lock(&in->m->mu);
         in->m->received++;
         pthread_mutex_unlock(&in->m->mu);

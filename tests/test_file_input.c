@@ -184,8 +184,8 @@ Test(file_input, paused_recorder_partial_shot_refused_then_stacked, .timeout = 6
     usleep(1500000);
     write_bytes(seg, "ab", b + cut, len - cut);
     cr_assert_eq(ts_wait(pid, 30), 0);
-    cr_assert_eq(ts_count_in_file(log, "shot 109 has 10 traces, the binary header (byte 3213) "
-                                       "says 20"), 1);
+    cr_assert_eq(ts_count_in_file(log, "shot 109, the last of the file, has 10 traces, the binary "
+                                       "header (byte 3213) and every earlier shot 20"), 1);
     cr_assert_eq(ts_count_in_file(log, "line1.segy: traces 20..29 (byte 11600)"), 1);
     cr_assert_eq(ts_count_in_file(log, "grew from"), 1);
     cr_assert_eq(ts_count_in_file(log, "again: it was also in"), 0, "a re-read is no repeat");
@@ -484,8 +484,8 @@ Test(file_input, binary_header_count_below_the_shots_is_warned_once, .timeout = 
     free(b);
     job_config(cfg, sizeof cfg, seg, out, "");
     cr_assert_eq(ts_wait(ts_spawn_job(cfg, log), 30), 0);
-    cr_assert_eq(ts_count_in_file(log, "more than the 1 per shot of the binary header (byte "
-                                       "3213)"), 1);
+    cr_assert_eq(ts_count_in_file(log, "the binary header (byte 3213) says 1 per shot: that field "
+                                       "is taken as not a fixed count"), 1);
     int64_t units;
     float *img = read_image(out, &units);
     cr_assert_eq(units, 2);
@@ -531,6 +531,73 @@ Test(file_input, announced_headers_without_traces_rejected_by_name, .timeout = 6
     cr_assert_eq(ts_count_in_file(log, "no complete trace"), 1, "not rejected by name (see %s)", log);
     cr_assert_eq(ts_count_in_file(log, "received 1, rejected 1"), 1, "not counted (see %s)", log);
     free(cfg);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* A file cut inside the first trace of the NEXT shot leaves the last shot whole: it is
+ * stacked, and the partial trace is counted once (before: the complete shot 109 was
+ * refused as "incomplete" and the cut counted twice). */
+Test(file_input, cut_inside_the_next_shot_keeps_the_last_shot, .timeout = 60)
+{
+    char *dir = test_tmpdir();
+    char seg[600], log[600], out[600], cfg[2048];
+    snprintf(seg, sizeof seg, "%s/cut.segy", dir);
+    snprintf(log, sizeof log, "%s/job.log", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    int ks[3] = {3, 9, 5};
+    struct seg_opts o = {0};
+    size_t len, tb = 240 + 4 * (size_t)NS;
+    char *b = segy_bytes(ks, 3, &o, &len);
+    /* shots 103 and 109 whole, then 300 bytes of shot 105's first trace */
+    write_bytes(seg, "wb", b, 3600 + 2 * NTR * tb + 300);
+    job_config(cfg, sizeof cfg, seg, out, "");
+    cr_assert_eq(ts_wait(ts_spawn_job(cfg, log), 30), 0);
+    cr_assert_eq(ts_count_in_file(log, "a truncated trace"), 1, "see %s", log);
+    cr_assert_eq(ts_count_in_file(log, "incomplete"), 0, "a whole shot refused, see %s", log);
+    cr_assert_eq(ts_count_in_file(log, "received 3, rejected 1"), 1, "counts, see %s", log);
+    int64_t units;
+    float *img = read_image(out, &units);
+    cr_assert_eq(units, 2);
+    float want[TS_CELLS];
+    ts_batch_image(ks, 2, NTR, NS, want);
+    for (int i = 0; i < TS_CELLS; i++)
+        cr_assert_eq(img[i], want[i], "cell %d", i);
+    free(img);
+    free(b);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* A shot in the middle of a file with fewer traces than the binary header's count (byte
+ * 3213; a fixed channel count with fewer live traces) is not "being written": it is
+ * stacked, the field is said to be no fixed count once, and the shots after it too
+ * (before: refused as incomplete, a whole survey lost shot by shot). */
+Test(file_input, fewer_traces_mid_file_is_not_a_cut_shot, .timeout = 60)
+{
+    char *dir = test_tmpdir();
+    char seg[600], log[600], out[600], cfg[2048];
+    snprintf(seg, sizeof seg, "%s/live.segy", dir);
+    snprintf(log, sizeof log, "%s/job.log", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    int ks[3] = {3, 9, 5};
+    struct seg_opts o = {.per_ensemble = NTR};
+    size_t len, tb = 240 + 4 * (size_t)NS;
+    char *b = segy_bytes(ks, 3, &o, &len);
+    /* drop the last 5 traces of the middle shot (109) */
+    size_t cut_at = 3600 + (2 * NTR - 5) * tb, cut = 5 * tb;
+    memmove(b + cut_at, b + cut_at + cut, len - cut_at - cut);
+    write_bytes(seg, "wb", b, len - cut);
+    job_config(cfg, sizeof cfg, seg, out, "");
+    cr_assert_eq(ts_wait(ts_spawn_job(cfg, log), 30), 0);
+    cr_assert_eq(ts_count_in_file(log, "taken as not a fixed count"), 1, "see %s", log);
+    cr_assert_eq(ts_count_in_file(log, "incomplete"), 0, "a shot refused, see %s", log);
+    cr_assert_eq(ts_count_in_file(log, "received 3, rejected 0"), 1, "counts, see %s", log);
+    int64_t units;
+    float *img = read_image(out, &units);
+    cr_assert_eq(units, 3);
+    free(img);
+    free(b);
     test_rmtree(dir);
     free(dir);
 }
