@@ -675,9 +675,15 @@ static bool settled(const struct file_source *f, size_t i, double now)
     const struct seen *s = &f->files[i];
     if (now - s->t_change >= f->c.settle)
         return true;
-    for (size_t j = 0; j < f->n_files; j++)
-        if (j != i && strcmp(f->files[j].path, s->path) > 0)
+    /* ... a later file of the same folder: another folder is another recorder */
+    const char *slash = strrchr(s->path, '/');
+    size_t dirlen = slash ? (size_t)(slash - s->path) + 1 : 0;
+    for (size_t j = 0; j < f->n_files; j++) {
+        const char *o = f->files[j].path, *os = strrchr(o, '/');
+        size_t olen = os ? (size_t)(os - o) + 1 : 0;
+        if (j != i && olen == dirlen && strncmp(o, s->path, dirlen) == 0 && strcmp(o, s->path) > 0)
             return true;
+    }
     return false;
 }
 

@@ -191,6 +191,11 @@ static int zmq_run(void *ctx, struct ingest *in)
             close_frames(f, n);
             slots_unreserve(in->slots, i);
             log_info("message %llu: end of stream", (unsigned long long)seq);
+            /* Disconnect now, not when the job has finished the units in its slots: the
+             * sender waits for this disconnect to know its end was delivered
+             * (wire_send_end_wait), and everything before the end is already in. */
+            zmq_close(z->sock);
+            z->sock = NULL;
             return 0;
         }
         if (!rc && wire_unit_bytes(&h) > in->slots->bytes) {
@@ -230,7 +235,8 @@ static void zmq_close_source(void *ctx)
     struct zmq_source *z = ctx;
     if (!z)
         return;
-    zmq_close(z->sock);
+    if (z->sock) /* closed already at the end of stream */
+        zmq_close(z->sock);
     free(z);
 }
 

@@ -62,7 +62,11 @@ static int load_allowed(struct publisher *p, const char *path)
             return -ENOMEM;
         }
         p->allowed = a;
-        p->allowed[p->n_allowed++] = strdup(s);
+        if (!(p->allowed[p->n_allowed] = strdup(s))) {
+            fclose(f);
+            return err_set(-ENOMEM, "%s: out of memory", path);
+        }
+        p->n_allowed++;
     }
     fclose(f);
     log_info("CURVE: %zu allowed client keys from %s", p->n_allowed, path);
@@ -430,7 +434,10 @@ static void *pub_main(void *arg)
     for (int i = 0; i < WIRE_T_N; i++)
         st.topic_last_seq[i] = -1;
     int rc = 0;
-    int linger = p->conf.linger_ms > 0 ? p->conf.linger_ms : 1000, one = 1;
+    /* linger_ms bounds the drain after the end ([output] drain); the sockets' own
+     * ZMQ_LINGER stays at most 1 s so a dead subscriber cannot hold the shutdown. */
+    int drain_ms = p->conf.linger_ms > 0 ? p->conf.linger_ms : 1000;
+    int linger = drain_ms < 1000 ? drain_ms : 1000, one = 1;
     bool curve = p->conf.curve_secret && p->conf.curve_secret[0];
     st.events = calloc(PUBLISHER_EVENT_CACHE, sizeof *st.events);
     if (!st.events)
@@ -538,7 +545,7 @@ static void *pub_main(void *arg)
         if (atomic_load(&p->stop) && !(it[0].revents & ZMQ_POLLIN)) {
             /* stop asked and the inproc queue is drained: the last message */
             send_status(p, &st, "stopped");
-            t_end = now_s() + 1e-3 * linger;
+            t_end = now_s() + 1e-3 * drain_ms;
         }
     }
 out:
@@ -578,8 +585,10 @@ int publisher_start(struct publisher *p, void *zctx, const struct publisher_conf
             return err_set(-EINVAL, "[output] curve_secret_key is set but curve_clients is not: "
                                     "every client would be refused");
         int rc = load_allowed(p, c->curve_clients);
-        if (rc < 0)
+        if (rc < 0) {
+            publisher_stop(p); /* not started: frees the keys read so far */
             return rc;
+        }
     }
     if (pthread_create(&p->thread, NULL, pub_main, p) != 0) {
         publisher_stop(p); /* not started: frees the client list */

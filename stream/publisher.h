@@ -50,7 +50,7 @@ struct publisher_conf {
     const char *curve_clients;  /* file of allowed client public keys */
     double status_interval;     /* s between status messages; 0 = none */
     const char *job;            /* job name for status */
-    int linger_ms;              /* bound on shutdown; 0 = 1000 */
+    int linger_ms;              /* the drain after the end ([output] drain); 0 = 1000 */
 };
 
 struct publisher {
