@@ -437,7 +437,7 @@ void mseed_set_extract(const struct mseed_set *set, int64_t t0_ns, double dt, in
         const struct mseed_trace *t = &set->tr[c];
         for (int s = 0; s < t->nseg; s++) {
             const struct mseed_segment *g = &t->seg[s];
-            int64_t k0 = (int64_t)llround((double)(g->t0_ns - t0_ns) / dtn);
+            int64_t k0 = (int64_t)llround(((double)g->t0_ns - (double)t0_ns) / dtn);
             int64_t a = k0 > 0 ? k0 : 0, b = k0 + g->n < ns ? k0 + g->n : ns;
             for (int64_t k = a; k < b; k++)
                 if (!mk[k]) {
@@ -476,7 +476,7 @@ static int64_t next_data(const struct mseed_set *set, int64_t t0, double dt, int
     for (int c = 0; c < set->ntr; c++)
         for (int s = 0; s < set->tr[c].nseg; s++) {
             const struct mseed_segment *g = &set->tr[c].seg[s];
-            int64_t k0 = (int64_t)llround((double)(g->t0_ns - t0) / (dt * 1e9));
+            int64_t k0 = (int64_t)llround(((double)g->t0_ns - (double)t0) / (dt * 1e9));
             if (g->n > 0 && k0 + g->n > k) {
                 int64_t a = k0 > k ? k0 : k;
                 best = a < best ? a : best;
@@ -493,7 +493,7 @@ int mseed_set_blocks(const struct mseed_set *set, int ns, mseed_block_fn fn, voi
     if (rc)
         return rc;
     double dt = 1.0 / rate;
-    int64_t total = (int64_t)llround((double)(t1 - t0) * 1e-9 * rate);
+    int64_t total = (int64_t)llround(((double)t1 - (double)t0) * 1e-9 * rate);
     struct trace_channel *chan = mseed_set_channels(set);
     float *data = malloc((size_t)set->ntr * ns * sizeof(float));
     uint8_t *mask = malloc((size_t)set->ntr * ns);
