@@ -21,6 +21,7 @@
 #include "stream/log.h"
 #include "stream/signals.h"
 #include "tests/support.h"
+#include "tests/test_locate_synth.h"
 
 void ts_make_shot(int k, int ntr, int ns, struct shot *s)
 {
@@ -279,4 +280,38 @@ int ts_count_in_file(const char *path, const char *needle)
             n++;
     fclose(f);
     return n;
+}
+
+pid_t ts_spawn_locate_run(const struct synth *s, const char *dir, int block, const char *output_extra,
+                          char *ep_in, size_t ep_len, char *log, size_t log_len)
+{
+    size_t cap = 64 * (size_t)s->st.n + 1;
+    char *sta = calloc(1, cap), line[128];
+    if (!sta)
+        return -1;
+    for (int i = 0; i < s->st.n; i++) {
+        snprintf(line, sizeof line, "%s %.17g %.17g %.17g\n", s->st.st[i].name, s->st.st[i].x,
+                 s->st.st[i].y, s->st.st[i].z);
+        strcat(sta, line);
+    }
+    char *stpath = test_write_file(dir, "stations.txt", sta);
+    free(sta);
+    char text[4096];
+    snprintf(ep_in, ep_len, "ipc://%s/in", dir);
+    snprintf(log, log_len, "%s/run.log", dir);
+    snprintf(text, sizeof text,
+             "[job]\nkind = \"locate\"\n"
+             "[input]\nkind = \"zmq\"\nendpoint = \"%s\"\nslots = 2\nslot_mib = 1.0\n"
+             "[output]\ndir = \"%s/files\"\n%s"
+             "[locate]\nstations = \"%s\"\nphases = \"P\"\ntraveltime = \"homogeneous\"\nvp = 3500.0\n"
+             "vs = 2000.0\ngrid_n = [9, 9, 6]\ngrid_d = [100.0, 100.0, 100.0]\ngrid_o = [0.0, 0.0, 400.0]\n"
+             "cf = \"envelope\"\nsta = 0.06\nlta = 1.0\nband = [4.0, 30.0]\nnormalize = \"count\"\n"
+             "block_samples = %d\ntrigger = \"mad\"\nthreshold = 15.0\nmin_interval = 1.0\nmad_window = 8.0\n"
+             "[runtime]\ndevice = \"cpu\"\n[log]\nlevel = \"info\"\n",
+             ep_in, dir, output_extra ? output_extra : "", stpath, block);
+    char *cfgpath = test_write_file(dir, "locate.toml", text);
+    pid_t pid = ts_spawn_run(cfgpath, log);
+    free(cfgpath);
+    free(stpath);
+    return pid;
 }

@@ -67,6 +67,15 @@ void ts_msg_free(struct ts_msg *m);
 /* Receive until an image with "shots" == SHOTS (and FINAL if asked) arrives; fills M. */
 int ts_recv_image(void *sub, int64_t shots, bool final, struct ts_msg *m, int timeout_ms);
 
+/* `seislive run` of the locate job over ZeroMQ (ipc in DIR) on the stations of a
+ * synthetic array (written to DIR/stations.txt): the runtime tests' settings (P only,
+ * homogeneous 3500 m/s, a 9 x 9 x 6 grid of 100 m from 400 m depth, envelope CF, MAD
+ * trigger), BLOCK samples per block, OUTPUT_EXTRA appended to [output].  Fills EP_IN
+ * (the endpoint to push to) and LOG (its stderr); returns the pid. */
+struct synth;
+pid_t ts_spawn_locate_run(const struct synth *s, const char *dir, int block, const char *output_extra,
+                          char *ep_in, size_t ep_len, char *log, size_t log_len);
+
 /* Count lines of FILE containing NEEDLE. */
 int ts_count_in_file(const char *path, const char *needle);
 
