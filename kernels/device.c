@@ -1,0 +1,208 @@
+/* device — see device.h; the CPU side and the dispatch here, the CUDA side in device.cu. */
+#include "kernels/device.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stream/error.h"
+
+bool dev_is_gpu(const struct sl_device *dev) { return dev && dev->kind == SL_DEVICE_CUDA; }
+
+#ifdef SEISLIVE_CUDA
+#define ON_GPU(dev, call)                                                                    \
+    do {                                                                                     \
+        if (dev_is_gpu(dev))                                                                 \
+            return call;                                                                     \
+    } while (0)
+#else
+#define ON_GPU(dev, call)                                                                    \
+    do {                                                                                     \
+        if (dev_is_gpu(dev))                                                                 \
+            return err_set(-ENODEV, "device: a CUDA device in a build without CUDA");        \
+    } while (0)
+#endif
+
+int dev_alloc(const struct sl_device *dev, size_t bytes, void **out)
+{
+    *out = NULL;
+    if (bytes == 0)
+        bytes = 1;
+    ON_GPU(dev, dev_cu_alloc(bytes, out));
+    *out = malloc(bytes);
+    if (!*out)
+        return err_set(-ENOMEM, "device: %zu bytes of host memory", bytes);
+    return 0;
+}
+
+void dev_free(const struct sl_device *dev, void *p)
+{
+    if (!p)
+        return;
+#ifdef SEISLIVE_CUDA
+    if (dev_is_gpu(dev)) {
+        dev_cu_free(p);
+        return;
+    }
+#endif
+    (void)dev;
+    free(p);
+}
+
+int dev_zero(const struct sl_device *dev, void *p, size_t bytes, void *stream)
+{
+    if (!bytes)
+        return 0;
+    ON_GPU(dev, dev_cu_zero(p, bytes, stream));
+    (void)stream;
+    memset(p, 0, bytes);
+    return 0;
+}
+
+int dev_fill_ff_2d(const struct sl_device *dev, void *p, size_t pitch, size_t width, size_t height)
+{
+    if (!width || !height)
+        return 0;
+    ON_GPU(dev, dev_cu_fill_ff_2d(p, pitch, width, height));
+    for (size_t r = 0; r < height; r++)
+        memset((char *)p + r * pitch, 0xff, width);
+    return 0;
+}
+
+int dev_copy(const struct sl_device *dev, void *dst, const void *src, size_t bytes,
+             enum dev_copy_kind kind, void *stream)
+{
+    if (!bytes)
+        return 0;
+    ON_GPU(dev, dev_cu_copy(dst, src, bytes, (int)kind, stream));
+    (void)kind;
+    (void)stream;
+    memmove(dst, src, bytes);
+    return 0;
+}
+
+int dev_copy_2d(const struct sl_device *dev, void *dst, size_t dpitch, const void *src, size_t spitch,
+                size_t width, size_t height, enum dev_copy_kind kind)
+{
+    if (!width || !height)
+        return 0;
+    ON_GPU(dev, dev_cu_copy_2d(dst, dpitch, src, spitch, width, height, (int)kind));
+    (void)kind;
+    for (size_t r = 0; r < height; r++)
+        memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
+    return 0;
+}
+
+int dev_host_register(const struct sl_device *dev, void *p, size_t bytes)
+{
+    ON_GPU(dev, dev_cu_host_register(p, bytes));
+    (void)p;
+    (void)bytes;
+    return 0;
+}
+
+int dev_host_unregister(const struct sl_device *dev, void *p)
+{
+    ON_GPU(dev, dev_cu_host_unregister(p));
+    (void)p;
+    return 0;
+}
+
+int dev_mem(const struct sl_device *dev, size_t *free_b, size_t *total_b)
+{
+    ON_GPU(dev, dev_cu_mem(free_b, total_b));
+    long page = sysconf(_SC_PAGESIZE), av = sysconf(_SC_AVPHYS_PAGES), all = sysconf(_SC_PHYS_PAGES);
+    if (page <= 0 || av < 0 || all <= 0)
+        return err_set(-EIO, "device: cannot query host memory");
+    *free_b = (size_t)av * (size_t)page;
+    *total_b = (size_t)all * (size_t)page;
+    return 0;
+}
+
+int dev_sync(const struct sl_device *dev)
+{
+    ON_GPU(dev, dev_cu_sync());
+    return 0;
+}
+
+int dev_stream_create(const struct sl_device *dev, void **s)
+{
+    *s = NULL;
+    ON_GPU(dev, dev_cu_stream_create(s));
+    return 0;
+}
+
+void dev_stream_destroy(const struct sl_device *dev, void *s)
+{
+#ifdef SEISLIVE_CUDA
+    if (dev_is_gpu(dev))
+        dev_cu_stream_destroy(s);
+#endif
+    (void)dev;
+    (void)s;
+}
+
+int dev_stream_sync(const struct sl_device *dev, void *s)
+{
+    ON_GPU(dev, dev_cu_stream_sync(s));
+    (void)s;
+    return 0;
+}
+
+int dev_stream_wait(const struct sl_device *dev, void *s, void *event)
+{
+    ON_GPU(dev, dev_cu_stream_wait(s, event));
+    (void)s;
+    (void)event;
+    return 0;
+}
+
+int dev_event_create(const struct sl_device *dev, void **e, bool timing)
+{
+    *e = NULL;
+    ON_GPU(dev, dev_cu_event_create(e, timing));
+    (void)timing;
+    return 0;
+}
+
+void dev_event_destroy(const struct sl_device *dev, void *e)
+{
+#ifdef SEISLIVE_CUDA
+    if (dev_is_gpu(dev))
+        dev_cu_event_destroy(e);
+#endif
+    (void)dev;
+    (void)e;
+}
+
+int dev_event_record(const struct sl_device *dev, void *e, void *stream)
+{
+    ON_GPU(dev, dev_cu_event_record(e, stream));
+    (void)e;
+    (void)stream;
+    return 0;
+}
+
+int dev_event_query(const struct sl_device *dev, void *e)
+{
+    ON_GPU(dev, dev_cu_event_query(e));
+    (void)e;
+    return 1;
+}
+
+int dev_event_sync(const struct sl_device *dev, void *e)
+{
+    ON_GPU(dev, dev_cu_event_sync(e));
+    (void)e;
+    return 0;
+}
+
+int dev_event_elapsed_ms(const struct sl_device *dev, void *start, void *end, float *ms)
+{
+    ON_GPU(dev, dev_cu_event_elapsed_ms(start, end, ms));
+    (void)start;
+    (void)end;
+    *ms = 0.0f;
+    return -ENOTSUP;
+}

@@ -1,0 +1,115 @@
+/* device — the one device layer: memory, copies, streams, events, memory queries and
+ * the translation of CUDA errors into err_msg() (kernels/cuda_check.h), in one place.
+ *
+ * Every function takes the device it acts on.  On a CPU device memory is host memory
+ * (malloc), copies are memcpy, and streams and events are NULL handles whose operations
+ * do nothing, so the callers (the propagators, RTM, the locate stack, the pipeline) run
+ * one code path on both.  On a CUDA device the calls act on the device the calling
+ * thread is bound to (kernels/backend.h: backend_bind).
+ *
+ * Streams and events are handed around as void * (cudaStream_t / cudaEvent_t): the .c
+ * files are compiled by gcc without the CUDA headers.  A NULL stream is CUDA's default
+ * stream.  Functions return 0 or a negative errno (-ENOMEM when memory runs out, -EIO
+ * for other CUDA failures, -ENODEV for a CUDA device in a build without CUDA) with
+ * err_msg() naming the call. */
+#ifndef SEISLIVE_DEVICE_H
+#define SEISLIVE_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kernels/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where the source and destination of a copy live. */
+enum dev_copy_kind {
+    DEV_H2D = 0,  /* host -> device */
+    DEV_D2H = 1,  /* device -> host */
+    DEV_D2D = 2,  /* device -> device */
+    DEV_H2H = 3,  /* host -> host */
+};
+
+/* True for a CUDA device (its buffers are device memory). */
+bool dev_is_gpu(const struct sl_device *dev);
+
+/* ---- memory ------------------------------------------------------------------------ */
+
+/* BYTES (0 is taken as 1) of device memory (host memory on the CPU) into *OUT. */
+int dev_alloc(const struct sl_device *dev, size_t bytes, void **out);
+/* NULL-safe. */
+void dev_free(const struct sl_device *dev, void *p);
+/* Fill with zero bytes, or with 0xff bytes (a float NaN pattern) in dev_fill_ff; queued on
+ * STREAM (CUDA), done at once on the CPU. */
+int dev_zero(const struct sl_device *dev, void *p, size_t bytes, void *stream);
+int dev_fill_ff_2d(const struct sl_device *dev, void *p, size_t pitch, size_t width, size_t height);
+
+/* Copy BYTES.  STREAM NULL: synchronous (a D2H copy has the data in host memory on
+ * return).  Otherwise queued on STREAM (host memory should be page-locked to overlap). */
+int dev_copy(const struct sl_device *dev, void *dst, const void *src, size_t bytes,
+             enum dev_copy_kind kind, void *stream);
+/* Synchronous pitched copy of HEIGHT rows of WIDTH bytes. */
+int dev_copy_2d(const struct sl_device *dev, void *dst, size_t dpitch, const void *src, size_t spitch,
+                size_t width, size_t height, enum dev_copy_kind kind);
+
+/* Page-lock host memory that is already mapped (CUDA), so copies from it overlap; no-op
+ * on the CPU. */
+int dev_host_register(const struct sl_device *dev, void *p, size_t bytes);
+int dev_host_unregister(const struct sl_device *dev, void *p);
+
+/* Free and total bytes of the device (CUDA), or the available and total host memory. */
+int dev_mem(const struct sl_device *dev, size_t *free_b, size_t *total_b);
+
+/* ---- streams and events --------------------------------------------------------------- */
+
+/* Wait for all work queued on the device. */
+int dev_sync(const struct sl_device *dev);
+
+/* A non-blocking stream (CUDA); *S = NULL on the CPU.  Destroy is NULL-safe. */
+int dev_stream_create(const struct sl_device *dev, void **s);
+void dev_stream_destroy(const struct sl_device *dev, void *s);
+int dev_stream_sync(const struct sl_device *dev, void *s);
+/* Work queued on S after this waits for EVENT. */
+int dev_stream_wait(const struct sl_device *dev, void *s, void *event);
+
+/* An event (TIMING: it can be used with dev_event_elapsed_ms); *E = NULL on the CPU. */
+int dev_event_create(const struct sl_device *dev, void **e, bool timing);
+void dev_event_destroy(const struct sl_device *dev, void *e);
+int dev_event_record(const struct sl_device *dev, void *e, void *stream);
+/* 1 when the work before E is done, 0 while it is not, < 0 on error (CPU: always 1). */
+int dev_event_query(const struct sl_device *dev, void *e);
+int dev_event_sync(const struct sl_device *dev, void *e);
+int dev_event_elapsed_ms(const struct sl_device *dev, void *start, void *end, float *ms);
+
+#ifdef SEISLIVE_CUDA
+/* The CUDA side (device.cu); callers use the dev_* functions above. */
+int dev_cu_alloc(size_t bytes, void **out);
+void dev_cu_free(void *p);
+int dev_cu_zero(void *p, size_t bytes, void *stream);
+int dev_cu_fill_ff_2d(void *p, size_t pitch, size_t width, size_t height);
+int dev_cu_copy(void *dst, const void *src, size_t bytes, int kind, void *stream);
+int dev_cu_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                   int kind);
+int dev_cu_host_register(void *p, size_t bytes);
+int dev_cu_host_unregister(void *p);
+int dev_cu_mem(size_t *free_b, size_t *total_b);
+int dev_cu_sync(void);
+int dev_cu_stream_create(void **s);
+void dev_cu_stream_destroy(void *s);
+int dev_cu_stream_sync(void *s);
+int dev_cu_stream_wait(void *s, void *event);
+int dev_cu_event_create(void **e, bool timing);
+void dev_cu_event_destroy(void *e);
+int dev_cu_event_record(void *e, void *stream);
+int dev_cu_event_query(void *e);
+int dev_cu_event_sync(void *e);
+int dev_cu_event_elapsed_ms(void *start, void *end, float *ms);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

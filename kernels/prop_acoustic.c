@@ -1,0 +1,277 @@
+/* prop_acoustic — the isotropic acoustic physics (kernels/wave.h) behind the propagator
+ * interface (kernels/propagator.h): each operation forwards to the wave_* function that
+ * does it; the table is prop_acoustic_ops. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/propagator.h"
+#include "kernels/wave.h"
+#include "stream/error.h"
+
+struct prop_acoustic {
+    struct prop base;          /* first: a struct prop * is a struct prop_acoustic * */
+    struct wave_sim *w;
+    struct prop_layout L;
+};
+
+extern const struct prop_ops prop_acoustic_ops;
+
+static struct wave_sim *W(const struct prop *s) { return ((const struct prop_acoustic *)s)->w; }
+
+/* The wave parameters of P; -ENOTSUP for what the acoustic kernels do not have yet. */
+static int to_wave(const struct prop_params *p, struct wave_params *wp)
+{
+    memset(wp, 0, sizeof *wp);
+    const struct prop_grid *g = &p->grid;
+    for (int a = 0; a < 3; a++) {
+        wp->n[a] = g->n[a];
+        wp->d[a] = g->d[a];
+        wp->o[a] = g->o[a];
+        if (g->origin[a] || g->global_n[a])
+            return err_set(-ENOTSUP, "acoustic: subdomains of a larger grid are not supported yet");
+    }
+    if (p->op.kind != PROP_OP_TAYLOR)
+        return err_set(-ENOTSUP, "acoustic: derivative operator %d is not supported", p->op.kind);
+    wp->order = p->op.order;
+    wp->dt = p->dt;
+    for (int f = 0; f < PROP_FACES; f++) {
+        switch (g->face[f]) {
+        case PROP_FACE_CPML:
+        case PROP_FACE_RANDOM:
+            wp->pml[f] = g->width[f];
+            break;
+        case PROP_FACE_FREE:
+            if (f != 4)
+                return err_set(-EINVAL, "acoustic: a free surface only on the top face (zmin), not face %d", f);
+            wp->free_surface = true;
+            wp->pml[f] = 0;
+            break;
+        default:
+            return err_set(-ENOTSUP, "acoustic: face kind %d (face %d) is not supported yet", g->face[f], f);
+        }
+    }
+    if (p->vmax_cpml != 0)
+        return err_set(-ENOTSUP, "acoustic: a given CPML velocity is not supported yet");
+    wp->pml_reflection = p->pml_reflection;
+    wp->f_ref = p->f_ref;
+    wp->kernel = p->tuning.kernel;
+    return 0;
+}
+
+static int a_check(const struct prop_params *p)
+{
+    struct wave_params wp;
+    int rc = to_wave(p, &wp);
+    return rc < 0 ? rc : wave_params_check(&wp);
+}
+
+static size_t a_memory_bytes(const struct prop_params *p)
+{
+    struct wave_params wp;
+    return to_wave(p, &wp) < 0 ? 0 : wave_memory_bytes(&wp);
+}
+
+static size_t a_state_bytes(const struct prop_params *p)
+{
+    struct wave_params wp;
+    return to_wave(p, &wp) < 0 ? 0 : wave_state_bytes_of(&wp);
+}
+
+static void layout_from(const struct wave_layout *wl, struct prop_layout *L)
+{
+    memset(L, 0, sizeof *L);
+    for (int a = 0; a < 3; a++) {
+        L->n[a] = wl->n[a];
+        L->npad[a] = wl->npad[a];
+        L->dim[a] = wl->dim[a];
+        L->off[a] = wl->off[a];
+    }
+    L->halo = wl->halo;
+    L->stride_y = wl->stride_y;
+    L->stride_z = wl->stride_z;
+    L->count = wl->count;
+}
+
+static int a_layout_of(const struct prop_params *p, struct prop_layout *out)
+{
+    struct wave_params wp;
+    struct wave_layout wl;
+    int rc = to_wave(p, &wp);
+    if (rc < 0 || (rc = wave_layout_of(&wp, &wl)) < 0)
+        return rc;
+    layout_from(&wl, out);
+    return 0;
+}
+
+static int wrap(const struct prop_params *p, struct wave_sim *w, struct prop **out)
+{
+    struct prop_acoustic *a = calloc(1, sizeof *a);
+    if (!a) {
+        wave_destroy(w);
+        return err_set(-ENOMEM, "acoustic: out of memory");
+    }
+    a->base.ops = &prop_acoustic_ops;
+    a->base.dev = wave_device(w);
+    a->base.p = *p;
+    a->w = w;
+    layout_from(wave_layout(w), &a->L);
+    /* random-velocity faces: the layers exist, undamped (prop_randomize_layers fills them) */
+    for (int f = 0; f < PROP_FACES; f++)
+        if (p->grid.face[f] == PROP_FACE_RANDOM)
+            wave_set_cpml(w, false);
+    *out = &a->base;
+    return 0;
+}
+
+static int a_create(const struct sl_device *dev, const struct prop_params *p, const struct prop_model *m,
+                    struct prop **out)
+{
+    struct wave_params wp;
+    struct wave_sim *w = NULL;
+    int rc = to_wave(p, &wp);
+    if (rc < 0 || (rc = wave_create(dev, &wp, m->vp, &w)) < 0)
+        return rc;
+    return wrap(p, w, out);
+}
+
+static int a_create_like(const struct prop *like, struct prop **out)
+{
+    struct wave_sim *w = NULL;
+    int rc = wave_create_like(W(like), &w);
+    return rc < 0 ? rc : wrap(&like->p, w, out);
+}
+
+static void a_destroy(struct prop *s)
+{
+    wave_destroy(W(s));
+    free(s);
+}
+
+static void a_set_stream(struct prop *s, void *stream) { wave_set_stream(W(s), stream); }
+static int a_sync(struct prop *s) { return wave_sync(W(s)); }
+static int a_reset(struct prop *s) { return wave_reset(W(s)); }
+static int a_step(struct prop *s) { return wave_step(W(s)); }
+static int a_step_reverse(struct prop *s) { return wave_step_reverse(W(s)); }
+static void a_set_reverse_interior(struct prop *s, bool on) { wave_set_reverse_interior(W(s), on); }
+static void a_swap(struct prop *s) { wave_swap(W(s)); }
+static int64_t a_step_index(const struct prop *s) { return wave_step_index(W(s)); }
+static void a_set_absorbing(struct prop *s, bool on) { wave_set_cpml(W(s), on); }
+
+static int a_randomize_layers(struct prop *s, const struct random_boundary *rb, uint64_t shot_id)
+{
+    return wave_randomize_layers(W(s), rb, shot_id);
+}
+
+/* A prop_points of this physics is a wave_points (the pointer is only cast back here). */
+static int a_points_create(struct prop *s, const double *xyz, size_t n, int interp, struct prop_points **out)
+{
+    struct wave_points *p = NULL;
+    int rc = wave_points_create(W(s), xyz, n, interp, &p);
+    *out = (struct prop_points *)p;
+    return rc;
+}
+
+static void a_points_destroy(struct prop_points *pts) { wave_points_destroy((struct wave_points *)pts); }
+
+static unsigned wave_flags(unsigned flags)
+{
+    return ((flags & PROP_BUF_DEVICE) ? WAVE_BUF_DEVICE : 0u) |
+           ((flags & PROP_INJECT_PHYSICAL) ? WAVE_INJECT_PHYSICAL : 0u);
+}
+
+static int a_inject(struct prop *s, const struct prop_points *pts, const float *amps, size_t stride, float scale,
+                    unsigned flags)
+{
+    return wave_inject(W(s), (const struct wave_points *)pts, amps, stride, scale, wave_flags(flags));
+}
+
+static int a_sample(struct prop *s, const struct prop_points *pts, float *out, size_t stride, unsigned flags)
+{
+    return wave_sample(W(s), (const struct wave_points *)pts, out, stride, wave_flags(flags));
+}
+
+static const float *a_field(struct prop *s) { return wave_cur(W(s)); }
+static const struct prop_layout *a_layout(const struct prop *s) { return &((const struct prop_acoustic *)s)->L; }
+static int a_copy_out(struct prop *s, bool prev, float *host) { return wave_copy_out(W(s), prev, host); }
+static int a_copy_in(struct prop *s, bool prev, const float *host) { return wave_copy_in(W(s), prev, host); }
+static size_t a_strip_count(const struct prop *s) { return wave_strip_count(W(s)); }
+static int a_strip_save(struct prop *s, float *buf, bool on_device) { return wave_strip_save(W(s), buf, on_device); }
+static int a_strip_load(struct prop *s, const float *buf, bool on_device)
+{
+    return wave_strip_load(W(s), buf, on_device);
+}
+static size_t a_state_size(const struct prop *s) { return wave_state_bytes(W(s)); }
+static int a_state_save(struct prop *s, void *buf, bool on_device) { return wave_state_save(W(s), buf, on_device); }
+static int a_state_load(struct prop *s, const void *buf, bool on_device)
+{
+    return wave_state_load(W(s), buf, on_device);
+}
+
+static size_t a_halo_count(const struct prop *s, int face)
+{
+    (void)s;
+    (void)face;
+    return 0;
+}
+
+static int a_halo_pack(struct prop *s, int face, float *buf)
+{
+    (void)s;
+    (void)buf;
+    return err_set(-ENOTSUP, "acoustic: face %d is not a halo face", face);
+}
+
+static int a_halo_unpack(struct prop *s, int face, const float *buf)
+{
+    (void)s;
+    (void)buf;
+    return err_set(-ENOTSUP, "acoustic: face %d is not a halo face", face);
+}
+
+static void a_describe(const struct prop *s, char *buf, size_t len)
+{
+    char k[200];
+    wave_describe_kernel(W(s), k, sizeof k);
+    snprintf(buf, len, "acoustic, taylor order %d, %s", s->p.op.order, k);
+}
+
+const struct prop_ops prop_acoustic_ops = {
+    .name = "acoustic",
+    .check = a_check,
+    .memory_bytes = a_memory_bytes,
+    .state_bytes = a_state_bytes,
+    .layout_of = a_layout_of,
+    .create = a_create,
+    .create_like = a_create_like,
+    .destroy = a_destroy,
+    .set_stream = a_set_stream,
+    .sync = a_sync,
+    .reset = a_reset,
+    .step = a_step,
+    .step_reverse = a_step_reverse,
+    .set_reverse_interior = a_set_reverse_interior,
+    .swap = a_swap,
+    .step_index = a_step_index,
+    .set_absorbing = a_set_absorbing,
+    .randomize_layers = a_randomize_layers,
+    .points_create = a_points_create,
+    .points_destroy = a_points_destroy,
+    .inject = a_inject,
+    .sample = a_sample,
+    .field = a_field,
+    .layout = a_layout,
+    .copy_out = a_copy_out,
+    .copy_in = a_copy_in,
+    .strip_count = a_strip_count,
+    .strip_save = a_strip_save,
+    .strip_load = a_strip_load,
+    .state_size = a_state_size,
+    .state_save = a_state_save,
+    .state_load = a_state_load,
+    .halo_count = a_halo_count,
+    .halo_pack = a_halo_pack,
+    .halo_unpack = a_halo_unpack,
+    .describe = a_describe,
+};

@@ -1,0 +1,155 @@
+/* propagator — dispatch of the prop_* calls to the physics' table (propagator.h). */
+#include "kernels/propagator.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "stream/error.h"
+
+extern const struct prop_ops prop_acoustic_ops; /* prop_acoustic.c */
+
+const struct prop_ops *prop_ops_of(int physics)
+{
+    switch (physics) {
+    case PROP_ACOUSTIC: return &prop_acoustic_ops;
+    default: return NULL;
+    }
+}
+
+const char *prop_physics_name(int physics)
+{
+    const struct prop_ops *o = prop_ops_of(physics);
+    return o ? o->name : "unknown";
+}
+
+void prop_params_init(struct prop_params *p, const int n[3], const double d[3], const double o[3], double dt,
+                      int width)
+{
+    memset(p, 0, sizeof *p);
+    p->physics = PROP_ACOUSTIC;
+    for (int a = 0; a < 3; a++) {
+        p->grid.n[a] = n[a];
+        p->grid.d[a] = d[a];
+        p->grid.o[a] = o[a];
+    }
+    for (int f = 0; f < PROP_FACES; f++) {
+        p->grid.face[f] = PROP_FACE_CPML;
+        p->grid.width[f] = width;
+    }
+    if (n[1] == 1) {
+        p->grid.face[2] = p->grid.face[3] = PROP_FACE_NONE;
+        p->grid.width[2] = p->grid.width[3] = 0;
+    }
+    p->op.kind = PROP_OP_TAYLOR;
+    p->op.order = 8;
+    p->dt = dt;
+    p->pml_reflection = 1e-4;
+    p->f_ref = 15.0;
+}
+
+static const struct prop_ops *ops_or_err(const struct prop_params *p)
+{
+    const struct prop_ops *o = prop_ops_of(p->physics);
+    if (!o)
+        err_set(-EINVAL, "propagator: unknown physics %d", p->physics);
+    return o;
+}
+
+int prop_check(const struct prop_params *p)
+{
+    const struct prop_ops *o = ops_or_err(p);
+    return o ? o->check(p) : -EINVAL;
+}
+
+size_t prop_memory_bytes(const struct prop_params *p)
+{
+    const struct prop_ops *o = prop_ops_of(p->physics);
+    return o ? o->memory_bytes(p) : 0;
+}
+
+size_t prop_state_bytes_of(const struct prop_params *p)
+{
+    const struct prop_ops *o = prop_ops_of(p->physics);
+    return o ? o->state_bytes(p) : 0;
+}
+
+int prop_layout_of(const struct prop_params *p, struct prop_layout *out)
+{
+    const struct prop_ops *o = ops_or_err(p);
+    return o ? o->layout_of(p, out) : -EINVAL;
+}
+
+int prop_create(const struct sl_device *dev, const struct prop_params *p, const struct prop_model *m,
+                struct prop **out)
+{
+    *out = NULL;
+    const struct prop_ops *o = ops_or_err(p);
+    return o ? o->create(dev, p, m, out) : -EINVAL;
+}
+
+int prop_create_like(const struct prop *like, struct prop **out) { return like->ops->create_like(like, out); }
+
+void prop_destroy(struct prop *s)
+{
+    if (s)
+        s->ops->destroy(s);
+}
+
+void prop_set_stream(struct prop *s, void *stream) { s->ops->set_stream(s, stream); }
+int prop_sync(struct prop *s) { return s->ops->sync(s); }
+int prop_reset(struct prop *s) { return s->ops->reset(s); }
+int prop_step(struct prop *s) { return s->ops->step(s); }
+int prop_step_reverse(struct prop *s) { return s->ops->step_reverse(s); }
+void prop_set_reverse_interior(struct prop *s, bool on) { s->ops->set_reverse_interior(s, on); }
+void prop_swap(struct prop *s) { s->ops->swap(s); }
+int64_t prop_step_index(const struct prop *s) { return s->ops->step_index(s); }
+void prop_set_absorbing(struct prop *s, bool on) { s->ops->set_absorbing(s, on); }
+
+int prop_randomize_layers(struct prop *s, const struct random_boundary *rb, uint64_t shot_id)
+{
+    return s->ops->randomize_layers(s, rb, shot_id);
+}
+
+int prop_points_create(struct prop *s, const double *xyz, size_t n, int interp, struct prop_points **out)
+{
+    *out = NULL;
+    return s->ops->points_create(s, xyz, n, interp, out);
+}
+
+void prop_points_destroy(struct prop *s, struct prop_points *pts)
+{
+    if (s && pts)
+        s->ops->points_destroy(pts);
+}
+
+int prop_inject(struct prop *s, const struct prop_points *pts, const float *amps, size_t stride, float scale,
+                unsigned flags)
+{
+    return s->ops->inject(s, pts, amps, stride, scale, flags);
+}
+
+int prop_sample(struct prop *s, const struct prop_points *pts, float *out, size_t stride, unsigned flags)
+{
+    return s->ops->sample(s, pts, out, stride, flags);
+}
+
+const float *prop_field(struct prop *s) { return s->ops->field(s); }
+const struct prop_layout *prop_layout(const struct prop *s) { return s->ops->layout(s); }
+int prop_copy_out(struct prop *s, bool prev, float *host) { return s->ops->copy_out(s, prev, host); }
+int prop_copy_in(struct prop *s, bool prev, const float *host) { return s->ops->copy_in(s, prev, host); }
+size_t prop_strip_count(const struct prop *s) { return s->ops->strip_count(s); }
+int prop_strip_save(struct prop *s, float *buf, bool on_device) { return s->ops->strip_save(s, buf, on_device); }
+int prop_strip_load(struct prop *s, const float *buf, bool on_device) { return s->ops->strip_load(s, buf, on_device); }
+size_t prop_state_bytes(const struct prop *s) { return s->ops->state_size(s); }
+int prop_state_save(struct prop *s, void *buf, bool on_device) { return s->ops->state_save(s, buf, on_device); }
+int prop_state_load(struct prop *s, const void *buf, bool on_device) { return s->ops->state_load(s, buf, on_device); }
+size_t prop_halo_count(const struct prop *s, int face) { return s->ops->halo_count(s, face); }
+int prop_halo_pack(struct prop *s, int face, float *buf) { return s->ops->halo_pack(s, face, buf); }
+int prop_halo_unpack(struct prop *s, int face, const float *buf) { return s->ops->halo_unpack(s, face, buf); }
+
+void prop_describe(const struct prop *s, char *buf, size_t len)
+{
+    if (len)
+        buf[0] = '\0';
+    s->ops->describe(s, buf, len);
+}
