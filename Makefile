@@ -124,6 +124,14 @@ $(O)/$(call prog_name,$(1)): $(O)/$(1:.c=.o) $(O)/libseislive.a
 endef
 $(foreach m,$(MAINS),$(eval $(call prog_rule,$(m))))
 
+# CUDA code that only the benchmark (tools/*.cu: research kernel variants, the pipeline
+# benchmark's burn kernel) or only the GPU tests (tests/gpu/*.cu) use stays out of the
+# library and the production path.
+BENCH_CU := $(if $(filter 1,$(CUDA)),$(wildcard tools/*.cu))
+GPU_CU   := $(if $(filter 1,$(CUDA)),$(wildcard tests/gpu/*.cu))
+$(O)/seislive-bench: $(BENCH_CU:%.cu=$(O)/%.cu.o)
+$(O)/gpu-tests: $(GPU_CU:%.cu=$(O)/%.cu.o)
+
 $(O)/unit-tests: $(TEST_OBJ) $(O)/libseislive.a
 	$(LOCK) $(CXX) $(LDFLAGS) $^ $(LDLIBS) -lcriterion -o $@
 

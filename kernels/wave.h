@@ -68,6 +68,31 @@ enum {
                                   to p as they are (times weights and SCALE) */
 };
 
+/* What lies beyond a face of the grid (wave_params.face; faces xmin xmax ymin ymax zmin
+ * zmax).  WAVE_FACE_AUTO keeps the old meaning of pml[] and free_surface: CPML layers of
+ * pml[f] cells (a rigid wall when 0), the free surface on zmin when free_surface. */
+enum wave_face {
+    WAVE_FACE_AUTO = 0,
+    WAVE_FACE_CPML = 1,   /* pml[f] cells of CPML (0: rigid p = 0 wall) */
+    WAVE_FACE_FREE = 2,   /* free surface on the first interior plane (zmin only) */
+    WAVE_FACE_RANDOM = 3, /* pml[f] cells of undamped layers for Clapp's random boundary */
+    WAVE_FACE_NONE = 4,   /* nothing: the axis of a 2D model (n = 1, both faces of the axis) */
+    WAVE_FACE_HALO = 5,   /* a neighbour subdomain: wave_halo_unpack fills the halo */
+};
+
+/* Kernel choices, read once at create (never from the environment at launch).  Zero
+ * fields are the production defaults (measured on the H100, docs/PERFORMANCE.md);
+ * docs/TUNING.md lists them and seislive-bench stencil sets them from flags. */
+struct wave_tuning {
+    int tile;               /* tiled kernel x-y tile: 0 default, else 1 + enum tile shape (wave.cu) */
+    int pipe;               /* tiled kernel queue: 0 default (ring), 1 ring, 2 registers */
+    int prefetch;           /* planes in flight: 0 default, 1..3 */
+    int cpml;               /* CPML arrangement: 0 default (lines), 1 split, 2 fused, 3 lines */
+    int cpml_overlap;       /* 0 default (CPML on a second stream), 1 on, -1 off */
+    int naive_block[2];     /* naive kernel thread block W x H; 0 = default */
+    int layer_zchunk;       /* z planes per CPML layer block; 0 = default (48) */
+};
+
 struct wave_params {
     int n[3];               /* interior points nx, ny, nz (>= 1 each) */
     double d[3];            /* spacing dx, dy, dz, m */
@@ -79,6 +104,11 @@ struct wave_params {
     double f_ref;           /* Hz: reference (dominant) frequency for the CPML alpha */
     bool free_surface;      /* p = 0 on the plane z = o[2]; pml[4] must be 0 then */
     int kernel;             /* enum wave_kernel (ignored on the CPU) */
+    int face[6];            /* enum wave_face; all WAVE_FACE_AUTO by default (see above) */
+    double vmax_cpml;       /* m/s for the CPML damping; 0: max of the velocity given */
+    int origin[3];          /* a subdomain: index of its interior (0,0,0) in the whole grid */
+    int global_n[3];        /* the whole interior grid (all 0: this grid is whole) */
+    struct wave_tuning tuning; /* CUDA kernel choices (ignored on the CPU) */
 };
 
 /* Where things are in the arrays of a simulation (all counts in elements). */
