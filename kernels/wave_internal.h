@@ -45,6 +45,13 @@ struct wave_points {
     float *d_w;
 };
 
+/* A 2D simulation: the y axis has NONE faces (n[1] == 1, no y layers); every kernel
+ * leaves out the y derivative terms. */
+static inline bool wave_is_2d(const struct wave_sim *s)
+{
+    return s->p.face[2] == WAVE_FACE_NONE;
+}
+
 /* The strip as up to 6 boxes of interior coordinates [lo, hi). */
 int wave_strip_boxes(const struct wave_sim *s, int lo[6][3], int hi[6][3]);
 
