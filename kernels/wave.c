@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/cpml.h"
+#include "kernels/device.h"
 #include "kernels/fd_coeffs.h"
 #include "kernels/random_boundary.h"
 #include "kernels/wave_internal.h"
@@ -530,11 +531,35 @@ int wave_get_velocity_padded(struct wave_sim *s, float *v)
     return 0;
 }
 
+/* The whole grid's padded frame of S (random boundary): on a HALO face the whole grid's
+ * layers are p.pml[f] (held by another subdomain), elsewhere the layers S holds. */
+static bool whole_frame(const struct wave_sim *s, struct rb_frame *g)
+{
+    const struct wave_layout *L = &s->L;
+    bool own = true;
+    for (int a = 0; a < 3; a++) {
+        for (int side = 0; side < 2; side++) {
+            int f = 2 * a + side;
+            g->pml[f] = s->p.face[f] == WAVE_FACE_HALO ? s->p.pml[f] : L->pml[f];
+        }
+        g->n[a] = s->p.global_n[a] ? s->p.global_n[a] : L->n[a];
+        g->npad[a] = g->n[a] + g->pml[2 * a] + g->pml[2 * a + 1];
+        g->shift[a] = s->p.origin[a] + g->pml[2 * a] - L->pml[2 * a];
+        own = own && g->shift[a] == 0 && g->npad[a] == L->npad[a];
+    }
+    return own;
+}
+
 int wave_randomize_layers(struct wave_sim *s, const struct random_boundary *rb, uint64_t shot_id)
 {
+    struct rb_frame g;
+    bool own = whole_frame(s, &g);
 #ifdef SEISLIVE_CUDA
-    if (on_gpu(s))
+    if (on_gpu(s)) {
+        if (!own)
+            return err_set(-ENOTSUP, "wave: random layers of a subdomain on a GPU are not implemented yet");
         return wave_cu_randomize_layers(s, rb, shot_id);
+    }
 #endif
     const struct wave_layout *L = &s->L;
     size_t np = (size_t)L->npad[0] * L->npad[1] * L->npad[2];
@@ -543,7 +568,8 @@ int wave_randomize_layers(struct wave_sim *s, const struct random_boundary *rb, 
         return err_set(-ENOMEM, "wave: out of memory (random boundary, %zu cells)", np);
     int rc = wave_get_velocity_padded(s, vp);
     if (rc == 0)
-        rc = random_boundary_apply(rb, L->npad, L->n, L->pml, shot_id, vp);
+        rc = own ? random_boundary_apply(rb, L->npad, L->n, L->pml, shot_id, vp)
+                 : random_boundary_apply_in(rb, &g, L->npad, L->n, L->pml, shot_id, vp);
     if (rc == 0)
         rc = wave_set_velocity_padded(s, vp, false);
     free(vp);
@@ -954,6 +980,68 @@ int wave_strip_load(struct wave_sim *s, const float *buf, bool on_device)
         return err_set(-EINVAL, "wave: device buffer given to a CPU simulation");
     return strip_cpu(s, (float *)buf, false);
 }
+
+/* ---- halo exchange --------------------------------------------------------------------- */
+
+/* The box of allocated cells [lo, hi) that FACE sends (the `halo` padded planes next to
+ * it) or receives (the halo cells beyond it), over the padded extent of the other axes. */
+static void halo_box(const struct wave_sim *s, int face, bool recv, int lo[3], int hi[3])
+{
+    const struct wave_layout *L = &s->L;
+    const int a = face / 2, h = L->halo;
+    for (int b = 0; b < 3; b++) {
+        lo[b] = L->pad_off[b];
+        hi[b] = L->pad_off[b] + L->npad[b];
+    }
+    if (face % 2 == 0) {
+        lo[a] = recv ? L->pad_off[a] - h : L->pad_off[a];
+        hi[a] = lo[a] + h;
+    } else {
+        lo[a] = recv ? L->pad_off[a] + L->npad[a] : L->pad_off[a] + L->npad[a] - h;
+        hi[a] = lo[a] + h;
+    }
+}
+
+size_t wave_halo_count(const struct wave_sim *s, int face)
+{
+    if (face < 0 || face > 5 || s->p.face[face] != WAVE_FACE_HALO)
+        return 0;
+    int lo[3], hi[3];
+    halo_box(s, face, false, lo, hi);
+    return (size_t)(hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
+}
+
+/* One pitched copy per z plane of the box, through the device layer (memcpy rows on the
+ * CPU, cudaMemcpy2D on a GPU: kernels/wave.c calls no CUDA itself). */
+static int halo_io(struct wave_sim *s, int face, float *buf, bool pack)
+{
+    if (face < 0 || face > 5 || s->p.face[face] != WAVE_FACE_HALO)
+        return err_set(-EINVAL, "wave: face %d (%s) is not a HALO face", face, face >= 0 && face < 6 ?
+                       face_names[face] : "?");
+    int lo[3], hi[3];
+    halo_box(s, face, !pack, lo, hi);
+    const struct wave_layout *L = &s->L;
+    const size_t w = (size_t)(hi[0] - lo[0]), rows = (size_t)(hi[1] - lo[1]);
+    const bool gpu = on_gpu(s);
+    /* the copies below run on the default stream: let the simulation's work finish */
+    int rc = gpu ? wave_sync(s) : 0;
+    enum dev_copy_kind kind = !gpu ? DEV_H2H : pack ? DEV_D2H : DEV_H2D;
+    for (int k = lo[2]; k < hi[2] && rc == 0; k++) {
+        float *f = s->cur + (size_t)k * L->stride_z + (size_t)lo[1] * L->stride_y + lo[0];
+        float *b = buf + (size_t)(k - lo[2]) * rows * w;
+        rc = pack ? dev_copy_2d(s->dev, b, w * sizeof(float), f, L->stride_y * sizeof(float), w * sizeof(float),
+                                rows, kind)
+                  : dev_copy_2d(s->dev, f, L->stride_y * sizeof(float), b, w * sizeof(float), w * sizeof(float),
+                                rows, kind);
+    }
+    /* a later kernel on a non-blocking stream is not ordered after the default stream */
+    if (rc == 0 && gpu && !pack)
+        rc = dev_sync(s->dev);
+    return rc;
+}
+
+int wave_halo_pack(struct wave_sim *s, int face, float *buf) { return halo_io(s, face, buf, true); }
+int wave_halo_unpack(struct wave_sim *s, int face, const float *buf) { return halo_io(s, face, (float *)buf, false); }
 
 /* ---- checkpoints ----------------------------------------------------------------------- */
 
