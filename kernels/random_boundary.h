@@ -19,10 +19,12 @@
  *                  symmetric  [v0 - w, v0 + w], w = min(vstable - v0, v0 / 2).
  * vstable = 0.99 x the largest velocity stable at the simulation's dt and order.
  *
- * r comes from a counter-based hash of (seed, shot id, cell index): any cell's value is
- * recomputed on demand, nothing is stored between the forward and reverse runs, and
- * the same seed gives the same boundary on every device.  Only the outer
- * `width` cells of each absorbing layer are randomized (all of it if narrower). */
+ * r comes from a counter-based hash of (seed, shot id, cell index: the index in the whole
+ * grid's padded frame, so a subdomain draws its part of the whole grid's layers, struct
+ * rb_frame): any cell's value is recomputed on demand, nothing is stored between the
+ * forward and reverse runs, and the same seed gives the same boundary on every device.
+ * Only the outer `width` cells of each absorbing layer are randomized (all of it if
+ * narrower). */
 #ifndef SEISLIVE_RANDOM_BOUNDARY_H
 #define SEISLIVE_RANDOM_BOUNDARY_H
 
