@@ -1096,7 +1096,7 @@ void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len)
         return;
     }
 #endif
-    snprintf(buf, len, "CPU reference (OpenMP), CPML %s", s->cpml_on ? "on" : "off");
+    snprintf(buf, len, "CPU reference (OpenMP)%s, CPML %s", wave_is_2d(s) ? ", 2D" : "", s->cpml_on ? "on" : "off");
 }
 
 #ifndef SEISLIVE_CUDA
