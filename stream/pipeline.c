@@ -14,14 +14,12 @@
 #include "io/file_source.h"
 #include "io/uring_reader.h"
 #include "io/zmq_source.h"
+#include "kernels/device.h"
 #include "stream/error.h"
 #include "stream/log.h"
 #include "stream/signals.h"
 #include "stream/state.h"
 #include "stream/time_ledger.h"
-#ifdef SEISLIVE_CUDA
-#include "stream/pipeline_cuda.h"
-#endif
 
 static _Atomic int g_stop_request;
 /* The worker's way to the publisher, for pipeline_publish_* called from job code. */
@@ -183,24 +181,20 @@ static bool stop_now(struct run *r)
 static int finish_unit(struct worker *w, struct inflight *f)
 {
     struct run *r = w->r;
-#ifdef SEISLIVE_CUDA
     if (w->cuda) {
-        int rc = pcuda_event_sync(w->ev_done[f->buf]);
+        int rc = dev_event_sync(r->dev, w->ev_done[f->buf]);
         if (rc < 0)
             return rc;
     }
-#endif
     double tc = now_s() - f->t_compute0;
     metrics_add(r->m, ST_COMPUTE, tc);
     int rc = r->ops->finish(r->ops->ctx, &f->hdr, &w->io, f->publish, f->checkpoint);
     double free_mib = -1;
-#ifdef SEISLIVE_CUDA
     if (w->cuda) {
         struct sl_device d = *r->dev;
         if (backend_mem_info(&d) == 0)
             free_mib = (double)d.mem_free / 1048576.0;
     }
-#endif
     pthread_mutex_lock(&r->m->mu);
     r->m->units++;
     r->m->current = -1;
@@ -217,23 +211,21 @@ static void *worker_main(void *arg)
     struct run *r = w->r;
     const struct pipeline_ops *ops = r->ops;
     int rc = backend_bind(r->dev);
-#ifdef SEISLIVE_CUDA
-    w->cuda = r->dev->kind == SL_DEVICE_CUDA;
+    w->cuda = dev_is_gpu(r->dev);
     if (!rc && w->cuda) {
-        rc = pcuda_stream_create(&w->copy_stream);
+        rc = dev_stream_create(r->dev, &w->copy_stream);
         if (!rc)
-            rc = pcuda_stream_create(&w->compute_stream);
+            rc = dev_stream_create(r->dev, &w->compute_stream);
         for (int k = 0; k < 2 && !rc; k++) {
-            rc = pcuda_event_create(&w->ev_h2d[k], 1);
+            rc = dev_event_create(r->dev, &w->ev_h2d[k], true);
             if (!rc)
-                rc = pcuda_event_create(&w->ev_h2d0[k], 1);
+                rc = dev_event_create(r->dev, &w->ev_h2d0[k], true);
             if (!rc)
-                rc = pcuda_event_create(&w->ev_done[k], 0);
+                rc = dev_event_create(r->dev, &w->ev_done[k], false);
             if (!rc && ops->wants_device)
-                rc = pcuda_malloc(&w->dbuf[k], r->slots.bytes);
+                rc = dev_alloc(r->dev, r->slots.bytes, &w->dbuf[k]);
         }
     }
-#endif
     if (!rc && ops->begin)
         rc = ops->begin(ops->ctx, r->dev, w->compute_stream);
     w->io.pub = r->have_pub ? &r->pub : NULL;
@@ -251,18 +243,16 @@ static void *worker_main(void *arg)
     while (!rc) {
         /* Nothing waiting: finish the unit in flight now rather than sit on its result
          * (a live stream must publish every shot as soon as it is done). */
-#ifdef SEISLIVE_CUDA
         /* GPU: rather than block on the previous unit's compute, keep watching for the
          * next unit, so its copy can start under that compute. */
         while (w->cuda && ops->async && have_prev && spsc_size(&r->slots.ready_q) == 0 &&
                !stop_now(r)) {
-            int q = pcuda_event_query(w->ev_done[prev.buf]);
+            int q = dev_event_query(r->dev, w->ev_done[prev.buf]);
             if (q != 0)
                 break; /* done (or an error, which finish_unit reports) */
             struct timespec ts = {0, 100000L};
             nanosleep(&ts, NULL);
         }
-#endif
         if (have_prev && spsc_size(&r->slots.ready_q) == 0) {
             rc = finish_unit(w, &prev);
             have_prev = false;
@@ -322,33 +312,29 @@ static void *worker_main(void *arg)
         }
         struct pipeline_unit u = {.hdr = h, .host = slot_data(&r->slots, i), .dev = NULL,
                                   .stream = w->compute_stream};
-#ifdef SEISLIVE_CUDA
         if (w->cuda && ops->wants_device) {
             int k = cur.buf;
             /* Device buffer k was last read by the compute two units ago. */
-            rc = pcuda_stream_wait_event(w->copy_stream, w->ev_done[k]);
+            rc = dev_stream_wait(r->dev, w->copy_stream, w->ev_done[k]);
             if (!rc)
-                rc = pcuda_event_record(w->ev_h2d0[k], w->copy_stream);
+                rc = dev_event_record(r->dev, w->ev_h2d0[k], w->copy_stream);
             if (!rc)
-                rc = pcuda_h2d_async(w->dbuf[k], u.host, h->bytes, w->copy_stream);
+                rc = dev_copy(r->dev, w->dbuf[k], u.host, h->bytes, DEV_H2D, w->copy_stream);
             if (!rc)
-                rc = pcuda_event_record(w->ev_h2d[k], w->copy_stream);
+                rc = dev_event_record(r->dev, w->ev_h2d[k], w->copy_stream);
             if (!rc)
-                rc = pcuda_stream_wait_event(w->compute_stream, w->ev_h2d[k]);
+                rc = dev_stream_wait(r->dev, w->compute_stream, w->ev_h2d[k]);
             u.dev = w->dbuf[k];
             if (rc)
                 break;
         }
-#endif
         cur.t_compute0 = now_s();
         int prc = ops->process(ops->ctx, &u, cur.publish || cur.checkpoint);
-#ifdef SEISLIVE_CUDA
         if (w->cuda && prc == 0) {
-            rc = pcuda_event_record(w->ev_done[cur.buf], w->compute_stream);
+            rc = dev_event_record(r->dev, w->ev_done[cur.buf], w->compute_stream);
             if (rc)
                 break;
         }
-#endif
         if (prc == -ECANCELED) {
             slots_release(&r->slots, i); /* stopped mid-unit: abandoned, replayed later */
             break;
@@ -363,10 +349,8 @@ static void *worker_main(void *arg)
             r->m->current = -1;
             pthread_mutex_unlock(&r->m->mu);
             log_warn("%s: unit %lld rejected by the job: %s", h->origin, (long long)h->id, err_msg());
-#ifdef SEISLIVE_CUDA
             if (w->cuda && ops->wants_device)
-                pcuda_event_sync(w->ev_h2d[cur.buf]);
-#endif
+                dev_event_sync(r->dev, w->ev_h2d[cur.buf]);
             slots_release(&r->slots, i);
             continue;
         }
@@ -377,15 +361,13 @@ static void *worker_main(void *arg)
             if (rc)
                 break;
         }
-#ifdef SEISLIVE_CUDA
         if (w->cuda && ops->wants_device) {
             /* The slot may be refilled only once its copy has completed. */
-            rc = pcuda_event_sync(w->ev_h2d[cur.buf]);
+            rc = dev_event_sync(r->dev, w->ev_h2d[cur.buf]);
             float ms = 0;
-            if (!rc && pcuda_event_elapsed_ms(w->ev_h2d0[cur.buf], w->ev_h2d[cur.buf], &ms) == 0)
+            if (!rc && dev_event_elapsed_ms(r->dev, w->ev_h2d0[cur.buf], w->ev_h2d[cur.buf], &ms) == 0)
                 metrics_add(r->m, ST_H2D, 1e-3 * ms);
         }
-#endif
         slots_release(&r->slots, i);
         if (rc)
             break;
@@ -407,20 +389,18 @@ static void *worker_main(void *arg)
         atomic_store(&r->stop, 1); /* the ingest stops too */
     t_io = NULL;
     publisher_client_close(w->io.client);
-#ifdef SEISLIVE_CUDA
     if (w->cuda) {
-        pcuda_stream_sync(w->compute_stream);
-        pcuda_stream_sync(w->copy_stream);
+        dev_stream_sync(r->dev, w->compute_stream);
+        dev_stream_sync(r->dev, w->copy_stream);
         for (int k = 0; k < 2; k++) {
-            pcuda_free(w->dbuf[k]);
-            pcuda_event_destroy(w->ev_h2d[k]);
-            pcuda_event_destroy(w->ev_h2d0[k]);
-            pcuda_event_destroy(w->ev_done[k]);
+            dev_free(r->dev, w->dbuf[k]);
+            dev_event_destroy(r->dev, w->ev_h2d[k]);
+            dev_event_destroy(r->dev, w->ev_h2d0[k]);
+            dev_event_destroy(r->dev, w->ev_done[k]);
         }
-        pcuda_stream_destroy(w->copy_stream);
-        pcuda_stream_destroy(w->compute_stream);
+        dev_stream_destroy(r->dev, w->copy_stream);
+        dev_stream_destroy(r->dev, w->compute_stream);
     }
-#endif
     r->worker_rc = rc;
     if (rc < 0) {
         snprintf(r->worker_err, sizeof r->worker_err, "%s", err_msg());
@@ -449,8 +429,7 @@ int pipeline_run(const struct pipeline_conf *pc, const struct sl_device *dev, vo
     }
     rc = uring_reader_init(&r->ring, pc->io_method);
     if (!rc)
-        rc = slots_create(&r->slots, pc->slots, pc->slot_bytes, pc->staging_bytes, &r->ring,
-                          dev->kind == SL_DEVICE_CUDA);
+        rc = slots_create(&r->slots, pc->slots, pc->slot_bytes, pc->staging_bytes, &r->ring, dev);
     if (rc) {
         uring_reader_close(&r->ring);
         free(r);

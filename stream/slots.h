@@ -22,6 +22,7 @@
 
 #include "io/shot.h"
 #include "io/trace_block.h"
+#include "kernels/backend.h"
 #include "stream/spsc.h"
 
 #ifdef __cplusplus
@@ -56,6 +57,7 @@ struct slots {
     struct iovec *iov;        /* one per slot (io_uring registration) */
     struct slot_hdr *hdr;
     bool cuda_pinned;
+    struct sl_device pinned_on; /* the device pinned for (cuda_pinned) */
     struct uring_reader *ring;/* registered with, or NULL */
     struct spsc free_q;       /* worker -> ingest */
     struct spsc ready_q;      /* ingest -> worker */
@@ -68,9 +70,10 @@ struct slots {
 
 /* N slots of at least BYTES each, plus a staging buffer of STAGING bytes (0 = none)
  * for the ingest thread.  RING (may be NULL): register them as its fixed buffers
- * (staging = index N).  PIN_CUDA: cudaHostRegister the slots (CUDA builds only). */
+ * (staging = index N).  PIN (may be NULL): page-lock the slots for that device when it
+ * is a GPU (dev_host_register, kernels/device.h; the calling thread bound to it). */
 int slots_create(struct slots *s, int n, size_t bytes, size_t staging, struct uring_reader *ring,
-                 bool pin_cuda);
+                 const struct sl_device *pin);
 void slots_destroy(struct slots *s);
 
 static inline void *slot_data(const struct slots *s, int i)
