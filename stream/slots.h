@@ -20,8 +20,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "io/shot.h"
-#include "io/trace_block.h"
+#include "io/source.h" /* struct slot_hdr: what a slot holds */
 #include "kernels/backend.h"
 #include "stream/spsc.h"
 
@@ -30,25 +29,6 @@ extern "C" {
 #endif
 
 struct uring_reader;
-
-enum slot_kind { SLOT_EMPTY = 0, SLOT_SHOT = 1, SLOT_TRACES = 2, SLOT_RAW = 3, SLOT_END = 4 };
-
-/* What a slot holds; filled by the source, read by the worker. */
-struct slot_hdr {
-    int kind;                 /* enum slot_kind; SLOT_END: the input is finished */
-    int64_t id;               /* shot id, block sequence number, or raw unit number */
-    uint64_t msg_seq;         /* message / unit number of the source (for messages) */
-    char origin[160];         /* "message 12", "a.segy: traces 0..47" */
-    size_t bytes;             /* payload bytes used from the start of the slot */
-    struct shot shot;         /* SLOT_SHOT: rec and data point into the slot */
-    struct trace_block block; /* SLOT_TRACES: data (and chan, mask) point into the slot */
-    double t_arrive;          /* monotonic s: the unit started arriving */
-    double wait_s;            /* ingest waited this long for a free slot and for data */
-    double decode_s;          /* receive/read + decode into the slot */
-    double input_frac;        /* share of a known-length input read with this unit (0..1,
-                                 for progress and time left); 0 = unknown: a stream or a
-                                 watched folder */
-};
 
 struct slots {
     int n;

@@ -86,15 +86,15 @@ static int mem_run(void *ctx, struct ingest *in)
         int i = ingest_reserve(in);
         if (i < 0)
             return 0;
-        struct slot_hdr *h = &in->slots->hdr[i];
+        struct slot_hdr *h = &in->hdr[i];
         double t1 = now_s();
         if (m->file) {
-            ssize_t got = uring_reader_read(in->ring, m->file, slot_data(in->slots, i), m->bytes,
+            ssize_t got = uring_reader_read(in->ring, m->file, ingest_slot(in, i), m->bytes,
                                             (off_t)((size_t)u * m->bytes) % m->file->size, i);
             if (got < (ssize_t)m->bytes)
                 return got < 0 ? (int)got : err_set(-EIO, "short read");
         } else {
-            wire_copy_f32(slot_data(in->slots, i), m->src, m->bytes / sizeof(float), false);
+            wire_copy_f32(ingest_slot(in, i), m->src, m->bytes / sizeof(float), false);
         }
         h->kind = SLOT_RAW;
         h->id = u;
@@ -102,7 +102,7 @@ static int mem_run(void *ctx, struct ingest *in)
         h->t_arrive = t0;
         h->wait_s = t1 - t0;
         h->decode_s = now_s() - t1;
-        slots_commit(in->slots, i);
+        ingest_commit(in, i);
     }
     return 0;
 }

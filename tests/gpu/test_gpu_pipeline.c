@@ -32,13 +32,13 @@ static int src_run(void *ctx, struct ingest *in)
         int i = ingest_reserve(in);
         if (i < 0)
             return 0;
-        float *d = slot_data(in->slots, i);
+        float *d = ingest_slot(in, i);
         for (size_t k = 0; k < N_ELEM; k++)
             d[k] = value(u, k);
-        in->slots->hdr[i].kind = SLOT_RAW;
-        in->slots->hdr[i].id = u;
-        in->slots->hdr[i].bytes = N_ELEM * sizeof(float);
-        slots_commit(in->slots, i);
+        in->hdr[i].kind = SLOT_RAW;
+        in->hdr[i].id = u;
+        in->hdr[i].bytes = N_ELEM * sizeof(float);
+        ingest_commit(in, i);
     }
     return 0;
 }
