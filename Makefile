@@ -4,7 +4,9 @@
 #   make BUILD=debug     -O0 -g build into build/debug
 #   make SAN=1           AddressSanitizer + UBSan (CPU only) into build/san
 #   make CUDA=0          CPU-only build into build/cpu (also what you get without nvcc)
-#   make test            every test that needs no GPU (Criterion)
+#   make test            the layering check (tests/layers.sh), then every test that needs
+#                        no GPU (Criterion)
+#   make layers          the layering check alone
 #   make test-gpu        the GPU tests (on a machine with a CUDA device)
 #   make demo            the built-in demo (see README)
 #   make bench           seislive-bench, all benchmarks
@@ -85,7 +87,7 @@ GPU_SRC  := $(wildcard tests/gpu/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(O)/%.o)
 GPU_OBJ  := $(GPU_SRC:%.c=$(O)/%.o) $(filter $(O)/tests/support%.o $(O)/tests/test_locate_synth%.o,$(TEST_OBJ))
 
-.PHONY: all deps test test-gpu demo demo-locate bench example clean FORCE fuzz fuzz-bins fuzz-seeds
+.PHONY: all deps test layers test-gpu demo demo-locate bench example clean FORCE fuzz fuzz-bins fuzz-seeds
 all: $(PROGS)
 
 deps:
@@ -145,8 +147,15 @@ $(O)/gpu-tests: $(GPU_OBJ) $(O)/libseislive.a
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(PROGS) $(O)/unit-tests
+	bash tests/layers.sh
 	OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive SEISLIVE_BUILD=$(CURDIR)/$(O) \
 	    $(O)/unit-tests --jobs=$(NPROC) $(TEST_ARGS)
+
+# The layers, on the #include lines: kernels/ includes nothing from conf/, io/ or stream/
+# but stream/error.h and stream/log.h; conf/ nothing from kernels/; io/ nothing from
+# stream/ but those two.  Fails naming FILE:LINE of each include that breaks them.
+layers:
+	bash tests/layers.sh
 
 test-gpu: $(PROGS) $(O)/gpu-tests
 	SEISLIVE_REQUIRE_GPU=1 SEISLIVE_BUILD=$(CURDIR)/$(O) $(O)/gpu-tests --jobs=1 $(TEST_ARGS)

@@ -269,12 +269,10 @@ static void gather_emit(struct file_source *f, struct ingest *in, struct gather 
         return;
     f->file_shots++;
     f->file_single += g->ntr == 1;
-    struct slot_hdr *h = &in->slots->hdr[g->slot];
-    char *base = slot_data(in->slots, g->slot);
+    struct slot_hdr *h = &in->hdr[g->slot];
+    char *base = ingest_slot(in, g->slot);
     f->units++;
-    pthread_mutex_lock(&in->m->mu);
-    in->m->received++;
-    pthread_mutex_unlock(&in->m->mu);
+    ingest_count(in, 1, 0);
     const char *b = strrchr(path, '/');
     char where[sizeof h->origin];
     snprintf(where, sizeof where, "%s: traces %ld..%ld (byte %lld)", b ? b + 1 : path,
@@ -314,7 +312,7 @@ static void gather_emit(struct file_source *f, struct ingest *in, struct gather 
     if (g->bad) {
         err_set(-EINVAL, "%s", g->why);
         ingest_rejected(in, "shot");
-        slots_unreserve(in->slots, g->slot);
+        ingest_unreserve(in, g->slot);
         g->slot = -1;
         return;
     }
@@ -337,7 +335,7 @@ static void gather_emit(struct file_source *f, struct ingest *in, struct gather 
         h->input_frac = fmin(1.0, (f->done_bytes + pos) / f->total_bytes);
     }
     in->stats.accepted++;
-    slots_commit(in->slots, g->slot);
+    ingest_commit(in, g->slot);
     g->slot = -1;
 }
 
@@ -351,9 +349,9 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
         ingest_rejected(in, "file");
         return 0;
     }
-    char *stg = in->slots->staging;
-    size_t cap = in->slots->staging_bytes;
-    const int sbuf = in->slots->n; /* the staging buffer's fixed-buffer index */
+    char *stg = in->staging;
+    size_t cap = in->staging_bytes;
+    const int sbuf = in->nslots; /* the staging buffer's fixed-buffer index */
     struct segy_layout l;
     ssize_t got = uring_reader_read(in->ring, &uf, stg, SEGY_FILE_HEADER < cap ? SEGY_FILE_HEADER : cap,
                                     0, sbuf);
@@ -377,9 +375,7 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
         rc = err_set(-EFBIG, "%s: a trace of %zu bytes does not fit the staging buffer ([input] "
                      "slot_mib)", path, l.trace_bytes);
     if (rc) {
-        pthread_mutex_lock(&in->m->mu);
-        in->m->received++;
-        pthread_mutex_unlock(&in->m->mu);
+        ingest_count(in, 1, 0);
         in->stats.rejected[WIRE_REJ_PAYLOAD]++;
         ingest_rejected(in, "file");
         uring_file_close(&uf);
@@ -403,7 +399,7 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
         off_t off = (off_t)(l.trace0 + t * l.trace_bytes);
         off_t aoff = off & ~(off_t)4095; /* aligned for O_DIRECT; the lead is skipped */
         size_t lead = (size_t)(off - aoff);
-        double t0 = now_s();
+        double t0 = source_now_s();
         got = uring_reader_read(in->ring, &uf, stg, lead + n * l.trace_bytes, aoff, sbuf);
         if (got < 0) {
             rc = (int)got;
@@ -413,7 +409,7 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
             rc = err_set(-EIO, "%s: file shrank while being read", path);
             break;
         }
-        double tread = now_s() - t0;
+        double tread = source_now_s() - t0;
         for (size_t k = 0; k < n; k++) {
             const char *tr = stg + lead + k * l.trace_bytes;
             long tno = (long)(t + k);
@@ -423,16 +419,16 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
             if (g.slot >= 0 && ti.shot != g.key)
                 gather_emit(f, in, &g, &l, path, tno - 1, false, false);
             if (g.slot < 0) {
-                double tw = now_s();
+                double tw = source_now_s();
                 int s = ingest_reserve(in);
                 if (s < 0) {
                     rc = -ECANCELED;
                     break;
                 }
                 g = (struct gather){.slot = s, .key = ti.shot, .first_trace = tno,
-                                    .first_byte = tbyte, .t_arrive = now_s(), .rec = g.rec,
+                                    .first_byte = tbyte, .t_arrive = source_now_s(), .rec = g.rec,
                                     .cap = g.cap};
-                in->slots->hdr[s].wait_s = now_s() - tw;
+                in->hdr[s].wait_s = source_now_s() - tw;
                 memcpy(g.src, ti.src, sizeof g.src);
                 if (!f->scalar_warned && (!segy_scalar_valid(ti.scalar_xy) || !segy_scalar_valid(ti.scalar_z))) {
                     log_warn("%s: trace %ld (byte %lld): coordinate scalar %d (byte 71), "
@@ -443,11 +439,11 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
                     f->scalar_warned = true;
                 }
             }
-            double td = now_s();
+            double td = source_now_s();
             if (g.bad)
                 continue;
             size_t need = (size_t)(g.ntr + 1) * ((size_t)l.ns + 3) * sizeof(float);
-            if (need > in->slots->bytes) {
+            if (need > in->slot_bytes) {
                 gather_bad(in, &g, WIRE_REJ_TOO_LARGE,
                            "%s: shot %lld from trace %ld: more than %d traces do not fit a slot "
                            "([input] slot_mib)", path, (long long)g.key, g.first_trace, g.ntr);
@@ -469,7 +465,7 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
                            g.first_trace, g.first_byte, g.src[0], g.src[1], g.src[2]);
                 continue;
             }
-            float *data = (float *)slot_data(in->slots, g.slot) + (size_t)g.ntr * (size_t)l.ns;
+            float *data = (float *)ingest_slot(in, g.slot) + (size_t)g.ntr * (size_t)l.ns;
             if (segy_trace_samples(&l, tr, data, path, tno, (size_t)tbyte) < 0) {
                 gather_bad(in, &g, WIRE_REJ_PAYLOAD, "%s", err_msg());
                 continue;
@@ -489,7 +485,7 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
             for (int c = 0; c < 3; c++)
                 g.located |= ti.rec[c] != 0 || ti.src[c] != 0;
             g.ntr++;
-            g.t_decode += now_s() - td + tread / (double)n;
+            g.t_decode += source_now_s() - td + tread / (double)n;
         }
         t += n;
     }
@@ -517,12 +513,10 @@ static int read_segy(struct file_source *f, struct ingest *in, const char *path,
                  "record, bytes 9-12): a CDP or offset gather rather than shot records? each "
                  "trace is migrated as a shot of its own", path, f->file_shots);
     else if (g.slot >= 0)
-        slots_unreserve(in->slots, g.slot);
+        ingest_unreserve(in, g.slot);
     free(g.rec);
     if (rc == 0 && tail && !tail_in_shot) { /* else counted once, with its shot */
-        pthread_mutex_lock(&in->m->mu);
-        in->m->received++;
-        pthread_mutex_unlock(&in->m->mu);
+        ingest_count(in, 1, 0);
         in->stats.rejected[WIRE_REJ_SIZE]++;
         err_set(-EINVAL, "%s: %zu bytes after trace %zu (byte %lld): a truncated trace", path,
                 tail, ntraces, (long long)(l.trace0 + ntraces * l.trace_bytes));
@@ -545,23 +539,21 @@ static int emit_block(const struct trace_block *b, void *user)
     struct ingest *in = e->in;
     size_t nd = (size_t)b->nrec * (size_t)b->ns;
     size_t need = nd * sizeof(float) + (size_t)b->nrec * sizeof(struct trace_channel) + nd;
-    pthread_mutex_lock(&in->m->mu);
-    in->m->received++;
-    pthread_mutex_unlock(&in->m->mu);
-    if (need > in->slots->bytes) {
+    ingest_count(in, 1, 0);
+    if (need > in->slot_bytes) {
         in->stats.rejected[WIRE_REJ_TOO_LARGE]++;
         err_set(-EFBIG, "%s: block of %d channels x %d samples needs %zu bytes, a slot holds %zu "
                         "([input] slot_mib or [locate] block_samples)",
-                e->path, b->nrec, b->ns, need, in->slots->bytes);
+                e->path, b->nrec, b->ns, need, in->slot_bytes);
         ingest_rejected(in, "block");
         return 0;
     }
-    double t0 = now_s();
+    double t0 = source_now_s();
     int i = ingest_reserve(in);
     if (i < 0)
         return -ECANCELED;
-    struct slot_hdr *h = &in->slots->hdr[i];
-    char *base = slot_data(in->slots, i);
+    struct slot_hdr *h = &in->hdr[i];
+    char *base = ingest_slot(in, i);
     float *data = (float *)base;
     struct trace_channel *chan = (struct trace_channel *)(base + nd * sizeof(float));
     uint8_t *mask = (uint8_t *)(chan + b->nrec);
@@ -583,9 +575,9 @@ static int emit_block(const struct trace_block *b, void *user)
     snprintf(h->origin, sizeof h->origin, "%s: block at %lld ns", s ? s + 1 : e->path,
              (long long)b->t0_ns);
     h->t_arrive = t0;
-    h->decode_s = now_s() - t0;
+    h->decode_s = source_now_s() - t0;
     in->stats.accepted++;
-    slots_commit(in->slots, i);
+    ingest_commit(in, i);
     return 0;
 }
 
@@ -623,9 +615,7 @@ static int read_mseed(struct file_source *f, struct ingest *in, const char *path
         return rc;
     }
     if (ms.rejected) {
-        pthread_mutex_lock(&in->m->mu);
-        in->m->rejected += (uint64_t)ms.rejected;
-        pthread_mutex_unlock(&in->m->mu);
+        ingest_count(in, 0, (uint64_t)ms.rejected);
         in->stats.rejected[WIRE_REJ_PAYLOAD] += (uint64_t)ms.rejected;
         log_warn("%s: %lld miniSEED records rejected (see above)", path, (long long)ms.rejected);
     }
@@ -651,9 +641,7 @@ static int read_file(struct file_source *f, struct ingest *in, const char *path)
         return read_segy(f, in, path, fmt == FMT_SU);
     if (f->c.kind == SLOT_TRACES && (fmt == FMT_MSEED || fmt == FMT_AUTO))
         return read_mseed(f, in, path);
-    pthread_mutex_lock(&in->m->mu);
-    in->m->received++;
-    pthread_mutex_unlock(&in->m->mu);
+    ingest_count(in, 1, 0);
     err_set(-EINVAL, "%s: format %s is not an input of this job (shots: SEG-Y .segy/.sgy, "
                      "Seismic Unix .su; trace blocks: miniSEED; set [input] format)", path,
             config_enum_name("input", "format", fmt));
@@ -690,7 +678,7 @@ static bool settled(const struct file_source *f, size_t i, double now)
 static int files_run(void *ctx, struct ingest *in)
 {
     struct file_source *f = ctx;
-    double last_new = now_s();
+    double last_new = source_now_s();
     bool first = true;
     for (;;) {
         int rc = list_files(f, in, first);
@@ -715,7 +703,7 @@ static int files_run(void *ctx, struct ingest *in)
             if (f->c.watch) {
                 if (stat(s->path, &st) < 0)
                     continue;
-                double now = now_s();
+                double now = source_now_s();
                 if (st.st_size != s->size) {
                     s->size = st.st_size;
                     s->t_change = now;
@@ -733,7 +721,7 @@ static int files_run(void *ctx, struct ingest *in)
                 s->read_size = st.st_size;
             }
             s->done = true;
-            last_new = now_s();
+            last_new = source_now_s();
             rc = read_file(f, in, s->path);
             if (stat(s->path, &st) == 0)
                 f->done_bytes += (double)st.st_size;
@@ -744,7 +732,7 @@ static int files_run(void *ctx, struct ingest *in)
         }
         if (!f->c.watch)
             return 0;
-        if (f->c.watch_idle > 0 && now_s() - last_new > f->c.watch_idle) {
+        if (f->c.watch_idle > 0 && source_now_s() - last_new > f->c.watch_idle) {
             log_info("no new file for %.1f s: input ends", f->c.watch_idle);
             return 0;
         }

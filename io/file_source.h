@@ -28,7 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "stream/pipeline.h"
+#include "io/source.h"
 
 #ifdef __cplusplus
 extern "C" {

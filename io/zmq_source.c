@@ -79,8 +79,8 @@ static void close_frames(zmq_msg_t *f, int n)
 static int decode_into(struct zmq_source *z, struct ingest *in, int i, struct wire_header *h,
                        zmq_msg_t *f, int n)
 {
-    struct slot_hdr *sh = &in->slots->hdr[i];
-    char *base = slot_data(in->slots, i);
+    struct slot_hdr *sh = &in->hdr[i];
+    char *base = ingest_slot(in, i);
     const void *pl[MAX_FRAMES];
     size_t len[MAX_FRAMES];
     for (int k = 1; k < n; k++) {
@@ -124,7 +124,7 @@ static int decode_into(struct zmq_source *z, struct ingest *in, int i, struct wi
 static int zmq_run(void *ctx, struct ingest *in)
 {
     struct zmq_source *z = ctx;
-    double last = now_s();
+    double last = source_now_s();
     for (;;) {
         int i = ingest_reserve(in);
         if (i < 0)
@@ -138,16 +138,16 @@ static int zmq_run(void *ctx, struct ingest *in)
             if (np < 0 && errno != EINTR)
                 return err_set(-errno, "%s: poll: %s", z->bound, zmq_strerror(errno));
             if (ingest_stopping(in)) {
-                slots_unreserve(in->slots, i);
+                ingest_unreserve(in, i);
                 return 0;
             }
-            if (z->c.idle_s > 0 && now_s() - last > z->c.idle_s) {
+            if (z->c.idle_s > 0 && source_now_s() - last > z->c.idle_s) {
                 log_info("%s: no message for %.1f s: input ends", z->bound, z->c.idle_s);
-                slots_unreserve(in->slots, i);
+                ingest_unreserve(in, i);
                 return 0;
             }
         }
-        double t0 = now_s();
+        double t0 = source_now_s();
         zmq_msg_t f[MAX_FRAMES];
         int n = 0, more = 1, extra = 0;
         while (more) {
@@ -158,7 +158,7 @@ static int zmq_run(void *ctx, struct ingest *in)
                 if (errno == EINTR && !ingest_stopping(in))
                     continue;
                 close_frames(f, n);
-                slots_unreserve(in->slots, i);
+                ingest_unreserve(in, i);
                 return ingest_stopping(in) ? 0 : err_set(-errno, "%s: recv: %s", z->bound,
                                                          zmq_strerror(errno));
             }
@@ -170,11 +170,9 @@ static int zmq_run(void *ctx, struct ingest *in)
                 extra++;
             }
         }
-        last = now_s();
+        last = source_now_s();
         uint64_t seq = ++z->seq;
-        pthread_mutex_lock(&in->m->mu);
-        in->m->received++;
-        pthread_mutex_unlock(&in->m->mu);
+        ingest_count(in, 1, 0);
         struct wire_header h;
         size_t len[MAX_FRAMES];
         for (int k = 1; k < n; k++)
@@ -189,7 +187,7 @@ static int zmq_run(void *ctx, struct ingest *in)
             rc = wire_check_payload(&h, len, n - 1, seq, &in->stats);
         if (!rc && h.kind == WIRE_END) {
             close_frames(f, n);
-            slots_unreserve(in->slots, i);
+            ingest_unreserve(in, i);
             log_info("message %llu: end of stream", (unsigned long long)seq);
             /* Disconnect now, not when the job has finished the units in its slots: the
              * sender waits for this disconnect to know its end was delivered
@@ -198,11 +196,11 @@ static int zmq_run(void *ctx, struct ingest *in)
             z->sock = NULL;
             return 0;
         }
-        if (!rc && wire_unit_bytes(&h) > in->slots->bytes) {
+        if (!rc && wire_unit_bytes(&h) > in->slot_bytes) {
             in->stats.rejected[WIRE_REJ_TOO_LARGE]++;
             rc = err_set(-EFBIG, "message %llu: %s: %zu bytes, a slot holds %zu ([input] slot_mib)",
                          (unsigned long long)seq, wire_reject_name(WIRE_REJ_TOO_LARGE),
-                         wire_unit_bytes(&h), in->slots->bytes);
+                         wire_unit_bytes(&h), in->slot_bytes);
         }
         if (!rc) {
             if (z->c.socket == SOCK_SUB && h.sender_seq >= 0 && z->last_sender_seq >= 0 &&
@@ -219,14 +217,14 @@ static int zmq_run(void *ctx, struct ingest *in)
         close_frames(f, n);
         if (rc) {
             ingest_rejected(in, "message");
-            slots_unreserve(in->slots, i);
+            ingest_unreserve(in, i);
             continue;
         }
-        struct slot_hdr *sh = &in->slots->hdr[i];
+        struct slot_hdr *sh = &in->hdr[i];
         sh->t_arrive = t0;
-        sh->decode_s = now_s() - t0;
+        sh->decode_s = source_now_s() - t0;
         in->stats.accepted++;
-        slots_commit(in->slots, i);
+        ingest_commit(in, i);
     }
 }
 

@@ -11,7 +11,7 @@
 #ifndef SEISLIVE_ZMQ_SOURCE_H
 #define SEISLIVE_ZMQ_SOURCE_H
 
-#include "stream/pipeline.h"
+#include "io/source.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,17 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf/config.h"
 #include "stream/error.h"
 
-_Static_assert(CF_ABS == 0 && CF_ENVELOPE == 1 && CF_STALTA == 2 && CF_RECURSIVE_STALTA == 3 &&
-                   CF_KURTOSIS == 4, "cf_step() switches on these values");
-
-int cf_params_init(struct cf_params *p, const struct locate_conf *lc, double dt)
+int cf_params_init(struct cf_params *p, const struct cf_spec *spec, double dt)
 {
     memset(p, 0, sizeof *p);
-    p->kind = lc->cf;
-    double f1 = lc->band[0], f2 = lc->band[1], nyq = 0.5 / dt;
+    p->kind = spec->kind;
+    double f1 = spec->band[0], f2 = spec->band[1], nyq = 0.5 / dt;
     if (f2 > 0 && f2 >= nyq)
         return err_set(-EINVAL, "[locate] band: upper corner %g Hz is not below Nyquist (%g Hz)", f2, nyq);
     if (f1 > 0 && f2 > 0 && f1 >= f2)
@@ -34,19 +30,19 @@ int cf_params_init(struct cf_params *p, const struct locate_conf *lc, double dt)
                            fl, dt, N);
         p->nfir = N;
     }
-    p->nsta = (int)fmax(1.0, round(lc->sta / dt));
-    p->nlta = (int)round(lc->lta / dt);
-    p->nkurt = (int)fmax(4.0, round(lc->kurtosis_window / dt));
+    p->nsta = (int)fmax(1.0, round(spec->sta / dt));
+    p->nlta = (int)round(spec->lta / dt);
+    p->nkurt = (int)fmax(4.0, round(spec->kurtosis_window / dt));
     p->hl = (int)fmin(4096.0, fmax(8.0, p->nsta));
-    if ((p->kind == CF_STALTA || p->kind == CF_RECURSIVE_STALTA) && p->nlta <= p->nsta)
+    if ((p->kind == CF_FN_STALTA || p->kind == CF_FN_RECURSIVE_STALTA) && p->nlta <= p->nsta)
         return err_set(-EINVAL, "[locate] lta (%g s) must be longer than sta (%g s) by a sample at least",
-                       lc->lta, lc->sta);
+                       spec->lta, spec->sta);
     int ring = 1, win = 0, delay = 0;
     switch (p->kind) {
-    case CF_ENVELOPE: ring = 2 * p->hl + 1; win = 2 * p->hl; delay = p->hl; break;
-    case CF_STALTA: ring = 2 * p->nsta + p->nlta; win = ring; delay = (p->nsta - 1) / 2; break;
-    case CF_RECURSIVE_STALTA: win = p->nlta; break; /* measured: peaks at the pulse, no shift */
-    case CF_KURTOSIS: ring = p->nkurt; win = p->nkurt; break;
+    case CF_FN_ENVELOPE: ring = 2 * p->hl + 1; win = 2 * p->hl; delay = p->hl; break;
+    case CF_FN_STALTA: ring = 2 * p->nsta + p->nlta; win = ring; delay = (p->nsta - 1) / 2; break;
+    case CF_FN_RECURSIVE_STALTA: win = p->nlta; break; /* measured: peaks at the pulse, no shift */
+    case CF_FN_KURTOSIS: ring = p->nkurt; win = p->nkurt; break;
     default: break;
     }
     p->ring = ring + 1;
@@ -58,7 +54,7 @@ int cf_params_init(struct cf_params *p, const struct locate_conf *lc, double dt)
     p->coef_own = calloc((size_t)p->ncoef, sizeof(double));
     if (!p->coef_own)
         return err_set(-ENOMEM, "cf: out of memory");
-    if (p->kind == CF_ENVELOPE)
+    if (p->kind == CF_FN_ENVELOPE)
         for (int k = 1; k <= L; k += 2) {
             double w = 0.54 + 0.46 * cos(M_PI * k / (L + 1));
             p->coef_own[L + k] = 2.0 / (M_PI * k) * w;

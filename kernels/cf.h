@@ -41,8 +41,25 @@ extern "C" {
 #define CF_HD
 #endif
 
+/* The characteristic function (the [locate] cf key; the job maps it). */
+enum cf_function {
+    CF_FN_ABS = 0,
+    CF_FN_ENVELOPE = 1,
+    CF_FN_STALTA = 2,
+    CF_FN_RECURSIVE_STALTA = 3,
+    CF_FN_KURTOSIS = 4,
+};
+
+/* What the user asked for, in seconds and Hz (the job fills it from [locate]). */
+struct cf_spec {
+    int kind;                /* enum cf_function */
+    double sta, lta;         /* s */
+    double kurtosis_window;  /* s */
+    double band[2];          /* Hz; [0, 0] = no filter, a 0 corner = that side open */
+};
+
 struct cf_params {
-    int kind;            /* enum cf_kind (conf/config.h) */
+    int kind;            /* enum cf_function */
     int nfir;            /* band-pass taps (0 = no filter) */
     int nsta, nlta;      /* samples */
     int nkurt;           /* samples */
@@ -55,9 +72,9 @@ struct cf_params {
     double *coef_own;
 };
 
-/* Fill P from the [locate] values for sample interval DT (s).  Errors name the key. */
-struct locate_conf;
-int cf_params_init(struct cf_params *p, const struct locate_conf *lc, double dt);
+/* Fill P from SPEC for sample interval DT (s).  Errors name the [locate] key the
+ * value came from. */
+int cf_params_init(struct cf_params *p, const struct cf_spec *spec, double dt);
 void cf_params_free(struct cf_params *p);
 
 /* Doubles of state per channel. */
@@ -158,10 +175,10 @@ static inline CF_HD float cf_step(const struct cf_params *p, const double *coef,
     double v = 0.0;
     int ok = warm > p->warmup;
     switch (p->kind) {
-    case 0: /* CF_ABS */
+    case CF_FN_ABS:
         v = fabs(y);
         break;
-    case 1: { /* CF_ENVELOPE: analytic signal at the centre of the last 2L+1 samples */
+    case CF_FN_ENVELOPE: { /* analytic signal at the centre of the last 2L+1 samples */
         int L = p->hl;
         double h = 0.0;
         /* ring holds the previous samples; the newest (y) is index 0 of the window */
@@ -175,7 +192,7 @@ static inline CF_HD float cf_step(const struct cf_params *p, const double *coef,
         v = sqrt(c * c + h * h);
         break;
     }
-    case 2: { /* CF_STALTA classic */
+    case CF_FN_STALTA: { /* classic */
         /* STA over the last nsta samples; LTA over nlta samples that end nsta samples
          * before the STA window starts.  Whenever the LTA holds part of the pulse, the
          * ratio depends on the pulse's amplitude: an LTA over the STA window too
@@ -212,7 +229,7 @@ static inline CF_HD float cf_step(const struct cf_params *p, const double *coef,
             ok = 0;
         break;
     }
-    case 3: { /* CF_RECURSIVE_STALTA */
+    case CF_FN_RECURSIVE_STALTA: {
         double e = y * y, cs = 1.0 / p->nsta, cl = 1.0 / p->nlta;
         double sta = cs * e + (1.0 - cs) * s[CF_S_STA];
         double lta = cl * e + (1.0 - cl) * s[CF_S_LTA];
@@ -224,7 +241,7 @@ static inline CF_HD float cf_step(const struct cf_params *p, const double *coef,
             ok = 0;
         break;
     }
-    default: { /* CF_KURTOSIS */
+    default: { /* CF_FN_KURTOSIS */
         double *S = s + CF_S_SUM, y2 = y * y;
         S[0] += y;
         S[1] += y2;

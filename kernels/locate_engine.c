@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cf.h"
-#include "kernels/stack.h"
+#include "kernels/device.h"
 #include "stream/error.h"
 #include "stream/log.h"
 
@@ -30,10 +29,11 @@ struct pending {
 };
 
 struct locate_engine {
-    struct locate_conf lc;   /* numbers only; the strings are not kept */
+    struct locate_params p;
     struct sl_device dev;
     int gpu;
-    struct station_set st;
+    struct tt_station *sta; /* tt.nsta, the table's order */
+    struct locate_geo geo;
     struct tt_table tt;
     int nrow;
     size_t nj, nj_pad;
@@ -44,7 +44,7 @@ struct locate_engine {
     double dt;
     int64_t t0_ns, next_n;
     int nch;
-    struct trace_channel *chan;
+    struct locate_channel *chan;
     int nused, *used_ch, *rowch;
     int nrow_mapped, min_rows;
     struct cf_params cfp;
@@ -95,37 +95,39 @@ struct locate_engine {
 #endif
 };
 
-int locate_engine_create(struct locate_engine **out, const struct sl_config *cfg,
-                         const struct sl_device *dev, const struct station_set *stations)
+int locate_engine_create(struct locate_engine **out, const struct locate_params *p, const struct sl_device *dev,
+                         const struct locate_stations *stations, struct tt_table *tt)
 {
     *out = NULL;
     struct locate_engine *e = calloc(1, sizeof *e);
-    if (!e)
+    if (!e) {
+        tt_free(tt);
         return err_set(-ENOMEM, "locate: out of memory");
-    e->lc = cfg->locate;
-    e->lc.stations = e->lc.corrections = e->lc.layers = e->lc.nll_p = e->lc.nll_s = NULL;
-    e->lc.coherence_dir = NULL;
+    }
+    e->tt = *tt;
+    memset(tt, 0, sizeof *tt);
+    e->p = *p;
     e->dev = *dev;
 #ifdef SEISLIVE_CUDA
     e->gpu = dev->kind == SL_DEVICE_CUDA;
 #else
     if (dev->kind == SL_DEVICE_CUDA) {
-        free(e);
+        locate_engine_destroy(e);
         return err_set(-ENODEV, "locate: this build has no CUDA backend");
     }
 #endif
-    e->st = *stations;
-    e->st.st = malloc((size_t)stations->n * sizeof *e->st.st);
-    if (!e->st.st) {
-        free(e);
+    if (stations->n != e->tt.nsta || stations->n <= 0) {
+        int n = stations->n;
+        locate_engine_destroy(e);
+        return err_set(-EINVAL, "locate: %d stations for a travel-time table of %d", n, e->tt.nsta);
+    }
+    e->sta = malloc((size_t)stations->n * sizeof *e->sta);
+    if (!e->sta) {
+        locate_engine_destroy(e);
         return err_set(-ENOMEM, "locate: out of memory");
     }
-    memcpy(e->st.st, stations->st, (size_t)stations->n * sizeof *e->st.st);
-    int rc = tt_build(cfg, &e->st, &e->tt);
-    if (rc) {
-        locate_engine_destroy(e);
-        return err_prefix(rc, "locate: travel times");
-    }
+    memcpy(e->sta, stations->st, (size_t)stations->n * sizeof *e->sta);
+    e->geo = stations->geo;
     e->nrow = e->tt.nsta * e->tt.nphase;
     e->nj = e->tt.nj;
     e->nj_pad = stack_nj_pad(e->nj);
@@ -174,6 +176,18 @@ static int comp_role(const char *cha)
     return 2;
 }
 
+/* Index of the station called NET.STA (a station without a network, or a channel
+ * without one, matches any network), or -1. */
+static int find_station(const struct locate_engine *e, const char *net, const char *sta)
+{
+    for (int i = 0; i < e->tt.nsta; i++) {
+        const struct tt_station *s = &e->sta[i];
+        if (strcmp(s->name, sta) == 0 && (!s->net[0] || !net || !net[0] || strcmp(s->net, net) == 0))
+            return i;
+    }
+    return -1;
+}
+
 static int map_channels(struct locate_engine *e)
 {
     int ns = e->tt.nsta;
@@ -187,12 +201,12 @@ static int map_channels(struct locate_engine *e)
         return err_set(-ENOMEM, "locate: out of memory");
     }
     for (int c = 0; c < e->nch; c++) {
-        const struct trace_channel *ch = &e->chan[c];
+        const struct locate_channel *ch = &e->chan[c];
         /* A channel without a station name (f32 blocks sent without "channels") is matched
          * by position: channel c is station c of the station file, one channel per station,
          * its component unknown (used for every phase). */
         int unnamed = ch->sta[0] == '\0';
-        int s = unnamed ? (c < ns ? c : -1) : stations_find(&e->st, ch->net, ch->sta);
+        int s = unnamed ? (c < ns ? c : -1) : find_station(e, ch->net, ch->sta);
         if (s < 0) {
             if (e->stats.unmatched_channels++ < 10) {
                 if (unnamed)
@@ -235,7 +249,7 @@ static int map_channels(struct locate_engine *e)
                     role >= 0 && c < counts[s * 3 + role] ? lists[(s * 3 + role) * CF_MAXC + c] : -1;
             if (role < 0) {
                 e->stats.dead_rows++;
-                log_warn("station %s: no channel for phase %c; left out of the stack", e->st.st[s].name,
+                log_warn("station %s: no channel for phase %c; left out of the stack", e->sta[s].name,
                          "PS"[ph]);
             } else {
                 e->nrow_mapped++;
@@ -283,7 +297,7 @@ static void fill_nan(float *p, size_t n)
         p[i] = NAN;
 }
 
-static int start_stream(struct locate_engine *e, const struct trace_block *b)
+static int start_stream(struct locate_engine *e, const struct locate_block *b)
 {
     e->dt = b->dt;
     e->t0_ns = b->t0_ns;
@@ -295,7 +309,7 @@ static int start_stream(struct locate_engine *e, const struct trace_block *b)
     int rc = map_channels(e);
     if (rc)
         return rc;
-    rc = cf_params_init(&e->cfp, &e->lc, e->dt);
+    rc = cf_params_init(&e->cfp, &e->p.cf, e->dt);
     if (rc)
         return rc;
     e->delay = calloc((size_t)e->nrow * e->nj_pad, sizeof(uint16_t));
@@ -323,7 +337,7 @@ static int start_stream(struct locate_engine *e, const struct trace_block *b)
                 for (size_t j = 0; j + strides[a] < e->nj; j += strides[a] * 7 + 1)
                     step = fmax(step, fabs(e->tt.t[(size_t)r * e->nj + j + strides[a]] - e->tt.t[(size_t)r * e->nj + j]));
     e->refine_t = (int)fmin(256.0, ceil(step / e->dt) + 2);
-    e->chunk = e->lc.block_samples;
+    e->chunk = e->p.block_samples;
     /* "the largest travel time plus a block": beyond it no stacked time sees CF from both
      * sides of a jump (the refinement's window and one chunk of margin) */
     e->restart_limit = (double)e->max_delay + 2.0 * e->refine_t + e->chunk;
@@ -336,7 +350,7 @@ static int start_stream(struct locate_engine *e, const struct trace_block *b)
     e->mval = malloc(e->cap * sizeof(float));
     e->midx = malloc(e->cap * sizeof(int32_t));
     e->coh = malloc(e->nj * sizeof(float));
-    e->W = (int)fmax(1.0, round(e->lc.mad_window / e->dt));
+    e->W = (int)fmax(1.0, round(e->p.mad_window / e->dt));
     e->U = e->W / 20 > 0 ? e->W / 20 : 1;
     e->mring = malloc((size_t)e->W * sizeof(float));
     e->sortbuf = malloc((size_t)e->W * sizeof(float));
@@ -348,30 +362,32 @@ static int start_stream(struct locate_engine *e, const struct trace_block *b)
     e->a0 = -e->cfp.delay;
     e->len = 0;
     e->t_next = e->a0;
-    e->level = e->lc.trigger == TRIGGER_STATIC ? e->lc.threshold : INFINITY;
-    e->misamp = (int64_t)llround(e->lc.min_interval / e->dt);
+    e->level = e->p.trigger == LOCATE_TRIGGER_STATIC ? e->p.threshold : INFINITY;
+    e->misamp = (int64_t)llround(e->p.min_interval / e->dt);
 #ifdef SEISLIVE_CUDA
     if (e->gpu) {
         size_t sl = cf_state_len(&e->cfp);
-        if ((rc = stack_cuda_create(&e->g.stack)) ||
-            (rc = stack_cuda_alloc((void **)&e->g.x, nu * e->chunk * sizeof(float))) ||
-            (rc = stack_cuda_alloc((void **)&e->g.cfch, nu * e->chunk * sizeof(float))) ||
-            (rc = stack_cuda_alloc((void **)&e->g.cf[0], (size_t)e->nrow * e->cap * sizeof(float))) ||
-            (rc = stack_cuda_alloc((void **)&e->g.cf[1], (size_t)e->nrow * e->cap * sizeof(float))) ||
-            (rc = stack_cuda_alloc((void **)&e->g.mval, e->cap * sizeof(float))) ||
-            (rc = stack_cuda_alloc((void **)&e->g.midx, e->cap * sizeof(int32_t))) ||
-            (rc = stack_cuda_alloc((void **)&e->g.coh, e->nj * sizeof(float))) ||
-            (rc = stack_cuda_alloc((void **)&e->g.state, nu * sl * sizeof(double))) ||
-            (rc = stack_cuda_alloc((void **)&e->g.rowch, (size_t)e->nrow * CF_MAXC * sizeof(int))) ||
-            (rc = stack_cuda_alloc((void **)&e->g.delay, (size_t)e->nrow * e->nj_pad * sizeof(uint16_t))) ||
-            (rc = stack_cuda_alloc((void **)&e->g.coef, (size_t)e->cfp.ncoef * sizeof(double))))
+        const struct sl_device *d = &e->dev;
+        size_t pitch = e->cap * sizeof(float);
+        if ((rc = stack_cuda_create(&e->g.stack, &e->p.stack)) ||
+            (rc = dev_alloc(d, nu * e->chunk * sizeof(float), (void **)&e->g.x)) ||
+            (rc = dev_alloc(d, nu * e->chunk * sizeof(float), (void **)&e->g.cfch)) ||
+            (rc = dev_alloc(d, (size_t)e->nrow * pitch, (void **)&e->g.cf[0])) ||
+            (rc = dev_alloc(d, (size_t)e->nrow * pitch, (void **)&e->g.cf[1])) ||
+            (rc = dev_alloc(d, e->cap * sizeof(float), (void **)&e->g.mval)) ||
+            (rc = dev_alloc(d, e->cap * sizeof(int32_t), (void **)&e->g.midx)) ||
+            (rc = dev_alloc(d, e->nj * sizeof(float), (void **)&e->g.coh)) ||
+            (rc = dev_alloc(d, nu * sl * sizeof(double), (void **)&e->g.state)) ||
+            (rc = dev_alloc(d, (size_t)e->nrow * CF_MAXC * sizeof(int), (void **)&e->g.rowch)) ||
+            (rc = dev_alloc(d, (size_t)e->nrow * e->nj_pad * sizeof(uint16_t), (void **)&e->g.delay)) ||
+            (rc = dev_alloc(d, (size_t)e->cfp.ncoef * sizeof(double), (void **)&e->g.coef)))
             return err_prefix(rc, "locate: device memory");
-        if ((rc = stack_cuda_copy(e->g.state, e->state, nu * sl * sizeof(double), 2)) ||
-            (rc = stack_cuda_copy(e->g.rowch, e->rowch, (size_t)e->nrow * CF_MAXC * sizeof(int), 2)) ||
-            (rc = stack_cuda_copy(e->g.delay, e->delay, (size_t)e->nrow * e->nj_pad * sizeof(uint16_t), 2)) ||
-            (rc = stack_cuda_copy(e->g.coef, e->cfp.coef, (size_t)e->cfp.ncoef * sizeof(double), 2)) ||
-            (rc = stack_cuda_fill_nan2d(e->g.cf[0], e->cap * sizeof(float), e->cap * sizeof(float),
-                                        (size_t)e->nrow)))
+        if ((rc = dev_copy(d, e->g.state, e->state, nu * sl * sizeof(double), DEV_H2D, NULL)) ||
+            (rc = dev_copy(d, e->g.rowch, e->rowch, (size_t)e->nrow * CF_MAXC * sizeof(int), DEV_H2D, NULL)) ||
+            (rc = dev_copy(d, e->g.delay, e->delay, (size_t)e->nrow * e->nj_pad * sizeof(uint16_t), DEV_H2D,
+                           NULL)) ||
+            (rc = dev_copy(d, e->g.coef, e->cfp.coef, (size_t)e->cfp.ncoef * sizeof(double), DEV_H2D, NULL)) ||
+            (rc = dev_fill_ff_2d(d, e->g.cf[0], pitch, pitch, (size_t)e->nrow)))
             return rc;
     }
 #endif
@@ -435,11 +451,11 @@ static double stack_exact(const struct locate_engine *e, const double *d, double
     }
     if (used)
         *used = n;
-    if (e->lc.normalize == NORM_NONE)
+    if (e->p.normalize == STACK_NORM_NONE)
         return sum;
     if (!n)
         return 0.0;
-    return e->lc.normalize == NORM_GEOMETRIC ? exp(sum / n) : sum / n;
+    return e->p.normalize == STACK_NORM_GEOMETRIC ? exp(sum / n) : sum / n;
 }
 
 
@@ -618,9 +634,10 @@ static void refine(const struct locate_engine *e, int64_t t, int32_t j, float va
     ev->ix = node[0];
     ev->iy = node[1];
     ev->iz = node[2];
-    stations_to_geographic(&e->st, ev->x, ev->y, ev->z, &ev->lat, &ev->lon, &ev->elev);
-    if (!e->st.geographic)
-        ev->elev = NAN;
+    if (e->geo.to_geographic)
+        e->geo.to_geographic(&e->geo, ev->x, ev->y, ev->z, &ev->lat, &ev->lon, &ev->elev);
+    else
+        ev->lat = ev->lon = ev->elev = NAN;
     rs->done = 0;
 }
 
@@ -714,7 +731,7 @@ static void update_level(struct locate_engine *e)
         e->sortbuf[i] = (float)fabs(e->sortbuf[i] - med);
     qsort(e->sortbuf, (size_t)n, sizeof(float), cmp_float);
     double mad = n % 2 ? e->sortbuf[n / 2] : 0.5 * ((double)e->sortbuf[n / 2 - 1] + e->sortbuf[n / 2]);
-    e->level = mad > 0 ? med + e->lc.threshold * mad : INFINITY;
+    e->level = mad > 0 ? med + e->p.threshold * mad : INFINITY;
 }
 
 static void emit(struct locate_engine *e)
@@ -756,7 +773,7 @@ static void scan_time(struct locate_engine *e, int64_t t, float v, int32_t j)
         }
     }
     int live = used >= e->min_rows;
-    if (e->lc.trigger == TRIGGER_MAD) {
+    if (e->p.trigger == LOCATE_TRIGGER_MAD) {
         int64_t k = ((t % e->W) + e->W) % e->W;
         e->mring[k] = v;
         e->mlive[k] = (uint8_t)live;
@@ -806,9 +823,9 @@ static int shift_buffer(struct locate_engine *e)
     if (e->gpu) {
         int nxt = 1 - e->g.cur, rc;
         size_t pitch = e->cap * sizeof(float);
-        if ((rc = stack_cuda_fill_nan2d(e->g.cf[nxt], pitch, pitch, (size_t)e->nrow)) ||
-            (rc = stack_cuda_copy2d(e->g.cf[nxt], pitch, e->g.cf[e->g.cur] + drop, pitch, rest * sizeof(float),
-                                    (size_t)e->nrow, 0)))
+        if ((rc = dev_fill_ff_2d(&e->dev, e->g.cf[nxt], pitch, pitch, (size_t)e->nrow)) ||
+            (rc = dev_copy_2d(&e->dev, e->g.cf[nxt], pitch, e->g.cf[e->g.cur] + drop, pitch, rest * sizeof(float),
+                              (size_t)e->nrow, DEV_D2D)))
             return rc;
         e->g.cur = nxt;
     }
@@ -830,7 +847,7 @@ static int stack_ready(struct locate_engine *e, int final)
                        (long long)nt);
     struct stack_args a = {
         .nrow = e->nrow, .nj = e->nj, .nj_pad = e->nj_pad, .delay = e->delay, .max_delay = e->max_delay,
-        .cf = e->cfh + off, .cf_stride = e->cap, .nt = (int)nt, .norm = e->lc.normalize,
+        .cf = e->cfh + off, .cf_stride = e->cap, .nt = (int)nt, .norm = e->p.normalize,
         .max_val = e->mval, .max_idx = e->midx, .coh = e->coh,
     };
     int rc;
@@ -842,9 +859,9 @@ static int stack_ready(struct locate_engine *e, int final)
         a.max_idx = e->g.midx;
         a.coh = e->g.coh;
         if ((rc = stack_run_cuda(e->g.stack, &a, NULL)) ||
-            (rc = stack_cuda_copy(e->mval, e->g.mval, (size_t)nt * sizeof(float), 1)) ||
-            (rc = stack_cuda_copy(e->midx, e->g.midx, (size_t)nt * sizeof(int32_t), 1)) ||
-            (e->on_coh && (rc = stack_cuda_copy(e->coh, e->g.coh, e->nj * sizeof(float), 1))))
+            (rc = dev_copy(&e->dev, e->mval, e->g.mval, (size_t)nt * sizeof(float), DEV_D2H, NULL)) ||
+            (rc = dev_copy(&e->dev, e->midx, e->g.midx, (size_t)nt * sizeof(int32_t), DEV_D2H, NULL)) ||
+            (e->on_coh && (rc = dev_copy(&e->dev, e->coh, e->g.coh, e->nj * sizeof(float), DEV_D2H, NULL))))
             return rc;
     } else
 #endif
@@ -862,14 +879,26 @@ static int stack_ready(struct locate_engine *e, int final)
 }
 
 /* K samples from OFF of block B (NULL: K invalid samples, a time gap). */
-static int feed_chunk(struct locate_engine *e, const struct trace_block *b, int off, int k)
+/* Is sample K of channel R of B valid (struct locate_block)? */
+static inline int block_valid(const struct locate_block *b, int r, int k)
+{
+    if (b->chan_ok && !b->chan_ok[r])
+        return 0;
+    size_t i = (size_t)r * (size_t)b->ns + (size_t)k;
+    if (b->mask && !b->mask[i])
+        return 0;
+    float v = b->data[i];
+    return v == v && v - v == 0.0f; /* finite */
+}
+
+static int feed_chunk(struct locate_engine *e, const struct locate_block *b, int off, int k)
 {
     for (int u = 0; u < e->nused; u++) {
         float *x = e->x + (size_t)u * e->chunk;
         int r = e->used_ch[u];
         for (int i = 0; i < k; i++) {
-            if (b && trace_block_valid(b, r, off + i)) {
-                x[i] = b->data[trace_block_at(b, r, off + i)];
+            if (b && block_valid(b, r, off + i)) {
+                x[i] = b->data[(size_t)r * (size_t)b->ns + (size_t)(off + i)];
             } else {
                 x[i] = NAN;
                 e->stats.invalid_samples += b != NULL;
@@ -882,20 +911,20 @@ static int feed_chunk(struct locate_engine *e, const struct trace_block *b, int 
     if (e->gpu) {
         float *gdst = e->g.cf[e->g.cur] + e->len;
         size_t bytes = (size_t)e->nused * e->chunk * sizeof(float);
-        if ((rc = stack_cuda_copy(e->g.x, e->x, bytes, 2)) ||
+        if ((rc = dev_copy(&e->dev, e->g.x, e->x, bytes, DEV_H2D, NULL)) ||
             (rc = cf_run_cuda(&e->cfp, e->g.coef, e->nused, k, e->g.x, (size_t)e->chunk, e->g.cfch,
                               (size_t)e->chunk, e->g.state, NULL)) ||
             (rc = cf_combine_cuda(e->nrow, k, e->g.rowch, e->g.cfch, (size_t)e->chunk, gdst, e->cap,
-                                  e->lc.normalize == NORM_GEOMETRIC, NULL)) ||
-            (rc = stack_cuda_copy2d(dst, e->cap * sizeof(float), gdst, e->cap * sizeof(float),
-                                    (size_t)k * sizeof(float), (size_t)e->nrow, 1)))
+                                  e->p.normalize == STACK_NORM_GEOMETRIC, NULL)) ||
+            (rc = dev_copy_2d(&e->dev, dst, e->cap * sizeof(float), gdst, e->cap * sizeof(float),
+                              (size_t)k * sizeof(float), (size_t)e->nrow, DEV_D2H)))
             return rc;
     } else
 #endif
     {
         cf_run_cpu(&e->cfp, e->nused, k, e->x, (size_t)e->chunk, e->cfch, (size_t)e->chunk, e->state);
         cf_combine_cpu(e->nrow, k, e->rowch, e->cfch, (size_t)e->chunk, dst, e->cap,
-                       e->lc.normalize == NORM_GEOMETRIC);
+                       e->p.normalize == STACK_NORM_GEOMETRIC);
     }
     (void)rc;
     e->len += k;
@@ -922,9 +951,9 @@ static int reset_stream(struct locate_engine *e, int64_t t0_ns)
 #ifdef SEISLIVE_CUDA
     if (e->gpu) {
         int rc;
-        if ((rc = stack_cuda_copy(e->g.state, e->state, nu * sl * sizeof(double), 2)) ||
-            (rc = stack_cuda_fill_nan2d(e->g.cf[e->g.cur], e->cap * sizeof(float), e->cap * sizeof(float),
-                                        (size_t)e->nrow)))
+        if ((rc = dev_copy(&e->dev, e->g.state, e->state, nu * sl * sizeof(double), DEV_H2D, NULL)) ||
+            (rc = dev_fill_ff_2d(&e->dev, e->g.cf[e->g.cur], e->cap * sizeof(float), e->cap * sizeof(float),
+                                 (size_t)e->nrow)))
             return rc;
     }
 #endif
@@ -933,7 +962,7 @@ static int reset_stream(struct locate_engine *e, int64_t t0_ns)
     e->a0 = -e->cfp.delay;
     e->len = 0;
     e->t_next = e->a0;
-    e->level = e->lc.trigger == TRIGGER_STATIC ? e->lc.threshold : INFINITY;
+    e->level = e->p.trigger == LOCATE_TRIGGER_STATIC ? e->p.threshold : INFINITY;
     e->in_run = 0;
     e->pend.valid = 0;
     return 0;
@@ -943,7 +972,7 @@ static int reset_stream(struct locate_engine *e, int64_t t0_ns)
  * both sides of it, so the times before are stacked and their event emitted as at the
  * end of a stream, and the stream starts again at B.  Feeding the gap instead would take
  * a loop over every missing sample (a year: 7.9e9 at 250 samples/s). */
-static int restart_stream(struct locate_engine *e, const struct trace_block *b, double jump)
+static int restart_stream(struct locate_engine *e, const struct locate_block *b, double jump)
 {
     int rc = stack_ready(e, 1);
     if (rc)
@@ -958,12 +987,12 @@ static int restart_stream(struct locate_engine *e, const struct trace_block *b, 
     return reset_stream(e, b->t0_ns);
 }
 
-static int same_channel(const struct trace_channel *a, const struct trace_channel *b)
+static int same_channel(const struct locate_channel *a, const struct locate_channel *b)
 {
     return !strcmp(a->net, b->net) && !strcmp(a->sta, b->sta) && !strcmp(a->loc, b->loc) && !strcmp(a->cha, b->cha);
 }
 
-int locate_engine_process(struct locate_engine *e, const struct trace_block *b)
+int locate_engine_process(struct locate_engine *e, const struct locate_block *b)
 {
     if (!b || b->nrec <= 0 || b->ns < 0 || !(b->dt > 0) || (b->ns && !b->data) || !b->chan)
         return err_set(-EINVAL, "locate: block %lld: empty or malformed (nrec %d, ns %d, dt %g)",
@@ -1069,21 +1098,14 @@ void locate_engine_destroy(struct locate_engine *e)
         return;
 #ifdef SEISLIVE_CUDA
     stack_cuda_destroy(e->g.stack);
-    stack_cuda_free(e->g.x);
-    stack_cuda_free(e->g.cfch);
-    stack_cuda_free(e->g.cf[0]);
-    stack_cuda_free(e->g.cf[1]);
-    stack_cuda_free(e->g.mval);
-    stack_cuda_free(e->g.midx);
-    stack_cuda_free(e->g.coh);
-    stack_cuda_free(e->g.state);
-    stack_cuda_free(e->g.rowch);
-    stack_cuda_free(e->g.delay);
-    stack_cuda_free(e->g.coef);
+    void *dbuf[] = {e->g.x, e->g.cfch, e->g.cf[0], e->g.cf[1], e->g.mval, e->g.midx,
+                    e->g.coh, e->g.state, e->g.rowch, e->g.delay, e->g.coef};
+    for (size_t i = 0; i < sizeof dbuf / sizeof *dbuf; i++)
+        dev_free(&e->dev, dbuf[i]);
 #endif
     cf_params_free(&e->cfp);
     tt_free(&e->tt);
-    stations_free(&e->st);
+    free(e->sta);
     free(e->chan);
     free(e->used_ch);
     free(e->rowch);

@@ -6,17 +6,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf/config.h"
 #include "stream/error.h"
+
+const char *stack_kernel_name(int kernel)
+{
+    switch (kernel) {
+    case STACK_KERNEL_STAGED: return "staged";
+    case STACK_KERNEL_DIRECT: return "direct";
+    case STACK_KERNEL_STAGED_DB: return "staged-db";
+    }
+    return NULL;
+}
+
+int stack_kernel_parse(const char *name)
+{
+    for (int k = 0; k < 3; k++)
+        if (!strcmp(name, stack_kernel_name(k)))
+            return k;
+    return -1;
+}
 
 static inline float norm_value(int norm, float sum, int cnt)
 {
-    if (norm == NORM_NONE)
+    if (norm == STACK_NORM_NONE)
         return sum;
     if (cnt == 0)
         return 0.0f;
     float m = sum / (float)cnt;
-    return norm == NORM_GEOMETRIC ? expf(m) : m;
+    return norm == STACK_NORM_GEOMETRIC ? expf(m) : m;
 }
 
 int stack_run_cpu(const struct stack_args *a)

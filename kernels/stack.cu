@@ -13,10 +13,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "conf/config.h"
 #include "kernels/cuda_check.h"
+#include "kernels/device.h"
 #include "kernels/stack.h"
 
 #define JP 8
@@ -44,12 +43,12 @@ static __device__ __forceinline__ float float_of(unsigned u)
 template <int NORM>
 static __device__ __forceinline__ float norm_value(float sum, int cnt)
 {
-    if (NORM == NORM_NONE)
+    if (NORM == STACK_NORM_NONE)
         return sum;
     if (cnt == 0)
         return 0.0f;
     float m = sum / (float)cnt;
-    return NORM == NORM_GEOMETRIC ? expf(m) : m;
+    return NORM == STACK_NORM_GEOMETRIC ? expf(m) : m;
 }
 
 /* The end of both stack kernels: a block holds the sums ACC (counts CNT + EXTRA) of P
@@ -140,7 +139,7 @@ stack_kernel(int nrow, size_t nj, size_t nj_pad, const uint16_t *__restrict__ de
 #pragma unroll
             for (int q = 0; q < TP; q++) {
                 float v = __ldg(row + d + 32 * q);
-                if (NORM == NORM_NONE) {
+                if (NORM == STACK_NORM_NONE) {
                     acc[p][q] += (v == v) ? v : 0.0f;
                 } else {
                     bool ok = v == v;
@@ -308,36 +307,27 @@ __global__ void stack_finish(int nt, size_t nj, const unsigned long long *tmax, 
         coh[i] = cohu[i] ? float_of(cohu[i]) : -INFINITY;
 }
 
-extern "C" int stack_kernel_from_env(void)
-{
-    const char *v = getenv("SEISLIVE_STACK_KERNEL");
-    if (v && !strcmp(v, "direct"))
-        return STACK_KERNEL_DIRECT;
-    if (v && !strcmp(v, "staged-db"))
-        return STACK_KERNEL_STAGED_DB;
-    return STACK_KERNEL_STAGED;
-}
-
-extern "C" int stack_cuda_create(struct stack_cuda **ctx)
+extern "C" int stack_cuda_create(struct stack_cuda **ctx, const struct stack_tuning *tuning)
 {
     *ctx = (struct stack_cuda *)calloc(1, sizeof **ctx);
     if (!*ctx)
         return err_set(-ENOMEM, "stack: out of memory");
-    (*ctx)->kernel = stack_kernel_from_env();
+    (*ctx)->kernel = tuning ? tuning->kernel : STACK_KERNEL_STAGED;
+    if (!stack_kernel_name((*ctx)->kernel)) {
+        int k = (*ctx)->kernel;
+        free(*ctx);
+        *ctx = NULL;
+        return err_set(-EINVAL, "stack: no CUDA kernel variant %d", k);
+    }
     return 0;
-}
-
-extern "C" void stack_cuda_set_kernel(struct stack_cuda *ctx, int kernel)
-{
-    ctx->kernel = kernel;
 }
 
 extern "C" void stack_cuda_destroy(struct stack_cuda *ctx)
 {
     if (!ctx)
         return;
-    cudaFree(ctx->tmax);
-    cudaFree(ctx->cohu);
+    dev_cu_free(ctx->tmax);
+    dev_cu_free(ctx->cohu);
     free(ctx);
 }
 
@@ -348,16 +338,21 @@ extern "C" int stack_run_cuda(struct stack_cuda *ctx, const struct stack_args *a
     if (a->nj_pad % STACK_J_TILE || a->nj_pad < a->nj)
         return err_set(-EINVAL, "stack: nj_pad %zu is not a multiple of %d >= nj", a->nj_pad, STACK_J_TILE);
     cudaStream_t s = (cudaStream_t)stream;
+    int rc;
     if ((size_t)a->nt > ctx->nt_cap) {
-        cudaFree(ctx->tmax);
+        dev_cu_free(ctx->tmax);
         ctx->tmax = NULL;
-        CUDA_TRY(cudaMalloc(&ctx->tmax, (size_t)a->nt * sizeof(unsigned long long)));
+        ctx->nt_cap = 0;
+        if ((rc = dev_cu_alloc((size_t)a->nt * sizeof(unsigned long long), (void **)&ctx->tmax)))
+            return rc;
         ctx->nt_cap = (size_t)a->nt;
     }
     if (a->nj > ctx->nj_cap) {
-        cudaFree(ctx->cohu);
+        dev_cu_free(ctx->cohu);
         ctx->cohu = NULL;
-        CUDA_TRY(cudaMalloc(&ctx->cohu, a->nj * sizeof(unsigned)));
+        ctx->nj_cap = 0;
+        if ((rc = dev_cu_alloc(a->nj * sizeof(unsigned), (void **)&ctx->cohu)))
+            return rc;
         ctx->nj_cap = a->nj;
     }
     CUDA_TRY(cudaMemsetAsync(ctx->tmax, 0, (size_t)a->nt * sizeof(unsigned long long), s));
@@ -367,44 +362,44 @@ extern "C" int stack_run_cuda(struct stack_cuda *ctx, const struct stack_args *a
         dim3 block(32 * SW);
         const bool db = ctx->kernel == STACK_KERNEL_STAGED_DB;
         switch (a->norm) {
-        case NORM_NONE:
+        case STACK_NORM_NONE:
             if (db)
-                stack_staged<NORM_NONE, 2, 640><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
+                stack_staged<STACK_NORM_NONE, 2, 640><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
                                                                        a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
             else
-                stack_staged<NORM_NONE, 1, 1024><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
+                stack_staged<STACK_NORM_NONE, 1, 1024><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
                                                                         a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
             break;
-        case NORM_GEOMETRIC:
+        case STACK_NORM_GEOMETRIC:
             if (db)
-                stack_staged<NORM_GEOMETRIC, 2, 640><<<grid, block, 0, s>>>(
+                stack_staged<STACK_NORM_GEOMETRIC, 2, 640><<<grid, block, 0, s>>>(
                     a->nrow, a->nj, a->nj_pad, a->delay, a->cf, a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
             else
-                stack_staged<NORM_GEOMETRIC, 1, 1024><<<grid, block, 0, s>>>(
+                stack_staged<STACK_NORM_GEOMETRIC, 1, 1024><<<grid, block, 0, s>>>(
                     a->nrow, a->nj, a->nj_pad, a->delay, a->cf, a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
             break;
         default:
             if (db)
-                stack_staged<NORM_COUNT, 2, 640><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
+                stack_staged<STACK_NORM_COUNT, 2, 640><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
                                                                         a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
             else
-                stack_staged<NORM_COUNT, 1, 1024><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
+                stack_staged<STACK_NORM_COUNT, 1, 1024><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
                                                                          a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
             break;
         }
     } else {
         dim3 block(32 * WARPS);
         switch (a->norm) {
-        case NORM_NONE:
-            stack_kernel<NORM_NONE><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
+        case STACK_NORM_NONE:
+            stack_kernel<STACK_NORM_NONE><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
                                                            a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
             break;
-        case NORM_GEOMETRIC:
-            stack_kernel<NORM_GEOMETRIC><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
+        case STACK_NORM_GEOMETRIC:
+            stack_kernel<STACK_NORM_GEOMETRIC><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
                                                                 a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
             break;
         default:
-            stack_kernel<NORM_COUNT><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
+            stack_kernel<STACK_NORM_COUNT><<<grid, block, 0, s>>>(a->nrow, a->nj, a->nj_pad, a->delay, a->cf,
                                                             a->cf_stride, a->nt, ctx->tmax, ctx->cohu);
             break;
         }
@@ -414,54 +409,6 @@ extern "C" int stack_run_cuda(struct stack_cuda *ctx, const struct stack_args *a
     stack_finish<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(a->nt, a->nj, ctx->tmax, ctx->cohu, a->max_val,
                                                               a->max_idx, a->coh);
     CUDA_TRY_LAUNCH();
-    return 0;
-}
-
-static cudaMemcpyKind kind_of(int kind)
-{
-    return kind == 0 ? cudaMemcpyDeviceToDevice : kind == 1 ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice;
-}
-
-extern "C" int stack_cuda_alloc(void **p, size_t bytes)
-{
-    *p = NULL;
-    cudaError_t e = cudaMalloc(p, bytes ? bytes : 1);
-    if (e != cudaSuccess)
-        return err_set(e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO, "cudaMalloc(%zu MiB): %s",
-                       bytes >> 20, cudaGetErrorString(e));
-    return 0;
-}
-
-extern "C" void stack_cuda_free(void *p)
-{
-    cudaFree(p);
-}
-
-extern "C" int stack_cuda_copy(void *dst, const void *src, size_t bytes, int kind)
-{
-    if (bytes)
-        CUDA_TRY(cudaMemcpy(dst, src, bytes, kind_of(kind)));
-    return 0;
-}
-
-extern "C" int stack_cuda_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                                 size_t height, int kind)
-{
-    if (width && height)
-        CUDA_TRY(cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind_of(kind)));
-    return 0;
-}
-
-extern "C" int stack_cuda_fill_nan2d(void *dst, size_t pitch, size_t width, size_t height)
-{
-    if (width && height)
-        CUDA_TRY(cudaMemset2D(dst, pitch, 0xff, width, height));
-    return 0;
-}
-
-extern "C" int stack_cuda_sync(void)
-{
-    CUDA_TRY(cudaDeviceSynchronize());
     return 0;
 }
 
@@ -494,10 +441,10 @@ extern "C" int stack_cuda_delays_straight(uint16_t *delay, size_t nj_pad, int nr
 {
     size_t nj = (size_t)n[0] * n[1] * n[2];
     float *ds = NULL;
-    int rc = stack_cuda_alloc((void **)&ds, (size_t)nrow * 3 * sizeof(float));
+    int rc = dev_cu_alloc((size_t)nrow * 3 * sizeof(float), (void **)&ds);
     if (rc)
         return rc;
-    rc = stack_cuda_copy(ds, sta_xyz, (size_t)nrow * 3 * sizeof(float), 2);
+    rc = dev_cu_copy(ds, sta_xyz, (size_t)nrow * 3 * sizeof(float), DEV_H2D, NULL);
     if (!rc) {
         dim3 grid((unsigned)((nj_pad + 255) / 256), (unsigned)nrow);
         delays_straight_kernel<<<grid, 256>>>(delay, nj, nj_pad, ds, n[0], n[1], d[0], d[1], d[2], o[0], o[1], o[2],
@@ -508,7 +455,7 @@ extern "C" int stack_cuda_delays_straight(uint16_t *delay, size_t nj_pad, int nr
         if (e != cudaSuccess)
             rc = CUDA_ERR("delays_straight_kernel", e);
     }
-    cudaFree(ds);
+    dev_cu_free(ds);
     return rc;
 }
 

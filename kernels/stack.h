@@ -20,8 +20,11 @@
  * engine's refinement of a detected event (on the host).  CUDA kernels: `staged`
  * (default: each row's CF window for the block's 32 points is copied once into shared
  * memory), `staged-db` (the same with two alternating window buffers) and `direct` (the
- * first version: every sum read through L1), chosen with
- * SEISLIVE_STACK_KERNEL=staged|staged-db|direct or stack_cuda_set_kernel(); see stack.cu. */
+ * first version: every sum read through L1), chosen by struct stack_tuning when the
+ * context is created (seislive-bench stack --kernels; docs/PERFORMANCE.md has the
+ * measurements: staged-db gains 2 % at 128^3 and falls back to global reads at half the
+ * delay spread, direct is half as fast, so only the benchmark and the tests pick them);
+ * see stack.cu. */
 #ifndef SEISLIVE_STACK_H
 #define SEISLIVE_STACK_H
 
@@ -43,7 +46,7 @@ struct stack_args {
     const float *cf;
     size_t cf_stride;
     int nt;
-    int norm;            /* enum stack_norm (conf/config.h) */
+    int norm;            /* enum stack_normalization */
     float *max_val;      /* nt */
     int32_t *max_idx;    /* nt; -1 when no point has a value */
     float *coh;          /* nj */
@@ -59,32 +62,33 @@ static inline size_t stack_cf_need(int nt, int max_delay)
     return (size_t)((nt + STACK_T_TILE - 1) / STACK_T_TILE * STACK_T_TILE) + (size_t)max_delay + 1;
 }
 
+/* N of the stack (the [locate] normalize key; the job maps it). */
+enum stack_normalization { STACK_NORM_NONE = 0, STACK_NORM_COUNT = 1, STACK_NORM_GEOMETRIC = 2 };
+
 enum stack_kernel { STACK_KERNEL_STAGED = 0, STACK_KERNEL_DIRECT = 1, STACK_KERNEL_STAGED_DB = 2 };
+
+/* The CUDA kernel variant, read once when a context is created.  All zero = the default
+ * (staged). */
+struct stack_tuning {
+    int kernel;          /* enum stack_kernel */
+};
+
+/* "staged", "direct", "staged-db"; NULL for another value. */
+const char *stack_kernel_name(int kernel);
+/* The enum stack_kernel of NAME, or -1. */
+int stack_kernel_parse(const char *name);
 
 /* CPU reference (OpenMP over trial points). */
 int stack_run_cpu(const struct stack_args *a);
 
 #ifdef SEISLIVE_CUDA
-/* CUDA twin on device pointers.  CTX keeps scratch between calls (create once per
- * engine/thread); STREAM is a cudaStream_t (0 = default).  Returns 0 or -EIO. */
+/* CUDA twin on device pointers (kernels/device.h allocates and copies them).  CTX keeps
+ * scratch between calls (create once per engine/thread) and the kernel TUNING chose
+ * (NULL: the default); STREAM is a cudaStream_t (0 = default).  Returns 0 or -EIO. */
 struct stack_cuda;
-int stack_kernel_from_env(void);
-int stack_cuda_create(struct stack_cuda **ctx);
-void stack_cuda_set_kernel(struct stack_cuda *ctx, int kernel);
+int stack_cuda_create(struct stack_cuda **ctx, const struct stack_tuning *tuning);
 int stack_run_cuda(struct stack_cuda *ctx, const struct stack_args *a, void *stream);
 void stack_cuda_destroy(struct stack_cuda *ctx);
-
-/* Plain device-memory helpers for the locate engine's buffers (C callers cannot include
- * cuda_runtime.h in this build).  KIND: 0 device->device, 1 device->host, 2 host->device.
- * Each returns 0 or -EIO / -ENOMEM with err_msg(). */
-int stack_cuda_alloc(void **p, size_t bytes);
-void stack_cuda_free(void *p);
-int stack_cuda_copy(void *dst, const void *src, size_t bytes, int kind);
-int stack_cuda_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                      size_t height, int kind);
-/* Fill WIDTH bytes of HEIGHT rows with 0xFF bytes: float NaN, the "invalid" CF value. */
-int stack_cuda_fill_nan2d(void *dst, size_t pitch, size_t width, size_t height);
-int stack_cuda_sync(void);
 
 /* For benchmarks and tests.  Fill the device delay table DELAY (nrow x nj_pad, padding 0)
  * with straight-ray times in a homogeneous medium of velocity V from the stations

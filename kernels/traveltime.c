@@ -1,41 +1,30 @@
-/* traveltime — homogeneous, layered (eikonal) and NonLinLoc tables (see traveltime.h). */
+/* traveltime — homogeneous and layered (eikonal) tables (see traveltime.h). */
 #define LOG_COMPONENT "traveltime"
 #include "kernels/traveltime.h"
 
 #include <errno.h>
 #include <float.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/nonlinloc.h"
 #include "stream/error.h"
 #include "stream/log.h"
 
 int tt_phase_list(int phases, int phase[2])
 {
     switch (phases) {
-    case PHASES_P: phase[0] = 0; return 1;
-    case PHASES_S: phase[0] = 1; return 1;
+    case TT_PHASES_P: phase[0] = 0; return 1;
+    case TT_PHASES_S: phase[0] = 1; return 1;
     default: phase[0] = 0; phase[1] = 1; return 2;
     }
 }
 
-static void point(const struct tt_grid *g, size_t j, double p[3])
-{
-    size_t nx = (size_t)g->n[0], nxy = nx * (size_t)g->n[1];
-    p[0] = g->o[0] + (double)(j % nx) * g->d[0];
-    p[1] = g->o[1] + (double)((j % nxy) / nx) * g->d[1];
-    p[2] = g->o[2] + (double)(j / nxy) * g->d[2];
-}
-
-static int table_alloc(const struct tt_grid *g, const struct station_set *st, int phases,
-                       struct tt_table *out)
+int tt_table_alloc(const struct tt_grid *g, int nsta, int phases, struct tt_table *out)
 {
     memset(out, 0, sizeof *out);
     out->grid = *g;
-    out->nsta = st->n;
+    out->nsta = nsta;
     out->nphase = tt_phase_list(phases, out->phase);
     out->nj = (size_t)g->n[0] * g->n[1] * g->n[2];
     out->t = malloc((size_t)out->nsta * out->nphase * out->nj * sizeof(float));
@@ -46,13 +35,13 @@ static int table_alloc(const struct tt_grid *g, const struct station_set *st, in
 }
 
 /* Add the corrections and find the range; negative totals are kept (the engine shifts). */
-static void table_finish(const struct station_set *st, struct tt_table *t)
+void tt_table_finish(const struct tt_station *st, struct tt_table *t)
 {
     double lo = DBL_MAX, hi = -DBL_MAX;
     for (int s = 0; s < t->nsta; s++)
         for (int p = 0; p < t->nphase; p++) {
             float *row = t->t + ((size_t)s * t->nphase + p) * t->nj;
-            double c = st->st[s].corr[t->phase[p]];
+            double c = st[s].corr[t->phase[p]];
             for (size_t j = 0; j < t->nj; j++) {
                 row[j] = (float)(row[j] + c);
                 lo = fmin(lo, row[j]);
@@ -63,25 +52,25 @@ static void table_finish(const struct station_set *st, struct tt_table *t)
     t->tmax = hi;
 }
 
-int tt_homogeneous(const struct tt_grid *g, const struct station_set *st, int phases,
+int tt_homogeneous(const struct tt_grid *g, const struct tt_station *st, int nsta, int phases,
                    double vp, double vs, struct tt_table *out)
 {
-    int rc = table_alloc(g, st, phases, out);
+    int rc = tt_table_alloc(g, nsta, phases, out);
     if (rc)
         return rc;
 #pragma omp parallel for schedule(static)
-    for (int s = 0; s < st->n; s++)
+    for (int s = 0; s < nsta; s++)
         for (int p = 0; p < out->nphase; p++) {
             double v = out->phase[p] == 0 ? vp : vs;
             float *row = out->t + ((size_t)s * out->nphase + p) * out->nj;
             for (size_t j = 0; j < out->nj; j++) {
                 double q[3];
-                point(g, j, q);
-                double dx = q[0] - st->st[s].x, dy = q[1] - st->st[s].y, dz = q[2] - st->st[s].z;
+                tt_point(g, j, q);
+                double dx = q[0] - st[s].x, dy = q[1] - st[s].y, dz = q[2] - st[s].z;
                 row[j] = (float)(sqrt(dx * dx + dy * dy + dz * dz) / v);
             }
         }
-    table_finish(st, out);
+    tt_table_finish(st, out);
     return 0;
 }
 
@@ -161,79 +150,10 @@ int eikonal_sweep_2d(int nr, int nz, double h, double z0, double zs, const float
     return sweeps;
 }
 
-int tt_layers_load(const char *path, struct tt_layers *m)
-{
-    memset(m, 0, sizeof *m);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return err_set(-errno, "%s: cannot open layered model: %s", path, strerror(errno));
-    char line[512];
-    int lineno = 0, cap = 0, rc = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = 0;
-        double z, vp, vs;
-        char extra;
-        int k = sscanf(line, "%lf %lf %lf %c", &z, &vp, &vs, &extra);
-        if (k <= 0)
-            continue;
-        if (k != 3 || !(vp > 0) || !(vs > 0) || !isfinite(z)) {
-            rc = err_set(-EINVAL, "%s:%d: expected 'top_depth_m vp_m/s vs_m/s' with positive velocities",
-                         path, lineno);
-            break;
-        }
-        if (m->n > 0 && !(z > m->top[m->n - 1])) {
-            rc = err_set(-EINVAL, "%s:%d: layer top %g m is not below the previous one", path, lineno, z);
-            break;
-        }
-        if (m->n == cap) {
-            /* each array is replaced only once its realloc succeeded: a failed one keeps
-             * the old block, which tt_layers_free below still frees (no leak) */
-            int ncap = cap ? cap * 2 : 8;
-            double *p[3] = {m->top, m->vp, m->vs};
-            int ok = 1;
-            for (int a = 0; a < 3 && ok; a++) {
-                double *q = realloc(p[a], (size_t)ncap * sizeof(double));
-                ok = q != NULL;
-                if (ok)
-                    p[a] = q;
-            }
-            m->top = p[0];
-            m->vp = p[1];
-            m->vs = p[2];
-            if (!ok) {
-                rc = err_set(-ENOMEM, "%s:%d: out of memory for %d layers", path, lineno, ncap);
-                break;
-            }
-            cap = ncap;
-        }
-        m->top[m->n] = z;
-        m->vp[m->n] = vp;
-        m->vs[m->n] = vs;
-        m->n++;
-    }
-    fclose(f);
-    if (!rc && m->n == 0)
-        rc = err_set(-EINVAL, "%s: no layers", path);
-    if (rc)
-        tt_layers_free(m);
-    return rc;
-}
-
-void tt_layers_free(struct tt_layers *m)
-{
-    free(m->top);
-    free(m->vp);
-    free(m->vs);
-    memset(m, 0, sizeof *m);
-}
-
-int tt_layered(const struct tt_grid *g, const struct station_set *st, int phases,
+int tt_layered(const struct tt_grid *g, const struct tt_station *st, int nsta, int phases,
                const struct tt_layers *m, struct tt_table *out)
 {
-    int rc = table_alloc(g, st, phases, out);
+    int rc = tt_table_alloc(g, nsta, phases, out);
     if (rc)
         return rc;
     /* The eikonal grid is 16x finer than the trial grid (at least 1 m), coarsened only
@@ -243,8 +163,8 @@ int tt_layered(const struct tt_grid *g, const struct station_set *st, int phases
     double gz0 = g->o[2], gz1 = g->o[2] + (g->n[2] - 1) * g->d[2];
     int fail = 0;
 #pragma omp parallel for schedule(dynamic, 1)
-    for (int s = 0; s < st->n; s++) {
-        const struct station *sta = &st->st[s];
+    for (int s = 0; s < nsta; s++) {
+        const struct tt_station *sta = &st[s];
         double rmax = 0;
         for (int c = 0; c < 4; c++) {
             double x = (c & 1) ? gx1 : g->o[0], y = (c & 2) ? gy1 : g->o[1];
@@ -280,7 +200,7 @@ int tt_layered(const struct tt_grid *g, const struct station_set *st, int phases
             float *row = out->t + ((size_t)s * out->nphase + p) * out->nj;
             for (size_t j = 0; j < out->nj; j++) {
                 double q[3];
-                point(g, j, q);
+                tt_point(g, j, q);
                 double u = hypot(q[0] - sta->x, q[1] - sta->y) / h, w = (q[2] - z0) / h;
                 int i0 = (int)u, k0 = (int)w;
                 if (i0 > nr - 2)
@@ -300,82 +220,8 @@ int tt_layered(const struct tt_grid *g, const struct station_set *st, int phases
         tt_free(out);
         return err_set(-ENOMEM, "layered travel times: out of memory for the eikonal grid");
     }
-    table_finish(st, out);
+    tt_table_finish(st, out);
     return 0;
-}
-
-/* ---- NonLinLoc --------------------------------------------------------------------- */
-
-int tt_nonlinloc(const struct tt_grid *g, const struct station_set *st, int phases,
-                 const char *root_p, const char *root_s, struct tt_table *out)
-{
-    int rc = table_alloc(g, st, phases, out);
-    if (rc)
-        return rc;
-    for (int s = 0; s < st->n; s++)
-        for (int p = 0; p < out->nphase; p++) {
-            const char *root = out->phase[p] == 0 ? root_p : root_s;
-            if (!root || !*root) {
-                tt_free(out);
-                return err_set(-EINVAL, "[locate] nll_%c: no NonLinLoc grid root given for phase %c",
-                               "ps"[out->phase[p]], "PS"[out->phase[p]]);
-            }
-            char path[4096];
-            snprintf(path, sizeof path, "%s.%s.%c.time", root, st->st[s].name, "PS"[out->phase[p]]);
-            struct nll_grid ng;
-            rc = nll_read(path, &ng);
-            if (rc) {
-                tt_free(out);
-                return rc;
-            }
-            float *row = out->t + ((size_t)s * out->nphase + p) * out->nj;
-            for (size_t j = 0; j < out->nj; j++) {
-                double q[3];
-                point(g, j, q);
-                double v = nll_value(&ng, q[0] / 1000.0, q[1] / 1000.0, q[2] / 1000.0);
-                if (isnan(v)) {
-                    nll_free(&ng);
-                    tt_free(out);
-                    return err_set(-EINVAL, "%s: trial point (%.1f, %.1f, %.1f) m is outside the grid",
-                                   path, q[0], q[1], q[2]);
-                }
-                row[j] = (float)v;
-            }
-            nll_free(&ng);
-        }
-    table_finish(st, out);
-    return 0;
-}
-
-int tt_build(const struct sl_config *cfg, const struct station_set *st, struct tt_table *out)
-{
-    const struct locate_conf *lc = &cfg->locate;
-    struct tt_grid g;
-    for (int a = 0; a < 3; a++) {
-        g.n[a] = lc->grid_n[a];
-        g.d[a] = lc->grid_d[a];
-        g.o[a] = lc->grid_o[a];
-    }
-    switch (lc->traveltime) {
-    case TT_HOMOGENEOUS:
-        return tt_homogeneous(&g, st, lc->phases, lc->vp, lc->vs, out);
-    case TT_LAYERED: {
-        char where[256];
-        if (!lc->layers || !*lc->layers)
-            return err_set(-EINVAL, "%s: [locate] traveltime = \"layered\" needs [locate] layers",
-                           config_where(cfg, "locate.traveltime", where, sizeof where));
-        struct tt_layers m;
-        int rc = tt_layers_load(lc->layers, &m);
-        if (rc)
-            return rc;
-        rc = tt_layered(&g, st, lc->phases, &m, out);
-        tt_layers_free(&m);
-        return rc;
-    }
-    case TT_NONLINLOC:
-        return tt_nonlinloc(&g, st, lc->phases, lc->nll_p, lc->nll_s, out);
-    }
-    return err_set(-EINVAL, "[locate] traveltime: unknown kind %d", lc->traveltime);
 }
 
 size_t tt_bytes(const struct tt_table *t)

@@ -1,8 +1,10 @@
 /* traveltime — P and S travel times from every station to every trial source point,
- * built once per run: homogeneous (straight rays, exact), 1D layered (first-order
+ * built once per run: homogeneous (straight rays, exact) or 1D layered (first-order
  * fast-sweeping eikonal solver, Zhao 2005, on a fine (r, z) grid per station, then
  * bilinear lookup: a 1D model is cylindrically symmetric about each station, so the
- * 2D solution in the vertical plane is the 3D one), or NonLinLoc time grids.
+ * 2D solution in the vertical plane is the 3D one).  Tables from NonLinLoc time grids
+ * are filled by the job (stream/locate_tables.h) with tt_table_alloc / tt_table_finish;
+ * the files (station, layer model, grids) are read there too.
  *
  * Rows are (station, phase) pairs: row = station * nphase + phase_index.  Times include
  * the station corrections.  The stack uses integer sample delays (kernels/stack.h);
@@ -12,12 +14,20 @@
 
 #include <stddef.h>
 
-#include "conf/config.h"
-#include "io/stations.h"
-
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* A station as the kernels see it (the job converts io/stations.h's). */
+struct tt_station {
+    char net[8];       /* "" = any network */
+    char name[16];
+    double x, y, z;    /* m, the trial grid's frame, z down */
+    double corr[2];    /* s, P and S time corrections */
+};
+
+/* Which phases (the [locate] phases key; the job maps it). */
+enum tt_phases { TT_PHASES_P = 0, TT_PHASES_S = 1, TT_PHASES_PS = 2 };
 
 struct tt_grid {
     int n[3];          /* trial points per axis (x fastest, z slowest) */
@@ -41,19 +51,26 @@ struct tt_layers {
     double *top, *vp, *vs;
 };
 
-/* Build the table the [locate] section asks for.  Errors name the config key or file. */
-int tt_build(const struct sl_config *cfg, const struct station_set *st, struct tt_table *out);
+/* Trial point J of G (x fastest), m. */
+static inline void tt_point(const struct tt_grid *g, size_t j, double p[3])
+{
+    size_t nx = (size_t)g->n[0], nxy = nx * (size_t)g->n[1];
+    p[0] = g->o[0] + (double)(j % nx) * g->d[0];
+    p[1] = g->o[1] + (double)((j % nxy) / nx) * g->d[1];
+    p[2] = g->o[2] + (double)(j / nxy) * g->d[2];
+}
 
-int tt_homogeneous(const struct tt_grid *g, const struct station_set *st, int phases,
+/* NSTA stations of ST; PHASES: enum tt_phases. */
+int tt_homogeneous(const struct tt_grid *g, const struct tt_station *st, int nsta, int phases,
                    double vp, double vs, struct tt_table *out);
-int tt_layered(const struct tt_grid *g, const struct station_set *st, int phases,
+int tt_layered(const struct tt_grid *g, const struct tt_station *st, int nsta, int phases,
                const struct tt_layers *m, struct tt_table *out);
-int tt_nonlinloc(const struct tt_grid *g, const struct station_set *st, int phases,
-                 const char *root_p, const char *root_s, struct tt_table *out);
 
-/* "depth vp vs" per line, tops increasing. */
-int tt_layers_load(const char *path, struct tt_layers *m);
-void tt_layers_free(struct tt_layers *m);
+/* For tables filled elsewhere: OUT with room for NSTA stations x PHASES on G (times
+ * unset), then, once every row holds its modeled times, the corrections of ST added and
+ * the range found. */
+int tt_table_alloc(const struct tt_grid *g, int nsta, int phases, struct tt_table *out);
+void tt_table_finish(const struct tt_station *st, struct tt_table *t);
 
 /* The eikonal solver itself: first-arrival times on an nr x nz grid of spacing h
  * (r = i h, z = z0 + k h, r fastest) from a source at (0, zs) through the slowness
@@ -64,7 +81,7 @@ void tt_layers_free(struct tt_layers *m);
 int eikonal_sweep_2d(int nr, int nz, double h, double z0, double zs, const float *slow,
                      int init, double *t);
 
-/* Phases per config value (PHASES_P / PHASES_S / PHASES_PS). */
+/* The phase indices (0 = P, 1 = S) of enum tt_phases PHASES; returns their number. */
 int tt_phase_list(int phases, int phase[2]);
 size_t tt_bytes(const struct tt_table *t);
 void tt_free(struct tt_table *t);

@@ -2,8 +2,9 @@
  * [input] paths (globs allowed; read in order, expected time-ordered) are decoded with
  * io/mseed_read, cut into blocks of [locate] block_samples and fed to the locate engine;
  * events go to [output] dir as events.csv and events.jsonl, coherence volumes to
- * [locate] coherence_dir when set.  The streaming runtime feeds the same engine from
- * ZeroMQ through locate_engine_process(). */
+ * [locate] coherence_dir when set.  The streaming runtime (stream/locate_blocks.h) feeds
+ * the same engine from ZeroMQ or watched folders.  The engine is built and fed through
+ * stream/locate_setup.h. */
 #define LOG_COMPONENT "locate-job"
 #include <errno.h>
 #include <glob.h>
@@ -17,8 +18,10 @@
 #include "kernels/locate_engine.h"
 #include "stream/error.h"
 #include "stream/job.h"
+#include "stream/locate_blocks.h"
+#include "stream/locate_setup.h"
+#include "stream/locate_tables.h"
 #include "stream/log.h"
-#include "stream/pipeline.h"
 #include "stream/signals.h"
 
 struct run_ctx {
@@ -34,10 +37,10 @@ static void on_event(const struct locate_event *ev, void *user)
     int rc = events_write(&c->w, ev);
     if (rc && !c->rc)
         c->rc = rc;
-    /* Live runs (stream/pipeline.h) also publish it; a no-op in file runs. */
+    /* Live runs (stream/locate_blocks.h) also publish it; a no-op in file runs. */
     struct wire_event we = {.origin_ns = ev->origin_ns, .x = ev->x, .y = ev->y, .z = ev->z,
                             .strength = ev->coalescence, .id = ev->id};
-    pipeline_publish_event(&we);
+    locate_blocks_publish_event(&we);
 }
 
 static void on_coherence(const float *coh, const struct tt_grid *g, int64_t seq, int64_t t0, int64_t t1, void *user)
@@ -51,13 +54,13 @@ static void on_coherence(const float *coh, const struct tt_grid *g, int64_t seq,
     memcpy(h.d, g->d, sizeof h.d);
     memcpy(h.o, g->o, sizeof h.o);
     (void)t1;
-    pipeline_publish_coherence(&h, coh);
+    locate_blocks_publish_coherence(&h, coh);
 }
 
 static int feed(const struct trace_block *b, void *user)
 {
     struct run_ctx *c = user;
-    int rc = locate_engine_process(c->eng, b);
+    int rc = locate_feed(c->eng, b);
     return rc ? rc : c->rc;
 }
 
@@ -138,7 +141,7 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
     if (rc)
         return rc;
     struct run_ctx c = {0};
-    rc = locate_engine_create(&c.eng, cfg, dev, &st);
+    rc = locate_engine_from_config(&c.eng, cfg, dev, &st);
     stations_free(&st);
     if (rc)
         return rc;
@@ -163,7 +166,7 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
          * runtime, which publishes events and keeps the crash-safe state. */
         struct block_consumer bc = {.name = "locate", .user = &c, .feed = feed,
                                     .flush = flush_engine};
-        rc = pipeline_run_blocks(cfg, dev, &bc);
+        rc = locate_blocks_run(cfg, dev, &bc);
     } else {
         mseed_read_set_stop(stop_asked);
         rc = read_inputs(cfg, &set, &ms);
@@ -201,8 +204,12 @@ static int locate_report(const struct sl_config *cfg, FILE *out)
     int rc = load_stations(cfg, &st);
     if (rc)
         return rc;
+    struct tt_station *views;
     struct tt_table tt;
-    rc = tt_build(cfg, &st, &tt);
+    if ((rc = locate_station_views(&st, &views)) == 0) {
+        rc = locate_tables_build(cfg, views, st.n, &tt);
+        free(views);
+    }
     if (rc) {
         stations_free(&st);
         return rc;

@@ -16,6 +16,7 @@
 #include "stream/job_rtm_report.h"
 #include "stream/pipeline.h"
 #include "stream/signals.h"
+#include "stream/sources.h"
 #include "stream/state.h"
 
 struct shot_ctx {

@@ -5,26 +5,18 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <math.h>
 #include <string.h>
 #include <time.h>
-#include <zmq.h>
 
 #include "conf/config.h"
-#include "io/file_source.h"
 #include "io/uring_reader.h"
-#include "io/zmq_source.h"
+#include "kernels/device.h"
 #include "stream/error.h"
 #include "stream/log.h"
 #include "stream/signals.h"
-#include "stream/state.h"
-#include "stream/time_ledger.h"
-#ifdef SEISLIVE_CUDA
-#include "stream/pipeline_cuda.h"
-#endif
 
 static _Atomic int g_stop_request;
-/* The worker's way to the publisher, for pipeline_publish_* called from job code. */
+/* The worker's io, for job code called from process (pipeline_worker_io). */
 static _Thread_local const struct pipeline_io *t_io;
 
 void pipeline_request_stop(void)
@@ -32,40 +24,9 @@ void pipeline_request_stop(void)
     atomic_store(&g_stop_request, 1);
 }
 
-bool ingest_stopping(const struct ingest *in)
+const struct pipeline_io *pipeline_worker_io(void)
 {
-    return atomic_load(in->stop) || signals_stop_requested() || atomic_load(&g_stop_request);
-}
-
-int ingest_reserve(struct ingest *in)
-{
-    double t0 = now_s();
-    bool logged = false;
-    for (;;) {
-        if (ingest_stopping(in))
-            return -ECANCELED;
-        int i = slots_reserve(in->slots, 50);
-        if (i >= 0) {
-            double w = now_s() - t0;
-            in->slots->hdr[i].wait_s = w;
-            if (logged)
-                log_debug("slot free again after %.3f s", w);
-            return i;
-        }
-        if (!logged && now_s() - t0 > 1.0) {
-            log_debug("every slot full: ingest waits (back-pressure)");
-            logged = true;
-        }
-    }
-}
-
-void ingest_rejected(struct ingest *in, const char *what)
-{
-    pthread_mutex_lock(&in->m->mu);
-    in->m->rejected++;
-    uint64_t n = in->m->rejected;
-    pthread_mutex_unlock(&in->m->mu);
-    log_warn("rejected %s: %s (%llu rejected so far)", what, err_msg(), (unsigned long long)n);
+    return t_io;
 }
 
 void pipeline_conf_from(const struct sl_config *cfg, const char *job, struct pipeline_conf *pc)
@@ -93,37 +54,6 @@ void pipeline_conf_from(const struct sl_config *cfg, const char *job, struct pip
     pc->pub.job = job;
 }
 
-int pipeline_open_source(const struct sl_config *cfg, void *zctx, int kind, struct source *out)
-{
-    const struct input_conf *ic = &cfg->input;
-    char where[256];
-    if (ic->kind == INPUT_ZMQ) {
-        struct zmq_source_conf zc = {.endpoint = ic->endpoint, .socket = ic->socket,
-                                     .idle_s = ic->watch_idle};
-        struct zmq_source *z;
-        int rc = zmq_source_open(&z, zctx, &zc);
-        if (rc)
-            return err_prefix(rc, "%s", config_where(cfg, "input.endpoint", where, sizeof where));
-        *out = zmq_source_as_source(z);
-        return 0;
-    }
-    if (ic->kind == INPUT_FILES) {
-        struct file_source_conf fc = {.paths = ic->paths, .n_paths = ic->n_paths,
-                                      .watch = ic->watch, .watch_idle = ic->watch_idle,
-                                      .settle = ic->settle, .su_order = ic->su_byte_order,
-                                      .format = ic->format, .o_direct = ic->o_direct,
-                                      .kind = kind, .block_samples = cfg->locate.block_samples};
-        struct file_source *f;
-        int rc = file_source_open(&f, &fc);
-        if (rc)
-            return err_prefix(rc, "%s", config_where(cfg, "input.paths", where, sizeof where));
-        *out = file_source_as_source(f);
-        return 0;
-    }
-    return err_set(-EINVAL, "%s: [input] kind = \"none\": this job needs an input (zmq or files)",
-                   config_where(cfg, "input.kind", where, sizeof where));
-}
-
 struct run {
     const struct pipeline_conf *pc;
     const struct sl_device *dev;
@@ -138,6 +68,78 @@ struct run {
     _Atomic int stop;
     int ingest_rc, worker_rc;
     char ingest_err[1024], worker_err[1024]; /* err_msg() is per thread: carried back */
+};
+
+/* ---- the ingest side: what a source gets through struct ingest (io/source.h) ---- */
+
+/* The run's stop, a signal's, or pipeline_request_stop's. */
+static bool stop_now(struct run *r)
+{
+    return atomic_load(&r->stop) || signals_stop_requested() || atomic_load(&g_stop_request);
+}
+
+static bool ingest_stop(void *rt)
+{
+    return stop_now(rt);
+}
+
+static int ingest_take(void *rt)
+{
+    struct run *r = rt;
+    double t0 = now_s();
+    bool logged = false;
+    for (;;) {
+        if (stop_now(r))
+            return -ECANCELED;
+        int i = slots_reserve(&r->slots, 50);
+        if (i >= 0) {
+            double w = now_s() - t0;
+            r->slots.hdr[i].wait_s = w;
+            if (logged)
+                log_debug("slot free again after %.3f s", w);
+            return i;
+        }
+        if (!logged && now_s() - t0 > 1.0) {
+            log_debug("every slot full: ingest waits (back-pressure)");
+            logged = true;
+        }
+    }
+}
+
+static void ingest_give(void *rt, int i)
+{
+    struct run *r = rt;
+    slots_commit(&r->slots, i);
+}
+
+static void ingest_give_back(void *rt, int i)
+{
+    struct run *r = rt;
+    slots_unreserve(&r->slots, i);
+}
+
+static void ingest_counts(void *rt, uint64_t received, uint64_t rejected)
+{
+    struct run *r = rt;
+    pthread_mutex_lock(&r->m->mu);
+    r->m->received += received;
+    r->m->rejected += rejected;
+    pthread_mutex_unlock(&r->m->mu);
+}
+
+static void ingest_reject(void *rt, const char *what)
+{
+    struct run *r = rt;
+    pthread_mutex_lock(&r->m->mu);
+    r->m->rejected++;
+    uint64_t n = r->m->rejected;
+    pthread_mutex_unlock(&r->m->mu);
+    log_warn("rejected %s: %s (%llu rejected so far)", what, err_msg(), (unsigned long long)n);
+}
+
+static const struct ingest_ops ingest_ops = {
+    .stopping = ingest_stop, .reserve = ingest_take, .commit = ingest_give,
+    .unreserve = ingest_give_back, .count = ingest_counts, .rejected = ingest_reject,
 };
 
 static void *ingest_main(void *arg)
@@ -175,32 +177,23 @@ struct worker {
     double t_pub, t_ckpt;
 };
 
-static bool stop_now(struct run *r)
-{
-    return atomic_load(&r->stop) || signals_stop_requested() || atomic_load(&g_stop_request);
-}
-
 static int finish_unit(struct worker *w, struct inflight *f)
 {
     struct run *r = w->r;
-#ifdef SEISLIVE_CUDA
     if (w->cuda) {
-        int rc = pcuda_event_sync(w->ev_done[f->buf]);
+        int rc = dev_event_sync(r->dev, w->ev_done[f->buf]);
         if (rc < 0)
             return rc;
     }
-#endif
     double tc = now_s() - f->t_compute0;
     metrics_add(r->m, ST_COMPUTE, tc);
     int rc = r->ops->finish(r->ops->ctx, &f->hdr, &w->io, f->publish, f->checkpoint);
     double free_mib = -1;
-#ifdef SEISLIVE_CUDA
     if (w->cuda) {
         struct sl_device d = *r->dev;
         if (backend_mem_info(&d) == 0)
             free_mib = (double)d.mem_free / 1048576.0;
     }
-#endif
     pthread_mutex_lock(&r->m->mu);
     r->m->units++;
     r->m->current = -1;
@@ -217,23 +210,21 @@ static void *worker_main(void *arg)
     struct run *r = w->r;
     const struct pipeline_ops *ops = r->ops;
     int rc = backend_bind(r->dev);
-#ifdef SEISLIVE_CUDA
-    w->cuda = r->dev->kind == SL_DEVICE_CUDA;
+    w->cuda = dev_is_gpu(r->dev);
     if (!rc && w->cuda) {
-        rc = pcuda_stream_create(&w->copy_stream);
+        rc = dev_stream_create(r->dev, &w->copy_stream);
         if (!rc)
-            rc = pcuda_stream_create(&w->compute_stream);
+            rc = dev_stream_create(r->dev, &w->compute_stream);
         for (int k = 0; k < 2 && !rc; k++) {
-            rc = pcuda_event_create(&w->ev_h2d[k], 1);
+            rc = dev_event_create(r->dev, &w->ev_h2d[k], true);
             if (!rc)
-                rc = pcuda_event_create(&w->ev_h2d0[k], 1);
+                rc = dev_event_create(r->dev, &w->ev_h2d0[k], true);
             if (!rc)
-                rc = pcuda_event_create(&w->ev_done[k], 0);
+                rc = dev_event_create(r->dev, &w->ev_done[k], false);
             if (!rc && ops->wants_device)
-                rc = pcuda_malloc(&w->dbuf[k], r->slots.bytes);
+                rc = dev_alloc(r->dev, r->slots.bytes, &w->dbuf[k]);
         }
     }
-#endif
     if (!rc && ops->begin)
         rc = ops->begin(ops->ctx, r->dev, w->compute_stream);
     w->io.pub = r->have_pub ? &r->pub : NULL;
@@ -251,18 +242,16 @@ static void *worker_main(void *arg)
     while (!rc) {
         /* Nothing waiting: finish the unit in flight now rather than sit on its result
          * (a live stream must publish every shot as soon as it is done). */
-#ifdef SEISLIVE_CUDA
         /* GPU: rather than block on the previous unit's compute, keep watching for the
          * next unit, so its copy can start under that compute. */
         while (w->cuda && ops->async && have_prev && spsc_size(&r->slots.ready_q) == 0 &&
                !stop_now(r)) {
-            int q = pcuda_event_query(w->ev_done[prev.buf]);
+            int q = dev_event_query(r->dev, w->ev_done[prev.buf]);
             if (q != 0)
                 break; /* done (or an error, which finish_unit reports) */
             struct timespec ts = {0, 100000L};
             nanosleep(&ts, NULL);
         }
-#endif
         if (have_prev && spsc_size(&r->slots.ready_q) == 0) {
             rc = finish_unit(w, &prev);
             have_prev = false;
@@ -322,33 +311,29 @@ static void *worker_main(void *arg)
         }
         struct pipeline_unit u = {.hdr = h, .host = slot_data(&r->slots, i), .dev = NULL,
                                   .stream = w->compute_stream};
-#ifdef SEISLIVE_CUDA
         if (w->cuda && ops->wants_device) {
             int k = cur.buf;
             /* Device buffer k was last read by the compute two units ago. */
-            rc = pcuda_stream_wait_event(w->copy_stream, w->ev_done[k]);
+            rc = dev_stream_wait(r->dev, w->copy_stream, w->ev_done[k]);
             if (!rc)
-                rc = pcuda_event_record(w->ev_h2d0[k], w->copy_stream);
+                rc = dev_event_record(r->dev, w->ev_h2d0[k], w->copy_stream);
             if (!rc)
-                rc = pcuda_h2d_async(w->dbuf[k], u.host, h->bytes, w->copy_stream);
+                rc = dev_copy(r->dev, w->dbuf[k], u.host, h->bytes, DEV_H2D, w->copy_stream);
             if (!rc)
-                rc = pcuda_event_record(w->ev_h2d[k], w->copy_stream);
+                rc = dev_event_record(r->dev, w->ev_h2d[k], w->copy_stream);
             if (!rc)
-                rc = pcuda_stream_wait_event(w->compute_stream, w->ev_h2d[k]);
+                rc = dev_stream_wait(r->dev, w->compute_stream, w->ev_h2d[k]);
             u.dev = w->dbuf[k];
             if (rc)
                 break;
         }
-#endif
         cur.t_compute0 = now_s();
         int prc = ops->process(ops->ctx, &u, cur.publish || cur.checkpoint);
-#ifdef SEISLIVE_CUDA
         if (w->cuda && prc == 0) {
-            rc = pcuda_event_record(w->ev_done[cur.buf], w->compute_stream);
+            rc = dev_event_record(r->dev, w->ev_done[cur.buf], w->compute_stream);
             if (rc)
                 break;
         }
-#endif
         if (prc == -ECANCELED) {
             slots_release(&r->slots, i); /* stopped mid-unit: abandoned, replayed later */
             break;
@@ -363,10 +348,8 @@ static void *worker_main(void *arg)
             r->m->current = -1;
             pthread_mutex_unlock(&r->m->mu);
             log_warn("%s: unit %lld rejected by the job: %s", h->origin, (long long)h->id, err_msg());
-#ifdef SEISLIVE_CUDA
             if (w->cuda && ops->wants_device)
-                pcuda_event_sync(w->ev_h2d[cur.buf]);
-#endif
+                dev_event_sync(r->dev, w->ev_h2d[cur.buf]);
             slots_release(&r->slots, i);
             continue;
         }
@@ -377,15 +360,13 @@ static void *worker_main(void *arg)
             if (rc)
                 break;
         }
-#ifdef SEISLIVE_CUDA
         if (w->cuda && ops->wants_device) {
             /* The slot may be refilled only once its copy has completed. */
-            rc = pcuda_event_sync(w->ev_h2d[cur.buf]);
+            rc = dev_event_sync(r->dev, w->ev_h2d[cur.buf]);
             float ms = 0;
-            if (!rc && pcuda_event_elapsed_ms(w->ev_h2d0[cur.buf], w->ev_h2d[cur.buf], &ms) == 0)
+            if (!rc && dev_event_elapsed_ms(r->dev, w->ev_h2d0[cur.buf], w->ev_h2d[cur.buf], &ms) == 0)
                 metrics_add(r->m, ST_H2D, 1e-3 * ms);
         }
-#endif
         slots_release(&r->slots, i);
         if (rc)
             break;
@@ -407,20 +388,18 @@ static void *worker_main(void *arg)
         atomic_store(&r->stop, 1); /* the ingest stops too */
     t_io = NULL;
     publisher_client_close(w->io.client);
-#ifdef SEISLIVE_CUDA
     if (w->cuda) {
-        pcuda_stream_sync(w->compute_stream);
-        pcuda_stream_sync(w->copy_stream);
+        dev_stream_sync(r->dev, w->compute_stream);
+        dev_stream_sync(r->dev, w->copy_stream);
         for (int k = 0; k < 2; k++) {
-            pcuda_free(w->dbuf[k]);
-            pcuda_event_destroy(w->ev_h2d[k]);
-            pcuda_event_destroy(w->ev_h2d0[k]);
-            pcuda_event_destroy(w->ev_done[k]);
+            dev_free(r->dev, w->dbuf[k]);
+            dev_event_destroy(r->dev, w->ev_h2d[k]);
+            dev_event_destroy(r->dev, w->ev_h2d0[k]);
+            dev_event_destroy(r->dev, w->ev_done[k]);
         }
-        pcuda_stream_destroy(w->copy_stream);
-        pcuda_stream_destroy(w->compute_stream);
+        dev_stream_destroy(r->dev, w->copy_stream);
+        dev_stream_destroy(r->dev, w->compute_stream);
     }
-#endif
     r->worker_rc = rc;
     if (rc < 0) {
         snprintf(r->worker_err, sizeof r->worker_err, "%s", err_msg());
@@ -449,8 +428,7 @@ int pipeline_run(const struct pipeline_conf *pc, const struct sl_device *dev, vo
     }
     rc = uring_reader_init(&r->ring, pc->io_method);
     if (!rc)
-        rc = slots_create(&r->slots, pc->slots, pc->slot_bytes, pc->staging_bytes, &r->ring,
-                          dev->kind == SL_DEVICE_CUDA);
+        rc = slots_create(&r->slots, pc->slots, pc->slot_bytes, pc->staging_bytes, &r->ring, dev);
     if (rc) {
         uring_reader_close(&r->ring);
         free(r);
@@ -466,8 +444,10 @@ int pipeline_run(const struct pipeline_conf *pc, const struct sl_device *dev, vo
         }
         r->have_pub = true;
     }
-    r->in = (struct ingest){.slots = &r->slots, .ring = &r->ring, .m = m, .stop = &r->stop,
-                            .zctx = zctx};
+    r->in = (struct ingest){.nslots = r->slots.n, .slot_bytes = r->slots.bytes, .base = r->slots.base,
+                            .hdr = r->slots.hdr, .staging = r->slots.staging,
+                            .staging_bytes = r->slots.staging_bytes, .ring = &r->ring, .zctx = zctx,
+                            .ops = &ingest_ops, .rt = r};
     struct worker w = {.r = r};
     pthread_t ti, tw;
     /* pthread_create returns a positive error number (EAGAIN: no threads left).  A
@@ -500,203 +480,5 @@ int pipeline_run(const struct pipeline_conf *pc, const struct sl_device *dev, vo
             log_info("rejected: %llu x %s", (unsigned long long)r->in.stats.rejected[k],
                      wire_reject_name(k));
     free(r);
-    return rc;
-}
-
-/* ---- trace blocks ---- */
-
-struct block_ctx {
-    const struct block_consumer *bc;
-    const struct sl_config *cfg;
-    uint64_t fingerprint;
-    struct time_ledger done; /* recording time already processed (resumed from state) */
-    int64_t blocks;
-};
-
-/* The catalogue of published events (for the state): JSON lines. */
-static char *g_catalogue;
-static size_t g_cat_len, g_cat_cap;
-static pthread_mutex_t g_cat_mu = PTHREAD_MUTEX_INITIALIZER;
-
-/* Append N bytes of LINE and a newline. */
-static void catalogue_add(const char *line, size_t n)
-{
-    pthread_mutex_lock(&g_cat_mu);
-    if (g_cat_len + n + 2 > g_cat_cap) {
-        size_t cap = (g_cat_len + n + 2) * 2;
-        char *p = realloc(g_catalogue, cap);
-        if (p) {
-            g_catalogue = p;
-            g_cat_cap = cap;
-        }
-    }
-    if (g_cat_len + n + 2 <= g_cat_cap) {
-        memcpy(g_catalogue + g_cat_len, line, n);
-        g_catalogue[g_cat_len + n] = '\n';
-        g_cat_len += n + 1;
-        g_catalogue[g_cat_len] = '\0';
-    }
-    pthread_mutex_unlock(&g_cat_mu);
-}
-
-int pipeline_publish_event(const struct wire_event *e)
-{
-    char *js = wire_encode_event(e);
-    if (!js)
-        return -ENOMEM;
-    catalogue_add(js, strlen(js));
-    int rc = 0;
-    if (t_io && t_io->pub)
-        rc = publisher_send(t_io->pub, t_io->client, WIRE_TOPIC_EVENT, js, 0, NULL, NULL, 0, NULL);
-    free(js);
-    return rc == -EAGAIN ? 0 : rc;
-}
-
-int pipeline_publish_coherence(const struct wire_volume_hdr *h, const float *v)
-{
-    if (!t_io || !t_io->pub)
-        return 0;
-    size_t bytes = (size_t)h->n[0] * h->n[1] * h->n[2] * sizeof(float);
-    float *copy = malloc(bytes);
-    if (!copy)
-        return -ENOMEM;
-    memcpy(copy, v, bytes);
-    char *js = wire_encode_volume(h);
-    void *fr[1] = {copy};
-    int rc = publisher_send(t_io->pub, t_io->client, WIRE_TOPIC_COHERENCE, js, 0, fr, &bytes, 1,
-                            free);
-    free(js);
-    return rc == -EAGAIN ? 0 : rc;
-}
-
-static int64_t block_end_ns(const struct trace_block *b)
-{
-    return b->t0_ns + (int64_t)llround((double)b->ns * b->dt * 1e9);
-}
-
-static bool block_skip(void *ctx, const struct slot_hdr *h)
-{
-    struct block_ctx *c = ctx;
-    return h->kind == SLOT_TRACES &&
-           time_ledger_covers(&c->done, h->block.t0_ns, block_end_ns(&h->block));
-}
-
-static int block_process(void *ctx, const struct pipeline_unit *u, bool snapshot)
-{
-    struct block_ctx *c = ctx;
-    (void)snapshot;
-    if (u->hdr->kind != SLOT_TRACES)
-        return err_set(-EINVAL, "%s: a shot reached the %s job (it takes trace blocks)",
-                       u->hdr->origin, c->bc->name);
-    return c->bc->feed(&u->hdr->block, c->bc->user);
-}
-
-static int block_checkpoint(struct block_ctx *c)
-{
-    struct state s;
-    state_init(&s);
-    s.fingerprint = c->fingerprint;
-    s.last_t_ns = time_ledger_last(&c->done);
-    s.ledger = c->done.iv; /* (start, end) pairs; borrowed, not freed here */
-    s.n_ledger = 2 * c->done.n;
-    pthread_mutex_lock(&g_cat_mu);
-    s.catalogue = g_catalogue;
-    s.catalogue_len = g_cat_len;
-    int rc = state_save(c->cfg->output.state_dir, &s);
-    pthread_mutex_unlock(&g_cat_mu);
-    return rc;
-}
-
-static int block_finish(void *ctx, const struct slot_hdr *h, const struct pipeline_io *io,
-                        bool publish, bool ckpt)
-{
-    struct block_ctx *c = ctx;
-    (void)io;
-    (void)publish;
-    c->blocks++;
-    /* Short gaps (up to ten blocks) are filled by the engine: count them as processed. */
-    int64_t end = block_end_ns(&h->block), len = end - h->block.t0_ns;
-    int rc = time_ledger_add(&c->done, h->block.t0_ns, end, len > 0 ? 10 * len : 0);
-    if (rc == -EINVAL) { /* a block whose times the ledger cannot hold: not fatal to the run */
-        log_warn("%s: %s: block at t0 = %lld ns not recorded in the ledger: %s", c->bc->name,
-                 h->origin, (long long)h->block.t0_ns, err_msg());
-        rc = 0;
-    }
-    if (rc < 0)
-        return rc;
-    if (rc == 1)
-        log_warn("%s: more than %d separate stretches of time processed: the two closest were "
-                 "joined in the ledger (a block replayed into that gap would be skipped)",
-                 c->bc->name, TIME_LEDGER_MAX);
-    return ckpt ? block_checkpoint(c) : 0;
-}
-
-static int block_end(void *ctx, const struct pipeline_io *io, bool ckpt, bool stopped)
-{
-    struct block_ctx *c = ctx;
-    (void)io;
-    int rc = 0;
-    /* A stop mid-stream keeps the engine's tail for the replay; the end of the input
-     * flushes the last events. */
-    if (!stopped && c->bc->flush)
-        rc = c->bc->flush(c->bc->user);
-    if (!rc && ckpt)
-        rc = block_checkpoint(c);
-    log_info("%s: %lld blocks processed", c->bc->name, (long long)c->blocks);
-    return rc;
-}
-
-int pipeline_run_blocks(const struct sl_config *cfg, const struct sl_device *dev,
-                        const struct block_consumer *bc)
-{
-    struct block_ctx c = {.bc = bc, .cfg = cfg, .fingerprint = config_fingerprint(cfg)};
-    time_ledger_init(&c.done);
-    const char *sd = cfg->output.state_dir;
-    if (sd && sd[0]) {
-        struct state s;
-        int rc = state_load(sd, c.fingerprint, &s);
-        if (rc == 0) {
-            rc = time_ledger_load(&c.done, s.ledger, s.n_ledger, s.last_t_ns);
-            if (rc == 0) {
-                if (s.catalogue && s.catalogue_len)
-                    catalogue_add(s.catalogue,
-                                  s.catalogue_len - (s.catalogue[s.catalogue_len - 1] == '\n'));
-                log_info("state %s: resumed after t = %lld ns (%zu stretch%s of time processed)", sd,
-                         (long long)time_ledger_last(&c.done), c.done.n, c.done.n == 1 ? "" : "es");
-            }
-            state_free(&s);
-        }
-        if (rc && rc != -ENOENT) {
-            time_ledger_free(&c.done);
-            return err_prefix(rc, "[output] state_dir (move it away to start afresh)");
-        }
-    }
-    void *zctx = zmq_ctx_new();
-    struct source src;
-    int rc = pipeline_open_source(cfg, zctx, SLOT_TRACES, &src);
-    if (rc) {
-        zmq_ctx_term(zctx);
-        time_ledger_free(&c.done);
-        return rc;
-    }
-    struct pipeline_conf pc;
-    pipeline_conf_from(cfg, bc->name, &pc);
-    struct pipeline_ops ops = {.name = bc->name, .ctx = &c, .skip = block_skip,
-                               .process = block_process, .finish = block_finish,
-                               .end = block_end};
-    struct metrics m;
-    metrics_init(&m);
-    rc = pipeline_run(&pc, dev, zctx, &src, &ops, &m);
-    src.close(src.ctx);
-    zmq_ctx_term(zctx);
-    if (log_get_level() <= LOG_INFO)
-        metrics_print(&m, stderr);
-    metrics_destroy(&m);
-    pthread_mutex_lock(&g_cat_mu);
-    free(g_catalogue);
-    g_catalogue = NULL;
-    g_cat_len = g_cat_cap = 0;
-    pthread_mutex_unlock(&g_cat_mu);
-    time_ledger_free(&c.done);
     return rc;
 }

@@ -11,7 +11,10 @@
  * that waits on the GPU, and only on events (never a device-wide sync).  On the CPU
  * backend the same loop runs with process synchronous and no copies.
  *
- * A job plugs in through struct pipeline_ops; sources through struct source. */
+ * A job plugs in through struct pipeline_ops; sources through struct source
+ * (io/source.h: the runtime hands them its slots through struct ingest).  The source
+ * the config asks for: stream/sources.h; trace blocks (the locate job) through this
+ * runtime: stream/locate_blocks.h. */
 #ifndef SEISLIVE_PIPELINE_H
 #define SEISLIVE_PIPELINE_H
 
@@ -19,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "io/source.h"
 #include "io/wire.h"
 #include "kernels/backend.h"
 #include "stream/metrics.h"
@@ -28,35 +32,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-struct uring_reader;
-
-/* What the ingest thread hands to a source. */
-struct ingest {
-    struct slots *slots;
-    struct uring_reader *ring;   /* file reads into the slots */
-    struct metrics *m;
-    struct wire_stats stats;     /* rejects by reason (all sources) */
-    _Atomic int *stop;           /* the pipeline's stop flag (also set by signals) */
-    void *zctx;                  /* ZeroMQ context */
-};
-
-/* True when the ingest should stop (pipeline stop or SIGTERM/SIGINT). */
-bool ingest_stopping(const struct ingest *in);
-/* Reserve a slot, waiting while every slot is full (back-pressure), polling the stop
- * flag: the index, or -ECANCELED when stopping. */
-int ingest_reserve(struct ingest *in);
-/* Count and log a rejected unit (the reason is err_msg()). */
-void ingest_rejected(struct ingest *in, const char *what);
-
-struct source {
-    const char *name;
-    void *ctx;
-    /* Ingest thread: fill and commit slots until the input ends (0), a stop (0) or a
-     * fatal error (< 0 with err_msg()).  Malformed units are counted, logged, skipped. */
-    int (*run)(void *ctx, struct ingest *in);
-    void (*close)(void *ctx);
-};
 
 /* One unit as the job sees it. */
 struct pipeline_unit {
@@ -117,40 +92,14 @@ struct pipeline_conf {
 struct sl_config;
 void pipeline_conf_from(const struct sl_config *cfg, const char *job, struct pipeline_conf *pc);
 
-/* The source [input] describes (zmq or files), for units of KIND (SLOT_SHOT or
- * SLOT_TRACES).  Returns 0 or < 0 with err_msg() (bind failure, no files). */
-int pipeline_open_source(const struct sl_config *cfg, void *zctx, int kind, struct source *out);
-
 /* Run SRC through OPS on DEV until the input ends or a stop is asked.  M: metrics (the
  * caller prints them).  Returns 0 or < 0 with err_msg(). */
 int pipeline_run(const struct pipeline_conf *pc, const struct sl_device *dev, void *zctx,
                  struct source *src, const struct pipeline_ops *ops, struct metrics *m);
 
-/* ---- trace blocks through the runtime (the locate job) ---- */
-
-/* A consumer of trace blocks: FEED is called on the worker thread with each block in
- * stream order (contiguous, io/trace_block.h), FLUSH once after the last.  Inside
- * them, pipeline_publish_event / pipeline_publish_coherence reach the subscribers.
- * State ([output] state_dir): the end time of the last block processed and the event
- * catalogue (every event published, one JSON line each) are checkpointed atomically;
- * on restart, blocks that end at or before that time are skipped (replaying an input
- * never processes a block twice). */
-struct block_consumer {
-    const char *name;        /* "locate" */
-    void *user;
-    int (*feed)(const struct trace_block *b, void *user);
-    int (*flush)(void *user);
-};
-
-/* Run [input] (ZeroMQ "traces" messages, or miniSEED files / folders, optionally
- * watched) into BC on DEV, publishing on [output].  0 or < 0 with err_msg(). */
-int pipeline_run_blocks(const struct sl_config *cfg, const struct sl_device *dev,
-                        const struct block_consumer *bc);
-
-/* From FEED/FLUSH (worker thread): publish an event / a coherence volume (copied).
- * No-ops without an [output] endpoint; a full publisher queue drops and counts. */
-int pipeline_publish_event(const struct wire_event *e);
-int pipeline_publish_coherence(const struct wire_volume_hdr *h, const float *v);
+/* The calling worker thread's io while pipeline_run runs it (for job code called from
+ * process, e.g. the trace-block runtime's publishing), else NULL. */
+const struct pipeline_io *pipeline_worker_io(void);
 
 /* Ask a running pipeline to stop (tests, benchmarks): like SIGTERM. */
 void pipeline_request_stop(void);

@@ -11,13 +11,10 @@
 #include "io/uring_reader.h"
 #include "stream/error.h"
 #include "stream/log.h"
-#ifdef SEISLIVE_CUDA
-#include "kernels/backend.h"
-#include "stream/pipeline_cuda.h"
-#endif
+#include "kernels/device.h"
 
 int slots_create(struct slots *s, int n, size_t bytes, size_t staging, struct uring_reader *ring,
-                 bool pin_cuda)
+                 const struct sl_device *pin)
 {
     memset(s, 0, sizeof *s);
     if (n < 2)
@@ -55,18 +52,15 @@ int slots_create(struct slots *s, int n, size_t bytes, size_t staging, struct ur
         uring_reader_register(ring, s->iov, n + (staging ? 1 : 0));
         s->ring = ring;
     }
-#ifdef SEISLIVE_CUDA
-    if (pin_cuda) {
-        int rc = pcuda_host_register(s->base, (size_t)n * bytes);
+    if (pin && dev_is_gpu(pin)) {
+        int rc = dev_host_register(pin, s->base, (size_t)n * bytes);
         if (rc < 0) {
             slots_destroy(s);
             return err_prefix(rc, "slots: page-locking %d x %zu bytes", n, bytes);
         }
         s->cuda_pinned = true;
+        s->pinned_on = *pin;
     }
-#else
-    (void)pin_cuda;
-#endif
     log_info("%d slots of %.1f MiB%s%s", n, (double)bytes / (1 << 20),
              ring && ring->registered ? ", io_uring fixed buffers" : "",
              s->cuda_pinned ? ", CUDA page-locked" : "");
@@ -75,10 +69,8 @@ int slots_create(struct slots *s, int n, size_t bytes, size_t staging, struct ur
 
 void slots_destroy(struct slots *s)
 {
-#ifdef SEISLIVE_CUDA
     if (s->cuda_pinned)
-        pcuda_host_unregister(s->base);
-#endif
+        dev_host_unregister(&s->pinned_on, s->base);
     s->cuda_pinned = false;
     if (s->ring)
         uring_reader_unregister(s->ring);

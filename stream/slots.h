@@ -20,8 +20,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "io/shot.h"
-#include "io/trace_block.h"
+#include "io/source.h" /* struct slot_hdr: what a slot holds */
+#include "kernels/backend.h"
 #include "stream/spsc.h"
 
 #ifdef __cplusplus
@@ -30,25 +30,6 @@ extern "C" {
 
 struct uring_reader;
 
-enum slot_kind { SLOT_EMPTY = 0, SLOT_SHOT = 1, SLOT_TRACES = 2, SLOT_RAW = 3, SLOT_END = 4 };
-
-/* What a slot holds; filled by the source, read by the worker. */
-struct slot_hdr {
-    int kind;                 /* enum slot_kind; SLOT_END: the input is finished */
-    int64_t id;               /* shot id, block sequence number, or raw unit number */
-    uint64_t msg_seq;         /* message / unit number of the source (for messages) */
-    char origin[160];         /* "message 12", "a.segy: traces 0..47" */
-    size_t bytes;             /* payload bytes used from the start of the slot */
-    struct shot shot;         /* SLOT_SHOT: rec and data point into the slot */
-    struct trace_block block; /* SLOT_TRACES: data (and chan, mask) point into the slot */
-    double t_arrive;          /* monotonic s: the unit started arriving */
-    double wait_s;            /* ingest waited this long for a free slot and for data */
-    double decode_s;          /* receive/read + decode into the slot */
-    double input_frac;        /* share of a known-length input read with this unit (0..1,
-                                 for progress and time left); 0 = unknown: a stream or a
-                                 watched folder */
-};
-
 struct slots {
     int n;
     size_t bytes;             /* per slot, a multiple of the page size */
@@ -56,6 +37,7 @@ struct slots {
     struct iovec *iov;        /* one per slot (io_uring registration) */
     struct slot_hdr *hdr;
     bool cuda_pinned;
+    struct sl_device pinned_on; /* the device pinned for (cuda_pinned) */
     struct uring_reader *ring;/* registered with, or NULL */
     struct spsc free_q;       /* worker -> ingest */
     struct spsc ready_q;      /* ingest -> worker */
@@ -68,9 +50,10 @@ struct slots {
 
 /* N slots of at least BYTES each, plus a staging buffer of STAGING bytes (0 = none)
  * for the ingest thread.  RING (may be NULL): register them as its fixed buffers
- * (staging = index N).  PIN_CUDA: cudaHostRegister the slots (CUDA builds only). */
+ * (staging = index N).  PIN (may be NULL): page-lock the slots for that device when it
+ * is a GPU (dev_host_register, kernels/device.h; the calling thread bound to it). */
 int slots_create(struct slots *s, int n, size_t bytes, size_t staging, struct uring_reader *ring,
-                 bool pin_cuda);
+                 const struct sl_device *pin);
 void slots_destroy(struct slots *s);
 
 static inline void *slot_data(const struct slots *s, int i)

@@ -10,6 +10,7 @@
 #include "conf/config.h"
 #include "conf/schema.h"
 #include "conf/suggest.h"
+#include "kernels/backend.h"
 #include "stream/error.h"
 #include "tests/support.h"
 
@@ -228,4 +229,29 @@ Test(config, missing_file)
     cr_assert_eq(config_load("/nonexistent/seislive.toml", &cfg), -ENOENT);
     cr_assert_str_eq(err_msg(), "/nonexistent/seislive.toml: cannot open config file: No such file or directory");
     config_free(&cfg);
+}
+
+/* [runtime] device is checked by the config itself (conf/ includes nothing from
+ * kernels/): it must accept exactly what the backend can resolve (backend_parse). */
+Test(config, device_syntax_agrees_with_the_backend)
+{
+    const char *specs[] = {"auto", "cpu", "cuda:0", "cuda:7", "cuda:0001", "cuda:1023", "cuda:1024",
+                           "cuda:99999999999999999999", "cuda:", "cuda:x", "cuda:-1", "cuda:+1", "cuda: 1",
+                           "cuda:1x", "cuda:1 ", "CPU", "Auto", "gpu", "gpu0", "cuda0", "", "cpu:0"};
+    int accepted = 0;
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
+        char text[256];
+        snprintf(text, sizeof text, INPUT_OK "[runtime]\ndevice = \"%s\"\n", specs[i]);
+        struct sl_config cfg;
+        bool cfg_ok = config_load_string(text, "dev.toml", &cfg) == 0;
+        config_free(&cfg);
+        bool is_auto;
+        enum sl_device_kind kind;
+        int index;
+        bool backend_ok = backend_parse(specs[i], &is_auto, &kind, &index) == 0;
+        cr_expect_eq(cfg_ok, backend_ok, "device \"%s\": the config %s it, the backend %s it", specs[i],
+                     cfg_ok ? "accepts" : "refuses", backend_ok ? "accepts" : "refuses");
+        accepted += cfg_ok;
+    }
+    cr_expect_eq(accepted, 6, "the first six specs are the valid ones");
 }

@@ -23,6 +23,7 @@
 #include "conf/config.h"
 #include "kernels/cf.h"
 #include "kernels/locate_engine.h"
+#include "stream/locate_setup.h"
 #include "stream/error.h"
 #include "tools/micro_model.h"
 
@@ -150,7 +151,7 @@ static void locate_all(struct micro_model *m, int cf, struct found *f)
     demo_config(&cfg, cf);
     struct sl_device dev = {.kind = SL_DEVICE_CPU, .index = -1};
     struct locate_engine *e = NULL;
-    cr_assert_eq(locate_engine_create(&e, &cfg, &dev, &st), 0, "%s", err_msg());
+    cr_assert_eq(locate_engine_from_config(&e, &cfg, &dev, &st), 0, "%s", err_msg());
     config_free(&cfg);
     memset(f, 0, sizeof *f);
     locate_engine_on_event(e, on_event, f);
@@ -161,7 +162,7 @@ static void locate_all(struct micro_model *m, int cf, struct found *f)
             memcpy(buf + (size_t)c * n, data + (size_t)c * ns + off, (size_t)n * sizeof(float));
         struct trace_block b = {.seq = seq, .t0_ns = (int64_t)llround(off / RATE * 1e9), .dt = 1.0 / RATE,
                                 .nrec = nch, .ns = n, .chan = chan, .data = buf};
-        cr_assert_eq(locate_engine_process(e, &b), 0, "%s", err_msg());
+        cr_assert_eq(locate_feed(e, &b), 0, "%s", err_msg());
     }
     cr_assert_eq(locate_engine_flush(e), 0, "%s", err_msg());
     locate_engine_destroy(e);
@@ -200,7 +201,8 @@ Test(locate_calib, stalta_peak_at_arrival_whatever_the_amplitude)
     cfg.locate.lta = 0.5;
     cfg.locate.band[0] = cfg.locate.band[1] = 0.0;
     struct cf_params p;
-    cr_assert_eq(cf_params_init(&p, &cfg.locate, 1.0 / RATE), 0, "%s", err_msg());
+    struct cf_spec spec = locate_cf_spec(&cfg.locate);
+    cr_assert_eq(cf_params_init(&p, &spec, 1.0 / RATE), 0, "%s", err_msg());
     config_free(&cfg);
     enum { N = 1000, NTR = 20 };
     const double noise = 0.05, tarr = 2.0 + 0.3 / RATE; /* not on a sample */

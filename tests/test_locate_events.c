@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "kernels/locate_engine.h"
+#include "stream/locate_setup.h"
 #include "tests/test_locate_synth.h"
 
 struct peak {
@@ -42,7 +43,7 @@ static void run(const struct synth *s, struct synth_found *f, struct peak *pk)
     synth_config(&cfg);
     struct sl_device dev = {.kind = SL_DEVICE_CPU, .index = -1};
     struct locate_engine *e;
-    cr_assert_eq(locate_engine_create(&e, &cfg, &dev, &s->st), 0);
+    cr_assert_eq(locate_engine_from_config(&e, &cfg, &dev, &s->st), 0);
     locate_engine_on_event(e, synth_on_event, f);
     locate_engine_on_trace(e, on_trace, pk);
     int sizes[] = {1000};

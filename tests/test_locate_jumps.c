@@ -17,6 +17,7 @@
 #include "io/mseed_write.h"
 #include "io/wire.h"
 #include "kernels/locate_engine.h"
+#include "stream/locate_setup.h"
 #include "stream/error.h"
 #include "tests/support.h"
 #include "tests/test_locate_synth.h"
@@ -39,7 +40,7 @@ static struct locate_engine *engine(const struct synth *s, struct synth_found *f
     synth_config(&cfg);
     struct sl_device dev = {.kind = SL_DEVICE_CPU, .index = -1};
     struct locate_engine *e = NULL;
-    cr_assert_eq(locate_engine_create(&e, &cfg, &dev, &s->st), 0, "%s", err_msg());
+    cr_assert_eq(locate_engine_from_config(&e, &cfg, &dev, &s->st), 0, "%s", err_msg());
     config_free(&cfg);
     if (f)
         locate_engine_on_event(e, synth_on_event, f);
@@ -91,7 +92,7 @@ Test(locate_jumps, a_year_ahead_restarts_the_stream_with_events_on_both_sides, .
     /* 8 s (event 0), then the next 8 s (event 1) stamped a year later */
     for (int off = 0; off < s.ns; off += 1000) {
         struct trace_block b = block_of(&s, off, 1000, off >= 2000 ? YEAR_NS : 0, buf);
-        cr_assert_eq(locate_engine_process(e, &b), 0, "%s", err_msg());
+        cr_assert_eq(locate_feed(e, &b), 0, "%s", err_msg());
     }
     cr_assert_eq(locate_engine_flush(e), 0, "%s", err_msg());
     struct locate_stats st;
@@ -117,33 +118,33 @@ Test(locate_jumps, overlaps_are_dropped_and_counted_backward_jumps_restart, .tim
     struct locate_engine *e = engine(&s, NULL);
     struct locate_stats st;
     struct trace_block b = block_of(&s, 0, 250, 0, buf);
-    cr_assert_eq(locate_engine_process(e, &b), 0, "%s", err_msg());
+    cr_assert_eq(locate_feed(e, &b), 0, "%s", err_msg());
     b = block_of(&s, 250, 250, 0, buf);
-    cr_assert_eq(locate_engine_process(e, &b), 0, "%s", err_msg());
+    cr_assert_eq(locate_feed(e, &b), 0, "%s", err_msg());
     /* starts 100 samples before the end: those 100 are dropped, the other 150 fed */
     b = block_of(&s, 400, 250, 0, buf);
-    cr_assert_eq(locate_engine_process(e, &b), 0, "%s", err_msg());
+    cr_assert_eq(locate_feed(e, &b), 0, "%s", err_msg());
     locate_engine_stats(e, &st);
     cr_expect_eq(st.overlap_samples, 100);
     cr_expect_eq(st.samples, 650, "%lld samples: the overlap was used twice or dropped whole",
                  (long long)st.samples);
     /* contiguous with that block: no gap */
     b = block_of(&s, 650, 250, 0, buf);
-    cr_assert_eq(locate_engine_process(e, &b), 0, "%s", err_msg());
+    cr_assert_eq(locate_feed(e, &b), 0, "%s", err_msg());
     locate_engine_stats(e, &st);
     cr_expect_eq(st.gap_samples, 0);
     cr_expect_eq(st.samples, 900);
     /* wholly before the end: rejected, counted */
     b = block_of(&s, 100, 250, 0, buf);
-    cr_assert_eq(locate_engine_process(e, &b), 0, "%s", err_msg());
+    cr_assert_eq(locate_feed(e, &b), 0, "%s", err_msg());
     locate_engine_stats(e, &st);
     cr_expect_eq(st.rejected_blocks, 1);
     cr_expect_eq(st.samples, 900);
     /* a year back: the clock was reset; the stream restarts there and goes on */
     b = block_of(&s, 900, 250, -YEAR_NS, buf);
-    cr_assert_eq(locate_engine_process(e, &b), 0, "%s", err_msg());
+    cr_assert_eq(locate_feed(e, &b), 0, "%s", err_msg());
     b = block_of(&s, 1150, 250, -YEAR_NS, buf);
-    cr_assert_eq(locate_engine_process(e, &b), 0, "%s", err_msg());
+    cr_assert_eq(locate_feed(e, &b), 0, "%s", err_msg());
     locate_engine_stats(e, &st);
     cr_expect_eq(st.restarts, 1);
     cr_expect_eq(st.rejected_blocks, 1, "the blocks after the reset were rejected");
@@ -157,7 +158,7 @@ Test(locate_jumps, overlaps_are_dropped_and_counted_backward_jumps_restart, .tim
 
 static int feed_block(const struct trace_block *b, void *user)
 {
-    return locate_engine_process(user, b);
+    return locate_feed(user, b);
 }
 
 /* A record of one channel dated 1900, then the stream: read from miniSEED, cut into
@@ -263,14 +264,14 @@ Test(locate_jumps, cancel_stops_a_long_block_and_a_gap_between_chunks, .timeout 
     cfg.locate.block_samples = 100; /* one block of 4000 samples is 40 chunks */
     struct sl_device dev = {.kind = SL_DEVICE_CPU, .index = -1};
     struct locate_engine *e = NULL;
-    cr_assert_eq(locate_engine_create(&e, &cfg, &dev, &s.st), 0, "%s", err_msg());
+    cr_assert_eq(locate_engine_from_config(&e, &cfg, &dev, &s.st), 0, "%s", err_msg());
     config_free(&cfg);
     locate_engine_set_cancel(e, cancel_after, NULL);
     float *buf = malloc((size_t)27 * 4000 * sizeof(float));
     g_polls = 0;
     g_stop_at = 5;
     struct trace_block b = block_of(&s, 0, 4000, 0, buf);
-    cr_expect_eq(locate_engine_process(e, &b), -ECANCELED);
+    cr_expect_eq(locate_feed(e, &b), -ECANCELED);
     struct locate_stats st;
     locate_engine_stats(e, &st);
     cr_expect_eq(st.samples, 400, "%lld samples fed: the stop was polled between 100-sample chunks",
@@ -279,12 +280,12 @@ Test(locate_jumps, cancel_stops_a_long_block_and_a_gap_between_chunks, .timeout 
     /* a short gap (fed as invalid samples, chunk by chunk) stops at the first poll */
     locate_engine_set_cancel(e, NULL, NULL);
     b = block_of(&s, 400, 100, 0, buf);
-    cr_assert_eq(locate_engine_process(e, &b), 0, "%s", err_msg());
+    cr_assert_eq(locate_feed(e, &b), 0, "%s", err_msg());
     locate_engine_set_cancel(e, cancel_after, NULL);
     g_polls = 0;
     g_stop_at = 1;
     b = block_of(&s, 800, 100, 0, buf); /* 300 samples after the end: a gap of 3 chunks */
-    cr_expect_eq(locate_engine_process(e, &b), -ECANCELED);
+    cr_expect_eq(locate_feed(e, &b), -ECANCELED);
     locate_engine_stats(e, &st);
     cr_expect_eq(st.gap_samples, 0);
     cr_expect_eq(st.samples, 500);

@@ -15,6 +15,7 @@
 
 #include "io/wire.h"
 #include "kernels/locate_engine.h"
+#include "stream/locate_setup.h"
 #include "stream/error.h"
 #include "tests/support.h"
 #include "tests/test_locate_synth.h"
@@ -51,7 +52,7 @@ static struct synth_found run_engine(const struct synth *s, const float *z, cons
     config(&cfg);
     struct sl_device dev = {.kind = SL_DEVICE_CPU, .index = -1};
     struct locate_engine *e = NULL;
-    cr_assert_eq(locate_engine_create(&e, &cfg, &dev, &s->st), 0, "%s", err_msg());
+    cr_assert_eq(locate_engine_from_config(&e, &cfg, &dev, &s->st), 0, "%s", err_msg());
     config_free(&cfg);
     struct synth_found f = {0};
     locate_engine_on_event(e, synth_on_event, &f);
@@ -62,7 +63,7 @@ static struct synth_found run_engine(const struct synth *s, const float *z, cons
             memcpy(buf + (size_t)r * BLOCK, z + (size_t)(r % NSTA) * NS + off, BLOCK * sizeof(float));
         struct trace_block b = {.seq = seq, .t0_ns = s->t0_ns + (int64_t)llround(off * s->dt * 1e9),
                                 .dt = s->dt, .nrec = nrec, .ns = BLOCK, .chan = chan, .data = buf};
-        cr_assert_eq(locate_engine_process(e, &b), 0, "%s", err_msg());
+        cr_assert_eq(locate_feed(e, &b), 0, "%s", err_msg());
     }
     cr_assert_eq(locate_engine_flush(e), 0, "%s", err_msg());
     locate_engine_stats(e, st);

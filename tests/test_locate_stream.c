@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/locate_engine.h"
+#include "stream/locate_setup.h"
 #include "stream/error.h"
 #include "tests/test_locate_synth.h"
 
@@ -28,7 +29,7 @@ static struct locate_engine *engine(const struct synth *s, int block_samples, st
     cfg.locate.block_samples = block_samples;
     struct sl_device dev = {.kind = SL_DEVICE_CPU, .index = -1};
     struct locate_engine *e = NULL;
-    cr_assert_eq(locate_engine_create(&e, &cfg, &dev, &s->st), 0, "%s", err_msg());
+    cr_assert_eq(locate_engine_from_config(&e, &cfg, &dev, &s->st), 0, "%s", err_msg());
     config_free(&cfg);
     if (f)
         locate_engine_on_event(e, synth_on_event, f);
@@ -140,14 +141,14 @@ Test(locate_stream, bad_blocks_are_errors_or_counted, .timeout = 60)
     struct trace_block b = block_of(&s, 0, n, buf);
     b.nrec = nch + 1;
     b.chan = chan;
-    cr_assert_eq(locate_engine_process(e, &b), 0, "%s", err_msg());
+    cr_assert_eq(locate_feed(e, &b), 0, "%s", err_msg());
     struct locate_stats st;
     locate_engine_stats(e, &st);
     cr_expect_eq(st.unmatched_channels, 1);
 
     /* fewer channels than the stream started with */
     b = block_of(&s, n, n, buf);
-    cr_expect_eq(locate_engine_process(e, &b), -EINVAL);
+    cr_expect_eq(locate_feed(e, &b), -EINVAL);
     cr_expect_not_null(strstr(err_msg(), "channels"), "%s", err_msg());
     /* a renamed channel */
     b = block_of(&s, n, n, buf);
@@ -156,34 +157,34 @@ Test(locate_stream, bad_blocks_are_errors_or_counted, .timeout = 60)
     memcpy(other, chan, (size_t)(nch + 1) * sizeof *other);
     strcpy(other[4].cha, "HHX");
     b.chan = other;
-    cr_expect_eq(locate_engine_process(e, &b), -EINVAL);
+    cr_expect_eq(locate_feed(e, &b), -EINVAL);
     cr_expect_not_null(strstr(err_msg(), "channel 4 is XX.S01..HHX, expected XX.S01..HHN"), "%s", err_msg());
     /* another sample interval */
     b.chan = chan;
     b.dt = 0.002;
-    cr_expect_eq(locate_engine_process(e, &b), -EINVAL);
+    cr_expect_eq(locate_feed(e, &b), -EINVAL);
     cr_expect_not_null(strstr(err_msg(), "dt"), "%s", err_msg());
     /* the next block, in order: accepted */
     b = block_of(&s, n, n, buf);
     b.nrec = nch + 1;
     b.chan = chan;
-    cr_expect_eq(locate_engine_process(e, &b), 0, "%s", err_msg());
+    cr_expect_eq(locate_feed(e, &b), 0, "%s", err_msg());
     /* the same block again (overlap): rejected and counted, the stream goes on */
-    cr_expect_eq(locate_engine_process(e, &b), 0);
+    cr_expect_eq(locate_feed(e, &b), 0);
     locate_engine_stats(e, &st);
     cr_expect_eq(st.rejected_blocks, 1);
     /* a block 100 samples late: the missing stretch becomes a gap */
     b = block_of(&s, 2 * n + 100, n, buf);
     b.nrec = nch + 1;
     b.chan = chan;
-    cr_expect_eq(locate_engine_process(e, &b), 0, "%s", err_msg());
+    cr_expect_eq(locate_feed(e, &b), 0, "%s", err_msg());
     locate_engine_stats(e, &st);
     cr_expect_eq(st.gap_samples, 100);
     cr_expect_eq(st.blocks, 3);
     cr_expect_eq(locate_engine_flush(e), 0);
     /* malformed */
     b.ns = -1;
-    cr_expect_eq(locate_engine_process(e, &b), -EINVAL);
+    cr_expect_eq(locate_feed(e, &b), -EINVAL);
     locate_engine_destroy(e);
     free(other);
     free(chan);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kernels/locate_engine.h"
+#include "stream/locate_setup.h"
 
 static uint64_t next(uint64_t *x)
 {
@@ -138,7 +139,7 @@ int synth_feed(struct locate_engine *e, const struct synth *s, const int *sizes,
         struct trace_block b = {.seq = seq, .t0_ns = s->t0_ns + (int64_t)llround(off * s->dt * 1e9), .dt = s->dt,
                                 .nrec = nch, .ns = n, .chan = s->chan, .data = buf, .mask = mbuf,
                                 .chan_ok = chan_ok};
-        rc = locate_engine_process(e, &b);
+        rc = locate_feed(e, &b);
         off += n;
     }
     if (!rc)

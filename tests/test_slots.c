@@ -16,7 +16,7 @@ Test(slots, reserve_commit_acquire_release_and_backpressure)
     struct uring_reader r;
     cr_assert_eq(uring_reader_init(&r, URING_AUTO), 0);
     struct slots s;
-    cr_assert_eq(slots_create(&s, 3, 10000, 5000, &r, false), 0);
+    cr_assert_eq(slots_create(&s, 3, 10000, 5000, &r, NULL), 0);
     cr_assert_eq(s.bytes % 4096, 0, "slots are page multiples");
     cr_assert_eq((uintptr_t)slot_data(&s, 1) % 4096, 0, "slots are page aligned (O_DIRECT)");
     cr_assert_not_null(s.staging);

@@ -17,7 +17,7 @@
 #include "io/wire.h"
 #include "kernels/backend.h"
 #include "stream/error.h"
-#include "stream/pipeline.h"
+#include "stream/locate_blocks.h"
 #include "tests/support.h"
 #include "tests/test_stream_support.h"
 
@@ -66,7 +66,7 @@ static int feed(const struct trace_block *b, void *user)
         }
     c->blocks++;
     struct wire_event e = {.origin_ns = b->t0_ns, .x = 1, .y = 2, .z = 3, .strength = (double)c->blocks};
-    return pipeline_publish_event(&e);
+    return locate_blocks_publish_event(&e);
 }
 
 static int flush(void *user)
@@ -107,7 +107,7 @@ static pid_t spawn_consumer(const char *cfgtext, const char *log, const char *re
     backend_select("cpu", &dev);
     struct consumer c = {.out = fopen(result, "w"), .next_t0 = -1, .contiguous = 1};
     struct block_consumer bc = {.name = "locate", .user = &c, .feed = feed, .flush = flush};
-    int rc = pipeline_run_blocks(&cfg, &dev, &bc);
+    int rc = locate_blocks_run(&cfg, &dev, &bc);
     if (rc)
         fprintf(stderr, "failed: %s\n", err_msg());
     fclose(c.out);

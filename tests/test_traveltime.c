@@ -12,17 +12,13 @@
 #include "io/nonlinloc.h"
 #include "kernels/traveltime.h"
 #include "stream/error.h"
+#include "stream/locate_tables.h"
 #include "tests/support.h"
 
-static struct station_set one_station(double x, double y, double z)
+static struct tt_station one_station(double x, double y, double z)
 {
-    struct station_set s = {0};
-    s.n = 1;
-    s.st = calloc(1, sizeof *s.st);
-    strcpy(s.st[0].name, "A");
-    s.st[0].x = x;
-    s.st[0].y = y;
-    s.st[0].z = z;
+    struct tt_station s = {.x = x, .y = y, .z = z};
+    strcpy(s.name, "A");
     return s;
 }
 
@@ -65,12 +61,12 @@ static double two_layer(double v1, double v2, double H, double r, double z)
 
 Test(traveltime, eikonal_homogeneous_matches_straight_rays)
 {
-    struct station_set st = one_station(40.0, 10.0, -30.0);
+    struct tt_station st = one_station(40.0, 10.0, -30.0);
     double top = 0, vp = 3000, vs = 1700;
     struct tt_layers m = {1, &top, &vp, &vs};
     struct tt_table e, h;
-    cr_assert_eq(tt_layered(&grid, &st, PHASES_PS, &m, &e), 0, "%s", err_msg());
-    cr_assert_eq(tt_homogeneous(&grid, &st, PHASES_PS, vp, vs, &h), 0);
+    cr_assert_eq(tt_layered(&grid, &st, 1, TT_PHASES_PS, &m, &e), 0, "%s", err_msg());
+    cr_assert_eq(tt_homogeneous(&grid, &st, 1, TT_PHASES_PS, vp, vs, &h), 0);
     double worst = 0;
     for (size_t i = 0; i < 2 * h.nj; i++) {
         double p[3];
@@ -84,16 +80,15 @@ Test(traveltime, eikonal_homogeneous_matches_straight_rays)
     cr_expect_lt(worst, 0.005, "eikonal vs analytic: %.4f relative", worst);
     tt_free(&e);
     tt_free(&h);
-    stations_free(&st);
 }
 
 Test(traveltime, eikonal_two_layers_matches_fermat_times)
 {
-    struct station_set st = one_station(0.0, 0.0, 0.0);
+    struct tt_station st = one_station(0.0, 0.0, 0.0);
     double top[2] = {-1000.0, 450.0}, vp[2] = {2000.0, 4000.0}, vs[2] = {1200.0, 2300.0};
     struct tt_layers m = {2, top, vp, vs};
     struct tt_table e;
-    cr_assert_eq(tt_layered(&grid, &st, PHASES_PS, &m, &e), 0, "%s", err_msg());
+    cr_assert_eq(tt_layered(&grid, &st, 1, TT_PHASES_PS, &m, &e), 0, "%s", err_msg());
     double worst = 0, worst_abs = 0;
     int head = 0;
     for (size_t i = 0; i < 2 * e.nj; i++) {
@@ -114,7 +109,6 @@ Test(traveltime, eikonal_two_layers_matches_fermat_times)
     /* first-order upwind scheme on a 6.25 m grid below the interface: within 1% */
     cr_expect_lt(worst, 0.01, "eikonal vs Fermat: %.4f relative", worst);
     tt_free(&e);
-    stations_free(&st);
 }
 
 Test(traveltime, layered_model_file_errors)
@@ -122,18 +116,18 @@ Test(traveltime, layered_model_file_errors)
     char *dir = test_tmpdir();
     struct tt_layers m;
     char *p = test_write_file(dir, "bad.txt", "0 3000 1700\n500 2000\n");
-    cr_expect_eq(tt_layers_load(p, &m), -EINVAL);
+    cr_expect_eq(locate_layers_load(p, &m), -EINVAL);
     cr_expect_not_null(strstr(err_msg(), "bad.txt:2:"), "%s", err_msg());
     free(p);
     p = test_write_file(dir, "order.txt", "# top vp vs\n0 3000 1700\n500 4000 2300\n400 5000 2900\n");
-    cr_expect_eq(tt_layers_load(p, &m), -EINVAL);
+    cr_expect_eq(locate_layers_load(p, &m), -EINVAL);
     cr_expect_not_null(strstr(err_msg(), "order.txt:4:"), "%s", err_msg());
     free(p);
     p = test_write_file(dir, "good.txt", "0 3000 1700 # top\n500 4000 2300\n");
-    cr_assert_eq(tt_layers_load(p, &m), 0, "%s", err_msg());
+    cr_assert_eq(locate_layers_load(p, &m), 0, "%s", err_msg());
     cr_expect_eq(m.n, 2);
     cr_expect_float_eq(m.vs[1], 2300.0, 1e-12);
-    tt_layers_free(&m);
+    locate_layers_free(&m);
     free(p);
     test_rmtree(dir);
     free(dir);
@@ -170,13 +164,13 @@ Test(traveltime, nonlinloc_round_trip_and_tables)
     nll_free(&r);
 
     /* a travel-time table from it equals the analytic times within trilinear error */
-    struct station_set st = one_station(40.0, 10.0, -30.0);
+    struct tt_station st = one_station(40.0, 10.0, -30.0);
     struct tt_grid tg = {{9, 9, 5}, {100.0, 90.0, 200.0}, {-400.0, -350.0, 0.0}};
     char rp[512];
     snprintf(rp, sizeof rp, "%s/model", dir);
     struct tt_table t, h;
-    cr_assert_eq(tt_nonlinloc(&tg, &st, PHASES_P, rp, NULL, &t), 0, "%s", err_msg());
-    cr_assert_eq(tt_homogeneous(&tg, &st, PHASES_P, 3000.0, 1700.0, &h), 0);
+    cr_assert_eq(locate_tables_nonlinloc(&tg, &st, 1, TT_PHASES_P, rp, NULL, &t), 0, "%s", err_msg());
+    cr_assert_eq(tt_homogeneous(&tg, &st, 1, TT_PHASES_P, 3000.0, 1700.0, &h), 0);
     /* trilinear interpolation of r / v: error at most 3 h^2 / (8 r v) (curvature 1 / (r v)
      * along each axis), h the largest NonLinLoc spacing; points within 2 h are skipped */
     int checked = 0;
@@ -195,11 +189,11 @@ Test(traveltime, nonlinloc_round_trip_and_tables)
     tt_free(&t);
     tt_free(&h);
     /* S grids are not there: the error names the file */
-    cr_expect_lt(tt_nonlinloc(&tg, &st, PHASES_S, rp, rp, &t), 0);
+    cr_expect_lt(locate_tables_nonlinloc(&tg, &st, 1, TT_PHASES_S, rp, rp, &t), 0);
     cr_expect_not_null(strstr(err_msg(), "model.A.S.time.hdr"), "%s", err_msg());
     /* a trial grid reaching outside the NonLinLoc grid */
     tg.o[2] = -2000.0;
-    cr_expect_eq(tt_nonlinloc(&tg, &st, PHASES_P, rp, NULL, &t), -EINVAL);
+    cr_expect_eq(locate_tables_nonlinloc(&tg, &st, 1, TT_PHASES_P, rp, NULL, &t), -EINVAL);
     cr_expect_not_null(strstr(err_msg(), "outside"), "%s", err_msg());
     /* a truncated buffer */
     snprintf(rp, sizeof rp, "%s/model.A.P.time.buf", dir);
@@ -209,7 +203,6 @@ Test(traveltime, nonlinloc_round_trip_and_tables)
     fclose(f);
     cr_expect_eq(nll_read(root, &r), -EINVAL);
     cr_expect_not_null(strstr(err_msg(), "1000 bytes"), "%s", err_msg());
-    stations_free(&st);
     nll_free(&g);
     test_rmtree(dir);
     free(dir);

@@ -4,7 +4,7 @@
  *     the pinned slots, the worker copies each to the GPU on the copy stream while the
  *     previous unit computes on the compute stream) against the same kernels run
  *     back to back on data already on the GPU.  Target: >= 95 % (copies hidden).
- *     The kernel (pcuda_burn) does PASSES FMAs per element; PASSES is calibrated so a
+ *     The kernel (burn_run, tools/burn.cu) does PASSES FMAs per element; PASSES is calibrated so a
  *     unit computes for about --compute-ms (default 20 ms), well above its copy.
  *     The memory source copies each unit into its slot with wire_copy_f32, the copy a
  *     ZeroMQ receive makes (io/wire.h): once on one thread (the runtime before the
@@ -33,14 +33,13 @@
 #include "io/uring_reader.h"
 #include "io/wire.h"
 #include "kernels/backend.h"
+#include "kernels/device.h"
 #include "stream/error.h"
 #include "stream/log.h"
 #include "stream/metrics.h"
 #include "stream/pipeline.h"
 #include "tools/bench.h"
-#ifdef SEISLIVE_CUDA
-#include "stream/pipeline_cuda.h"
-#endif
+#include "tools/burn.h"
 
 struct opts {
     int units;
@@ -87,15 +86,15 @@ static int mem_run(void *ctx, struct ingest *in)
         int i = ingest_reserve(in);
         if (i < 0)
             return 0;
-        struct slot_hdr *h = &in->slots->hdr[i];
+        struct slot_hdr *h = &in->hdr[i];
         double t1 = now_s();
         if (m->file) {
-            ssize_t got = uring_reader_read(in->ring, m->file, slot_data(in->slots, i), m->bytes,
+            ssize_t got = uring_reader_read(in->ring, m->file, ingest_slot(in, i), m->bytes,
                                             (off_t)((size_t)u * m->bytes) % m->file->size, i);
             if (got < (ssize_t)m->bytes)
                 return got < 0 ? (int)got : err_set(-EIO, "short read");
         } else {
-            wire_copy_f32(slot_data(in->slots, i), m->src, m->bytes / sizeof(float), false);
+            wire_copy_f32(ingest_slot(in, i), m->src, m->bytes / sizeof(float), false);
         }
         h->kind = SLOT_RAW;
         h->id = u;
@@ -103,7 +102,7 @@ static int mem_run(void *ctx, struct ingest *in)
         h->t_arrive = t0;
         h->wait_s = t1 - t0;
         h->decode_s = now_s() - t1;
-        slots_commit(in->slots, i);
+        ingest_commit(in, i);
     }
     return 0;
 }
@@ -125,7 +124,7 @@ static int burn_process(void *ctx, const struct pipeline_unit *u, bool snap)
 {
     struct burn_job *b = ctx;
     (void)snap;
-    return pcuda_burn(b->acc, u->dev, b->n, b->passes, u->stream);
+    return burn_run(b->acc, u->dev, b->n, b->passes, u->stream);
 }
 
 static int burn_finish(void *ctx, const struct slot_hdr *h, const struct pipeline_io *io, bool p,
@@ -141,27 +140,29 @@ static int burn_finish(void *ctx, const struct slot_hdr *h, const struct pipelin
 }
 
 /* Compute alone: UNITS kernels on data already on the device, back to back. */
-static int compute_only(struct burn_job *b, float *dsrc, int units, double *secs)
+static int compute_only(const struct sl_device *dev, struct burn_job *b, float *dsrc, int units, double *secs)
 {
-    void *st, *e0, *e1;
-    int rc = pcuda_stream_create(&st);
+    void *st, *e0 = NULL, *e1 = NULL;
+    int rc = dev_stream_create(dev, &st);
     if (rc)
         return rc;
-    pcuda_event_create(&e0, 1);
-    pcuda_event_create(&e1, 1);
-    pcuda_burn(b->acc, dsrc, b->n, b->passes, st); /* warm-up */
-    pcuda_event_record(e0, st);
-    for (int u = 0; u < units && !rc; u++)
-        rc = pcuda_burn(b->acc, dsrc, b->n, b->passes, st);
-    pcuda_event_record(e1, st);
+    if (!(rc = dev_event_create(dev, &e0, true)) && !(rc = dev_event_create(dev, &e1, true)))
+        rc = burn_run(b->acc, dsrc, b->n, b->passes, st); /* warm-up */
     if (!rc)
-        rc = pcuda_event_sync(e1);
+        rc = dev_event_record(dev, e0, st);
+    for (int u = 0; u < units && !rc; u++)
+        rc = burn_run(b->acc, dsrc, b->n, b->passes, st);
+    if (!rc)
+        rc = dev_event_record(dev, e1, st);
+    if (!rc)
+        rc = dev_event_sync(dev, e1);
     float ms = 0;
-    pcuda_event_elapsed_ms(e0, e1, &ms);
+    if (!rc)
+        rc = dev_event_elapsed_ms(dev, e0, e1, &ms);
     *secs = 1e-3 * ms;
-    pcuda_event_destroy(e0);
-    pcuda_event_destroy(e1);
-    pcuda_stream_destroy(st);
+    dev_event_destroy(dev, e0);
+    dev_event_destroy(dev, e1);
+    dev_stream_destroy(dev, st);
     return rc;
 }
 
@@ -214,7 +215,7 @@ static int uring_ingest(const char *file, size_t unit, int nslots, double *secs,
     if (rc)
         return rc;
     struct slots s;
-    rc = slots_create(&s, nslots, unit, 0, &r, false);
+    rc = slots_create(&s, nslots, unit, 0, &r, NULL);
     if (rc) {
         uring_reader_close(&r);
         return rc;
@@ -241,8 +242,8 @@ static int uring_ingest(const char *file, size_t unit, int nslots, double *secs,
 }
 
 /* The ingest copy alone: one unit from ordinary memory into a slot (page-locked for
- * CUDA when PIN) with wire_copy_f32 on 1, 2, 4, 8 threads (up to the cores), as rows. */
-static int copy_sweep(size_t unit, bool pin)
+ * PIN when it is a GPU) with wire_copy_f32 on 1, 2, 4, 8 threads (up to the cores), as rows. */
+static int copy_sweep(size_t unit, const struct sl_device *pin)
 {
     struct slots sl;
     if (slots_create(&sl, 2, unit, 0, NULL, pin) < 0) {
@@ -390,15 +391,17 @@ int bench_pipeline(int argc, char **argv)
         snprintf(device, sizeof device, "%s", dev.name);
         struct burn_job b = {.n = unit / 4, .passes = 16};
         float *dsrc = NULL;
-        int rc = pcuda_malloc((void **)&b.acc, unit);
+        int rc = dev_alloc(&dev, unit, (void **)&b.acc);
         if (!rc)
-            rc = pcuda_malloc((void **)&dsrc, unit);
+            rc = dev_alloc(&dev, unit, (void **)&dsrc);
         if (!rc)
-            rc = pcuda_memset(dsrc, 0, unit);
+            rc = dev_zero(&dev, dsrc, unit, NULL);
+        if (!rc)
+            rc = dev_sync(&dev); /* the kernels run on other streams */
         /* Calibrate PASSES for about compute_ms per unit. */
         double s = 0;
         for (int it = 0; it < 6 && !rc; it++) {
-            rc = compute_only(&b, dsrc, 4, &s);
+            rc = compute_only(&dev, &b, dsrc, 4, &s);
             double per = s / 4 * 1e3;
             if (per > 0.8 * o.compute_ms && per < 1.25 * o.compute_ms)
                 break;
@@ -407,7 +410,7 @@ int bench_pipeline(int argc, char **argv)
         }
         double t_comp = 0;
         if (!rc)
-            rc = compute_only(&b, dsrc, o.units, &t_comp);
+            rc = compute_only(&dev, &b, dsrc, o.units, &t_comp);
         double per_comp = t_comp / o.units;
         static char note[12][200];
         int nn = 0;
@@ -417,7 +420,7 @@ int bench_pipeline(int argc, char **argv)
                      b.passes, 1e3 * per_comp);
             add_row("compute alone", t_comp, o.units / t_comp, o.units * unit / t_comp / 1e9, 0,
                     note[nn++]);
-            best = copy_sweep(unit, true);
+            best = copy_sweep(unit, &dev);
         }
         float *host = malloc(unit);
         for (size_t i = 0; i < unit / 4; i++)
@@ -484,14 +487,14 @@ int bench_pipeline(int argc, char **argv)
                      per_comp / ss_mem[k] >= 0.95 ? "MET" : "NOT MET");
         }
         free(host);
-        pcuda_free(b.acc);
-        pcuda_free(dsrc);
+        dev_free(&dev, b.acc);
+        dev_free(&dev, dsrc);
         if (rc)
             return 1;
     }
 #else
     (void)gpu;
-    (void)copy_sweep(unit, false);
+    (void)copy_sweep(unit, NULL);
 #endif
     /* File ingest: dd O_DIRECT vs io_uring into the slots. */
     double t_dd = dd_seconds(file, o.file_mib);

@@ -26,6 +26,7 @@
 
 #include "conf/config.h"
 #include "kernels/backend.h"
+#include "kernels/device.h"
 #include "kernels/rtm.h"
 #include "kernels/rtm_device.h"
 #include "kernels/stability.h"
@@ -33,9 +34,6 @@
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "stream/log.h"
-#ifdef SEISLIVE_CUDA
-#include "stream/pipeline_cuda.h"
-#endif
 #include "tools/bench.h"
 
 /* BYTES of host memory for the shot, page-locked for CUDA when PIN (NULL on failure,
@@ -47,25 +45,19 @@ static float *payload_alloc(size_t bytes, bool pin)
         err_set(-errno, "mmap: %s", strerror(errno));
         return NULL;
     }
-#ifdef SEISLIVE_CUDA
-    if (pin && pcuda_host_register(p, bytes) < 0) {
+    static const struct sl_device gpu = {.kind = SL_DEVICE_CUDA}; /* the thread's bound GPU */
+    if (pin && dev_host_register(&gpu, p, bytes) < 0) {
         munmap(p, bytes);
         return NULL;
     }
-#else
-    (void)pin;
-#endif
     return p;
 }
 
 static void payload_free(float *p, size_t bytes, bool pin)
 {
-#ifdef SEISLIVE_CUDA
+    static const struct sl_device gpu = {.kind = SL_DEVICE_CUDA}; /* the thread's bound GPU */
     if (pin)
-        pcuda_host_unregister(p);
-#else
-    (void)pin;
-#endif
+        dev_host_unregister(&gpu, p);
     munmap(p, bytes);
 }
 

@@ -27,8 +27,10 @@
 #include "conf/config.h"
 #include "kernels/backend.h"
 #include "kernels/cf.h"
+#include "kernels/device.h"
 #include "kernels/stack.h"
 #include "stream/error.h"
+#include "stream/locate_setup.h"
 #include "stream/log.h"
 #include "tools/bench.h"
 #include "tools/options.h"
@@ -141,14 +143,15 @@ struct row {
 #ifdef SEISLIVE_CUDA
 /* Seconds per block of the characteristic functions (default [locate] cf with a 2-30 Hz
  * band-pass) and the row combination for NS channels of NT samples, on the GPU. */
-static int time_cf(int ns, int nt, double dt, double *sec)
+static int time_cf(const struct sl_device *dev, int ns, int nt, double dt, double *sec)
 {
     struct sl_config cfg;
     config_defaults(&cfg);
     cfg.locate.band[0] = 2.0;
     cfg.locate.band[1] = 30.0;
     struct cf_params p;
-    int rc = cf_params_init(&p, &cfg.locate, dt);
+    struct cf_spec spec = locate_cf_spec(&cfg.locate);
+    int rc = cf_params_init(&p, &spec, dt);
     if (rc) {
         config_free(&cfg);
         return rc;
@@ -167,31 +170,31 @@ static int time_cf(int ns, int nt, double dt, double *sec)
     for (int r = 0; !rc && r < ns; r++)
         for (int c = 0; c < CF_MAXC; c++)
             rowch[r * CF_MAXC + c] = c ? -1 : r;
-    if (!rc && !(rc = stack_cuda_alloc((void **)&dx, n * sizeof(float))) &&
-        !(rc = stack_cuda_alloc((void **)&dch, n * sizeof(float))) &&
-        !(rc = stack_cuda_alloc((void **)&drows, n * sizeof(float))) &&
-        !(rc = stack_cuda_alloc((void **)&dstate, (size_t)ns * sl * sizeof(double))) &&
-        !(rc = stack_cuda_alloc((void **)&dcoef, (size_t)p.ncoef * sizeof(double))) &&
-        !(rc = stack_cuda_alloc((void **)&drc, (size_t)ns * CF_MAXC * sizeof(int))) &&
-        !(rc = stack_cuda_copy(dx, x, n * sizeof(float), 2)) &&
-        !(rc = stack_cuda_copy(dstate, st0, (size_t)ns * sl * sizeof(double), 2)) &&
-        !(rc = stack_cuda_copy(dcoef, p.coef, (size_t)p.ncoef * sizeof(double), 2)) &&
-        !(rc = stack_cuda_copy(drc, rowch, (size_t)ns * CF_MAXC * sizeof(int), 2))) {
+    if (!rc && !(rc = dev_alloc(dev, n * sizeof(float), (void **)&dx)) &&
+        !(rc = dev_alloc(dev, n * sizeof(float), (void **)&dch)) &&
+        !(rc = dev_alloc(dev, n * sizeof(float), (void **)&drows)) &&
+        !(rc = dev_alloc(dev, (size_t)ns * sl * sizeof(double), (void **)&dstate)) &&
+        !(rc = dev_alloc(dev, (size_t)p.ncoef * sizeof(double), (void **)&dcoef)) &&
+        !(rc = dev_alloc(dev, (size_t)ns * CF_MAXC * sizeof(int), (void **)&drc)) &&
+        !(rc = dev_copy(dev, dx, x, n * sizeof(float), DEV_H2D, NULL)) &&
+        !(rc = dev_copy(dev, dstate, st0, (size_t)ns * sl * sizeof(double), DEV_H2D, NULL)) &&
+        !(rc = dev_copy(dev, dcoef, p.coef, (size_t)p.ncoef * sizeof(double), DEV_H2D, NULL)) &&
+        !(rc = dev_copy(dev, drc, rowch, (size_t)ns * CF_MAXC * sizeof(int), DEV_H2D, NULL))) {
         const int reps = 4;
         double t0 = 0;
         for (int i = 0; i <= reps && !rc; i++) {
-            if (i == 1 && !(rc = stack_cuda_sync()))
+            if (i == 1 && !(rc = dev_sync(dev)))
                 t0 = now_s();
             if (!rc)
                 rc = cf_run_cuda(&p, dcoef, ns, nt, dx, (size_t)nt, dch, (size_t)nt, dstate, NULL);
             if (!rc)
                 rc = cf_combine_cuda(ns, nt, drc, dch, (size_t)nt, drows, (size_t)nt, 0, NULL);
         }
-        if (!rc && !(rc = stack_cuda_sync()))
+        if (!rc && !(rc = dev_sync(dev)))
             *sec = (now_s() - t0) / reps;
     }
-    stack_cuda_free(dx), stack_cuda_free(dch), stack_cuda_free(drows);
-    stack_cuda_free(dstate), stack_cuda_free(dcoef), stack_cuda_free(drc);
+    dev_free(dev, dx), dev_free(dev, dch), dev_free(dev, drows);
+    dev_free(dev, dstate), dev_free(dev, dcoef), dev_free(dev, drc);
     free(x), free(rowch), free(st0);
     cf_params_free(&p);
     config_free(&cfg);
@@ -199,27 +202,27 @@ static int time_cf(int ns, int nt, double dt, double *sec)
 }
 
 /* Device-to-device copy bandwidth (bytes read + written per second) of BYTES-sized buffers. */
-static int copy_bw(size_t bytes, int reps, double *bw)
+static int copy_bw(const struct sl_device *dev, size_t bytes, int reps, double *bw)
 {
     void *a = NULL, *b = NULL;
-    int rc = stack_cuda_alloc(&a, bytes);
+    int rc = dev_alloc(dev, bytes, &a);
     if (!rc)
-        rc = stack_cuda_alloc(&b, bytes);
+        rc = dev_alloc(dev, bytes, &b);
     if (!rc)
-        rc = stack_cuda_copy(b, a, bytes, 0);
+        rc = dev_copy(dev, b, a, bytes, DEV_D2D, NULL);
     double t0 = now_s();
     for (int i = 0; i < reps && !rc; i++)
-        rc = stack_cuda_copy(i & 1 ? a : b, i & 1 ? b : a, bytes, 0);
-    if (!rc && !(rc = stack_cuda_sync()))
+        rc = dev_copy(dev, i & 1 ? a : b, i & 1 ? b : a, bytes, DEV_D2D, NULL);
+    if (!rc && !(rc = dev_sync(dev)))
         *bw = 2.0 * (double)bytes * reps / (now_s() - t0);
-    stack_cuda_free(a);
-    stack_cuda_free(b);
+    dev_free(dev, a);
+    dev_free(dev, b);
     return rc;
 }
 
 /* One grid on the GPU with each kernel in KERNELS: fills one row per kernel. */
-static int gpu_grid(int n, int ns, int nt, double dt, const float *sta, const int *kernels, int nk, double cf_sec,
-                    double block_s, struct row *rows)
+static int gpu_grid(const struct sl_device *dev, int n, int ns, int nt, double dt, const float *sta,
+                    const int *kernels, int nk, double cf_sec, double block_s, struct row *rows)
 {
     int gn[3];
     double gd[3], go[3], window;
@@ -232,42 +235,45 @@ static int gpu_grid(int n, int ns, int nt, double dt, const float *sta, const in
     float *dcf = NULL, *dval = NULL, *dcoh = NULL, *hcf = NULL;
     int32_t *didx = NULL;
     struct stack_cuda *ctx = NULL;
-    int rc = stack_cuda_alloc((void **)&dd, (size_t)ns * nj_pad * sizeof(uint16_t));
+    int rc = dev_alloc(dev, (size_t)ns * nj_pad * sizeof(uint16_t), (void **)&dd);
     if (!rc)
         rc = stack_cuda_delays_straight(dd, nj_pad, ns, sta, gn, gd, go, VP, dt);
     if (!rc && !(hcf = malloc((size_t)ns * stride * sizeof(float))))
         rc = err_set(-ENOMEM, "bench stack: out of memory");
     for (size_t i = 0; !rc && i < (size_t)ns * stride; i++)
         hcf[i] = (float)(0.5 + urand());
-    if (!rc && !(rc = stack_cuda_alloc((void **)&dcf, (size_t)ns * stride * sizeof(float))) &&
-        !(rc = stack_cuda_copy(dcf, hcf, (size_t)ns * stride * sizeof(float), 2)) &&
-        !(rc = stack_cuda_alloc((void **)&dval, (size_t)nt * sizeof(float))) &&
-        !(rc = stack_cuda_alloc((void **)&didx, (size_t)nt * sizeof(int32_t))) &&
-        !(rc = stack_cuda_alloc((void **)&dcoh, nj * sizeof(float))))
-        rc = stack_cuda_create(&ctx);
+    if (!rc && !(rc = dev_alloc(dev, (size_t)ns * stride * sizeof(float), (void **)&dcf)) &&
+        !(rc = dev_copy(dev, dcf, hcf, (size_t)ns * stride * sizeof(float), DEV_H2D, NULL)) &&
+        !(rc = dev_alloc(dev, (size_t)nt * sizeof(float), (void **)&dval)) &&
+        !(rc = dev_alloc(dev, (size_t)nt * sizeof(int32_t), (void **)&didx)))
+        rc = dev_alloc(dev, nj * sizeof(float), (void **)&dcoh);
     for (int k = 0; k < nk && !rc; k++) {
         struct row *r = &rows[k];
-        stack_cuda_set_kernel(ctx, kernels[k]);
+        /* the kernel is the context's tuning, read once: one context per kernel (the
+         * untimed first call below allocates its scratch) */
+        struct stack_tuning tuning = {.kernel = kernels[k]};
+        stack_cuda_destroy(ctx);
+        ctx = NULL;
+        if ((rc = stack_cuda_create(&ctx, &tuning)))
+            break;
         struct stack_args a = {
             .nrow = ns, .nj = nj, .nj_pad = nj_pad, .delay = dd, .max_delay = max_delay, .cf = dcf,
-            .cf_stride = stride, .nt = nt, .norm = NORM_COUNT, .max_val = dval, .max_idx = didx, .coh = dcoh,
+            .cf_stride = stride, .nt = nt, .norm = STACK_NORM_COUNT, .max_val = dval, .max_idx = didx, .coh = dcoh,
         };
-        if ((rc = stack_run_cuda(ctx, &a, NULL)) || (rc = stack_cuda_sync()))
+        if ((rc = stack_run_cuda(ctx, &a, NULL)) || (rc = dev_sync(dev)))
             break;
         /* repeat until a second of work (at least 2, at most 20 calls) */
         int reps = 0;
         double t0 = now_s(), t = 0;
         while (!rc && (reps < 2 || (t < 1.0 && reps < 20))) {
-            if (!(rc = stack_run_cuda(ctx, &a, NULL)) && !(rc = stack_cuda_sync()))
+            if (!(rc = stack_run_cuda(ctx, &a, NULL)) && !(rc = dev_sync(dev)))
                 reps++;
             t = now_s() - t0;
         }
         if (rc)
             break;
         r->dev = "GPU";
-        r->kernel = kernels[k] == STACK_KERNEL_STAGED      ? "staged"
-                    : kernels[k] == STACK_KERNEL_STAGED_DB ? "staged-db"
-                                                           : "direct";
+        r->kernel = stack_kernel_name(kernels[k]);
         r->n = n;
         r->nj = nj;
         r->sec = t / reps;
@@ -277,7 +283,7 @@ static int gpu_grid(int n, int ns, int nt, double dt, const float *sta, const in
         r->max_delay = max_delay;
     }
     stack_cuda_destroy(ctx);
-    stack_cuda_free(dd), stack_cuda_free(dcf), stack_cuda_free(dval), stack_cuda_free(didx), stack_cuda_free(dcoh);
+    dev_free(dev, dd), dev_free(dev, dcf), dev_free(dev, dval), dev_free(dev, didx), dev_free(dev, dcoh);
     free(hcf);
     return rc;
 }
@@ -305,7 +311,7 @@ static int cpu_grid(int n, int ns, int nt, double dt, const float *sta, double b
         cf[i] = (float)(0.5 + urand());
     struct stack_args a = {
         .nrow = ns, .nj = nj, .nj_pad = nj_pad, .delay = dl, .max_delay = max_delay, .cf = cf, .cf_stride = stride,
-        .nt = nt, .norm = NORM_COUNT, .max_val = val, .max_idx = idx, .coh = coh,
+        .nt = nt, .norm = STACK_NORM_COUNT, .max_val = val, .max_idx = idx, .coh = coh,
     };
     if (!rc) {
         double t0 = now_s();
@@ -352,16 +358,18 @@ int bench_stack(int argc, char **argv)
         else if (!strcmp(argv[i], "--device") && i + 1 < argc)
             device = argv[++i];
         else if (!strcmp(argv[i], "--kernels") && i + 1 < argc) {
+            /* the stack kernels to time: each a value of struct stack_tuning's kernel */
             const char *k = argv[++i];
             nk = 0;
             char list[256];
             snprintf(list, sizeof list, ",%s,", k);
-            if (strstr(list, ",staged,"))
-                kernels[nk++] = STACK_KERNEL_STAGED;
-            if (strstr(list, ",staged-db,"))
-                kernels[nk++] = STACK_KERNEL_STAGED_DB;
-            if (strstr(list, ",direct,"))
-                kernels[nk++] = STACK_KERNEL_DIRECT;
+            static const int all[3] = {STACK_KERNEL_STAGED, STACK_KERNEL_STAGED_DB, STACK_KERNEL_DIRECT};
+            for (int a = 0; a < 3; a++) {
+                char item[32];
+                snprintf(item, sizeof item, ",%s,", stack_kernel_name(all[a]));
+                if (strstr(list, item))
+                    kernels[nk++] = all[a];
+            }
         } else {
             fprintf(stderr, "bench stack: unknown option '%s'\n", argv[i]);
             return 2;
@@ -389,7 +397,7 @@ int bench_stack(int argc, char **argv)
     double clk = 0, bw_dram = 0, cf_sec = 0;
 #ifdef SEISLIVE_CUDA
     if (dev.kind == SL_DEVICE_CUDA) {
-        if ((rc = time_cf(ns, nt, dt, &cf_sec)) || (rc = copy_bw((size_t)1 << 30, 10, &bw_dram))) {
+        if ((rc = time_cf(&dev, ns, nt, dt, &cf_sec)) || (rc = copy_bw(&dev, (size_t)1 << 30, 10, &bw_dram))) {
             fprintf(stderr, "bench stack: %s\n", err_msg());
             return 1;
         }
@@ -406,7 +414,7 @@ int bench_stack(int argc, char **argv)
                          need / 1073741824.0, dev.mem_free / 1073741824.0);
                 continue;
             }
-            if ((rc = gpu_grid(grids[g], ns, nt, dt, sta, kernels, nk, cf_sec, block_s, rows + nrows))) {
+            if ((rc = gpu_grid(&dev, grids[g], ns, nt, dt, sta, kernels, nk, cf_sec, block_s, rows + nrows))) {
                 fprintf(stderr, "bench stack: %dx%dx%d: %s\n", grids[g], grids[g], grids[g], err_msg());
                 return 1;
             }

@@ -23,15 +23,20 @@
 #include "conf/config.h"
 #include "kernels/backend.h"
 #include "kernels/cf.h"
+#include "kernels/device.h"
 #include "kernels/locate_engine.h"
 #include "kernels/stack.h"
 #include "stream/error.h"
+#include "stream/locate_setup.h"
 #include "tests/gpu/gpu_support.h"
 #include "tests/support.h"
 #include "tests/test_locate_synth.h"
 
 #ifdef SEISLIVE_CUDA
 static const int kernels[3] = {STACK_KERNEL_STAGED, STACK_KERNEL_STAGED_DB, STACK_KERNEL_DIRECT};
+/* The device layer acts on the GPU the test thread is bound to (backend_select in each
+ * test): this descriptor only says "a CUDA device". */
+static const struct sl_device GPU = {.kind = SL_DEVICE_CUDA, .index = 0};
 
 static unsigned rng = 12345u;
 static float frand(void) /* uniform in [0, 1) */
@@ -43,15 +48,15 @@ static float frand(void) /* uniform in [0, 1) */
 static void *dev_put(const void *h, size_t bytes)
 {
     void *p;
-    cr_assert_eq(stack_cuda_alloc(&p, bytes), 0, "%s", err_msg());
+    cr_assert_eq(dev_alloc(&GPU, bytes, &p), 0, "%s", err_msg());
     if (h)
-        cr_assert_eq(stack_cuda_copy(p, h, bytes, 2), 0, "%s", err_msg());
+        cr_assert_eq(dev_copy(&GPU, p, h, bytes, DEV_H2D, NULL), 0, "%s", err_msg());
     return p;
 }
 
 static void dev_get(void *h, const void *d, size_t bytes)
 {
-    cr_assert_eq(stack_cuda_copy(h, d, bytes, 1), 0, "%s", err_msg());
+    cr_assert_eq(dev_copy(&GPU, h, d, bytes, DEV_D2H, NULL), 0, "%s", err_msg());
 }
 
 static void *dev_poisoned(size_t bytes, int byte)
@@ -163,8 +168,8 @@ static void check_gpu(const struct problem *pb, int norm, int kernel, const stru
     int32_t *didx = dev_poisoned((size_t)pb->nt * sizeof(int32_t), 0x7f);
     float *dcoh = dev_poisoned(pb->nj * sizeof(float), 0xff);
     struct stack_cuda *ctx;
-    cr_assert_eq(stack_cuda_create(&ctx), 0, "%s", err_msg());
-    stack_cuda_set_kernel(ctx, kernel);
+    struct stack_tuning tuning = {.kernel = kernel};
+    cr_assert_eq(stack_cuda_create(&ctx, &tuning), 0, "%s", err_msg());
     struct stack_args a = {
         .nrow = pb->nrow, .nj = pb->nj, .nj_pad = pb->nj_pad, .delay = dd, .max_delay = pb->max_delay,
         .cf = dcf + 3, .cf_stride = pb->stride, .nt = pb->nt, .norm = norm,
@@ -173,7 +178,7 @@ static void check_gpu(const struct problem *pb, int norm, int kernel, const stru
     /* twice on one context: the second run must not see the first's reductions */
     for (int rep = 0; rep < 2; rep++) {
         cr_assert_eq(stack_run_cuda(ctx, &a, NULL), 0, "%s", err_msg());
-        cr_assert_eq(stack_cuda_sync(), 0, "%s", err_msg());
+        cr_assert_eq(dev_sync(&GPU), 0, "%s", err_msg());
     }
     struct result g;
     result_alloc(&g, pb);
@@ -195,14 +200,14 @@ static void check_gpu(const struct problem *pb, int norm, int kernel, const stru
     cr_assert_lt(ec, 1e-5, "%s %s norm %d: coherence relative error %.3g", what, kn, norm, ec);
     result_free(&g);
     stack_cuda_destroy(ctx);
-    stack_cuda_free(dd);
-    stack_cuda_free(dcf);
-    stack_cuda_free(dval);
-    stack_cuda_free(didx);
-    stack_cuda_free(dcoh);
+    dev_free(&GPU, dd);
+    dev_free(&GPU, dcf);
+    dev_free(&GPU, dval);
+    dev_free(&GPU, didx);
+    dev_free(&GPU, dcoh);
 }
 
-/* The reference itself against a direct double-precision stack (NORM_COUNT) at some points:
+/* The reference itself against a direct double-precision stack (STACK_NORM_COUNT) at some points:
  * s_j(t) <= max_val[t] and <= coh[j]; s at the reported index equals max_val[t]. */
 static double brute(const struct problem *pb, size_t j, int t)
 {
@@ -236,12 +241,12 @@ static void check_all(const struct problem *pb, const char *what, int verify_ref
 {
     struct result ref;
     result_alloc(&ref, pb);
-    for (int norm = NORM_NONE; norm <= NORM_GEOMETRIC; norm++) {
+    for (int norm = STACK_NORM_NONE; norm <= STACK_NORM_GEOMETRIC; norm++) {
         struct problem q = *pb;
-        fill_cf(&q, norm == NORM_GEOMETRIC);
+        fill_cf(&q, norm == STACK_NORM_GEOMETRIC);
         memset(ref.max_val, 0xff, (size_t)pb->nt * sizeof(float));
         run_cpu(&q, norm, &ref);
-        if (verify_reference && norm == NORM_COUNT)
+        if (verify_reference && norm == STACK_NORM_COUNT)
             check_reference(&q, &ref);
         for (int k = 0; k < 3; k++)
             check_gpu(&q, norm, kernels[k], &ref, what);
@@ -332,11 +337,11 @@ Test(gpu_locate, stack_ties_take_the_smallest_index)
     }
     struct result ref;
     result_alloc(&ref, &pb);
-    for (int norm = NORM_NONE; norm <= NORM_COUNT; norm++) {
+    for (int norm = STACK_NORM_NONE; norm <= STACK_NORM_COUNT; norm++) {
         run_cpu(&pb, norm, &ref);
         for (int t = 0; t < pb.nt; t++) {
             cr_assert_eq(ref.max_idx[t], 0, "CPU: tie at t %d resolved to %d", t, ref.max_idx[t]);
-            cr_assert_eq(ref.max_val[t], norm == NORM_NONE ? 12.0f : 0.75f);
+            cr_assert_eq(ref.max_val[t], norm == STACK_NORM_NONE ? 12.0f : 0.75f);
         }
         for (int k = 0; k < 3; k++)
             check_gpu(&pb, norm, kernels[k], &ref, "ties");
@@ -376,7 +381,7 @@ Test(gpu_locate, straight_ray_delay_table_matches_host)
                          got[(size_t)r * nj_pad + j], want);
         }
     free(got);
-    stack_cuda_free(dd);
+    dev_free(&GPU, dd);
 #endif
 }
 
@@ -419,7 +424,8 @@ Test(gpu_locate, cf_kernels_match_cpu_across_two_blocks, .timeout = 120)
             cfg.locate.band[0] = band ? 6.0 : 0.0;
             cfg.locate.band[1] = band ? 40.0 : 0.0;
             struct cf_params p;
-            cr_assert_eq(cf_params_init(&p, &cfg.locate, dt), 0, "%s", err_msg());
+            struct cf_spec spec = locate_cf_spec(&cfg.locate);
+            cr_assert_eq(cf_params_init(&p, &spec, dt), 0, "%s", err_msg());
             size_t sl = cf_state_len(&p);
             double *sc = calloc((size_t)nch * sl, sizeof(double));
             double *dstate = dev_put(sc, (size_t)nch * sl * sizeof(double));
@@ -438,13 +444,14 @@ Test(gpu_locate, cf_kernels_match_cpu_across_two_blocks, .timeout = 120)
                         int gi = b * nblk[0] + i, g0 = c % 4 == 1 ? nblk[0] - 10 : 200 + 7 * c;
                         in[(size_t)c * stride + i] = c % 4 < 2 && gi >= g0 && gi < g0 + 30 ? NAN : x;
                     }
-                cr_assert_eq(stack_cuda_copy(din, in, (size_t)nch * stride * sizeof(float), 2), 0, "%s", err_msg());
-                cr_assert_eq(stack_cuda_fill_nan2d(dout, (size_t)stride * sizeof(float), (size_t)stride * sizeof(float),
+                cr_assert_eq(dev_copy(&GPU, din, in, (size_t)nch * stride * sizeof(float), DEV_H2D, NULL), 0, "%s",
+                             err_msg());
+                cr_assert_eq(dev_fill_ff_2d(&GPU, dout, (size_t)stride * sizeof(float), (size_t)stride * sizeof(float),
                                                    (size_t)nch), 0, "%s", err_msg());
                 cf_run_cpu(&p, nch, n, in, (size_t)stride, oc, (size_t)stride, sc);
                 cr_assert_eq(cf_run_cuda(&p, dcoef, nch, n, din, (size_t)stride, dout, (size_t)stride, dstate, NULL), 0,
                              "%s", err_msg());
-                cr_assert_eq(stack_cuda_sync(), 0, "%s", err_msg());
+                cr_assert_eq(dev_sync(&GPU), 0, "%s", err_msg());
                 dev_get(og, dout, (size_t)nch * stride * sizeof(float));
                 double worst = 0;
                 for (int c = 0; c < nch; c++) {
@@ -458,10 +465,10 @@ Test(gpu_locate, cf_kernels_match_cpu_across_two_blocks, .timeout = 120)
                 cr_assert_lt(worst, 1e-5, "cf %s%s block %d: relative error %.3g", names[kind], band ? " band-pass" : "",
                              b, worst);
             }
-            stack_cuda_free(dstate);
-            stack_cuda_free(dcoef);
-            stack_cuda_free(din);
-            stack_cuda_free(dout);
+            dev_free(&GPU, dstate);
+            dev_free(&GPU, dcoef);
+            dev_free(&GPU, din);
+            dev_free(&GPU, dout);
             free(sc);
             cf_params_free(&p);
             config_free(&cfg);
@@ -494,7 +501,7 @@ Test(gpu_locate, cf_combine_matches_cpu)
     float *drows = dev_put(NULL, (size_t)nrow * rs * sizeof(float));
     float *rc = malloc((size_t)nrow * rs * sizeof(float)), *rg = malloc((size_t)nrow * rs * sizeof(float));
     for (int log_out = 0; log_out <= 1; log_out++) {
-        cr_assert_eq(stack_cuda_fill_nan2d(drows, (size_t)rs * sizeof(float), (size_t)rs * sizeof(float), (size_t)nrow),
+        cr_assert_eq(dev_fill_ff_2d(&GPU, drows, (size_t)rs * sizeof(float), (size_t)rs * sizeof(float), (size_t)nrow),
                      0, "%s", err_msg());
         cf_combine_cpu(nrow, n, rowch, ch, (size_t)cs, rc, (size_t)rs, log_out);
         cr_assert_eq(cf_combine_cuda(nrow, n, drc, dch, (size_t)cs, drows, (size_t)rs, log_out, NULL), 0, "%s",
@@ -517,7 +524,7 @@ Test(gpu_locate, cf_combine_matches_cpu)
         cr_assert_lt(e, 1e-5, "combine (log %d): relative error %.3g", log_out, e);
     }
     free(ch), free(rc), free(rg);
-    stack_cuda_free(drc), stack_cuda_free(dch), stack_cuda_free(drows);
+    dev_free(&GPU, drc), dev_free(&GPU, dch), dev_free(&GPU, drows);
 #endif
 }
 
@@ -567,7 +574,7 @@ static void run_engine(const struct sl_device *dev, const struct synth *s, const
     cfg.locate.block_samples = 500;
     cfg.locate.mad_window = 6.0;
     struct locate_engine *e = NULL;
-    cr_assert_eq(locate_engine_create(&e, &cfg, dev, &s->st), 0, "%s", err_msg());
+    cr_assert_eq(locate_engine_from_config(&e, &cfg, dev, &s->st), 0, "%s", err_msg());
     locate_engine_on_event(e, synth_on_event, &o->found);
     locate_engine_on_trace(e, eng_trace, o);
     locate_engine_on_coherence(e, eng_coh, o);

@@ -4,16 +4,17 @@
  * the same recurrence computed on the CPU, unit after unit.  Few slots and many units
  * make slot reuse happen often (a slot refilled before its copy finished would show). */
 #include <criterion/criterion.h>
-#ifdef SEISLIVE_CUDA /* the whole file: pcuda_* exist only in CUDA builds */
+#ifdef SEISLIVE_CUDA /* the whole file: the burn kernel (tools/burn.cu) exists only in CUDA builds */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/backend.h"
+#include "kernels/device.h"
 #include "stream/error.h"
 #include "stream/pipeline.h"
-#include "stream/pipeline_cuda.h"
 #include "tests/gpu/gpu_support.h"
+#include "tools/burn.h"
 
 #define N_ELEM (1 << 20)
 #define UNITS 24
@@ -31,13 +32,13 @@ static int src_run(void *ctx, struct ingest *in)
         int i = ingest_reserve(in);
         if (i < 0)
             return 0;
-        float *d = slot_data(in->slots, i);
+        float *d = ingest_slot(in, i);
         for (size_t k = 0; k < N_ELEM; k++)
             d[k] = value(u, k);
-        in->slots->hdr[i].kind = SLOT_RAW;
-        in->slots->hdr[i].id = u;
-        in->slots->hdr[i].bytes = N_ELEM * sizeof(float);
-        slots_commit(in->slots, i);
+        in->hdr[i].kind = SLOT_RAW;
+        in->hdr[i].id = u;
+        in->hdr[i].bytes = N_ELEM * sizeof(float);
+        ingest_commit(in, i);
     }
     return 0;
 }
@@ -62,7 +63,7 @@ static int process(void *ctx, const struct pipeline_unit *u, bool snap)
     if (u->hdr->id != j->processed)
         j->order_ok = 0;
     j->processed++;
-    return pcuda_burn(j->acc, u->dev, N_ELEM, PASSES, u->stream);
+    return burn_run(j->acc, u->dev, N_ELEM, PASSES, u->stream);
 }
 
 static int finish(void *ctx, const struct slot_hdr *h, const struct pipeline_io *io, bool p, bool c)
@@ -79,8 +80,9 @@ Test(gpu_pipeline, every_unit_computed_once_on_its_data, .timeout = 120)
     struct sl_device dev;
     cr_assert_eq(backend_select("cuda:0", &dev), 0, "%s", err_msg());
     struct job j = {.order_ok = 1};
-    cr_assert_eq(pcuda_malloc((void **)&j.acc, N_ELEM * sizeof(float)), 0);
-    cr_assert_eq(pcuda_memset(j.acc, 0, N_ELEM * sizeof(float)), 0);
+    cr_assert_eq(dev_alloc(&dev, N_ELEM * sizeof(float), (void **)&j.acc), 0, "%s", err_msg());
+    cr_assert_eq(dev_zero(&dev, j.acc, N_ELEM * sizeof(float), NULL), 0, "%s", err_msg());
+    cr_assert_eq(dev_sync(&dev), 0, "%s", err_msg()); /* the runtime computes on its own streams */
     struct pipeline_conf pc = {.slots = 2, .slot_bytes = N_ELEM * sizeof(float), .publish_every = 1};
     struct source src = {.name = "test", .run = src_run, .close = src_close};
     struct pipeline_ops ops = {.name = "burn", .ctx = &j, .wants_device = true, .async = true, .process = process,
@@ -93,7 +95,7 @@ Test(gpu_pipeline, every_unit_computed_once_on_its_data, .timeout = 120)
     cr_assert(j.order_ok);
     cr_assert_eq(m.st[ST_H2D].n, UNITS, "every copy timed by its events");
     float *got = malloc(N_ELEM * sizeof(float));
-    cr_assert_eq(pcuda_d2h(got, j.acc, N_ELEM * sizeof(float)), 0);
+    cr_assert_eq(dev_copy(&dev, got, j.acc, N_ELEM * sizeof(float), DEV_D2H, NULL), 0, "%s", err_msg());
     double worst = 0;
     for (size_t i = 0; i < N_ELEM; i++) {
         float acc = 0;
@@ -109,7 +111,7 @@ Test(gpu_pipeline, every_unit_computed_once_on_its_data, .timeout = 120)
     }
     cr_assert_lt(worst, 1e-6, "largest relative difference %g", worst);
     free(got);
-    pcuda_free(j.acc);
+    dev_free(&dev, j.acc);
     metrics_destroy(&m);
 }
 #endif
