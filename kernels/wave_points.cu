@@ -1,0 +1,149 @@
+/* wave_points — injection and sampling of the CUDA propagator: the point sets' weights
+ * on the device (computed on the host by kernels/points.c), one block per point. */
+#include "kernels/wave_cuda.h"
+
+#include <stdlib.h>
+
+extern "C" int wave_cu_points_upload(struct wave_points *pts)
+{
+    size_t n = pts->n ? pts->n : 1;
+    CUDA_TRY(cudaMalloc((void **)&pts->d_base, 3 * n * sizeof(int)));
+    CUDA_TRY(cudaMalloc((void **)&pts->d_w, 3 * (size_t)pts->ns * n * sizeof(float)));
+    CUDA_TRY(cudaMemcpy(pts->d_base, pts->base, 3 * pts->n * sizeof(int), cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaMemcpy(pts->d_w, pts->w, 3 * (size_t)pts->ns * pts->n * sizeof(float), cudaMemcpyHostToDevice));
+    return 0;
+}
+
+extern "C" void wave_cu_points_free(struct wave_points *pts)
+{
+    if (pts->d_base)
+        cudaFree(pts->d_base);
+    if (pts->d_w)
+        cudaFree(pts->d_w);
+    pts->d_base = NULL;
+    pts->d_w = NULL;
+}
+
+/* One block per point, threads over its ns^3 support nodes; overlapping supports of
+ * different points meet through atomicAdd. */
+__global__ void k_inject(float *f, const float *vel, const int *base, const float *w, int ns,
+                         long long sy, long long sz, const float *amps, long long stride, float scale,
+                         bool phys, float dvinv, int n)
+{
+    int pt = blockIdx.x;
+    if (pt >= n)
+        return;
+    float amp = amps[pt * stride] * scale;
+    const int *b = base + 3 * pt;
+    const float *wx = w + (size_t)3 * pt * ns, *wy = wx + ns, *wz = wy + ns;
+    int nn = ns * ns * ns;
+    for (int t = threadIdx.x; t < nn; t += blockDim.x) {
+        int kx = t % ns, ky = t / ns % ns, kz = t / (ns * ns);
+        long long c = (long long)(b[2] + kz) * sz + (long long)(b[1] + ky) * sy + (b[0] + kx);
+        float v = amp * (wx[kx] * wy[ky] * wz[kz]);
+        atomicAdd(&f[c], phys ? v * (vel[c] * dvinv) : v);
+    }
+}
+
+__global__ void k_sample(const float *f, const int *base, const float *w, int ns, long long sy,
+                         long long sz, float *out, long long stride, int n)
+{
+    __shared__ float red[128];
+    int pt = blockIdx.x;
+    if (pt >= n)
+        return;
+    const int *b = base + 3 * pt;
+    const float *wx = w + (size_t)3 * pt * ns, *wy = wx + ns, *wz = wy + ns;
+    int nn = ns * ns * ns;
+    float sum = 0;
+    for (int t = threadIdx.x; t < nn; t += blockDim.x) {
+        int kx = t % ns, ky = t / ns % ns, kz = t / (ns * ns);
+        long long c = (long long)(b[2] + kz) * sz + (long long)(b[1] + ky) * sy + (b[0] + kx);
+        sum += wx[kx] * wy[ky] * wz[kz] * f[c];
+    }
+    red[threadIdx.x] = sum;
+    __syncthreads();
+    for (int o = blockDim.x / 2; o > 0; o >>= 1) {
+        if ((int)threadIdx.x < o)
+            red[threadIdx.x] += red[threadIdx.x + o];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        out[pt * stride] = red[0];
+}
+
+extern "C" int wave_cu_inject(struct wave_sim *s, const struct wave_points *pts, const float *amps,
+                              size_t stride, float scale, unsigned flags)
+{
+    if (!pts->n)
+        return 0;
+    const float *da = amps;
+    long long dstride = (long long)stride;
+    if (!(flags & WAVE_BUF_DEVICE)) {
+        /* Gather the strided host amplitudes and stage them on the device. */
+        void *t;
+        int rc = wave_cu_scratch(s, pts->n * sizeof(float), &t);
+        if (rc < 0)
+            return rc;
+        float *h = (float *)malloc(pts->n * sizeof(float));
+        if (!h)
+            return err_set(-ENOMEM, "wave_inject: out of memory");
+        for (size_t i = 0; i < pts->n; i++)
+            h[i] = amps[i * stride];
+        cudaError_t e = cudaMemcpyAsync(t, h, pts->n * sizeof(float), cudaMemcpyHostToDevice, stream_of(s));
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(stream_of(s)); /* H is freed below */
+        free(h);
+        if (e != cudaSuccess)
+            return CUDA_ERR("cudaMemcpyAsync(amplitudes)", e);
+        da = (const float *)t;
+        dstride = 1;
+    }
+    const struct wave_layout *L = &s->L;
+    float dvinv = (float)(1.0 / (s->p.d[0] * s->p.d[1] * s->p.d[2]));
+    k_inject<<<(unsigned)pts->n, 128, 0, stream_of(s)>>>(s->cur, s->vel, pts->d_base, pts->d_w, pts->ns,
+                                                         (long long)L->stride_y, (long long)L->stride_z, da,
+                                                         dstride, scale, (flags & WAVE_INJECT_PHYSICAL) != 0,
+                                                         dvinv, (int)pts->n);
+    CUDA_TRY_LAUNCH();
+    return 0;
+}
+
+extern "C" int wave_cu_sample(struct wave_sim *s, const struct wave_points *pts, float *out,
+                              size_t stride, unsigned flags)
+{
+    if (!pts->n)
+        return 0;
+    const struct wave_layout *L = &s->L;
+    float *dout = out;
+    long long dstride = (long long)stride;
+    if (!(flags & WAVE_BUF_DEVICE)) {
+        void *t;
+        int rc = wave_cu_scratch(s, pts->n * sizeof(float), &t);
+        if (rc < 0)
+            return rc;
+        dout = (float *)t;
+        dstride = 1;
+    }
+    k_sample<<<(unsigned)pts->n, 128, 0, stream_of(s)>>>(s->cur, pts->d_base, pts->d_w, pts->ns,
+                                                         (long long)L->stride_y, (long long)L->stride_z,
+                                                         dout, dstride, (int)pts->n);
+    CUDA_TRY_LAUNCH();
+    if (!(flags & WAVE_BUF_DEVICE)) {
+        float *h = (float *)malloc(pts->n * sizeof(float));
+        if (!h)
+            return err_set(-ENOMEM, "wave_sample: out of memory");
+        cudaError_t e = cudaMemcpyAsync(h, dout, pts->n * sizeof(float), cudaMemcpyDeviceToHost, stream_of(s));
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(stream_of(s));
+        if (e != cudaSuccess) {
+            free(h);
+            return CUDA_ERR("cudaMemcpyAsync(samples)", e);
+        }
+        for (size_t i = 0; i < pts->n; i++)
+            out[i * stride] = h[i];
+        free(h);
+    }
+    return 0;
+}
+
