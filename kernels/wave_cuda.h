@@ -17,6 +17,7 @@
 
 #include "kernels/cuda_check.h"
 #include "kernels/wave_internal.h"
+#include "kernels/wave_tuning.h"
 
 #define MAXR (WAVE_ORDER_MAX / 2)
 #define TX 32      /* x width of a tiled or layer block */
@@ -127,21 +128,21 @@ static inline int with_r(const wave_sim *s, F &&f)
 
 /* ---- the launch plan (wave_plan.cu) -------------------------------------------------- */
 
-enum tile_shape { TILE_16x1, TILE_8x1, TILE_8x2, TILE_4x4, TILE_8x4, TILE_N };
-enum cpml_arr { CPML_SPLIT, CPML_FUSED, CPML_LINES };
-
-/* What a step of a simulation runs, resolved from its parameters (defaults filled in). */
+/* What a step of a simulation runs: its tuning (wave_params.tuning, kernels/wave_tuning.h)
+ * with the defaults filled in. */
 struct WavePlan {
     bool naive;     /* k_naive (else tiled) */
     int bx, by;     /* naive: thread block */
     bool ring;      /* tiled: k_ring (else k_tiled, register prefetch) */
-    int tile;       /* tiled: enum tile_shape */
+    int tile;       /* tiled: enum wave_tile */
     int depth;      /* tiled: planes in flight */
-    int cpml;       /* enum cpml_arr */
+    int cpml;       /* enum wave_cpml_arr */
     bool overlap;   /* split / fused CPML on a second stream beside the interior kernel */
-    int zchunk;     /* fused: z planes per k_layer block (at most; 0: default) */
+    int zchunk;     /* fused: z planes per k_layer block (at most) */
 };
 
+/* The plan of S, or -EINVAL when its tuning is invalid (wave_cu_alloc checks it at
+ * create, so a step never meets a bad one). */
 int wave_cu_plan(const wave_sim *s, WavePlan *pl);
 
 /* ---- the kernels' launchers (each switches on the half-width s->r) ----------------------- */

@@ -379,17 +379,17 @@ static int launch_interior(const wave_sim *s, const WavePlan &pl, const Box &in,
     const int d = pl.depth;
     if (pl.ring) {
         switch (pl.tile) {
-        case TILE_8x2: return launch_ring_d<R, 8, 2>(in, a, s, st, d);
-        case TILE_8x4: return launch_ring_d<R, 8, 4>(in, a, s, st, d);
+        case WAVE_TILE_8x2: return launch_ring_d<R, 8, 2>(in, a, s, st, d);
+        case WAVE_TILE_8x4: return launch_ring_d<R, 8, 4>(in, a, s, st, d);
         default: return launch_ring_d<R, 4, 4>(in, a, s, st, d);
         }
     }
     const int sms = sm_count(s);
     const bool d2 = d == 2;
     switch (pl.tile) {
-    case TILE_16x1: return d2 ? launch_tiled<R, 16, 1, 2>(in, a, sms, st) : launch_tiled<R, 16, 1, 1>(in, a, sms, st);
-    case TILE_8x1: return d2 ? launch_tiled<R, 8, 1, 2>(in, a, sms, st) : launch_tiled<R, 8, 1, 1>(in, a, sms, st);
-    case TILE_8x2: return d2 ? launch_tiled<R, 8, 2, 2>(in, a, sms, st) : launch_tiled<R, 8, 2, 1>(in, a, sms, st);
+    case WAVE_TILE_16x1: return d2 ? launch_tiled<R, 16, 1, 2>(in, a, sms, st) : launch_tiled<R, 16, 1, 1>(in, a, sms, st);
+    case WAVE_TILE_8x1: return d2 ? launch_tiled<R, 8, 1, 2>(in, a, sms, st) : launch_tiled<R, 8, 1, 1>(in, a, sms, st);
+    case WAVE_TILE_8x2: return d2 ? launch_tiled<R, 8, 2, 2>(in, a, sms, st) : launch_tiled<R, 8, 2, 1>(in, a, sms, st);
     default: return d2 ? launch_tiled<R, 4, 4, 2>(in, a, sms, st) : launch_tiled<R, 4, 4, 1>(in, a, sms, st);
     }
 }

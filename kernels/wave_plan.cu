@@ -10,118 +10,65 @@
 #include "kernels/wave_cuda.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
-/* Kernel variants (llm.c style: all kept side by side, each checked against the CPU
- * reference by tests/gpu/test_gpu_wave.c, picked per step from the environment so a
- * benchmark or a test can switch between them; unset means the default measured
- * fastest on the H100, docs/PERFORMANCE.md):
+/* Kernel variants (llm.c style: kept side by side, each checked against the CPU
+ * reference by tests/gpu/test_gpu_wave.c, chosen by wave_params.tuning, read here; zero
+ * fields are the defaults measured fastest on the H100, docs/PERFORMANCE.md; names and
+ * values: kernels/wave_tuning.h):
  *
- *   [propagator] kernel = naive   k_naive for the interior, the split CPML kernels
- *                                 (k_psi pass, then k_pml) for the layers;
- *   [propagator] kernel = tiled   SEISLIVE_WAVE_PIPE    ring (k_ring, cp.async ring) or
- *                                                       regs (k_tiled, register prefetch)
- *                                 SEISLIVE_WAVE_TILE    block shape threads x rows per
- *                                                       thread (32 columns): ring 4x4,
- *                                                       8x2, 8x4; regs 16x1, 8x1, 8x2, 4x4
- *                                 SEISLIVE_WAVE_PREFETCH planes in flight: ring 1..3,
- *                                                       regs 1..2
- *                                 SEISLIVE_WAVE_CPML    lines (the interior kernel over
- *                                                       the whole grid, then k_line per
- *                                                       axis adds the stretched terms),
- *                                                       fused (k_layer: psi and the
- *                                                       stretched update in one pass over
- *                                                       the layers beside the interior
- *                                                       box) or split (k_psi + k_pml)
- *   SEISLIVE_WAVE_NAIVE_BLOCK=WxH the naive kernel's thread block
- *   SEISLIVE_WAVE_CPML_OVERLAP=0  the CPML kernels on the simulation's stream instead of
- *                                 a second stream beside the interior kernel
- *   SEISLIVE_WAVE_LAYER_ZCHUNK=N  z planes per k_layer block (tests use it to cross
- *                                 chunk boundaries on small grids). */
-static const char *const tile_names[] = {"16x1", "8x1", "8x2", "4x4", "8x4"};
+ *   [propagator] kernel = naive   k_naive for the interior (tuning.naive_block), the
+ *                                 split CPML kernels (k_psi pass, then k_pml) for the
+ *                                 layers on a second stream (tuning.cpml_overlap);
+ *   [propagator] kernel = tiled   tuning.pipe      ring (k_ring, cp.async ring) or regs
+ *                                                  (k_tiled, register prefetch)
+ *                                 tuning.tile      block shape threads x rows per thread
+ *                                                  (32 columns): ring 4x4, 8x2, 8x4;
+ *                                                  regs 16x1, 8x1, 8x2, 4x4
+ *                                 tuning.prefetch  planes in flight: ring 1..3, regs 1..2
+ *                                 tuning.cpml      lines (the interior kernel over the
+ *                                                  whole grid, then k_line per axis adds
+ *                                                  the stretched terms), fused (k_layer:
+ *                                                  psi and the stretched update in one
+ *                                                  pass over the layers beside the
+ *                                                  interior box) or split (k_psi + k_pml)
+ *                                 tuning.layer_zchunk  z planes per k_layer block (tests
+ *                                                  cross chunk boundaries on small grids) */
 
-static bool env_is(const char *name, const char *val)
-{
-    const char *e = getenv(name);
-    return e && !strcmp(e, val);
-}
+/* The ring's tile and depth per half-width R, measured on the H100 (docs/PERFORMANCE.md):
+ * 8x2 depth 1 up to order 4, 8x4 depth 2 at orders 6-8, 8x2 depth 3 above. */
+static int ring_tile(int r) { return r == 3 || r == 4 ? WAVE_TILE_8x4 : WAVE_TILE_8x2; }
+static int ring_depth(int r) { return r <= 2 ? 1 : r <= 4 ? 2 : 3; }
 
-static bool pipe_ring(void) { return !env_is("SEISLIVE_WAVE_PIPE", "regs"); }
-
-static const char *const cpml_names[] = {"split", "fused", "lines"};
-static int cpml_arrangement(const wave_sim *s)
-{
-    if (s->p.kernel == WAVE_KERNEL_NAIVE || env_is("SEISLIVE_WAVE_CPML", "split"))
-        return CPML_SPLIT;
-    if (env_is("SEISLIVE_WAVE_CPML", "fused"))
-        return CPML_FUSED;
-    return CPML_LINES;
-}
-
-static int tile_shape(int r, bool ring)
-{
-    const char *e = getenv("SEISLIVE_WAVE_TILE");
-    for (int k = 0; e && k < TILE_N; k++)
-        if (!strcmp(e, tile_names[k])) {
-            bool ok = ring ? (k == TILE_4x4 || k == TILE_8x2 || k == TILE_8x4) : k != TILE_8x4;
-            if (ok)
-                return k;
-        }
-    if (ring) /* measured on the H100 (docs/PERFORMANCE.md) */
-        return r == 3 || r == 4 ? TILE_8x4 : TILE_8x2;
-    return r <= 4 ? TILE_4x4 : TILE_8x2;
-}
-
-/* The naive kernel's thread block: SEISLIVE_WAVE_NAIVE_BLOCK=WxH (W a multiple of 32,
- * W x H <= 1024), else the fastest measured on the H100 at 512^3 (docs/PERFORMANCE.md):
- * 128 x 4 up to order 4, 256 x 4 above (8th order: 32 x 8 83.7, 32 x 32 106.7,
- * 128 x 8 118.1, 256 x 4 120.6 Gpts/s: 1024-thread blocks keep more of the y and z
- * neighbours in L1 and L2 while they are needed). */
-static void naive_block(int r, int *bx, int *by)
-{
-    *bx = r <= 2 ? 128 : 256;
-    *by = 4;
-    const char *e = getenv("SEISLIVE_WAVE_NAIVE_BLOCK");
-    int w, h;
-    if (e && sscanf(e, "%dx%d", &w, &h) == 2 && w >= 32 && w <= 1024 && w % 32 == 0 && h >= 1 && h <= 1024 / w) {
-        *bx = w;
-        *by = h;
-    }
-}
-
-static int prefetch_depth(bool ring, int r)
-{
-    const char *e = getenv("SEISLIVE_WAVE_PREFETCH");
-    int d = e ? atoi(e) : 0;
-    if (ring)
-        return d >= 1 && d <= 3 ? d : r <= 2 ? 1 : r <= 4 ? 2 : 3;
-    return d == 1 || d == 2 ? d : 2;
-}
-
-/* SEISLIVE_WAVE_CPML_OVERLAP=0 runs the CPML kernels on the simulation's own stream
- * (for measuring what the overlap gains); default: on a second stream. */
-static bool cpml_overlap(void) { return !env_is("SEISLIVE_WAVE_CPML_OVERLAP", "0"); }
-
-static int layer_zchunk(void)
-{
-    const char *e = getenv("SEISLIVE_WAVE_LAYER_ZCHUNK");
-    int z = e ? atoi(e) : 0;
-    if (z <= 0)
-        z = 48;
-    return z;
-}
+/* The naive kernel's thread block: the fastest measured on the H100 at 512^3
+ * (docs/PERFORMANCE.md): 128 x 4 up to order 4, 256 x 4 above (8th order: 32 x 8 83.7,
+ * 32 x 32 106.7, 128 x 8 118.1, 256 x 4 120.6 Gpts/s: 1024-thread blocks keep more of
+ * the y and z neighbours in L1 and L2 while they are needed). */
+static int naive_bx(int r) { return r <= 2 ? 128 : 256; }
 
 int wave_cu_plan(const wave_sim *s, WavePlan *pl)
 {
+    const struct wave_tuning *t = &s->p.tuning;
+    int rc = wave_tuning_check(t, s->p.kernel);
+    if (rc < 0)
+        return rc;
+    const int r = s->r;
     memset(pl, 0, sizeof *pl);
     pl->naive = s->p.kernel == WAVE_KERNEL_NAIVE;
-    naive_block(s->r, &pl->bx, &pl->by);
-    pl->ring = pipe_ring();
-    pl->tile = tile_shape(s->r, pl->ring);
-    pl->depth = prefetch_depth(pl->ring, s->r);
-    pl->cpml = cpml_arrangement(s);
-    pl->overlap = cpml_overlap();
-    pl->zchunk = layer_zchunk();
+    pl->bx = t->naive_block[0] ? t->naive_block[0] : naive_bx(r);
+    pl->by = t->naive_block[1] ? t->naive_block[1] : 4;
+    pl->ring = t->pipe != WAVE_PIPE_REGS;
+    if (pl->ring) {
+        pl->tile = t->tile ? t->tile : ring_tile(r);
+        pl->depth = t->prefetch ? t->prefetch : ring_depth(r);
+    } else {
+        pl->tile = t->tile ? t->tile : r <= 4 ? WAVE_TILE_4x4 : WAVE_TILE_8x2;
+        pl->depth = t->prefetch ? t->prefetch : 2;
+    }
+    pl->cpml = pl->naive ? WAVE_CPML_SPLIT : t->cpml ? t->cpml : WAVE_CPML_LINES;
+    /* the CPML kernels on a second stream unless asked not to: off measures what the
+     * overlap gains */
+    pl->overlap = t->cpml_overlap != WAVE_OVERLAP_OFF;
+    pl->zchunk = t->layer_zchunk ? t->layer_zchunk : WAVE_LAYER_ZCHUNK_DEFAULT;
     return 0;
 }
 
@@ -133,7 +80,7 @@ static int step(wave_sim *s, const WavePlan &pl, bool cpml, bool interior)
     cpml = cpml && any;
     interior = interior && !cpml;
     const int arr = pl.cpml;
-    if (cpml && arr == CPML_LINES) {
+    if (cpml && arr == WAVE_CPML_LINES) {
         /* whole grid plain, then the layer corrections, all on one stream */
         Box all = {{0, 0, 0}, {L->npad[0], L->npad[1], L->npad[2]}};
         int rc = wave_cu_interior(s, pl, all, st);
@@ -161,7 +108,7 @@ static int step(wave_sim *s, const WavePlan &pl, bool cpml, bool interior)
     }
     int rc = 0;
     if (cpml)
-        rc = arr == CPML_FUSED ? wave_cu_cpml_fused(s, pl, in, st) : wave_cu_cpml_split(s, in, st);
+        rc = arr == WAVE_CPML_FUSED ? wave_cu_cpml_fused(s, pl, in, st) : wave_cu_cpml_split(s, in, st);
     if (rc < 0)
         return rc;
     if (fork) {
@@ -186,13 +133,14 @@ extern "C" int wave_cu_describe(const struct wave_sim *s, char *buf, size_t len)
         return rc;
     }
     const bool cp = s->cpml_on && s->slab_count[0] + s->slab_count[1] + s->slab_count[2] > 0;
-    const char *cm = !cp ? "off" : cpml_names[pl.cpml];
-    const char *ov = cp && pl.cpml != CPML_LINES && pl.overlap ? ", 2 streams" : "";
+    const char *cm = !cp ? "off" : wave_cpml_name(pl.cpml);
+    const char *ov = cp && pl.cpml != WAVE_CPML_LINES && pl.overlap ? ", 2 streams" : "";
     if (pl.naive) {
         snprintf(buf, len, "naive %dx%d, CPML %s%s", pl.bx, pl.by, cm, ov);
         return 0;
     }
-    snprintf(buf, len, "tiled %s %s depth %d, CPML %s%s", pl.ring ? "ring" : "regs", tile_names[pl.tile],
+    snprintf(buf, len, "tiled %s %s depth %d, CPML %s%s", wave_pipe_name(pl.ring ? WAVE_PIPE_RING : WAVE_PIPE_REGS),
+             wave_tile_name(pl.tile),
              pl.depth, cm, ov);
     return 0;
 }

@@ -25,7 +25,11 @@ static int cu_alloc(float **p, size_t count)
 
 extern "C" int wave_cu_alloc(struct wave_sim *s)
 {
-    int rc;
+    /* the tuning is checked once, here, so that no step meets a choice it cannot run */
+    WavePlan pl;
+    int rc = wave_cu_plan(s, &pl);
+    if (rc < 0)
+        return rc;
     cudaStream_t aux;
     cudaEvent_t e1, e2;
     CUDA_TRY(cudaStreamCreateWithFlags(&aux, cudaStreamNonBlocking));

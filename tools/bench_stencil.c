@@ -5,13 +5,15 @@
  *
  *   seislive-bench stencil [--sizes 256,512] [--orders 2,4,8,16] [--steps N] [--pml W]
  *                          [--kernels naive,tiled] [--variants P/T/D/C,...] [--no-cpml-rows] [--json]
+ *                          [--tile T] [--pipe P] [--prefetch N] [--cpml C] [--cpml-overlap on|off]
+ *                          [--naive-block WxH] [--layer-zchunk N]
  *
- * --variants sweeps tiled variants on one simulation per size and order: each entry is
- * PIPE/TILE/DEPTH/CPML (ring|regs / 4x4.. / 1..3 / lines|fused|split; an empty field keeps the
- * environment), e.g. ring/4x4/2/fused,regs/4x4/2/split.
- *
- * The tiled kernel's variant (pipeline, block shape, prefetch, CPML arrangement) comes from
- * the SEISLIVE_WAVE_* environment knobs documented in kernels/wave.cu; each row names it.
+ * The kernel choices are the fields of struct wave_tuning (kernels/wave_tuning.h,
+ * docs/TUNING.md), one flag each; unset ones keep the production default.  --variants
+ * sweeps tiled variants: each entry is PIPE/TILE/DEPTH/CPML (ring|regs / 4x4.. / 1..3 /
+ * lines|fused|split; an empty field keeps the flags' value), e.g.
+ * ring/4x4/2/fused,regs/4x4/2/split; each variant is a simulation of its own (the tuning
+ * is read at create).  Each row names the variant that ran (wave_describe_kernel).
  * SIZE is the padded grid edge (interior + 2 x pml); Gpts/s counts padded points.  Each row
  * also gives the byte floor of its step (with CPML: psi and zeta read and written once
  * per layer element on top of the 16 B per point) and the percentage of it reached. */
@@ -23,6 +25,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/wave.h"
+#include "kernels/wave_tuning.h"
 #include "stream/error.h"
 #include "tools/bench.h"
 #include "tools/options.h"
@@ -43,10 +46,11 @@ struct row {
     char variant[160];
 };
 
-static int create(const struct sl_device *dev, int kernel, int order, int size, int pml, struct wave_sim **out)
+static int create(const struct sl_device *dev, int kernel, int order, int size, int pml,
+                  const struct wave_tuning *tuning, struct wave_sim **out)
 {
     struct wave_params p = {.d = {10, 10, 10}, .order = order, .pml_reflection = 1e-4, .f_ref = 10,
-                            .kernel = kernel};
+                            .kernel = kernel, .tuning = *tuning};
     for (int a = 0; a < 3; a++)
         p.n[a] = size - 2 * pml;
     for (int f = 0; f < 6; f++)
@@ -63,8 +67,7 @@ static int create(const struct sl_device *dev, int kernel, int order, int size, 
     return rc;
 }
 
-/* Time STEPS steps of S (after 3 warm-up steps) with the variant the environment selects
- * now. */
+/* Time STEPS steps of S (after 3 warm-up steps). */
 static int measure(struct wave_sim *s, int size, bool cpml, int steps, double *gpts, double *ms, char *variant,
                    size_t vlen)
 {
@@ -88,11 +91,12 @@ static int measure(struct wave_sim *s, int size, bool cpml, int steps, double *g
     return 0;
 }
 
-/* Select tiled variant SPEC "PIPE/TILE/DEPTH/CPML" (empty fields keep the environment). */
-static void set_variant(const char *spec)
+/* TUNING with the fields of the tiled variant SPEC "PIPE/TILE/DEPTH/CPML" set (empty
+ * fields keep BASE's), or -EINVAL. */
+static int variant_tuning(const struct wave_tuning *base, const char *spec, struct wave_tuning *tuning)
 {
-    static const char *const keys[4] = {"SEISLIVE_WAVE_PIPE", "SEISLIVE_WAVE_TILE", "SEISLIVE_WAVE_PREFETCH",
-                                        "SEISLIVE_WAVE_CPML"};
+    static const char *const keys[4] = {"pipe", "tile", "prefetch", "cpml"};
+    *tuning = *base;
     char buf[128];
     snprintf(buf, sizeof buf, "%s", spec);
     char *f = buf;
@@ -100,13 +104,19 @@ static void set_variant(const char *spec)
         char *slash = strchr(f, '/');
         if (slash)
             *slash = 0;
-        if (*f)
-            setenv(keys[k], f, 1);
+        int rc = *f ? wave_tuning_set(tuning, keys[k], f) : 0;
+        if (rc < 0)
+            return rc;
         if (!slash)
             break;
         f = slash + 1;
     }
+    return 0;
 }
+
+/* --tile T and the like: the flags of struct wave_tuning (kernels/wave_tuning.h). */
+static const char *const tuning_flags[] = {"tile", "pipe", "prefetch", "cpml", "cpml-overlap", "naive-block",
+                                           "layer-zchunk"};
 
 int bench_stencil(int argc, char **argv)
 {
@@ -116,8 +126,19 @@ int bench_stencil(int argc, char **argv)
     bool use[3] = {false, true, true};
     const char *variants[64];
     int nvariants = 0;
+    struct wave_tuning base = {0};
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
+        const char *tflag = NULL;
+        for (size_t k = 0; k < sizeof tuning_flags / sizeof *tuning_flags; k++)
+            if (!strncmp(argv[i], "--", 2) && !strcmp(argv[i] + 2, tuning_flags[k]))
+                tflag = tuning_flags[k];
+        if (tflag) {
+            if (i + 1 >= argc || wave_tuning_set(&base, tflag, argv[i + 1]) < 0) {
+                fprintf(stderr, "seislive-bench: --%s: %s\n", tflag, i + 1 < argc ? err_msg() : "needs a value");
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(argv[i], "--json"))
             json = true;
         else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
             nsizes = options_ints(argv[++i], sizes, 1, 8);
@@ -152,6 +173,13 @@ int bench_stencil(int argc, char **argv)
             return 2;
         }
     }
+    for (int vi = 0; vi < nvariants; vi++) { /* refused here, before any GPU work */
+        struct wave_tuning t;
+        if (variant_tuning(&base, variants[vi], &t) < 0 || wave_tuning_check(&t, WAVE_KERNEL_TILED) < 0) {
+            fprintf(stderr, "seislive-bench: --variants %s: %s\n", variants[vi], err_msg());
+            return 2;
+        }
+    }
     struct sl_device dev;
     if (backend_select("auto", &dev) < 0 || dev.kind != SL_DEVICE_CUDA) {
         fprintf(stderr, "stencil: needs a CUDA GPU (%s)\n", dev.kind == SL_DEVICE_CPU ? "none usable" : err_msg());
@@ -174,16 +202,19 @@ int bench_stencil(int argc, char **argv)
             for (int k = WAVE_KERNEL_NAIVE; k <= WAVE_KERNEL_TILED; k++) {
                 if (!use[k])
                     continue;
-                struct wave_sim *s;
-                if (create(&dev, k, orders[oi], sizes[si], pml, &s) < 0) {
-                    fprintf(stderr, "stencil: %s order %d %d^3: %s\n", names[k], orders[oi], sizes[si], err_msg());
-                    return 1;
-                }
                 int nv = k == WAVE_KERNEL_TILED && nvariants ? nvariants : 1;
-                for (int c = 1; c >= (nocpml_rows ? 0 : 1); c--)
-                    for (int vi = 0; vi < nv && nr < MAXROWS; vi++) {
-                        if (k == WAVE_KERNEL_TILED && nvariants)
-                            set_variant(variants[vi]);
+                for (int vi = 0; vi < nv; vi++) {
+                    struct wave_tuning tuning = base;
+                    if (k == WAVE_KERNEL_TILED && nvariants && variant_tuning(&base, variants[vi], &tuning) < 0) {
+                        fprintf(stderr, "seislive-bench: --variants %s: %s\n", variants[vi], err_msg());
+                        return 2;
+                    }
+                    struct wave_sim *s;
+                    if (create(&dev, k, orders[oi], sizes[si], pml, &tuning, &s) < 0) {
+                        fprintf(stderr, "stencil: %s order %d %d^3: %s\n", names[k], orders[oi], sizes[si], err_msg());
+                        return 1;
+                    }
+                    for (int c = 1; c >= (nocpml_rows ? 0 : 1) && nr < MAXROWS; c--) {
                         struct row *r = &rows[nr];
                         r->kernel = names[k];
                         r->order = orders[oi];
@@ -204,7 +235,8 @@ int bench_stencil(int argc, char **argv)
                             fprintf(stderr, "stencil: %s [%s] order %d %d^3 CPML %s: %.1f Gpts/s\n", r->kernel,
                                     r->variant, r->order, r->size, c ? "on" : "off", r->gpts);
                     }
-                wave_destroy(s);
+                    wave_destroy(s);
+                }
             }
     if (json) {
         printf("{\"bench\":\"stencil\",\"device\":\"%s\",\"copy_gbs\":%.1f,\"roofline_gpts\":%.2f,\"pml\":%d,"
@@ -221,7 +253,7 @@ int bench_stencil(int argc, char **argv)
     printf("device: %s; device-to-device copy %.0f GB/s (read + write) -> roofline %.1f Gpts/s at 16 B/point\n",
            dev.name, bw, roof);
     printf("grid: SIZE^3 padded points (interior + %d CPML cells per face), %d timed steps; variant: the "
-           "kernels' own description (environment knobs in kernels/wave.cu)\n\n", pml, steps);
+           "kernels' own description (tuning flags: kernels/wave_tuning.h)\n\n", pml, steps);
     printf("byte floor: the copy bandwidth over 16 B/point, plus with CPML 16 B per psi/zeta element "
            "(16 + 96 x %d / SIZE B/point): the most any kernel arrangement can reach\n\n", pml);
     printf("| kernel | variant | order | size | CPML | ms/step | Gpts/s | %% of roofline | byte floor (Gpts/s) | "

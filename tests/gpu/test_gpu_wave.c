@@ -15,6 +15,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/wave.h"
+#include "kernels/wave_tuning.h"
 #include "stream/error.h"
 #include "tests/gpu/gpu_support.h"
 #include "tests/support.h"
@@ -63,7 +64,8 @@ static double rel(const float *a, const float *b, size_t n)
 /* WANT: the description (wave_describe_kernel) of the variant the case must run, or
  * NULL for the family only ("naive " / "tiled "): an unsupported selection falls back
  * to a default quietly, and the case would then test another kernel than it says. */
-static void compare_case(int order, int kernel, bool cpml, bool fs, const char *want)
+static void compare_case(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
+                         const char *want)
 {
     struct sl_device cpu, gpu;
     cr_assert_eq(backend_select("cpu", &cpu), 0);
@@ -71,6 +73,8 @@ static void compare_case(int order, int kernel, bool cpml, bool fs, const char *
     struct wave_params p = {.n = {37, 29, 23}, .d = {10, 12, 9}, .o = {0, 0, 0}, .order = order,
                             .dt = 5e-4, .pml = {7, 9, 8, 6, fs ? 0 : 10, 5}, .pml_reflection = 1e-4,
                             .f_ref = 12, .free_surface = fs, .kernel = kernel};
+    if (tuning)
+        p.tuning = *tuning;
     size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
     float *v = malloc(nn * sizeof *v);
     srand(order * 10 + kernel + 100 * cpml + 1000 * fs);
@@ -187,15 +191,15 @@ Test(gpu_wave, kernels_match_cpu_reference, .timeout = 300)
     for (int k = WAVE_KERNEL_NAIVE; k <= WAVE_KERNEL_TILED; k++)
         for (int o = 0; o < 4; o++)
             for (int m = 0; m < 3; m++)
-                compare_case(orders[o], k, m != 1, m == 2, NULL);
+                compare_case(orders[o], k, m != 1, m == 2, NULL, NULL);
 }
 
-/* Every variant of the tiled kernel kept in kernels/wave.cu (interior pipeline x block
- * shape x prefetch depth x CPML arrangement), selected through the environment as
- * seislive-bench does, at orders whose half-widths cover the halo alignments (R = 1, 3,
- * 5, 8): CPML off (the interior kernel over the whole grid), on, on with a free surface;
- * short k_layer z chunks (chunk boundaries inside the layers) and the CPML on the
- * simulation's own stream for some. */
+/* Every variant of the tiled kernel (interior pipeline x block shape x prefetch depth x
+ * CPML arrangement), selected through wave_params.tuning as seislive-bench does, at
+ * orders whose half-widths cover the halo alignments (R = 1, 3, 5, 8): CPML off (the
+ * interior kernel over the whole grid), on, on with a free surface; short k_layer z
+ * chunks (chunk boundaries inside the layers) and the CPML on the simulation's own
+ * stream for some. */
 Test(gpu_wave, variants_match_cpu_reference, .timeout = 600)
 {
     GPU_REQUIRED();
@@ -213,18 +217,15 @@ Test(gpu_wave, variants_match_cpu_reference, .timeout = 600)
     for (size_t v = 0; v < sizeof iv / sizeof iv[0]; v++)
         for (int c = 0; c < 3; c++)
             for (int o = 0; o < 4; o++) {
-                setenv("SEISLIVE_WAVE_PIPE", iv[v].pipe, 1);
-                setenv("SEISLIVE_WAVE_TILE", iv[v].tile, 1);
-                setenv("SEISLIVE_WAVE_PREFETCH", iv[v].depth, 1);
-                setenv("SEISLIVE_WAVE_CPML", cpml_arr[c], 1);
+                struct wave_tuning t = {0};
+                cr_assert_eq(wave_tuning_set(&t, "pipe", iv[v].pipe), 0, "%s", err_msg());
+                cr_assert_eq(wave_tuning_set(&t, "tile", iv[v].tile), 0, "%s", err_msg());
+                cr_assert_eq(wave_tuning_set(&t, "prefetch", iv[v].depth), 0, "%s", err_msg());
+                cr_assert_eq(wave_tuning_set(&t, "cpml", cpml_arr[c]), 0, "%s", err_msg());
                 if (o % 2)
-                    setenv("SEISLIVE_WAVE_LAYER_ZCHUNK", "5", 1);
-                else
-                    unsetenv("SEISLIVE_WAVE_LAYER_ZCHUNK");
+                    t.layer_zchunk = 5;
                 if ((v + o) % 3 == 0)
-                    setenv("SEISLIVE_WAVE_CPML_OVERLAP", "0", 1);
-                else
-                    unsetenv("SEISLIVE_WAVE_CPML_OVERLAP");
+                    t.cpml_overlap = WAVE_OVERLAP_OFF;
                 /* what wave_describe_kernel must say: the pipeline, tile and depth
                  * asked for; the CPML arrangement (off when o == 0), on a second
                  * stream unless lines or the overlap is off */
@@ -232,12 +233,8 @@ Test(gpu_wave, variants_match_cpu_reference, .timeout = 600)
                 char want[160];
                 snprintf(want, sizeof want, "tiled %s %s depth %s, CPML %s%s", iv[v].pipe, iv[v].tile,
                          iv[v].depth, on ? cpml_arr[c] : "off", two ? ", 2 streams" : "");
-                compare_case(orders[o], WAVE_KERNEL_TILED, on, o == 2, want);
+                compare_case(orders[o], WAVE_KERNEL_TILED, on, o == 2, &t, want);
             }
-    const char *vars[] = {"SEISLIVE_WAVE_PIPE", "SEISLIVE_WAVE_TILE", "SEISLIVE_WAVE_PREFETCH", "SEISLIVE_WAVE_CPML",
-                          "SEISLIVE_WAVE_LAYER_ZCHUNK", "SEISLIVE_WAVE_CPML_OVERLAP"};
-    for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++)
-        unsetenv(vars[k]);
 }
 
 /* Padded velocities and a device checkpoint restore bit for bit. */
