@@ -1,15 +1,14 @@
 /* wave_cpml — the boundary kernels of the CUDA propagator: the CPML in the absorbing
  * layers (Pasalic & McGarry 2010, the arithmetic of the CPU reference, kernels/wave.c)
- * in three arrangements, and the free-surface mirror.
+ * in the two arrangements the defaults use, and the free-surface mirror.
  *
  *   lines  (the tiled kernel's default) the interior kernel first updates the whole
  *          padded grid with the plain Laplacian; then per axis a line kernel over that
  *          axis's layers only adds the stretched terms (psi and zeta read and written
  *          once per layer point; no extra full-volume pass);
  *   split  (the naive kernel's) a k_psi pass, then k_pml over the layers beside the
- *          interior box;
- *   fused  k_layer: psi(n+1) and the stretched update in one pass over the layers
- *          beside the interior box. */
+ *          interior box.
+ * The third, fused (k_layer), is a research variant: tools/wave_research.cu. */
 #include "kernels/wave_cuda.h"
 
 #include "kernels/cpml.h"
@@ -92,243 +91,6 @@ __global__ void k_pml(KArgs a, PArgs m, int gax, Box b)
         lap += t + z;
     }
     a.q[c] = 2.0f * __ldg(p + c) - a.q[c] + __ldg(a.vel + c) * lap;
-}
-
-/* ---- CPML fused: psi(n+1) and the stretched update in one pass over the layers ---------- */
-
-/* Up to 6 boxes (the faces' layers) in one launch; block b belongs to the box w with
- * start[w] <= b < start[w + 1]. */
-struct LBoxes {
-    Box b[6];
-    int gx[6], gy[6], zc[6];
-    int start[7];
-    int n;
-};
-
-#define LBY 8 /* thread rows of a layer block: 20-cell layers fill 20 of 24 rows */
-
-/* cp.async of 4 bytes (any alignment), zero-filled when !OK. */
-__device__ __forceinline__ void cp4(float *sdst, const float *gsrc, bool ok)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(sdst);
-    int n = ok ? 4 : 0;
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gsrc), "r"(n) : "memory");
-}
-
-/* The layer points of the boxes in LB, each updated once per step, reading psi(n)
- * (m.psi) and writing psi(n+1) (m.psi_out) in the same pass: the stretched update at a
- * point needs psi(n+1) at its R neighbours on each side, which this block recomputes
- * (psi(n+1) = b psi(n) + a dp/dx depends only on p(n) and psi(n), both unchanged during
- * the step) instead of reading them from a separate psi pass:
- *   x and y: in shared memory over the tile and R cells around it, from a p tile with a
- *            halo of 2R (only in blocks whose tile touches an x / y layer: the branch is
- *            per block);
- *   z:       a register queue of psi_z(n+1) over planes k-R .. k+R beside a queue of p
- *            over k-2R .. k+2R (pushing plane k+R needs p up to k+2R; per plane, uniform).
- * zeta is read and written in place at the point itself.  So every layer point reads
- * and writes its psi and zeta once (the Pasalic-McGarry arithmetic of the CPU
- * reference, unchanged).  Pipelining: the p tile of plane k+1 is copied asynchronously
- * (cp.async, double buffer) and the point values of plane k+1 (q, v, psi, zeta, the
- * queue's new p) are loaded into registers while plane k is computed; two barriers per
- * plane. */
-template <int R>
-__global__ void __launch_bounds__(TX *LBY, 2) k_layer(KArgs a, PArgs m, LBoxes lb, int dim0, int dim1, int dim2)
-{
-    constexpr int H2 = 2 * R, PW = TX + 2 * H2, PH = LBY + 2 * H2, NT = TX * LBY, Q = 4 * R;
-    static_assert(LBY >= R, "the psi_y halo rows are computed by the first R thread rows");
-    __shared__ float sp[2][PH][PW];        /* p(n) of planes k, k+1, halo 2R */
-    __shared__ float sxp[LBY][TX + 2 * R]; /* psi_x(n+1), columns x0-R .. x0+TX+R-1 */
-    __shared__ float syp[LBY + 2 * R][TX]; /* psi_y(n+1), rows y0-R .. y0+LBY+R-1 */
-    int bid = blockIdx.x, w = 0;
-    while (w + 1 < lb.n && bid >= lb.start[w + 1])
-        w++;
-    bid -= lb.start[w];
-    Box b;
-#pragma unroll
-    for (int q = 0; q < 3; q++) {
-        b.lo[q] = lb.b[w].lo[q];
-        b.hi[q] = lb.b[w].hi[q];
-    }
-    const int gxn = lb.gx[w], gyn = lb.gy[w], zc = lb.zc[w];
-    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * TX + tx;
-    const int x0 = b.lo[0] + (bid % gxn) * TX, y0 = b.lo[1] + (bid / gxn % gyn) * LBY;
-    const int kb = b.lo[2] + (bid / (gxn * gyn)) * zc, ke = min(kb + zc, b.hi[2]);
-    const int i = x0 + tx, j = y0 + ty, h = a.h;
-    const bool colok = i < b.hi[0], rowok = j < b.hi[1], inside = colok && rowok;
-    const int np0 = m.npad[0], np1 = m.npad[1], np2 = m.npad[2];
-    const int wx0 = m.pml[0], wx1 = m.pml[1], wy0 = m.pml[2], wy1 = m.pml[3], wz0 = m.pml[4], wz1 = m.pml[5];
-    const long long wxs = wx0 + wx1, wys = wy0 + wy1;
-    /* Does the tile touch an x (y) layer?  Uniform over the block. */
-    const bool bx = x0 < wx0 || x0 + TX - 1 >= np0 - wx1;
-    const bool by = y0 < wy0 || y0 + LBY - 1 >= np1 - wy1;
-    const float *__restrict__ p = a.p;
-    const long long sy = a.sy, sz = a.sz;
-    const long long cc = (long long)(j + h) * sy + (i + h); /* column of (i, j), plane 0 */
-    const int jsx = cpml_slab_index(i, np0, wx0, wx1), jsy = cpml_slab_index(j, np1, wy0, wy1);
-    const bool lx = inside && jsx >= 0, ly = inside && jsy >= 0;
-    /* psi halos: columns xl, xr (threads tx < R, row j), rows yl, yr (threads ty < R,
-     * column i). */
-    const int xl = x0 - R + tx, xr = x0 + TX + tx, yl = y0 - R + ty, yr = y0 + LBY + ty;
-    const int jxl = bx && tx < R && rowok ? cpml_slab_index(xl, np0, wx0, wx1) : -1;
-    const int jxr = bx && tx < R && rowok ? cpml_slab_index(xr, np0, wx0, wx1) : -1;
-    const int jyl = by && ty < R && colok ? cpml_slab_index(yl, np1, wy0, wy1) : -1;
-    const int jyr = by && ty < R && colok ? cpml_slab_index(yr, np1, wy0, wy1) : -1;
-    auto ex = [&](int y, int js, int k) { return ((long long)k * np1 + y) * wxs + js; };
-    auto ey = [&](int x, int js, int k) { return ((long long)k * wys + js) * np0 + x; };
-    auto ez = [&](int js) { return ((long long)js * np1 + j) * np0 + i; };
-    /* p of this column at plane KK (0 outside the allocation; such values are never used). */
-    auto pcol = [&](int kk) {
-        const int g = kk + h;
-        return inside && g >= 0 && g < dim2 ? __ldg(p + cc + (long long)g * sz) : 0.0f;
-    };
-    /* psi_AX(n+1) at coordinate X along AX from psi(n) OLD and the p neighbours P(+-l) */
-    auto psi_next = [&](int ax, int x, float old, auto P) {
-        float d1 = 0;
-#pragma unroll
-        for (int l = 1; l <= R; l++)
-            d1 += a.c1[ax][l] * (P(l) - P(-l));
-        return __ldg(m.pb[ax] + x) * old + __ldg(m.pa[ax] + x) * d1;
-    };
-    auto issue_tile = [&](int kk, int buf) {
-        const long long pl = (long long)(kk + h) * sz;
-#pragma unroll
-        for (int e0 = 0; e0 < PH * PW; e0 += NT) {
-            const int e = e0 + tid;
-            if ((PH * PW) % NT == 0 || e < PH * PW) {
-                const int r = e / PW, c = e % PW;
-                const int gy = y0 - H2 + r + h, gx = x0 - H2 + c + h;
-                const bool ok = gy >= 0 && gy < dim1 && gx >= 0 && gx < dim0;
-                cp4(&sp[buf][r][c], ok ? p + pl + (long long)gy * sy + gx : p, ok);
-            }
-        }
-    };
-    /* What plane KK needs from global memory besides the tile, loaded a plane ahead. */
-    struct Pt {
-        float pn, qo, vv, zx, zy, zz, px, py, pxl, pxr, pyl, pyr, pzo;
-    };
-    auto fetch = [&](int kk, Pt &f) {
-        const long long pl = (long long)(kk + h) * sz;
-        const int jz = cpml_slab_index(kk, np2, wz0, wz1), jz2 = cpml_slab_index(kk + R, np2, wz0, wz1);
-        f.pn = pcol(kk + 2 * R);
-        f.qo = inside ? a.q[cc + pl] : 0.0f;
-        f.vv = inside ? __ldg(a.vel + cc + pl) : 0.0f;
-        f.zx = lx ? m.zeta[0][ex(j, jsx, kk)] : 0.0f;
-        f.zy = ly ? m.zeta[1][ey(i, jsy, kk)] : 0.0f;
-        f.zz = inside && jz >= 0 ? m.zeta[2][ez(jz)] : 0.0f;
-        f.px = bx && lx ? __ldg(m.psi[0] + ex(j, jsx, kk)) : 0.0f;
-        f.py = by && ly ? __ldg(m.psi[1] + ey(i, jsy, kk)) : 0.0f;
-        f.pxl = jxl >= 0 ? __ldg(m.psi[0] + ex(j, jxl, kk)) : 0.0f;
-        f.pxr = jxr >= 0 ? __ldg(m.psi[0] + ex(j, jxr, kk)) : 0.0f;
-        f.pyl = jyl >= 0 ? __ldg(m.psi[1] + ey(i, jyl, kk)) : 0.0f;
-        f.pyr = jyr >= 0 ? __ldg(m.psi[1] + ey(i, jyr, kk)) : 0.0f;
-        f.pzo = inside && jz2 >= 0 ? __ldg(m.psi[2] + ez(jz2)) : 0.0f; /* psi_z(n) at kk + R */
-    };
-    issue_tile(kb, 0);
-    cp_commit();
-    float qz[Q + 1], pz[2 * R + 1]; /* p(k - 2R + u); psi_z(n+1)(k - R + u) */
-#pragma unroll
-    for (int u = 0; u < Q; u++)
-        qz[u] = pcol(kb - 2 * R + u);
-#pragma unroll
-    for (int u = 0; u < 2 * R; u++) {
-        const int kk = kb - R + u, js = cpml_slab_index(kk, np2, wz0, wz1);
-        pz[u] = inside && js >= 0 ? psi_next(2, kk, __ldg(m.psi[2] + ez(js)), [&](int l) { return qz[u + R + l]; })
-                                  : 0.0f;
-    }
-    Pt cur;
-    fetch(kb, cur);
-    Pt nxt = cur;
-    int buf = 0;
-    for (int k = kb; k < ke; k++) {
-        cp_wait<0>();
-        __syncthreads(); /* tile k is in; everyone is done with plane k-1's shared arrays */
-        if (k + 1 < ke) {
-            issue_tile(k + 1, buf ^ 1);
-            fetch(k + 1, nxt);
-        }
-        cp_commit();
-        const long long pl = (long long)(k + h) * sz;
-        const int jsz = cpml_slab_index(k, np2, wz0, wz1); /* uniform */
-        const bool lz = inside && jsz >= 0;
-        qz[Q] = cur.pn;
-        const int tr = ty + H2, tc = tx + H2; /* this point in the p tile */
-        const float(*T)[PW] = sp[buf];
-        if (bx) {
-            float v = 0.0f;
-            if (lx) {
-                v = psi_next(0, i, cur.px, [&](int l) { return T[tr][tc + l]; });
-                m.psi_out[0][ex(j, jsx, k)] = v;
-            }
-            sxp[ty][tx + R] = v;
-            if (tx < R) {
-                sxp[ty][tx] = jxl >= 0 ? psi_next(0, xl, cur.pxl, [&](int l) { return T[tr][R + tx + l]; }) : 0.0f;
-                sxp[ty][TX + R + tx] =
-                    jxr >= 0 ? psi_next(0, xr, cur.pxr, [&](int l) { return T[tr][H2 + TX + tx + l]; }) : 0.0f;
-            }
-        }
-        if (by) {
-            float v = 0.0f;
-            if (ly) {
-                v = psi_next(1, j, cur.py, [&](int l) { return T[tr + l][tc]; });
-                m.psi_out[1][ey(i, jsy, k)] = v;
-            }
-            syp[ty + R][tx] = v;
-            if (ty < R) {
-                syp[ty][tx] = jyl >= 0 ? psi_next(1, yl, cur.pyl, [&](int l) { return T[R + ty + l][tc]; }) : 0.0f;
-                syp[LBY + R + ty][tx] =
-                    jyr >= 0 ? psi_next(1, yr, cur.pyr, [&](int l) { return T[H2 + LBY + ty + l][tc]; }) : 0.0f;
-            }
-        }
-        {
-            /* push psi_z(n+1) of plane k + R, from the p queue (planes k .. k+2R) */
-            const int kk = k + R, js = cpml_slab_index(kk, np2, wz0, wz1);
-            pz[2 * R] = js >= 0 && inside ? psi_next(2, kk, cur.pzo, [&](int l) { return qz[3 * R + l]; }) : 0.0f;
-        }
-        if (lz)
-            m.psi_out[2][ez(jsz)] = pz[R];
-        __syncthreads(); /* psi(n+1) of the neighbours is in */
-        if (inside) {
-            const float pc = qz[2 * R];
-            /* d2 along axis AX from the neighbours P(+-l), and in that axis's layers
-             * (IN) the stretched terms: dpsi from psi(n+1) S(+-l), zeta(n+1) from ZOLD
-             * into *Z() */
-            auto term = [&](int ax, int x, bool in, float zold, auto P, auto S, auto Z) {
-                float d2 = a.c2[ax][0] * pc;
-#pragma unroll
-                for (int l = 1; l <= R; l++)
-                    d2 += a.c2[ax][l] * (P(l) + P(-l));
-                if (!in)
-                    return d2;
-                float dpsi = 0;
-#pragma unroll
-                for (int l = 1; l <= R; l++)
-                    dpsi += a.c1[ax][l] * (S(l) - S(-l));
-                const float t = d2 + dpsi, z = __ldg(m.pb[ax] + x) * zold + __ldg(m.pa[ax] + x) * t;
-                *Z() = z;
-                return t + z;
-            };
-            float lap = 0;
-            lap += term(
-                1, j, ly, cur.zy, [&](int l) { return T[tr + l][tc]; }, [&](int l) { return syp[ty + R + l][tx]; },
-                [&] { return &m.zeta[1][ey(i, jsy, k)]; });
-            lap += term(
-                2, k, lz, cur.zz, [&](int l) { return qz[2 * R + l]; }, [&](int l) { return pz[R + l]; },
-                [&] { return &m.zeta[2][ez(jsz)]; });
-            lap += term(
-                0, i, lx, cur.zx, [&](int l) { return T[tr][tc + l]; }, [&](int l) { return sxp[ty][tx + R + l]; },
-                [&] { return &m.zeta[0][ex(j, jsx, k)]; });
-            a.q[cc + pl] = 2.0f * pc - cur.qo + cur.vv * lap;
-        }
-#pragma unroll
-        for (int u = 0; u < Q; u++)
-            qz[u] = qz[u + 1];
-#pragma unroll
-        for (int u = 0; u < 2 * R; u++)
-            pz[u] = pz[u + 1];
-        cur = nxt;
-        buf ^= 1;
-    }
-    cp_wait<0>();
 }
 
 /* ---- CPML as line corrections after a full-grid interior update ------------------------ */
@@ -533,76 +295,6 @@ __global__ void k_free_surface(float *q, long long plane, int h)
 
 /* ---- launchers ----------------------------------------------------------------------- */
 
-/* The 6 face boxes of the layers (z layers whole, y layers within the inner z range, x
- * layers within inner y and z): every layer point in exactly one. */
-static int face_boxes(const wave_sim *s, const Box &in, Box out[6])
-{
-    const struct wave_layout *L = &s->L;
-    int n = 0;
-    for (int ax = 2; ax >= 0; ax--)
-        for (int side = 0; side < 2; side++) {
-            int w = L->pml[2 * ax + side];
-            if (!w)
-                continue;
-            Box b;
-            for (int q = 0; q < 3; q++) {
-                if (q == ax) {
-                    b.lo[q] = side ? L->npad[q] - w : 0;
-                    b.hi[q] = side ? L->npad[q] : w;
-                } else if (q > ax) {
-                    b.lo[q] = in.lo[q];
-                    b.hi[q] = in.hi[q];
-                } else {
-                    b.lo[q] = 0;
-                    b.hi[q] = L->npad[q];
-                }
-            }
-            if (!box_empty(b))
-                out[n++] = b;
-        }
-    return n;
-}
-
-/* psi(n+1) was written to psi_alt: it becomes psi (the fused and lines arrangements). */
-static void swap_psi(wave_sim *s)
-{
-    for (int ax = 0; ax < 3; ax++) {
-        float *t = s->psi[ax];
-        s->psi[ax] = s->psi_alt[ax];
-        s->psi_alt[ax] = t;
-    }
-}
-
-/* Fused CPML: one k_layer launch over the face boxes, then psi(n+1) becomes psi. */
-template <int R>
-static int launch_layers(wave_sim *s, const WavePlan &pl, const Box &in, const KArgs &a, const PArgs &m,
-                         cudaStream_t st)
-{
-    Box fb[6];
-    int nb = face_boxes(s, in, fb);
-    LBoxes lb;
-    memset(&lb, 0, sizeof lb);
-    long long tot = 0;
-    for (int w = 0; w < nb; w++) {
-        const Box &b = fb[w];
-        int depth = b.hi[2] - b.lo[2];
-        lb.b[w] = b;
-        lb.gx[w] = (b.hi[0] - b.lo[0] + TX - 1) / TX;
-        lb.gy[w] = (b.hi[1] - b.lo[1] + LBY - 1) / LBY;
-        lb.zc[w] = depth < pl.zchunk ? depth : pl.zchunk;
-        lb.start[w] = (int)tot;
-        tot += (long long)lb.gx[w] * lb.gy[w] * ((depth + lb.zc[w] - 1) / lb.zc[w]);
-    }
-    lb.n = nb;
-    lb.start[nb] = (int)tot;
-    if (!tot)
-        return 0;
-    k_layer<R><<<(unsigned)tot, dim3(TX, LBY), 0, st>>>(a, m, lb, s->L.dim[0], s->L.dim[1], s->L.dim[2]);
-    CUDA_TRY_LAUNCH();
-    swap_psi(s);
-    return 0;
-}
-
 /* Lines CPML: after the interior kernel has updated the whole grid, the corrections of
  * x, y and z in turn (same stream), then psi(n+1) becomes psi. */
 template <int R>
@@ -623,7 +315,7 @@ static int launch_lines(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_
             k_line<R, 2><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
         CUDA_TRY_LAUNCH();
     }
-    swap_psi(s);
+    wave_cu_swap_psi(s);
     return 0;
 }
 
@@ -683,13 +375,6 @@ int wave_cu_cpml_split(wave_sim *s, const Box &in, cudaStream_t st)
     const KArgs a = kargs(s);
     const PArgs m = pargs(s);
     return with_r(s, [&](auto r) { return launch_split<decltype(r)::value>(s, in, a, m, st); });
-}
-
-int wave_cu_cpml_fused(wave_sim *s, const WavePlan &pl, const Box &in, cudaStream_t st)
-{
-    const KArgs a = kargs(s);
-    const PArgs m = pargs(s);
-    return with_r(s, [&](auto r) { return launch_layers<decltype(r)::value>(s, pl, in, a, m, st); });
 }
 
 int wave_cu_cpml_lines(wave_sim *s, cudaStream_t st)

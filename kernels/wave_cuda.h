@@ -4,10 +4,12 @@
  *
  *   wave_plan.cu      the launch plan, wave_describe_kernel's text, one step (which
  *                     kernels over which boxes, on which stream)
- *   wave_interior.cu  the interior kernels (naive, tiled) over a box
- *   wave_cpml.cu      the CPML kernels (split, fused, lines) and the free surface
+ *   wave_interior.cu  the interior kernels (naive, tiled) over a box; k_ring itself is
+ *                     in wave_ring.cuh
+ *   wave_cpml.cu      the CPML kernels (split, lines) and the free surface
  *   wave_xfer.cu      device memory, velocity, the boundary strip, copy bandwidth
- *   wave_points.cu    injection and sampling */
+ *   wave_points.cu    injection and sampling
+ * The research variants (no default uses them) are in tools/wave_research.cu. */
 #ifndef SEISLIVE_WAVE_CUDA_H
 #define SEISLIVE_WAVE_CUDA_H
 
@@ -139,7 +141,24 @@ struct WavePlan {
     int cpml;       /* enum wave_cpml_arr */
     bool overlap;   /* split / fused CPML on a second stream beside the interior kernel */
     int zchunk;     /* fused: z planes per k_layer block (at most) */
+    bool research;  /* tiled: the interior variant is not the library's (regs, or a ring
+                       tile or depth other than the order's default): wave_cu_research() */
 };
+
+/* The ring's tile and depth per half-width R, measured on the H100 (docs/PERFORMANCE.md):
+ * 8x2 depth 1 up to order 4, 8x4 depth 2 at orders 6-8, 8x2 depth 3 above.  The library
+ * holds these k_ring instantiations only. */
+constexpr int ring_default_tile(int r) { return r == 3 || r == 4 ? WAVE_TILE_8x4 : WAVE_TILE_8x2; }
+constexpr int ring_default_depth(int r) { return r <= 2 ? 1 : r <= 4 ? 2 : 3; }
+/* A tile's thread rows BY and rows per thread NY. */
+constexpr int tile_by(int t)
+{
+    return t == WAVE_TILE_16x1 ? 16 : t == WAVE_TILE_4x4 ? 4 : 8;
+}
+constexpr int tile_ny(int t)
+{
+    return t == WAVE_TILE_8x2 ? 2 : t == WAVE_TILE_4x4 || t == WAVE_TILE_8x4 ? 4 : 1;
+}
 
 /* The plan of S, or -EINVAL when its tuning is invalid (wave_cu_alloc checks it at
  * create, so a step never meets a bad one). */
@@ -151,13 +170,40 @@ int wave_cu_plan(const wave_sim *s, WavePlan *pl);
 int wave_cu_interior(const wave_sim *s, const WavePlan &pl, const Box &in, cudaStream_t st);
 
 /* wave_cpml.cu.  Split: psi in place, then the stretched update of the layers beside the
- * interior box IN.  Fused: one k_layer pass over the face boxes beside IN.  Lines: the
- * stretched corrections after the interior kernel has updated the whole grid.  Fused
- * and lines write psi(n+1) to psi_alt: the caller swaps (wave_cu_swap_psi). */
+ * interior box IN.  Lines: the stretched corrections after the interior kernel has
+ * updated the whole grid; psi(n+1) goes to psi_alt, then the two swap. */
 int wave_cu_cpml_split(wave_sim *s, const Box &in, cudaStream_t st);
-int wave_cu_cpml_fused(wave_sim *s, const WavePlan &pl, const Box &in, cudaStream_t st);
 int wave_cu_cpml_lines(wave_sim *s, cudaStream_t st);
 int wave_cu_free_surface(wave_sim *s, cudaStream_t st);
+
+/* psi(n+1) was written to psi_alt: it becomes psi (the fused and lines arrangements). */
+static inline void wave_cu_swap_psi(wave_sim *s)
+{
+    for (int ax = 0; ax < 3; ax++) {
+        float *t = s->psi[ax];
+        s->psi[ax] = s->psi_alt[ax];
+        s->psi_alt[ax] = t;
+    }
+}
+
+/* ---- research variants (tools/wave_research.cu) ----------------------------------------- */
+
+/* The kernel variants no default uses live beside the benchmark, not in the library:
+ * seislive-bench and gpu-tests link tools/wave_research.cu and call
+ * wave_research_register(), which hands the library these entry points.  Without them
+ * the plan refuses such a tuning at create (-ENOTSUP).  Both are called with the
+ * simulation's plan, on 3D grids only. */
+struct WaveResearch {
+    /* the interior update over IN with a tiled variant the library does not hold */
+    int (*interior)(const wave_sim *s, const WavePlan &pl, const Box &in, cudaStream_t st);
+    /* the fused CPML (k_layer) over the layers beside IN; swaps psi itself */
+    int (*fused)(wave_sim *s, const WavePlan &pl, const Box &in, cudaStream_t st);
+};
+
+/* wave_plan.cu (in the object of wave_cu_step, so that a research object linked after
+ * libseislive.a finds it). */
+void wave_cu_set_research(const WaveResearch *r);
+const WaveResearch *wave_cu_research(void);
 
 /* wave_xfer.cu: device scratch of at least BYTES (grows; freed with the simulation). */
 int wave_cu_scratch(wave_sim *s, size_t bytes, void **out);

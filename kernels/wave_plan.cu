@@ -32,18 +32,23 @@
  *                                                  pass over the layers beside the
  *                                                  interior box) or split (k_psi + k_pml)
  *                                 tuning.layer_zchunk  z planes per k_layer block (tests
- *                                                  cross chunk boundaries on small grids) */
-
-/* The ring's tile and depth per half-width R, measured on the H100 (docs/PERFORMANCE.md):
- * 8x2 depth 1 up to order 4, 8x4 depth 2 at orders 6-8, 8x2 depth 3 above. */
-static int ring_tile(int r) { return r == 3 || r == 4 ? WAVE_TILE_8x4 : WAVE_TILE_8x2; }
-static int ring_depth(int r) { return r <= 2 ? 1 : r <= 4 ? 2 : 3; }
+ *                                                  cross chunk boundaries on small grids)
+ *
+ * The library holds the naive kernel, k_ring in each order's default tile and depth,
+ * and the lines and split CPML; the rest (regs, other ring tiles and depths, fused) is
+ * in tools/wave_research.cu, linked into seislive-bench and gpu-tests only. */
 
 /* The naive kernel's thread block: the fastest measured on the H100 at 512^3
  * (docs/PERFORMANCE.md): 128 x 4 up to order 4, 256 x 4 above (8th order: 32 x 8 83.7,
  * 32 x 32 106.7, 128 x 8 118.1, 256 x 4 120.6 Gpts/s: 1024-thread blocks keep more of
  * the y and z neighbours in L1 and L2 while they are needed). */
 static int naive_bx(int r) { return r <= 2 ? 128 : 256; }
+
+/* The research variants' entry points, when the program links them. */
+static const WaveResearch *research;
+
+void wave_cu_set_research(const WaveResearch *r) { research = r; }
+const WaveResearch *wave_cu_research(void) { return research; }
 
 int wave_cu_plan(const wave_sim *s, WavePlan *pl)
 {
@@ -58,8 +63,8 @@ int wave_cu_plan(const wave_sim *s, WavePlan *pl)
     pl->by = t->naive_block[1] ? t->naive_block[1] : 4;
     pl->ring = t->pipe != WAVE_PIPE_REGS;
     if (pl->ring) {
-        pl->tile = t->tile ? t->tile : ring_tile(r);
-        pl->depth = t->prefetch ? t->prefetch : ring_depth(r);
+        pl->tile = t->tile ? t->tile : ring_default_tile(r);
+        pl->depth = t->prefetch ? t->prefetch : ring_default_depth(r);
     } else {
         pl->tile = t->tile ? t->tile : r <= 4 ? WAVE_TILE_4x4 : WAVE_TILE_8x2;
         pl->depth = t->prefetch ? t->prefetch : 2;
@@ -69,6 +74,17 @@ int wave_cu_plan(const wave_sim *s, WavePlan *pl)
      * overlap gains */
     pl->overlap = t->cpml_overlap != WAVE_OVERLAP_OFF;
     pl->zchunk = t->layer_zchunk ? t->layer_zchunk : WAVE_LAYER_ZCHUNK_DEFAULT;
+    pl->research = !pl->naive && (!pl->ring || pl->tile != ring_default_tile(r) || pl->depth != ring_default_depth(r));
+    if ((pl->research || pl->cpml == WAVE_CPML_FUSED) && !research) {
+        if (pl->cpml == WAVE_CPML_FUSED)
+            return err_set(-ENOTSUP, "wave tuning: the fused CPML is a research variant, linked only into "
+                                     "seislive-bench and gpu-tests (tools/wave_research.cu)");
+        return err_set(-ENOTSUP, "wave tuning: tiled %s %s depth %d at order %d is a research variant, linked "
+                                 "only into seislive-bench and gpu-tests (tools/wave_research.cu); the library "
+                                 "holds ring %s depth %d there", wave_pipe_name(pl->ring ? WAVE_PIPE_RING : WAVE_PIPE_REGS),
+                       wave_tile_name(pl->tile), pl->depth, 2 * r, wave_tile_name(ring_default_tile(r)),
+                       ring_default_depth(r));
+    }
     return 0;
 }
 
@@ -108,7 +124,7 @@ static int step(wave_sim *s, const WavePlan &pl, bool cpml, bool interior)
     }
     int rc = 0;
     if (cpml)
-        rc = arr == WAVE_CPML_FUSED ? wave_cu_cpml_fused(s, pl, in, st) : wave_cu_cpml_split(s, in, st);
+        rc = arr == WAVE_CPML_FUSED ? research->fused(s, pl, in, st) : wave_cu_cpml_split(s, in, st);
     if (rc < 0)
         return rc;
     if (fork) {

@@ -13,7 +13,9 @@
  * sweeps tiled variants: each entry is PIPE/TILE/DEPTH/CPML (ring|regs / 4x4.. / 1..3 /
  * lines|fused|split; an empty field keeps the flags' value), e.g.
  * ring/4x4/2/fused,regs/4x4/2/split; each variant is a simulation of its own (the tuning
- * is read at create).  Each row names the variant that ran (wave_describe_kernel).
+ * is read at create).  The variants no default uses come from tools/wave_research.cu,
+ * linked into this program only.  Each row names the variant that ran
+ * (wave_describe_kernel).
  * SIZE is the padded grid edge (interior + 2 x pml); Gpts/s counts padded points.  Each row
  * also gives the byte floor of its step (with CPML: psi and zeta read and written once
  * per layer element on top of the 16 B per point) and the percentage of it reached. */
@@ -29,6 +31,7 @@
 #include "stream/error.h"
 #include "tools/bench.h"
 #include "tools/options.h"
+#include "tools/wave_research.h"
 
 static double now_s(void)
 {
@@ -180,6 +183,9 @@ int bench_stencil(int argc, char **argv)
             return 2;
         }
     }
+#ifdef SEISLIVE_CUDA
+    wave_research_register(); /* the variants no default uses (tools/wave_research.cu) */
+#endif
     struct sl_device dev;
     if (backend_select("auto", &dev) < 0 || dev.kind != SL_DEVICE_CUDA) {
         fprintf(stderr, "stencil: needs a CUDA GPU (%s)\n", dev.kind == SL_DEVICE_CPU ? "none usable" : err_msg());

@@ -19,6 +19,7 @@
 #include "stream/error.h"
 #include "tests/gpu/gpu_support.h"
 #include "tests/support.h"
+#include "tools/wave_research.h"
 
 static void poison(float *p, size_t n)
 {
@@ -195,7 +196,8 @@ Test(gpu_wave, kernels_match_cpu_reference, .timeout = 300)
 }
 
 /* Every variant of the tiled kernel (interior pipeline x block shape x prefetch depth x
- * CPML arrangement), selected through wave_params.tuning as seislive-bench does, at
+ * CPML arrangement: the library's and the research ones of tools/wave_research.cu,
+ * linked into gpu-tests), selected through wave_params.tuning as seislive-bench does, at
  * orders whose half-widths cover the halo alignments (R = 1, 3, 5, 8): CPML off (the
  * interior kernel over the whole grid), on, on with a free surface; short k_layer z
  * chunks (chunk boundaries inside the layers) and the CPML on the simulation's own
@@ -203,6 +205,7 @@ Test(gpu_wave, kernels_match_cpu_reference, .timeout = 300)
 Test(gpu_wave, variants_match_cpu_reference, .timeout = 600)
 {
     GPU_REQUIRED();
+    cr_assert_eq(wave_research_register(), 0);
     static const struct {
         const char *pipe, *tile, *depth;
     } iv[] = {
