@@ -9,6 +9,8 @@
  * wave_cpml.cu. */
 #include "kernels/wave_cuda.h"
 
+#include "kernels/device.h"
+
 #include <stdio.h>
 
 /* Kernel variants (llm.c style: kept side by side, each checked against the CPU
@@ -81,9 +83,9 @@ int wave_cu_plan(const wave_sim *s, WavePlan *pl)
                                      "seislive-bench and gpu-tests (tools/wave_research.cu)");
         return err_set(-ENOTSUP, "wave tuning: tiled %s %s depth %d at order %d is a research variant, linked "
                                  "only into seislive-bench and gpu-tests (tools/wave_research.cu); the library "
-                                 "holds ring %s depth %d there", wave_pipe_name(pl->ring ? WAVE_PIPE_RING : WAVE_PIPE_REGS),
-                       wave_tile_name(pl->tile), pl->depth, 2 * r, wave_tile_name(ring_default_tile(r)),
-                       ring_default_depth(r));
+                                 "holds ring %s depth %d there",
+                       wave_pipe_name(pl->ring ? WAVE_PIPE_RING : WAVE_PIPE_REGS), wave_tile_name(pl->tile),
+                       pl->depth, 2 * r, wave_tile_name(ring_default_tile(r)), ring_default_depth(r));
     }
     return 0;
 }
@@ -117,24 +119,26 @@ static int step(wave_sim *s, const WavePlan &pl, bool cpml, bool interior)
      * second stream beside the interior kernel (fork/join events). */
     cudaStream_t main_st = st;
     const bool fork = cpml && pl.overlap;
-    if (fork) {
-        CUDA_TRY(cudaEventRecord((cudaEvent_t)s->ev_fork, main_st));
-        st = (cudaStream_t)s->aux_stream;
-        CUDA_TRY(cudaStreamWaitEvent(st, (cudaEvent_t)s->ev_fork, 0));
-    }
     int rc = 0;
+    if (fork) {
+        st = (cudaStream_t)s->aux_stream;
+        if ((rc = dev_event_record(s->dev, s->ev_fork, main_st)) < 0 ||
+            (rc = dev_stream_wait(s->dev, st, s->ev_fork)) < 0)
+            return rc;
+    }
     if (cpml)
         rc = arr == WAVE_CPML_FUSED ? research->fused(s, pl, in, st) : wave_cu_cpml_split(s, in, st);
     if (rc < 0)
         return rc;
     if (fork) {
-        CUDA_TRY(cudaEventRecord((cudaEvent_t)s->ev_join, st));
+        if ((rc = dev_event_record(s->dev, s->ev_join, st)) < 0)
+            return rc;
         st = main_st;
     }
     if (!box_empty(in) && (rc = wave_cu_interior(s, pl, in, st)) < 0)
         return rc;
-    if (fork)
-        CUDA_TRY(cudaStreamWaitEvent(st, (cudaEvent_t)s->ev_join, 0));
+    if (fork && (rc = dev_stream_wait(s->dev, st, s->ev_join)) < 0)
+        return rc;
     if (s->p.free_surface)
         return wave_cu_free_surface(s, st);
     return 0;

@@ -2,24 +2,29 @@
  * on the device (computed on the host by kernels/points.c), one block per point. */
 #include "kernels/wave_cuda.h"
 
+#include "kernels/device.h"
+
 #include <stdlib.h>
 
 extern "C" int wave_cu_points_upload(struct wave_points *pts)
 {
     size_t n = pts->n ? pts->n : 1;
-    CUDA_TRY(cudaMalloc((void **)&pts->d_base, 3 * n * sizeof(int)));
-    CUDA_TRY(cudaMalloc((void **)&pts->d_w, 3 * (size_t)pts->ns * n * sizeof(float)));
-    CUDA_TRY(cudaMemcpy(pts->d_base, pts->base, 3 * pts->n * sizeof(int), cudaMemcpyHostToDevice));
-    CUDA_TRY(cudaMemcpy(pts->d_w, pts->w, 3 * (size_t)pts->ns * pts->n * sizeof(float), cudaMemcpyHostToDevice));
-    return 0;
+    const struct sl_device *dev = pts->s->dev;
+    const size_t wb = 3 * (size_t)pts->ns * pts->n * sizeof(float);
+    int rc = dev_alloc(dev, 3 * n * sizeof(int), (void **)&pts->d_base);
+    if (rc == 0)
+        rc = dev_alloc(dev, 3 * (size_t)pts->ns * n * sizeof(float), (void **)&pts->d_w);
+    if (rc == 0)
+        rc = dev_copy(dev, pts->d_base, pts->base, 3 * pts->n * sizeof(int), DEV_H2D, NULL);
+    if (rc == 0)
+        rc = dev_copy(dev, pts->d_w, pts->w, wb, DEV_H2D, NULL);
+    return rc;
 }
 
 extern "C" void wave_cu_points_free(struct wave_points *pts)
 {
-    if (pts->d_base)
-        cudaFree(pts->d_base);
-    if (pts->d_w)
-        cudaFree(pts->d_w);
+    dev_free(pts->s->dev, pts->d_base);
+    dev_free(pts->s->dev, pts->d_w);
     pts->d_base = NULL;
     pts->d_w = NULL;
 }
@@ -81,7 +86,7 @@ extern "C" int wave_cu_inject(struct wave_sim *s, const struct wave_points *pts,
     long long dstride = (long long)stride;
     if (!(flags & WAVE_BUF_DEVICE)) {
         /* Gather the strided host amplitudes and stage them on the device. */
-        void *t;
+        void *t = NULL;
         int rc = wave_cu_scratch(s, pts->n * sizeof(float), &t);
         if (rc < 0)
             return rc;
@@ -90,12 +95,12 @@ extern "C" int wave_cu_inject(struct wave_sim *s, const struct wave_points *pts,
             return err_set(-ENOMEM, "wave_inject: out of memory");
         for (size_t i = 0; i < pts->n; i++)
             h[i] = amps[i * stride];
-        cudaError_t e = cudaMemcpyAsync(t, h, pts->n * sizeof(float), cudaMemcpyHostToDevice, stream_of(s));
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(stream_of(s)); /* H is freed below */
+        rc = dev_copy(s->dev, t, h, pts->n * sizeof(float), DEV_H2D, s->stream);
+        if (rc == 0)
+            rc = dev_stream_sync(s->dev, s->stream); /* H is freed below */
         free(h);
-        if (e != cudaSuccess)
-            return CUDA_ERR("cudaMemcpyAsync(amplitudes)", e);
+        if (rc < 0)
+            return err_prefix(rc, "wave_inject: amplitudes");
         da = (const float *)t;
         dstride = 1;
     }
@@ -118,7 +123,7 @@ extern "C" int wave_cu_sample(struct wave_sim *s, const struct wave_points *pts,
     float *dout = out;
     long long dstride = (long long)stride;
     if (!(flags & WAVE_BUF_DEVICE)) {
-        void *t;
+        void *t = NULL;
         int rc = wave_cu_scratch(s, pts->n * sizeof(float), &t);
         if (rc < 0)
             return rc;
@@ -133,12 +138,12 @@ extern "C" int wave_cu_sample(struct wave_sim *s, const struct wave_points *pts,
         float *h = (float *)malloc(pts->n * sizeof(float));
         if (!h)
             return err_set(-ENOMEM, "wave_sample: out of memory");
-        cudaError_t e = cudaMemcpyAsync(h, dout, pts->n * sizeof(float), cudaMemcpyDeviceToHost, stream_of(s));
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(stream_of(s));
-        if (e != cudaSuccess) {
+        int rc = dev_copy(s->dev, h, dout, pts->n * sizeof(float), DEV_D2H, s->stream);
+        if (rc == 0)
+            rc = dev_stream_sync(s->dev, s->stream);
+        if (rc < 0) {
             free(h);
-            return CUDA_ERR("cudaMemcpyAsync(samples)", e);
+            return err_prefix(rc, "wave_sample: samples");
         }
         for (size_t i = 0; i < pts->n; i++)
             out[i * stride] = h[i];

@@ -3,24 +3,23 @@
  * layers, the boundary strip of time reversal, and the copy bandwidth of the roofline. */
 #include "kernels/wave_cuda.h"
 
+#include "kernels/device.h"
 #include "kernels/random_boundary.h"
 
 /* ---- memory ------------------------------------------------------------------------------- */
 
-static int cu_alloc(float **p, size_t count)
+/* COUNT floats of zeroed device memory (NULL for 0: a layer-less axis has no CPML memory). */
+static int alloc_zero(const wave_sim *s, float **p, size_t count)
 {
     *p = NULL;
     if (!count)
         return 0;
-    cudaError_t e = cudaMalloc((void **)p, count * sizeof(float));
-    if (e != cudaSuccess) {
-        *p = NULL;
-        (void)cudaGetLastError();
-        return err_set(-ENOMEM, "wave: cudaMalloc of %.1f MiB failed: %s", count * 4.0 / 1048576.0,
-                       cudaGetErrorName(e));
-    }
-    CUDA_TRY(cudaMemset(*p, 0, count * sizeof(float)));
-    return 0;
+    void *v;
+    int rc = dev_alloc(s->dev, count * sizeof(float), &v);
+    if (rc < 0)
+        return err_prefix(rc, "wave");
+    *p = (float *)v;
+    return dev_zero(s->dev, v, count * sizeof(float), NULL);
 }
 
 extern "C" int wave_cu_alloc(struct wave_sim *s)
@@ -28,81 +27,65 @@ extern "C" int wave_cu_alloc(struct wave_sim *s)
     /* the tuning is checked once, here, so that no step meets a choice it cannot run */
     WavePlan pl;
     int rc = wave_cu_plan(s, &pl);
-    if (rc < 0)
+    if (rc < 0 || (rc = dev_stream_create(s->dev, &s->aux_stream)) < 0 ||
+        (rc = dev_event_create(s->dev, &s->ev_fork, false)) < 0 ||
+        (rc = dev_event_create(s->dev, &s->ev_join, false)) < 0)
         return rc;
-    cudaStream_t aux;
-    cudaEvent_t e1, e2;
-    CUDA_TRY(cudaStreamCreateWithFlags(&aux, cudaStreamNonBlocking));
-    s->aux_stream = aux;
-    CUDA_TRY(cudaEventCreateWithFlags(&e1, cudaEventDisableTiming));
-    s->ev_fork = e1;
-    CUDA_TRY(cudaEventCreateWithFlags(&e2, cudaEventDisableTiming));
-    s->ev_join = e2;
-    if ((rc = cu_alloc(&s->cur, s->L.count)) < 0 || (rc = cu_alloc(&s->prev, s->L.count)) < 0 ||
-        (rc = cu_alloc(&s->vel, s->L.count)) < 0)
+    if ((rc = alloc_zero(s, &s->cur, s->L.count)) < 0 || (rc = alloc_zero(s, &s->prev, s->L.count)) < 0 ||
+        (rc = alloc_zero(s, &s->vel, s->L.count)) < 0)
         return rc;
     for (int a = 0; a < 3; a++) {
-        if ((rc = cu_alloc(&s->psi[a], s->slab_count[a])) < 0 ||
-            (rc = cu_alloc(&s->psi_alt[a], s->slab_count[a])) < 0 ||
-            (rc = cu_alloc(&s->zeta[a], s->slab_count[a])) < 0 ||
-            (rc = cu_alloc(&s->pa[a], s->L.npad[a])) < 0 || (rc = cu_alloc(&s->pb[a], s->L.npad[a])) < 0)
+        const size_t np = (size_t)s->L.npad[a];
+        if ((rc = alloc_zero(s, &s->psi[a], s->slab_count[a])) < 0 ||
+            (rc = alloc_zero(s, &s->psi_alt[a], s->slab_count[a])) < 0 ||
+            (rc = alloc_zero(s, &s->zeta[a], s->slab_count[a])) < 0 || (rc = alloc_zero(s, &s->pa[a], np)) < 0 ||
+            (rc = alloc_zero(s, &s->pb[a], np)) < 0 ||
+            (rc = dev_copy(s->dev, s->pa[a], s->ha[a], np * sizeof(float), DEV_H2D, NULL)) < 0 ||
+            (rc = dev_copy(s->dev, s->pb[a], s->hb[a], np * sizeof(float), DEV_H2D, NULL)) < 0)
             return rc;
-        CUDA_TRY(cudaMemcpy(s->pa[a], s->ha[a], s->L.npad[a] * sizeof(float), cudaMemcpyHostToDevice));
-        CUDA_TRY(cudaMemcpy(s->pb[a], s->hb[a], s->L.npad[a] * sizeof(float), cudaMemcpyHostToDevice));
     }
     return 0;
 }
 
 extern "C" void wave_cu_free(struct wave_sim *s)
 {
-    cudaFree(s->cur);
-    cudaFree(s->prev);
-    cudaFree(s->vel);
+    dev_free(s->dev, s->cur);
+    dev_free(s->dev, s->prev);
+    dev_free(s->dev, s->vel);
     for (int a = 0; a < 3; a++) {
-        cudaFree(s->psi[a]);
-        cudaFree(s->psi_alt[a]);
-        cudaFree(s->zeta[a]);
-        cudaFree(s->pa[a]);
-        cudaFree(s->pb[a]);
+        dev_free(s->dev, s->psi[a]);
+        dev_free(s->dev, s->psi_alt[a]);
+        dev_free(s->dev, s->zeta[a]);
+        dev_free(s->dev, s->pa[a]);
+        dev_free(s->dev, s->pb[a]);
     }
-    cudaFree(s->scratch);
-    if (s->ev_fork)
-        cudaEventDestroy((cudaEvent_t)s->ev_fork);
-    if (s->ev_join)
-        cudaEventDestroy((cudaEvent_t)s->ev_join);
-    if (s->aux_stream)
-        cudaStreamDestroy((cudaStream_t)s->aux_stream);
+    dev_free(s->dev, s->scratch);
+    dev_event_destroy(s->dev, s->ev_fork);
+    dev_event_destroy(s->dev, s->ev_join);
+    dev_stream_destroy(s->dev, s->aux_stream);
 }
 
+/* The wrappers kernels/wave.c still calls (the device layer's, one line each; wave.c can
+ * call dev_copy / dev_zero / dev_stream_sync itself and these go). */
 extern "C" int wave_cu_memcpy(void *dst, const void *src, size_t bytes, int dir, void *stream)
 {
-    cudaMemcpyKind k = dir == 0 ? cudaMemcpyHostToDevice : dir == 1 ? cudaMemcpyDeviceToHost
-                                                                    : cudaMemcpyDeviceToDevice;
-    CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, k, (cudaStream_t)stream));
-    return 0;
+    return dev_cu_copy(dst, src, bytes, dir, stream); /* dir 0 h2d 1 d2h 2 d2d = DEV_H2D.. */
 }
-
-extern "C" int wave_cu_zero(void *p, size_t bytes, void *stream)
-{
-    CUDA_TRY(cudaMemsetAsync(p, 0, bytes, (cudaStream_t)stream));
-    return 0;
-}
-
-extern "C" int wave_cu_sync(void *stream)
-{
-    CUDA_TRY(cudaStreamSynchronize((cudaStream_t)stream));
-    return 0;
-}
+extern "C" int wave_cu_zero(void *p, size_t bytes, void *stream) { return dev_cu_zero(p, bytes, stream); }
+extern "C" int wave_cu_sync(void *stream) { return dev_cu_stream_sync(stream); }
 
 /* Device scratch (wave_cuda.h). */
 int wave_cu_scratch(wave_sim *s, size_t bytes, void **out)
 {
     if (s->scratch_bytes < bytes) {
-        CUDA_TRY(cudaStreamSynchronize(stream_of(s)));
-        cudaFree(s->scratch);
+        int rc = dev_stream_sync(s->dev, s->stream); /* the old scratch may be in use */
+        if (rc < 0)
+            return rc;
+        dev_free(s->dev, s->scratch);
         s->scratch = NULL;
         s->scratch_bytes = 0;
-        CUDA_TRY(cudaMalloc(&s->scratch, bytes));
+        if ((rc = dev_alloc(s->dev, bytes, &s->scratch)) < 0)
+            return err_prefix(rc, "wave: scratch");
         s->scratch_bytes = bytes;
     }
     *out = s->scratch;
@@ -131,13 +114,13 @@ static int vel_io(wave_sim *s, float *v, bool on_device, bool to_field)
     size_t np = (size_t)L->npad[0] * L->npad[1] * L->npad[2];
     float *dv = v;
     if (!on_device) {
-        void *t;
+        void *t = NULL;
         int rc = wave_cu_scratch(s, np * sizeof(float), &t);
         if (rc < 0)
             return rc;
         dv = (float *)t;
-        if (to_field)
-            CUDA_TRY(cudaMemcpyAsync(dv, v, np * sizeof(float), cudaMemcpyHostToDevice, stream_of(s)));
+        if (to_field && (rc = dev_copy(s->dev, dv, v, np * sizeof(float), DEV_H2D, s->stream)) < 0)
+            return rc;
     }
     dim3 blk(32, 8), grd((L->npad[0] + 31) / 32, (L->npad[1] + 7) / 8, L->npad[2]);
     k_vel<<<grd, blk, 0, stream_of(s)>>>(s->vel, dv, L->npad[0], L->npad[1], L->npad[2],
@@ -145,9 +128,8 @@ static int vel_io(wave_sim *s, float *v, bool on_device, bool to_field)
                                         (float)(s->p.dt * s->p.dt), to_field);
     CUDA_TRY_LAUNCH();
     if (!on_device) {
-        if (!to_field)
-            CUDA_TRY(cudaMemcpyAsync(v, dv, np * sizeof(float), cudaMemcpyDeviceToHost, stream_of(s)));
-        CUDA_TRY(cudaStreamSynchronize(stream_of(s)));
+        int rc = to_field ? 0 : dev_copy(s->dev, v, dv, np * sizeof(float), DEV_D2H, s->stream);
+        return rc < 0 ? rc : dev_stream_sync(s->dev, s->stream);
     }
     return 0;
 }
@@ -175,7 +157,7 @@ extern "C" int wave_cu_randomize_layers(struct wave_sim *s, const struct random_
     if (rc == 0)
         rc = vel_io(s, (float *)t, true, true);
     if (rc == 0)
-        CUDA_TRY(cudaStreamSynchronize(stream_of(s)));
+        rc = dev_stream_sync(s->dev, s->stream);
     return rc;
 }
 
@@ -207,13 +189,13 @@ extern "C" int wave_cu_strip(struct wave_sim *s, float *buf, bool on_device, boo
         return 0;
     float *db = buf;
     if (!on_device) {
-        void *t;
+        void *t = NULL;
         int rc = wave_cu_scratch(s, cnt * sizeof(float), &t);
         if (rc < 0)
             return rc;
         db = (float *)t;
-        if (!save)
-            CUDA_TRY(cudaMemcpyAsync(db, buf, cnt * sizeof(float), cudaMemcpyHostToDevice, stream_of(s)));
+        if (!save && (rc = dev_copy(s->dev, db, buf, cnt * sizeof(float), DEV_H2D, s->stream)) < 0)
+            return rc;
     }
     int lo[6][3], hi[6][3];
     wave_strip_boxes(s, lo, hi);
@@ -234,9 +216,8 @@ extern "C" int wave_cu_strip(struct wave_sim *s, float *buf, bool on_device, boo
         at += n;
     }
     if (!on_device) {
-        if (save)
-            CUDA_TRY(cudaMemcpyAsync(buf, db, cnt * sizeof(float), cudaMemcpyDeviceToHost, stream_of(s)));
-        CUDA_TRY(cudaStreamSynchronize(stream_of(s)));
+        int rc = save ? dev_copy(s->dev, buf, db, cnt * sizeof(float), DEV_D2H, s->stream) : 0;
+        return rc < 0 ? rc : dev_stream_sync(s->dev, s->stream);
     }
     return 0;
 }
@@ -248,31 +229,36 @@ extern "C" int wave_copy_bandwidth(const struct sl_device *dev, size_t bytes, in
     *gbs = 0;
     if (dev->kind != SL_DEVICE_CUDA)
         return err_set(-ENOTSUP, "wave_copy_bandwidth: not a CUDA device");
-    void *a = NULL, *b = NULL;
-    CUDA_TRY(cudaMalloc(&a, bytes));
-    cudaError_t e = cudaMalloc(&b, bytes);
-    if (e != cudaSuccess) {
-        cudaFree(a);
-        return CUDA_ERR("cudaMalloc", e);
-    }
-    cudaEvent_t t0, t1;
-    cudaEventCreate(&t0);
-    cudaEventCreate(&t1);
-    cudaMemset(a, 1, bytes);
-    cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice); /* warm up */
-    cudaEventRecord(t0);
-    for (int r = 0; r < reps; r++)
-        cudaMemcpyAsync(r % 2 ? a : b, r % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice);
-    cudaEventRecord(t1);
-    e = cudaEventSynchronize(t1);
+    void *a = NULL, *b = NULL, *t0 = NULL, *t1 = NULL;
+    int rc = dev_alloc(dev, bytes, &a);
+    if (rc == 0)
+        rc = dev_alloc(dev, bytes, &b);
+    if (rc == 0)
+        rc = dev_event_create(dev, &t0, true);
+    if (rc == 0)
+        rc = dev_event_create(dev, &t1, true);
+    if (rc == 0)
+        rc = dev_zero(dev, a, bytes, NULL);
+    if (rc == 0)
+        rc = dev_copy(dev, b, a, bytes, DEV_D2D, NULL); /* warm up */
     float ms = 0;
-    cudaEventElapsedTime(&ms, t0, t1);
-    cudaEventDestroy(t0);
-    cudaEventDestroy(t1);
-    cudaFree(a);
-    cudaFree(b);
-    if (e != cudaSuccess)
-        return CUDA_ERR("copy", e);
+    if (rc == 0) {
+        /* the copies themselves as the kernels' stream work is queued: asynchronous, on
+         * the default stream, between two events */
+        cudaEventRecord((cudaEvent_t)t0);
+        for (int r = 0; r < reps; r++)
+            cudaMemcpyAsync(r % 2 ? a : b, r % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice);
+        cudaEventRecord((cudaEvent_t)t1);
+        rc = dev_event_sync(dev, t1);
+        if (rc == 0)
+            rc = dev_event_elapsed_ms(dev, t0, t1, &ms);
+    }
+    dev_event_destroy(dev, t0);
+    dev_event_destroy(dev, t1);
+    dev_free(dev, a);
+    dev_free(dev, b);
+    if (rc < 0)
+        return err_prefix(rc, "wave_copy_bandwidth");
     *gbs = 2.0 * (double)bytes * reps / (ms * 1e-3) / 1e9;
     return 0;
 }

@@ -515,9 +515,12 @@ static int interior_r(const wave_sim *s, const WavePlan &pl, const Box &in, cons
     const int sms = sm_count(s);
     const bool d2 = d == 2;
     switch (pl.tile) {
-    case WAVE_TILE_16x1: return d2 ? launch_tiled<R, 16, 1, 2>(in, a, sms, st) : launch_tiled<R, 16, 1, 1>(in, a, sms, st);
-    case WAVE_TILE_8x1: return d2 ? launch_tiled<R, 8, 1, 2>(in, a, sms, st) : launch_tiled<R, 8, 1, 1>(in, a, sms, st);
-    case WAVE_TILE_8x2: return d2 ? launch_tiled<R, 8, 2, 2>(in, a, sms, st) : launch_tiled<R, 8, 2, 1>(in, a, sms, st);
+    case WAVE_TILE_16x1:
+        return d2 ? launch_tiled<R, 16, 1, 2>(in, a, sms, st) : launch_tiled<R, 16, 1, 1>(in, a, sms, st);
+    case WAVE_TILE_8x1:
+        return d2 ? launch_tiled<R, 8, 1, 2>(in, a, sms, st) : launch_tiled<R, 8, 1, 1>(in, a, sms, st);
+    case WAVE_TILE_8x2:
+        return d2 ? launch_tiled<R, 8, 2, 2>(in, a, sms, st) : launch_tiled<R, 8, 2, 1>(in, a, sms, st);
     default: return d2 ? launch_tiled<R, 4, 4, 2>(in, a, sms, st) : launch_tiled<R, 4, 4, 1>(in, a, sms, st);
     }
 }
