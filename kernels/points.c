@@ -56,6 +56,9 @@ int wave_points_create(struct wave_sim *s, const double *xyz, size_t n, int inte
     pts->s = s;
     pts->n = n;
     pts->ns = ns;
+    const bool two_d = wave_is_2d(s);
+    for (int a = 0; a < 3; a++)
+        pts->nsa[a] = a == 1 && two_d ? 1 : ns;
     pts->base = malloc(sizeof(int) * 3 * (n ? n : 1));
     pts->w = malloc(sizeof(float) * 3 * (size_t)ns * (n ? n : 1));
     if (!pts->base || !pts->w) {
@@ -66,6 +69,15 @@ int wave_points_create(struct wave_sim *s, const double *xyz, size_t n, int inte
     const struct wave_params *p = &s->p;
     for (size_t i = 0; i < n; i++) {
         for (int a = 0; a < 3; a++) {
+            if (a == 1 && two_d) {
+                /* 2D: the model does not vary along y; the one y node, weight 1 (the
+                 * y coordinate is not used) */
+                float *w = pts->w + (3 * i + a) * ns;
+                for (int k = 0; k < ns; k++)
+                    w[k] = k == 0 ? 1.0f : 0.0f;
+                pts->base[3 * i + a] = L->off[1];
+                continue;
+            }
             double x = (xyz[3 * i + a] - p->o[a]) / p->d[a];
             if (!(x >= -1e-9 && x <= L->n[a] - 1 + 1e-9)) {
                 wave_points_destroy(pts);
@@ -147,16 +159,18 @@ int wave_inject(struct wave_sim *s, const struct wave_points *pts, const float *
     if (flags & WAVE_BUF_DEVICE)
         return err_set(-EINVAL, "wave_inject: device buffer given to a CPU simulation");
     const struct wave_layout *L = &s->L;
-    const int ns = pts->ns;
+    const int ns = pts->ns, nsy = pts->nsa[1];
     const bool phys = flags & WAVE_INJECT_PHYSICAL;
-    const float dvinv = (float)(1.0 / (s->p.d[0] * s->p.d[1] * s->p.d[2]));
+    /* per unit volume in 3D, per unit area (a line source) in 2D */
+    const float dvinv = wave_is_2d(s) ? (float)(1.0 / (s->p.d[0] * s->p.d[2]))
+                                      : (float)(1.0 / (s->p.d[0] * s->p.d[1] * s->p.d[2]));
     /* Serial over points: supports of different points may overlap. */
     for (size_t i = 0; i < pts->n; i++) {
         const float amp = amps[i * stride] * scale;
         const int *b = pts->base + 3 * i;
         const float *wx = pts->w + 3 * i * ns, *wy = wx + ns, *wz = wy + ns;
         for (int kz = 0; kz < ns; kz++)
-            for (int ky = 0; ky < ns; ky++)
+            for (int ky = 0; ky < nsy; ky++)
                 for (int kx = 0; kx < ns; kx++) {
                     size_t c = node_index(L, b, kx, ky, kz);
                     float w = amp * (wx[kx] * wy[ky] * wz[kz]);
@@ -178,14 +192,14 @@ int wave_sample(struct wave_sim *s, const struct wave_points *pts, float *out, s
     if (flags & WAVE_BUF_DEVICE)
         return err_set(-EINVAL, "wave_sample: device buffer given to a CPU simulation");
     const struct wave_layout *L = &s->L;
-    const int ns = pts->ns;
+    const int ns = pts->ns, nsy = pts->nsa[1];
 #pragma omp parallel for schedule(static) if (pts->n > 64)
     for (size_t i = 0; i < pts->n; i++) {
         const int *b = pts->base + 3 * i;
         const float *wx = pts->w + 3 * i * ns, *wy = wx + ns, *wz = wy + ns;
         float sum = 0;
         for (int kz = 0; kz < ns; kz++)
-            for (int ky = 0; ky < ns; ky++) {
+            for (int ky = 0; ky < nsy; ky++) {
                 float row = 0;
                 for (int kx = 0; kx < ns; kx++)
                     row += wx[kx] * s->cur[node_index(L, b, kx, ky, kz)];

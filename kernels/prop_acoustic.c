@@ -20,7 +20,13 @@ extern const struct prop_ops prop_acoustic_ops;
 
 static struct wave_sim *W(const struct prop *s) { return ((const struct prop_acoustic *)s)->w; }
 
-/* The wave parameters of P; -ENOTSUP for what the acoustic kernels do not have yet. */
+/* The wave face kind of each prop face kind (propagator.h's order). */
+static const int wave_face_of[] = {
+    [PROP_FACE_CPML] = WAVE_FACE_CPML,   [PROP_FACE_FREE] = WAVE_FACE_FREE, [PROP_FACE_RANDOM] = WAVE_FACE_RANDOM,
+    [PROP_FACE_NONE] = WAVE_FACE_NONE,   [PROP_FACE_HALO] = WAVE_FACE_HALO,
+};
+
+/* The wave parameters of P; -ENOTSUP for what the acoustic kernels do not have. */
 static int to_wave(const struct prop_params *p, struct wave_params *wp)
 {
     memset(wp, 0, sizeof *wp);
@@ -29,31 +35,23 @@ static int to_wave(const struct prop_params *p, struct wave_params *wp)
         wp->n[a] = g->n[a];
         wp->d[a] = g->d[a];
         wp->o[a] = g->o[a];
-        if (g->origin[a] || g->global_n[a])
-            return err_set(-ENOTSUP, "acoustic: subdomains of a larger grid are not supported yet");
+        wp->origin[a] = g->origin[a];
+        wp->global_n[a] = g->global_n[a];
     }
     if (p->op.kind != PROP_OP_TAYLOR)
         return err_set(-ENOTSUP, "acoustic: derivative operator %d is not supported", p->op.kind);
     wp->order = p->op.order;
     wp->dt = p->dt;
     for (int f = 0; f < PROP_FACES; f++) {
-        switch (g->face[f]) {
-        case PROP_FACE_CPML:
-        case PROP_FACE_RANDOM:
-            wp->pml[f] = g->width[f];
-            break;
-        case PROP_FACE_FREE:
-            if (f != 4)
-                return err_set(-EINVAL, "acoustic: a free surface only on the top face (zmin), not face %d", f);
-            wp->free_surface = true;
-            wp->pml[f] = 0;
-            break;
-        default:
-            return err_set(-ENOTSUP, "acoustic: face kind %d (face %d) is not supported yet", g->face[f], f);
-        }
+        int k = g->face[f];
+        if (k < 0 || k > PROP_FACE_HALO)
+            return err_set(-EINVAL, "acoustic: face %d: unknown kind %d", f, k);
+        wp->face[f] = wave_face_of[k];
+        /* layers for CPML and RANDOM; on a HALO face the whole grid's width there */
+        wp->pml[f] = k == PROP_FACE_CPML || k == PROP_FACE_RANDOM || k == PROP_FACE_HALO ? g->width[f] : 0;
     }
-    if (p->vmax_cpml != 0)
-        return err_set(-ENOTSUP, "acoustic: a given CPML velocity is not supported yet");
+    wp->free_surface = g->face[4] == PROP_FACE_FREE;
+    wp->vmax_cpml = p->vmax_cpml;
     wp->pml_reflection = p->pml_reflection;
     wp->f_ref = p->f_ref;
     wp->kernel = p->tuning.kernel;
@@ -117,10 +115,7 @@ static int wrap(const struct prop_params *p, struct wave_sim *w, struct prop **o
     a->base.p = *p;
     a->w = w;
     layout_from(wave_layout(w), &a->L);
-    /* random-velocity faces: the layers exist, undamped (prop_randomize_layers fills them) */
-    for (int f = 0; f < PROP_FACES; f++)
-        if (p->grid.face[f] == PROP_FACE_RANDOM)
-            wave_set_cpml(w, false);
+    /* (random-velocity faces start undamped in wave_create itself) */
     *out = &a->base;
     return 0;
 }
@@ -209,26 +204,9 @@ static int a_state_load(struct prop *s, const void *buf, bool on_device)
     return wave_state_load(W(s), buf, on_device);
 }
 
-static size_t a_halo_count(const struct prop *s, int face)
-{
-    (void)s;
-    (void)face;
-    return 0;
-}
-
-static int a_halo_pack(struct prop *s, int face, float *buf)
-{
-    (void)s;
-    (void)buf;
-    return err_set(-ENOTSUP, "acoustic: face %d is not a halo face", face);
-}
-
-static int a_halo_unpack(struct prop *s, int face, const float *buf)
-{
-    (void)s;
-    (void)buf;
-    return err_set(-ENOTSUP, "acoustic: face %d is not a halo face", face);
-}
+static size_t a_halo_count(const struct prop *s, int face) { return wave_halo_count(W(s), face); }
+static int a_halo_pack(struct prop *s, int face, float *buf) { return wave_halo_pack(W(s), face, buf); }
+static int a_halo_unpack(struct prop *s, int face, const float *buf) { return wave_halo_unpack(W(s), face, buf); }
 
 static void a_describe(const struct prop *s, char *buf, size_t len)
 {

@@ -61,8 +61,10 @@ enum prop_face {
     PROP_FACE_CPML = 0,   /* absorbing CPML layers of width[f] cells (0: a rigid p = 0 wall) */
     PROP_FACE_FREE = 1,   /* free surface p = 0 on the first interior plane (top face only) */
     PROP_FACE_RANDOM = 2, /* width[f] cells of random-velocity layers, no damping (Clapp 2009) */
-    PROP_FACE_NONE = 3,   /* nothing: the axis of a 2D model (n = 1; both faces of the axis) */
-    PROP_FACE_HALO = 4,   /* a neighbour subdomain: its planes are unpacked into the halo */
+    PROP_FACE_NONE = 3,   /* nothing: the y axis of a 2D model (n[1] = 1; both y faces) */
+    PROP_FACE_HALO = 4,   /* a neighbour subdomain: its planes are unpacked into the halo;
+                             width[f] is the WHOLE grid's layer width on that side (held by
+                             another subdomain: it places this one in the whole grid) */
 };
 
 /* Face index: 2 * axis + (0 low, 1 high): xmin xmax ymin ymax zmin zmax. */
@@ -74,7 +76,8 @@ struct prop_grid {
     double d[3];         /* spacing, m */
     double o[3];         /* coordinates of interior point (0,0,0), m */
     int face[PROP_FACES];  /* enum prop_face */
-    int width[PROP_FACES]; /* layer cells for CPML and RANDOM faces, else 0 */
+    int width[PROP_FACES]; /* layer cells for CPML and RANDOM faces; the whole grid's on
+                              HALO faces; ignored on FREE and NONE faces */
     /* A subdomain of a larger grid: its first interior point is point `origin` of the
      * whole interior grid of `global_n` points (all 0: the grid is whole).  Profiles and
      * random layers are computed in global coordinates, so subdomains match the whole. */
@@ -242,7 +245,12 @@ size_t prop_state_bytes(const struct prop *s);
 int prop_state_save(struct prop *s, void *buf, bool on_device);
 int prop_state_load(struct prop *s, const void *buf, bool on_device);
 
-/* ---- subdomains: halo planes of a HALO face (host buffers) ---- */
+/* ---- subdomains: halo planes of a HALO face (host buffers) ----
+ * prop_halo_count: floats of one exchange across FACE (0 when FACE is not HALO).  Pack
+ * the planes next to FACE of the current field, unpack them into the neighbour's halo
+ * beyond its opposite face (face ^ 1), for every cut after each step and injection;
+ * then step all subdomains.  Stepped so, the subdomains give the whole grid's result bit
+ * for bit (tests/test_subdomain.c).  kernels/wave.h (wave_halo_pack) gives the layout. */
 size_t prop_halo_count(const struct prop *s, int face);
 int prop_halo_pack(struct prop *s, int face, float *buf);
 int prop_halo_unpack(struct prop *s, int face, const float *buf);

@@ -19,10 +19,12 @@
  *                  symmetric  [v0 - w, v0 + w], w = min(vstable - v0, v0 / 2).
  * vstable = 0.99 x the largest velocity stable at the simulation's dt and order.
  *
- * r comes from a counter-based hash of (seed, shot id, cell index): any cell's value is
- * recomputed on demand, nothing is stored between the forward and reverse runs, and
- * the same seed gives the same boundary on every device.  Only the outer
- * `width` cells of each absorbing layer are randomized (all of it if narrower). */
+ * r comes from a counter-based hash of (seed, shot id, cell index: the index in the whole
+ * grid's padded frame, so a subdomain draws its part of the whole grid's layers, struct
+ * rb_frame): any cell's value is recomputed on demand, nothing is stored between the
+ * forward and reverse runs, and the same seed gives the same boundary on every device.
+ * Only the outer `width` cells of each absorbing layer are randomized (all of it if
+ * narrower). */
 #ifndef SEISLIVE_RANDOM_BOUNDARY_H
 #define SEISLIVE_RANDOM_BOUNDARY_H
 
@@ -108,20 +110,34 @@ static inline RB_HD int rb_depth_into(int i, int lo, int n)
 
 static inline RB_HD int rb_clampi(int i, int lo, int hi) { return i < lo ? lo : i > hi ? hi : i; }
 
+/* Where a grid's padded cells lie in the padded grid of the whole model, so that a
+ * subdomain draws the very layers of the whole grid: the whole grid's padded and interior
+ * sizes and layer widths, and SHIFT, the whole-grid padded index of this grid's padded
+ * cell (0, 0, 0).  A whole grid is its own frame (shift 0). */
+struct rb_frame {
+    int npad[3], n[3], pml[6];
+    int shift[3];
+};
+
 /* Randomize padded cell (x, y, z) of V in place (see random_boundary_apply); interior
- * cells are left alone.  VHI = 0.99 vstable. */
-static inline RB_HD void rb_cell(const struct random_boundary *rb, const int npad[3], const int n[3],
-                                 const int pml[6], uint64_t shot_id, double vhi, int x, int y, int z, float *v)
+ * cells are left alone.  VHI = 0.99 vstable.  V is this grid's padded array (LNPAD); the
+ * depth into the layers, the ramp and the random number's cell index come from the whole
+ * grid's frame G, so every subdomain holds exactly its part of the whole grid's layers. */
+static inline RB_HD void rb_cell_in(const struct random_boundary *rb, const struct rb_frame *g, const int lnpad[3],
+                                    uint64_t shot_id, double vhi, int x, int y, int z, float *v)
 {
+    const int *npad = g->npad, *n = g->n, *pml = g->pml;
+    const int gx = x + g->shift[0], gy = y + g->shift[1], gz = z + g->shift[2];
     const int lox = pml[0], loy = pml[2], loz = pml[4];
-    const int d3[3] = {rb_depth_into(x, lox, n[0]), rb_depth_into(y, loy, n[1]), rb_depth_into(z, loz, n[2])};
+    const int d3[3] = {rb_depth_into(gx, lox, n[0]), rb_depth_into(gy, loy, n[1]), rb_depth_into(gz, loz, n[2])};
     if (!d3[0] && !d3[1] && !d3[2])
         return;
     const size_t sy = (size_t)npad[0], sz = (size_t)npad[0] * (size_t)npad[1];
+    const size_t lsy = (size_t)lnpad[0], lsz = (size_t)lnpad[0] * (size_t)lnpad[1];
     /* Normalized depth: the deepest of the three axes, over that face's randomized
      * width (the outer `width` cells of the layer). */
     double xi = 0.0;
-    const int ix[3] = {x, y, z}, lo3[3] = {lox, loy, loz};
+    const int ix[3] = {gx, gy, gz}, lo3[3] = {lox, loy, loz};
     for (int a = 0; a < 3; a++) {
         if (!d3[a])
             continue;
@@ -132,11 +148,15 @@ static inline RB_HD void rb_cell(const struct random_boundary *rb, const int npa
         if (t > xi)
             xi = t;
     }
-    size_t i = (size_t)z * sz + (size_t)y * sy + (size_t)x;
+    /* the random number's counter: the cell's index in the whole padded grid */
+    size_t i = (size_t)gz * sz + (size_t)gy * sy + (size_t)gx;
+    size_t li = (size_t)z * lsz + (size_t)y * lsy + (size_t)x;
     /* v0: the velocity the layer holds before randomization (the caller's edge
-     * extension), at the nearest interior cell. */
-    size_t e = (size_t)rb_clampi(z, loz, loz + n[2] - 1) * sz + (size_t)rb_clampi(y, loy, loy + n[1] - 1) * sy +
-               (size_t)rb_clampi(x, lox, lox + n[0] - 1);
+     * extension), at the nearest interior cell of the whole grid (which a grid holding
+     * this layer cell holds too: it holds that face of the whole grid). */
+    size_t e = (size_t)(rb_clampi(gz, loz, loz + n[2] - 1) - g->shift[2]) * lsz +
+               (size_t)(rb_clampi(gy, loy, loy + n[1] - 1) - g->shift[1]) * lsy +
+               (size_t)(rb_clampi(gx, lox, lox + n[0] - 1) - g->shift[0]);
     double v0 = v[e];
     double lo, hi;
     switch (rb->range) {
@@ -160,7 +180,22 @@ static inline RB_HD void rb_cell(const struct random_boundary *rb, const int npa
         lo = hi;
     double r = rb_uniform(rb->seed, shot_id, i);
     double vv = RB_MULADD(rb_ramp(rb->ramp, xi), RB_MULADD(r, hi - lo, lo) - v0, v0);
-    v[i] = (float)(vv > vhi ? vhi : vv);
+    v[li] = (float)(vv > vhi ? vhi : vv);
+}
+
+/* rb_cell_in for a whole grid (its own frame). */
+static inline RB_HD void rb_cell(const struct random_boundary *rb, const int npad[3], const int n[3],
+                                 const int pml[6], uint64_t shot_id, double vhi, int x, int y, int z, float *v)
+{
+    struct rb_frame g;
+    for (int a = 0; a < 3; a++) {
+        g.npad[a] = npad[a];
+        g.n[a] = n[a];
+        g.shift[a] = 0;
+    }
+    for (int f = 0; f < 6; f++)
+        g.pml[f] = pml[f];
+    rb_cell_in(rb, &g, npad, shot_id, vhi, x, y, z, v);
 }
 
 /* The uniform number in [0, 1) of cell I (rb_uniform, for callers outside C/CUDA
@@ -188,6 +223,13 @@ int random_boundary_check(const struct random_boundary *rb, const int npad[3], c
  * SHOT_ID varies the pattern between shots.  Returns 0 or -EINVAL. */
 int random_boundary_apply(const struct random_boundary *rb, const int npad[3], const int n[3],
                           const int pml[6], uint64_t shot_id, float *v);
+
+/* The same for a grid that is one part of the whole grid G (a subdomain): V is this
+ * grid's padded velocity (NPAD, interior N, layers PML), and its layers get the values
+ * the whole grid's layers have at the same cells.  With G the grid's own frame this is
+ * random_boundary_apply.  Returns 0 or -EINVAL (also when G does not contain the grid). */
+int random_boundary_apply_in(const struct random_boundary *rb, const struct rb_frame *g, const int npad[3],
+                             const int n[3], const int pml[6], uint64_t shot_id, float *v);
 
 /* The same on a CUDA device: V is device memory and the work is queued on STREAM (a
  * cudaStream_t); the caller synchronises (wave_randomize_layers does, once, after the

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/cpml.h"
+#include "kernels/device.h"
 #include "kernels/fd_coeffs.h"
 #include "kernels/random_boundary.h"
 #include "kernels/wave_internal.h"
@@ -17,6 +18,110 @@
 #define ALIGN_X 32 /* x rows rounded up to 128 bytes */
 
 static bool on_gpu(const struct wave_sim *s) { return s->dev->kind == SL_DEVICE_CUDA; }
+
+static const char *const face_names[6] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
+static const char *const kind_names[6] = {"auto", "cpml", "free", "random", "none", "halo"};
+
+/* The kind of face F of P, WAVE_FACE_AUTO resolved (free_surface: FREE on zmin). */
+static int face_kind(const struct wave_params *p, int f)
+{
+    if (p->face[f] != WAVE_FACE_AUTO)
+        return p->face[f];
+    return f == 4 && p->free_surface ? WAVE_FACE_FREE : WAVE_FACE_CPML;
+}
+
+/* Layer cells a grid of P holds beyond face F (a HALO face's pml[f] is the whole grid's). */
+static int layers_of(const struct wave_params *p, int f)
+{
+    int k = face_kind(p, f);
+    return k == WAVE_FACE_CPML || k == WAVE_FACE_RANDOM ? p->pml[f] : 0;
+}
+
+static bool is_whole(const struct wave_params *p)
+{
+    return !p->global_n[0] && !p->global_n[1] && !p->global_n[2];
+}
+
+/* The face kinds and the subdomain (after the basic checks of wave_params_check). */
+static int check_faces(const struct wave_params *p)
+{
+    for (int f = 0; f < 6; f++)
+        if (p->face[f] < WAVE_FACE_AUTO || p->face[f] > WAVE_FACE_HALO)
+            return err_set(-EINVAL, "wave: face %s: unknown kind %d", face_names[f], p->face[f]);
+    if (p->free_surface && face_kind(p, 4) != WAVE_FACE_FREE)
+        return err_set(-EINVAL, "wave: free_surface set but face zmin is %s", kind_names[p->face[4]]);
+    const int halo = p->order / 2;
+    bool random = false, cpml_layers = false;
+    for (int f = 0; f < 6; f++) {
+        const int k = face_kind(p, f), a = f / 2;
+        const char *name = face_names[f];
+        switch (k) {
+        case WAVE_FACE_FREE:
+            if (f != 4)
+                return err_set(-EINVAL, "wave: face %s: a free surface only on zmin", name);
+            if (p->pml[f] != 0)
+                return err_set(-EINVAL, "wave: free surface on top but pml[4] (zmin) = %d: must be 0", p->pml[f]);
+            break;
+        case WAVE_FACE_NONE:
+            if (a != 1)
+                return err_set(-EINVAL, "wave: face %s is NONE: only the y faces may be (a 2D model is x-z, "
+                               "n = [nx, 1, nz])", name);
+            if (face_kind(p, f ^ 1) != WAVE_FACE_NONE)
+                return err_set(-EINVAL, "wave: face %s is NONE but %s is %s: a 2D model has both y faces NONE",
+                               name, face_names[f ^ 1], kind_names[face_kind(p, f ^ 1)]);
+            if (p->n[1] != 1)
+                return err_set(-EINVAL, "wave: NONE y faces (2D) need n[1] = 1, not %d", p->n[1]);
+            if (p->pml[f] != 0)
+                return err_set(-EINVAL, "wave: face %s is NONE: pml[%d] = %d must be 0", name, f, p->pml[f]);
+            break;
+        case WAVE_FACE_HALO:
+            if (is_whole(p))
+                return err_set(-EINVAL, "wave: face %s is HALO but global_n is not set: a subdomain needs its "
+                               "place in the whole grid (origin, global_n)", name);
+            if (p->n[a] < halo)
+                return err_set(-EINVAL, "wave: face %s is HALO: n[%d] = %d must be >= order/2 = %d (the planes "
+                               "a neighbour reads)", name, a, p->n[a], halo);
+            break;
+        case WAVE_FACE_RANDOM:
+            random = true;
+            break;
+        case WAVE_FACE_CPML:
+            cpml_layers = cpml_layers || p->pml[f] > 0;
+            break;
+        }
+    }
+    if (random && cpml_layers)
+        return err_set(-EINVAL, "wave: RANDOM faces beside CPML faces with layers: the CPML damping is one "
+                       "switch for all layers; make the others RANDOM too (or CPML of width 0)");
+    if (!(p->vmax_cpml >= 0) || !isfinite(p->vmax_cpml))
+        return err_set(-EINVAL, "wave: vmax_cpml %g: must be >= 0 (0: the model's maximum)", p->vmax_cpml);
+    if (is_whole(p)) {
+        for (int a = 0; a < 3; a++)
+            if (p->origin[a])
+                return err_set(-EINVAL, "wave: origin[%d] = %d given without global_n", a, p->origin[a]);
+        return 0;
+    }
+    for (int a = 0; a < 3; a++) {
+        const int o = p->origin[a], gn = p->global_n[a];
+        if (gn < 1 || o < 0 || o + p->n[a] > gn)
+            return err_set(-EINVAL, "wave: subdomain axis %c: points %d..%d do not lie in the whole grid of %d",
+                           "xyz"[a], o, o + p->n[a] - 1, gn);
+        /* A face inside the whole grid has a neighbour beyond it; one on its boundary has not. */
+        const bool inside[2] = {o > 0, o + p->n[a] < gn};
+        for (int side = 0; side < 2; side++) {
+            const int f = 2 * a + side;
+            const bool halo_face = face_kind(p, f) == WAVE_FACE_HALO;
+            if (inside[side] && !halo_face)
+                return err_set(-EINVAL, "wave: face %s lies inside the whole grid (axis %c: points %d..%d of %d) "
+                               "but is %s: faces inside must be HALO", face_names[f], "xyz"[a], o,
+                               o + p->n[a] - 1, gn, kind_names[face_kind(p, f)]);
+            if (!inside[side] && halo_face)
+                return err_set(-EINVAL, "wave: face %s is HALO but lies on the whole grid's boundary (axis %c: "
+                               "points %d..%d of %d)", face_names[f], "xyz"[a], o, o + p->n[a] - 1, gn);
+        }
+    }
+    return 0;
+}
 
 int wave_params_check(const struct wave_params *p)
 {
@@ -40,7 +145,7 @@ int wave_params_check(const struct wave_params *p)
         return err_set(-EINVAL, "wave: pml_reflection %g: must be in (0, 1)", p->pml_reflection);
     if (!(p->f_ref >= 0))
         return err_set(-EINVAL, "wave: f_ref %g: must be >= 0", p->f_ref);
-    return 0;
+    return check_faces(p);
 }
 
 int wave_layout_of(const struct wave_params *p, struct wave_layout *L)
@@ -51,13 +156,15 @@ int wave_layout_of(const struct wave_params *p, struct wave_layout *L)
     memset(L, 0, sizeof *L);
     L->halo = p->order / 2;
     for (int f = 0; f < 6; f++)
-        L->pml[f] = p->pml[f];
+        L->pml[f] = layers_of(p, f);
     for (int a = 0; a < 3; a++) {
+        /* nothing beyond a NONE face: no halo (the 2D y axis is one plane) */
+        const int h = face_kind(p, 2 * a) == WAVE_FACE_NONE ? 0 : L->halo;
         L->n[a] = p->n[a];
-        L->npad[a] = p->n[a] + p->pml[2 * a] + p->pml[2 * a + 1];
-        L->dim[a] = L->npad[a] + 2 * L->halo;
-        L->pad_off[a] = L->halo;
-        L->off[a] = L->halo + p->pml[2 * a];
+        L->npad[a] = p->n[a] + L->pml[2 * a] + L->pml[2 * a + 1];
+        L->dim[a] = L->npad[a] + 2 * h;
+        L->pad_off[a] = h;
+        L->off[a] = h + L->pml[2 * a];
     }
     L->dim[0] = (L->dim[0] + ALIGN_X - 1) / ALIGN_X * ALIGN_X;
     L->stride_y = (size_t)L->dim[0];
@@ -96,7 +203,7 @@ size_t wave_state_bytes_of(const struct wave_params *p)
 
 /* ---- memory helpers (host or device) -------------------------------------------------- */
 
-static int dev_alloc(struct wave_sim *s, float **out, size_t count)
+static int host_alloc(struct wave_sim *s, float **out, size_t count)
 {
     (void)s;
     *out = NULL;
@@ -188,6 +295,14 @@ static int create_core(const struct sl_device *dev, const struct wave_params *p,
     int rc = wave_layout_of(p, &s->L);
     if (rc < 0)
         goto fail;
+    /* Faces resolved once, so that every kernel reads s->p.face (and free_surface) as
+     * they are; a random boundary starts undamped, as RTM's random strategy runs it. */
+    for (int f = 0; f < 6; f++) {
+        s->p.face[f] = face_kind(p, f);
+        if (s->p.face[f] == WAVE_FACE_RANDOM)
+            s->cpml_on = false;
+    }
+    s->p.free_surface = s->p.face[4] == WAVE_FACE_FREE;
 #ifndef SEISLIVE_CUDA
     if (dev->kind == SL_DEVICE_CUDA) {
         rc = err_set(-ENODEV, "wave: CUDA device given, but this build has no CUDA");
@@ -196,6 +311,7 @@ static int create_core(const struct sl_device *dev, const struct wave_params *p,
 #endif
     s->r = p->order / 2;
     double c[WAVE_ORDER_MAX / 2 + 1];
+    /* (2D: the y weights are computed but no kernel uses them) */
     for (int a = 0; a < 3; a++) {
         fd_second_coeffs(p->order, c);
         for (int l = 0; l <= s->r; l++)
@@ -214,7 +330,10 @@ static int create_core(const struct sl_device *dev, const struct wave_params *p,
             rc = err_set(-ENOMEM, "wave: out of memory");
             goto fail;
         }
-        cpml_profile(np, p->pml[2 * a], p->pml[2 * a + 1], p->d[a], p->dt, vmax,
+        /* A layer's profile depends only on its own width, the depth into it and vmax: a
+         * subdomain holding a face of the whole grid (same width, the whole model's
+         * vmax_cpml) has that face's profile, bit for bit. */
+        cpml_profile(np, s->L.pml[2 * a], s->L.pml[2 * a + 1], p->d[a], p->dt, vmax,
                      p->pml_reflection, p->f_ref, s->ha[a], s->hb[a]);
     }
 #ifdef SEISLIVE_CUDA
@@ -225,13 +344,13 @@ static int create_core(const struct sl_device *dev, const struct wave_params *p,
     } else
 #endif
     {
-        if ((rc = dev_alloc(s, &s->cur, s->L.count)) < 0 ||
-            (rc = dev_alloc(s, &s->prev, s->L.count)) < 0 ||
-            (rc = dev_alloc(s, &s->vel, s->L.count)) < 0)
+        if ((rc = host_alloc(s, &s->cur, s->L.count)) < 0 ||
+            (rc = host_alloc(s, &s->prev, s->L.count)) < 0 ||
+            (rc = host_alloc(s, &s->vel, s->L.count)) < 0)
             goto fail;
         for (int a = 0; a < 3; a++) {
-            if ((rc = dev_alloc(s, &s->psi[a], s->slab_count[a])) < 0 ||
-                (rc = dev_alloc(s, &s->zeta[a], s->slab_count[a])) < 0)
+            if ((rc = host_alloc(s, &s->psi[a], s->slab_count[a])) < 0 ||
+                (rc = host_alloc(s, &s->zeta[a], s->slab_count[a])) < 0)
                 goto fail;
             s->pa[a] = s->ha[a];
             s->pb[a] = s->hb[a];
@@ -250,8 +369,12 @@ int wave_create(const struct sl_device *dev, const struct wave_params *p, const 
     *out = NULL;
     double vmax = 0;
     struct wave_sim *s;
-    int rc = velocity_max(p, v, &vmax);
-    if (rc < 0 || (rc = create_core(dev, p, vmax, &s)) < 0)
+    int rc = wave_params_check(p);
+    if (rc < 0 || (rc = velocity_max(p, v, &vmax)) < 0)
+        return rc;
+    if (p->vmax_cpml > 0)
+        vmax = p->vmax_cpml;
+    if ((rc = create_core(dev, p, vmax, &s)) < 0)
         return rc;
     if ((rc = wave_set_velocity(s, v)) < 0) {
         wave_destroy(s);
@@ -382,7 +505,7 @@ int wave_set_velocity_padded(struct wave_sim *s, const float *v, bool on_device)
         for (int j = 0; j < L->npad[1]; j++) {
             const float *row = v + ((size_t)k * L->npad[1] + j) * L->npad[0];
             float *o = s->vel + (size_t)(k + L->halo) * L->stride_z +
-                       (size_t)(j + L->halo) * L->stride_y + L->halo;
+                       (size_t)(j + L->pad_off[1]) * L->stride_y + L->halo;
             for (int i = 0; i < L->npad[0]; i++)
                 o[i] = (float)((double)row[i] * row[i] * dt2);
         }
@@ -400,7 +523,7 @@ int wave_get_velocity_padded(struct wave_sim *s, float *v)
     for (int k = 0; k < L->npad[2]; k++)
         for (int j = 0; j < L->npad[1]; j++) {
             const float *row = s->vel + (size_t)(k + L->halo) * L->stride_z +
-                               (size_t)(j + L->halo) * L->stride_y + L->halo;
+                               (size_t)(j + L->pad_off[1]) * L->stride_y + L->halo;
             float *o = v + ((size_t)k * L->npad[1] + j) * L->npad[0];
             for (int i = 0; i < L->npad[0]; i++)
                 o[i] = (float)(sqrt((double)row[i]) / dt);
@@ -408,11 +531,35 @@ int wave_get_velocity_padded(struct wave_sim *s, float *v)
     return 0;
 }
 
+/* The whole grid's padded frame of S (random boundary): on a HALO face the whole grid's
+ * layers are p.pml[f] (held by another subdomain), elsewhere the layers S holds. */
+static bool whole_frame(const struct wave_sim *s, struct rb_frame *g)
+{
+    const struct wave_layout *L = &s->L;
+    bool own = true;
+    for (int a = 0; a < 3; a++) {
+        for (int side = 0; side < 2; side++) {
+            int f = 2 * a + side;
+            g->pml[f] = s->p.face[f] == WAVE_FACE_HALO ? s->p.pml[f] : L->pml[f];
+        }
+        g->n[a] = s->p.global_n[a] ? s->p.global_n[a] : L->n[a];
+        g->npad[a] = g->n[a] + g->pml[2 * a] + g->pml[2 * a + 1];
+        g->shift[a] = s->p.origin[a] + g->pml[2 * a] - L->pml[2 * a];
+        own = own && g->shift[a] == 0 && g->npad[a] == L->npad[a];
+    }
+    return own;
+}
+
 int wave_randomize_layers(struct wave_sim *s, const struct random_boundary *rb, uint64_t shot_id)
 {
+    struct rb_frame g;
+    bool own = whole_frame(s, &g);
 #ifdef SEISLIVE_CUDA
-    if (on_gpu(s))
+    if (on_gpu(s)) {
+        if (!own)
+            return err_set(-ENOTSUP, "wave: random layers of a subdomain on a GPU are not implemented yet");
         return wave_cu_randomize_layers(s, rb, shot_id);
+    }
 #endif
     const struct wave_layout *L = &s->L;
     size_t np = (size_t)L->npad[0] * L->npad[1] * L->npad[2];
@@ -421,7 +568,8 @@ int wave_randomize_layers(struct wave_sim *s, const struct random_boundary *rb, 
         return err_set(-ENOMEM, "wave: out of memory (random boundary, %zu cells)", np);
     int rc = wave_get_velocity_padded(s, vp);
     if (rc == 0)
-        rc = random_boundary_apply(rb, L->npad, L->n, L->pml, shot_id, vp);
+        rc = own ? random_boundary_apply(rb, L->npad, L->n, L->pml, shot_id, vp)
+                 : random_boundary_apply_in(rb, &g, L->npad, L->n, L->pml, shot_id, vp);
     if (rc == 0)
         rc = wave_set_velocity_padded(s, vp, false);
     free(vp);
@@ -465,7 +613,7 @@ static void psi_update_cpu(struct wave_sim *s)
                 if (js < 0)
                     continue;
                 const size_t row = (size_t)(k + L->halo) * L->stride_z +
-                                   (size_t)(j + L->halo) * L->stride_y + L->halo;
+                                   (size_t)(j + L->pad_off[1]) * L->stride_y + L->halo;
                 if (a == 0) {
                     for (int i = 0; i < L->npad[0]; i++) {
                         if (i == L->pml[0] && L->npad[0] - L->pml[1] > i)
@@ -523,13 +671,15 @@ static void pml_row(struct wave_sim *s, const float *p, float *q, int j, int k, 
     const struct wave_layout *L = &s->L;
     const size_t st[3] = {1, L->stride_y, L->stride_z};
     const size_t sst[3] = {1, (size_t)L->npad[0], (size_t)L->npad[0] * L->npad[1]};
-    const size_t row = (size_t)(k + L->halo) * L->stride_z + (size_t)(j + L->halo) * L->stride_y + L->halo;
+    const size_t row = (size_t)(k + L->halo) * L->stride_z + (size_t)(j + L->pad_off[1]) * L->stride_y + L->halo;
     const int r = s->r;
     float cu[WAVE_ORDER_MAX / 2 + 1], cd[WAVE_ORDER_MAX / 2 + 1];
     size_t ou[WAVE_ORDER_MAX / 2 + 1], od[WAVE_ORDER_MAX / 2 + 1];
     for (int i = i0; i < i1; i++)
         lap[i] = 0;
     for (int a = 1; a < 3; a++) {
+        if (a == 1 && wave_is_2d(s))
+            continue; /* 2D: no y term */
         const float *c2 = s->c2[a];
         const int x = a == 1 ? j : k;
         int js = cpml_slab_index(x, L->npad[a], L->pml[2 * a], L->pml[2 * a + 1]);
@@ -600,13 +750,14 @@ static void step_cpu(struct wave_sim *s, bool cpml, bool interior)
     if (cpml)
         psi_update_cpu(s);
     const float *cx = s->c2[0], *cy = s->c2[1], *cz = s->c2[2];
-    const float c0 = cx[0] + cy[0] + cz[0];
+    const float c0 = cx[0] + cy[0] + cz[0], c0_2d = cx[0] + cz[0];
+    const bool two_d = wave_is_2d(s);
     const int k0 = interior ? L->pml[4] : 0, k1 = interior ? L->npad[2] - L->pml[5] : L->npad[2];
     const int j0 = interior ? L->pml[2] : 0, j1 = interior ? L->npad[1] - L->pml[3] : L->npad[1];
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = k0; k < k1; k++)
         for (int j = j0; j < j1; j++) {
-            size_t row = (size_t)(k + h) * sz + (size_t)(j + h) * sy + h;
+            size_t row = (size_t)(k + h) * sz + (size_t)(j + L->pad_off[1]) * sy + h;
             int x0 = interior ? L->pml[0] : 0, x1 = interior ? L->npad[0] - L->pml[1] : L->npad[0];
             bool all_pml = false;
             if (cpml) {
@@ -615,13 +766,24 @@ static void step_cpu(struct wave_sim *s, bool cpml, bool interior)
                 x0 = all_pml ? x1 : L->pml[0];
                 x1 = all_pml ? x1 : L->npad[0] - L->pml[1];
             }
-            for (int i = x0; i < x1; i++) {
-                size_t c = row + i;
-                float lap = c0 * p[c];
-                for (int l = 1; l <= r; l++)
-                    lap += cx[l] * (p[c + l] + p[c - l]) + cy[l] * (p[c + l * sy] + p[c - l * sy]) +
-                           cz[l] * (p[c + l * sz] + p[c - l * sz]);
-                q[c] = 2.0f * p[c] - q[c] + vel[c] * lap;
+            if (two_d) {
+                /* 2D: no y term at all (there is no y neighbour to read) */
+                for (int i = x0; i < x1; i++) {
+                    size_t c = row + i;
+                    float lap = c0_2d * p[c];
+                    for (int l = 1; l <= r; l++)
+                        lap += cx[l] * (p[c + l] + p[c - l]) + cz[l] * (p[c + l * sz] + p[c - l * sz]);
+                    q[c] = 2.0f * p[c] - q[c] + vel[c] * lap;
+                }
+            } else {
+                for (int i = x0; i < x1; i++) {
+                    size_t c = row + i;
+                    float lap = c0 * p[c];
+                    for (int l = 1; l <= r; l++)
+                        lap += cx[l] * (p[c + l] + p[c - l]) + cy[l] * (p[c + l * sy] + p[c - l * sy]) +
+                               cz[l] * (p[c + l * sz] + p[c - l * sz]);
+                    q[c] = 2.0f * p[c] - q[c] + vel[c] * lap;
+                }
             }
             if (!cpml)
                 continue;
@@ -739,8 +901,13 @@ int wave_strip_boxes(const struct wave_sim *s, int lo[6][3], int hi[6][3])
     const int *n = s->L.n, h = s->L.halo;
     int e0[3], s1[3]; /* end of the low strip, start of the high strip, per axis */
     for (int a = 0; a < 3; a++) {
-        e0[a] = h < n[a] ? h : n[a];
-        s1[a] = n[a] - h > e0[a] ? n[a] - h : e0[a];
+        /* no strip along a NONE face (nothing beyond) or a HALO face (the neighbour's
+         * planes in the halo let a reverse step rebuild the cells next to it) */
+        const int klo = s->p.face[2 * a], khi = s->p.face[2 * a + 1];
+        const int hlo = klo == WAVE_FACE_NONE || klo == WAVE_FACE_HALO ? 0 : h;
+        const int hhi = khi == WAVE_FACE_NONE || khi == WAVE_FACE_HALO ? 0 : h;
+        e0[a] = hlo < n[a] ? hlo : n[a];
+        s1[a] = n[a] - hhi > e0[a] ? n[a] - hhi : e0[a];
     }
     /* z strips span everything; y strips the inner z range; x strips inner y and z. */
     int b = 0;
@@ -814,6 +981,68 @@ int wave_strip_load(struct wave_sim *s, const float *buf, bool on_device)
     return strip_cpu(s, (float *)buf, false);
 }
 
+/* ---- halo exchange --------------------------------------------------------------------- */
+
+/* The box of allocated cells [lo, hi) that FACE sends (the `halo` padded planes next to
+ * it) or receives (the halo cells beyond it), over the padded extent of the other axes. */
+static void halo_box(const struct wave_sim *s, int face, bool recv, int lo[3], int hi[3])
+{
+    const struct wave_layout *L = &s->L;
+    const int a = face / 2, h = L->halo;
+    for (int b = 0; b < 3; b++) {
+        lo[b] = L->pad_off[b];
+        hi[b] = L->pad_off[b] + L->npad[b];
+    }
+    if (face % 2 == 0) {
+        lo[a] = recv ? L->pad_off[a] - h : L->pad_off[a];
+        hi[a] = lo[a] + h;
+    } else {
+        lo[a] = recv ? L->pad_off[a] + L->npad[a] : L->pad_off[a] + L->npad[a] - h;
+        hi[a] = lo[a] + h;
+    }
+}
+
+size_t wave_halo_count(const struct wave_sim *s, int face)
+{
+    if (face < 0 || face > 5 || s->p.face[face] != WAVE_FACE_HALO)
+        return 0;
+    int lo[3], hi[3];
+    halo_box(s, face, false, lo, hi);
+    return (size_t)(hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
+}
+
+/* One pitched copy per z plane of the box, through the device layer (memcpy rows on the
+ * CPU, cudaMemcpy2D on a GPU: kernels/wave.c calls no CUDA itself). */
+static int halo_io(struct wave_sim *s, int face, float *buf, bool pack)
+{
+    if (face < 0 || face > 5 || s->p.face[face] != WAVE_FACE_HALO)
+        return err_set(-EINVAL, "wave: face %d (%s) is not a HALO face", face, face >= 0 && face < 6 ?
+                       face_names[face] : "?");
+    int lo[3], hi[3];
+    halo_box(s, face, !pack, lo, hi);
+    const struct wave_layout *L = &s->L;
+    const size_t w = (size_t)(hi[0] - lo[0]), rows = (size_t)(hi[1] - lo[1]);
+    const bool gpu = on_gpu(s);
+    /* the copies below run on the default stream: let the simulation's work finish */
+    int rc = gpu ? wave_sync(s) : 0;
+    enum dev_copy_kind kind = !gpu ? DEV_H2H : pack ? DEV_D2H : DEV_H2D;
+    for (int k = lo[2]; k < hi[2] && rc == 0; k++) {
+        float *f = s->cur + (size_t)k * L->stride_z + (size_t)lo[1] * L->stride_y + lo[0];
+        float *b = buf + (size_t)(k - lo[2]) * rows * w;
+        rc = pack ? dev_copy_2d(s->dev, b, w * sizeof(float), f, L->stride_y * sizeof(float), w * sizeof(float),
+                                rows, kind)
+                  : dev_copy_2d(s->dev, f, L->stride_y * sizeof(float), b, w * sizeof(float), w * sizeof(float),
+                                rows, kind);
+    }
+    /* a later kernel on a non-blocking stream is not ordered after the default stream */
+    if (rc == 0 && gpu && !pack)
+        rc = dev_sync(s->dev);
+    return rc;
+}
+
+int wave_halo_pack(struct wave_sim *s, int face, float *buf) { return halo_io(s, face, buf, true); }
+int wave_halo_unpack(struct wave_sim *s, int face, const float *buf) { return halo_io(s, face, (float *)buf, false); }
+
 /* ---- checkpoints ----------------------------------------------------------------------- */
 
 size_t wave_state_bytes(const struct wave_sim *s)
@@ -867,7 +1096,7 @@ void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len)
         return;
     }
 #endif
-    snprintf(buf, len, "CPU reference (OpenMP), CPML %s", s->cpml_on ? "on" : "off");
+    snprintf(buf, len, "CPU reference (OpenMP)%s, CPML %s", wave_is_2d(s) ? ", 2D" : "", s->cpml_on ? "on" : "off");
 }
 
 #ifndef SEISLIVE_CUDA

@@ -1,10 +1,27 @@
-/* wave — the 3D acoustic finite-difference propagator (THE propagator API).
+/* wave — the 3D (and 2D) acoustic finite-difference propagator (THE propagator API).
  *
  * Equation: constant density acoustic, p_tt = v^2 lap(p) + f, second order in time
  * (leapfrog), even order 2..16 in space (coefficients from kernels/fd_coeffs.h),
  * separate dx, dy, dz.  Absorbing boundary: CPML for the second-order equation
  * (Pasalic & McGarry 2010, kernels/cpml.h) in layers added OUTSIDE the interior grid;
- * optional free surface (p = 0) on the top interior plane z = o[2].
+ * optional free surface (p = 0) on the top interior plane z = o[2].  What lies beyond
+ * each face is set per face (wave_params.face, enum wave_face).
+ *
+ * 2D: n = [nx, 1, nz] with both y faces WAVE_FACE_NONE runs the 2D equation
+ *     p_tt = v^2 (p_xx + p_zz) + v^2 f
+ * (no y term at all, no y layers, no y halo).  It is the 3D equation for a model and a
+ * source that do not vary along y: a point of the 2D grid is a LINE source along y.
+ * WAVE_INJECT_PHYSICAL scales a 2D source per unit area (dx dz) instead of per unit
+ * volume, so a source s(t) gives the 2D Green's function convolved with s:
+ *     p(r, t) = (G * s)(t),  G(r, t) = H(t - r/v) / (2 pi sqrt(t^2 - r^2 / v^2))
+ * (per unit length of the line; no 1/r decay: ~ 1/sqrt(r) far away, with a tail).
+ * Points of a 2D simulation ignore their y coordinate (the model is invariant along y).
+ *
+ * Subdomains: a grid may be one piece of a whole grid (wave_params.origin, global_n);
+ * faces shared with a neighbour are WAVE_FACE_HALO, and the neighbour's planes are
+ * copied into the halo with wave_halo_pack / wave_halo_unpack before each step.  CPML
+ * profiles and the random boundary are computed in the whole grid's coordinates, so the
+ * subdomains stepped side by side give bit for bit the whole grid's result.
  *
  * One simulation lives on one device (CPU: host memory, OpenMP; CUDA: device memory).
  * All float arrays are x fastest, then y, then z (depth slices).
@@ -14,8 +31,9 @@
  *   padded:    npad[a] = n[a] + pml_lo[a] + pml_hi[a] (interior + absorbing layers);
  *              this is the grid the update runs on and whose velocity can be replaced;
  *   allocated: the padded grid plus a halo of `halo` = order/2 cells on every side
- *              (zero Dirichlet outside; free-surface mirror on top), x rows padded
- *              for alignment.  Element (ix, iy, iz) of the INTERIOR grid is at
+ *              (none along a NONE axis; zero Dirichlet outside, the free-surface mirror
+ *              on top, the neighbour's planes beyond a HALO face), x rows padded for
+ *              alignment.  Element (ix, iy, iz) of the INTERIOR grid is at
  *              (iz + off[2]) * stride_z + (iy + off[1]) * stride_y + (ix + off[0]).
  *
  * Time levels: the simulation holds `cur` (p at step n) and `prev` (p at step n-1).
@@ -64,20 +82,33 @@ enum {
     WAVE_BUF_DEVICE = 1 << 0,  /* amps / out is device memory (CUDA simulations only) */
     WAVE_INJECT_PHYSICAL = 1 << 1, /* scale by v^2 dt^2 / (dx dy dz) at each node, so a
                                   source s(t) gives p = s(t - r/v) / (4 pi r) in a
-                                  homogeneous medium; without it amplitudes are added
+                                  homogeneous medium (2D: v^2 dt^2 / (dx dz), a line
+                                  source, see above); without it amplitudes are added
                                   to p as they are (times weights and SCALE) */
 };
 
 /* What lies beyond a face of the grid (wave_params.face; faces xmin xmax ymin ymax zmin
- * zmax).  WAVE_FACE_AUTO keeps the old meaning of pml[] and free_surface: CPML layers of
- * pml[f] cells (a rigid wall when 0), the free surface on zmin when free_surface. */
+ * zmax, face f is on axis f / 2).  WAVE_FACE_AUTO keeps the old meaning of pml[] and
+ * free_surface: CPML layers of pml[f] cells (a rigid wall when 0), the free surface on
+ * zmin when free_surface.  wave_params_check says which combinations are refused. */
 enum wave_face {
     WAVE_FACE_AUTO = 0,
     WAVE_FACE_CPML = 1,   /* pml[f] cells of CPML (0: rigid p = 0 wall) */
-    WAVE_FACE_FREE = 2,   /* free surface on the first interior plane (zmin only) */
-    WAVE_FACE_RANDOM = 3, /* pml[f] cells of undamped layers for Clapp's random boundary */
-    WAVE_FACE_NONE = 4,   /* nothing: the axis of a 2D model (n = 1, both faces of the axis) */
-    WAVE_FACE_HALO = 5,   /* a neighbour subdomain: wave_halo_unpack fills the halo */
+    WAVE_FACE_FREE = 2,   /* free surface p = 0 on the first interior plane (zmin only;
+                             pml[4] = 0; implies free_surface) */
+    WAVE_FACE_RANDOM = 3, /* pml[f] cells of undamped layers for Clapp's random boundary:
+                             the simulation starts with the CPML off (wave_set_cpml) and
+                             the layers repeating the edge velocity until
+                             wave_randomize_layers; no CPML face with layers may be
+                             beside it (the damping is one switch for all layers) */
+    WAVE_FACE_NONE = 4,   /* nothing: the y axis of a 2D model (n[1] = 1, both y faces
+                             NONE, pml 0): no y derivative, no y layers, no y halo */
+    WAVE_FACE_HALO = 5,   /* a neighbour subdomain: no layers here; the halo beyond the
+                             face holds the neighbour's planes (wave_halo_unpack), never
+                             a wall.  pml[f] is the WHOLE grid's layer width on that side
+                             (held by another subdomain), which places this subdomain in
+                             the whole grid's padded frame (random boundary); needs
+                             global_n, and n[a] >= order/2 on that axis */
 };
 
 /* Kernel choices, read once at create (never from the environment at launch).  Zero
@@ -99,27 +130,32 @@ struct wave_params {
     double o[3];            /* coordinates of interior point (0,0,0), m */
     int order;              /* even, 2..16 */
     double dt;              /* s (the caller checks stability: kernels/stability.h) */
-    int pml[6];             /* absorbing cells: xmin xmax ymin ymax zmin zmax (>= 0) */
+    int pml[6];             /* absorbing cells: xmin xmax ymin ymax zmin zmax (>= 0);
+                               on a HALO face the whole grid's width there (see above) */
     double pml_reflection;  /* theoretical normal-incidence reflection, e.g. 1e-4 */
     double f_ref;           /* Hz: reference (dominant) frequency for the CPML alpha */
     bool free_surface;      /* p = 0 on the plane z = o[2]; pml[4] must be 0 then */
     int kernel;             /* enum wave_kernel (ignored on the CPU) */
     int face[6];            /* enum wave_face; all WAVE_FACE_AUTO by default (see above) */
-    double vmax_cpml;       /* m/s for the CPML damping; 0: max of the velocity given */
+    double vmax_cpml;       /* m/s for the CPML damping; 0: max of the velocity given.  A
+                               subdomain passes the whole model's maximum, so that its
+                               layers damp exactly as the whole grid's do */
     int origin[3];          /* a subdomain: index of its interior (0,0,0) in the whole grid */
-    int global_n[3];        /* the whole interior grid (all 0: this grid is whole) */
+    int global_n[3];        /* the whole interior grid (all 0: this grid is whole).  A face
+                               that is not HALO must lie on the whole grid's boundary */
     struct wave_tuning tuning; /* CUDA kernel choices (ignored on the CPU) */
 };
 
 /* Where things are in the arrays of a simulation (all counts in elements). */
 struct wave_layout {
     int n[3];               /* interior */
-    int pml[6];             /* as given (pml[4] = 0 with a free surface) */
+    int pml[6];             /* layers this grid holds: as given, 0 on FREE, NONE, HALO faces */
     int npad[3];            /* padded = interior + absorbing layers */
     int halo;               /* order / 2 */
-    int dim[3];             /* allocated dims; dim[0] >= npad[0] + 2 halo (aligned) */
+    int dim[3];             /* allocated dims; dim[0] >= npad[0] + 2 halo (aligned);
+                               dim[1] = 1 in 2D (no y halo) */
     int off[3];             /* index of interior (0,0,0) in the allocated array */
-    int pad_off[3];         /* index of padded (0,0,0) = halo */
+    int pad_off[3];         /* index of padded (0,0,0) = halo (0 along a NONE axis) */
     size_t stride_y, stride_z;
     size_t count;           /* elements of one allocated field array */
 };
@@ -129,7 +165,8 @@ struct wave_points;
 
 /* ---- planning (no allocation) -------------------------------------------------------- */
 
-/* Check P (order, dims, widths, dt > 0, free surface vs pml[4]); 0 or -EINVAL. */
+/* Check P (order, dims, widths, dt > 0, free surface vs pml[4], the face kinds and the
+ * subdomain); 0 or -EINVAL with the reason. */
 int wave_params_check(const struct wave_params *p);
 
 /* The layout a simulation of P would have. */
@@ -150,7 +187,8 @@ size_t wave_state_bytes_of(const struct wave_params *p);
 /* Create a simulation on DEV (CPU or CUDA; DEV must outlive it) for P, with the
  * velocity V (m/s, host memory, the interior grid n[0] x n[1] x n[2], x fastest)
  * extended into the absorbing layers by repeating the edge values.  The CPML damping
- * uses max(V).  Fields start at zero.  *OUT is owned by the caller: wave_destroy. */
+ * uses P's vmax_cpml, or max(V) when it is 0.  Fields start at zero; with RANDOM faces
+ * the CPML starts off.  *OUT is owned by the caller: wave_destroy. */
 int wave_create(const struct sl_device *dev, const struct wave_params *p, const float *v,
                 struct wave_sim **out);
 /* A simulation with the parameters, device and current velocity of LIKE (copied on the
@@ -159,7 +197,8 @@ int wave_create(const struct sl_device *dev, const struct wave_params *p, const 
 int wave_create_like(const struct wave_sim *like, struct wave_sim **out);
 void wave_destroy(struct wave_sim *s);
 
-/* The parameters, layout and device of S. */
+/* The parameters (faces resolved: no WAVE_FACE_AUTO, free_surface set exactly when
+ * face[4] is FREE), layout and device of S. */
 const struct wave_params *wave_params_of(const struct wave_sim *s);
 const struct wave_layout *wave_layout(const struct wave_sim *s);
 const struct sl_device *wave_device(const struct wave_sim *s);
@@ -242,7 +281,8 @@ int64_t wave_step_index(const struct wave_sim *s);
  * outside the interior grid, is refused with its index and coordinates in err_msg().
  * Near a free surface, support nodes above the surface are folded onto their mirror
  * nodes with the opposite sign (the field is odd about the surface), so shallow points
- * stay accurate; a point exactly on the surface samples 0.
+ * stay accurate; a point exactly on the surface samples 0.  In 2D the y coordinate is not
+ * used: the support along y is the one y node, weight 1.
  * *OUT belongs to the caller (wave_points_destroy) and is tied to S's device and grid. */
 int wave_points_create(struct wave_sim *s, const double *xyz, size_t n, int interp,
                        struct wave_points **out);
@@ -251,7 +291,7 @@ size_t wave_points_count(const struct wave_points *pts);
 
 /* Add amplitude AMPS[i * STRIDE] * SCALE of each point i into cur (all points at once;
  * overlapping supports add up).  With WAVE_INJECT_PHYSICAL the amplitude is a source
- * term f (the value at node k gets f w_k v_k^2 dt^2 / (dx dy dz)).  AMPS is host memory,
+ * term f (the value at node k gets f w_k v_k^2 dt^2 / (dx dy dz); 2D: / (dx dz)).  AMPS is host memory,
  * or device memory with WAVE_BUF_DEVICE (CUDA only; then no synchronisation). */
 int wave_inject(struct wave_sim *s, const struct wave_points *pts, const float *amps,
                 size_t stride, float scale, unsigned flags);
@@ -278,7 +318,9 @@ int wave_copy_in(struct wave_sim *s, bool prev, const float *host);
 /* ---- time reversal: the boundary strip ------------------------------------------------ */
 
 /* Number of floats in the strip: the interior cells within `halo` cells of any of the
- * six interior faces (the cells a reverse step cannot rebuild). */
+ * interior faces (the cells a reverse step cannot rebuild).  NONE and HALO faces have no
+ * strip: there is nothing beyond a NONE face, and the neighbour's halo rebuilds the cells
+ * next to a HALO face. */
 size_t wave_strip_count(const struct wave_sim *s);
 
 /* Save the strip of cur into BUF (host, or device with ON_DEVICE) / write BUF into the
@@ -296,6 +338,22 @@ size_t wave_state_bytes(const struct wave_sim *s);
  * bit for bit. */
 int wave_state_save(struct wave_sim *s, void *buf, bool on_device);
 int wave_state_load(struct wave_sim *s, const void *buf, bool on_device);
+
+/* ---- subdomains: the halo of a HALO face ---------------------------------------------- */
+
+/* Floats that cross FACE (0..5 = xmin xmax ymin ymax zmin zmax) each exchange: `halo`
+ * planes of the padded extent of the other two axes (npad[b] x npad[c], layers
+ * included); 0 when FACE is not a HALO face. */
+size_t wave_halo_count(const struct wave_sim *s, int face);
+
+/* Pack the `halo` padded planes of cur next to FACE (the planes the neighbour beyond FACE
+ * reads) into BUF (host memory, wave_halo_count floats, x fastest then y then z over the
+ * box) / unpack BUF into the halo cells beyond FACE of cur.  Subdomains A and B sharing
+ * a cut (A's face f, B's face f ^ 1): after each step (and injection), pack A's f into
+ * B's f ^ 1 and B's f ^ 1 into A's f; then step both.  -EINVAL when FACE is not HALO.
+ * CUDA: strided copies through kernels/device.h; they synchronise the simulation. */
+int wave_halo_pack(struct wave_sim *s, int face, float *buf);
+int wave_halo_unpack(struct wave_sim *s, int face, const float *buf);
 
 /* ---- benchmarks ----------------------------------------------------------------------- */
 

@@ -38,21 +38,26 @@ struct wave_sim {
 struct wave_points {
     struct wave_sim *s;
     size_t n;
-    int ns;                     /* support nodes per axis */
+    int ns;                     /* support nodes per axis (the weight stride) */
+    int nsa[3];                 /* support nodes used along each axis: ns, except 1 along
+                                   y in 2D (weight 1 on the one y node) */
     int *base;                  /* host: 3 per point, allocated-grid index of the first node */
     float *w;                   /* host: 3 * ns per point: x weights, y weights, z weights */
     int *d_base;                /* device copies (CUDA) */
     float *d_w;
 };
 
-/* A 2D simulation: the y axis has NONE faces (n[1] == 1, no y layers); every kernel
- * leaves out the y derivative terms. */
+/* A 2D simulation: the y axis has NONE faces (n[1] == 1, no y layers, no y halo:
+ * dim[1] = 1, pad_off[1] = off[1] = 0); every kernel leaves out the y derivative terms,
+ * and physical injection scales by 1 / (dx dz).  s->p.face is resolved at create (never
+ * WAVE_FACE_AUTO), so this and the other face tests read it directly. */
 static inline bool wave_is_2d(const struct wave_sim *s)
 {
     return s->p.face[2] == WAVE_FACE_NONE;
 }
 
-/* The strip as up to 6 boxes of interior coordinates [lo, hi). */
+/* The strip as up to 6 boxes of interior coordinates [lo, hi) (empty boxes along NONE
+ * and HALO faces). */
 int wave_strip_boxes(const struct wave_sim *s, int lo[6][3], int hi[6][3]);
 
 #ifdef SEISLIVE_CUDA
