@@ -29,7 +29,7 @@ __global__ void k_psi(KArgs a, PArgs m, int n0, int n1, int n2)
     int wlo = m.pml[2 * ax], whi = m.pml[2 * ax + 1];
     ijk[ax] = js < wlo ? js : m.npad[ax] - whi + (js - wlo);
     const long long st[3] = {1, a.sy, a.sz};
-    long long c = (long long)(ijk[2] + a.h) * a.sz + (long long)(ijk[1] + a.h) * a.sy + (ijk[0] + a.h);
+    long long c = (long long)(ijk[2] + a.h) * a.sz + (long long)(ijk[1] + a.hy) * a.sy + (ijk[0] + a.h);
     float d1 = 0;
 #pragma unroll
     for (int l = 1; l <= R; l++)
@@ -41,8 +41,9 @@ __global__ void k_psi(KArgs a, PArgs m, int n0, int n1, int n2)
 
 /* The stretched update of one axis group of the layers: box B is in slab-index space
  * along axis AX ([0, wlo + whi), both faces in one launch, the storage order of that
- * axis's CPML memory) and in padded coordinates along the other two. */
-template <int R>
+ * axis's CPML memory) and in padded coordinates along the other two.  Y false: 2D, no y
+ * term (the unrolled axis loop drops it at compile time). */
+template <int R, bool Y>
 __global__ void k_pml(KArgs a, PArgs m, int gax, Box b)
 {
     int ijk[3] = {b.lo[0] + (int)(blockIdx.x * blockDim.x + threadIdx.x),
@@ -56,11 +57,13 @@ __global__ void k_pml(KArgs a, PArgs m, int gax, Box b)
     const int i = ijk[0], j = ijk[1], k = ijk[2];
     const long long st[3] = {1, a.sy, a.sz};
     const long long sst[3] = {1, m.npad[0], (long long)m.npad[0] * m.npad[1]};
-    long long c = (long long)(k + a.h) * a.sz + (long long)(j + a.h) * a.sy + (i + a.h);
+    long long c = (long long)(k + a.h) * a.sz + (long long)(j + a.hy) * a.sy + (i + a.h);
     const float *__restrict__ p = a.p;
     float lap = 0;
 #pragma unroll
     for (int ax = 0; ax < 3; ax++) {
+        if (!Y && ax == 1)
+            continue;
         float d2 = a.c2[ax][0] * __ldg(p + c);
 #pragma unroll
         for (int l = 1; l <= R; l++)
@@ -133,7 +136,7 @@ __global__ void __launch_bounds__(128) k_line(KArgs a, PArgs m, int dimA)
         e0 = (long long)vv * (wlo + whi) * np0 + uu;
         est = np0;
     } else { /* uu = i, vv = j */
-        c0 = (long long)h * sz + (long long)(vv + h) * sy + (uu + h);
+        c0 = (long long)h * sz + (long long)(vv + a.hy) * sy + (uu + h);
         st = sz;
         e0 = (long long)vv * np0 + uu;
         est = (long long)np0 * np1;
@@ -241,7 +244,7 @@ __global__ void __launch_bounds__(128) k_line_x(KArgs a, PArgs m, int dim0)
         return; /* the whole warp */
     const int j = (int)(row % np1), k = (int)(row / np1), h = a.h;
     const int wlo = m.pml[0], whi = m.pml[1];
-    const long long c0 = (long long)(k + h) * a.sz + (long long)(j + h) * a.sy + h;
+    const long long c0 = (long long)(k + h) * a.sz + (long long)(j + a.hy) * a.sy + h;
     const long long e0 = row * (wlo + whi);
     const float *__restrict__ p = a.p;
     for (int seg = 0; seg < 2; seg++) { /* one warp, both layers of its row (measured:
@@ -321,16 +324,18 @@ static int launch_lines(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_
 
 /* Split CPML (the straightforward arrangement): psi in place in the layers, then the
  * stretched update of the 3 axis groups. */
-template <int R>
+template <int R, bool Y>
 static int launch_split(wave_sim *s, const Box &in, const KArgs &a, const PArgs &m, cudaStream_t st)
 {
     const struct wave_layout *L = &s->L;
+    /* threads over x and y; a 2D grid has one y row, so its blocks are x only */
+    constexpr int BX = Y ? 32 : 256, BYK = Y ? 8 : 1;
     for (int ax = 0; ax < 3; ax++) {
         if (!s->slab_count[ax])
             continue;
         int n[3] = {L->npad[0], L->npad[1], L->npad[2]};
         n[ax] = L->pml[2 * ax] + L->pml[2 * ax + 1];
-        dim3 blk(32, 8), grd((n[0] + 31) / 32, (n[1] + 7) / 8, n[2]);
+        dim3 blk(BX, BYK), grd((n[0] + BX - 1) / BX, (n[1] + BYK - 1) / BYK, n[2]);
         /* the axis a template argument: ijk[ax] then lives in registers, not in local
          * memory (H100, 512^3, 8th order: x/y/z 196/147/155 -> 83/56/66 us) */
         if (ax == 0)
@@ -362,8 +367,9 @@ static int launch_split(wave_sim *s, const Box &in, const KArgs &a, const PArgs 
         }
         if (box_empty(b))
             continue;
-        dim3 blk(32, 8), grd((b.hi[0] - b.lo[0] + 31) / 32, (b.hi[1] - b.lo[1] + 7) / 8, b.hi[2] - b.lo[2]);
-        k_pml<R><<<grd, blk, 0, st>>>(a, m, ax, b);
+        dim3 blk(BX, BYK), grd((b.hi[0] - b.lo[0] + BX - 1) / BX, (b.hi[1] - b.lo[1] + BYK - 1) / BYK,
+                               b.hi[2] - b.lo[2]);
+        k_pml<R, Y><<<grd, blk, 0, st>>>(a, m, ax, b);
         CUDA_TRY_LAUNCH();
     }
     return 0;
@@ -374,7 +380,9 @@ int wave_cu_cpml_split(wave_sim *s, const Box &in, cudaStream_t st)
 {
     const KArgs a = kargs(s);
     const PArgs m = pargs(s);
-    return with_r(s, [&](auto r) { return launch_split<decltype(r)::value>(s, in, a, m, st); });
+    return with_r_y(s, [&](auto r, auto y) {
+        return launch_split<decltype(r)::value, decltype(y)::value>(s, in, a, m, st);
+    });
 }
 
 int wave_cu_cpml_lines(wave_sim *s, cudaStream_t st)

@@ -30,7 +30,8 @@ struct KArgs {
     float *__restrict__ q;       /* p(n-1) in, p(n+1) out */
     const float *__restrict__ vel;
     long long sy, sz;
-    int h;
+    int h;  /* halo: the index of padded 0 along x and z (and y in 3D) */
+    int hy; /* the index of padded 0 along y: h in 3D, 0 in 2D (no y halo) */
     float c2[3][MAXR + 1];
     float c1[3][MAXR + 1];
 };
@@ -56,6 +57,7 @@ static inline KArgs kargs(const wave_sim *s)
     a.sy = (long long)s->L.stride_y;
     a.sz = (long long)s->L.stride_z;
     a.h = s->L.halo;
+    a.hy = s->L.pad_off[1];
     memcpy(a.c2, s->c2, sizeof a.c2);
     memcpy(a.c1, s->c1, sizeof a.c1);
     return a;
@@ -128,6 +130,19 @@ static inline int with_r(const wave_sim *s, F &&f)
     return err_set(-EINVAL, "wave: order %d not supported on CUDA", 2 * s->r);
 }
 
+/* Calls F(std::integral_constant<int, R>, std::bool_constant<Y>) for the half-width R
+ * and Y = !wave_is_2d(s): kernels take the y derivative terms as a template parameter,
+ * so a 2D step has no y terms and no branch on it in its loops. */
+template <class F>
+static inline int with_r_y(const wave_sim *s, F &&f)
+{
+    if (wave_is_2d(s))
+        return with_r(s, [&](auto r) { return f(r, std::false_type{}); });
+    return with_r(s, [&](auto r) { return f(r, std::true_type{}); });
+}
+
+#define RING2D_W 128 /* x width of a 2D ring block (one row, no y tile) */
+
 /* ---- the launch plan (wave_plan.cu) -------------------------------------------------- */
 
 /* What a step of a simulation runs: its tuning (wave_params.tuning, kernels/wave_tuning.h)
@@ -141,6 +156,8 @@ struct WavePlan {
     int cpml;       /* enum wave_cpml_arr */
     bool overlap;   /* split / fused CPML on a second stream beside the interior kernel */
     int zchunk;     /* fused: z planes per k_layer block (at most) */
+    bool two_d;     /* wave_is_2d: kernels without the y terms; tiled: the ring in rows of
+                       RING2D_W (tile 0) */
     bool research;  /* tiled: the interior variant is not the library's (regs, or a ring
                        tile or depth other than the order's default): wave_cu_research() */
 };

@@ -46,6 +46,10 @@
  * the y and z neighbours in L1 and L2 while they are needed). */
 static int naive_bx(int r) { return r <= 2 ? 128 : 256; }
 
+#define RING2D_NAME "128x1" /* RING2D_W threads x 1 row */
+
+static const char *tile_text(const WavePlan &pl) { return pl.two_d ? RING2D_NAME : wave_tile_name(pl.tile); }
+
 /* The research variants' entry points, when the program links them. */
 static const WaveResearch *research;
 
@@ -76,7 +80,17 @@ int wave_cu_plan(const wave_sim *s, WavePlan *pl)
      * overlap gains */
     pl->overlap = t->cpml_overlap != WAVE_OVERLAP_OFF;
     pl->zchunk = t->layer_zchunk ? t->layer_zchunk : WAVE_LAYER_ZCHUNK_DEFAULT;
-    pl->research = !pl->naive && (!pl->ring || pl->tile != ring_default_tile(r) || pl->depth != ring_default_depth(r));
+    pl->two_d = wave_is_2d(s);
+    if (pl->two_d && !pl->naive) {
+        /* one ring shape (a row of RING2D_W, no y tile); the regs pipeline and the fused
+         * CPML are 3D kernels */
+        if (t->tile || !pl->ring || pl->cpml == WAVE_CPML_FUSED)
+            return err_set(-EINVAL, "wave tuning: a 2D grid runs the ring in rows of %d with the lines or split "
+                                    "CPML: leave tile and pipe at 0 and cpml at lines or split", RING2D_W);
+        pl->tile = 0;
+    }
+    pl->research = !pl->naive && (!pl->ring || (!pl->two_d && pl->tile != ring_default_tile(r)) ||
+                                  pl->depth != ring_default_depth(r));
     if ((pl->research || pl->cpml == WAVE_CPML_FUSED) && !research) {
         if (pl->cpml == WAVE_CPML_FUSED)
             return err_set(-ENOTSUP, "wave tuning: the fused CPML is a research variant, linked only into "
@@ -84,8 +98,8 @@ int wave_cu_plan(const wave_sim *s, WavePlan *pl)
         return err_set(-ENOTSUP, "wave tuning: tiled %s %s depth %d at order %d is a research variant, linked "
                                  "only into seislive-bench and gpu-tests (tools/wave_research.cu); the library "
                                  "holds ring %s depth %d there",
-                       wave_pipe_name(pl->ring ? WAVE_PIPE_RING : WAVE_PIPE_REGS), wave_tile_name(pl->tile),
-                       pl->depth, 2 * r, wave_tile_name(ring_default_tile(r)), ring_default_depth(r));
+                       wave_pipe_name(pl->ring ? WAVE_PIPE_RING : WAVE_PIPE_REGS), tile_text(*pl), pl->depth, 2 * r,
+                       pl->two_d ? RING2D_NAME : wave_tile_name(ring_default_tile(r)), ring_default_depth(r));
     }
     return 0;
 }
@@ -155,13 +169,13 @@ extern "C" int wave_cu_describe(const struct wave_sim *s, char *buf, size_t len)
     const bool cp = s->cpml_on && s->slab_count[0] + s->slab_count[1] + s->slab_count[2] > 0;
     const char *cm = !cp ? "off" : wave_cpml_name(pl.cpml);
     const char *ov = cp && pl.cpml != WAVE_CPML_LINES && pl.overlap ? ", 2 streams" : "";
+    const char *dims = pl.two_d ? ", 2D" : "";
     if (pl.naive) {
-        snprintf(buf, len, "naive %dx%d, CPML %s%s", pl.bx, pl.by, cm, ov);
+        snprintf(buf, len, "naive %dx%d%s, CPML %s%s", pl.bx, pl.by, dims, cm, ov);
         return 0;
     }
-    snprintf(buf, len, "tiled %s %s depth %d, CPML %s%s", wave_pipe_name(pl.ring ? WAVE_PIPE_RING : WAVE_PIPE_REGS),
-             wave_tile_name(pl.tile),
-             pl.depth, cm, ov);
+    snprintf(buf, len, "tiled %s %s depth %d%s, CPML %s%s", wave_pipe_name(pl.ring ? WAVE_PIPE_RING : WAVE_PIPE_REGS),
+             tile_text(pl), pl.depth, dims, cm, ov);
     return 0;
 }
 

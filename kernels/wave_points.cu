@@ -29,9 +29,10 @@ extern "C" void wave_cu_points_free(struct wave_points *pts)
     pts->d_w = NULL;
 }
 
-/* One block per point, threads over its ns^3 support nodes; overlapping supports of
- * different points meet through atomicAdd. */
-__global__ void k_inject(float *f, const float *vel, const int *base, const float *w, int ns,
+/* One block per point, threads over its ns x nsy x ns support nodes (nsy = 1 in 2D: the
+ * one y node, weight 1; the weights' stride stays ns); overlapping supports of different
+ * points meet through atomicAdd. */
+__global__ void k_inject(float *f, const float *vel, const int *base, const float *w, int ns, int nsy,
                          long long sy, long long sz, const float *amps, long long stride, float scale,
                          bool phys, float dvinv, int n)
 {
@@ -41,16 +42,16 @@ __global__ void k_inject(float *f, const float *vel, const int *base, const floa
     float amp = amps[pt * stride] * scale;
     const int *b = base + 3 * pt;
     const float *wx = w + (size_t)3 * pt * ns, *wy = wx + ns, *wz = wy + ns;
-    int nn = ns * ns * ns;
+    int nn = ns * nsy * ns;
     for (int t = threadIdx.x; t < nn; t += blockDim.x) {
-        int kx = t % ns, ky = t / ns % ns, kz = t / (ns * ns);
+        int kx = t % ns, ky = t / ns % nsy, kz = t / (ns * nsy);
         long long c = (long long)(b[2] + kz) * sz + (long long)(b[1] + ky) * sy + (b[0] + kx);
         float v = amp * (wx[kx] * wy[ky] * wz[kz]);
         atomicAdd(&f[c], phys ? v * (vel[c] * dvinv) : v);
     }
 }
 
-__global__ void k_sample(const float *f, const int *base, const float *w, int ns, long long sy,
+__global__ void k_sample(const float *f, const int *base, const float *w, int ns, int nsy, long long sy,
                          long long sz, float *out, long long stride, int n)
 {
     __shared__ float red[128];
@@ -59,10 +60,10 @@ __global__ void k_sample(const float *f, const int *base, const float *w, int ns
         return;
     const int *b = base + 3 * pt;
     const float *wx = w + (size_t)3 * pt * ns, *wy = wx + ns, *wz = wy + ns;
-    int nn = ns * ns * ns;
+    int nn = ns * nsy * ns;
     float sum = 0;
     for (int t = threadIdx.x; t < nn; t += blockDim.x) {
-        int kx = t % ns, ky = t / ns % ns, kz = t / (ns * ns);
+        int kx = t % ns, ky = t / ns % nsy, kz = t / (ns * nsy);
         long long c = (long long)(b[2] + kz) * sz + (long long)(b[1] + ky) * sy + (b[0] + kx);
         sum += wx[kx] * wy[ky] * wz[kz] * f[c];
     }
@@ -105,11 +106,12 @@ extern "C" int wave_cu_inject(struct wave_sim *s, const struct wave_points *pts,
         dstride = 1;
     }
     const struct wave_layout *L = &s->L;
-    float dvinv = (float)(1.0 / (s->p.d[0] * s->p.d[1] * s->p.d[2]));
-    k_inject<<<(unsigned)pts->n, 128, 0, stream_of(s)>>>(s->cur, s->vel, pts->d_base, pts->d_w, pts->ns,
-                                                         (long long)L->stride_y, (long long)L->stride_z, da,
-                                                         dstride, scale, (flags & WAVE_INJECT_PHYSICAL) != 0,
-                                                         dvinv, (int)pts->n);
+    /* per unit volume in 3D, per unit area (a line source) in 2D, as kernels/points.c */
+    const float dvinv = wave_is_2d(s) ? (float)(1.0 / (s->p.d[0] * s->p.d[2]))
+                                      : (float)(1.0 / (s->p.d[0] * s->p.d[1] * s->p.d[2]));
+    k_inject<<<(unsigned)pts->n, 128, 0, stream_of(s)>>>(
+        s->cur, s->vel, pts->d_base, pts->d_w, pts->ns, pts->nsa[1], (long long)L->stride_y, (long long)L->stride_z,
+        da, dstride, scale, (flags & WAVE_INJECT_PHYSICAL) != 0, dvinv, (int)pts->n);
     CUDA_TRY_LAUNCH();
     return 0;
 }
@@ -130,9 +132,9 @@ extern "C" int wave_cu_sample(struct wave_sim *s, const struct wave_points *pts,
         dout = (float *)t;
         dstride = 1;
     }
-    k_sample<<<(unsigned)pts->n, 128, 0, stream_of(s)>>>(s->cur, pts->d_base, pts->d_w, pts->ns,
-                                                         (long long)L->stride_y, (long long)L->stride_z,
-                                                         dout, dstride, (int)pts->n);
+    k_sample<<<(unsigned)pts->n, 128, 0, stream_of(s)>>>(s->cur, pts->d_base, pts->d_w, pts->ns, pts->nsa[1],
+                                                         (long long)L->stride_y, (long long)L->stride_z, dout,
+                                                         dstride, (int)pts->n);
     CUDA_TRY_LAUNCH();
     if (!(flags & WAVE_BUF_DEVICE)) {
         float *h = (float *)malloc(pts->n * sizeof(float));

@@ -94,13 +94,14 @@ int wave_cu_scratch(wave_sim *s, size_t bytes, void **out)
 
 /* ---- velocity ------------------------------------------------------------------------------ */
 
+/* HY: the index of padded y = 0 (h, or 0 in 2D). */
 __global__ void k_vel(float *vel, const float *v, int n0, int n1, int n2, long long sy, long long sz,
-                      int h, float dt2, bool to_field)
+                      int h, int hy, float dt2, bool to_field)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y * blockDim.y + threadIdx.y, k = blockIdx.z;
     if (i >= n0 || j >= n1)
         return;
-    long long c = (long long)(k + h) * sz + (long long)(j + h) * sy + (i + h);
+    long long c = (long long)(k + h) * sz + (long long)(j + hy) * sy + (i + h);
     long long e = ((long long)k * n1 + j) * n0 + i;
     if (to_field)
         vel[c] = (float)((double)v[e] * v[e] * dt2);
@@ -124,7 +125,7 @@ static int vel_io(wave_sim *s, float *v, bool on_device, bool to_field)
     }
     dim3 blk(32, 8), grd((L->npad[0] + 31) / 32, (L->npad[1] + 7) / 8, L->npad[2]);
     k_vel<<<grd, blk, 0, stream_of(s)>>>(s->vel, dv, L->npad[0], L->npad[1], L->npad[2],
-                                        (long long)L->stride_y, (long long)L->stride_z, L->halo,
+                                        (long long)L->stride_y, (long long)L->stride_z, L->halo, L->pad_off[1],
                                         (float)(s->p.dt * s->p.dt), to_field);
     CUDA_TRY_LAUNCH();
     if (!on_device) {

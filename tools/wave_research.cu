@@ -7,7 +7,8 @@
  *   regs   k_tiled: the 2.5D tiled interior kernel with its loads prefetched into
  *          registers (the default before k_ring), tiles 16x1, 8x1, 8x2, 4x4, depth 1-2;
  *   ring   k_ring (kernels/wave_ring.cuh) in the tiles and depths that are not an
- *          order's default (the library instantiates one per order);
+ *          order's default (the library instantiates one per order, and one 2D row
+ *          kernel per order: the 2D depths other than the default are here too);
  *   fused  k_layer: psi(n+1) and the stretched CPML update in one pass over the layers
  *          beside the interior box.
  *
@@ -525,9 +526,31 @@ static int interior_r(const wave_sim *s, const WavePlan &pl, const Box &in, cons
     }
 }
 
+/* 2D: the ring in rows of RING2D_W at a depth other than the order's default. */
+template <int R, int D>
+static int ring2d_variant(const Box &in, const KArgs &a, const wave_sim *s, cudaStream_t st)
+{
+    if constexpr (D == ring_default_depth(R))
+        return err_set(-EINVAL, "wave research: 2D ring depth %d is the library's own at order %d", D, 2 * R);
+    else
+        return launch_ring<R, 1, 1, D, false, RING2D_W>(in, a, s, st);
+}
+
+template <int R>
+static int interior_2d(const WavePlan &pl, const Box &in, const KArgs &a, const wave_sim *s, cudaStream_t st)
+{
+    switch (pl.depth) {
+    case 1: return ring2d_variant<R, 1>(in, a, s, st);
+    case 2: return ring2d_variant<R, 2>(in, a, s, st);
+    default: return ring2d_variant<R, 3>(in, a, s, st);
+    }
+}
+
 static int research_interior(const wave_sim *s, const WavePlan &pl, const Box &in, cudaStream_t st)
 {
     const KArgs a = kargs(s);
+    if (pl.two_d) /* the plan sends only ring depths here in 2D */
+        return with_r(s, [&](auto r) { return interior_2d<decltype(r)::value>(pl, in, a, s, st); });
     return with_r(s, [&](auto r) { return interior_r<decltype(r)::value>(s, pl, in, a, st); });
 }
 
