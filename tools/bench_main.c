@@ -30,6 +30,7 @@ static const struct {
      "  --variants LIST        GPU variants PIPE/TILE/DEPTH/CPML, comma-separated\n"
      "                         (e.g. ring/4x4/2/fused,regs/4x4/2/split)\n"
      "  --no-cpml-rows         leave out the rows with the CPML faces\n"
+     "  --2d                   2D grids SIZE x 1 x SIZE (default sizes 1024,4096)\n"
      "  kernel choices (struct wave_tuning, docs/TUNING.md; unset: the production default):\n"
      "  --tile T               tiled block: 8x2, 4x4, 8x4 (ring); 16x1, 8x1, 8x2, 4x4 (regs)\n"
      "  --pipe P               tiled pipeline: ring or regs\n"

@@ -1,13 +1,14 @@
 /* The CUDA propagator against the CPU reference on random models and random states
  * (both time levels and the CPML memory random, halo zero), odd grid sizes so tiles are
  * partial: every kernel variant (the defaults at every order; all tiled variants at
- * orders 2, 6, 10, 16), CPML on/off, free surface on/off; injection,
+ * orders 2, 6, 10, 16), CPML on/off, free surface on/off, 3D and 2D; injection,
  * sampling, reverse steps, the boundary strip and checkpoints through host and device
  * buffers; the variant that ran is the one asked for (wave_describe_kernel).
  * ||gpu - cpu|| / ||cpu|| < 1e-5 over the whole state; every cell of the
  * padded grid is compared, so a cell a kernel forgot keeps its old value and fails;
  * output buffers (samples, strips, states) are poisoned with NaN before each call. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,17 @@
 #include "tests/gpu/gpu_support.h"
 #include "tests/support.h"
 #include "tools/wave_research.h"
+
+/* The research variants (tools/wave_research.cu: linked into gpu-tests of a CUDA build;
+ * a CPU build has no GPU to run these tests on). */
+static int register_research(void)
+{
+#ifdef SEISLIVE_CUDA
+    return wave_research_register();
+#else
+    return 0;
+#endif
+}
 
 static void poison(float *p, size_t n)
 {
@@ -41,7 +53,8 @@ static void *random_state(struct wave_sim *s)
         for (int k = 0; k < L->npad[2]; k++)
             for (int j = 0; j < L->npad[1]; j++)
                 for (int i = 0; i < L->npad[0]; i++)
-                    f[(size_t)(k + L->halo) * L->stride_z + (size_t)(j + L->halo) * L->stride_y + i + L->halo] = frand();
+                    f[(size_t)(k + L->pad_off[2]) * L->stride_z + (size_t)(j + L->pad_off[1]) * L->stride_y + i +
+                      L->pad_off[0]] = frand();
     }
     size_t nf = (bytes - sizeof(int64_t)) / sizeof(float);
     for (size_t e = 2 * L->count; e < nf; e++)
@@ -63,10 +76,11 @@ static double rel(const float *a, const float *b, size_t n)
 }
 
 /* WANT: the description (wave_describe_kernel) of the variant the case must run, or
- * NULL for the family only ("naive " / "tiled "): an unsupported selection falls back
- * to a default quietly, and the case would then test another kernel than it says. */
-static void compare_case(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
-                         const char *want)
+ * NULL for the family only ("naive " / "tiled ", and ", 2D" in 2D), so that the case
+ * never tests another kernel than it says.  TWO_D: the grid is x-z (n[1] = 1, NONE y
+ * faces: no y layers, no y halo, points' y ignored). */
+static void compare_case_nd(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
+                            const char *want, bool two_d)
 {
     struct sl_device cpu, gpu;
     cr_assert_eq(backend_select("cpu", &cpu), 0);
@@ -76,9 +90,14 @@ static void compare_case(int order, int kernel, bool cpml, bool fs, const struct
                             .f_ref = 12, .free_surface = fs, .kernel = kernel};
     if (tuning)
         p.tuning = *tuning;
+    if (two_d) {
+        p.n[1] = 1;
+        p.pml[2] = p.pml[3] = 0;
+        p.face[2] = p.face[3] = WAVE_FACE_NONE;
+    }
     size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
     float *v = malloc(nn * sizeof *v);
-    srand(order * 10 + kernel + 100 * cpml + 1000 * fs);
+    srand(order * 10 + kernel + 100 * cpml + 1000 * fs + 10000 * two_d);
     for (size_t i = 0; i < nn; i++)
         v[i] = 1500.0f + 1500.0f * (frand() + 0.5f);
     struct wave_sim *c, *g;
@@ -125,9 +144,11 @@ static void compare_case(int order, int kernel, bool cpml, bool fs, const struct
             order, desc, fs, e_cur, e_prev, e_mem, e_tr);
     if (want)
         cr_assert_str_eq(desc, want, "order %d: ran [%s], asked for [%s]", order, desc, want);
-    else
+    else {
         cr_assert_eq(strncmp(desc, kernel == WAVE_KERNEL_NAIVE ? "naive " : "tiled ", 6), 0,
                      "order %d, kernel %d: ran [%s]", order, kernel, desc);
+        cr_assert_eq(strstr(desc, ", 2D,") != NULL, two_d, "order %d: ran [%s], 2D %d", order, desc, two_d);
+    }
     cr_assert_lt(e_cur, 1e-5);
     cr_assert_lt(e_prev, 1e-5);
     cr_assert_lt(e_mem, 1e-5);
@@ -185,6 +206,12 @@ static void compare_case(int order, int kernel, bool cpml, bool fs, const struct
     wave_destroy(g);
 }
 
+static void compare_case(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
+                         const char *want)
+{
+    compare_case_nd(order, kernel, cpml, fs, tuning, want, false);
+}
+
 Test(gpu_wave, kernels_match_cpu_reference, .timeout = 300)
 {
     GPU_REQUIRED();
@@ -205,7 +232,7 @@ Test(gpu_wave, kernels_match_cpu_reference, .timeout = 300)
 Test(gpu_wave, variants_match_cpu_reference, .timeout = 600)
 {
     GPU_REQUIRED();
-    cr_assert_eq(wave_research_register(), 0);
+    cr_assert_eq(register_research(), 0);
     static const struct {
         const char *pipe, *tile, *depth;
     } iv[] = {
@@ -238,6 +265,93 @@ Test(gpu_wave, variants_match_cpu_reference, .timeout = 600)
                          iv[v].depth, on ? cpml_arr[c] : "off", two ? ", 2 streams" : "");
                 compare_case(orders[o], WAVE_KERNEL_TILED, on, o == 2, &t, want);
             }
+}
+
+/* 2D (n = [nx, 1, nz], NONE y faces): the kernels without the y terms against the CPU
+ * 2D reference at every order, naive and tiled (the library's defaults), CPML off, on,
+ * on with a free surface; the same steps, injection (a line source, per unit area),
+ * sampling, reverse steps, strips and states as in 3D. */
+Test(gpu_wave, kernels_2d_match_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    for (int k = WAVE_KERNEL_NAIVE; k <= WAVE_KERNEL_TILED; k++)
+        for (int order = 2; order <= 16; order += 2)
+            for (int m = 0; m < 3; m++)
+                compare_case_nd(order, k, m != 1, m == 2, NULL, NULL, true);
+}
+
+/* 2D variants: the ring's other depths (tools/wave_research.cu), the split CPML under
+ * the tiled kernel, the naive kernel's CPML on its own stream and another block. */
+Test(gpu_wave, variants_2d_match_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    cr_assert_eq(register_research(), 0);
+    const int orders[4] = {2, 6, 10, 16};
+    for (int o = 0; o < 4; o++) {
+        for (int d = 1; d <= 3; d++)
+            for (int c = 0; c < 2; c++) {
+                const char *arr = c ? "split" : "lines";
+                struct wave_tuning t = {.prefetch = d};
+                cr_assert_eq(wave_tuning_set(&t, "cpml", arr), 0);
+                char want[160];
+                snprintf(want, sizeof want, "tiled ring 128x1 depth %d, 2D, CPML %s%s", d, arr,
+                         c ? ", 2 streams" : "");
+                compare_case_nd(orders[o], WAVE_KERNEL_TILED, true, o == 2, &t, want, true);
+            }
+        struct wave_tuning t = {.naive_block = {64, 8}, .cpml_overlap = WAVE_OVERLAP_OFF};
+        compare_case_nd(orders[o], WAVE_KERNEL_NAIVE, true, o == 1, &t, "naive 64x8, 2D, CPML split", true);
+    }
+}
+
+/* The research variants are in gpu-tests and seislive-bench only: without
+ * register_research() (each test runs in a process of its own) a simulation that
+ * names one is refused at create, naming the library's choice; the 3D-only ones are
+ * refused on a 2D grid even with them; the library's own choices need nothing. */
+Test(gpu_wave, research_variants_refused_where_not_linked, .timeout = 60)
+{
+    GPU_REQUIRED();
+    struct sl_device gpu;
+    cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
+    struct wave_params p = {.n = {33, 21, 19}, .d = {10, 10, 10}, .order = 8, .dt = 1e-3,
+                            .pml = {6, 6, 6, 6, 6, 6}, .pml_reflection = 1e-4, .f_ref = 10,
+                            .kernel = WAVE_KERNEL_TILED};
+    size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *v = malloc(nn * sizeof *v);
+    for (size_t i = 0; i < nn; i++)
+        v[i] = 2000.0f;
+    struct wave_sim *s = NULL;
+    static const char *const research[][2] = {
+        {"pipe", "regs"}, {"tile", "4x4"}, {"prefetch", "1"}, {"cpml", "fused"}};
+    for (size_t i = 0; i < sizeof research / sizeof *research; i++) {
+        struct wave_params q = p;
+        cr_assert_eq(wave_tuning_set(&q.tuning, research[i][0], research[i][1]), 0);
+        cr_assert_eq(wave_create(&gpu, &q, v, &s), -ENOTSUP, "%s %s", research[i][0], research[i][1]);
+        cr_assert_null(s);
+        cr_assert(strstr(err_msg(), "tools/wave_research.cu") != NULL, "%s", err_msg());
+    }
+    /* order 8's own ring (8x4, depth 2), lines and split: in the library */
+    struct wave_params q = p;
+    cr_assert_eq(wave_tuning_set(&q.tuning, "tile", "8x4"), 0);
+    cr_assert_eq(wave_tuning_set(&q.tuning, "prefetch", "2"), 0);
+    cr_assert_eq(wave_tuning_set(&q.tuning, "cpml", "split"), 0);
+    cr_assert_eq(wave_create(&gpu, &q, v, &s), 0, "%s", err_msg());
+    cr_assert_eq(wave_step(s), 0, "%s", err_msg());
+    wave_destroy(s);
+    /* 2D: no tile, no regs, no fused, with or without the research variants */
+    cr_assert_eq(register_research(), 0);
+    struct wave_params p2 = p;
+    p2.n[1] = 1;
+    p2.pml[2] = p2.pml[3] = 0;
+    p2.face[2] = p2.face[3] = WAVE_FACE_NONE;
+    static const char *const not2d[][2] = {{"pipe", "regs"}, {"tile", "8x2"}, {"cpml", "fused"}};
+    for (size_t i = 0; i < sizeof not2d / sizeof *not2d; i++) {
+        struct wave_params q2 = p2;
+        cr_assert_eq(wave_tuning_set(&q2.tuning, not2d[i][0], not2d[i][1]), 0);
+        s = NULL;
+        cr_assert_eq(wave_create(&gpu, &q2, v, &s), -EINVAL, "2D %s %s", not2d[i][0], not2d[i][1]);
+        cr_assert_null(s);
+    }
+    free(v);
 }
 
 /* Padded velocities and a device checkpoint restore bit for bit. */
