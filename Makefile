@@ -133,6 +133,8 @@ BENCH_CU := $(if $(filter 1,$(CUDA)),$(wildcard tools/*.cu))
 GPU_CU   := $(if $(filter 1,$(CUDA)),$(wildcard tests/gpu/*.cu))
 $(O)/seislive-bench: $(BENCH_CU:%.cu=$(O)/%.cu.o)
 $(O)/gpu-tests: $(GPU_CU:%.cu=$(O)/%.cu.o)
+# The propagator's research kernel variants are checked against the CPU by gpu-tests too.
+$(O)/gpu-tests: $(if $(filter 1,$(CUDA)),$(O)/tools/wave_research.cu.o)
 
 $(O)/unit-tests: $(TEST_OBJ) $(O)/libseislive.a
 	$(LOCK) $(CXX) $(LDFLAGS) $^ $(LDLIBS) -lcriterion -o $@

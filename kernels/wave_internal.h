@@ -61,8 +61,12 @@ static inline bool wave_is_2d(const struct wave_sim *s)
 int wave_strip_boxes(const struct wave_sim *s, int lo[6][3], int hi[6][3]);
 
 #ifdef SEISLIVE_CUDA
+/* The CUDA side (kernels/wave_*.cu; wave_cuda.h says which file holds what).  Allocation
+ * checks the tuning (wave_params.tuning) once. */
 int wave_cu_alloc(struct wave_sim *s);
 void wave_cu_free(struct wave_sim *s);
+/* One-line forwards to kernels/device.h (dev_cu_copy, dev_cu_zero, dev_cu_stream_sync),
+ * kept while wave.c calls them: it can call dev_copy / dev_zero / dev_stream_sync. */
 int wave_cu_memcpy(void *dst, const void *src, size_t bytes, int dir, void *stream); /* 0 h2d 1 d2h 2 d2d */
 int wave_cu_zero(void *p, size_t bytes, void *stream);
 int wave_cu_sync(void *stream);

@@ -29,7 +29,16 @@ static const struct {
      "  --kernels LIST         naive and/or tiled (default both)\n"
      "  --variants LIST        GPU variants PIPE/TILE/DEPTH/CPML, comma-separated\n"
      "                         (e.g. ring/4x4/2/fused,regs/4x4/2/split)\n"
-     "  --no-cpml-rows         leave out the rows with the CPML faces\n"},
+     "  --no-cpml-rows         leave out the rows with the CPML faces\n"
+     "  --2d                   2D grids SIZE x 1 x SIZE (default sizes 1024,4096)\n"
+     "  kernel choices (struct wave_tuning, docs/TUNING.md; unset: the production default):\n"
+     "  --tile T               tiled block: 8x2, 4x4, 8x4 (ring); 16x1, 8x1, 8x2, 4x4 (regs)\n"
+     "  --pipe P               tiled pipeline: ring or regs\n"
+     "  --prefetch N           tiled planes in flight: 1..3 (ring), 1..2 (regs)\n"
+     "  --cpml C               tiled CPML arrangement: lines, split or fused\n"
+     "  --cpml-overlap on|off  split/fused CPML on a second stream\n"
+     "  --naive-block WxH      naive thread block (W a multiple of 32, W x H <= 1024)\n"
+     "  --layer-zchunk N       z planes per fused-CPML block\n"},
     {"rtm",
      "  --n NX NY NZ           model size in points (default 400 400 200)\n"
      "  --d M                  grid spacing in m (default 12.5)\n"

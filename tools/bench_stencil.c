@@ -5,14 +5,20 @@
  *
  *   seislive-bench stencil [--sizes 256,512] [--orders 2,4,8,16] [--steps N] [--pml W]
  *                          [--kernels naive,tiled] [--variants P/T/D/C,...] [--no-cpml-rows] [--json]
+ *                          [--tile T] [--pipe P] [--prefetch N] [--cpml C] [--cpml-overlap on|off]
+ *                          [--naive-block WxH] [--layer-zchunk N] [--2d]
  *
- * --variants sweeps tiled variants on one simulation per size and order: each entry is
- * PIPE/TILE/DEPTH/CPML (ring|regs / 4x4.. / 1..3 / lines|fused|split; an empty field keeps the
- * environment), e.g. ring/4x4/2/fused,regs/4x4/2/split.
- *
- * The tiled kernel's variant (pipeline, block shape, prefetch, CPML arrangement) comes from
- * the SEISLIVE_WAVE_* environment knobs documented in kernels/wave.cu; each row names it.
- * SIZE is the padded grid edge (interior + 2 x pml); Gpts/s counts padded points.  Each row
+ * The kernel choices are the fields of struct wave_tuning (kernels/wave_tuning.h,
+ * docs/TUNING.md), one flag each; unset ones keep the production default.  --variants
+ * sweeps tiled variants: each entry is PIPE/TILE/DEPTH/CPML (ring|regs / 4x4.. / 1..3 /
+ * lines|fused|split; an empty field keeps the flags' value), e.g.
+ * ring/4x4/2/fused,regs/4x4/2/split; each variant is a simulation of its own (the tuning
+ * is read at create).  The variants no default uses come from tools/wave_research.cu,
+ * linked into this program only.  Each row names the variant that ran
+ * (wave_describe_kernel).
+ * SIZE is the padded grid edge (interior + 2 x pml); Gpts/s counts padded points.  --2d
+ * runs 2D grids instead (SIZE x 1 x SIZE, NONE y faces: the kernels without y terms, CPML
+ * on the 4 x and z faces; default sizes 1024,4096), rows "SIZE^2".  Each row
  * also gives the byte floor of its step (with CPML: psi and zeta read and written once
  * per layer element on top of the 16 B per point) and the percentage of it reached. */
 #include <errno.h>
@@ -23,9 +29,11 @@
 
 #include "kernels/backend.h"
 #include "kernels/wave.h"
+#include "kernels/wave_tuning.h"
 #include "stream/error.h"
 #include "tools/bench.h"
 #include "tools/options.h"
+#include "tools/wave_research.h"
 
 static double now_s(void)
 {
@@ -43,14 +51,20 @@ struct row {
     char variant[160];
 };
 
-static int create(const struct sl_device *dev, int kernel, int order, int size, int pml, struct wave_sim **out)
+static int create(const struct sl_device *dev, int kernel, int order, int size, int pml, bool two_d,
+                  const struct wave_tuning *tuning, struct wave_sim **out)
 {
     struct wave_params p = {.d = {10, 10, 10}, .order = order, .pml_reflection = 1e-4, .f_ref = 10,
-                            .kernel = kernel};
+                            .kernel = kernel, .tuning = *tuning};
     for (int a = 0; a < 3; a++)
         p.n[a] = size - 2 * pml;
     for (int f = 0; f < 6; f++)
         p.pml[f] = pml;
+    if (two_d) { /* x-z: one y plane, nothing beyond the y faces */
+        p.n[1] = 1;
+        p.pml[2] = p.pml[3] = 0;
+        p.face[2] = p.face[3] = WAVE_FACE_NONE;
+    }
     p.dt = 1e-3; /* stable for 2000 m/s at 10 m up to order 16 */
     size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
     float *v = malloc(nn * sizeof *v);
@@ -63,9 +77,8 @@ static int create(const struct sl_device *dev, int kernel, int order, int size, 
     return rc;
 }
 
-/* Time STEPS steps of S (after 3 warm-up steps) with the variant the environment selects
- * now. */
-static int measure(struct wave_sim *s, int size, bool cpml, int steps, double *gpts, double *ms, char *variant,
+/* Time STEPS steps of S (after 3 warm-up steps); POINTS: its padded points. */
+static int measure(struct wave_sim *s, double points, bool cpml, int steps, double *gpts, double *ms, char *variant,
                    size_t vlen)
 {
     int rc = 0;
@@ -83,16 +96,17 @@ static int measure(struct wave_sim *s, int size, bool cpml, int steps, double *g
     double t = now_s() - t0;
     if (rc < 0)
         return rc;
-    *gpts = (double)size * size * size * steps / t / 1e9;
+    *gpts = points * steps / t / 1e9;
     *ms = t / steps * 1e3;
     return 0;
 }
 
-/* Select tiled variant SPEC "PIPE/TILE/DEPTH/CPML" (empty fields keep the environment). */
-static void set_variant(const char *spec)
+/* TUNING with the fields of the tiled variant SPEC "PIPE/TILE/DEPTH/CPML" set (empty
+ * fields keep BASE's), or -EINVAL. */
+static int variant_tuning(const struct wave_tuning *base, const char *spec, struct wave_tuning *tuning)
 {
-    static const char *const keys[4] = {"SEISLIVE_WAVE_PIPE", "SEISLIVE_WAVE_TILE", "SEISLIVE_WAVE_PREFETCH",
-                                        "SEISLIVE_WAVE_CPML"};
+    static const char *const keys[4] = {"pipe", "tile", "prefetch", "cpml"};
+    *tuning = *base;
     char buf[128];
     snprintf(buf, sizeof buf, "%s", spec);
     char *f = buf;
@@ -100,27 +114,45 @@ static void set_variant(const char *spec)
         char *slash = strchr(f, '/');
         if (slash)
             *slash = 0;
-        if (*f)
-            setenv(keys[k], f, 1);
+        int rc = *f ? wave_tuning_set(tuning, keys[k], f) : 0;
+        if (rc < 0)
+            return rc;
         if (!slash)
             break;
         f = slash + 1;
     }
+    return 0;
 }
+
+/* --tile T and the like: the flags of struct wave_tuning (kernels/wave_tuning.h). */
+static const char *const tuning_flags[] = {"tile", "pipe", "prefetch", "cpml", "cpml-overlap", "naive-block",
+                                           "layer-zchunk"};
 
 int bench_stencil(int argc, char **argv)
 {
     int sizes[8] = {256, 512}, nsizes = 2, orders[8] = {2, 4, 8, 16}, norders = 4;
     int steps = 50, pml = 20;
-    bool json = false, nocpml_rows = true;
+    bool json = false, nocpml_rows = true, two_d = false, sizes_given = false;
     bool use[3] = {false, true, true};
     const char *variants[64];
     int nvariants = 0;
+    struct wave_tuning base = {0};
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
+        const char *tflag = NULL;
+        for (size_t k = 0; k < sizeof tuning_flags / sizeof *tuning_flags; k++)
+            if (!strncmp(argv[i], "--", 2) && !strcmp(argv[i] + 2, tuning_flags[k]))
+                tflag = tuning_flags[k];
+        if (tflag) {
+            if (i + 1 >= argc || wave_tuning_set(&base, tflag, argv[i + 1]) < 0) {
+                fprintf(stderr, "seislive-bench: --%s: %s\n", tflag, i + 1 < argc ? err_msg() : "needs a value");
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(argv[i], "--json"))
             json = true;
         else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
             nsizes = options_ints(argv[++i], sizes, 1, 8);
+            sizes_given = true;
             if (nsizes < 0) {
                 fprintf(stderr, "seislive-bench: --sizes takes 1 to %d whole numbers separated by commas\n", 8);
                 return 2;
@@ -147,11 +179,29 @@ int bench_stencil(int argc, char **argv)
                 variants[nvariants++] = tok;
         } else if (!strcmp(argv[i], "--no-cpml-rows"))
             nocpml_rows = false;
+        else if (!strcmp(argv[i], "--2d"))
+            two_d = true;
         else {
             fprintf(stderr, "stencil: unknown option %s\n", argv[i]);
             return 2;
         }
     }
+    if (two_d && !sizes_given) { /* 2D grids of 3D sizes would be a few launches' worth */
+        sizes[0] = 1024;
+        sizes[1] = 4096;
+        nsizes = 2;
+    }
+    const int dims = two_d ? 2 : 3;
+    for (int vi = 0; vi < nvariants; vi++) { /* refused here, before any GPU work */
+        struct wave_tuning t;
+        if (variant_tuning(&base, variants[vi], &t) < 0 || wave_tuning_check(&t, WAVE_KERNEL_TILED) < 0) {
+            fprintf(stderr, "seislive-bench: --variants %s: %s\n", variants[vi], err_msg());
+            return 2;
+        }
+    }
+#ifdef SEISLIVE_CUDA
+    wave_research_register(); /* the variants no default uses (tools/wave_research.cu) */
+#endif
     struct sl_device dev;
     if (backend_select("auto", &dev) < 0 || dev.kind != SL_DEVICE_CUDA) {
         fprintf(stderr, "stencil: needs a CUDA GPU (%s)\n", dev.kind == SL_DEVICE_CPU ? "none usable" : err_msg());
@@ -174,62 +224,71 @@ int bench_stencil(int argc, char **argv)
             for (int k = WAVE_KERNEL_NAIVE; k <= WAVE_KERNEL_TILED; k++) {
                 if (!use[k])
                     continue;
-                struct wave_sim *s;
-                if (create(&dev, k, orders[oi], sizes[si], pml, &s) < 0) {
-                    fprintf(stderr, "stencil: %s order %d %d^3: %s\n", names[k], orders[oi], sizes[si], err_msg());
-                    return 1;
-                }
                 int nv = k == WAVE_KERNEL_TILED && nvariants ? nvariants : 1;
-                for (int c = 1; c >= (nocpml_rows ? 0 : 1); c--)
-                    for (int vi = 0; vi < nv && nr < MAXROWS; vi++) {
-                        if (k == WAVE_KERNEL_TILED && nvariants)
-                            set_variant(variants[vi]);
+                for (int vi = 0; vi < nv; vi++) {
+                    struct wave_tuning tuning = base;
+                    if (k == WAVE_KERNEL_TILED && nvariants && variant_tuning(&base, variants[vi], &tuning) < 0) {
+                        fprintf(stderr, "seislive-bench: --variants %s: %s\n", variants[vi], err_msg());
+                        return 2;
+                    }
+                    struct wave_sim *s;
+                    if (create(&dev, k, orders[oi], sizes[si], pml, two_d, &tuning, &s) < 0) {
+                        fprintf(stderr, "stencil: %s order %d %d^%d: %s\n", names[k], orders[oi], sizes[si], dims,
+                                err_msg());
+                        return 1;
+                    }
+                    for (int c = 1; c >= (nocpml_rows ? 0 : 1) && nr < MAXROWS; c--) {
                         struct row *r = &rows[nr];
                         r->kernel = names[k];
                         r->order = orders[oi];
                         r->size = sizes[si];
                         r->cpml = c;
-                        if (measure(s, r->size, c, steps, &r->gpts, &r->ms, r->variant, sizeof r->variant) < 0) {
-                            fprintf(stderr, "stencil: %s order %d %d^3: %s\n", r->kernel, r->order, r->size, err_msg());
+                        const double points = (double)r->size * r->size * (two_d ? 1 : r->size);
+                        if (measure(s, points, c, steps, &r->gpts, &r->ms, r->variant, sizeof r->variant) < 0) {
+                            fprintf(stderr, "stencil: %s order %d %d^%d: %s\n", r->kernel, r->order, r->size, dims,
+                                    err_msg());
                             return 1;
                         }
                         r->pct = 100.0 * r->gpts / roof;
                         /* With CPML the step must also read and write psi and zeta once
                          * per layer element: 3 axes x 2 faces x PML x SIZE^2 elements of
                          * 16 bytes on top of 16 per point, i.e. 16 + 96 PML / SIZE bytes
-                         * per point.  No arrangement of the kernels moves less. */
-                        r->floor_gpts = bw / (16.0 + (c ? 96.0 * pml / r->size : 0.0));
+                         * per point (2D: 2 axes, 16 + 64 PML / SIZE).  No arrangement of
+                         * the kernels moves less. */
+                        r->floor_gpts = bw / (16.0 + (c ? 32.0 * dims * pml / r->size : 0.0));
                         nr++;
                         if (!json) /* progress, in case a long sweep is cut off */
-                            fprintf(stderr, "stencil: %s [%s] order %d %d^3 CPML %s: %.1f Gpts/s\n", r->kernel,
-                                    r->variant, r->order, r->size, c ? "on" : "off", r->gpts);
+                            fprintf(stderr, "stencil: %s [%s] order %d %d^%d CPML %s: %.1f Gpts/s\n", r->kernel,
+                                    r->variant, r->order, r->size, dims, c ? "on" : "off", r->gpts);
                     }
-                wave_destroy(s);
+                    wave_destroy(s);
+                }
             }
     if (json) {
         printf("{\"bench\":\"stencil\",\"device\":\"%s\",\"copy_gbs\":%.1f,\"roofline_gpts\":%.2f,\"pml\":%d,"
                "\"steps\":%d,\"rows\":[", dev.name, bw, roof, pml, steps);
         for (int i = 0; i < nr; i++)
-            printf("%s{\"kernel\":\"%s\",\"variant\":\"%s\",\"order\":%d,\"size\":%d,\"cpml\":%s,\"gpts\":%.2f,\"roofline_pct\":%.1f,"
-                   "\"floor_gpts\":%.2f,\"ms_per_step\":%.3f}", i ? "," : "", rows[i].kernel, rows[i].variant,
-                   rows[i].order, rows[i].size, rows[i].cpml ? "true" : "false", rows[i].gpts, rows[i].pct,
-                   rows[i].floor_gpts, rows[i].ms);
+            printf("%s{\"kernel\":\"%s\",\"variant\":\"%s\",\"order\":%d,\"size\":%d,%s\"cpml\":%s,\"gpts\":%.2f,"
+                   "\"roofline_pct\":%.1f,\"floor_gpts\":%.2f,\"ms_per_step\":%.3f}", i ? "," : "", rows[i].kernel,
+                   rows[i].variant, rows[i].order, rows[i].size, two_d ? "\"dims\":2," : "",
+                   rows[i].cpml ? "true" : "false", rows[i].gpts, rows[i].pct, rows[i].floor_gpts, rows[i].ms);
         printf("]}\n");
         free(rows);
         return 0;
     }
     printf("device: %s; device-to-device copy %.0f GB/s (read + write) -> roofline %.1f Gpts/s at 16 B/point\n",
            dev.name, bw, roof);
-    printf("grid: SIZE^3 padded points (interior + %d CPML cells per face), %d timed steps; variant: the "
-           "kernels' own description (environment knobs in kernels/wave.cu)\n\n", pml, steps);
+    printf("grid: SIZE^%d padded points (interior + %d CPML cells per face%s), %d timed steps; variant: the "
+           "kernels' own description (tuning flags: kernels/wave_tuning.h)\n\n", dims, pml,
+           two_d ? "; 2D: x-z, no y faces" : "", steps);
     printf("byte floor: the copy bandwidth over 16 B/point, plus with CPML 16 B per psi/zeta element "
-           "(16 + 96 x %d / SIZE B/point): the most any kernel arrangement can reach\n\n", pml);
+           "(16 + %d x %d / SIZE B/point): the most any kernel arrangement can reach\n\n", 32 * dims, pml);
     printf("| kernel | variant | order | size | CPML | ms/step | Gpts/s | %% of roofline | byte floor (Gpts/s) | "
            "%% of floor |\n");
     printf("| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
     for (int i = 0; i < nr; i++)
-        printf("| %s | %s | %d | %d^3 | %s | %.3f | %.1f | %.1f | %.1f | %.1f |\n", rows[i].kernel, rows[i].variant,
-               rows[i].order, rows[i].size, rows[i].cpml ? "on" : "off", rows[i].ms, rows[i].gpts, rows[i].pct,
+        printf("| %s | %s | %d | %d^%d | %s | %.3f | %.1f | %.1f | %.1f | %.1f |\n", rows[i].kernel, rows[i].variant,
+               rows[i].order, rows[i].size, dims, rows[i].cpml ? "on" : "off", rows[i].ms, rows[i].gpts, rows[i].pct,
                rows[i].floor_gpts, 100.0 * rows[i].gpts / rows[i].floor_gpts);
     free(rows);
     return 0;

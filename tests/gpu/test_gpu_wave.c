@@ -1,13 +1,14 @@
 /* The CUDA propagator against the CPU reference on random models and random states
  * (both time levels and the CPML memory random, halo zero), odd grid sizes so tiles are
  * partial: every kernel variant (the defaults at every order; all tiled variants at
- * orders 2, 6, 10, 16), CPML on/off, free surface on/off; injection,
+ * orders 2, 6, 10, 16), CPML on/off, free surface on/off, 3D and 2D; injection,
  * sampling, reverse steps, the boundary strip and checkpoints through host and device
  * buffers; the variant that ran is the one asked for (wave_describe_kernel).
  * ||gpu - cpu|| / ||cpu|| < 1e-5 over the whole state; every cell of the
  * padded grid is compared, so a cell a kernel forgot keeps its old value and fails;
  * output buffers (samples, strips, states) are poisoned with NaN before each call. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,9 +16,22 @@
 
 #include "kernels/backend.h"
 #include "kernels/wave.h"
+#include "kernels/wave_tuning.h"
 #include "stream/error.h"
 #include "tests/gpu/gpu_support.h"
 #include "tests/support.h"
+#include "tools/wave_research.h"
+
+/* The research variants (tools/wave_research.cu: linked into gpu-tests of a CUDA build;
+ * a CPU build has no GPU to run these tests on). */
+static int register_research(void)
+{
+#ifdef SEISLIVE_CUDA
+    return wave_research_register();
+#else
+    return 0;
+#endif
+}
 
 static void poison(float *p, size_t n)
 {
@@ -39,7 +53,8 @@ static void *random_state(struct wave_sim *s)
         for (int k = 0; k < L->npad[2]; k++)
             for (int j = 0; j < L->npad[1]; j++)
                 for (int i = 0; i < L->npad[0]; i++)
-                    f[(size_t)(k + L->halo) * L->stride_z + (size_t)(j + L->halo) * L->stride_y + i + L->halo] = frand();
+                    f[(size_t)(k + L->pad_off[2]) * L->stride_z + (size_t)(j + L->pad_off[1]) * L->stride_y + i +
+                      L->pad_off[0]] = frand();
     }
     size_t nf = (bytes - sizeof(int64_t)) / sizeof(float);
     for (size_t e = 2 * L->count; e < nf; e++)
@@ -61,9 +76,11 @@ static double rel(const float *a, const float *b, size_t n)
 }
 
 /* WANT: the description (wave_describe_kernel) of the variant the case must run, or
- * NULL for the family only ("naive " / "tiled "): an unsupported selection falls back
- * to a default quietly, and the case would then test another kernel than it says. */
-static void compare_case(int order, int kernel, bool cpml, bool fs, const char *want)
+ * NULL for the family only ("naive " / "tiled ", and ", 2D" in 2D), so that the case
+ * never tests another kernel than it says.  TWO_D: the grid is x-z (n[1] = 1, NONE y
+ * faces: no y layers, no y halo, points' y ignored). */
+static void compare_case_nd(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
+                            const char *want, bool two_d)
 {
     struct sl_device cpu, gpu;
     cr_assert_eq(backend_select("cpu", &cpu), 0);
@@ -71,9 +88,16 @@ static void compare_case(int order, int kernel, bool cpml, bool fs, const char *
     struct wave_params p = {.n = {37, 29, 23}, .d = {10, 12, 9}, .o = {0, 0, 0}, .order = order,
                             .dt = 5e-4, .pml = {7, 9, 8, 6, fs ? 0 : 10, 5}, .pml_reflection = 1e-4,
                             .f_ref = 12, .free_surface = fs, .kernel = kernel};
+    if (tuning)
+        p.tuning = *tuning;
+    if (two_d) {
+        p.n[1] = 1;
+        p.pml[2] = p.pml[3] = 0;
+        p.face[2] = p.face[3] = WAVE_FACE_NONE;
+    }
     size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
     float *v = malloc(nn * sizeof *v);
-    srand(order * 10 + kernel + 100 * cpml + 1000 * fs);
+    srand(order * 10 + kernel + 100 * cpml + 1000 * fs + 10000 * two_d);
     for (size_t i = 0; i < nn; i++)
         v[i] = 1500.0f + 1500.0f * (frand() + 0.5f);
     struct wave_sim *c, *g;
@@ -120,9 +144,11 @@ static void compare_case(int order, int kernel, bool cpml, bool fs, const char *
             order, desc, fs, e_cur, e_prev, e_mem, e_tr);
     if (want)
         cr_assert_str_eq(desc, want, "order %d: ran [%s], asked for [%s]", order, desc, want);
-    else
+    else {
         cr_assert_eq(strncmp(desc, kernel == WAVE_KERNEL_NAIVE ? "naive " : "tiled ", 6), 0,
                      "order %d, kernel %d: ran [%s]", order, kernel, desc);
+        cr_assert_eq(strstr(desc, ", 2D,") != NULL, two_d, "order %d: ran [%s], 2D %d", order, desc, two_d);
+    }
     cr_assert_lt(e_cur, 1e-5);
     cr_assert_lt(e_prev, 1e-5);
     cr_assert_lt(e_mem, 1e-5);
@@ -180,6 +206,12 @@ static void compare_case(int order, int kernel, bool cpml, bool fs, const char *
     wave_destroy(g);
 }
 
+static void compare_case(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
+                         const char *want)
+{
+    compare_case_nd(order, kernel, cpml, fs, tuning, want, false);
+}
+
 Test(gpu_wave, kernels_match_cpu_reference, .timeout = 300)
 {
     GPU_REQUIRED();
@@ -187,18 +219,20 @@ Test(gpu_wave, kernels_match_cpu_reference, .timeout = 300)
     for (int k = WAVE_KERNEL_NAIVE; k <= WAVE_KERNEL_TILED; k++)
         for (int o = 0; o < 4; o++)
             for (int m = 0; m < 3; m++)
-                compare_case(orders[o], k, m != 1, m == 2, NULL);
+                compare_case(orders[o], k, m != 1, m == 2, NULL, NULL);
 }
 
-/* Every variant of the tiled kernel kept in kernels/wave.cu (interior pipeline x block
- * shape x prefetch depth x CPML arrangement), selected through the environment as
- * seislive-bench does, at orders whose half-widths cover the halo alignments (R = 1, 3,
- * 5, 8): CPML off (the interior kernel over the whole grid), on, on with a free surface;
- * short k_layer z chunks (chunk boundaries inside the layers) and the CPML on the
- * simulation's own stream for some. */
+/* Every variant of the tiled kernel (interior pipeline x block shape x prefetch depth x
+ * CPML arrangement: the library's and the research ones of tools/wave_research.cu,
+ * linked into gpu-tests), selected through wave_params.tuning as seislive-bench does, at
+ * orders whose half-widths cover the halo alignments (R = 1, 3, 5, 8): CPML off (the
+ * interior kernel over the whole grid), on, on with a free surface; short k_layer z
+ * chunks (chunk boundaries inside the layers) and the CPML on the simulation's own
+ * stream for some. */
 Test(gpu_wave, variants_match_cpu_reference, .timeout = 600)
 {
     GPU_REQUIRED();
+    cr_assert_eq(register_research(), 0);
     static const struct {
         const char *pipe, *tile, *depth;
     } iv[] = {
@@ -213,18 +247,15 @@ Test(gpu_wave, variants_match_cpu_reference, .timeout = 600)
     for (size_t v = 0; v < sizeof iv / sizeof iv[0]; v++)
         for (int c = 0; c < 3; c++)
             for (int o = 0; o < 4; o++) {
-                setenv("SEISLIVE_WAVE_PIPE", iv[v].pipe, 1);
-                setenv("SEISLIVE_WAVE_TILE", iv[v].tile, 1);
-                setenv("SEISLIVE_WAVE_PREFETCH", iv[v].depth, 1);
-                setenv("SEISLIVE_WAVE_CPML", cpml_arr[c], 1);
+                struct wave_tuning t = {0};
+                cr_assert_eq(wave_tuning_set(&t, "pipe", iv[v].pipe), 0, "%s", err_msg());
+                cr_assert_eq(wave_tuning_set(&t, "tile", iv[v].tile), 0, "%s", err_msg());
+                cr_assert_eq(wave_tuning_set(&t, "prefetch", iv[v].depth), 0, "%s", err_msg());
+                cr_assert_eq(wave_tuning_set(&t, "cpml", cpml_arr[c]), 0, "%s", err_msg());
                 if (o % 2)
-                    setenv("SEISLIVE_WAVE_LAYER_ZCHUNK", "5", 1);
-                else
-                    unsetenv("SEISLIVE_WAVE_LAYER_ZCHUNK");
+                    t.layer_zchunk = 5;
                 if ((v + o) % 3 == 0)
-                    setenv("SEISLIVE_WAVE_CPML_OVERLAP", "0", 1);
-                else
-                    unsetenv("SEISLIVE_WAVE_CPML_OVERLAP");
+                    t.cpml_overlap = WAVE_OVERLAP_OFF;
                 /* what wave_describe_kernel must say: the pipeline, tile and depth
                  * asked for; the CPML arrangement (off when o == 0), on a second
                  * stream unless lines or the overlap is off */
@@ -232,12 +263,95 @@ Test(gpu_wave, variants_match_cpu_reference, .timeout = 600)
                 char want[160];
                 snprintf(want, sizeof want, "tiled %s %s depth %s, CPML %s%s", iv[v].pipe, iv[v].tile,
                          iv[v].depth, on ? cpml_arr[c] : "off", two ? ", 2 streams" : "");
-                compare_case(orders[o], WAVE_KERNEL_TILED, on, o == 2, want);
+                compare_case(orders[o], WAVE_KERNEL_TILED, on, o == 2, &t, want);
             }
-    const char *vars[] = {"SEISLIVE_WAVE_PIPE", "SEISLIVE_WAVE_TILE", "SEISLIVE_WAVE_PREFETCH", "SEISLIVE_WAVE_CPML",
-                          "SEISLIVE_WAVE_LAYER_ZCHUNK", "SEISLIVE_WAVE_CPML_OVERLAP"};
-    for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++)
-        unsetenv(vars[k]);
+}
+
+/* 2D (n = [nx, 1, nz], NONE y faces): the kernels without the y terms against the CPU
+ * 2D reference at every order, naive and tiled (the library's defaults), CPML off, on,
+ * on with a free surface; the same steps, injection (a line source, per unit area),
+ * sampling, reverse steps, strips and states as in 3D. */
+Test(gpu_wave, kernels_2d_match_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    for (int k = WAVE_KERNEL_NAIVE; k <= WAVE_KERNEL_TILED; k++)
+        for (int order = 2; order <= 16; order += 2)
+            for (int m = 0; m < 3; m++)
+                compare_case_nd(order, k, m != 1, m == 2, NULL, NULL, true);
+}
+
+/* 2D variants: the ring's other depths (tools/wave_research.cu), the split CPML under
+ * the tiled kernel, the naive kernel's CPML on its own stream and another block. */
+Test(gpu_wave, variants_2d_match_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    cr_assert_eq(register_research(), 0);
+    const int orders[4] = {2, 6, 10, 16};
+    for (int o = 0; o < 4; o++) {
+        for (int d = 1; d <= 3; d++)
+            for (int c = 0; c < 2; c++) {
+                const char *arr = c ? "split" : "lines";
+                struct wave_tuning t = {.prefetch = d};
+                cr_assert_eq(wave_tuning_set(&t, "cpml", arr), 0);
+                char want[160];
+                snprintf(want, sizeof want, "tiled ring 128x1 depth %d, 2D, CPML %s%s", d, arr,
+                         c ? ", 2 streams" : "");
+                compare_case_nd(orders[o], WAVE_KERNEL_TILED, true, o == 2, &t, want, true);
+            }
+        struct wave_tuning t = {.naive_block = {64, 8}, .cpml_overlap = WAVE_OVERLAP_OFF};
+        compare_case_nd(orders[o], WAVE_KERNEL_NAIVE, true, o == 1, &t, "naive 64x8, 2D, CPML split", true);
+    }
+}
+
+/* The research variants are in gpu-tests and seislive-bench only: without
+ * register_research() (each test runs in a process of its own) a simulation that
+ * names one is refused at create, naming the library's choice; the 3D-only ones are
+ * refused on a 2D grid even with them; the library's own choices need nothing. */
+Test(gpu_wave, research_variants_refused_where_not_linked, .timeout = 60)
+{
+    GPU_REQUIRED();
+    struct sl_device gpu;
+    cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
+    struct wave_params p = {.n = {33, 21, 19}, .d = {10, 10, 10}, .order = 8, .dt = 1e-3,
+                            .pml = {6, 6, 6, 6, 6, 6}, .pml_reflection = 1e-4, .f_ref = 10,
+                            .kernel = WAVE_KERNEL_TILED};
+    size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *v = malloc(nn * sizeof *v);
+    for (size_t i = 0; i < nn; i++)
+        v[i] = 2000.0f;
+    struct wave_sim *s = NULL;
+    static const char *const research[][2] = {
+        {"pipe", "regs"}, {"tile", "4x4"}, {"prefetch", "1"}, {"cpml", "fused"}};
+    for (size_t i = 0; i < sizeof research / sizeof *research; i++) {
+        struct wave_params q = p;
+        cr_assert_eq(wave_tuning_set(&q.tuning, research[i][0], research[i][1]), 0);
+        cr_assert_eq(wave_create(&gpu, &q, v, &s), -ENOTSUP, "%s %s", research[i][0], research[i][1]);
+        cr_assert_null(s);
+        cr_assert(strstr(err_msg(), "tools/wave_research.cu") != NULL, "%s", err_msg());
+    }
+    /* order 8's own ring (8x4, depth 2), lines and split: in the library */
+    struct wave_params q = p;
+    cr_assert_eq(wave_tuning_set(&q.tuning, "tile", "8x4"), 0);
+    cr_assert_eq(wave_tuning_set(&q.tuning, "prefetch", "2"), 0);
+    cr_assert_eq(wave_tuning_set(&q.tuning, "cpml", "split"), 0);
+    cr_assert_eq(wave_create(&gpu, &q, v, &s), 0, "%s", err_msg());
+    cr_assert_eq(wave_step(s), 0, "%s", err_msg());
+    wave_destroy(s);
+    /* 2D: no tile, no regs, no fused, with or without the research variants */
+    cr_assert_eq(register_research(), 0);
+    struct wave_params p2 = p;
+    p2.n[1] = 1;
+    p2.pml[2] = p2.pml[3] = 0;
+    p2.face[2] = p2.face[3] = WAVE_FACE_NONE;
+    static const char *const not2d[][2] = {{"pipe", "regs"}, {"tile", "8x2"}, {"cpml", "fused"}};
+    for (size_t i = 0; i < sizeof not2d / sizeof *not2d; i++) {
+        struct wave_params q2 = p2;
+        cr_assert_eq(wave_tuning_set(&q2.tuning, not2d[i][0], not2d[i][1]), 0);
+        s = NULL;
+        cr_assert_eq(wave_create(&gpu, &q2, v, &s), -EINVAL, "2D %s %s", not2d[i][0], not2d[i][1]);
+        cr_assert_null(s);
+    }
+    free(v);
 }
 
 /* Padded velocities and a device checkpoint restore bit for bit. */

@@ -1,0 +1,156 @@
+/* wave_points — injection and sampling of the CUDA propagator: the point sets' weights
+ * on the device (computed on the host by kernels/points.c), one block per point. */
+#include "kernels/wave_cuda.h"
+
+#include "kernels/device.h"
+
+#include <stdlib.h>
+
+extern "C" int wave_cu_points_upload(struct wave_points *pts)
+{
+    size_t n = pts->n ? pts->n : 1;
+    const struct sl_device *dev = pts->s->dev;
+    const size_t wb = 3 * (size_t)pts->ns * pts->n * sizeof(float);
+    int rc = dev_alloc(dev, 3 * n * sizeof(int), (void **)&pts->d_base);
+    if (rc == 0)
+        rc = dev_alloc(dev, 3 * (size_t)pts->ns * n * sizeof(float), (void **)&pts->d_w);
+    if (rc == 0)
+        rc = dev_copy(dev, pts->d_base, pts->base, 3 * pts->n * sizeof(int), DEV_H2D, NULL);
+    if (rc == 0)
+        rc = dev_copy(dev, pts->d_w, pts->w, wb, DEV_H2D, NULL);
+    return rc;
+}
+
+extern "C" void wave_cu_points_free(struct wave_points *pts)
+{
+    dev_free(pts->s->dev, pts->d_base);
+    dev_free(pts->s->dev, pts->d_w);
+    pts->d_base = NULL;
+    pts->d_w = NULL;
+}
+
+/* One block per point, threads over its ns x nsy x ns support nodes (nsy = 1 in 2D: the
+ * one y node, weight 1; the weights' stride stays ns); overlapping supports of different
+ * points meet through atomicAdd. */
+__global__ void k_inject(float *f, const float *vel, const int *base, const float *w, int ns, int nsy,
+                         long long sy, long long sz, const float *amps, long long stride, float scale,
+                         bool phys, float dvinv, int n)
+{
+    int pt = blockIdx.x;
+    if (pt >= n)
+        return;
+    float amp = amps[pt * stride] * scale;
+    const int *b = base + 3 * pt;
+    const float *wx = w + (size_t)3 * pt * ns, *wy = wx + ns, *wz = wy + ns;
+    int nn = ns * nsy * ns;
+    for (int t = threadIdx.x; t < nn; t += blockDim.x) {
+        int kx = t % ns, ky = t / ns % nsy, kz = t / (ns * nsy);
+        long long c = (long long)(b[2] + kz) * sz + (long long)(b[1] + ky) * sy + (b[0] + kx);
+        float v = amp * (wx[kx] * wy[ky] * wz[kz]);
+        atomicAdd(&f[c], phys ? v * (vel[c] * dvinv) : v);
+    }
+}
+
+__global__ void k_sample(const float *f, const int *base, const float *w, int ns, int nsy, long long sy,
+                         long long sz, float *out, long long stride, int n)
+{
+    __shared__ float red[128];
+    int pt = blockIdx.x;
+    if (pt >= n)
+        return;
+    const int *b = base + 3 * pt;
+    const float *wx = w + (size_t)3 * pt * ns, *wy = wx + ns, *wz = wy + ns;
+    int nn = ns * nsy * ns;
+    float sum = 0;
+    for (int t = threadIdx.x; t < nn; t += blockDim.x) {
+        int kx = t % ns, ky = t / ns % nsy, kz = t / (ns * nsy);
+        long long c = (long long)(b[2] + kz) * sz + (long long)(b[1] + ky) * sy + (b[0] + kx);
+        sum += wx[kx] * wy[ky] * wz[kz] * f[c];
+    }
+    red[threadIdx.x] = sum;
+    __syncthreads();
+    for (int o = blockDim.x / 2; o > 0; o >>= 1) {
+        if ((int)threadIdx.x < o)
+            red[threadIdx.x] += red[threadIdx.x + o];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        out[pt * stride] = red[0];
+}
+
+extern "C" int wave_cu_inject(struct wave_sim *s, const struct wave_points *pts, const float *amps,
+                              size_t stride, float scale, unsigned flags)
+{
+    if (!pts->n)
+        return 0;
+    const float *da = amps;
+    long long dstride = (long long)stride;
+    if (!(flags & WAVE_BUF_DEVICE)) {
+        /* Gather the strided host amplitudes and stage them on the device. */
+        void *t = NULL;
+        int rc = wave_cu_scratch(s, pts->n * sizeof(float), &t);
+        if (rc < 0)
+            return rc;
+        float *h = (float *)malloc(pts->n * sizeof(float));
+        if (!h)
+            return err_set(-ENOMEM, "wave_inject: out of memory");
+        for (size_t i = 0; i < pts->n; i++)
+            h[i] = amps[i * stride];
+        rc = dev_copy(s->dev, t, h, pts->n * sizeof(float), DEV_H2D, s->stream);
+        if (rc == 0)
+            rc = dev_stream_sync(s->dev, s->stream); /* H is freed below */
+        free(h);
+        if (rc < 0)
+            return err_prefix(rc, "wave_inject: amplitudes");
+        da = (const float *)t;
+        dstride = 1;
+    }
+    const struct wave_layout *L = &s->L;
+    /* per unit volume in 3D, per unit area (a line source) in 2D, as kernels/points.c */
+    const float dvinv = wave_is_2d(s) ? (float)(1.0 / (s->p.d[0] * s->p.d[2]))
+                                      : (float)(1.0 / (s->p.d[0] * s->p.d[1] * s->p.d[2]));
+    k_inject<<<(unsigned)pts->n, 128, 0, stream_of(s)>>>(
+        s->cur, s->vel, pts->d_base, pts->d_w, pts->ns, pts->nsa[1], (long long)L->stride_y, (long long)L->stride_z,
+        da, dstride, scale, (flags & WAVE_INJECT_PHYSICAL) != 0, dvinv, (int)pts->n);
+    CUDA_TRY_LAUNCH();
+    return 0;
+}
+
+extern "C" int wave_cu_sample(struct wave_sim *s, const struct wave_points *pts, float *out,
+                              size_t stride, unsigned flags)
+{
+    if (!pts->n)
+        return 0;
+    const struct wave_layout *L = &s->L;
+    float *dout = out;
+    long long dstride = (long long)stride;
+    if (!(flags & WAVE_BUF_DEVICE)) {
+        void *t = NULL;
+        int rc = wave_cu_scratch(s, pts->n * sizeof(float), &t);
+        if (rc < 0)
+            return rc;
+        dout = (float *)t;
+        dstride = 1;
+    }
+    k_sample<<<(unsigned)pts->n, 128, 0, stream_of(s)>>>(s->cur, pts->d_base, pts->d_w, pts->ns, pts->nsa[1],
+                                                         (long long)L->stride_y, (long long)L->stride_z, dout,
+                                                         dstride, (int)pts->n);
+    CUDA_TRY_LAUNCH();
+    if (!(flags & WAVE_BUF_DEVICE)) {
+        float *h = (float *)malloc(pts->n * sizeof(float));
+        if (!h)
+            return err_set(-ENOMEM, "wave_sample: out of memory");
+        int rc = dev_copy(s->dev, h, dout, pts->n * sizeof(float), DEV_D2H, s->stream);
+        if (rc == 0)
+            rc = dev_stream_sync(s->dev, s->stream);
+        if (rc < 0) {
+            free(h);
+            return err_prefix(rc, "wave_sample: samples");
+        }
+        for (size_t i = 0; i < pts->n; i++)
+            out[i * stride] = h[i];
+        free(h);
+    }
+    return 0;
+}
+

@@ -1,0 +1,83 @@
+/* wave_tuning — the values and names of the CUDA kernel choices (struct wave_tuning in
+ * kernels/wave.h): one table, so that a name means the same value in seislive-bench's
+ * flags, a config and wave_describe_kernel's text.  docs/TUNING.md lists them.
+ *
+ * Every field 0 is the production default (measured on the H100, docs/PERFORMANCE.md).
+ * The fields of the kernel that does not run are ignored (tile, pipe, prefetch, cpml and
+ * layer_zchunk for the naive kernel, naive_block for the tiled one), and so is all of it
+ * on the CPU.  Choices the library does not hold (the research variants: the register
+ * pipeline, the fused CPML, ring tiles and depths other than an order's default) run
+ * only where tools/wave_research.cu is linked (seislive-bench, gpu-tests); elsewhere
+ * wave_create refuses them. */
+#ifndef SEISLIVE_WAVE_TUNING_H
+#define SEISLIVE_WAVE_TUNING_H
+
+#include <stdbool.h>
+
+#include "kernels/wave.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* tuning.tile: the tiled kernel's thread block, THREADS x ROWS per thread (32 columns). */
+enum wave_tile {
+    WAVE_TILE_DEFAULT = 0,
+    WAVE_TILE_16x1 = 1, /* regs only */
+    WAVE_TILE_8x1 = 2,  /* regs only */
+    WAVE_TILE_8x2 = 3,
+    WAVE_TILE_4x4 = 4,
+    WAVE_TILE_8x4 = 5,  /* ring only */
+    WAVE_TILE_N = 6,
+};
+
+/* tuning.pipe: how the tiled kernel brings its planes in. */
+enum wave_pipe {
+    WAVE_PIPE_DEFAULT = 0,
+    WAVE_PIPE_RING = 1, /* k_ring: cp.async ring of planes in shared memory (default) */
+    WAVE_PIPE_REGS = 2, /* k_tiled: loads prefetched into registers (research) */
+    WAVE_PIPE_N = 3,
+};
+
+/* tuning.cpml: the arrangement of the CPML kernels of the tiled kernel (the naive kernel
+ * always runs split). */
+enum wave_cpml_arr {
+    WAVE_CPML_DEFAULT = 0,
+    WAVE_CPML_SPLIT = 1, /* a psi pass, then the stretched update beside the interior box */
+    WAVE_CPML_FUSED = 2, /* one pass over the layers beside the interior box (research) */
+    WAVE_CPML_LINES = 3, /* interior over the whole grid, then line corrections (default) */
+    WAVE_CPML_N = 4,
+};
+
+/* tuning.cpml_overlap */
+enum { WAVE_OVERLAP_DEFAULT = 0, WAVE_OVERLAP_ON = 1, WAVE_OVERLAP_OFF = -1 };
+
+#define WAVE_PREFETCH_MAX 3     /* ring: 1..3 planes in flight, regs: 1..2 */
+#define WAVE_LAYER_ZCHUNK_DEFAULT 48
+
+/* Names ("8x2", "ring", "lines"), or NULL for 0 and values out of range. */
+const char *wave_tile_name(int tile);
+const char *wave_pipe_name(int pipe);
+const char *wave_cpml_name(int cpml);
+
+/* Set the field KEY of T from the text VAL, as seislive-bench stencil's flags spell them:
+ *   tile          16x1 | 8x1 | 8x2 | 4x4 | 8x4
+ *   pipe          ring | regs
+ *   prefetch      1 | 2 | 3
+ *   cpml          lines | split | fused
+ *   cpml-overlap  on | off
+ *   naive-block   WxH (W a multiple of 32, W x H <= 1024)
+ *   layer-zchunk  N > 0
+ * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
+int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
+
+/* Check T for a simulation running KERNEL (enum wave_kernel): every value in range and
+ * the tiled choices compatible (ring: tiles 8x2, 4x4, 8x4, prefetch 1..3; regs: no 8x4,
+ * prefetch 1..2).  0 or -EINVAL with err_msg(). */
+int wave_tuning_check(const struct wave_tuning *t, int kernel);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
