@@ -12,14 +12,15 @@
 #include "conf/config.h"
 #include "io/model.h"
 #include "kernels/backend.h"
+#include "kernels/device.h"
 #include "kernels/rtm.h"
-#include "kernels/rtm_device.h"
 #include "kernels/rtm_memory.h"
-#include "kernels/stability.h"
 #include "kernels/subvolume.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "stream/job_rtm_report.h"
+#include "stream/rtm_config.h"
+#include "stream/stability_conf.h"
 
 /* The receivers of [acquisition]: the explicit list, or the grid. */
 static float *receivers(const struct acquisition_conf *a, size_t *n)
@@ -123,23 +124,13 @@ int rtm_report(const struct sl_config *cfg, FILE *out)
         err_prefix(rc, "[acquisition] first source");
         goto out;
     }
-    struct wave_params wp = {0};
-    for (int a = 0; a < 3; a++) {
-        wp.n[a] = sv.n[a];
-        wp.d[a] = m.d[a];
-        wp.o[a] = sv.o[a];
-    }
-    wp.order = p->order;
-    wp.dt = dt;
-    for (int f = 0; f < 6; f++)
-        wp.pml[f] = p->pml_width[f];
-    if (p->free_surface)
-        wp.pml[4] = 0;
-    wp.pml_reflection = p->pml_reflection;
-    wp.f_ref = p->f_peak;
-    wp.free_surface = p->free_surface;
-    wp.kernel = p->kernel;
-    struct rtm_mem_input mi = {wp, cfg->rtm.random_width, nt, cfg->rtm.image_every, (int)inside,
+    /* the engine's own propagator parameters for this sub-volume (kernels/rtm_memory.h) */
+    struct rtm_params rp;
+    char dt_name[640];
+    rtm_params_from_config(cfg, &rp, dt_name, sizeof dt_name);
+    struct prop_params pp;
+    rtm_prop_params(&rp, m.n[1] == 1, m.d, &sv, dt, &pp);
+    struct rtm_mem_input mi = {pp, cfg->rtm.random_width, nt, cfg->rtm.image_every, (int)inside,
                                cfg->rtm.imaging, cfg->rtm.checkpoints, cfg->rtm.checkpoint_schedule};
     struct rtm_mem mem;
     if ((rc = rtm_memory_estimate(&mi, &mem)) < 0)
@@ -171,7 +162,7 @@ int rtm_report(const struct sl_config *cfg, FILE *out)
     } else {
         struct sl_device dev;
         size_t fr = 0, tot = 0;
-        if (backend_select(cfg->runtime.device, &dev) == 0 && rtm_dev_mem(&dev, &fr, &tot) == 0) {
+        if (backend_select(cfg->runtime.device, &dev) == 0 && dev_mem(&dev, &fr, &tot) == 0) {
             budget = (size_t)((double)fr * 0.9);
             from = dev.kind == SL_DEVICE_CUDA ? "90% of the GPU's free memory" : "90% of free host memory";
         }

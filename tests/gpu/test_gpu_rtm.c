@@ -212,8 +212,8 @@ Test(gpu_rtm, shot_image_matches_cpu, .timeout = 300)
         memset(ig, 0xff, cells * 4);
         struct rtm_shot_stats gs;
         memset(&gs, 0, sizeof gs);
-        cr_assert_eq(rtm_engine_migrate_patch(ec, &sh, ic, NULL, NULL), 0, "%s", err_msg());
-        cr_assert_eq(rtm_engine_migrate_patch(eg, &sh, ig, NULL, &gs), 0, "%s", err_msg());
+        cr_assert_eq(rtm_engine_migrate_patch(ec, RTM_SHOT(&sh), ic, NULL, NULL), 0, "%s", err_msg());
+        cr_assert_eq(rtm_engine_migrate_patch(eg, RTM_SHOT(&sh), ig, NULL, &gs), 0, "%s", err_msg());
         const char *name = rtm_strategy_name(strategies[k][0]);
         double rel = test_rel_l2_f32(ig, ic, cells);
         cr_log_info("%s: GPU vs CPU image relative error %.3g", name, rel);
