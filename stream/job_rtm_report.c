@@ -152,9 +152,9 @@ int rtm_report(const struct sl_config *cfg, FILE *out)
             sv.n[0], sv.n[1], sv.n[2], sv.off[0], sv.off[1], sv.off[2], nt, dt * 1e3, dt_max * 1e3);
     fprintf(out, "[rtm] device memory per strategy: full %.1f MiB, boundary %.1f MiB, checkpoint (%d snaps, %s) "
                  "%.1f MiB, random %.1f MiB\n",
-            mem.need[STRAT_FULL] * mib, mem.need[STRAT_BOUNDARY] * mib, mem.snaps,
-            cfg->rtm.checkpoint_schedule == CKPT_UNIFORM ? "uniform" : "binomial", mem.need[STRAT_CHECKPOINT] * mib,
-            mem.need[STRAT_RANDOM] * mib);
+            mem.need[RTM_FULL] * mib, mem.need[RTM_BOUNDARY] * mib, mem.snaps,
+            cfg->rtm.checkpoint_schedule == CKPT_UNIFORM ? "uniform" : "binomial", mem.need[RTM_CHECKPOINT] * mib,
+            mem.need[RTM_RANDOM] * mib);
     size_t budget = 0;
     const char *from = "[rtm] memory_budget";
     if (cfg->rtm.memory_budget > 0) {
@@ -168,16 +168,16 @@ int rtm_report(const struct sl_config *cfg, FILE *out)
         }
         err_clear();
     }
-    int strategy = STRAT_AUTO, snaps = mem.snaps;
+    int strategy = RTM_AUTO, snaps = mem.snaps;
     char why[512] = "";
     if (budget > 0 && rtm_memory_pick(&mem, &mi, budget, &strategy, &snaps, why, sizeof why) < 0)
         snprintf(why, sizeof why, "%s", err_msg());
     if (cfg->rtm.strategy == STRAT_AUTO)
         fprintf(out, "[rtm] auto picks %s under %.1f MiB (%s): %s\n",
-                strategy == STRAT_AUTO ? "nothing" : rtm_strategy_name(strategy), budget * mib, from, why);
+                strategy == RTM_AUTO ? "nothing" : rtm_strategy_name(strategy), budget * mib, from, why);
     else
         fprintf(out, "[rtm] strategy %s (configured); auto would pick %s under %.1f MiB (%s)\n",
-                rtm_strategy_name(cfg->rtm.strategy), strategy == STRAT_AUTO ? "nothing" : rtm_strategy_name(strategy),
+                rtm_strategy_name(cfg->rtm.strategy), strategy == RTM_AUTO ? "nothing" : rtm_strategy_name(strategy),
                 budget * mib, from);
     rc = 0;
 out:

@@ -332,8 +332,9 @@ int bench_rtm(int argc, char **argv)
     }
     if (json) {
         printf("{\"bench\":\"rtm\",\"device\":\"%s\",\"grid\":[%d,%d,%d],\"pml\":%d,\"order\":%d,\"steps\":%d,"
-               "\"receivers\":%d,\"step_gpts\":%.3f,\"rows\":[",
-               dev.name, ntot[0], ntot[1], ntot[2], pml, order, steps, rx * rx, rate * 1e-9);
+               "\"receivers\":%d,\"step_gpts\":%.3f,\"one_stream\":%s,\"imaging_scalar\":%s,\"rows\":[",
+               dev.name, ntot[0], ntot[1], ntot[2], pml, order, steps, rx * rx, rate * 1e-9,
+               tuning.one_stream ? "true" : "false", tuning.imaging_scalar ? "true" : "false");
         int first = 1;
         for (int k = 0; k < nrows; k++) {
             struct row *r = &rows[k];
@@ -356,10 +357,11 @@ int bench_rtm(int argc, char **argv)
         printf("]}\n");
     } else {
         printf("rtm reference shot on %s: %d x %d x %d points at %g m including %d-cell absorbing layers, order %d, "
-               "%d steps of %.3g ms, %d x %d receivers, imaging every %d step%s, kernel %s; propagator alone: "
+               "%d steps of %.3g ms, %d x %d receivers, imaging every %d step%s, kernel %s%s%s; propagator alone: "
                "%.2f Gpts/s; median of %d run%s\n\n",
                dev.name, ntot[0], ntot[1], ntot[2], d, pml, order, steps, dt * 1e3, rx, rx, every,
                every == 1 ? "" : "s", kernel == 1 ? "naive" : kernel == 2 ? "tiled" : "auto",
+               tuning.one_stream ? ", one stream" : "", tuning.imaging_scalar ? ", scalar imaging" : "",
                rate * 1e-9, repeat, repeat == 1 ? "" : "s");
         printf("| strategy | time (s) | peak device memory (MiB) | allocated (MiB) | planned (MiB) | wavefield steps | "
                "stencil-predicted (s) | time / predicted | note |\n");
