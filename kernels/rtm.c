@@ -26,6 +26,7 @@ void rtm_params_init(struct rtm_params *p)
 {
     memset(p, 0, sizeof *p);
     p->physics = PROP_ACOUSTIC;
+    p->op_kind = PROP_OP_TAYLOR;
     p->order = 8;
     for (int f = 0; f < 6; f++)
         p->pml[f] = 20;

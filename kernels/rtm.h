@@ -113,7 +113,8 @@ struct rtm_random {
 struct rtm_params {
     /* the propagator */
     int physics;            /* enum prop_physics */
-    int order;              /* even, 2..16 */
+    int op_kind;            /* enum prop_op_kind: the derivative operator */
+    int order;              /* its order: even, 2..16 */
     int pml[6];             /* absorbing cells per face: xmin xmax ymin ymax zmin zmax (the
                                y faces of a 2D model have none, whatever pml[2..3] say) */
     bool free_surface;      /* p = 0 on the top face instead of its layers */

@@ -20,7 +20,7 @@ void rtm_prop_params(const struct rtm_params *p, bool two_d, const double d[3], 
 {
     prop_params_init(pp, sv->n, d, sv->o, dt, 0);
     pp->physics = p->physics;
-    pp->op.kind = PROP_OP_TAYLOR;
+    pp->op.kind = p->op_kind;
     pp->op.order = p->order;
     /* The faces follow the model, not the sub-volume: a 3D model's sub-volume one cell
      * thick (aperture 0, a line of receivers on a node) keeps its y layers. */

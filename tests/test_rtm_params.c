@@ -24,6 +24,7 @@ Test(rtm_params, init_holds_the_config_defaults)
     rtm_params_init(&a);
     rtm_params_from_config(&cfg, &b, name, sizeof name);
     cr_assert_eq(a.physics, b.physics);
+    cr_assert_eq(a.op_kind, b.op_kind);
     cr_assert_eq(a.order, b.order);
     for (int f = 0; f < 6; f++)
         cr_assert_eq(a.pml[f], b.pml[f], "pml[%d]", f);
