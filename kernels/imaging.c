@@ -3,15 +3,13 @@
 
 #include <math.h>
 
-#include "conf/config.h"
-
 /* Below this many cells a loop runs on one thread: a parallel region per time step
  * costs more than the work on small grids (and much more on a busy machine). */
 #define PAR_MIN 65536
 
 int imaging_needs_receiver(int cond)
 {
-    return cond == IMG_RECEIVER || cond == IMG_BOTH;
+    return cond == IMAGING_RECEIVER || cond == IMAGING_BOTH;
 }
 
 size_t imaging_cells(const struct imaging_box *b)
@@ -72,20 +70,20 @@ void imaging_finalize_cpu(const struct imaging_box *b, int cond, const struct im
                           float *out)
 {
     const size_t n = imaging_cells(b);
-    if (cond == IMG_XCORR) {
+    if (cond == IMAGING_XCORR) {
         if (out != acc->num)
             for (size_t i = 0; i < n; i++)
                 out[i] = acc->num[i];
         return;
     }
-    const float es = cond != IMG_RECEIVER ? (float)IMAGING_EPS_REL * max_of(acc->ill_s, n) : 0.0f;
+    const float es = cond != IMAGING_RECEIVER ? (float)IMAGING_EPS_REL * max_of(acc->ill_s, n) : 0.0f;
     const float er = imaging_needs_receiver(cond) ? (float)IMAGING_EPS_REL * max_of(acc->ill_r, n) : 0.0f;
 #pragma omp parallel for schedule(static) if (n >= PAR_MIN)
     for (size_t i = 0; i < n; i++) {
         float den;
-        if (cond == IMG_SOURCE)
+        if (cond == IMAGING_SOURCE)
             den = acc->ill_s[i] + es;
-        else if (cond == IMG_RECEIVER)
+        else if (cond == IMAGING_RECEIVER)
             den = acc->ill_r[i] + er;
         else
             den = sqrtf((acc->ill_s[i] + es) * (acc->ill_r[i] + er));

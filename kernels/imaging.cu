@@ -1,11 +1,9 @@
 /* imaging — CUDA twin of imaging.c (same arithmetic). */
 #include "kernels/imaging.h"
 
-#include "conf/config.h"
 #include "kernels/cuda_check.h"
 
 #include <stdint.h>
-#include <stdlib.h>
 
 /* Box geometry passed by value to the kernels. */
 struct box_g {
@@ -100,10 +98,10 @@ static bool rows_aligned(const struct imaging_box *b, const float *f)
 
 extern "C" int imaging_accumulate_cuda(const struct imaging_box *bu, const float *u,
                                        const struct imaging_box *bq, const float *q,
-                                       const struct imaging_acc *acc, void *stream)
+                                       const struct imaging_acc *acc, bool scalar, void *stream)
 {
-    if (bq->n[0] % 4 == 0 && rows_aligned(bu, u) && rows_aligned(bq, q) && aligned16(acc->num) &&
-        aligned16(acc->ill_s) && (!acc->ill_r || aligned16(acc->ill_r)) && !getenv("SEISLIVE_IMAGING_SCALAR")) {
+    if (!scalar && bq->n[0] % 4 == 0 && rows_aligned(bu, u) && rows_aligned(bq, q) && aligned16(acc->num) &&
+        aligned16(acc->ill_s) && (!acc->ill_r || aligned16(acc->ill_r))) {
         int nx4 = bq->n[0] / 4;
         dim3 block(32, 8, 1);
         dim3 grid((nx4 + 31) / 32, (bq->n[1] + 7) / 8, bq->n[2]);
@@ -139,12 +137,12 @@ __global__ void finalize_kernel(size_t n, int cond, const float *__restrict__ nu
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    float es = cond != IMG_RECEIVER ? (float)IMAGING_EPS_REL * mx[0] : 0.0f;
-    float er = (cond == IMG_RECEIVER || cond == IMG_BOTH) ? (float)IMAGING_EPS_REL * mx[1] : 0.0f;
+    float es = cond != IMAGING_RECEIVER ? (float)IMAGING_EPS_REL * mx[0] : 0.0f;
+    float er = (cond == IMAGING_RECEIVER || cond == IMAGING_BOTH) ? (float)IMAGING_EPS_REL * mx[1] : 0.0f;
     float den;
-    if (cond == IMG_SOURCE)
+    if (cond == IMAGING_SOURCE)
         den = ills[i] + es;
-    else if (cond == IMG_RECEIVER)
+    else if (cond == IMAGING_RECEIVER)
         den = illr[i] + er;
     else
         den = sqrtf(__fmul_rn(ills[i] + es, illr[i] + er));
@@ -156,13 +154,13 @@ extern "C" int imaging_finalize_cuda(const struct imaging_box *b, int cond, cons
 {
     cudaStream_t s = (cudaStream_t)stream;
     size_t n = imaging_cells(b);
-    if (cond == IMG_XCORR) {
+    if (cond == IMAGING_XCORR) {
         if (out != acc->num)
             CUDA_TRY(cudaMemcpyAsync(out, acc->num, n * sizeof(float), cudaMemcpyDeviceToDevice, s));
         return 0;
     }
     CUDA_TRY(cudaMemsetAsync(scratch, 0, 2 * sizeof(float), s));
-    if (cond != IMG_RECEIVER) {
+    if (cond != IMAGING_RECEIVER) {
         max_kernel<<<1024, 256, 0, s>>>(acc->ill_s, n, scratch);
         CUDA_TRY_LAUNCH();
     }

@@ -15,6 +15,7 @@
 #ifndef SEISLIVE_IMAGING_H
 #define SEISLIVE_IMAGING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -22,6 +23,9 @@ extern "C" {
 #endif
 
 #define IMAGING_EPS_REL 1e-3
+
+/* The conditions above (the twins of conf/config.h's enum imaging_cond, same values). */
+enum imaging_cond_kind { IMAGING_XCORR = 0, IMAGING_SOURCE = 1, IMAGING_RECEIVER = 2, IMAGING_BOTH = 3 };
 
 /* Where the image box sits inside a wavefield array (the box size is the image's). */
 struct imaging_box {
@@ -39,7 +43,7 @@ struct imaging_acc {
     float *ill_r;
 };
 
-/* True when COND (enum imaging_cond) needs the receiver illumination. */
+/* True when COND (enum imaging_cond_kind) needs the receiver illumination. */
 int imaging_needs_receiver(int cond);
 
 size_t imaging_cells(const struct imaging_box *b);
@@ -56,10 +60,13 @@ void imaging_finalize_cpu(const struct imaging_box *b, int cond, const struct im
                           float *out);
 
 #ifdef SEISLIVE_CUDA
-/* Device pointers; STREAM a cudaStream_t (NULL = default).  0 or -EIO. */
+/* Device pointers; STREAM a cudaStream_t (NULL = default).  0 or -EIO.  The
+ * accumulation takes 4 cells of a row per thread (float4) when every row of u, q and
+ * the accumulators starts on 16 bytes, unless SCALAR (tuning: rtm_tuning.imaging_scalar)
+ * asks for the one-cell kernel; the two give the same bits. */
 int imaging_accumulate_cuda(const struct imaging_box *bu, const float *u,
                             const struct imaging_box *bq, const float *q,
-                            const struct imaging_acc *acc, void *stream);
+                            const struct imaging_acc *acc, bool scalar, void *stream);
 int imaging_extract_cuda(const struct imaging_box *b, const float *field, float *out, void *stream);
 /* SCRATCH: device memory of 2 floats. */
 int imaging_finalize_cuda(const struct imaging_box *b, int cond, const struct imaging_acc *acc,

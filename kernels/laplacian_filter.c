@@ -19,8 +19,7 @@ static inline float d2(const float *in, size_t i, int p, int n, size_t s)
 void laplacian_filter_cpu(const int n[3], const double d[3], const float *in, float *out)
 {
     const int nx = n[0], ny = n[1], nz = n[2];
-    double h = d[0] < d[1] ? d[0] : d[1];
-    h = h < d[2] ? h : d[2];
+    const double h = laplacian_filter_h(n, d);
     const float cx = (float)(h * h / (d[0] * d[0]));
     const float cy = (float)(h * h / (d[1] * d[1]));
     const float cz = (float)(h * h / (d[2] * d[2]));

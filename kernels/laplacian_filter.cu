@@ -34,8 +34,7 @@ __global__ void laplacian_filter_kernel(int nx, int ny, int nz, float cx, float 
 extern "C" int laplacian_filter_cuda(const int n[3], const double d[3], const float *in, float *out,
                                      void *stream)
 {
-    double h = d[0] < d[1] ? d[0] : d[1];
-    h = h < d[2] ? h : d[2];
+    const double h = laplacian_filter_h(n, d);
     dim3 block(32, 8, 1);
     dim3 grid((n[0] + 31) / 32, (n[1] + 7) / 8, n[2]);
     laplacian_filter_kernel<<<grid, block, 0, (cudaStream_t)stream>>>(

@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "conf/config.h"
 #include "kernels/fd_coeffs.h"
 #include "stream/error.h"
 
@@ -32,7 +31,7 @@ double random_boundary_ramp(int ramp, double xi) { return rb_ramp(ramp, xi); }
 int random_boundary_check(const struct random_boundary *rb, const int npad[3], const int n[3], const int pml[6])
 {
     if (rb->width < 1 || !(rb->vstable > 0.0) || !(rb->vmin > 0.0) ||
-        (rb->range == RRANGE_NYQUIST && !(rb->vnyquist > 0.0)))
+        (rb->range == RB_RANGE_NYQUIST && !(rb->vnyquist > 0.0)))
         return err_set(-EINVAL, "random boundary: width %d, vstable %g, vmin %g, vnyquist %g",
                        rb->width, rb->vstable, rb->vmin, rb->vnyquist);
     for (int a = 0; a < 3; a++)

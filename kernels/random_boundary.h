@@ -29,9 +29,8 @@
 #define SEISLIVE_RANDOM_BOUNDARY_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
-
-#include "conf/config.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,9 +49,14 @@ extern "C" {
 #define RB_MULADD(a, b, c) ((a) * (b) + (c))
 #endif
 
+/* The ramps and ranges above (the twins of conf/config.h's enum random_ramp and enum
+ * random_range, same values). */
+enum rb_ramp { RB_RAMP_LINEAR = 0, RB_RAMP_EXPONENTIAL = 1, RB_RAMP_QUADRATIC = 2 };
+enum rb_range { RB_RANGE_FULL = 0, RB_RANGE_NYQUIST = 1, RB_RANGE_SYMMETRIC = 2 };
+
 struct random_boundary {
-    int ramp;           /* enum random_ramp */
-    int range;          /* enum random_range */
+    int ramp;           /* enum rb_ramp */
+    int range;          /* enum rb_range */
     int width;          /* cells */
     uint64_t seed;
     double vstable;     /* m/s: the largest stable velocity (see random_boundary_vstable) */
@@ -87,9 +91,9 @@ static inline RB_HD double rb_ramp(int ramp, double xi)
 {
     xi = xi < 0.0 ? 0.0 : xi > 1.0 ? 1.0 : xi;
     switch (ramp) {
-    case RAMP_QUADRATIC:
+    case RB_RAMP_QUADRATIC:
         return xi * xi;
-    case RAMP_EXPONENTIAL:
+    case RB_RAMP_EXPONENTIAL:
         return (exp(3.0 * xi) - 1.0) / (exp(3.0) - 1.0);
     default:
         return xi;
@@ -160,11 +164,11 @@ static inline RB_HD void rb_cell_in(const struct random_boundary *rb, const stru
     double v0 = v[e];
     double lo, hi;
     switch (rb->range) {
-    case RRANGE_NYQUIST:
+    case RB_RANGE_NYQUIST:
         lo = rb->vnyquist;
         hi = vhi;
         break;
-    case RRANGE_SYMMETRIC: {
+    case RB_RANGE_SYMMETRIC: {
         double w = vhi - v0 < 0.5 * v0 ? vhi - v0 : 0.5 * v0;
         w = w < 0.0 ? 0.0 : w;
         lo = v0 - w;

@@ -3,11 +3,12 @@
  * For each shot: cut the sub-volume the shot illuminates (kernels/subvolume.h), run
  * the source wavefield forward, run the receiver wavefield backward from the
  * time-reversed traces, apply the imaging condition (kernels/imaging.h) every
- * [rtm] image_every steps, and add the shot image into the stack at its place
- * (stream/image_stack.h).
+ * image_every steps, and hand back the shot image (and source illumination) over the
+ * sub-volume, with its offset in the model grid.  Stacking it and the ledger of stacked
+ * shots are the caller's (the rtm job: rtm_stack_shot in stream/rtm_config.h).
  *
  * The source wavefield is needed backward in time while it is computed forward; the
- * strategy ([rtm] strategy) says how:
+ * strategy (rtm_params.strategy) says how:
  *   full        keep u at every imaging step (memory: one field per imaging step);
  *   checkpoint  keep a few full states (two time levels + CPML) and recompute forward
  *               between them: uniform spacing (+ a buffer of one segment), or binomial
@@ -18,13 +19,23 @@
  *   random      random-velocity boundary instead of CPML for u (Clapp 2009,
  *               kernels/random_boundary.h), so u is reversible with nothing stored;
  *   auto        the first of full, boundary, checkpoint(binomial), random that fits
- *               the memory budget ([rtm] memory_budget, or the device's free memory);
+ *               the memory budget (rtm_params.memory_budget, or the device's free memory);
  *               the choice and every option's memory are logged.
  *
  * On CUDA, boundary and random step the source and receiver wavefields on two streams
- * of their own (events order the imaging and the buffer reuse); the environment
- * variable SEISLIVE_RTM_ONE_STREAM=1 keeps everything on one stream (measured: the
- * same time at the propagator's current step rate, docs/PERFORMANCE.md).
+ * of their own (events order the imaging and the buffer reuse); the tuning field
+ * rtm_tuning.one_stream keeps everything on one stream (measured: the same time at the
+ * propagator's current step rate, docs/PERFORMANCE.md).
+ *
+ * The simulations are driven only through the propagator interface
+ * (kernels/propagator.h): the engine does not know which physics runs.  A model with
+ * n[1] == 1 runs as 2D: the sub-volume keeps ny = 1 and its y faces are NONE (no
+ * absorbing layers across the line); a source or receiver off the line is refused.
+ *
+ * Files: rtm.c (the engine, one shot's driver), rtm_plan.c (steps, sub-volume,
+ * receivers, memory and strategy), rtm_setup.c (simulations, points, traces,
+ * accumulators, streams), rtm_strategies.c (the sweeps), rtm_memory.c (the plan's
+ * figures), rtm_internal.h (what they share).
  *
  * Time convention: u^0 = u^-1 = 0; step n injects the wavelet sample n and gives
  * u^(n+1); a trace sample t_n is the wavefield at step n.  The receiver wavefield is
@@ -39,14 +50,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conf/config.h"
-#include "io/shot.h"
 #include "kernels/backend.h"
-#include "stream/image_stack.h"
+#include "kernels/propagator.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Source-wavefield strategies (the twins of conf/config.h's enum rtm_strategy: the same
+ * values, so the config's choice is passed as is; stream/rtm_config.c checks it). */
+enum rtm_strategy_kind {
+    RTM_AUTO = 0,
+    RTM_FULL = 1,
+    RTM_CHECKPOINT = 2,
+    RTM_BOUNDARY = 3,
+    RTM_RANDOM = 4,
+};
+#define RTM_STRATEGIES 5
+
+/* Checkpoint placement (kernels/revolve.h). */
+enum rtm_ckpt_schedule { RTM_CKPT_UNIFORM = 0, RTM_CKPT_BINOMIAL = 1 };
 
 /* A view of a full model volume on the host: x fastest, then y, z slowest. */
 struct rtm_volume {
@@ -56,10 +79,85 @@ struct rtm_volume {
     const float *v;     /* velocity, m/s (already converted from permittivity) */
 };
 
+/* A shot as the engine sees it (the job converts io/shot.h's struct shot: nothing is
+ * copied, the arrays are borrowed for the call). */
+struct rtm_shot {
+    int64_t id;         /* names the shot in messages; seeds the random boundary */
+    int ns;             /* samples per trace */
+    double dt;          /* sample interval, s */
+    int ntr;            /* receivers */
+    double src[3];      /* source x, y, z, m */
+    const float *rec;   /* ntr x 3: receiver x, y, z, m */
+    const float *data;  /* ntr x ns, trace by trace (time fastest) */
+};
+
+/* Choices that change how fast, never what: read once from here (no environment
+ * variable), set by seislive-bench rtm flags; all false is the production default. */
+struct rtm_tuning {
+    bool one_stream;      /* CUDA boundary / random: step u and q on one stream instead of a
+                             stream each (--one-stream) */
+    bool imaging_scalar;  /* CUDA imaging: the scalar accumulation kernel instead of the
+                             float4 one (--imaging-scalar) */
+};
+
+/* The random-velocity boundary of the `random` strategy (kernels/random_boundary.h). */
+struct rtm_random {
+    int ramp;           /* enum rb_ramp */
+    int range;          /* enum rb_range */
+    int width;          /* cells */
+    uint64_t seed;
+};
+
+/* Everything the engine needs, as plain values (the rtm job fills it from the config:
+ * stream/rtm_config.h).  rtm_params_init gives the config's defaults. */
+struct rtm_params {
+    /* the propagator */
+    int physics;            /* enum prop_physics */
+    int op_kind;            /* enum prop_op_kind: the derivative operator */
+    int order;              /* its order: even, 2..16 */
+    int pml[6];             /* absorbing cells per face: xmin xmax ymin ymax zmin zmax (the
+                               y faces of a 2D model have none, whatever pml[2..3] say) */
+    bool free_surface;      /* p = 0 on the top face instead of its layers */
+    double pml_reflection;  /* CPML theoretical normal-incidence reflection */
+    double f_ref;           /* Hz: CPML reference frequency (the Ricker peak) */
+    struct prop_tuning prop_tuning;
+    /* the time step: dt = 0 is cfl x the largest stable dt; a dt above it is refused
+     * (kernels/stability.h), the message naming it DT_NAME (NULL: "dt"; read during
+     * rtm_engine_create only) */
+    double dt;              /* s */
+    double cfl;
+    double ppw_min;         /* warn below this many points per wavelength */
+    const char *dt_name;
+    double t_max;           /* s: the longest record migrated (a longer one is cut) */
+    /* the source wavelet: WAVELET (copied by rtm_engine_create) sampled at WAVELET_DT
+     * (0: at the propagator dt), or NULL for a Ricker of F_PEAK */
+    double f_peak;          /* Hz */
+    const float *wavelet;
+    size_t wavelet_n;
+    double wavelet_dt;      /* s */
+    int src_interp;         /* enum prop_interp of the source (sinc; trilinear where its
+                               support does not fit) */
+    int rec_interp;         /* enum prop_interp of the receivers (trilinear) */
+    /* the migration */
+    int strategy;           /* enum rtm_strategy_kind */
+    int checkpoints;        /* checkpoint snaps; 0 = ceil(sqrt(nt + 1)) */
+    int checkpoint_schedule;/* enum rtm_ckpt_schedule */
+    int imaging;            /* enum imaging_cond_kind (kernels/imaging.h) */
+    int image_every;        /* steps */
+    double aperture;        /* m, added on each side of the receiver spread */
+    double memory_budget;   /* MiB one shot may use; 0 = 90 % of the device's free memory */
+    struct rtm_random random;
+    struct rtm_tuning tuning;
+};
+
+/* The defaults of the config's [propagator] and [rtm] keys (conf/schema.c; a test
+ * holds the two together). */
+void rtm_params_init(struct rtm_params *p);
+
 /* What one migrated shot did (also logged at info level). */
 struct rtm_shot_stats {
     int64_t shot_id;
-    int strategy;           /* enum rtm_strategy actually used (never STRAT_AUTO) */
+    int strategy;           /* enum rtm_strategy_kind actually used (never RTM_AUTO) */
     int n[3];               /* sub-volume grid including the absorbing layers */
     int off[3];             /* image patch offset in the full grid */
     int nt;                 /* time steps */
@@ -70,7 +168,7 @@ struct rtm_shot_stats {
                              * level before the shot; 0 when not measured */
     bool mem_device_measured; /* mem_device is a measurement (CUDA, or a test probe); false on the
                              * CPU or when the device cannot be queried: print "n/a" */
-    size_t mem_need[5];     /* bytes each strategy would need, by enum rtm_strategy (auto: 0) */
+    size_t mem_need[RTM_STRATEGIES]; /* bytes each strategy would need (auto: 0) */
     long fwd_steps;         /* source-wavefield steps, recomputation included */
     long bwd_steps;         /* receiver-wavefield steps */
     double seconds;         /* wall time of the migration */
@@ -82,18 +180,17 @@ struct rtm_shot_stats {
 
 struct rtm_engine;
 
-/* An engine for CFG on DEV, migrating against MODEL (copied: the caller may free it
- * after the call).  The propagator settings come from [propagator], the strategy and
- * imaging from [rtm].  Returns 0 or a negative code with err_msg(). */
-int rtm_engine_create(const struct sl_config *cfg, const struct sl_device *dev,
-                      const struct rtm_volume *model, struct rtm_engine **out);
-/* The same with the model of [model] (io/model.h). */
-int rtm_engine_create_from_config(const struct sl_config *cfg, const struct sl_device *dev,
-                                  struct rtm_engine **out);
+/* An engine for P on DEV, migrating against MODEL (copied, as is P's wavelet: the caller
+ * may free both after the call).  Refuses a model velocity that is not > 0 and an
+ * unstable dt.  Returns 0 or a negative code with err_msg(). */
+int rtm_engine_create(const struct rtm_params *p, const struct sl_device *dev, const struct rtm_volume *model,
+                      struct rtm_engine **out);
 void rtm_engine_destroy(struct rtm_engine *e);
 
 /* The full model grid (the image stack's grid). */
 void rtm_engine_grid(const struct rtm_engine *e, int n[3], double d[3], double o[3]);
+/* The propagator dt the engine resolved. */
+double rtm_engine_dt(const struct rtm_engine *e);
 
 /* A stop request: the engine asks FN(USER) in every long loop (every RTM_STOP_POLL
  * propagator steps of each sweep, checkpoint recomputation included; before every
@@ -110,43 +207,43 @@ typedef int (*rtm_mem_probe_fn)(void *user, size_t *free_b);
 void rtm_engine_set_mem_probe(struct rtm_engine *e, rtm_mem_probe_fn fn, void *user);
 
 /* Bounds on a shot, checked from its header before anything is allocated for it: the
- * record length (ns - 1) dt must not exceed [propagator] t_max (what the migration and
- * `seislive check` are planned for; a few microseconds of slack), the propagator steps
- * must fit an int, the resampled traces the host memory, and a configured (not auto)
- * strategy's planned memory the budget.  Refused with -EINVAL / -ENOMEM, the reason and
- * the shot id; the job logs it with the message and goes on with the next shot. */
+ * record length (ns - 1) dt must not exceed t_max (what the migration and `seislive
+ * check` are planned for; a few microseconds of slack), the propagator steps must fit
+ * an int, the resampled traces the host memory, and a configured (not auto) strategy's
+ * planned memory the budget.  Refused with -EINVAL / -ENOMEM, the reason and the shot
+ * id; the job logs it with the message and goes on with the next shot.  A 2D model
+ * refuses a source or receiver off its line (-EINVAL, naming the receiver). */
 
-/* Migrate SHOT and add its image (and illumination) into STACK, which must have the
- * model's grid.  A shot already in the stack is refused (-EEXIST).  STATS may be
- * NULL.  Stops early with -ECANCELED when a stop is requested (rtm_engine_set_cancel),
- * the stack untouched. */
-int rtm_engine_migrate(struct rtm_engine *e, const struct shot *shot, struct image_stack *stack,
-                       struct rtm_shot_stats *stats);
+/* The shot's image patch: its offset in the full grid and its size. */
+int rtm_engine_patch(struct rtm_engine *e, const struct rtm_shot *shot, int off[3], int n[3]);
+/* Migrate SHOT: IMAGE (and ILLUM, the source illumination; may be NULL) get the shot
+ * image over its patch (rtm_engine_patch), x fastest.  STATS may be NULL.  Stops early
+ * with -ECANCELED when a stop is requested (rtm_engine_set_cancel). */
+int rtm_engine_migrate_patch(struct rtm_engine *e, const struct rtm_shot *shot, float *image, float *illum,
+                             struct rtm_shot_stats *stats);
 
-/* Migrate SHOT into a caller buffer instead of a stack: IMAGE (and ILLUM, may be NULL)
- * get the shot image over its patch (rtm_engine_patch gives offset and size first). */
-int rtm_engine_patch(struct rtm_engine *e, const struct shot *shot, int off[3], int n[3]);
-int rtm_engine_migrate_patch(struct rtm_engine *e, const struct shot *shot, float *image,
-                             float *illum, struct rtm_shot_stats *stats);
+/* Device bytes each strategy (index: enum rtm_strategy_kind; 0 unused) would need for
+ * SHOT, without running anything (the checkpoint figure for the configured snaps). */
+int rtm_engine_memory(struct rtm_engine *e, const struct rtm_shot *shot, size_t need[RTM_STRATEGIES]);
+/* The strategy auto would pick for SHOT under the engine's budget (memory_budget or the
+ * device's free memory); -ENOMEM when none fits. */
+int rtm_engine_pick(struct rtm_engine *e, const struct rtm_shot *shot, int *strategy);
 
-/* Device bytes each strategy (index: enum rtm_strategy; 0 unused) would need for SHOT,
- * without running anything (the checkpoint figure for the configured snaps). */
-int rtm_engine_memory(struct rtm_engine *e, const struct shot *shot, size_t need[5]);
-/* The strategy auto would pick for SHOT under the engine's budget ([rtm] memory_budget
- * or the device's free memory); -ENOMEM when none fits. */
-int rtm_engine_pick(struct rtm_engine *e, const struct shot *shot, int *strategy);
-
-/* Force the strategy of the next shots (tests, benchmark): STRAT_* of enum
- * rtm_strategy; STRAT_AUTO restores the configured choice. */
+/* Force the strategy of the next shots (tests, benchmark): RTM_* of enum
+ * rtm_strategy_kind; RTM_AUTO restores the configured choice. */
 void rtm_engine_force_strategy(struct rtm_engine *e, int strategy, int ckpt_schedule);
 
 /* Time steps and dt the engine uses for SHOT (the propagator dt; the shot's traces
- * are resampled to it), covering at most [propagator] t_max.  -EINVAL when the shot's
- * sample interval leaves fewer than 2 samples in t_max (a "dt": 100 header). */
-int rtm_engine_steps(const struct rtm_engine *e, const struct shot *shot, int *nt, double *dt);
+ * are resampled to it), covering at most t_max.  -EINVAL when the shot's sample
+ * interval leaves fewer than 2 samples in t_max (a "dt": 100 header). */
+int rtm_engine_steps(const struct rtm_engine *e, const struct rtm_shot *shot, int *nt, double *dt);
 
 /* Whether SHOT's record is longer than t_max, so that only its first t_max is migrated. */
-bool rtm_engine_cut_record(const struct rtm_engine *e, const struct shot *shot);
+bool rtm_engine_cut_record(const struct rtm_engine *e, const struct rtm_shot *shot);
+
+/* The propagator parameters of SHOT's receiver simulation (its sub-volume, faces and
+ * layers): what the engine will create, for diagnostics and tests. */
+int rtm_engine_shot_params(const struct rtm_engine *e, const struct rtm_shot *shot, struct prop_params *out);
 
 const char *rtm_strategy_name(int strategy);
 
@@ -154,10 +251,10 @@ const char *rtm_strategy_name(int strategy);
  * for checkpoint) for SHOT and hand the source wavefield u(n) over the sub-volume
  * (host copy, x fastest) to CB in the order the backward sweep uses it: n = nt down
  * to 1, imaging steps only.  The receiver wavefield still runs, as in a migration. */
-#define RTM_RANDOM_FORWARD (-2) /* SCHEDULE for STRAT_RANDOM: store the random-boundary u
+#define RTM_RANDOM_FORWARD (-2) /* SCHEDULE for RTM_RANDOM: store the random-boundary u
                                    forward instead of reversing it (the reference) */
 typedef int (*rtm_source_cb)(int n, const float *u, size_t cells, void *ctx);
-int rtm_engine_source_wavefield(struct rtm_engine *e, const struct shot *shot, int strategy, int schedule,
+int rtm_engine_source_wavefield(struct rtm_engine *e, const struct rtm_shot *shot, int strategy, int schedule,
                                 rtm_source_cb cb, void *ctx);
 
 #ifdef __cplusplus

@@ -5,9 +5,9 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "conf/config.h"
 #include "kernels/imaging.h"
 #include "kernels/revolve.h"
+#include "kernels/rtm.h"
 #include "stream/error.h"
 
 int rtm_default_snaps(int nt)
@@ -16,14 +16,16 @@ int rtm_default_snaps(int nt)
     return s < 2 ? 2 : s;
 }
 
-void rtm_random_params(const struct wave_params *wp, int random_width, struct wave_params *out)
+void rtm_random_params(const struct prop_params *pp, int random_width, struct prop_params *out)
 {
-    *out = *wp;
-    for (int f = 0; f < 6; f++) {
-        if (f == 4 && wp->free_surface)
+    *out = *pp;
+    struct prop_grid *g = &out->grid;
+    for (int f = 0; f < PROP_FACES; f++) {
+        if (g->face[f] != PROP_FACE_CPML && g->face[f] != PROP_FACE_RANDOM)
             continue;
-        if (out->pml[f] < random_width)
-            out->pml[f] = random_width;
+        g->face[f] = PROP_FACE_RANDOM;
+        if (g->width[f] < random_width)
+            g->width[f] = random_width;
     }
 }
 
@@ -33,15 +35,15 @@ size_t rtm_memory_checkpoint(const struct rtm_mem *m, const struct rtm_mem_input
     if (snaps < 1)
         snaps = 1;
     size_t b = (size_t)snaps * m->state;
-    if (schedule == CKPT_UNIFORM)
+    if (schedule == RTM_CKPT_UNIFORM)
         b += (size_t)revolve_uniform_segment(in->nt + 1, snaps) * m->field;
     return m->common + m->sim + b;
 }
 
 int rtm_memory_estimate(const struct rtm_mem_input *in, struct rtm_mem *m)
 {
-    struct wave_layout L;
-    int rc = wave_layout_of(&in->wp, &L);
+    struct prop_layout L;
+    int rc = prop_layout_of(&in->pp, &L);
     if (rc < 0)
         return rc;
     if (in->nt < 1 || in->image_every < 1)
@@ -54,13 +56,13 @@ int rtm_memory_estimate(const struct rtm_mem_input *in, struct rtm_mem *m)
         inner *= (size_t)L.n[a] > 2 * h ? (size_t)L.n[a] - 2 * h : 0;
     m->field = cells * f;
     m->strip = (cells - inner) * f;
-    m->sim = wave_memory_bytes(&in->wp);
+    m->sim = prop_memory_bytes(&in->pp);
     /* A checkpoint: both time levels and the CPML memory (not the CUDA kernels' second
-     * psi buffer, which wave_memory_bytes counts in the simulation). */
-    m->state = wave_state_bytes_of(&in->wp);
-    struct wave_params rp;
-    rtm_random_params(&in->wp, in->random_width, &rp);
-    m->sim_random = wave_memory_bytes(&rp);
+     * psi buffer, which the simulation's memory counts). */
+    m->state = prop_state_bytes_of(&in->pp);
+    struct prop_params rp;
+    rtm_random_params(&in->pp, in->random_width, &rp);
+    m->sim_random = prop_memory_bytes(&rp);
     size_t naccs = imaging_needs_receiver(in->imaging) ? 3 : 2;
     size_t nt1 = (size_t)in->nt + 1;
     /* points: trilinear weights and indices, 8 nodes each, generously */
@@ -70,11 +72,11 @@ int rtm_memory_estimate(const struct rtm_mem_input *in, struct rtm_mem *m)
     if (m->snaps > in->nt + 1)
         m->snaps = in->nt + 1;
     m->seg = revolve_uniform_segment(in->nt + 1, m->snaps);
-    m->need[STRAT_AUTO] = 0;
-    m->need[STRAT_FULL] = m->common + m->sim + (size_t)(in->nt / in->image_every) * m->field;
-    m->need[STRAT_BOUNDARY] = m->common + m->sim + (size_t)in->nt * m->strip;
-    m->need[STRAT_CHECKPOINT] = rtm_memory_checkpoint(m, in, m->snaps, in->schedule);
-    m->need[STRAT_RANDOM] = m->common + m->sim_random;
+    m->need[RTM_AUTO] = 0;
+    m->need[RTM_FULL] = m->common + m->sim + (size_t)(in->nt / in->image_every) * m->field;
+    m->need[RTM_BOUNDARY] = m->common + m->sim + (size_t)in->nt * m->strip;
+    m->need[RTM_CHECKPOINT] = rtm_memory_checkpoint(m, in, m->snaps, in->schedule);
+    m->need[RTM_RANDOM] = m->common + m->sim_random;
     return 0;
 }
 
@@ -83,16 +85,16 @@ int rtm_memory_pick(const struct rtm_mem *m, const struct rtm_mem_input *in, siz
 {
     const double mib = 1.0 / (1024.0 * 1024.0);
     *snaps = m->snaps;
-    if (m->need[STRAT_FULL] <= budget) {
-        *strategy = STRAT_FULL;
-        snprintf(why, why_len, "full fits: %.1f MiB of a %.1f MiB budget", m->need[STRAT_FULL] * mib,
+    if (m->need[RTM_FULL] <= budget) {
+        *strategy = RTM_FULL;
+        snprintf(why, why_len, "full fits: %.1f MiB of a %.1f MiB budget", m->need[RTM_FULL] * mib,
                  budget * mib);
         return 0;
     }
-    if (m->need[STRAT_BOUNDARY] <= budget) {
-        *strategy = STRAT_BOUNDARY;
+    if (m->need[RTM_BOUNDARY] <= budget) {
+        *strategy = RTM_BOUNDARY;
         snprintf(why, why_len, "full needs %.1f MiB > budget %.1f MiB; boundary fits (%.1f MiB)",
-                 m->need[STRAT_FULL] * mib, budget * mib, m->need[STRAT_BOUNDARY] * mib);
+                 m->need[RTM_FULL] * mib, budget * mib, m->need[RTM_BOUNDARY] * mib);
         return 0;
     }
     /* Binomial checkpoints: as many snaps as fit, if they keep the recomputation cheap. */
@@ -102,26 +104,26 @@ int rtm_memory_pick(const struct rtm_mem *m, const struct rtm_mem_input *in, siz
         int s = fit > (size_t)in->nt + 1 ? in->nt + 1 : (int)fit;
         long steps = s >= 1 ? revolve_min_steps(in->nt + 1, s) : -1;
         if (s >= 2 && steps >= 0 && steps <= (long)RTM_AUTO_MAX_SWEEPS * in->nt) {
-            *strategy = STRAT_CHECKPOINT;
+            *strategy = RTM_CHECKPOINT;
             *snaps = s;
             snprintf(why, why_len,
                      "boundary needs %.1f MiB > budget %.1f MiB; checkpoint (binomial) with %d snaps "
                      "fits (%.1f MiB, %.2f forward sweeps)",
-                     m->need[STRAT_BOUNDARY] * mib, budget * mib, s,
-                     rtm_memory_checkpoint(m, in, s, CKPT_BINOMIAL) * mib, (double)steps / in->nt);
+                     m->need[RTM_BOUNDARY] * mib, budget * mib, s,
+                     rtm_memory_checkpoint(m, in, s, RTM_CKPT_BINOMIAL) * mib, (double)steps / in->nt);
             return 0;
         }
     }
-    if (m->need[STRAT_RANDOM] <= budget) {
-        *strategy = STRAT_RANDOM;
+    if (m->need[RTM_RANDOM] <= budget) {
+        *strategy = RTM_RANDOM;
         snprintf(why, why_len,
                  "boundary needs %.1f MiB > budget %.1f MiB and too few checkpoints fit; random fits "
                  "(%.1f MiB)",
-                 m->need[STRAT_BOUNDARY] * mib, budget * mib, m->need[STRAT_RANDOM] * mib);
+                 m->need[RTM_BOUNDARY] * mib, budget * mib, m->need[RTM_RANDOM] * mib);
         return 0;
     }
     return err_set(-ENOMEM,
                    "no strategy fits the memory budget of %.1f MiB: the smallest (random) needs %.1f MiB "
                    "(raise [rtm] memory_budget, or narrow [rtm] aperture)",
-                   budget * mib, m->need[STRAT_RANDOM] * mib);
+                   budget * mib, m->need[RTM_RANDOM] * mib);
 }

@@ -15,9 +15,11 @@
 #ifndef SEISLIVE_RTM_MEMORY_H
 #define SEISLIVE_RTM_MEMORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
-#include "kernels/wave.h"
+#include "kernels/propagator.h"
+#include "kernels/subvolume.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,14 +28,14 @@ extern "C" {
 #define RTM_AUTO_MAX_SWEEPS 4
 
 struct rtm_mem_input {
-    struct wave_params wp;   /* the receiver simulation (CPML layers) on the sub-volume */
+    struct prop_params pp;   /* the receiver simulation (CPML layers) on the sub-volume */
     int random_width;        /* random layer width, cells */
     int nt;                  /* time steps */
     int image_every;         /* steps */
     int ntr;                 /* receivers */
-    int imaging;             /* enum imaging_cond */
+    int imaging;             /* enum imaging_cond_kind */
     int checkpoints;         /* configured snaps (0 = sqrt(nt + 1)) */
-    int schedule;            /* enum ckpt_schedule */
+    int schedule;            /* enum rtm_ckpt_schedule */
 };
 
 struct rtm_mem {
@@ -45,12 +47,22 @@ struct rtm_mem {
     size_t state;        /* one checkpoint state */
     int snaps;           /* snaps the checkpoint figure assumes */
     int seg;             /* uniform segment buffer (fields) */
-    size_t need[5];      /* total by enum rtm_strategy (index 0 = auto: unused) */
+    size_t need[5];      /* total by enum rtm_strategy_kind (index 0 = auto: unused) */
 };
 
-/* The random source simulation's parameters: each absorbing face widened to the
- * random width where that is wider; faces with no layer (free surface) stay so. */
-void rtm_random_params(const struct wave_params *wp, int random_width, struct wave_params *out);
+struct rtm_params;
+
+/* The propagator parameters of a shot's receiver simulation on sub-volume SV (spacing
+ * D, step DT) for the engine parameters P: CPML faces of P's widths, the free surface,
+ * and on a 2D model (TWO_D: its n[1] == 1) NONE y faces.  What the engine creates and
+ * `seislive check` plans with. */
+void rtm_prop_params(const struct rtm_params *p, bool two_d, const double d[3], const struct subvolume *sv,
+                     double dt, struct prop_params *pp);
+
+/* The random source simulation's parameters: each absorbing face becomes a RANDOM face
+ * (undamped layers), widened to the random width where that is wider; a free surface
+ * and the NONE faces of a 2D model stay as they are. */
+void rtm_random_params(const struct prop_params *pp, int random_width, struct prop_params *out);
 
 int rtm_memory_estimate(const struct rtm_mem_input *in, struct rtm_mem *out);
 

@@ -20,34 +20,31 @@ double stability_ppw(double vmin, double fhi, const double d[3])
     return vmin / (fhi * dmax);
 }
 
-int stability_resolve(const struct sl_config *cfg, double vmin, double vmax, double fmax,
-                      double *dt, double *dt_max, double *ppw)
+int stability_pick_dt(const struct stability_params *sp, double vmin, double vmax, double fmax, double *dt,
+                      double *dt_max, double *ppw)
 {
-    const struct propagator_conf *pc = &cfg->propagator;
-    double lim = stability_dt_max(pc->order, cfg->model.d, vmax);
+    double lim = stability_dt_max(sp->order, sp->d, vmax);
     if (dt_max)
         *dt_max = lim;
-    char where[512];
-    if (pc->dt == 0) {
-        *dt = pc->cfl * lim;
-    } else if (pc->dt > lim) {
+    if (sp->dt == 0) {
+        *dt = sp->cfl * lim;
+    } else if (sp->dt > lim) {
         return err_set(-EINVAL,
-                       "%s: [propagator] dt = %g s exceeds the largest stable dt %.6g s "
+                       "%s = %g s exceeds the largest stable dt %.6g s "
                        "(order %d, vmax %g m/s, smallest spacing %g m); use dt <= %.6g or dt = 0 "
                        "(automatic)",
-                       config_where(cfg, "propagator.dt", where, sizeof where), pc->dt, lim,
-                       pc->order, vmax, fmin(cfg->model.d[0], fmin(cfg->model.d[1], cfg->model.d[2])),
-                       lim);
+                       sp->dt_name ? sp->dt_name : "dt", sp->dt, lim, sp->order, vmax,
+                       fmin(sp->d[0], fmin(sp->d[1], sp->d[2])), lim);
     } else {
-        *dt = pc->dt;
+        *dt = sp->dt;
     }
-    double q = stability_ppw(vmin, fmax, cfg->model.d);
+    double q = stability_ppw(vmin, fmax, sp->d);
     if (ppw)
         *ppw = q;
-    if (q < pc->ppw_min * (1 - 1e-9))
+    if (q < sp->ppw_min * (1 - 1e-9))
         log_warn("%.2f points per wavelength at %g Hz (vmin %g m/s) is below ppw_min %g: expect "
                  "numerical dispersion (refine the grid or lower the frequency)",
-                 q, fmax, vmin, pc->ppw_min);
+                 q, fmax, vmin, sp->ppw_min);
     return 0;
 }
 

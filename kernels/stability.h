@@ -8,7 +8,6 @@
 #ifndef SEISLIVE_STABILITY_H
 #define SEISLIVE_STABILITY_H
 
-#include "conf/config.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,14 +27,25 @@ double stability_ppw(double vmin, double fmax, const double d[3]);
  * x >= pi/2, where the scheme has no real wavenumber for F. */
 double stability_time_dispersion(double f, double dt);
 
-/* Resolve the time step of CFG for a model with velocities VMIN..VMAX and a source
- * whose highest frequency is FMAX: [propagator] dt = 0 gives cfl x dt_max; a dt above
- * dt_max is refused (-EINVAL) with "FILE:LINE:COL: [propagator] dt = ... exceeds the
- * largest stable dt ... s".  Warns (log) when the points per wavelength fall below
- * [propagator] ppw_min.  *DT gets the step, *DT_MAX (optional) the limit, *PPW
- * (optional) the points per wavelength. */
-int stability_resolve(const struct sl_config *cfg, double vmin, double vmax, double fmax,
-                      double *dt, double *dt_max, double *ppw);
+/* What the time-step choice depends on besides the model (plain values: the config's
+ * [propagator] keys for the jobs, stream/stability_conf.h). */
+struct stability_params {
+    int order;              /* stencil order */
+    double d[3];            /* grid spacing, m */
+    double dt;              /* s; 0 = automatic: cfl x the largest stable dt */
+    double cfl;             /* fraction of the largest stable dt used when dt = 0 */
+    double ppw_min;         /* warn below this many points per wavelength at fmax */
+    const char *dt_name;    /* how a refusal names dt ("FILE:LINE:COL: [propagator] dt");
+                               NULL: "dt" */
+};
+
+/* Resolve the time step of SP for a model with velocities VMIN..VMAX and a source
+ * whose highest frequency is FMAX: dt = 0 gives cfl x dt_max; a dt above dt_max is
+ * refused (-EINVAL) with "DT_NAME = ... s exceeds the largest stable dt ... s".  Warns
+ * (log) when the points per wavelength fall below ppw_min.  *DT gets the step, *DT_MAX
+ * (optional) the limit, *PPW (optional) the points per wavelength. */
+int stability_pick_dt(const struct stability_params *sp, double vmin, double vmax, double fmax, double *dt,
+                      double *dt_max, double *ppw);
 
 #ifdef __cplusplus
 }

@@ -11,14 +11,22 @@ size_t subvolume_cells(const struct subvolume *sv)
     return (size_t)sv->n[0] * (size_t)sv->n[1] * (size_t)sv->n[2];
 }
 
+int subvolume_axis_contains(int n, double d, double o, double p)
+{
+    /* An axis of one cell (the y of a 2D model) holds the points on its line: within the
+     * rounding of float32 coordinates (receivers) of the line's position. */
+    if (n == 1)
+        return fabs(p - o) <= 1e-6 * (fabs(o) + d);
+    double t = (p - o) / d;
+    /* a hair of tolerance so that points exactly on the last node count */
+    return t >= -1e-9 && t <= (double)(n - 1) + 1e-9;
+}
+
 int subvolume_contains(const int n[3], const double d[3], const double o[3], const double p[3])
 {
-    for (int a = 0; a < 3; a++) {
-        double t = (p[a] - o[a]) / d[a];
-        /* a hair of tolerance so that points exactly on the last node count */
-        if (!(t >= -1e-9) || !(t <= (double)(n[a] - 1) + 1e-9))
+    for (int a = 0; a < 3; a++)
+        if (!subvolume_axis_contains(n[a], d[a], o[a], p[a]))
             return 0;
-    }
     return 1;
 }
 

@@ -28,8 +28,11 @@ struct subvolume {
 int subvolume_of_shot(const int n[3], const double d[3], const double o[3], const double src[3],
                       const float *rec, size_t nrec, double aperture, struct subvolume *out);
 
-/* True when point P (m) lies inside the grid N, D, O (its cell range, edges included). */
+/* True when point P (m) lies inside the grid N, D, O (its cell range, edges included;
+ * on an axis of one cell: on its line, within float32 rounding). */
 int subvolume_contains(const int n[3], const double d[3], const double o[3], const double p[3]);
+/* The same on one axis of N cells. */
+int subvolume_axis_contains(int n, double d, double o, double p);
 
 /* Copy the sub-volume SV of the full array FULL (grid N) into PART (sv->n cells). */
 void subvolume_cut(const int n[3], const float *full, const struct subvolume *sv, float *part);

@@ -22,6 +22,7 @@
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "stream/log.h"
+#include "stream/stability_conf.h"
 
 /* Below this no medium carries a wave (air is 330 m/s, the softest soils' shear waves
  * some 50 m/s): a smaller number is a velocity typed in km/s. */

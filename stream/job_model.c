@@ -15,14 +15,14 @@
 
 #include "io/model.h"
 #include "io/segy_write.h"
-#include "kernels/rtm_device.h"
-#include "kernels/stability.h"
+#include "kernels/device.h"
 #include "kernels/wave.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "stream/job.h"
 #include "stream/log.h"
 #include "stream/signals.h"
+#include "stream/stability_conf.h"
 
 struct plan {
     struct sl_model model;
@@ -253,9 +253,9 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
     }
     const size_t tr_bytes = pl.nrec * ((size_t)pl.nt + 1) * sizeof *tr;
     if (on_gpu &&
-        ((rc = rtm_dev_alloc(dev, (size_t)pl.nt * sizeof *gwav, (void **)&gwav)) < 0 ||
-         (rc = rtm_dev_put(dev, gwav, pl.wavelet, (size_t)pl.nt * sizeof *gwav)) < 0 ||
-         (rc = rtm_dev_alloc(dev, tr_bytes, (void **)&gtr)) < 0))
+        ((rc = dev_alloc(dev, (size_t)pl.nt * sizeof *gwav, (void **)&gwav)) < 0 ||
+         (rc = dev_copy(dev, gwav, pl.wavelet, (size_t)pl.nt * sizeof *gwav, DEV_H2D, NULL)) < 0 ||
+         (rc = dev_alloc(dev, tr_bytes, (void **)&gtr)) < 0))
         goto done;
     const float *wav = on_gpu ? gwav : pl.wavelet;
     float *dtr = on_gpu ? gtr : tr;
@@ -272,7 +272,7 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
         }
         if ((rc = wave_reset(s)) < 0)
             break;
-        if ((rc = rtm_dev_zero(dev, dtr, tr_bytes)) < 0) /* sample 0 of every trace */
+        if ((rc = dev_zero(dev, dtr, tr_bytes, NULL)) < 0) /* sample 0 of every trace */
             break;
         for (int it = 0; it < pl.nt; it++) {
             if (signals_stop_requested()) {
@@ -297,7 +297,7 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
                 t_log = t;
             }
         }
-        if (on_gpu && ((rc = rtm_dev_sync(dev)) < 0 || (rc = rtm_dev_get(dev, tr, dtr, tr_bytes)) < 0))
+        if (on_gpu && ((rc = dev_sync(dev)) < 0 || (rc = dev_copy(dev, tr, dtr, tr_bytes, DEV_D2H, NULL)) < 0))
             break;
         for (size_t r = 0; r < pl.nrec && rc == 0; r++) {
             wavelet_resample(tr + r * (pl.nt + 1), (size_t)pl.nt + 1, pl.dt, out, (size_t)pl.ns_out,
@@ -325,8 +325,8 @@ done:;
     wave_points_destroy(sp);
     wave_points_destroy(rp);
     wave_destroy(s);
-    rtm_dev_free(dev, gwav);
-    rtm_dev_free(dev, gtr);
+    dev_free(dev, gwav);
+    dev_free(dev, gtr);
     free(tr);
     free(out);
     free(snap);

@@ -15,6 +15,7 @@
 #include "stream/log.h"
 #include "stream/job_rtm_report.h"
 #include "stream/pipeline.h"
+#include "stream/rtm_config.h"
 #include "stream/signals.h"
 #include "stream/sources.h"
 #include "stream/state.h"
@@ -279,7 +280,7 @@ int shot_job_run(const struct sl_config *cfg, const struct sl_device *dev, const
 static int rtm_migrate(void *ctx, const struct shot *shot, struct image_stack *stack)
 {
     struct rtm_shot_stats st;
-    int rc = rtm_engine_migrate(ctx, shot, stack, &st);
+    int rc = rtm_stack_shot(ctx, shot, stack, &st);
     if (rc == 0)
         log_info("shot %lld migrated: %s, %d steps, %.2f s", (long long)shot->id,
                  rtm_strategy_name(st.strategy), st.nt, st.seconds);
@@ -309,7 +310,7 @@ static int rtm_run(const struct sl_config *cfg, const struct sl_device *dev, con
         vol.o[k] = j.o[k] = m.o[k];
     }
     struct rtm_engine *e;
-    rc = rtm_engine_create(cfg, dev, &vol, &e);
+    rc = rtm_engine_create_cfg(cfg, dev, &vol, &e);
     model_free(&m);
     if (rc)
         return rc;

@@ -9,7 +9,8 @@
  * (io/image_files.h) and publishes it with "final": true.  A matching state is resumed
  * on start; a state written under another configuration is refused.
  *
- * The rtm job (job_rtm_ops) uses the RTM engine of kernels/rtm.h as MIGRATE; tests use
+ * The rtm job (job_rtm_ops) uses the RTM engine of kernels/rtm.h as MIGRATE, through
+ * rtm_stack_shot (stream/rtm_config.h: the engine migrates, the job stacks); tests use
  * the same runtime with a simpler MIGRATE. */
 #ifndef SEISLIVE_JOB_RTM_H
 #define SEISLIVE_JOB_RTM_H

@@ -12,14 +12,15 @@
 #include "conf/config.h"
 #include "io/model.h"
 #include "kernels/backend.h"
+#include "kernels/device.h"
 #include "kernels/rtm.h"
-#include "kernels/rtm_device.h"
 #include "kernels/rtm_memory.h"
-#include "kernels/stability.h"
 #include "kernels/subvolume.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "stream/job_rtm_report.h"
+#include "stream/rtm_config.h"
+#include "stream/stability_conf.h"
 
 /* The receivers of [acquisition]: the explicit list, or the grid. */
 static float *receivers(const struct acquisition_conf *a, size_t *n)
@@ -123,23 +124,13 @@ int rtm_report(const struct sl_config *cfg, FILE *out)
         err_prefix(rc, "[acquisition] first source");
         goto out;
     }
-    struct wave_params wp = {0};
-    for (int a = 0; a < 3; a++) {
-        wp.n[a] = sv.n[a];
-        wp.d[a] = m.d[a];
-        wp.o[a] = sv.o[a];
-    }
-    wp.order = p->order;
-    wp.dt = dt;
-    for (int f = 0; f < 6; f++)
-        wp.pml[f] = p->pml_width[f];
-    if (p->free_surface)
-        wp.pml[4] = 0;
-    wp.pml_reflection = p->pml_reflection;
-    wp.f_ref = p->f_peak;
-    wp.free_surface = p->free_surface;
-    wp.kernel = p->kernel;
-    struct rtm_mem_input mi = {wp, cfg->rtm.random_width, nt, cfg->rtm.image_every, (int)inside,
+    /* the engine's own propagator parameters for this sub-volume (kernels/rtm_memory.h) */
+    struct rtm_params rp;
+    char dt_name[640];
+    rtm_params_from_config(cfg, &rp, dt_name, sizeof dt_name);
+    struct prop_params pp;
+    rtm_prop_params(&rp, m.n[1] == 1, m.d, &sv, dt, &pp);
+    struct rtm_mem_input mi = {pp, cfg->rtm.random_width, nt, cfg->rtm.image_every, (int)inside,
                                cfg->rtm.imaging, cfg->rtm.checkpoints, cfg->rtm.checkpoint_schedule};
     struct rtm_mem mem;
     if ((rc = rtm_memory_estimate(&mi, &mem)) < 0)
@@ -161,9 +152,9 @@ int rtm_report(const struct sl_config *cfg, FILE *out)
             sv.n[0], sv.n[1], sv.n[2], sv.off[0], sv.off[1], sv.off[2], nt, dt * 1e3, dt_max * 1e3);
     fprintf(out, "[rtm] device memory per strategy: full %.1f MiB, boundary %.1f MiB, checkpoint (%d snaps, %s) "
                  "%.1f MiB, random %.1f MiB\n",
-            mem.need[STRAT_FULL] * mib, mem.need[STRAT_BOUNDARY] * mib, mem.snaps,
-            cfg->rtm.checkpoint_schedule == CKPT_UNIFORM ? "uniform" : "binomial", mem.need[STRAT_CHECKPOINT] * mib,
-            mem.need[STRAT_RANDOM] * mib);
+            mem.need[RTM_FULL] * mib, mem.need[RTM_BOUNDARY] * mib, mem.snaps,
+            cfg->rtm.checkpoint_schedule == CKPT_UNIFORM ? "uniform" : "binomial", mem.need[RTM_CHECKPOINT] * mib,
+            mem.need[RTM_RANDOM] * mib);
     size_t budget = 0;
     const char *from = "[rtm] memory_budget";
     if (cfg->rtm.memory_budget > 0) {
@@ -171,22 +162,22 @@ int rtm_report(const struct sl_config *cfg, FILE *out)
     } else {
         struct sl_device dev;
         size_t fr = 0, tot = 0;
-        if (backend_select(cfg->runtime.device, &dev) == 0 && rtm_dev_mem(&dev, &fr, &tot) == 0) {
+        if (backend_select(cfg->runtime.device, &dev) == 0 && dev_mem(&dev, &fr, &tot) == 0) {
             budget = (size_t)((double)fr * 0.9);
             from = dev.kind == SL_DEVICE_CUDA ? "90% of the GPU's free memory" : "90% of free host memory";
         }
         err_clear();
     }
-    int strategy = STRAT_AUTO, snaps = mem.snaps;
+    int strategy = RTM_AUTO, snaps = mem.snaps;
     char why[512] = "";
     if (budget > 0 && rtm_memory_pick(&mem, &mi, budget, &strategy, &snaps, why, sizeof why) < 0)
         snprintf(why, sizeof why, "%s", err_msg());
     if (cfg->rtm.strategy == STRAT_AUTO)
         fprintf(out, "[rtm] auto picks %s under %.1f MiB (%s): %s\n",
-                strategy == STRAT_AUTO ? "nothing" : rtm_strategy_name(strategy), budget * mib, from, why);
+                strategy == RTM_AUTO ? "nothing" : rtm_strategy_name(strategy), budget * mib, from, why);
     else
         fprintf(out, "[rtm] strategy %s (configured); auto would pick %s under %.1f MiB (%s)\n",
-                rtm_strategy_name(cfg->rtm.strategy), strategy == STRAT_AUTO ? "nothing" : rtm_strategy_name(strategy),
+                rtm_strategy_name(cfg->rtm.strategy), strategy == RTM_AUTO ? "nothing" : rtm_strategy_name(strategy),
                 budget * mib, from);
     rc = 0;
 out:

@@ -16,6 +16,7 @@
 #include <segyio/segy.h>
 #include "kernels/stability.h"
 #include "stream/error.h"
+#include "stream/stability_conf.h"
 #include "tests/support.h"
 
 #define JOB "[job]\nkind = \"model\"\n\n"

@@ -50,33 +50,33 @@ Test(rtm_bounds, absurd_dt_refused_before_allocating_long_record_cut_to_t_max, .
     sh.dt = 100.0;
     int nt;
     double dt;
-    cr_assert_eq(rtm_engine_steps(e, &sh, &nt, &dt), -EINVAL);
+    cr_assert_eq(rtm_engine_steps(e, RTM_SHOT(&sh), &nt, &dt), -EINVAL);
     cr_assert_not_null(strstr(err_msg(), "t_max"), "%s", err_msg());
     float *img = malloc((size_t)24 * 6 * 16 * sizeof(float));
-    cr_assert_eq(rtm_engine_migrate_patch(e, &sh, img, NULL, NULL), -EINVAL, "%s", err_msg());
+    cr_assert_eq(rtm_engine_migrate_patch(e, RTM_SHOT(&sh), img, NULL, NULL), -EINVAL, "%s", err_msg());
     cr_assert_not_null(strstr(err_msg(), "shot 5"), "%s", err_msg());
     cr_assert_not_null(strstr(err_msg(), "sample interval 100 s leaves fewer than 2"), "%s", err_msg());
     /* the record at its own dt fits t_max: migrated */
     sh.dt = dt0;
     cr_assert_lt((sh.ns - 1) * sh.dt, 0.3);
-    cr_assert(!rtm_engine_cut_record(e, &sh));
-    cr_assert_eq(rtm_engine_migrate_patch(e, &sh, img, NULL, NULL), 0, "%s", err_msg());
+    cr_assert(!rtm_engine_cut_record(e, RTM_SHOT(&sh)));
+    cr_assert_eq(rtm_engine_migrate_patch(e, RTM_SHOT(&sh), img, NULL, NULL), 0, "%s", err_msg());
     /* a record exactly t_max long (ns - 1 samples of t_max / (ns - 1)) is not cut */
     cfg.propagator.t_max = (sh.ns - 1) * sh.dt;
     struct rtm_engine *e2 = rtm_case_engine(&c, &cfg);
-    cr_assert(!rtm_engine_cut_record(e2, &sh));
-    cr_assert_eq(rtm_engine_steps(e2, &sh, &nt, &dt), 0, "%s", err_msg());
+    cr_assert(!rtm_engine_cut_record(e2, RTM_SHOT(&sh)));
+    cr_assert_eq(rtm_engine_steps(e2, RTM_SHOT(&sh), &nt, &dt), 0, "%s", err_msg());
     int nt_full = nt;
     rtm_engine_destroy(e2);
     /* a record twice t_max is cut there: the steps cover t_max, and it is migrated */
     cfg.propagator.t_max = 0.5 * (sh.ns - 1) * sh.dt;
     struct rtm_engine *e3 = rtm_case_engine(&c, &cfg);
-    cr_assert(rtm_engine_cut_record(e3, &sh));
-    cr_assert_eq(rtm_engine_steps(e3, &sh, &nt, &dt), 0, "%s", err_msg());
+    cr_assert(rtm_engine_cut_record(e3, RTM_SHOT(&sh)));
+    cr_assert_eq(rtm_engine_steps(e3, RTM_SHOT(&sh), &nt, &dt), 0, "%s", err_msg());
     cr_assert_eq(nt, (int)floor(cfg.propagator.t_max / dt + 1e-6));
     cr_assert_lt(nt, nt_full);
     memset(img, 0, (size_t)24 * 6 * 16 * sizeof(float));
-    cr_assert_eq(rtm_engine_migrate_patch(e3, &sh, img, NULL, NULL), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_migrate_patch(e3, RTM_SHOT(&sh), img, NULL, NULL), 0, "%s", err_msg());
     double norm = 0;
     for (size_t i = 0; i < (size_t)24 * 6 * 16; i++)
         norm += (double)img[i] * img[i];
@@ -103,7 +103,7 @@ Test(rtm_bounds, configured_strategy_beyond_budget_refused_before_allocating, .t
     struct shot sh;
     rtm_case_synth_shot(&c, 6, 120.0, &sh);
     float *img = malloc((size_t)24 * 6 * 16 * sizeof(float));
-    cr_assert_eq(rtm_engine_migrate_patch(e, &sh, img, NULL, NULL), -ENOMEM, "%s", err_msg());
+    cr_assert_eq(rtm_engine_migrate_patch(e, RTM_SHOT(&sh), img, NULL, NULL), -ENOMEM, "%s", err_msg());
     cr_assert_not_null(strstr(err_msg(), "shot 6: strategy full needs"), "%s", err_msg());
     cr_assert_not_null(strstr(err_msg(), "budget"), "%s", err_msg());
     free(img);
@@ -279,14 +279,14 @@ Test(rtm_bounds, cancel_callback_stops_every_strategy, .timeout = 120)
         struct stopper never = {0, 0};
         rtm_engine_set_cancel(e, stop_after, &never);
         struct rtm_shot_stats st;
-        cr_assert_eq(rtm_engine_migrate_patch(e, &sh, img, NULL, &st), 0, "%s", err_msg());
+        cr_assert_eq(rtm_engine_migrate_patch(e, RTM_SHOT(&sh), img, NULL, &st), 0, "%s", err_msg());
         long steps = st.fwd_steps + st.bwd_steps;
         cr_assert_geq(never.calls, (int)(steps / (2 * RTM_STOP_POLL)), "%s: %d polls for %ld steps",
                       rtm_strategy_name(strategies[k]), never.calls, steps);
         /* stop at the third poll: inside the sweeps */
         struct stopper soon = {0, 3};
         rtm_engine_set_cancel(e, stop_after, &soon);
-        cr_assert_eq(rtm_engine_migrate_patch(e, &sh, img, NULL, NULL), -ECANCELED, "%s: %s",
+        cr_assert_eq(rtm_engine_migrate_patch(e, RTM_SHOT(&sh), img, NULL, NULL), -ECANCELED, "%s: %s",
                      rtm_strategy_name(strategies[k]), err_msg());
         cr_assert_eq(soon.calls, 3);
     }
@@ -296,10 +296,10 @@ Test(rtm_bounds, cancel_callback_stops_every_strategy, .timeout = 120)
     half.dt = sh.dt * 0.5; /* half the record, resampled */
     struct stopper first = {0, 2}; /* the first poll is before the setup, the second the first trace's */
     rtm_engine_set_cancel(e, stop_after, &first);
-    cr_assert_eq(rtm_engine_migrate_patch(e, &half, img, NULL, NULL), -ECANCELED, "%s", err_msg());
+    cr_assert_eq(rtm_engine_migrate_patch(e, RTM_SHOT(&half), img, NULL, NULL), -ECANCELED, "%s", err_msg());
     cr_assert_eq(first.calls, 2);
     rtm_engine_set_cancel(e, NULL, NULL);
-    cr_assert_eq(rtm_engine_migrate_patch(e, &half, img, NULL, NULL), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_migrate_patch(e, RTM_SHOT(&half), img, NULL, NULL), 0, "%s", err_msg());
     free(img);
     rtm_case_shot_free(&sh);
     rtm_engine_destroy(e);
@@ -331,12 +331,12 @@ Test(rtm_bounds, device_peak_measured_from_a_baseline_read_first, .timeout = 60)
     float *img = malloc((size_t)24 * 6 * 16 * sizeof(float));
     /* on the CPU without a probe: not measured, and said so */
     struct rtm_shot_stats st;
-    cr_assert_eq(rtm_engine_migrate_patch(e, &sh, img, NULL, &st), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_migrate_patch(e, RTM_SHOT(&sh), img, NULL, &st), 0, "%s", err_msg());
     cr_assert(!st.mem_device_measured);
     cr_assert_eq(st.mem_device, 0);
     struct probe p = {0};
     rtm_engine_set_mem_probe(e, shrinking, &p);
-    cr_assert_eq(rtm_engine_migrate_patch(e, &sh, img, NULL, &st), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_migrate_patch(e, RTM_SHOT(&sh), img, NULL, &st), 0, "%s", err_msg());
     cr_assert(st.mem_device_measured);
     cr_assert_geq(p.calls, 4, "baseline and one query per allocation at least");
     /* baseline 4096 MiB at the first query, lowest at the last */

@@ -144,7 +144,7 @@ struct rtm_engine *rtm_case_engine(const struct rtm_case *c, const struct sl_con
     struct rtm_volume vol = {{c->n[0], c->n[1], c->n[2]}, {c->d[0], c->d[1], c->d[2]},
                              {c->o[0], c->o[1], c->o[2]}, c->v_mig};
     struct rtm_engine *e = NULL;
-    cr_assert_eq(rtm_engine_create(cfg, &dev, &vol, &e), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_create_cfg(cfg, &dev, &vol, &e), 0, "%s", err_msg());
     return e;
 }
 

@@ -6,6 +6,7 @@
 #include "conf/config.h"
 #include "io/shot.h"
 #include "kernels/rtm.h"
+#include "stream/rtm_config.h"
 
 struct rtm_case {
     int n[3];

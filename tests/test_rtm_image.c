@@ -26,12 +26,12 @@ static float *migrate(struct rtm_case *c, double sx, struct shot *sh, int n[3])
     rtm_case_config(c, &cfg);
     struct rtm_engine *e = rtm_case_engine(c, &cfg);
     int off[3];
-    cr_assert_eq(rtm_engine_patch(e, sh, off, n), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_patch(e, RTM_SHOT(sh), off, n), 0, "%s", err_msg());
     cr_assert_eq(n[0], NX);
     cr_assert_eq(n[2], NZ);
     float *img = malloc((size_t)n[0] * n[1] * n[2] * sizeof(float));
     struct rtm_shot_stats st;
-    cr_assert_eq(rtm_engine_migrate_patch(e, sh, img, NULL, &st), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_migrate_patch(e, RTM_SHOT(sh), img, NULL, &st), 0, "%s", err_msg());
     cr_assert_eq(st.strategy, STRAT_FULL);
     rtm_engine_destroy(e);
     config_free(&cfg);

@@ -36,12 +36,12 @@ Test(rtm_stack, stack_is_the_sum_of_the_shots, .timeout = 120)
     int offs[2][3];
     for (int k = 0; k < 2; k++) {
         int off[3], pn[3];
-        cr_assert_eq(rtm_engine_patch(e, &s[k], off, pn), 0, "%s", err_msg());
+        cr_assert_eq(rtm_engine_patch(e, RTM_SHOT(&s[k]), off, pn), 0, "%s", err_msg());
         memcpy(offs[k], off, sizeof off);
         cr_assert_lt(pn[0], NX, "the patch is a part of the model");
         size_t pc = (size_t)pn[0] * pn[1] * pn[2];
         float *img = malloc(pc * 4), *ill = malloc(pc * 4);
-        cr_assert_eq(rtm_engine_migrate_patch(e, &s[k], img, ill, NULL), 0, "%s", err_msg());
+        cr_assert_eq(rtm_engine_migrate_patch(e, RTM_SHOT(&s[k]), img, ill, NULL), 0, "%s", err_msg());
         double e2 = 0;
         for (int z = 0; z < pn[2]; z++)
             for (int y = 0; y < pn[1]; y++)
@@ -62,12 +62,12 @@ Test(rtm_stack, stack_is_the_sum_of_the_shots, .timeout = 120)
     cr_assert_eq(image_stack_init(&st, n, d, o), 0);
     struct rtm_shot_stats ss;
     for (int k = 0; k < 2; k++) {
-        cr_assert_eq(rtm_engine_migrate(e, &s[k], &st, &ss), 0, "%s", err_msg());
+        cr_assert_eq(rtm_stack_shot(e, &s[k], &st, &ss), 0, "%s", err_msg());
         cr_assert_eq(ss.shot_id, s[k].id);
         cr_assert_gt(ss.seconds, 0.0);
         cr_assert_gt(ss.mem_bytes, 0);
     }
-    cr_assert_eq(rtm_engine_migrate(e, &s[0], &st, NULL), -EEXIST, "a shot is never stacked twice");
+    cr_assert_eq(rtm_stack_shot(e, &s[0], &st, NULL), -EEXIST, "a shot is never stacked twice");
     cr_assert_eq(st.shots, 2);
     size_t nid;
     const int64_t *ids = image_stack_ids(&st, &nid);
@@ -98,19 +98,19 @@ static int strategy_under(struct rtm_case *c, const struct shot *sh, double budg
     struct rtm_engine *e = rtm_case_engine(c, &cfg);
     int strategy = -1;
     if (need)
-        cr_assert_eq(rtm_engine_memory(e, sh, need), 0, "%s", err_msg());
+        cr_assert_eq(rtm_engine_memory(e, RTM_SHOT(sh), need), 0, "%s", err_msg());
     if (run) {
         struct rtm_shot_stats st;
         memset(&st, 0, sizeof st);
         float *img = malloc((size_t)NX * NY * NZ * 4);
-        *rc = rtm_engine_migrate_patch(e, sh, img, NULL, &st);
+        *rc = rtm_engine_migrate_patch(e, RTM_SHOT(sh), img, NULL, &st);
         if (*rc == 0)
             strategy = st.strategy;
         if (need && *rc == 0)
             cr_assert_eq(memcmp(need, st.mem_need, sizeof st.mem_need), 0, "plan and run disagree");
         free(img);
     } else {
-        *rc = rtm_engine_pick(e, sh, &strategy);
+        *rc = rtm_engine_pick(e, RTM_SHOT(sh), &strategy);
     }
     rtm_engine_destroy(e);
     config_free(&cfg);

@@ -36,13 +36,13 @@ static void setup(struct rtm_case *c, struct shot *sh)
 static float *migrate_with(struct rtm_engine *e, const struct shot *sh, int strategy, int schedule, size_t *cells)
 {
     int off[3], n[3];
-    cr_assert_eq(rtm_engine_patch(e, sh, off, n), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_patch(e, RTM_SHOT(sh), off, n), 0, "%s", err_msg());
     *cells = (size_t)n[0] * n[1] * n[2];
     float *img = malloc(*cells * sizeof(float));
     cr_assert(img);
     rtm_engine_force_strategy(e, strategy, schedule);
     struct rtm_shot_stats st;
-    cr_assert_eq(rtm_engine_migrate_patch(e, sh, img, NULL, &st), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_migrate_patch(e, RTM_SHOT(sh), img, NULL, &st), 0, "%s", err_msg());
     cr_assert_eq(st.strategy, strategy);
     return img;
 }
@@ -188,8 +188,8 @@ static double reconstruction_error(struct rtm_engine *e, const struct rtm_case *
     struct collect f = {calloc((size_t)(c->nt + 1) * cells, sizeof(float)), cells, c->nt, 0, 0};
     struct collect b = {calloc((size_t)(c->nt + 1) * cells, sizeof(float)), cells, c->nt, 0, 0};
     cr_assert(f.u && b.u);
-    cr_assert_eq(rtm_engine_source_wavefield(e, sh, ref_strategy, ref_schedule, keep, &f), 0, "%s", err_msg());
-    cr_assert_eq(rtm_engine_source_wavefield(e, sh, strategy, -1, keep, &b), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_source_wavefield(e, RTM_SHOT(sh), ref_strategy, ref_schedule, keep, &f), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_source_wavefield(e, RTM_SHOT(sh), strategy, -1, keep, &b), 0, "%s", err_msg());
     cr_assert_eq(f.visits, c->nt);
     cr_assert_eq(b.visits, c->nt);
     int n0 = (int)ceil(1.5 / c->f_peak / c->dt);

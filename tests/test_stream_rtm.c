@@ -18,6 +18,7 @@
 #include "kernels/backend.h"
 #include "kernels/rtm.h"
 #include "stream/error.h"
+#include "stream/rtm_config.h"
 #include "tests/support.h"
 #include "tests/test_stream_support.h"
 
@@ -69,11 +70,11 @@ Test(stream_rtm, zmq_shots_through_seislive_run_equal_batch_rtm, .timeout = 120)
     memcpy(vol.d, mod.d, sizeof vol.d);
     memcpy(vol.o, mod.o, sizeof vol.o);
     struct rtm_engine *e;
-    cr_assert_eq(rtm_engine_create(&cfg, &dev, &vol, &e), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_create_cfg(&cfg, &dev, &vol, &e), 0, "%s", err_msg());
     struct image_stack st;
     cr_assert_eq(image_stack_init(&st, mod.n, mod.d, mod.o), 0);
     for (int k = 0; k < N; k++)
-        cr_assert_eq(rtm_engine_migrate(e, &shots[k], &st, NULL), 0, "%s", err_msg());
+        cr_assert_eq(rtm_stack_shot(e, &shots[k], &st, NULL), 0, "%s", err_msg());
     size_t cells = image_stack_cells(&st);
     float *want = malloc(cells * sizeof(float));
     cr_assert_eq(image_stack_render(&st, false, want), 0);

@@ -11,7 +11,12 @@
  *   seislive-bench rtm [--json] [--n NX NY NZ] [--pml W] [--steps N] [--rx R]
  *                      [--order K] [--d M] [--device SPEC] [--kernel auto|naive|tiled]
  *                      [--strategies a,b,...] [--image-every K] [--repeat N]
- *                      [--verbose]
+ *                      [--one-stream] [--imaging-scalar] [--verbose]
+ *
+ * --one-stream and --imaging-scalar set the engine's tuning (struct rtm_tuning,
+ * docs/TUNING.md): boundary and random step both wavefields on one CUDA stream; the
+ * imaging condition accumulates one cell per thread instead of four (float4).  Neither
+ * changes the image.
  *
  * --repeat N migrates the shot N times per strategy and reports the median time (and
  * the fastest and slowest); a second table splits the median run into its phases. */
@@ -24,40 +29,37 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "conf/config.h"
+#include "io/shot.h"
 #include "kernels/backend.h"
 #include "kernels/device.h"
+#include "kernels/imaging.h"
+#include "kernels/propagator.h"
 #include "kernels/rtm.h"
-#include "kernels/rtm_device.h"
 #include "kernels/stability.h"
-#include "kernels/wave.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "stream/log.h"
 #include "tools/bench.h"
 
-/* BYTES of host memory for the shot, page-locked for CUDA when PIN (NULL on failure,
- * with err_msg() saying why). */
-static float *payload_alloc(size_t bytes, bool pin)
+/* BYTES of host memory for the shot, page-locked on a CUDA DEV (NULL on failure, with
+ * err_msg() saying why). */
+static float *payload_alloc(const struct sl_device *dev, size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
         err_set(-errno, "mmap: %s", strerror(errno));
         return NULL;
     }
-    static const struct sl_device gpu = {.kind = SL_DEVICE_CUDA}; /* the thread's bound GPU */
-    if (pin && dev_host_register(&gpu, p, bytes) < 0) {
+    if (dev_host_register(dev, p, bytes) < 0) {
         munmap(p, bytes);
         return NULL;
     }
     return p;
 }
 
-static void payload_free(float *p, size_t bytes, bool pin)
+static void payload_free(const struct sl_device *dev, float *p, size_t bytes)
 {
-    static const struct sl_device gpu = {.kind = SL_DEVICE_CUDA}; /* the thread's bound GPU */
-    if (pin)
-        dev_host_unregister(&gpu, p);
+    dev_host_unregister(dev, p);
     munmap(p, bytes);
 }
 
@@ -69,26 +71,27 @@ static double now_s(void)
 }
 
 /* Step rate of the plain propagator on P (points of the padded grid per second). */
-static int step_rate(const struct sl_device *dev, const struct wave_params *p, const float *v, double *pts_s)
+static int step_rate(const struct sl_device *dev, const struct prop_params *p, const float *v, double *pts_s)
 {
-    struct wave_sim *s;
-    int rc = wave_create(dev, p, v, &s);
+    struct prop *s;
+    const struct prop_model m = {v};
+    int rc = prop_create(dev, p, &m, &s);
     if (rc < 0)
         return rc;
-    const struct wave_layout *L = wave_layout(s);
+    const struct prop_layout *L = prop_layout(s);
     double npad = (double)L->npad[0] * L->npad[1] * L->npad[2];
     int warm = 5, reps = dev->kind == SL_DEVICE_CUDA ? 100 : 5;
     for (int i = 0; i < warm && rc == 0; i++)
-        rc = wave_step(s);
+        rc = prop_step(s);
     if (rc == 0)
-        rc = wave_sync(s);
+        rc = prop_sync(s);
     double t0 = now_s();
     for (int i = 0; i < reps && rc == 0; i++)
-        rc = wave_step(s);
+        rc = prop_step(s);
     if (rc == 0)
-        rc = wave_sync(s);
+        rc = prop_sync(s);
     double t = now_s() - t0;
-    wave_destroy(s);
+    prop_destroy(s);
     *pts_s = npad * reps / t;
     return rc;
 }
@@ -107,8 +110,9 @@ struct row {
 
 int bench_rtm(int argc, char **argv)
 {
-    int ntot[3] = {400, 400, 200}, pml = 20, steps = 3000, rx = 200, order = 8, json = 0, kernel = KERNEL_AUTO;
+    int ntot[3] = {400, 400, 200}, pml = 20, steps = 3000, rx = 200, order = 8, json = 0, kernel = 0;
     int every = 1, repeat = 1, verbose = 0;
+    struct rtm_tuning tuning = {0};
     double d = 12.5;
     const char *device = "auto", *list = "boundary,random,checkpoint,checkpoint-uniform,full";
     for (int i = 1; i < argc; i++) {
@@ -123,6 +127,10 @@ int bench_rtm(int argc, char **argv)
             steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--verbose"))
             verbose = 1;
+        else if (!strcmp(argv[i], "--one-stream"))
+            tuning.one_stream = true;
+        else if (!strcmp(argv[i], "--imaging-scalar"))
+            tuning.imaging_scalar = true;
         else if (!strcmp(argv[i], "--image-every") && i + 1 < argc)
             every = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
@@ -139,7 +147,7 @@ int bench_rtm(int argc, char **argv)
             list = argv[++i];
         else if (!strcmp(argv[i], "--kernel") && i + 1 < argc) {
             i++;
-            kernel = !strcmp(argv[i], "naive") ? KERNEL_NAIVE : !strcmp(argv[i], "tiled") ? KERNEL_TILED : KERNEL_AUTO;
+            kernel = !strcmp(argv[i], "naive") ? 1 : !strcmp(argv[i], "tiled") ? 2 : 0; /* prop_tuning.kernel */
         }
         else {
             fprintf(stderr, "bench rtm: unknown option '%s'\n", argv[i]);
@@ -169,35 +177,37 @@ int bench_rtm(int argc, char **argv)
     for (int z = 0; z < n[2]; z++)
         for (size_t i = 0; i < (size_t)n[0] * n[1]; i++)
             v[(size_t)z * n[0] * n[1] + i] = (float)(2000.0 + 1500.0 * z / (n[2] - 1));
-    struct sl_config cfg;
-    config_defaults(&cfg);
-    cfg.propagator.order = order;
-    cfg.propagator.f_peak = 10.0;
-    cfg.propagator.kernel = kernel;
+    /* the engine's parameters: the config's defaults (rtm_params_init) and the above */
+    struct rtm_params prm;
+    rtm_params_init(&prm);
+    prm.order = order;
+    prm.f_peak = 10.0;
+    prm.f_ref = 10.0;
+    prm.prop_tuning.kernel = kernel;
     const double dd[3] = {d, d, d};
-    cfg.propagator.dt = 0.9 * stability_dt_max(order, dd, 3500.0);
-    cfg.propagator.t_max = steps * cfg.propagator.dt; /* the shot's record length (the engine's bound) */
+    prm.dt = 0.9 * stability_dt_max(order, dd, 3500.0);
+    prm.t_max = steps * prm.dt; /* the shot's record length (the engine's bound) */
     for (int f = 0; f < 6; f++)
-        cfg.propagator.pml_width[f] = pml;
-    cfg.propagator.free_surface = false;
-    cfg.rtm.aperture = 1e9;
-    cfg.rtm.imaging = IMG_XCORR;
-    cfg.rtm.image_every = every;
-    cfg.rtm.random_width = pml;
-    cfg.rtm.checkpoint_schedule = CKPT_BINOMIAL;
+        prm.pml[f] = pml;
+    prm.free_surface = false;
+    prm.aperture = 1e9;
+    prm.imaging = IMAGING_XCORR;
+    prm.image_every = every;
+    prm.random.width = pml;
+    prm.checkpoint_schedule = RTM_CKPT_BINOMIAL;
+    prm.tuning = tuning;
     struct rtm_volume vol = {{n[0], n[1], n[2]}, {d, d, d}, {0, 0, 0}, v};
     struct rtm_engine *e = NULL;
-    int rc = rtm_engine_create(&cfg, &dev, &vol, &e);
+    int rc = rtm_engine_create(&prm, &dev, &vol, &e);
     if (rc < 0) {
         fprintf(stderr, "bench rtm: %s\n", err_msg());
         free(v);
-        config_free(&cfg);
         return 1;
     }
     /* the shot: source in the middle 2 cells down, an rx x rx receiver grid over the
      * interior at the same depth, synthetic traces (a reflection hyperbola: the work
      * does not depend on the data) */
-    double dt = cfg.propagator.dt;
+    double dt = prm.dt;
     struct shot sh = {0};
     sh.id = 1;
     sh.ns = steps + 1;
@@ -209,10 +219,9 @@ int bench_rtm(int argc, char **argv)
     /* page-locked on a CUDA device, as the pipeline's slots are (stream/slots.c): the
      * traces go up at the pinned rate, not the pageable one */
     const size_t payload = shot_payload_bytes(sh.ntr, sh.ns);
-    const bool pin = dev.kind == SL_DEVICE_CUDA;
     float *img = NULL;
     int status = 1; /* until the tables are printed */
-    if (!(sh.rec = payload_alloc(payload, pin))) {
+    if (!(sh.rec = payload_alloc(&dev, payload))) {
         fprintf(stderr, "bench rtm: shot payload (%zu bytes): %s\n", payload, err_msg());
         goto out;
     }
@@ -235,35 +244,31 @@ int bench_rtm(int argc, char **argv)
                 sh.data[r * (size_t)sh.ns + (size_t)k] = (float)wavelet_ricker(k * dt, 10.0, t0);
         }
     /* what the propagator alone would take for the same steps */
-    struct wave_params wp = {0};
-    for (int a = 0; a < 3; a++) {
-        wp.n[a] = n[a];
-        wp.d[a] = d;
-    }
-    wp.order = order;
-    wp.dt = dt;
-    for (int f = 0; f < 6; f++)
-        wp.pml[f] = pml;
-    wp.pml_reflection = cfg.propagator.pml_reflection;
-    wp.f_ref = 10.0;
-    wp.kernel = cfg.propagator.kernel;
+    struct prop_params pp;
+    const double o0[3] = {0, 0, 0};
+    prop_params_init(&pp, n, dd, o0, dt, pml);
+    pp.op.order = order;
+    pp.pml_reflection = prm.pml_reflection;
+    pp.f_ref = 10.0;
+    pp.tuning.kernel = kernel;
     double rate = 0;
-    if ((rc = step_rate(&dev, &wp, v, &rate)) < 0) {
+    if ((rc = step_rate(&dev, &pp, v, &rate)) < 0) {
         fprintf(stderr, "bench rtm: %s\n", err_msg());
         goto out;
     }
     double npad = (double)ntot[0] * ntot[1] * ntot[2];
 
     struct row rows[] = {
-        {.name = "boundary", .strategy = STRAT_BOUNDARY, .schedule = -1},
-        {.name = "random", .strategy = STRAT_RANDOM, .schedule = -1},
-        {.name = "checkpoint", .strategy = STRAT_CHECKPOINT, .schedule = CKPT_BINOMIAL},
-        {.name = "checkpoint-uniform", .strategy = STRAT_CHECKPOINT, .schedule = CKPT_UNIFORM},
-        {.name = "full", .strategy = STRAT_FULL, .schedule = -1},
+        {.name = "boundary", .strategy = RTM_BOUNDARY, .schedule = -1},
+        {.name = "random", .strategy = RTM_RANDOM, .schedule = -1},
+        {.name = "checkpoint", .strategy = RTM_CHECKPOINT, .schedule = RTM_CKPT_BINOMIAL},
+        {.name = "checkpoint-uniform", .strategy = RTM_CHECKPOINT, .schedule = RTM_CKPT_UNIFORM},
+        {.name = "full", .strategy = RTM_FULL, .schedule = -1},
     };
     const int nrows = (int)(sizeof rows / sizeof *rows);
-    size_t need[5] = {0};
-    if ((rc = rtm_engine_memory(e, &sh, need)) < 0) {
+    size_t need[RTM_STRATEGIES] = {0};
+    const struct rtm_shot shv = {sh.id, sh.ns, sh.dt, sh.ntr, {sh.src[0], sh.src[1], sh.src[2]}, sh.rec, sh.data};
+    if ((rc = rtm_engine_memory(e, &shv, need)) < 0) {
         fprintf(stderr, "bench rtm: %s\n", err_msg());
         goto out;
     }
@@ -276,13 +281,13 @@ int bench_rtm(int argc, char **argv)
         if (!strstr(have, key))
             continue;
         rtm_engine_force_strategy(e, r->strategy, r->schedule);
-        if ((rc = rtm_engine_memory(e, &sh, need)) < 0) {
+        if ((rc = rtm_engine_memory(e, &shv, need)) < 0) {
             fprintf(stderr, "bench rtm: %s\n", err_msg());
             goto out;
         }
         r->need = need[r->strategy];
         size_t fr = 0, tot = 0;
-        rtm_dev_mem(&dev, &fr, &tot);
+        dev_mem(&dev, &fr, &tot);
         if (r->need > (size_t)(0.95 * (double)fr)) {
             snprintf(r->note, sizeof r->note, "does not fit: needs %.1f GiB, %.1f GiB free", r->need * mib / 1024,
                      fr * mib / 1024);
@@ -292,7 +297,7 @@ int bench_rtm(int argc, char **argv)
         int ok = 1;
         for (int t = 0; t < repeat && ok; t++) {
             memset(&runs[t], 0, sizeof runs[t]);
-            if ((rc = rtm_engine_migrate_patch(e, &sh, img, NULL, &runs[t])) < 0) {
+            if ((rc = rtm_engine_migrate_patch(e, &shv, img, NULL, &runs[t])) < 0) {
                 snprintf(r->note, sizeof r->note, "failed: %.140s", err_msg());
                 ok = 0;
             }
@@ -327,8 +332,9 @@ int bench_rtm(int argc, char **argv)
     }
     if (json) {
         printf("{\"bench\":\"rtm\",\"device\":\"%s\",\"grid\":[%d,%d,%d],\"pml\":%d,\"order\":%d,\"steps\":%d,"
-               "\"receivers\":%d,\"step_gpts\":%.3f,\"rows\":[",
-               dev.name, ntot[0], ntot[1], ntot[2], pml, order, steps, rx * rx, rate * 1e-9);
+               "\"receivers\":%d,\"step_gpts\":%.3f,\"one_stream\":%s,\"imaging_scalar\":%s,\"rows\":[",
+               dev.name, ntot[0], ntot[1], ntot[2], pml, order, steps, rx * rx, rate * 1e-9,
+               tuning.one_stream ? "true" : "false", tuning.imaging_scalar ? "true" : "false");
         int first = 1;
         for (int k = 0; k < nrows; k++) {
             struct row *r = &rows[k];
@@ -351,10 +357,11 @@ int bench_rtm(int argc, char **argv)
         printf("]}\n");
     } else {
         printf("rtm reference shot on %s: %d x %d x %d points at %g m including %d-cell absorbing layers, order %d, "
-               "%d steps of %.3g ms, %d x %d receivers, imaging every %d step%s, kernel %s; propagator alone: "
+               "%d steps of %.3g ms, %d x %d receivers, imaging every %d step%s, kernel %s%s%s; propagator alone: "
                "%.2f Gpts/s; median of %d run%s\n\n",
                dev.name, ntot[0], ntot[1], ntot[2], d, pml, order, steps, dt * 1e3, rx, rx, every,
-               every == 1 ? "" : "s", kernel == KERNEL_NAIVE ? "naive" : kernel == KERNEL_TILED ? "tiled" : "auto",
+               every == 1 ? "" : "s", kernel == 1 ? "naive" : kernel == 2 ? "tiled" : "auto",
+               tuning.one_stream ? ", one stream" : "", tuning.imaging_scalar ? ", scalar imaging" : "",
                rate * 1e-9, repeat, repeat == 1 ? "" : "s");
         printf("| strategy | time (s) | peak device memory (MiB) | allocated (MiB) | planned (MiB) | wavefield steps | "
                "stencil-predicted (s) | time / predicted | note |\n");
@@ -388,9 +395,8 @@ int bench_rtm(int argc, char **argv)
 out:
     free(img);
     if (sh.rec)
-        payload_free(sh.rec, payload, pin);
+        payload_free(&dev, sh.rec, payload);
     free(v);
     rtm_engine_destroy(e);
-    config_free(&cfg);
     return status;
 }

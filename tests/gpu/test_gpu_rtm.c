@@ -14,10 +14,11 @@
 #include "kernels/laplacian_filter.h"
 #include "kernels/random_boundary.h"
 #include "kernels/rtm.h"
-#include "kernels/rtm_device.h"
+#include "kernels/device.h"
 #include "kernels/wave.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
+#include "stream/rtm_config.h"
 #include "tests/gpu/gpu_support.h"
 #include "tests/support.h"
 
@@ -31,9 +32,9 @@ static float frand(unsigned *s)
 static void *up(const struct sl_device *d, const void *h, size_t b)
 {
     void *p;
-    cr_assert_eq(rtm_dev_alloc(d, b, &p), 0, "%s", err_msg());
+    cr_assert_eq(dev_alloc(d, b, &p), 0, "%s", err_msg());
     if (h)
-        cr_assert_eq(rtm_dev_put(d, p, h, b), 0, "%s", err_msg());
+        cr_assert_eq(dev_copy(d, p, h, b, DEV_H2D, NULL), 0, "%s", err_msg());
     return p;
 }
 
@@ -68,7 +69,7 @@ Test(gpu_rtm, imaging_and_laplacian_kernels_match_cpu)
     float *dq = up(&g, q, nw * 4), *duw = up(&g, uw, nw * 4), *du = poisoned(&g, ni * 4);
     cr_assert_eq(imaging_extract_cuda(&bq, duw, du, NULL), 0, "%s", err_msg());
     float *hu = malloc(ni * 4);
-    cr_assert_eq(rtm_dev_get(&g, hu, du, ni * 4), 0);
+    cr_assert_eq(dev_copy(&g, hu, du, ni * 4, DEV_D2H, NULL), 0);
     cr_assert_eq(memcmp(hu, u, ni * 4), 0, "extract differs");
     for (int cond = IMG_XCORR; cond <= IMG_BOTH; cond++) {
         float *num = calloc(ni, 4), *ils = calloc(ni, 4), *ilr = calloc(ni, 4), *out = malloc(ni * 4);
@@ -77,16 +78,16 @@ Test(gpu_rtm, imaging_and_laplacian_kernels_match_cpu)
                                    imaging_needs_receiver(cond) ? up(&g, ilr, ni * 4) : NULL};
         for (int t = 0; t < 3; t++) {
             imaging_accumulate_cpu(&bu, u, &bq, q, &acc);
-            cr_assert_eq(imaging_accumulate_cuda(&bu, du, &bq, dq, &dacc, NULL), 0, "%s", err_msg());
+            cr_assert_eq(imaging_accumulate_cuda(&bu, du, &bq, dq, &dacc, false, NULL), 0, "%s", err_msg());
         }
         imaging_finalize_cpu(&bq, cond, &acc, out);
         float *dout = poisoned(&g, ni * 4), *scr = up(&g, NULL, 8), *hout = malloc(ni * 4);
         cr_assert_eq(imaging_finalize_cuda(&bq, cond, &dacc, dout, scr, NULL), 0, "%s", err_msg());
-        cr_assert_eq(rtm_dev_get(&g, hout, dout, ni * 4), 0);
+        cr_assert_eq(dev_copy(&g, hout, dout, ni * 4, DEV_D2H, NULL), 0);
         double rel = test_rel_l2_f32(hout, out, ni);
         cr_assert_lt(rel, 1e-5, "condition %d: relative error %.3g", cond, rel);
-        rtm_dev_free(&g, dacc.num), rtm_dev_free(&g, dacc.ill_s), rtm_dev_free(&g, dacc.ill_r);
-        rtm_dev_free(&g, dout), rtm_dev_free(&g, scr);
+        dev_free(&g, dacc.num), dev_free(&g, dacc.ill_s), dev_free(&g, dacc.ill_r);
+        dev_free(&g, dout), dev_free(&g, scr);
         free(num), free(ils), free(ilr), free(out), free(hout);
     }
     const int n[3] = {P[0], P[1], P[2]};
@@ -94,7 +95,7 @@ Test(gpu_rtm, imaging_and_laplacian_kernels_match_cpu)
     float *lc = malloc(nw * 4), *lg = malloc(nw * 4), *dl = poisoned(&g, nw * 4);
     laplacian_filter_cpu(n, d, q, lc);
     cr_assert_eq(laplacian_filter_cuda(n, d, dq, dl, NULL), 0, "%s", err_msg());
-    cr_assert_eq(rtm_dev_get(&g, lg, dl, nw * 4), 0);
+    cr_assert_eq(dev_copy(&g, lg, dl, nw * 4, DEV_D2H, NULL), 0);
     double rel = test_rel_l2_f32(lg, lc, nw);
     cr_assert_lt(rel, 1e-5, "laplacian: relative error %.3g", rel);
     /* thin grids: faces mirrored, an axis of one cell left out (2D-like models) */
@@ -105,17 +106,17 @@ Test(gpu_rtm, imaging_and_laplacian_kernels_match_cpu)
         float *din = up(&g, q, nt * 4);
         laplacian_filter_cpu(thin[t], d, q, tc);
         cr_assert_eq(laplacian_filter_cuda(thin[t], d, din, dt, NULL), 0, "%s", err_msg());
-        cr_assert_eq(rtm_dev_get(&g, tg, dt, nt * 4), 0);
+        cr_assert_eq(dev_copy(&g, tg, dt, nt * 4, DEV_D2H, NULL), 0);
         double norm = 0;
         for (size_t i = 0; i < nt; i++)
             norm += (double)tc[i] * tc[i];
         cr_assert_gt(norm, 0, "laplacian of a %dx%dx%d grid is all zero", thin[t][0], thin[t][1], thin[t][2]);
         double r = test_rel_l2_f32(tg, tc, nt);
         cr_assert_lt(r, 1e-5, "laplacian %dx%dx%d: relative error %.3g", thin[t][0], thin[t][1], thin[t][2], r);
-        rtm_dev_free(&g, dt), rtm_dev_free(&g, din);
+        dev_free(&g, dt), dev_free(&g, din);
         free(tc), free(tg);
     }
-    rtm_dev_free(&g, dq), rtm_dev_free(&g, duw), rtm_dev_free(&g, du), rtm_dev_free(&g, dl);
+    dev_free(&g, dq), dev_free(&g, duw), dev_free(&g, du), dev_free(&g, dl);
     free(q), free(uw), free(u), free(hu), free(lc), free(lg);
 #endif
 }
@@ -154,55 +155,76 @@ static void assert_reflector(const float *img, const int n[3], const char *what)
     cr_assert(best > 1.5 * top, "%s: reflector rms %g not above the shallow planes' %g", what, best, top);
 }
 
+/* The shot of the tests below: a two-layer model (interface at 220 m) of N cells of
+ * 10 m, 40 receivers along x at 20 m depth with synthetic traces (a reflection from 230
+ * m), the engine's config. */
+static float *two_layers(const int n[3])
+{
+    size_t cells = (size_t)n[0] * n[1] * n[2];
+    float *v = malloc(cells * 4);
+    for (int z = 0; z < n[2]; z++)
+        for (size_t i = 0; i < (size_t)n[0] * n[1]; i++)
+            v[(size_t)z * n[0] * n[1] + i] = z < 22 ? 2000.0f : 2600.0f;
+    return v;
+}
+
+static void shot_config(struct sl_config *cfg)
+{
+    config_defaults(cfg);
+    cfg->propagator.order = 8;
+    cfg->propagator.dt = 1.5e-3;
+    cfg->propagator.f_peak = 15.0;
+    for (int f = 0; f < 6; f++)
+        cfg->propagator.pml_width[f] = 10;
+    cfg->propagator.free_surface = false;
+    cfg->rtm.aperture = 1e6;
+    cfg->rtm.imaging = IMG_BOTH;
+    cfg->rtm.checkpoints = 8;
+    cfg->rtm.random_width = 10;
+}
+
+static void synth_shot(struct shot *sh, double d, double dt)
+{
+    memset(sh, 0, sizeof *sh);
+    sh->id = 3;
+    sh->ntr = 40;
+    sh->dt = dt;
+    sh->ns = 301;
+    sh->src[0] = 24 * d;
+    sh->src[1] = 10 * d;
+    sh->src[2] = 20.0;
+    sh->rec = malloc((size_t)sh->ntr * 3 * 4);
+    sh->data = malloc((size_t)sh->ntr * sh->ns * 4);
+    for (int r = 0; r < sh->ntr; r++) {
+        double x = (4 + r) * d;
+        sh->rec[3 * r] = (float)x;
+        sh->rec[3 * r + 1] = (float)(10 * d);
+        sh->rec[3 * r + 2] = 20.0f;
+        double t0 = 0.1 + hypot(x - sh->src[0], 420.0) / 2000.0;
+        for (int k = 0; k < sh->ns; k++)
+            sh->data[(size_t)r * sh->ns + k] = (float)wavelet_ricker(k * sh->dt, 15.0, t0);
+    }
+}
+
 Test(gpu_rtm, shot_image_matches_cpu, .timeout = 300)
 {
     GPU_REQUIRED();
     const int n[3] = {48, 20, 36};
     const double d = 10.0;
     size_t cells = (size_t)n[0] * n[1] * n[2];
-    float *v = malloc(cells * 4);
-    for (int z = 0; z < n[2]; z++)
-        for (size_t i = 0; i < (size_t)n[0] * n[1]; i++)
-            v[(size_t)z * n[0] * n[1] + i] = z < 22 ? 2000.0f : 2600.0f;
+    float *v = two_layers(n);
     struct sl_config cfg;
-    config_defaults(&cfg);
-    cfg.propagator.order = 8;
-    cfg.propagator.dt = 1.5e-3;
-    cfg.propagator.f_peak = 15.0;
-    for (int f = 0; f < 6; f++)
-        cfg.propagator.pml_width[f] = 10;
-    cfg.propagator.free_surface = false;
-    cfg.rtm.aperture = 1e6;
-    cfg.rtm.imaging = IMG_BOTH;
-    cfg.rtm.checkpoints = 8;
-    cfg.rtm.random_width = 10;
+    shot_config(&cfg);
     struct rtm_volume vol = {{n[0], n[1], n[2]}, {d, d, d}, {0, 0, 0}, v};
     struct sl_device cpu, gpu;
     cr_assert_eq(backend_select("cpu", &cpu), 0);
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
     struct rtm_engine *ec, *eg;
-    cr_assert_eq(rtm_engine_create(&cfg, &cpu, &vol, &ec), 0, "%s", err_msg());
-    cr_assert_eq(rtm_engine_create(&cfg, &gpu, &vol, &eg), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_create_cfg(&cfg, &cpu, &vol, &ec), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_create_cfg(&cfg, &gpu, &vol, &eg), 0, "%s", err_msg());
     /* a shot with synthetic traces: 40 receivers along x at 20 m depth */
-    struct shot sh = {0};
-    sh.id = 3;
-    sh.ntr = 40;
-    sh.dt = cfg.propagator.dt;
-    sh.ns = 301;
-    sh.src[0] = 24 * d;
-    sh.src[1] = 10 * d;
-    sh.src[2] = 20.0;
-    sh.rec = malloc((size_t)sh.ntr * 3 * 4);
-    sh.data = malloc((size_t)sh.ntr * sh.ns * 4);
-    for (int r = 0; r < sh.ntr; r++) {
-        double x = (4 + r) * d;
-        sh.rec[3 * r] = (float)x;
-        sh.rec[3 * r + 1] = (float)(10 * d);
-        sh.rec[3 * r + 2] = 20.0f;
-        double t0 = 0.1 + hypot(x - sh.src[0], 420.0) / 2000.0;
-        for (int k = 0; k < sh.ns; k++)
-            sh.data[(size_t)r * sh.ns + k] = (float)wavelet_ricker(k * sh.dt, 15.0, t0);
-    }
+    struct shot sh;
+    synth_shot(&sh, d, cfg.propagator.dt);
     float *ic = malloc(cells * 4), *ig = malloc(cells * 4);
     const int strategies[][2] = {{STRAT_FULL, -1}, {STRAT_BOUNDARY, -1}, {STRAT_RANDOM, -1},
                                  {STRAT_CHECKPOINT, CKPT_BINOMIAL}, {STRAT_CHECKPOINT, CKPT_UNIFORM}};
@@ -212,8 +234,8 @@ Test(gpu_rtm, shot_image_matches_cpu, .timeout = 300)
         memset(ig, 0xff, cells * 4);
         struct rtm_shot_stats gs;
         memset(&gs, 0, sizeof gs);
-        cr_assert_eq(rtm_engine_migrate_patch(ec, &sh, ic, NULL, NULL), 0, "%s", err_msg());
-        cr_assert_eq(rtm_engine_migrate_patch(eg, &sh, ig, NULL, &gs), 0, "%s", err_msg());
+        cr_assert_eq(rtm_engine_migrate_patch(ec, RTM_SHOT(&sh), ic, NULL, NULL), 0, "%s", err_msg());
+        cr_assert_eq(rtm_engine_migrate_patch(eg, RTM_SHOT(&sh), ig, NULL, &gs), 0, "%s", err_msg());
         const char *name = rtm_strategy_name(strategies[k][0]);
         double rel = test_rel_l2_f32(ig, ic, cells);
         cr_log_info("%s: GPU vs CPU image relative error %.3g", name, rel);
@@ -245,9 +267,62 @@ Test(gpu_rtm, shot_image_matches_cpu, .timeout = 300)
     config_free(&cfg);
 }
 
+/* The engine's tuning (struct rtm_tuning: one stream for both wavefields, the scalar
+ * imaging kernel) changes how fast, never what: boundary and random (the strategies with
+ * two streams) give the default's image with every variant. */
+Test(gpu_rtm, tuning_changes_no_image, .timeout = 300)
+{
+    GPU_REQUIRED();
+    const int n[3] = {48, 20, 36};
+    const double d = 10.0;
+    size_t cells = (size_t)n[0] * n[1] * n[2];
+    float *v = two_layers(n);
+    struct sl_config cfg;
+    shot_config(&cfg);
+    struct rtm_volume vol = {{n[0], n[1], n[2]}, {d, d, d}, {0, 0, 0}, v};
+    struct sl_device gpu;
+    cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
+    struct shot sh;
+    synth_shot(&sh, d, cfg.propagator.dt);
+    struct rtm_job_params jp;
+    cr_assert_eq(rtm_job_params_init(&cfg, &jp), 0, "%s", err_msg());
+    const struct rtm_tuning variants[4] = {{false, false}, {true, false}, {false, true}, {true, true}};
+    const int strategies[2] = {RTM_BOUNDARY, RTM_RANDOM};
+    float *ref[2], *img = malloc(cells * 4);
+    for (int t = 0; t < 4; t++) {
+        jp.p.tuning = variants[t];
+        struct rtm_engine *e;
+        cr_assert_eq(rtm_engine_create(&jp.p, &gpu, &vol, &e), 0, "%s", err_msg());
+        for (int k = 0; k < 2; k++) {
+            rtm_engine_force_strategy(e, strategies[k], -1);
+            float *out = t == 0 ? (ref[k] = malloc(cells * 4)) : img;
+            memset(out, 0xff, cells * 4);
+            cr_assert_eq(rtm_engine_migrate_patch(e, RTM_SHOT(&sh), out, NULL, NULL), 0, "%s", err_msg());
+            const char *name = rtm_strategy_name(strategies[k]);
+            if (t == 0) {
+                assert_reflector(out, n, name);
+                continue;
+            }
+            size_t differ = 0;
+            for (size_t i = 0; i < cells; i++)
+                differ += memcmp(&out[i], &ref[k][i], 4) != 0;
+            double rel = test_rel_l2_f32(out, ref[k], cells);
+            cr_log_info("%s, one_stream %d, imaging_scalar %d: %zu cells differ from the default, relative %.3g",
+                        name, variants[t].one_stream, variants[t].imaging_scalar, differ, rel);
+            cr_assert_lt(rel, 1e-6, "%s, one_stream %d, imaging_scalar %d: relative difference %.3g", name,
+                         variants[t].one_stream, variants[t].imaging_scalar, rel);
+        }
+        rtm_engine_destroy(e);
+    }
+    rtm_job_params_free(&jp);
+    free(ref[0]), free(ref[1]), free(img), free(sh.rec), free(sh.data), free(v);
+    config_free(&cfg);
+}
+
 /* The accumulation alone, bit for bit against the CPU (both round each product and sum
  * to nearest), in the two geometries the CUDA side tells apart: rows that start on 16
- * bytes with a width divisible by 4 (float4 kernel) and rows that do not (scalar). */
+ * bytes with a width divisible by 4 (float4 kernel) and rows that do not (scalar); and
+ * with the scalar kernel asked for (rtm_tuning.imaging_scalar) in both. */
 Test(gpu_rtm, imaging_accumulation_bitwise_equal_in_both_layouts)
 {
     GPU_REQUIRED();
@@ -255,7 +330,9 @@ Test(gpu_rtm, imaging_accumulation_bitwise_equal_in_both_layouts)
     struct sl_device g;
     cr_assert_eq(backend_select("cuda:0", &g), 0, "%s", err_msg());
     const struct { int n0, off0, pitch0; } geo[2] = {{64, 8, 80}, {61, 3, 70}};
-    for (int k = 0; k < 2; k++) {
+    for (int ks = 0; ks < 4; ks++) {
+        const int k = ks % 2;
+        const bool scalar = ks >= 2;
         const int P[3] = {geo[k].pitch0, 29, 19};
         struct imaging_box bq = {{geo[k].n0, 25, 15}, {geo[k].off0, 2, 3}, {P[0], P[1]}};
         struct imaging_box bu = {{geo[k].n0, 25, 15}, {geo[k].off0, 1, 2}, {P[0], P[1]}};
@@ -276,16 +353,17 @@ Test(gpu_rtm, imaging_accumulation_bitwise_equal_in_both_layouts)
         float *dq = up(&g, q, nw * 4), *du = up(&g, u, nw * 4);
         for (int t = 0; t < 3; t++) {
             imaging_accumulate_cpu(&bu, u, &bq, q, &acc);
-            cr_assert_eq(imaging_accumulate_cuda(&bu, du, &bq, dq, &dacc, NULL), 0, "%s", err_msg());
+            cr_assert_eq(imaging_accumulate_cuda(&bu, du, &bq, dq, &dacc, scalar, NULL), 0, "%s", err_msg());
         }
         const float *dv[3] = {dacc.num, dacc.ill_s, dacc.ill_r};
         for (int j = 0; j < 3; j++) {
-            cr_assert_eq(rtm_dev_get(&g, h, dv[j], ni * 4), 0);
-            cr_assert_eq(memcmp(h, a[j], ni * 4), 0, "layout %d, accumulator %d differs from the CPU", k, j);
-            rtm_dev_free(&g, (void *)dv[j]);
+            cr_assert_eq(dev_copy(&g, h, dv[j], ni * 4, DEV_D2H, NULL), 0);
+            cr_assert_eq(memcmp(h, a[j], ni * 4), 0, "layout %d%s, accumulator %d differs from the CPU", k,
+                         scalar ? " (scalar kernel)" : "", j);
+            dev_free(&g, (void *)dv[j]);
             free(a[j]);
         }
-        rtm_dev_free(&g, dq), rtm_dev_free(&g, du);
+        dev_free(&g, dq), dev_free(&g, du);
         free(q), free(u), free(h);
     }
 #endif

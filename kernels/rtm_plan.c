@@ -1,0 +1,247 @@
+/* rtm_plan — a shot's plan before anything is allocated on the device: its steps, its
+ * sub-volume and the receivers in it, the propagator parameters, the memory each
+ * strategy would need and the strategy it gets (see rtm.h, rtm_internal.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernels/device.h"
+#include "kernels/rtm_internal.h"
+#include "stream/error.h"
+
+#define LOG_COMPONENT "rtm"
+#include "stream/log.h"
+
+void rtm_prop_params(const struct rtm_params *p, bool two_d, const double d[3], const struct subvolume *sv,
+                     double dt, struct prop_params *pp)
+{
+    prop_params_init(pp, sv->n, d, sv->o, dt, 0);
+    pp->physics = p->physics;
+    pp->op.kind = p->op_kind;
+    pp->op.order = p->order;
+    /* The faces follow the model, not the sub-volume: a 3D model's sub-volume one cell
+     * thick (aperture 0, a line of receivers on a node) keeps its y layers. */
+    for (int f = 0; f < PROP_FACES; f++) {
+        bool none = two_d && (f == 2 || f == 3);
+        pp->grid.face[f] = none ? PROP_FACE_NONE : PROP_FACE_CPML;
+        pp->grid.width[f] = none ? 0 : p->pml[f];
+    }
+    if (p->free_surface) {
+        pp->grid.face[4] = PROP_FACE_FREE;
+        pp->grid.width[4] = 0;
+    }
+    pp->pml_reflection = p->pml_reflection;
+    pp->f_ref = p->f_ref;
+    pp->tuning = p->prop_tuning;
+}
+
+void rtm_shot_params(const struct rtm_engine *e, const struct subvolume *sv, double dt, struct prop_params *pp)
+{
+    rtm_prop_params(&e->p, rtm_is_2d(e), e->d, sv, dt, pp);
+}
+
+size_t rtm_budget_bytes(const struct rtm_engine *e)
+{
+    if (e->p.memory_budget > 0)
+        return (size_t)(e->p.memory_budget * 1024.0 * 1024.0);
+    size_t fr = 0, tot = 0;
+    if (dev_mem(&e->dev, &fr, &tot) < 0)
+        return 0;
+    /* leave room for the runtime, other buffers and fragmentation */
+    return (size_t)((double)fr * 0.9);
+}
+
+int rtm_check_line(const struct rtm_engine *e, const struct rtm_shot *shot)
+{
+    if (!rtm_is_2d(e))
+        return 0;
+    /* Refused rather than projected: a point off the line is a geometry mistake (a 3D
+     * survey against a 2D model), and moving it would migrate it to the wrong place. */
+    if (!subvolume_axis_contains(1, e->d[1], e->o[1], shot->src[1]))
+        return err_set(-EINVAL, "shot %" PRId64 ": source at (%g, %g, %g) m is off the line y = %g m of the 2D "
+                       "model (n[1] = 1): a 2D migration takes sources and receivers on that line only",
+                       shot->id, shot->src[0], shot->src[1], shot->src[2], e->o[1]);
+    for (int r = 0; r < shot->ntr; r++) {
+        const float *p = shot->rec + 3 * (size_t)r;
+        if (!subvolume_axis_contains(1, e->d[1], e->o[1], p[1]))
+            return err_set(-EINVAL, "shot %" PRId64 ": receiver %d at (%g, %g, %g) m is off the line y = %g m of "
+                           "the 2D model (n[1] = 1): a 2D migration takes sources and receivers on that line "
+                           "only", shot->id, r, p[0], p[1], p[2], e->o[1]);
+    }
+    return 0;
+}
+
+void rtm_plan_free(struct rtm_plan *pl)
+{
+    free(pl->keep);
+    free(pl->rxyz);
+    free(pl->vsub);
+    memset(pl, 0, sizeof *pl);
+}
+
+/* Receivers outside the model cannot be injected: drop them, counted.  On a 2D model
+ * the kept ones lie on its line exactly (their y within float rounding of it). */
+static int keep_receivers(const struct rtm_engine *e, const struct rtm_shot *shot, struct rtm_plan *pl)
+{
+    pl->keep = malloc(((size_t)shot->ntr + 1) * sizeof *pl->keep);
+    pl->rxyz = malloc(((size_t)shot->ntr + 1) * 3 * sizeof *pl->rxyz);
+    pl->vsub = malloc(subvolume_cells(&pl->sv) * sizeof(float));
+    if (!pl->keep || !pl->rxyz || !pl->vsub)
+        return err_set(-ENOMEM, "shot %" PRId64 ": receiver tables", shot->id);
+    int nkeep = 0;
+    for (int r = 0; r < shot->ntr; r++) {
+        double p[3] = {shot->rec[3 * r], shot->rec[3 * r + 1], shot->rec[3 * r + 2]};
+        if (!subvolume_contains(e->n, e->d, e->o, p))
+            continue;
+        if (rtm_is_2d(e))
+            p[1] = e->o[1];
+        pl->keep[nkeep] = r;
+        memcpy(pl->rxyz + 3 * nkeep, p, sizeof p);
+        nkeep++;
+    }
+    pl->nkeep = nkeep;
+    if (nkeep < shot->ntr)
+        log_warn("shot %" PRId64 ": %d of %d receivers lie outside the model and are not migrated", shot->id,
+                 shot->ntr - nkeep, shot->ntr);
+    if (nkeep == 0)
+        return err_set(-EINVAL, "shot %" PRId64 ": no receiver inside the model", shot->id);
+    /* The resampled traces live on the host first: bounded by its memory before the
+     * allocation (nkeep x (nt + 1) follows from the header, t_max bounds nt). */
+    double tb = (double)nkeep * ((double)pl->nt + 1) * sizeof(float);
+    long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && tb > 0.5 * (double)pages * (double)page)
+        return err_set(-ENOMEM, "shot %" PRId64 ": %d traces x %d steps = %.1f MiB of resampled traces, more "
+                       "than half the free host memory (%.1f MiB)", shot->id, nkeep, pl->nt + 1, tb / 1048576.0,
+                       (double)pages * (double)page / 1048576.0);
+    return 0;
+}
+
+/* The strategy: forced, configured, or chosen from the memory each would need; a
+ * configured one is held to the budget. */
+static int choose(struct rtm_engine *e, const struct rtm_shot *shot, int force, int force_schedule, bool diag,
+                  struct rtm_plan *pl)
+{
+    const struct rtm_mem *mem = &pl->mem;
+    int strategy = force != RTM_AUTO ? force : e->forced != RTM_AUTO ? e->forced : e->p.strategy;
+    int schedule = force_schedule != -1 ? force_schedule
+                   : e->forced_schedule >= 0 ? e->forced_schedule
+                                             : e->p.checkpoint_schedule;
+    int snaps = mem->snaps;
+    const double mib = 1.0 / 1048576.0;
+    if (strategy == RTM_AUTO) {
+        char why[512];
+        size_t budget = rtm_budget_bytes(e);
+        int rc = rtm_memory_pick(mem, &pl->mi, budget, &strategy, &snaps, why, sizeof why);
+        if (rc < 0)
+            return err_prefix(rc, "shot %" PRId64, shot->id);
+        schedule = RTM_CKPT_BINOMIAL;
+        log_info("shot %" PRId64 ": auto picks %s: %s (need MiB: full %.1f, boundary %.1f, checkpoint %.1f, "
+                 "random %.1f)",
+                 shot->id, rtm_strategy_name(strategy), why, mem->need[RTM_FULL] * mib,
+                 mem->need[RTM_BOUNDARY] * mib, mem->need[RTM_CHECKPOINT] * mib, mem->need[RTM_RANDOM] * mib);
+    } else if (strategy >= RTM_FULL && strategy <= RTM_RANDOM && !diag) {
+        /* A configured strategy is held to the same budget auto uses, before anything
+         * is allocated (the diagnostics' forced runs are tests on small grids). */
+        size_t budget = rtm_budget_bytes(e);
+        if (budget > 0 && mem->need[strategy] > budget)
+            return err_set(-ENOMEM, "shot %" PRId64 ": strategy %s needs %.1f MiB, more than the %.1f MiB budget "
+                           "([rtm] memory_budget, or 90 %% of the free memory); strategy = \"auto\" picks one "
+                           "that fits", shot->id, rtm_strategy_name(strategy), mem->need[strategy] * mib,
+                           budget * mib);
+    }
+    pl->strategy = strategy;
+    pl->schedule = schedule;
+    pl->snaps = snaps;
+    return 0;
+}
+
+int rtm_plan_shot(struct rtm_engine *e, const struct rtm_shot *shot, int force, int force_schedule, bool diag,
+                  double *t, struct rtm_plan *pl)
+{
+    memset(pl, 0, sizeof *pl);
+    pl->k = e->p.image_every > 0 ? e->p.image_every : 1;
+    pl->cond = e->p.imaging;
+    pl->dt = e->dt;
+    int rc = rtm_engine_steps(e, shot, &pl->nt, &pl->dt);
+    if (rc < 0)
+        return rc;
+    if (rtm_engine_cut_record(e, shot))
+        log_warn("shot %" PRId64 ": record of %g s is longer than [propagator] t_max = %g s: its first "
+                 "%g s are migrated (raise t_max to use more)", shot->id, (shot->ns - 1) * shot->dt,
+                 e->p.t_max, e->p.t_max);
+    if ((rc = rtm_check_line(e, shot)) < 0)
+        return rc;
+    rc = subvolume_of_shot(e->n, e->d, e->o, shot->src, shot->rec, (size_t)shot->ntr, e->p.aperture, &pl->sv);
+    if (rc < 0)
+        return err_prefix(rc, "shot %" PRId64, shot->id);
+    if ((rc = keep_receivers(e, shot, pl)) < 0)
+        return rc;
+    if (rtm_stop_requested(e))
+        return err_set(-ECANCELED, "stop requested");
+    subvolume_cut(e->n, e->v, &pl->sv, pl->vsub);
+    rtm_stage_done(shot->id, "receivers and sub-volume cut", t);
+
+    rtm_shot_params(e, &pl->sv, pl->dt, &pl->pp);
+    pl->mi = (struct rtm_mem_input){pl->pp, e->p.random.width, pl->nt, pl->k, pl->nkeep, pl->cond,
+                                    e->p.checkpoints, e->p.checkpoint_schedule};
+    if ((rc = rtm_memory_estimate(&pl->mi, &pl->mem)) < 0)
+        return rc;
+    if ((rc = choose(e, shot, force, force_schedule, diag, pl)) < 0)
+        return rc;
+    rtm_stage_done(shot->id, "memory plan", t);
+    return 0;
+}
+
+/* The plan of a shot without running it: the memory each strategy needs, and what
+ * auto would pick under the engine's budget. */
+static int plan_only(struct rtm_engine *e, const struct rtm_shot *shot, size_t need[RTM_STRATEGIES], int *pick,
+                     int *snaps)
+{
+    int nt = 0;
+    double dt = e->dt;
+    int rc = rtm_engine_steps(e, shot, &nt, &dt);
+    if (rc < 0)
+        return rc;
+    if ((rc = rtm_check_line(e, shot)) < 0)
+        return rc;
+    struct subvolume sv;
+    if ((rc = subvolume_of_shot(e->n, e->d, e->o, shot->src, shot->rec, (size_t)shot->ntr, e->p.aperture, &sv)) < 0)
+        return err_prefix(rc, "shot %" PRId64, shot->id);
+    int nkeep = 0;
+    for (int r = 0; r < shot->ntr; r++) {
+        double p[3] = {shot->rec[3 * r], shot->rec[3 * r + 1], shot->rec[3 * r + 2]};
+        nkeep += subvolume_contains(e->n, e->d, e->o, p);
+    }
+    struct prop_params pp;
+    rtm_shot_params(e, &sv, dt, &pp);
+    struct rtm_mem_input mi = {pp, e->p.random.width, nt, e->p.image_every > 0 ? e->p.image_every : 1, nkeep,
+                               e->p.imaging, e->p.checkpoints, e->p.checkpoint_schedule};
+    struct rtm_mem mem;
+    if ((rc = rtm_memory_estimate(&mi, &mem)) < 0)
+        return rc;
+    memcpy(need, mem.need, sizeof mem.need);
+    /* the schedule the engine would use when forced */
+    int sched = e->forced_schedule >= 0 ? e->forced_schedule : e->p.checkpoint_schedule;
+    need[RTM_CHECKPOINT] = rtm_memory_checkpoint(&mem, &mi, mem.snaps, sched);
+    if (pick) {
+        char why[512];
+        if ((rc = rtm_memory_pick(&mem, &mi, rtm_budget_bytes(e), pick, snaps, why, sizeof why)) < 0)
+            return err_prefix(rc, "shot %" PRId64, shot->id);
+    }
+    return 0;
+}
+
+int rtm_engine_memory(struct rtm_engine *e, const struct rtm_shot *shot, size_t need[RTM_STRATEGIES])
+{
+    return plan_only(e, shot, need, NULL, NULL);
+}
+
+int rtm_engine_pick(struct rtm_engine *e, const struct rtm_shot *shot, int *strategy)
+{
+    size_t need[RTM_STRATEGIES];
+    int snaps;
+    return plan_only(e, shot, need, strategy, &snaps);
+}

@@ -1,0 +1,251 @@
+/* rtm_setup — what a shot's sweeps need, built from its plan: the receiver and source
+ * simulations (through the propagator interface: the engine never names a physics),
+ * their points, the wavelet and traces on the device, the imaging accumulators and, on
+ * CUDA, a stream per wavefield (see rtm.h, rtm_internal.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/device.h"
+#include "kernels/random_boundary.h"
+#include "kernels/rtm_internal.h"
+#include "kernels/wavelet.h"
+#include "stream/error.h"
+
+#define LOG_COMPONENT "rtm"
+#include "stream/log.h"
+
+static int free_now(const struct mig *m, size_t *fr)
+{
+    if (m->e->probe)
+        return m->e->probe(m->e->probe_user, fr);
+    size_t tot;
+    return dev_mem(m->dev, fr, &tot);
+}
+
+/* The low-water mark of free device memory, looked at after every allocation (memory
+ * only grows there).  The baseline must be read before the first allocation and only
+ * once the device kind is known: read before m.gpu was set, it never was, and the
+ * "peak" reported was always 0. */
+void rtm_mem_begin(struct mig *m)
+{
+    m->measure = (m->gpu || m->e->probe) && free_now(m, &m->dev_free0) == 0;
+    m->dev_free_min = m->dev_free0;
+}
+
+void rtm_note_peak(struct mig *m)
+{
+    size_t fr;
+    if (m->measure && free_now(m, &fr) == 0 && fr < m->dev_free_min)
+        m->dev_free_min = fr;
+}
+
+int rtm_alloc(struct mig *m, size_t bytes, void *out)
+{
+    int rc = dev_alloc(m->dev, bytes, (void **)out);
+    if (rc == 0) {
+        m->mem += bytes;
+        rtm_note_peak(m);
+    }
+    return rc;
+}
+
+struct imaging_box rtm_box_of(const struct prop *s)
+{
+    const struct prop_layout *L = prop_layout(s);
+    struct imaging_box b;
+    for (int a = 0; a < 3; a++) {
+        b.n[a] = L->n[a];
+        b.off[a] = L->off[a];
+    }
+    b.pitch[0] = L->dim[0];
+    b.pitch[1] = L->dim[1];
+    return b;
+}
+
+static int points_for(struct prop *s, const double *xyz, size_t n, int interp, struct prop_points **out)
+{
+    int rc = prop_points_create(s, xyz, n, interp, out);
+    if (rc < 0 && interp == PROP_INTERP_SINC) {
+        /* the sinc support (4 nodes each side) may not fit a thin layer: go trilinear */
+        log_debug("sinc support does not fit (%s); trilinear instead", err_msg());
+        rc = prop_points_create(s, xyz, n, PROP_INTERP_TRILINEAR, out);
+    }
+    return rc;
+}
+
+/* Traces of the kept receivers resampled to the propagator dt: NT + 1 samples each.
+ * A stop request is honoured between traces (-ECANCELED). */
+static int resample_traces(const struct rtm_engine *e, const struct rtm_shot *shot, const int *keep, int nkeep,
+                           int nt, double dt, float *out)
+{
+    bool same = fabs(shot->dt - dt) <= 1e-9 * dt;
+    for (int r = 0; r < nkeep; r++) {
+        if (rtm_stop_requested(e))
+            return err_set(-ECANCELED, "stop requested");
+        const float *in = shot->data + (size_t)keep[r] * (size_t)shot->ns;
+        float *o = out + (size_t)r * ((size_t)nt + 1);
+        if (same) {
+            int c = shot->ns < nt + 1 ? shot->ns : nt + 1;
+            memcpy(o, in, (size_t)c * sizeof(float));
+            memset(o + c, 0, (size_t)(nt + 1 - c) * sizeof(float));
+        } else {
+            wavelet_resample(in, (size_t)shot->ns, shot->dt, o, (size_t)nt + 1, dt);
+        }
+    }
+    return 0;
+}
+
+/* The receiver simulation q, and the source simulation u: q's twin, or for the random
+ * strategy its own with random-velocity layers instead of CPML. */
+static int simulations(struct mig *m, const struct rtm_shot *shot, const struct rtm_plan *pl, double *t)
+{
+    struct rtm_engine *e = m->e;
+    const struct prop_model model = {pl->vsub};
+    int rc = prop_create(m->dev, &pl->pp, &model, &m->q);
+    if (rc < 0)
+        return rc;
+    rtm_stage_done(shot->id, "receiver simulation", t);
+    m->mem += prop_memory_bytes(&pl->pp);
+    rtm_note_peak(m);
+    if (pl->strategy == RTM_RANDOM) {
+        struct prop_params rp;
+        rtm_random_params(&pl->pp, e->p.random.width, &rp);
+        if ((rc = prop_create(m->dev, &rp, &model, &m->u)) < 0)
+            return rc;
+        m->mem += prop_memory_bytes(&rp);
+        struct random_boundary rb = {
+            .ramp = e->p.random.ramp,
+            .range = e->p.random.range,
+            .width = e->p.random.width,
+            .seed = e->p.random.seed,
+            .vstable = random_boundary_vstable(e->p.order, pl->dt, e->d),
+            .vmin = e->vmin,
+            .vnyquist = random_boundary_vnyquist(e->fmax, e->d),
+        };
+        if ((rc = prop_randomize_layers(m->u, &rb, (uint64_t)shot->id)) < 0)
+            return err_prefix(rc, "shot %" PRId64, shot->id);
+        prop_set_absorbing(m->u, false);
+    } else {
+        /* the same model as q: its velocity copied on the device */
+        if ((rc = prop_create_like(m->q, &m->u)) < 0)
+            return rc;
+        m->mem += prop_memory_bytes(&pl->pp);
+    }
+    rtm_note_peak(m);
+    rtm_stage_done(shot->id, "source simulation", t);
+    /* on a 2D model the source sits on the line exactly (rtm_check_line let it within
+     * float rounding of it) */
+    double src[3] = {shot->src[0], rtm_is_2d(e) ? e->o[1] : shot->src[1], shot->src[2]};
+    if ((rc = points_for(m->u, src, 1, e->p.src_interp, &m->src)) < 0 ||
+        (rc = points_for(m->q, pl->rxyz, (size_t)pl->nkeep, e->p.rec_interp, &m->rec)) < 0)
+        return err_prefix(rc, "shot %" PRId64, shot->id);
+    return 0;
+}
+
+/* The wavelet and the kept traces at the propagator dt, on the device. */
+static int uploads(struct mig *m, const struct rtm_shot *shot, const struct rtm_plan *pl, double *t)
+{
+    struct rtm_engine *e = m->e;
+    size_t nt1 = (size_t)m->nt + 1;
+    /* Every receiver kept, at the propagator's dt and length: the shot's own trace array
+     * is what the device needs, so it goes up without a host copy (480 MB for the
+     * reference shot of seislive-bench rtm). */
+    const bool direct = pl->nkeep == shot->ntr && (size_t)shot->ns == nt1 && fabs(shot->dt - pl->dt) <= 1e-9 * pl->dt;
+    const size_t hostn = direct ? nt1 : (size_t)pl->nkeep * nt1;
+    float *host = malloc((hostn > nt1 ? hostn : nt1) * sizeof(float));
+    if (!host)
+        return err_set(-ENOMEM, "shot %" PRId64 ": traces", shot->id);
+    if (e->p.wavelet)
+        wavelet_resample(e->p.wavelet, e->p.wavelet_n, e->wfile_dt, host, nt1, pl->dt);
+    else
+        wavelet_ricker_fill(host, nt1, pl->dt, e->p.f_peak);
+    int rc = rtm_alloc(m, nt1 * sizeof(float), &m->wav);
+    if (rc == 0)
+        rc = dev_copy(m->dev, m->wav, host, nt1 * sizeof(float), DEV_H2D, NULL);
+    if (rc == 0) {
+        rtm_stage_done(shot->id, "points and wavelet", t);
+        if (!direct)
+            rc = resample_traces(e, shot, pl->keep, pl->nkeep, m->nt, pl->dt, host);
+    }
+    const size_t tb = (size_t)pl->nkeep * nt1 * sizeof(float);
+    if (rc == 0 && (rc = rtm_alloc(m, tb, &m->dat)) == 0)
+        rc = dev_copy(m->dev, m->dat, direct ? shot->data : host, tb, DEV_H2D, NULL);
+    free(host);
+    if (rc == 0)
+        rtm_stage_done(shot->id, direct ? "traces uploaded" : "traces resampled and uploaded", t);
+    return rc;
+}
+
+/* The imaging accumulators over the receiver simulation's interior, zeroed. */
+static int accumulators(struct mig *m, const struct rtm_shot *shot)
+{
+    m->bq = rtm_box_of(m->q);
+    m->cells = imaging_cells(&m->bq);
+    m->bc = (struct imaging_box){{m->bq.n[0], m->bq.n[1], m->bq.n[2]}, {0, 0, 0}, {m->bq.n[0], m->bq.n[1]}};
+    size_t fb = m->cells * sizeof(float);
+    if (m->cb && !(m->cb_host = malloc(fb)))
+        return err_set(-ENOMEM, "shot %" PRId64 ": wavefield copy", shot->id);
+    int rc;
+    if ((rc = rtm_alloc(m, fb, &m->acc.num)) < 0 || (rc = rtm_alloc(m, fb, &m->acc.ill_s)) < 0 ||
+        (rc = dev_zero(m->dev, m->acc.num, fb, NULL)) < 0 || (rc = dev_zero(m->dev, m->acc.ill_s, fb, NULL)) < 0)
+        return rc;
+    if (imaging_needs_receiver(m->cond) &&
+        ((rc = rtm_alloc(m, fb, &m->acc.ill_r)) < 0 || (rc = dev_zero(m->dev, m->acc.ill_r, fb, NULL)) < 0))
+        return rc;
+    return 0;
+}
+
+/* CUDA, boundary and random: the source and receiver wavefields on streams of their
+ * own, so their steps overlap during the backward sweep (unless tuning.one_stream).
+ * Everything queued so far (uploads, zeroing on the default stream) completes first. */
+static int streams(struct mig *m, int strategy)
+{
+    if (!m->gpu || (strategy != RTM_BOUNDARY && strategy != RTM_RANDOM) || m->e->p.tuning.one_stream)
+        return 0;
+    int rc;
+    if ((rc = dev_sync(m->dev)) < 0 || (rc = dev_stream_create(m->dev, &m->s_u)) < 0 ||
+        (rc = dev_stream_create(m->dev, &m->s_q)) < 0 || (rc = dev_event_create(m->dev, &m->ev_u, false)) < 0 ||
+        (rc = dev_event_create(m->dev, &m->ev_q, false)) < 0)
+        return rc;
+    prop_set_stream(m->u, m->s_u);
+    prop_set_stream(m->q, m->s_q);
+    return 0;
+}
+
+int rtm_setup(struct mig *m, const struct rtm_shot *shot, const struct rtm_plan *pl, double *t)
+{
+    m->nt = pl->nt;
+    m->k = pl->k;
+    m->cond = pl->cond;
+    int rc;
+    if ((rc = simulations(m, shot, pl, t)) < 0 || (rc = uploads(m, shot, pl, t)) < 0 ||
+        (rc = accumulators(m, shot)) < 0 || (rc = streams(m, pl->strategy)) < 0)
+        return rc;
+    /* The migration starts from here. */
+    if ((rc = dev_sync(m->dev)) < 0)
+        return rc;
+    rtm_stage_done(shot->id, "accumulators and streams", t);
+    return 0;
+}
+
+void rtm_mig_release(struct mig *m)
+{
+    if (m->s_u || m->s_q)
+        dev_sync(m->dev);
+    prop_points_destroy(m->u, m->src);
+    prop_points_destroy(m->q, m->rec);
+    prop_destroy(m->u);
+    prop_destroy(m->q);
+    dev_free(m->dev, m->wav);
+    dev_free(m->dev, m->dat);
+    dev_free(m->dev, m->acc.num);
+    dev_free(m->dev, m->acc.ill_s);
+    dev_free(m->dev, m->acc.ill_r);
+    dev_stream_destroy(m->dev, m->s_u);
+    dev_stream_destroy(m->dev, m->s_q);
+    dev_event_destroy(m->dev, m->ev_u);
+    dev_event_destroy(m->dev, m->ev_q);
+}

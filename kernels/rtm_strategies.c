@@ -1,0 +1,273 @@
+/* rtm_strategies — the sweeps of each source-wavefield strategy and the imaging
+ * condition between them (see rtm.h for what each strategy keeps). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kernels/device.h"
+#include "kernels/revolve.h"
+#include "kernels/rtm_internal.h"
+#include "stream/error.h"
+
+static int extract(struct mig *m, const struct imaging_box *b, const float *field, float *out)
+{
+#ifdef SEISLIVE_CUDA
+    if (m->gpu)
+        return imaging_extract_cuda(b, field, out, NULL);
+#else
+    (void)m;
+#endif
+    imaging_extract_cpu(b, field, out);
+    return 0;
+}
+
+static int accumulate(struct mig *m, const struct imaging_box *bu, const float *u)
+{
+#ifdef SEISLIVE_CUDA
+    if (m->gpu) {
+        /* on q's stream, once u(n) is ready on u's; then tell u's stream it may go on */
+        int rc = 0;
+        if (m->s_q && (rc = dev_stream_wait(m->dev, m->s_q, m->ev_u)) < 0)
+            return rc;
+        rc = imaging_accumulate_cuda(bu, u, &m->bq, prop_field(m->q), &m->acc, m->e->p.tuning.imaging_scalar,
+                                     m->s_q);
+        if (rc == 0 && m->s_q)
+            rc = dev_event_record(m->dev, m->ev_q, m->s_q);
+        return rc;
+    }
+#endif
+    imaging_accumulate_cpu(bu, u, &m->bq, prop_field(m->q), &m->acc);
+    return 0;
+}
+
+static unsigned inj_flags(const struct mig *m)
+{
+    return PROP_INJECT_PHYSICAL | (m->gpu ? PROP_BUF_DEVICE : 0u);
+}
+
+/* One forward step of the source wavefield: u(it) -> u(it + 1), wavelet sample it. */
+static int fwd_step(struct mig *m)
+{
+    int it = (int)prop_step_index(m->u);
+    int rc = prop_step(m->u);
+    if (rc == 0)
+        rc = prop_inject(m->u, m->src, m->wav + it, 1, 1.0f, inj_flags(m));
+    m->fwd++;
+    if (rc == 0 && m->fwd % STOP_POLL == 0 && rtm_stop_requested(m->e))
+        rc = err_set(-ECANCELED, "stop requested");
+    return rc;
+}
+
+/* Diagnostics: hand u(n) (box BU of U) to the caller's callback, as a host copy. */
+static int hand_over(struct mig *m, int n, const struct imaging_box *bu, const float *u)
+{
+    float *tmp = NULL;
+    dev_sync(m->dev);
+    int rc = dev_alloc(m->dev, m->cells * sizeof(float), (void **)&tmp);
+    if (rc == 0) {
+        rtm_note_peak(m);
+        rc = extract(m, bu, u, tmp);
+    }
+    if (rc == 0)
+        rc = dev_copy(m->dev, m->cb_host, tmp, m->cells * sizeof(float), DEV_D2H, NULL);
+    dev_free(m->dev, tmp);
+    if (rc == 0)
+        rc = m->cb(n, m->cb_host, m->cells, m->cb_ctx);
+    return rc;
+}
+
+/* The backward sweep reaches time n (nt, nt-1, ..., 1 in that order): step the
+ * receiver wavefield to n, inject trace sample n, and image with u(n) when n is an
+ * imaging step (U may be NULL when it is not). */
+static int visit(struct mig *m, int n, const struct imaging_box *bu, const float *u)
+{
+    int rc = 0;
+    if (n < m->nt) {
+        rc = prop_step(m->q);
+        m->bwd++;
+    }
+    if (rc == 0)
+        rc = prop_inject(m->q, m->rec, m->dat + n, (size_t)m->nt + 1, 1.0f, inj_flags(m));
+    if (rc == 0 && u && n % m->k == 0)
+        rc = accumulate(m, bu, u);
+    if (rc == 0 && u && n % m->k == 0 && m->cb)
+        rc = hand_over(m, n, bu, u);
+    if (rc == 0 && n % STOP_POLL == 0 && rtm_stop_requested(m->e))
+        rc = err_set(-ECANCELED, "stop requested");
+    return rc;
+}
+
+static int run_full(struct mig *m)
+{
+    int nimg = m->nt / m->k;
+    float *store = NULL;
+    int rc = rtm_alloc(m, (size_t)(nimg > 0 ? nimg : 1) * m->cells * sizeof(float), &store);
+    struct imaging_box bu = rtm_box_of(m->u);
+    for (int it = 0; it < m->nt && rc == 0; it++) {
+        rc = fwd_step(m);
+        int n = it + 1;
+        if (rc == 0 && n % m->k == 0)
+            rc = extract(m, &bu, prop_field(m->u), store + (size_t)(n / m->k - 1) * m->cells);
+    }
+    for (int n = m->nt; n >= 1 && rc == 0; n--)
+        rc = visit(m, n, &m->bc, n % m->k == 0 ? store + (size_t)(n / m->k - 1) * m->cells : NULL);
+    dev_sync(m->dev);
+    dev_free(m->dev, store);
+    return rc;
+}
+
+/* CUDA two-stream hand-offs (no-ops with one stream, and on the CPU). */
+static int mark_u(struct mig *m)
+{
+    return m->s_u ? dev_event_record(m->dev, m->ev_u, m->s_u) : 0;
+}
+
+static int wait_q(struct mig *m)
+{
+    return m->s_u ? dev_stream_wait(m->dev, m->s_u, m->ev_q) : 0;
+}
+
+/* boundary (STRIPS != 0) and random: forward, then run u backward from its last two
+ * time levels in step with q. */
+static int run_reverse(struct mig *m, bool strips)
+{
+    float *buf = NULL;
+    size_t sc = strips ? prop_strip_count(m->u) : 0;
+    int rc = 0;
+    /* With the strips restored after every reverse step, u's reverse steps need not
+     * touch the absorbing layers (35 % of the points of the reference grid). */
+    prop_set_reverse_interior(m->u, strips);
+    if (strips)
+        rc = rtm_alloc(m, (size_t)m->nt * (sc ? sc : 1) * sizeof(float), &buf);
+    struct imaging_box bu = rtm_box_of(m->u);
+    for (int it = 0; it < m->nt && rc == 0; it++) {
+        rc = fwd_step(m);
+        /* strip of u(it + 1); the reverse sweep needs u(1) .. u(nt - 2) */
+        if (rc == 0 && strips && it + 1 <= m->nt - 2)
+            rc = prop_strip_save(m->u, buf + (size_t)it * sc, m->gpu);
+    }
+    /* one synchronisation, for the phase times the shot reports */
+    if (rc == 0)
+        rc = dev_sync(m->dev);
+    m->t_fwd_end = rtm_now_s();
+    /* CUDA: from here u and q step side by side on their own streams; imaging at n
+     * waits for u(n) (ev_u), and u's step that would overwrite the buffer imaging
+     * reads waits for that imaging (ev_q). */
+    if (rc == 0)
+        rc = mark_u(m);
+    if (rc == 0)
+        rc = visit(m, m->nt, &bu, prop_field(m->u));
+    if (rc == 0)
+        prop_swap(m->u); /* cur = u(nt - 1), prev = u(nt) */
+    for (int n = m->nt - 1; n >= 1 && rc == 0; n--) {
+        rc = visit(m, n, &bu, prop_field(m->u));
+        if (rc == 0 && n > 1) {
+            /* u(n - 1) = 2 u(n) - u(n + 1) + dt^2 v^2 lap u(n) + dt^2 f(n), written over
+             * u(n + 1), which imaging at n + 1 read */
+            rc = wait_q(m);
+            if (rc == 0)
+                rc = prop_step_reverse(m->u);
+            if (rc == 0)
+                rc = prop_inject(m->u, m->src, m->wav + n, 1, 1.0f, inj_flags(m));
+            if (rc == 0 && strips)
+                rc = prop_strip_load(m->u, buf + (size_t)(n - 2) * sc, m->gpu);
+            if (rc == 0)
+                rc = mark_u(m);
+            m->fwd++;
+        }
+    }
+    dev_sync(m->dev);
+    dev_free(m->dev, buf);
+    return rc;
+}
+
+static int run_checkpoint(struct mig *m, int snaps, int schedule)
+{
+    struct rv_schedule sch;
+    int N = m->nt + 1;
+    int rc = schedule == RTM_CKPT_UNIFORM ? revolve_uniform(N, snaps, &sch) : revolve_binomial(N, snaps, &sch);
+    if (rc < 0)
+        return rc;
+    size_t sb = prop_state_bytes(m->u);
+    char *slots = NULL;
+    float *bufs = NULL;
+    rc = rtm_alloc(m, (size_t)sch.snaps * sb, &slots);
+    if (rc == 0 && sch.buf > 0)
+        rc = rtm_alloc(m, (size_t)sch.buf * m->cells * sizeof(float), &bufs);
+    struct imaging_box bu = rtm_box_of(m->u);
+    for (size_t i = 0; i < sch.n_ops && rc == 0; i++) {
+        const struct rv_op *o = &sch.ops[i];
+        switch (o->act) {
+        case RV_ADVANCE:
+            for (int s = o->from; s < o->to && rc == 0; s++)
+                rc = fwd_step(m);
+            break;
+        case RV_STORE:
+            rc = prop_state_save(m->u, slots + (size_t)o->slot * sb, m->gpu);
+            break;
+        case RV_RESTORE:
+            rc = prop_state_load(m->u, slots + (size_t)o->slot * sb, m->gpu);
+            break;
+        case RV_VISIT:
+            if (o->from >= 1)
+                rc = visit(m, o->from, &bu, prop_field(m->u));
+            break;
+        case RV_STORE_BUF:
+            if (o->from >= 1)
+                rc = extract(m, &bu, prop_field(m->u), bufs + (size_t)o->slot * m->cells);
+            break;
+        case RV_VISIT_BUF:
+            if (o->from >= 1)
+                rc = visit(m, o->from, &m->bc, bufs + (size_t)o->slot * m->cells);
+            break;
+        }
+    }
+    dev_sync(m->dev);
+    dev_free(m->dev, slots);
+    dev_free(m->dev, bufs);
+    revolve_free(&sch);
+    return rc;
+}
+
+int rtm_run_strategy(struct mig *m, int strategy, int schedule, int snaps)
+{
+    int rc;
+    switch (strategy) {
+    case RTM_FULL:
+        rc = run_full(m);
+        break;
+    case RTM_BOUNDARY:
+        rc = run_reverse(m, true);
+        break;
+    case RTM_RANDOM:
+        /* the reference for the reversal: the same random-boundary u, stored forward */
+        rc = schedule == RTM_RANDOM_FORWARD ? run_full(m) : run_reverse(m, false);
+        break;
+    case RTM_CHECKPOINT:
+        rc = run_checkpoint(m, snaps, schedule);
+        break;
+    default:
+        rc = err_set(-EINVAL, "rtm: strategy %d", strategy);
+    }
+    if (rc == 0)
+        rc = dev_sync(m->dev); /* both streams done before the default stream goes on */
+    return rc;
+}
+
+int rtm_finalize_image(struct mig *m)
+{
+#ifdef SEISLIVE_CUDA
+    if (m->gpu) {
+        float *scratch = NULL;
+        int rc = rtm_alloc(m, 2 * sizeof(float), &scratch);
+        if (rc < 0)
+            return rc;
+        rc = imaging_finalize_cuda(&m->bq, m->cond, &m->acc, m->acc.num, scratch, NULL);
+        dev_sync(m->dev);
+        dev_free(m->dev, scratch);
+        return rc;
+    }
+#endif
+    imaging_finalize_cpu(&m->bq, m->cond, &m->acc, m->acc.num);
+    return 0;
+}

@@ -1,0 +1,31 @@
+/* stability_conf — the time step of a configuration: kernels/stability.h's rule with
+ * the [propagator] keys, a refusal naming the config place of dt. */
+#ifndef SEISLIVE_STABILITY_CONF_H
+#define SEISLIVE_STABILITY_CONF_H
+
+#include "conf/config.h"
+#include "kernels/stability.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The stability parameters of CFG's [propagator] on its [model] spacing.  DT_NAME gets
+ * the text that names dt in a refusal ("FILE:LINE:COL: [propagator] dt") and must
+ * outlive SP's use. */
+void stability_params_of(const struct sl_config *cfg, struct stability_params *sp, char *dt_name, size_t len);
+
+/* Resolve the time step of CFG for a model with velocities VMIN..VMAX and a source
+ * whose highest frequency is FMAX: [propagator] dt = 0 gives cfl x dt_max; a dt above
+ * dt_max is refused (-EINVAL) with "FILE:LINE:COL: [propagator] dt = ... exceeds the
+ * largest stable dt ... s".  Warns (log) when the points per wavelength fall below
+ * [propagator] ppw_min.  *DT gets the step, *DT_MAX (optional) the limit, *PPW
+ * (optional) the points per wavelength. */
+int stability_resolve(const struct sl_config *cfg, double vmin, double vmax, double fmax, double *dt,
+                      double *dt_max, double *ppw);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
