@@ -123,7 +123,7 @@ static double doublet_depth(const double *p, int k0, double *strength)
  * source-normalization's near-source noise stay above this). */
 static const double Z_MIN = 150.0;
 
-Test(rtm_2d, flat_reflector_at_its_depth, .timeout = 300)
+Test(rtm_2d_cli, flat_reflector_at_its_depth, .timeout = 300)
 {
     char *dir = test_tmpdir();
     const double z_ref = 500.0;
@@ -148,7 +148,7 @@ Test(rtm_2d, flat_reflector_at_its_depth, .timeout = 300)
             nb++;
         }
     bg = sqrt(bg / nb);
-    fprintf(stderr, "rtm_2d: flat reflector at %.0f m imaged at %.1f m (doublet %.3g, background rms %.3g)\n",
+    fprintf(stderr, "rtm_2d_cli: flat reflector at %.0f m imaged at %.1f m (doublet %.3g, background rms %.3g)\n",
             z_ref, z, strength, bg);
     cr_assert_leq(fabs(z - z_ref), 2 * D, "reflector at %.0f m imaged at %.1f m", z_ref, z);
     cr_assert_gt(strength, 10 * bg, "doublet %.3g not above the background %.3g", strength, bg);
@@ -167,7 +167,7 @@ Test(rtm_2d, flat_reflector_at_its_depth, .timeout = 300)
     free(dir);
 }
 
-Test(rtm_2d, dipping_reflector_at_its_depth_and_dip, .timeout = 300)
+Test(rtm_2d_cli, dipping_reflector_at_its_depth_and_dip, .timeout = 300)
 {
     char *dir = test_tmpdir();
     const double z0 = 300.0, dip = 12.0; /* depth at x = 0, degrees toward +x */
@@ -198,7 +198,7 @@ Test(rtm_2d, dipping_reflector_at_its_depth_and_dip, .timeout = 300)
     int far = 0;
     for (int j = 0; j < m; j++)
         far += fabs(zs[j] - (icpt + slope * xs[j])) > 2 * D;
-    fprintf(stderr, "rtm_2d: dipping reflector: dip %.2f deg (want %.1f), depth at x = %.0f m: %.1f m (want %.1f); "
+    fprintf(stderr, "rtm_2d_cli: dipping reflector: dip %.2f deg (want %.1f), depth at x = %.0f m: %.1f m (want %.1f); "
                     "%d of %d columns more than 2 cells off the line\n",
             got_dip, dip, xm, got_zm, want_zm, far, m);
     cr_assert_lt(fabs(got_dip - dip), 2.0, "dip %.2f deg, want %.1f", got_dip, dip);
