@@ -3,7 +3,12 @@
  * dt, then for every [acquisition] source runs the propagator for [propagator] t_max and
  * records every receiver (sinc interpolation, resampled to [acquisition] dt_out) into one
  * SEG-Y file (io/segy_write).  Optional wavefield snapshots every snapshot_every steps
- * (raw float32 of the interior grid, x fastest, into snapshot_dir). */
+ * (raw float32 of the interior grid, x fastest, into snapshot_dir).
+ *
+ * The simulation runs through the propagator interface (kernels/propagator.h): the job
+ * fills struct prop_params from the config and never sees which physics runs.  A model
+ * one cell across (n = [nx, 1, nz]) runs as 2D (prop_params_init gives NONE faces on y:
+ * no y layers, a line source): its sources and receivers must lie on the line y = o[1]. */
 #define LOG_COMPONENT "model-job"
 #include <errno.h>
 #include <math.h>
@@ -16,7 +21,7 @@
 #include "io/model.h"
 #include "io/segy_write.h"
 #include "kernels/device.h"
-#include "kernels/wave.h"
+#include "kernels/propagator.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "stream/job.h"
@@ -33,7 +38,8 @@ struct plan {
     int interval;        /* SEG-Y sample interval, us (or ps) */
     double *rec;         /* nrec x 3 */
     size_t nrec;
-    struct wave_params wp;
+    struct prop_params pp;
+    bool is2d;           /* n[1] == 1: NONE faces on y */
 };
 
 static void plan_free(struct plan *p)
@@ -48,6 +54,38 @@ static double now_s(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+/* A 2D model (n[1] == 1) is the vertical plane y = o[1]: every source and receiver must
+ * be on it.  A point off the plane is refused by name here: the 2D propagator ignores a
+ * point's y (the model does not vary along it), so a receiver 10 m off the line would
+ * otherwise be recorded on the line without a word.  The tolerance is a millionth of a
+ * cell: coordinates written with a few decimals still match. */
+static int check_on_line(const struct sl_config *cfg, const struct plan *pl)
+{
+    const double y0 = pl->model.o[1], tol = 1e-6 * fmax(pl->model.d[1], 1.0);
+    char where[512];
+    for (size_t r = 0; r < pl->nrec; r++) {
+        double y = pl->rec[3 * r + 1];
+        if (fabs(y - y0) > tol) {
+            if (cfg->acquisition.rx_count[0] > 0 && cfg->acquisition.rx_count[1] > 0)
+                return err_set(-EINVAL, "%s: [acquisition] receiver %zu of the rx_count grid at y = %g m is off "
+                               "the line of this 2D model ([model] n[1] = 1: every source and receiver at "
+                               "y = o[1] = %g m; rx_count[1] = 1 and rx_origin[1] = %g)",
+                               config_where(cfg, "acquisition.rx_origin", where, sizeof where), r + 1, y, y0, y0);
+            return err_set(-EINVAL, "%s: [acquisition] receivers[%zu] at y = %g m is off the line of this 2D "
+                           "model ([model] n[1] = 1: every source and receiver at y = o[1] = %g m)",
+                           config_where(cfg, "acquisition.receivers", where, sizeof where), r, y, y0);
+        }
+    }
+    const struct point_list *src = &cfg->acquisition.sources;
+    for (size_t i = 0; i < src->n; i++)
+        if (fabs(src->p[i][1] - y0) > tol)
+            return err_set(-EINVAL, "%s: [acquisition] sources[%zu] at y = %g m is off the line of this 2D "
+                           "model ([model] n[1] = 1: every source and receiver at y = o[1] = %g m)",
+                           config_where(cfg, "acquisition.sources", where, sizeof where), i, src->p[i][1],
+                           y0);
+    return 0;
 }
 
 static int make_plan(const struct sl_config *cfg, struct plan *pl)
@@ -143,22 +181,27 @@ static int make_plan(const struct sl_config *cfg, struct plan *pl)
                      config_where(cfg, "acquisition.sources", where, sizeof where));
         goto fail;
     }
-    struct wave_params *wp = &pl->wp;
-    for (int a = 0; a < 3; a++) {
-        wp->n[a] = pl->model.n[a];
-        wp->d[a] = pl->model.d[a];
-        wp->o[a] = pl->model.o[a];
+    pl->is2d = pl->model.n[1] == 1;
+    if (pl->is2d && (rc = check_on_line(cfg, pl)) < 0)
+        goto fail;
+    /* The same parameters the wave_* calls took before the propagator interface (CPML
+     * faces of pml_width, the free surface instead of the top layer): 3D results stay
+     * bitwise the same.  In 2D the y faces are NONE and their widths unused. */
+    struct prop_params *pp = &pl->pp;
+    prop_params_init(pp, pl->model.n, pl->model.d, pl->model.o, pl->dt, 0);
+    for (int f = 0; f < PROP_FACES; f++)
+        if (pp->grid.face[f] == PROP_FACE_CPML)
+            pp->grid.width[f] = pc->pml_width[f];
+    if (pc->free_surface) {
+        pp->grid.face[4] = PROP_FACE_FREE; /* the surface replaces the top absorbing layer */
+        pp->grid.width[4] = 0;
     }
-    wp->order = pc->order;
-    wp->dt = pl->dt;
-    for (int f = 0; f < 6; f++)
-        wp->pml[f] = pc->pml_width[f];
-    wp->free_surface = pc->free_surface;
-    if (wp->free_surface)
-        wp->pml[4] = 0; /* the surface replaces the top absorbing layer */
-    wp->pml_reflection = pc->pml_reflection;
-    wp->f_ref = pc->wavelet == WAVELET_RICKER ? pc->f_peak : pl->fmax / 2.5;
-    wp->kernel = pc->kernel;
+    pp->op.order = pc->order;
+    pp->pml_reflection = pc->pml_reflection;
+    pp->f_ref = pc->wavelet == WAVELET_RICKER ? pc->f_peak : pl->fmax / 2.5;
+    pp->tuning.kernel = pc->kernel;
+    if ((rc = prop_check(pp)) < 0)
+        goto fail;
     free(user);
     return 0;
 fail:
@@ -167,11 +210,10 @@ fail:
     return rc;
 }
 
-static int write_snapshot(const struct sl_config *cfg, struct wave_sim *s, int shot, int step,
-                          float *buf)
+static int write_snapshot(const struct sl_config *cfg, struct prop *s, int shot, int step, float *buf)
 {
-    const struct wave_layout *L = wave_layout(s);
-    int rc = wave_copy_out(s, false, buf);
+    const struct prop_layout *L = prop_layout(s);
+    int rc = prop_copy_out(s, false, buf);
     if (rc < 0)
         return rc;
     char path[4096];
@@ -200,24 +242,25 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
         output = outbuf;
     }
     const size_t nsrc = cfg->acquisition.sources.n;
-    log_info("model %dx%dx%d, v %g..%g m/s; dt %.6g s (stable limit %.6g), %d steps, %.1f points "
+    log_info("model %dx%dx%d%s, v %g..%g m/s; dt %.6g s (stable limit %.6g), %d steps, %.1f points "
              "per wavelength at %.3g Hz; %zu sources x %zu receivers -> %s",
-             pl.model.n[0], pl.model.n[1], pl.model.n[2], pl.model.vmin, pl.model.vmax, pl.dt,
+             pl.model.n[0], pl.model.n[1], pl.model.n[2], pl.is2d ? " (2D)" : "", pl.model.vmin, pl.model.vmax, pl.dt,
              pl.dt_max, pl.nt, pl.ppw, pl.fmax, nsrc, pl.nrec, output);
-    struct wave_sim *s = NULL;
-    struct wave_points *rp = NULL, *sp = NULL;
+    struct prop *s = NULL;
+    struct prop_points *rp = NULL, *sp = NULL;
     struct segy_writer *w = NULL;
     char part[4200] = "";
     bool stopped = false;
     float *tr = NULL, *out = NULL, *snap = NULL;
     /* On a GPU the wavelet and the traces stay in device memory for the whole shot: a
      * host buffer would cost a copy and a synchronisation in every step. */
-    const bool on_gpu = dev->kind == SL_DEVICE_CUDA;
-    const unsigned bufs = on_gpu ? WAVE_BUF_DEVICE : 0u;
+    const bool on_gpu = dev_is_gpu(dev);
+    const unsigned bufs = on_gpu ? PROP_BUF_DEVICE : 0u;
     float *gwav = NULL, *gtr = NULL; /* device copies (GPU only) */
-    if ((rc = wave_create(dev, &pl.wp, pl.model.v, &s)) < 0)
+    const struct prop_model pm = {.vp = pl.model.v};
+    if ((rc = prop_create(dev, &pl.pp, &pm, &s)) < 0)
         goto done;
-    if ((rc = wave_points_create(s, pl.rec, pl.nrec, WAVE_INTERP_SINC, &rp)) < 0) {
+    if ((rc = prop_points_create(s, pl.rec, pl.nrec, PROP_INTERP_SINC, &rp)) < 0) {
         err_prefix(rc, "[acquisition] receivers");
         goto done;
     }
@@ -227,11 +270,11 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
     const int interval = pl.interval;
     char text[1024];
     snprintf(text, sizeof text,
-             "seislive model: acoustic finite differences, order %d\n"
+             "seislive model: acoustic finite differences, order %d%s\n"
              "model %d x %d x %d, spacing %g %g %g m, origin %g %g %g m\n"
              "%zu shots x %zu receivers, %d samples, interval %d %s\n"
              "coordinates and depths in m scaled by -100; offset in m",
-             pl.wp.order, pl.model.n[0], pl.model.n[1], pl.model.n[2], pl.model.d[0], pl.model.d[1],
+             pl.pp.op.order, pl.is2d ? ", 2D (line sources, the plane y = o[1])" : "", pl.model.n[0], pl.model.n[1], pl.model.n[2], pl.model.d[0], pl.model.d[1],
              pl.model.d[2], pl.model.o[0], pl.model.o[1], pl.model.o[2], nsrc, pl.nrec, pl.ns_out,
              interval, ps ? "PICOSECONDS (GPR)" : "microseconds");
     if (ps)
@@ -264,13 +307,13 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
     const long long total = (long long)nsrc * pl.nt;
     for (size_t is = 0; is < nsrc && rc == 0; is++) {
         const double *src = cfg->acquisition.sources.p[is];
-        wave_points_destroy(sp);
+        prop_points_destroy(s, sp);
         sp = NULL;
-        if ((rc = wave_points_create(s, src, 1, WAVE_INTERP_SINC, &sp)) < 0) {
+        if ((rc = prop_points_create(s, src, 1, PROP_INTERP_SINC, &sp)) < 0) {
             err_prefix(rc, "[acquisition] sources[%zu]", is);
             break;
         }
-        if ((rc = wave_reset(s)) < 0)
+        if ((rc = prop_reset(s)) < 0)
             break;
         if ((rc = dev_zero(dev, dtr, tr_bytes, NULL)) < 0) /* sample 0 of every trace */
             break;
@@ -280,9 +323,9 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
                 stopped = true;
                 goto done;
             }
-            if ((rc = wave_step(s)) < 0 ||
-                (rc = wave_inject(s, sp, wav + it, 1, 1.0f, WAVE_INJECT_PHYSICAL | bufs)) < 0 ||
-                (rc = wave_sample(s, rp, dtr + it + 1, (size_t)pl.nt + 1, bufs)) < 0)
+            if ((rc = prop_step(s)) < 0 ||
+                (rc = prop_inject(s, sp, wav + it, 1, 1.0f, PROP_INJECT_PHYSICAL | bufs)) < 0 ||
+                (rc = prop_sample(s, rp, dtr + it + 1, (size_t)pl.nt + 1, bufs)) < 0)
                 goto done;
             int se = cfg->propagator.snapshot_every;
             if (se > 0 && (it + 1) % se == 0 &&
@@ -322,9 +365,9 @@ done:;
     else if (w && rc < 0)
         err_prefix(rc, "%d of %zu shots complete, kept in %s; %s not written", shots_done, nsrc,
                    part, output);
-    wave_points_destroy(sp);
-    wave_points_destroy(rp);
-    wave_destroy(s);
+    prop_points_destroy(s, sp);
+    prop_points_destroy(s, rp);
+    prop_destroy(s);
     dev_free(dev, gwav);
     dev_free(dev, gtr);
     free(tr);
@@ -342,13 +385,14 @@ static int model_report(const struct sl_config *cfg, FILE *out)
         return rc;
     if (out) {
         fprintf(out, "# model job\n");
-        fprintf(out, "model: %d x %d x %d points, v %g..%g m/s\n", pl.model.n[0], pl.model.n[1],
-                pl.model.n[2], pl.model.vmin, pl.model.vmax);
+        fprintf(out, "model: %d x %d x %d points%s, v %g..%g m/s\n", pl.model.n[0], pl.model.n[1],
+                pl.model.n[2], pl.is2d ? " (2D: the line y = o[1], no y layers)" : "", pl.model.vmin,
+                pl.model.vmax);
         fprintf(out, "stable dt: %.6g s (order %d); dt used: %.6g s; %d steps for t_max %g s\n",
-                pl.dt_max, pl.wp.order, pl.dt, pl.nt, cfg->propagator.t_max);
+                pl.dt_max, pl.pp.op.order, pl.dt, pl.nt, cfg->propagator.t_max);
         fprintf(out, "points per wavelength at %.4g Hz: %.2f (ppw_min %g)\n", pl.fmax, pl.ppw,
                 cfg->propagator.ppw_min);
-        fprintf(out, "propagator memory: %.1f MiB\n", wave_memory_bytes(&pl.wp) / 1048576.0);
+        fprintf(out, "propagator memory: %.1f MiB\n", prop_memory_bytes(&pl.pp) / 1048576.0);
         fprintf(out, "shots: %zu, receivers: %zu, output samples: %d at %.6g s\n",
                 cfg->acquisition.sources.n, pl.nrec, pl.ns_out, pl.dt_out);
     }

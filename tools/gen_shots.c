@@ -2,12 +2,15 @@
  * interface and a salt-like body, or any model file), a fixed receiver patch and a grid
  * of shots, shot records modeled with the propagator (`seislive model`, so the records
  * are exactly what seislive's own engine computes), written as SEG-Y and/or streamed
- * over ZeroMQ at a chosen pace (a shot every N seconds, as a crew would fire them). */
+ * over ZeroMQ at a chosen pace (a shot every N seconds, as a crew would fire them).
+ * A model one cell across (--n NX,1,NZ) is 2D: the survey is one line along x at y = 0,
+ * modeled with the 2D propagator (line sources); shots or receivers off it are refused. */
 #define LOG_COMPONENT "gen"
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +42,8 @@ static const char usage_text[] =
     "DIR/model.json, DIR/survey.toml (the modeling configuration) and DIR/shots.segy;\n"
     "with --zmq, then streams the shots at the chosen pace.\n"
     "x east, y north, z down, in m; arrays x fastest, then y, z slowest.\n"
+    "2D: --n NX,1,NZ makes a 2D model (the vertical plane y = 0), modeled in 2D (line\n"
+    "sources, no y layers); the shots and receivers are one line along x at y = 0.\n"
     "\n"
     "model (default: the demo model):\n"
     "  --n NX,NY,NZ           grid points (default 81,41,51)\n"
@@ -52,15 +57,19 @@ static const char usage_text[] =
     "  --salt X,Y,TOP,RX,RY,H:V  salt-like dome centred at X,Y from depth TOP, half-widths\n"
     "                         RX, RY, height H, velocity V ('none' = no salt; default a\n"
     "                         small dome under the middle of the model, 4500 m/s)\n"
-    "  --model FILE           take this model instead: raw float32 (x fastest,\n"
-    "                         little-endian) of --n points, or SEG-Y (.segy, .sgy: one\n"
-    "                         trace per x-y column, samples in depth)\n"
+    "  --model FILE           take this model instead: raw float32 (little-endian) of\n"
+    "                         --n points in the order of --layout, or SEG-Y (.segy,\n"
+    "                         .sgy: one trace per x-y column, samples in depth)\n"
+    "  --layout x-fastest|z-fastest  order of a raw --model file: x, then y, then z\n"
+    "                         (default), or depth first, then y, then x (e.g. Marmousi-2:\n"
+    "                         --n 500,1,174 --layout z-fastest); model.f32 is x fastest\n"
     "  --smooth R             smoothing half-width of model_smooth.f32, cells (default 3)\n"
     "geometry:\n"
-    "  --shots NX[,NY]        shots along x and y (default 4,1)\n"
+    "  --shots NX[,NY]        shots along x and y (default 4,1; 2D: NY = 1)\n"
     "  --shot-origin X,Y,Z    first shot (default: x at 1/8 of the model, y middle, z = dz)\n"
     "  --shot-spacing DX[,DY] between shots, m (default: spread over 3/4 of the model)\n"
-    "  --receivers NX[,NY]    fixed receiver patch (default: every 2nd node in x, 1 line)\n"
+    "  --receivers NX[,NY]    fixed receiver patch (default: every 2nd node in x, 1 line;\n"
+    "                         2D: NY = 1)\n"
     "  --rx-origin X,Y,Z      first receiver (default 0, middle y, z = dz)\n"
     "  --rx-spacing DX[,DY]   receiver spacing, m (default 2 dx, 2 dy)\n"
     "recording:\n"
@@ -88,7 +97,7 @@ static const char usage_text[] =
 struct shots_opts {
     struct survey_model m;
     const char *model_file, *out, *zmq, *format, *device, *seislive;
-    int smooth, order, pml, first_id, reuse, end, direct;
+    int smooth, order, pml, first_id, reuse, end, direct, zfast;
     int shots[2], rx[2];
     double shot_o[3], shot_d[2], rx_o[3], rx_d[2];
     int have_shot_o, have_shot_d, have_rx, have_rx_o, have_rx_d;
@@ -130,11 +139,33 @@ static void sibling(const char *name, char *out, size_t len)
     snprintf(out, len, "%s/%s", self, name);
 }
 
-static int read_model_file(const char *path, const int n[3], float *v)
+static bool is_segy_name(const char *path)
 {
-    size_t len = strlen(path), cnt = (size_t)n[0] * n[1] * n[2];
-    if ((len > 5 && strcmp(path + len - 5, ".segy") == 0) ||
-        (len > 4 && strcmp(path + len - 4, ".sgy") == 0)) {
+    size_t len = strlen(path);
+    return (len > 5 && strcmp(path + len - 5, ".segy") == 0) || (len > 4 && strcmp(path + len - 4, ".sgy") == 0);
+}
+
+/* A raw file whose depth samples come first (index (i ny + j) nz + k, as [model] layout =
+ * "z-fastest" reads it, io/model.c) into the engine's x-fastest order. */
+static int transpose_z_fastest(float *v, const int n[3])
+{
+    size_t nx = (size_t)n[0], ny = (size_t)n[1], nz = (size_t)n[2];
+    float *t = malloc(nx * ny * nz * sizeof *t);
+    if (!t)
+        return err_set(-ENOMEM, "out of memory for the model");
+    for (size_t i = 0; i < nx; i++)
+        for (size_t j = 0; j < ny; j++)
+            for (size_t k = 0; k < nz; k++)
+                t[(k * ny + j) * nx + i] = v[(i * ny + j) * nz + k];
+    memcpy(v, t, nx * ny * nz * sizeof *t);
+    free(t);
+    return 0;
+}
+
+static int read_model_file(const char *path, const int n[3], int zfast, float *v)
+{
+    size_t cnt = (size_t)n[0] * n[1] * n[2];
+    if (is_segy_name(path)) {
         struct segy_shots *s;
         int rc = segy_shots_open(path, &s);
         if (rc < 0)
@@ -170,7 +201,7 @@ static int read_model_file(const char *path, const int n[3], float *v)
         if (!(v[i] > 0) || !isfinite(v[i]))
             return err_set(-EINVAL, "%s: byte %zu: velocity %g is not a positive number", path,
                            i * 4, (double)v[i]);
-    return 0;
+    return zfast ? transpose_z_fastest(v, n) : 0;
 }
 
 static void defaults(struct shots_opts *o)
@@ -200,6 +231,37 @@ static void defaults(struct shots_opts *o)
         o->rx_o[1] = o->rx[1] > 1 ? 0 : ly / 2;
         o->rx_o[2] = d[2];
     }
+}
+
+/* A 2D model (n[1] == 1) is the plane y = 0 (the origin the survey config gives it):
+ * one line of shots and one of receivers on it.  Anything off the line is refused here,
+ * with the option that put it there, before any file is written.  1 when refused. */
+static int check_line(const struct shots_opts *o)
+{
+    if (o->m.n[1] != 1)
+        return 0;
+    const char *what = NULL;
+    double y = 0;
+    if (o->shots[1] > 1)
+        what = "--shots: more than one shot line";
+    else if (o->rx[1] > 1)
+        what = "--receivers: more than one receiver line";
+    else if (o->shot_o[1] != 0) {
+        what = "--shot-origin: the shots are";
+        y = o->shot_o[1];
+    } else if (o->rx_o[1] != 0) {
+        what = "--rx-origin: the receivers are";
+        y = o->rx_o[1];
+    }
+    if (!what)
+        return 0;
+    if (y != 0)
+        fprintf(stderr, "seislive-gen shots: %s at y = %g m, off the line of this 2D model (--n %d,1,%d: "
+                "the plane y = 0; every shot and receiver at y = 0)\n", what, y, o->m.n[0], o->m.n[2]);
+    else
+        fprintf(stderr, "seislive-gen shots: %s in a 2D model (--n %d,1,%d: one line at y = 0; give NY = 1)\n",
+                what, o->m.n[0], o->m.n[2]);
+    return 1;
 }
 
 /* A TOML float: always with a decimal point or exponent (TOML keeps 10 and 10.0 apart). */
@@ -446,7 +508,6 @@ static int run(struct shots_opts *o)
     int rc = mkdirs(o->out);
     if (rc < 0)
         return rc;
-    defaults(o);
     char path[4096], cfg[4096], segy[4096];
     snprintf(cfg, sizeof cfg, "%s/survey.toml", o->out);
     snprintf(segy, sizeof segy, "%s/shots.segy", o->out);
@@ -456,7 +517,7 @@ static int run(struct shots_opts *o)
         if (!v)
             return err_set(-ENOMEM, "out of memory for the model");
         if (o->model_file)
-            rc = read_model_file(o->model_file, o->m.n, v);
+            rc = read_model_file(o->model_file, o->m.n, o->zfast, v);
         else
             survey_fill(&o->m, v);
         double vmax = 0, v_src = 0;
@@ -531,7 +592,7 @@ int gen_shots(int argc, char **argv)
 {
     enum { O_N = 256, O_D, O_V0, O_LAYER, O_DIP, O_SALT, O_MODEL, O_SMOOTH, O_SHOTS, O_SO, O_SD,
            O_RX, O_RO, O_RD, O_TMAX, O_DT, O_FP, O_ORDER, O_PML, O_DEV, O_PROG, O_ZMQ, O_PACE,
-           O_FMT, O_FIRST, O_REUSE, O_END, O_DIRECT };
+           O_FMT, O_FIRST, O_REUSE, O_END, O_DIRECT, O_LAYOUT };
     static const struct option lo[] = {
         {"n", 1, 0, O_N}, {"d", 1, 0, O_D}, {"v0", 1, 0, O_V0}, {"layer", 1, 0, O_LAYER},
         {"dip", 1, 0, O_DIP}, {"salt", 1, 0, O_SALT}, {"model", 1, 0, O_MODEL},
@@ -541,7 +602,8 @@ int gen_shots(int argc, char **argv)
         {"f-peak", 1, 0, O_FP}, {"order", 1, 0, O_ORDER}, {"pml", 1, 0, O_PML},
         {"device", 1, 0, O_DEV}, {"seislive", 1, 0, O_PROG}, {"zmq", 1, 0, O_ZMQ},
         {"pace", 1, 0, O_PACE}, {"format", 1, 0, O_FMT}, {"first-id", 1, 0, O_FIRST},
-        {"reuse", 0, 0, O_REUSE}, {"end", 0, 0, O_END}, {"direct", 1, 0, O_DIRECT}, {"out", 1, 0, 'o'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"reuse", 0, 0, O_REUSE}, {"end", 0, 0, O_END}, {"direct", 1, 0, O_DIRECT},
+        {"layout", 1, 0, O_LAYOUT}, {"out", 1, 0, 'o'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     struct shots_opts o = {
         .m = {.n = {81, 41, 51}, .d = {10, 10, 10}, .v0 = 1800, .nlayers = 2,
               .layer_z = {150, 380}, .layer_v = {2300, 2900}, .dip_z = 250, .dip_deg = 6,
@@ -662,6 +724,10 @@ int gen_shots(int argc, char **argv)
             o.direct = strcmp(optarg, "subtract") == 0;
             bad = !o.direct && strcmp(optarg, "keep") != 0;
             break;
+        case O_LAYOUT:
+            o.zfast = strcmp(optarg, "z-fastest") == 0;
+            bad = !o.zfast && strcmp(optarg, "x-fastest") != 0;
+            break;
         case 'o': o.out = optarg; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: bad = 2; break;
@@ -676,6 +742,14 @@ int gen_shots(int argc, char **argv)
     if (!bad && !o.out) {
         fprintf(stderr, "seislive-gen shots: -o DIR is required\n");
         bad = 1;
+    }
+    if (!bad && o.zfast && (!o.model_file || is_segy_name(o.model_file))) {
+        fprintf(stderr, "seislive-gen shots: --layout is the order of a raw --model file\n");
+        bad = 1;
+    }
+    if (!bad) {
+        defaults(&o);
+        bad = check_line(&o);
     }
     if (bad) {
         fputs("try 'seislive-gen shots --help'\n", stderr);
