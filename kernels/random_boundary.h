@@ -29,6 +29,7 @@
 #define SEISLIVE_RANDOM_BOUNDARY_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -209,6 +210,8 @@ double random_boundary_uniform(uint64_t seed, uint64_t stream, uint64_t i);
 /* The largest velocity for which leapfrog with DT and the ORDER stencil on spacings D
  * is stable: 2 / (dt sqrt(S sum_a 1/d_a^2)), S = fd_second_abs_sum(order). */
 double random_boundary_vstable(int order, double dt, const double d[3]);
+/* The same for a 3D grid or, with TWO_D, a 2D one (no y term). */
+double random_boundary_vstable_dims(int order, double dt, const double d[3], bool two_d);
 
 /* 2 FMAX max(d). */
 double random_boundary_vnyquist(double fmax, const double d[3]);

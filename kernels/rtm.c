@@ -162,7 +162,8 @@ int rtm_engine_create(const struct rtm_params *p, const struct sl_device *dev, c
     if (rc == 0) {
         /* The project-wide stability rule (kernels/stability.h): refuses an unstable dt
          * with the place the caller names and the largest stable dt. */
-        struct stability_params sp = {p->order, {e->d[0], e->d[1], e->d[2]}, p->dt, p->cfl, p->ppw_min, p->dt_name};
+        struct stability_params sp = {p->order, {e->d[0], e->d[1], e->d[2]}, p->dt, p->cfl, p->ppw_min, p->dt_name,
+                                     e->n[1] == 1};
         rc = stability_pick_dt(&sp, e->vmin, e->vmax, e->fmax, &e->dt, NULL, NULL);
     }
     if (rc < 0) {

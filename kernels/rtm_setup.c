@@ -121,7 +121,7 @@ static int simulations(struct mig *m, const struct rtm_shot *shot, const struct 
             .range = e->p.random.range,
             .width = e->p.random.width,
             .seed = e->p.random.seed,
-            .vstable = random_boundary_vstable(e->p.order, pl->dt, e->d),
+            .vstable = random_boundary_vstable_dims(e->p.order, pl->dt, e->d, e->n[1] == 1),
             .vmin = e->vmin,
             .vnyquist = random_boundary_vnyquist(e->fmax, e->d),
         };

@@ -14,6 +14,14 @@ double stability_dt_max(int order, const double d[3], double vmax)
     return 2.0 * dmin / (sqrt(3.0) * vmax * sqrt(fd_second_abs_sum(order)));
 }
 
+double stability_dt_max_dims(int order, const double d[3], double vmax, bool two_d)
+{
+    if (!two_d)
+        return stability_dt_max(order, d, vmax);
+    double dmin = fmin(d[0], d[2]);
+    return 2.0 * dmin / (sqrt(2.0) * vmax * sqrt(fd_second_abs_sum(order)));
+}
+
 double stability_ppw(double vmin, double fhi, const double d[3])
 {
     double dmax = fmax(d[0], fmax(d[1], d[2]));
@@ -23,7 +31,7 @@ double stability_ppw(double vmin, double fhi, const double d[3])
 int stability_pick_dt(const struct stability_params *sp, double vmin, double vmax, double fmax, double *dt,
                       double *dt_max, double *ppw)
 {
-    double lim = stability_dt_max(sp->order, sp->d, vmax);
+    double lim = stability_dt_max_dims(sp->order, sp->d, vmax, sp->two_d);
     if (dt_max)
         *dt_max = lim;
     if (sp->dt == 0) {
@@ -34,7 +42,7 @@ int stability_pick_dt(const struct stability_params *sp, double vmin, double vma
                        "(order %d, vmax %g m/s, smallest spacing %g m); use dt <= %.6g or dt = 0 "
                        "(automatic)",
                        sp->dt_name ? sp->dt_name : "dt", sp->dt, lim, sp->order, vmax,
-                       fmin(sp->d[0], fmin(sp->d[1], sp->d[2])), lim);
+                       sp->two_d ? fmin(sp->d[0], sp->d[2]) : fmin(sp->d[0], fmin(sp->d[1], sp->d[2])), lim);
     } else {
         *dt = sp->dt;
     }

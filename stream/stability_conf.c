@@ -12,6 +12,7 @@ void stability_params_of(const struct sl_config *cfg, struct stability_params *s
     sp->dt = pc->dt;
     sp->cfl = pc->cfl;
     sp->ppw_min = pc->ppw_min;
+    sp->two_d = cfg->model.n[1] == 1;
     char where[512];
     snprintf(dt_name, len, "%s: [propagator] dt", config_where(cfg, "propagator.dt", where, sizeof where));
     sp->dt_name = dt_name;

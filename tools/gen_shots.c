@@ -546,7 +546,7 @@ static int run(struct shots_opts *o)
             fclose(f);
         }
         /* subtracting the direct wave needs both runs on the same time step */
-        double dt = o->direct ? 0.9 * stability_dt_max(o->order, o->m.d, vmax) : 0;
+        double dt = o->direct ? 0.9 * stability_dt_max_dims(o->order, o->m.d, vmax, o->m.n[1] == 1) : 0;
         if (rc == 0)
             rc = write_config(o, cfg, 0, dt);
         /* The records go to shots.segy.part and get their name only once complete, so
