@@ -115,7 +115,7 @@ enum wave_face {
  * fields are the production defaults (measured on the H100, docs/PERFORMANCE.md);
  * docs/TUNING.md lists them and seislive-bench stencil sets them from flags. */
 struct wave_tuning {
-    int tile;               /* tiled kernel x-y tile: 0 default, else 1 + enum tile shape (wave.cu) */
+    int tile;               /* tiled kernel x-y tile: 0 default, else enum wave_tile (kernels/wave_tuning.h) */
     int pipe;               /* tiled kernel queue: 0 default (ring), 1 ring, 2 registers */
     int prefetch;           /* planes in flight: 0 default, 1..3 */
     int cpml;               /* CPML arrangement: 0 default (lines), 1 split, 2 fused, 3 lines */
