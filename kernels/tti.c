@@ -581,12 +581,31 @@ static inline float d1(const float *f, size_t c, size_t st, const float *w, int 
     return s;
 }
 
-static inline float d2(const float *f, size_t c, size_t st, const float *w, int r)
+/* Row versions (N cells from element C0): the same sums in the same order as d1 / d2,
+ * with the cell loop innermost so that it vectorises. */
+static inline void row_d1(const float *f, size_t c0, size_t st, const float *w, int r, int n, float *out)
 {
-    float s = w[0] * f[c];
-    for (int l = 1; l <= r; l++)
-        s += w[l] * (f[c + l * st] + f[c - l * st]);
-    return s;
+    for (int i = 0; i < n; i++)
+        out[i] = 0;
+    for (int l = 1; l <= r; l++) {
+        const float *up = f + c0 + l * st, *dn = f + c0 - l * st;
+        const float wl = w[l];
+        for (int i = 0; i < n; i++)
+            out[i] += wl * (up[i] - dn[i]);
+    }
+}
+
+static inline void row_d2(const float *f, size_t c0, size_t st, const float *w, int r, int n, float *out)
+{
+    const float *ce = f + c0;
+    for (int i = 0; i < n; i++)
+        out[i] = w[0] * ce[i];
+    for (int l = 1; l <= r; l++) {
+        const float *up = f + c0 + l * st, *dn = f + c0 - l * st;
+        const float wl = w[l];
+        for (int i = 0; i < n; i++)
+            out[i] += wl * (up[i] + dn[i]);
+    }
 }
 
 /* Pass 1 for field F (0 p, 1 q) of values FV: g_x = d_x f (+ psi_x in the x layers) over
@@ -608,28 +627,27 @@ static void first_derivatives(struct tti_sim *s, int f, const float *fv, bool cp
             const int pj = j - hy;
             const bool jpad = pj >= 0 && pj < L->npad[1];
             const size_t row = (size_t)k * L->stride_z + (size_t)j * L->stride_y + hx;
-            for (int i = 0; i < L->npad[0]; i++) {
-                const size_t c = row + i;
-                float v = d1(fv, c, 1, w->c1[0], r);
-                int js;
-                if (cpml && kpad && jpad && (js = slab_of(L, 0, i)) >= 0) {
-                    float *ps = s->psi[f][0] + slab_elem(L, 0, i, pj, pk, js);
-                    *ps = w->pb[0][i] * *ps + w->pa[0][i] * v;
-                    v += *ps;
-                }
-                gx[c] = v;
-            }
-            if (!two_d && jpad) {
-                const int js = cpml && kpad ? slab_of(L, 1, pj) : -1;
+            row_d1(fv, row, 1, w->c1[0], r, L->npad[0], gx + row);
+            if (cpml && kpad && jpad)
                 for (int i = 0; i < L->npad[0]; i++) {
-                    const size_t c = row + i;
-                    float v = d1(fv, c, L->stride_y, w->c1[1], r);
-                    if (js >= 0) {
-                        float *ps = s->psi[f][1] + slab_elem(L, 1, i, pj, pk, js);
-                        *ps = w->pb[1][pj] * *ps + w->pa[1][pj] * v;
-                        v += *ps;
+                    const int js = slab_of(L, 0, i);
+                    if (js < 0) {
+                        i = L->npad[0] - L->pml[1] - 1; /* on to the high layer */
+                        continue;
                     }
-                    gy[c] = v;
+                    float *ps = s->psi[f][0] + slab_elem(L, 0, i, pj, pk, js);
+                    *ps = w->pb[0][i] * *ps + w->pa[0][i] * gx[row + i];
+                    gx[row + i] += *ps;
+                }
+            if (!two_d && jpad) {
+                row_d1(fv, row, L->stride_y, w->c1[1], r, L->npad[0], gy + row);
+                const int js = cpml && kpad ? slab_of(L, 1, pj) : -1;
+                if (js >= 0) {
+                    float *ps = s->psi[f][1] + slab_elem(L, 1, 0, pj, pk, js);
+                    for (int i = 0; i < L->npad[0]; i++) {
+                        ps[i] = w->pb[1][pj] * ps[i] + w->pa[1][pj] * gy[row + i];
+                        gy[row + i] += ps[i];
+                    }
                 }
             }
             int ks;
@@ -644,102 +662,135 @@ static void first_derivatives(struct tti_sim *s, int f, const float *fv, bool cp
     }
 }
 
-/* psi of field F along axis A at padded (i, j, k), 0 outside that axis's layers. */
-static inline float psi_at(const struct tti_sim *s, int f, int a, int i, int j, int k)
-{
-    const struct wave_layout *L = &s->w.L;
-    const int x = a == 0 ? i : a == 1 ? j : k;
-    const int js = slab_of(L, a, x);
-    return js < 0 ? 0.0f : s->psi[f][a][slab_elem(L, a, i, j, k, js)];
-}
-
-/* The stretched second derivative along A of field F at padded (i, j, k), element C:
- * d_aa f + d_a psi_a + zeta_a with zeta_a updated (Pasalic & McGarry), in A's layers. */
-static inline float s_layer(struct tti_sim *s, int f, int a, const float *fv, size_t c, int i, int j, int k, int js)
+/* The CPML terms of a row in the layers of axis A (1: y, 2: z; X the row's padded index
+ * along A, JS its slab index): S_a <- t + zeta with t = S_a + d_a psi_a and zeta <- b zeta +
+ * a t (Pasalic & McGarry), over cells [X0, X0 + N).  psi rows beyond the layers are 0. */
+static void row_layer_s(struct tti_sim *s, int f, int a, int x, int js, int j, int k, int x0, int n, float *sa,
+                        float *t)
 {
     const struct wave_sim *w = &s->w;
     const struct wave_layout *L = &w->L;
-    const size_t st[3] = {1, L->stride_y, L->stride_z};
-    const int x = a == 0 ? i : a == 1 ? j : k;
-    float t = d2(fv, c, st[a], w->c2[a], w->r);
-    float dpsi = 0;
+    for (int i = 0; i < n; i++)
+        t[i] = 0;
     for (int l = 1; l <= w->r; l++) {
-        const int o[3] = {a == 0 ? l : 0, a == 1 ? l : 0, a == 2 ? l : 0};
-        dpsi += w->c1[a][l] * (psi_at(s, f, a, i + o[0], j + o[1], k + o[2]) - psi_at(s, f, a, i - o[0], j - o[1], k - o[2]));
+        const int xu = x + l, xd = x - l, su = slab_of(L, a, xu), sd = slab_of(L, a, xd);
+        const float *up = su < 0 ? NULL : s->psi[f][a] + slab_elem(L, a, x0, a == 1 ? xu : j, a == 2 ? xu : k, su);
+        const float *dn = sd < 0 ? NULL : s->psi[f][a] + slab_elem(L, a, x0, a == 1 ? xd : j, a == 2 ? xd : k, sd);
+        const float wl = w->c1[a][l];
+        for (int i = 0; i < n; i++)
+            t[i] += wl * ((up ? up[i] : 0.0f) - (dn ? dn[i] : 0.0f));
     }
-    t += dpsi;
-    float *ze = s->zeta[f][a] + slab_elem(L, a, i, j, k, js);
-    const float z = w->pb[a][x] * *ze + w->pa[a][x] * t;
-    *ze = z;
-    return t + z;
+    float *ze = s->zeta[f][a] + slab_elem(L, a, x0, j, k, js);
+    const float av = w->pa[a][x], bv = w->pb[a][x];
+    for (int i = 0; i < n; i++) {
+        const float v = sa[i] + t[i];
+        const float z = bv * ze[i] + av * v;
+        ze[i] = z;
+        sa[i] = v + z;
+    }
 }
 
-/* chi <- b chi + a v at (i, j, k) of slab axis A (slab index JS); returns v + chi. */
-static inline float chi_add(struct tti_sim *s, int f, int m, int a, int x, int i, int j, int k, int js, float v)
+/* chi <- b chi + a m, m <- m + chi over a row of mixed terms M in the layers of axis A. */
+static void row_layer_chi(struct tti_sim *s, int f, int which, int a, int x, int js, int j, int k, int x0, int n,
+                          float *m)
 {
     const struct wave_sim *w = &s->w;
-    float *ch = s->chi[f][m] + slab_elem(&w->L, a, i, j, k, js);
-    const float z = w->pb[a][x] * *ch + w->pa[a][x] * v;
-    *ch = z;
-    return v + z;
+    float *ch = s->chi[f][which] + slab_elem(&w->L, a, x0, j, k, js);
+    const float av = w->pa[a][x], bv = w->pb[a][x];
+    for (int i = 0; i < n; i++) {
+        const float z = bv * ch[i] + av * m[i];
+        ch[i] = z;
+        m[i] += z;
+    }
 }
 
-struct ops {
-    float l, h1; /* L f, H1 f */
-};
-
-/* L f and H1 f at padded (i, j, k), element C, for field F of values FV, with the CPML
- * terms where the point lies in layers (CPML on). */
-static inline struct ops point_ops(struct tti_sim *s, int f, const float *fv, size_t c, int i, int j, int k,
-                                   bool cpml, float nx, float ny, float nz)
+/* The x-layer cells of a row: S_x with d_x psi_x and zeta_x (cell by cell). */
+static void row_layer_x(struct tti_sim *s, int f, int j, int k, int x0, int x1, float *sx)
 {
     const struct wave_sim *w = &s->w;
     const struct wave_layout *L = &w->L;
-    const int r = w->r;
-    const bool two_d = wave_is_2d(w);
-    const float *gx = s->g[f][0], *gy = s->g[f][1];
-    int js[3] = {-1, -1, -1};
-    if (cpml) {
-        js[0] = slab_of(L, 0, i);
-        js[1] = two_d ? -1 : slab_of(L, 1, j);
-        js[2] = slab_of(L, 2, k);
+    for (int i = x0; i < x1; i++) {
+        const int js = slab_of(L, 0, i);
+        if (js < 0) {
+            i = L->npad[0] - L->pml[1] - 1; /* on to the high layer */
+            continue;
+        }
+        float dpsi = 0;
+        for (int l = 1; l <= w->r; l++) {
+            const int su = slab_of(L, 0, i + l), sd = slab_of(L, 0, i - l);
+            const float up = su < 0 ? 0.0f : s->psi[f][0][slab_elem(L, 0, 0, j, k, su)];
+            const float dn = sd < 0 ? 0.0f : s->psi[f][0][slab_elem(L, 0, 0, j, k, sd)];
+            dpsi += w->c1[0][l] * (up - dn);
+        }
+        float *ze = s->zeta[f][0] + slab_elem(L, 0, 0, j, k, js);
+        const float v = sx[i - x0] + dpsi;
+        const float z = w->pb[0][i] * *ze + w->pa[0][i] * v;
+        *ze = z;
+        sx[i - x0] = v + z;
     }
-    float sx = js[0] >= 0 ? s_layer(s, f, 0, fv, c, i, j, k, js[0]) : d2(fv, c, 1, w->c2[0], r);
-    float sz = js[2] >= 0 ? s_layer(s, f, 2, fv, c, i, j, k, js[2]) : d2(fv, c, L->stride_z, w->c2[2], r);
-    float xz = d1(gx, c, L->stride_z, w->c1[2], r);
-    if (js[2] >= 0)
-        xz = chi_add(s, f, 1, 2, k, i, j, k, js[2], xz);
-    struct ops o;
-    if (two_d) {
-        o.l = sx + sz;
-        o.h1 = nx * nx * sx + nz * nz * sz + 2.0f * nx * nz * xz;
-        return o;
-    }
-    float sy = js[1] >= 0 ? s_layer(s, f, 1, fv, c, i, j, k, js[1]) : d2(fv, c, L->stride_y, w->c2[1], r);
-    float xy = d1(gx, c, L->stride_y, w->c1[1], r);
-    if (js[1] >= 0)
-        xy = chi_add(s, f, 0, 1, j, i, j, k, js[1], xy);
-    float yz = d1(gy, c, L->stride_z, w->c1[2], r);
-    if (js[2] >= 0)
-        yz = chi_add(s, f, 2, 2, k, i, j, k, js[2], yz);
-    o.l = sx + sy + sz;
-    o.h1 = nx * nx * sx + ny * ny * sy + nz * nz * sz + 2.0f * (nx * ny * xy + nx * nz * xz + ny * nz * yz);
-    return o;
 }
 
-/* One point's update into pn, qn (the previous levels there): see tti.h for the grouping. */
-static inline void point_update(struct tti_sim *s, size_t c, int i, int j, int k, bool cpml, float inv_sigma)
+/* Update cells [X0, X1) of padded row (J, K): every term of tti.h row by row (the cell
+ * loops vectorise), the CPML terms added where the row or a cell lies in layers (CPML on).
+ * TMP holds 11 (x1 - x0) floats. */
+static void row_update(struct tti_sim *s, int j, int k, int x0, int x1, bool cpml, float inv_sigma, float *tmp)
 {
-    const float *p = s->w.cur, *q = s->q;
-    float *pn = s->w.prev, *qn = s->qprev;
-    const float nx = s->nx[c], ny = s->ny[c], nz = s->nz[c];
-    const struct ops op = point_ops(s, 0, p, c, i, j, k, cpml, nx, ny, nz);
-    const struct ops oq = point_ops(s, 1, q, c, i, j, k, cpml, nx, ny, nz);
-    const float vz = s->w.vel[c], e = s->eps[c], dl = s->del[c];
-    const float sv = vz * (fabsf(e - dl) * inv_sigma);
-    const float ap = vz * (1.0f + 2.0f * e), aq = vz * (1.0f + 2.0f * dl) - sv, cc = vz - sv;
-    pn[c] = 2.0f * p[c] - pn[c] + ap * op.l + ((sv - ap) * op.h1 + cc * oq.h1);
-    qn[c] = 2.0f * q[c] - qn[c] + aq * op.l + (cc * oq.h1 - aq * op.h1) + sv * oq.l;
+    const struct wave_sim *w = &s->w;
+    const struct wave_layout *L = &w->L;
+    const int r = w->r, n = x1 - x0;
+    if (n <= 0)
+        return;
+    const bool two_d = wave_is_2d(w);
+    const size_t sy = L->stride_y, sz = L->stride_z;
+    const size_t c0 = (size_t)(k + L->pad_off[2]) * sz + (size_t)(j + L->pad_off[1]) * sy + L->pad_off[0] + x0;
+    float *sx = tmp, *syy = tmp + n, *szz = tmp + 2 * n, *xy = tmp + 3 * n, *xz = tmp + 4 * n, *yz = tmp + 5 * n;
+    float *lf[2] = {tmp + 6 * n, tmp + 7 * n}, *hf[2] = {tmp + 8 * n, tmp + 9 * n}, *t = tmp + 10 * n;
+    const float *nx = s->nx + c0, *ny = s->ny + c0, *nz = s->nz + c0;
+    const int jy = cpml && !two_d ? slab_of(L, 1, j) : -1, kz = cpml ? slab_of(L, 2, k) : -1;
+    const bool xl = cpml && (x0 < L->pml[0] || x1 > L->npad[0] - L->pml[1]);
+    for (int f = 0; f < 2; f++) {
+        const float *fv = f ? s->q : w->cur;
+        row_d2(fv, c0, 1, w->c2[0], r, n, sx);
+        row_d2(fv, c0, sz, w->c2[2], r, n, szz);
+        row_d1(s->g[f][0], c0, sz, w->c1[2], r, n, xz);
+        if (xl)
+            row_layer_x(s, f, j, k, x0, x1, sx);
+        if (kz >= 0) {
+            row_layer_s(s, f, 2, k, kz, j, k, x0, n, szz, t);
+            row_layer_chi(s, f, 1, 2, k, kz, j, k, x0, n, xz);
+        }
+        float *l = lf[f], *h = hf[f];
+        if (two_d) {
+            for (int i = 0; i < n; i++) {
+                l[i] = sx[i] + szz[i];
+                h[i] = nx[i] * nx[i] * sx[i] + nz[i] * nz[i] * szz[i] + 2.0f * nx[i] * nz[i] * xz[i];
+            }
+            continue;
+        }
+        row_d2(fv, c0, sy, w->c2[1], r, n, syy);
+        row_d1(s->g[f][0], c0, sy, w->c1[1], r, n, xy);
+        row_d1(s->g[f][1], c0, sz, w->c1[2], r, n, yz);
+        if (jy >= 0) {
+            row_layer_s(s, f, 1, j, jy, j, k, x0, n, syy, t);
+            row_layer_chi(s, f, 0, 1, j, jy, j, k, x0, n, xy);
+        }
+        if (kz >= 0)
+            row_layer_chi(s, f, 2, 2, k, kz, j, k, x0, n, yz);
+        for (int i = 0; i < n; i++) {
+            l[i] = sx[i] + syy[i] + szz[i];
+            h[i] = nx[i] * nx[i] * sx[i] + ny[i] * ny[i] * syy[i] + nz[i] * nz[i] * szz[i] +
+                   2.0f * (nx[i] * ny[i] * xy[i] + nx[i] * nz[i] * xz[i] + ny[i] * nz[i] * yz[i]);
+        }
+    }
+    const float *p = w->cur + c0, *q = s->q + c0, *vel = w->vel + c0, *ep = s->eps + c0, *de = s->del + c0;
+    float *pn = w->prev + c0, *qn = s->qprev + c0;
+    for (int i = 0; i < n; i++) {
+        const float vz = vel[i], e = ep[i], dl = de[i];
+        const float sv = vz * (fabsf(e - dl) * inv_sigma);
+        const float ap = vz * (1.0f + 2.0f * e), aq = vz * (1.0f + 2.0f * dl) - sv, cc = vz - sv;
+        pn[i] = 2.0f * p[i] - pn[i] + ap * lf[0][i] + ((sv - ap) * hf[0][i] + cc * hf[1][i]);
+        qn[i] = 2.0f * q[i] - qn[i] + aq * lf[0][i] + (cc * hf[1][i] - aq * hf[0][i]) + sv * lf[1][i];
+    }
 }
 
 static void mirror(struct tti_sim *s, float *f)
@@ -771,14 +822,8 @@ static void step_cpu(struct tti_sim *s, bool cpml, bool interior)
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = k0; k < k1; k++)
         for (int j = j0; j < j1; j++) {
-            const size_t row = (size_t)(k + L->pad_off[2]) * L->stride_z + (size_t)(j + L->pad_off[1]) * L->stride_y +
-                               L->pad_off[0];
-            /* cells outside every layer take the plain path (no slab lookups) */
-            const bool row_layer = cpml && (slab_of(L, 1, j) >= 0 || slab_of(L, 2, k) >= 0);
-            for (int i = i0; i < i1; i++) {
-                const bool in = row_layer || (cpml && slab_of(L, 0, i) >= 0);
-                point_update(s, row + i, i, j, k, in, inv_sigma);
-            }
+            float tmp[11 * L->npad[0]];
+            row_update(s, j, k, i0, i1, cpml, inv_sigma, tmp);
         }
     if (w->p.free_surface) {
         mirror(s, w->prev);
