@@ -7,11 +7,13 @@
 #include "stream/error.h"
 
 extern const struct prop_ops prop_acoustic_ops; /* prop_acoustic.c */
+extern const struct prop_ops prop_tti_ops;      /* prop_tti.c */
 
 const struct prop_ops *prop_ops_of(int physics)
 {
     switch (physics) {
     case PROP_ACOUSTIC: return &prop_acoustic_ops;
+    case PROP_TTI: return &prop_tti_ops;
     default: return NULL;
     }
 }
@@ -45,6 +47,7 @@ void prop_params_init(struct prop_params *p, const int n[3], const double d[3], 
     p->dt = dt;
     p->pml_reflection = 1e-4;
     p->f_ref = 15.0;
+    p->tti_sigma = 0.75;
 }
 
 static const struct prop_ops *ops_or_err(const struct prop_params *p)

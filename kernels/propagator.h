@@ -42,6 +42,7 @@ extern "C" {
 
 enum prop_physics {
     PROP_ACOUSTIC = 0,  /* isotropic, constant density: p_tt = v^2 lap p + v^2 f */
+    PROP_TTI = 1,       /* pseudo-acoustic TTI, Fletcher, Du & Fowler 2009 (kernels/tti.h) */
     PROP_PHYSICS_COUNT
 };
 
@@ -105,11 +106,19 @@ struct prop_params {
     double vmax_cpml;           /* m/s for the CPML damping; 0: the model's max (a subdomain
                                    passes the whole model's, so its layers match) */
     struct prop_tuning tuning;
+    double tti_sigma;           /* TTI: v_sz^2 = v_pz^2 |epsilon - delta| / tti_sigma (> 0;
+                                   prop_params_init: 0.75); ignored by other physics */
 };
 
 /* The earth model on the interior grid (host memory, x fastest, n[0] n[1] n[2]). */
 struct prop_model {
-    const float *vp;            /* P velocity, m/s (acoustic: the velocity) */
+    const float *vp;            /* P velocity, m/s (acoustic: the velocity; TTI: v_pz, along
+                                   the symmetry axis) */
+    /* TTI only: Thomsen's epsilon and delta, the tilt theta of the symmetry axis from the
+     * vertical (radians, |theta| <= pi/2) and its azimuth phi from x towards y (radians,
+     * |phi| <= 2 pi); a NULL array takes the constant (..0) beside it. */
+    const float *epsilon, *delta, *theta, *phi;
+    double epsilon0, delta0, theta0, phi0;
 };
 
 /* Where things are in the arrays of the recorded field (counts in elements). */

@@ -1,0 +1,1004 @@
+/* tti — the TTI pseudo-acoustic propagator (kernels/tti.h): parameters, life cycle, the
+ * CPU reference step (OpenMP), strips and states.
+ *
+ * The simulation embeds a kernels/wave_internal.h `struct wave_sim` as a shell holding
+ * the layout, the resolved faces, the stencil weights, the CPML profiles, p (cur, prev)
+ * and v_pz^2 dt^2 (vel): the point sets of kernels/points.c work on it unchanged (they
+ * read the layout, the faces and vel), and injecting into q is the same call with the
+ * shell's cur pointed at q.  Nothing else of wave.c runs on the shell. */
+#include "kernels/tti.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpml.h"
+#include "kernels/fd_coeffs.h"
+#include "kernels/random_boundary.h"
+#include "kernels/wave_internal.h"
+#include "stream/error.h"
+#define LOG_COMPONENT "tti"
+#include "stream/log.h"
+
+#define R_MAX (WAVE_ORDER_MAX / 2)
+
+struct tti_sim {
+    struct wave_sim w;          /* the shell: w.cur / w.prev are p(n) / p(n-1), w.vel v_pz^2 dt^2 */
+    double sigma;
+    float *q, *qprev;           /* q(n), q(n-1) */
+    float *eps, *del;           /* eps, delta after the layer taper (allocated layout) */
+    float *nx, *ny, *nz;        /* the unit symmetry axis */
+    float *g[2][2];             /* scratch per field: d_x f (+ psi_x), d_y f (+ psi_y) */
+    float *psi[2][3], *zeta[2][3]; /* CPML memory per field and axis, over that axis's layers */
+    float *chi[2][3];           /* per field: chi_xy (y layers), chi_xz, chi_yz (z layers) */
+    size_t chi_count[3];
+};
+
+static const char *const face_names[6] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
+
+/* ---- parameters ------------------------------------------------------------------------- */
+
+static int face_kind(const struct wave_params *p, int f)
+{
+    if (p->face[f] != WAVE_FACE_AUTO)
+        return p->face[f];
+    return f == 4 && p->free_surface ? WAVE_FACE_FREE : WAVE_FACE_CPML;
+}
+
+int tti_params_check(const struct wave_params *p, double sigma)
+{
+    int rc = wave_params_check(p);
+    if (rc < 0)
+        return rc;
+    for (int f = 0; f < 6; f++)
+        if (face_kind(p, f) == WAVE_FACE_HALO)
+            return err_set(-ENOTSUP, "tti: face %s is HALO: subdomains are not supported by the TTI propagator yet",
+                           face_names[f]);
+    if (!(sigma > 0) || !isfinite(sigma))
+        return err_set(-EINVAL, "tti: sigma %g: must be finite and > 0 (v_sz^2 = v_pz^2 |eps - delta| / sigma; "
+                       "Fletcher et al. use 0.75)", sigma);
+    return 0;
+}
+
+static bool is_2d(const struct wave_params *p) { return face_kind(p, 2) == WAVE_FACE_NONE; }
+
+static size_t slab_counts(const struct wave_layout *L, size_t out[3])
+{
+    out[0] = (size_t)(L->pml[0] + L->pml[1]) * L->npad[1] * L->npad[2];
+    out[1] = (size_t)(L->pml[2] + L->pml[3]) * L->npad[0] * L->npad[2];
+    out[2] = (size_t)(L->pml[4] + L->pml[5]) * L->npad[0] * L->npad[1];
+    return out[0] + out[1] + out[2];
+}
+
+/* chi slabs: xy over the y layers, xz and yz over the z layers (2D: xz only). */
+static size_t chi_counts(const struct wave_layout *L, bool two_d, size_t out[3])
+{
+    size_t sc[3];
+    slab_counts(L, sc);
+    out[0] = two_d ? 0 : sc[1];
+    out[1] = sc[2];
+    out[2] = two_d ? 0 : sc[2];
+    return out[0] + out[1] + out[2];
+}
+
+/* CPML memory floats of one field: psi, zeta over every axis's layers and chi. */
+static size_t cpml_floats(const struct wave_layout *L, bool two_d)
+{
+    size_t sc[3], cc[3];
+    return 2 * slab_counts(L, sc) + chi_counts(L, two_d, cc);
+}
+
+size_t tti_memory_bytes(const struct wave_params *p)
+{
+    struct wave_layout L;
+    if (tti_params_check(p, 1.0) < 0 || wave_layout_of(p, &L) < 0)
+        return 0;
+    const bool two_d = is_2d(p);
+    const size_t scratch = two_d ? 2 : 4;
+    return sizeof(float) * ((4 + 6 + scratch) * L.count + 2 * cpml_floats(&L, two_d) +
+                            2 * (size_t)(L.npad[0] + L.npad[1] + L.npad[2]));
+}
+
+size_t tti_state_bytes_of(const struct wave_params *p)
+{
+    struct wave_layout L;
+    if (tti_params_check(p, 1.0) < 0 || wave_layout_of(p, &L) < 0)
+        return 0;
+    return sizeof(float) * (4 * L.count + 2 * cpml_floats(&L, is_2d(p))) + sizeof(int64_t);
+}
+
+/* ---- the medium ----------------------------------------------------------------------------- */
+
+/* The qP eigenvalue (phase velocity squared, v_pz = 1) at sin^2 psi = X from the axis:
+ * the larger root of the 2 x 2 system's matrix (tti.h) for k_perp^2 = X, k_axis^2 = 1 - X. */
+static double qp_v2(double x, double eps, double delta, double sigma)
+{
+    const double a = x, b = 1.0 - x;
+    const double vx = 1.0 + 2.0 * eps, vn = 1.0 + 2.0 * delta, vs = fabs(eps - delta) / sigma;
+    const double m11 = vx * a + vs * b, m22 = b + vs * a;
+    const double m12m21 = (1.0 - vs) * b * (vn - vs) * a;
+    const double tr = m11 + m22, det = m11 * m22 - m12m21;
+    const double disc = tr * tr - 4.0 * det;
+    return 0.5 * (tr + sqrt(disc > 0 ? disc : 0));
+}
+
+double tti_qp_vmax(double eps, double delta, double sigma)
+{
+    /* 64 samples of sin^2 psi, then a golden-section search around the best one (the
+     * qP velocity has one maximum between axis and plane, or none inside). */
+    const int ns = 64;
+    int best = 0;
+    double vbest = -1;
+    for (int i = 0; i <= ns; i++) {
+        double v = qp_v2((double)i / ns, eps, delta, sigma);
+        if (v > vbest) {
+            vbest = v;
+            best = i;
+        }
+    }
+    double lo = (best > 0 ? best - 1 : 0) / (double)ns, hi = (best < ns ? best + 1 : ns) / (double)ns;
+    const double gr = 0.5 * (sqrt(5.0) - 1.0);
+    for (int it = 0; it < 40; it++) {
+        double x1 = hi - gr * (hi - lo), x2 = lo + gr * (hi - lo);
+        if (qp_v2(x1, eps, delta, sigma) > qp_v2(x2, eps, delta, sigma))
+            hi = x2;
+        else
+            lo = x1;
+    }
+    double v = qp_v2(0.5 * (lo + hi), eps, delta, sigma);
+    return sqrt(v > vbest ? v : vbest);
+}
+
+static double axis_k2(int order, const double d[3], bool two_d, double k2[3])
+{
+    const double sum = fd_second_abs_sum(order);
+    double t = 0;
+    for (int a = 0; a < 3; a++) {
+        k2[a] = two_d && a == 1 ? 0.0 : sum / (d[a] * d[a]);
+        t += k2[a];
+    }
+    return t;
+}
+
+double tti_dt_bound(int order, const double d[3], bool two_d, double vqp)
+{
+    double k2[3];
+    return 2.0 / (vqp * sqrt(axis_k2(order, d, two_d, k2)));
+}
+
+/* The margin on the corner estimate (tti.h). */
+#define DT_MARGIN 1e-3
+
+/* lambda / v_pz^2 at the Nyquist corner of the spacings behind K2 (per-axis S / d^2). */
+static double corner_rate(const double k2[3], double eps, double delta, double theta, double phi, double sigma)
+{
+    const double n[3] = {sin(theta) * cos(phi), sin(theta) * sin(phi), cos(theta)};
+    double b = 0, t = 0;
+    for (int a = 0; a < 3; a++) {
+        b += n[a] * n[a] * k2[a];
+        t += k2[a];
+    }
+    const double sum = t > 0 ? t : 1;
+    return sum * qp_v2((t - b) / sum, eps, delta, sigma);
+}
+
+double tti_dt_max(int order, const double d[3], bool two_d, double vpz, double eps, double delta, double theta,
+                  double phi, double sigma)
+{
+    double k2[3];
+    axis_k2(order, d, two_d, k2);
+    return (1.0 - DT_MARGIN) * 2.0 / (vpz * sqrt(corner_rate(k2, eps, delta, theta, phi, sigma)));
+}
+
+static double val_at(const float *a, double c, size_t i) { return a ? (double)a[i] : c; }
+
+double tti_dt_max_model(const struct tti_model *m, size_t n, int order, const double d[3], bool two_d, double sigma)
+{
+    double k2[3];
+    axis_k2(order, d, two_d, k2);
+    double worst = 0;
+#pragma omp parallel for reduction(max : worst) schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        const double v = m->vpz[i];
+        const double l = v * v * corner_rate(k2, val_at(m->eps, m->eps0, i), val_at(m->delta, m->delta0, i),
+                                             val_at(m->theta, m->theta0, i), val_at(m->phi, m->phi0, i), sigma);
+        if (l > worst)
+            worst = l;
+    }
+    return (1.0 - DT_MARGIN) * 2.0 / sqrt(worst);
+}
+
+/* The stability of one point's (eps, delta) at SIGMA (tti.h): NULL when fine, else why. */
+static const char *medium_problem(double eps, double delta, double sigma)
+{
+    const double s = fabs(eps - delta) / sigma;
+    if (s > 1.0)
+        return "v_sz > v_pz (|eps - delta| > sigma): raise sigma";
+    if (s > 1.0 + 2.0 * delta)
+        return "v_sz > v_pn (|eps - delta| / sigma > 1 + 2 delta): raise sigma";
+    /* the qSV root stays real and >= 0: the ab coefficient of the determinant is at least
+     * -2 sqrt of the product of the a^2 and b^2 ones (tti.h) */
+    if (2.0 * (eps - delta) + s * (2.0 + 2.0 * delta) + 2.0 * s * sqrt(1.0 + 2.0 * eps) < 0)
+        return "the qSV branch is imaginary for this sigma: lower sigma";
+    return NULL;
+}
+
+int tti_model_check(const struct tti_model *m, size_t n, double sigma, double *vmax, size_t *nless)
+{
+    if (!m || !m->vpz)
+        return err_set(-EINVAL, "tti: no v_pz model given");
+    if (!(sigma > 0) || !isfinite(sigma))
+        return err_set(-EINVAL, "tti: sigma %g: must be finite and > 0", sigma);
+    const double half_pi = M_PI / 2 + 1e-6, two_pi = 2 * M_PI + 1e-6;
+    /* constants first, so that a bad constant is named as such */
+    const struct {
+        const char *name;
+        const float *a;
+        double c, lo, hi;
+    } par[4] = {{"epsilon", m->eps, m->eps0, -0.5, INFINITY},
+                {"delta", m->delta, m->delta0, -0.5, INFINITY},
+                {"theta", m->theta, m->theta0, -half_pi, half_pi},
+                {"phi", m->phi, m->phi0, -two_pi, two_pi}};
+    const char *unit[4] = {"", "", " rad (tilt from vertical, |theta| <= pi/2)", " rad (|phi| <= 2 pi)"};
+    for (int k = 0; k < 4; k++)
+        if (!par[k].a && !(isfinite(par[k].c) && par[k].c > par[k].lo && par[k].c <= par[k].hi))
+            return err_set(-EINVAL, "tti: %s = %g%s: out of range (%s)", par[k].name, par[k].c, unit[k],
+                           k < 2 ? "must be finite and > -0.5" : "must be finite and in range");
+    size_t less = 0;
+    double best = 0;
+    /* Two passes for the largest qP velocity: the cheap lower bound v_pz sqrt(max(1, 1 +
+     * 2 eps)) of every point, then the exact maximum only where the upper bound
+     * v_pz sqrt(max(1, 1 + 2 eps) + v_sz^2) can beat it. */
+    for (size_t i = 0; i < n; i++) {
+        const double v = m->vpz[i];
+        if (!(v > 0) || !isfinite(v))
+            return err_set(-EINVAL, "tti: v_pz %g at interior point %zu: must be finite and > 0", v, i);
+        double val[4];
+        for (int k = 0; k < 4; k++) {
+            val[k] = val_at(par[k].a, par[k].c, i);
+            if (!isfinite(val[k]) || !(val[k] > par[k].lo && val[k] <= par[k].hi))
+                return err_set(-EINVAL, "tti: %s %g%s at interior point %zu: %s", par[k].name, val[k], unit[k], i,
+                               !isfinite(val[k]) ? "not a number" : k < 2 ? "must be > -0.5" : "out of range");
+        }
+        const char *why = medium_problem(val[0], val[1], sigma);
+        if (why)
+            return err_set(-EINVAL, "tti: epsilon %g, delta %g at interior point %zu with sigma %g: %s", val[0],
+                           val[1], i, sigma, why);
+        less += val[0] < val[1];
+        const double lb = v * sqrt(fmax(1.0, 1.0 + 2.0 * val[0]));
+        best = fmax(best, lb);
+    }
+    if (vmax) {
+        double vm = best;
+        double pe = NAN, pd = NAN, pv = 0; /* the last exact evaluation (blocky models repeat) */
+        for (size_t i = 0; i < n; i++) {
+            const double v = m->vpz[i], e = val_at(m->eps, m->eps0, i), d = val_at(m->delta, m->delta0, i);
+            const double ub = v * sqrt(fmax(1.0, 1.0 + 2.0 * e) + fabs(e - d) / sigma); /* trace bound */
+            if (ub <= vm)
+                continue;
+            if (e != pe || d != pd) {
+                pv = tti_qp_vmax(e, d, sigma);
+                pe = e;
+                pd = d;
+            }
+            vm = fmax(vm, v * pv);
+        }
+        *vmax = vm;
+    }
+    if (nless)
+        *nless = less;
+    return 0;
+}
+
+/* ---- memory ---------------------------------------------------------------------------------- */
+
+static int alloc_f(float **out, size_t count)
+{
+    *out = NULL;
+    if (!count)
+        return 0;
+    size_t bytes = (count * sizeof(float) + 63) / 64 * 64;
+    *out = aligned_alloc(64, bytes);
+    if (!*out)
+        return err_set(-ENOMEM, "tti: out of host memory (%zu bytes)", bytes);
+    memset(*out, 0, bytes);
+    return 0;
+}
+
+void tti_destroy(struct tti_sim *s)
+{
+    if (!s)
+        return;
+    free(s->w.cur);
+    free(s->w.prev);
+    free(s->w.vel);
+    free(s->q);
+    free(s->qprev);
+    free(s->eps);
+    free(s->del);
+    free(s->nx);
+    free(s->ny);
+    free(s->nz);
+    for (int f = 0; f < 2; f++) {
+        free(s->g[f][0]);
+        free(s->g[f][1]);
+        for (int a = 0; a < 3; a++) {
+            free(s->psi[f][a]);
+            free(s->zeta[f][a]);
+            free(s->chi[f][a]);
+        }
+    }
+    for (int a = 0; a < 3; a++) {
+        free(s->w.ha[a]);
+        free(s->w.hb[a]);
+    }
+    free(s);
+}
+
+/* A simulation of P with every array allocated and zero, profiles from VMAX. */
+static int create_core(const struct sl_device *dev, const struct wave_params *p, double sigma, double vmax,
+                       struct tti_sim **out)
+{
+    *out = NULL;
+    if (dev->kind == SL_DEVICE_CUDA)
+        return err_set(-ENOTSUP, "tti: no CUDA kernels yet: run the TTI propagator on the CPU device");
+    struct tti_sim *s = calloc(1, sizeof *s);
+    if (!s)
+        return err_set(-ENOMEM, "tti: out of memory");
+    struct wave_sim *w = &s->w;
+    w->dev = dev;
+    w->p = *p;
+    w->cpml_on = true;
+    s->sigma = sigma;
+    int rc = wave_layout_of(p, &w->L);
+    if (rc < 0)
+        goto fail;
+    for (int f = 0; f < 6; f++) {
+        w->p.face[f] = face_kind(p, f);
+        if (w->p.face[f] == WAVE_FACE_RANDOM)
+            w->cpml_on = false;
+    }
+    w->p.free_surface = w->p.face[4] == WAVE_FACE_FREE;
+    w->r = p->order / 2;
+    double c[R_MAX + 1];
+    for (int a = 0; a < 3; a++) {
+        fd_second_coeffs(p->order, c);
+        for (int l = 0; l <= w->r; l++)
+            w->c2[a][l] = (float)(c[l] / (p->d[a] * p->d[a]));
+        fd_first_coeffs(p->order, c);
+        for (int l = 0; l <= w->r; l++)
+            w->c1[a][l] = (float)(c[l] / p->d[a]);
+    }
+    w->vmax = vmax;
+    slab_counts(&w->L, w->slab_count);
+    const bool two_d = wave_is_2d(w);
+    chi_counts(&w->L, two_d, s->chi_count);
+    for (int a = 0; a < 3; a++) {
+        const int np = w->L.npad[a];
+        w->ha[a] = malloc(sizeof(float) * np);
+        w->hb[a] = malloc(sizeof(float) * np);
+        if (!w->ha[a] || !w->hb[a]) {
+            rc = err_set(-ENOMEM, "tti: out of memory");
+            goto fail;
+        }
+        cpml_profile(np, w->L.pml[2 * a], w->L.pml[2 * a + 1], p->d[a], p->dt, vmax, p->pml_reflection, p->f_ref,
+                     w->ha[a], w->hb[a]);
+        w->pa[a] = w->ha[a];
+        w->pb[a] = w->hb[a];
+    }
+    const size_t n = w->L.count;
+    float **fields[] = {&w->cur, &w->prev, &w->vel, &s->q, &s->qprev, &s->eps, &s->del, &s->nx, &s->ny, &s->nz};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if ((rc = alloc_f(fields[i], n)) < 0)
+            goto fail;
+    for (int f = 0; f < 2; f++) {
+        if ((rc = alloc_f(&s->g[f][0], n)) < 0 || (!two_d && (rc = alloc_f(&s->g[f][1], n)) < 0))
+            goto fail;
+        for (int a = 0; a < 3; a++)
+            if ((rc = alloc_f(&s->psi[f][a], w->slab_count[a])) < 0 ||
+                (rc = alloc_f(&s->zeta[f][a], w->slab_count[a])) < 0 ||
+                (rc = alloc_f(&s->chi[f][a], s->chi_count[a])) < 0)
+                goto fail;
+    }
+    *out = s;
+    return 0;
+fail:
+    tti_destroy(s);
+    return rc;
+}
+
+/* Depth of padded index I into the layers of an axis of N interior points and layers
+ * LO, HI as a fraction of that layer's width (0 inside the interior). */
+static double layer_depth(int i, int lo, int n, int hi)
+{
+    if (i < lo)
+        return (double)(lo - i) / lo;
+    if (i >= lo + n)
+        return (double)(i - (lo + n - 1)) / hi;
+    return 0;
+}
+
+/* Fill the parameter arrays over the padded grid from the interior model (edges repeated
+ * into the layers, eps and delta tapered to 0 across them). */
+static void set_medium(struct tti_sim *s, const struct tti_model *m)
+{
+    const struct wave_layout *L = &s->w.L;
+    const double dt2 = s->w.p.dt * s->w.p.dt;
+#pragma omp parallel for schedule(static)
+    for (int k = 0; k < L->npad[2]; k++) {
+        const int kz = k - L->pml[4] < 0 ? 0 : k - L->pml[4] >= L->n[2] ? L->n[2] - 1 : k - L->pml[4];
+        const double xz = layer_depth(k, L->pml[4], L->n[2], L->pml[5]);
+        for (int j = 0; j < L->npad[1]; j++) {
+            const int jy = j - L->pml[2] < 0 ? 0 : j - L->pml[2] >= L->n[1] ? L->n[1] - 1 : j - L->pml[2];
+            const double xy = layer_depth(j, L->pml[2], L->n[1], L->pml[3]);
+            const size_t src_row = ((size_t)kz * L->n[1] + jy) * L->n[0];
+            const size_t row = (size_t)(k + L->pad_off[2]) * L->stride_z + (size_t)(j + L->pad_off[1]) * L->stride_y +
+                               L->pad_off[0];
+            for (int i = 0; i < L->npad[0]; i++) {
+                const int ix = i - L->pml[0] < 0 ? 0 : i - L->pml[0] >= L->n[0] ? L->n[0] - 1 : i - L->pml[0];
+                const size_t si = src_row + ix, c = row + i;
+                const double xi = fmax(layer_depth(i, L->pml[0], L->n[0], L->pml[1]), fmax(xy, xz));
+                const double taper = 0.5 * (1.0 + cos(M_PI * fmin(xi, 1.0)));
+                const double v = m->vpz[si], th = val_at(m->theta, m->theta0, si), ph = val_at(m->phi, m->phi0, si);
+                s->w.vel[c] = (float)(v * v * dt2);
+                s->eps[c] = (float)(taper * val_at(m->eps, m->eps0, si));
+                s->del[c] = (float)(taper * val_at(m->delta, m->delta0, si));
+                s->nx[c] = (float)(sin(th) * cos(ph));
+                s->ny[c] = (float)(sin(th) * sin(ph));
+                s->nz[c] = (float)cos(th);
+            }
+        }
+    }
+}
+
+int tti_create(const struct sl_device *dev, const struct wave_params *p, double sigma, const struct tti_model *m,
+               struct tti_sim **out)
+{
+    *out = NULL;
+    int rc = tti_params_check(p, sigma);
+    if (rc < 0)
+        return rc;
+    const size_t n = (size_t)p->n[0] * p->n[1] * p->n[2];
+    double vmax = 0;
+    size_t nless = 0;
+    if ((rc = tti_model_check(m, n, sigma, &vmax, &nless)) < 0)
+        return rc;
+    if (nless)
+        log_warn("%zu of %zu points have epsilon < delta: their v_sz^2 is v_pz^2 (delta - epsilon) / sigma "
+                 "(sigma %g), a real shear speed that keeps the system stable", nless, n, sigma);
+    if (p->vmax_cpml > 0)
+        vmax = p->vmax_cpml;
+    struct tti_sim *s;
+    if ((rc = create_core(dev, p, sigma, vmax, &s)) < 0)
+        return rc;
+    set_medium(s, m);
+    *out = s;
+    return 0;
+}
+
+int tti_create_like(const struct tti_sim *like, struct tti_sim **out)
+{
+    struct tti_sim *s;
+    int rc = create_core(like->w.dev, &like->w.p, like->sigma, like->w.vmax, &s);
+    if (rc < 0)
+        return rc;
+    const size_t b = like->w.L.count * sizeof(float);
+    memcpy(s->w.vel, like->w.vel, b);
+    memcpy(s->eps, like->eps, b);
+    memcpy(s->del, like->del, b);
+    memcpy(s->nx, like->nx, b);
+    memcpy(s->ny, like->ny, b);
+    memcpy(s->nz, like->nz, b);
+    s->w.cpml_on = like->w.cpml_on;
+    *out = s;
+    return 0;
+}
+
+const struct wave_params *tti_params_of(const struct tti_sim *s) { return &s->w.p; }
+const struct wave_layout *tti_layout(const struct tti_sim *s) { return &s->w.L; }
+double tti_sigma(const struct tti_sim *s) { return s->sigma; }
+void tti_set_cpml(struct tti_sim *s, bool on) { s->w.cpml_on = on; }
+bool tti_cpml_enabled(const struct tti_sim *s) { return s->w.cpml_on; }
+void tti_set_reverse_interior(struct tti_sim *s, bool on) { s->w.rev_interior = on; }
+int64_t tti_step_index(const struct tti_sim *s) { return s->w.step; }
+float *tti_p(struct tti_sim *s) { return s->w.cur; }
+float *tti_q(struct tti_sim *s) { return s->q; }
+
+int tti_reset(struct tti_sim *s)
+{
+    const size_t b = s->w.L.count * sizeof(float);
+    memset(s->w.cur, 0, b);
+    memset(s->w.prev, 0, b);
+    memset(s->q, 0, b);
+    memset(s->qprev, 0, b);
+    for (int f = 0; f < 2; f++)
+        for (int a = 0; a < 3; a++) {
+            if (s->psi[f][a])
+                memset(s->psi[f][a], 0, s->w.slab_count[a] * sizeof(float));
+            if (s->zeta[f][a])
+                memset(s->zeta[f][a], 0, s->w.slab_count[a] * sizeof(float));
+            if (s->chi[f][a])
+                memset(s->chi[f][a], 0, s->chi_count[a] * sizeof(float));
+        }
+    s->w.step = 0;
+    return 0;
+}
+
+int tti_randomize_layers(struct tti_sim *s, const struct random_boundary *rb, uint64_t shot_id)
+{
+    const struct wave_layout *L = &s->w.L;
+    const size_t np = (size_t)L->npad[0] * L->npad[1] * L->npad[2];
+    float *vp = malloc(np * sizeof(float));
+    if (!vp)
+        return err_set(-ENOMEM, "tti: out of memory (random boundary, %zu cells)", np);
+    const double dt = s->w.p.dt;
+    for (int k = 0; k < L->npad[2]; k++)
+        for (int j = 0; j < L->npad[1]; j++)
+            for (int i = 0; i < L->npad[0]; i++) {
+                size_t c = (size_t)(k + L->pad_off[2]) * L->stride_z + (size_t)(j + L->pad_off[1]) * L->stride_y +
+                           (size_t)(i + L->pad_off[0]);
+                vp[((size_t)k * L->npad[1] + j) * L->npad[0] + i] = (float)(sqrt((double)s->w.vel[c]) / dt);
+            }
+    int rc = random_boundary_apply(rb, L->npad, L->n, L->pml, shot_id, vp);
+    if (rc == 0)
+        for (int k = 0; k < L->npad[2]; k++)
+            for (int j = 0; j < L->npad[1]; j++)
+                for (int i = 0; i < L->npad[0]; i++) {
+                    size_t c = (size_t)(k + L->pad_off[2]) * L->stride_z + (size_t)(j + L->pad_off[1]) * L->stride_y +
+                               (size_t)(i + L->pad_off[0]);
+                    double v = vp[((size_t)k * L->npad[1] + j) * L->npad[0] + i];
+                    s->w.vel[c] = (float)(v * v * dt * dt);
+                }
+    free(vp);
+    return rc;
+}
+
+/* ---- the CPU step ------------------------------------------------------------------------------ */
+
+/* Element of the layer storage of axis A for padded point (i, j, k), slab index JS (the
+ * layout of kernels/wave.c; chi_xy uses axis 1's, chi_xz and chi_yz axis 2's). */
+static inline size_t slab_elem(const struct wave_layout *L, int a, int i, int j, int k, int js)
+{
+    if (a == 0)
+        return ((size_t)k * L->npad[1] + j) * (size_t)(L->pml[0] + L->pml[1]) + js;
+    if (a == 1)
+        return ((size_t)k * (L->pml[2] + L->pml[3]) + js) * L->npad[0] + i;
+    return ((size_t)js * L->npad[1] + j) * L->npad[0] + i;
+}
+
+static inline int slab_of(const struct wave_layout *L, int a, int x)
+{
+    return cpml_slab_index(x, L->npad[a], L->pml[2 * a], L->pml[2 * a + 1]);
+}
+
+static inline float d1(const float *f, size_t c, size_t st, const float *w, int r)
+{
+    float s = 0;
+    for (int l = 1; l <= r; l++)
+        s += w[l] * (f[c + l * st] - f[c - l * st]);
+    return s;
+}
+
+/* Row versions (N cells from element C0): the same sums in the same order as d1 / d2,
+ * with the cell loop innermost so that it vectorises. */
+static inline void row_d1(const float *f, size_t c0, size_t st, const float *w, int r, int n, float *out)
+{
+    for (int i = 0; i < n; i++)
+        out[i] = 0;
+    for (int l = 1; l <= r; l++) {
+        const float *up = f + c0 + l * st, *dn = f + c0 - l * st;
+        const float wl = w[l];
+        for (int i = 0; i < n; i++)
+            out[i] += wl * (up[i] - dn[i]);
+    }
+}
+
+static inline void row_d2(const float *f, size_t c0, size_t st, const float *w, int r, int n, float *out)
+{
+    const float *ce = f + c0;
+    for (int i = 0; i < n; i++)
+        out[i] = w[0] * ce[i];
+    for (int l = 1; l <= r; l++) {
+        const float *up = f + c0 + l * st, *dn = f + c0 - l * st;
+        const float wl = w[l];
+        for (int i = 0; i < n; i++)
+            out[i] += wl * (up[i] + dn[i]);
+    }
+}
+
+/* Pass 1 for field F (0 p, 1 q) of values FV: g_x = d_x f (+ psi_x in the x layers) over
+ * every allocated row, g_y = d_y f (+ psi_y) over the padded y rows (3D), and psi_z in the
+ * z layers.  The rows of the halo hold zeros or the free-surface mirror, and so do their
+ * derivatives along x. */
+static void first_derivatives(struct tti_sim *s, int f, const float *fv, bool cpml)
+{
+    struct wave_sim *w = &s->w;
+    const struct wave_layout *L = &w->L;
+    const int r = w->r, hx = L->pad_off[0], hy = L->pad_off[1], hz = L->pad_off[2];
+    const bool two_d = wave_is_2d(w);
+    float *gx = s->g[f][0], *gy = s->g[f][1];
+#pragma omp parallel for schedule(static)
+    for (int k = 0; k < L->dim[2]; k++) {
+        const int pk = k - hz;
+        const bool kpad = pk >= 0 && pk < L->npad[2];
+        for (int j = 0; j < L->dim[1]; j++) {
+            const int pj = j - hy;
+            const bool jpad = pj >= 0 && pj < L->npad[1];
+            const size_t row = (size_t)k * L->stride_z + (size_t)j * L->stride_y + hx;
+            row_d1(fv, row, 1, w->c1[0], r, L->npad[0], gx + row);
+            if (cpml && kpad && jpad)
+                for (int i = 0; i < L->npad[0]; i++) {
+                    const int js = slab_of(L, 0, i);
+                    if (js < 0) {
+                        i = L->npad[0] - L->pml[1] - 1; /* on to the high layer */
+                        continue;
+                    }
+                    float *ps = s->psi[f][0] + slab_elem(L, 0, i, pj, pk, js);
+                    *ps = w->pb[0][i] * *ps + w->pa[0][i] * gx[row + i];
+                    gx[row + i] += *ps;
+                }
+            if (!two_d && jpad) {
+                row_d1(fv, row, L->stride_y, w->c1[1], r, L->npad[0], gy + row);
+                const int js = cpml && kpad ? slab_of(L, 1, pj) : -1;
+                if (js >= 0) {
+                    float *ps = s->psi[f][1] + slab_elem(L, 1, 0, pj, pk, js);
+                    for (int i = 0; i < L->npad[0]; i++) {
+                        ps[i] = w->pb[1][pj] * ps[i] + w->pa[1][pj] * gy[row + i];
+                        gy[row + i] += ps[i];
+                    }
+                }
+            }
+            int ks;
+            if (cpml && kpad && jpad && (ks = slab_of(L, 2, pk)) >= 0) {
+                float *ps = s->psi[f][2] + slab_elem(L, 2, 0, pj, pk, ks);
+                for (int i = 0; i < L->npad[0]; i++) {
+                    const float v = d1(fv, row + i, L->stride_z, w->c1[2], r);
+                    ps[i] = w->pb[2][pk] * ps[i] + w->pa[2][pk] * v;
+                }
+            }
+        }
+    }
+}
+
+/* The CPML terms of a row in the layers of axis A (1: y, 2: z; X the row's padded index
+ * along A, JS its slab index): S_a <- t + zeta with t = S_a + d_a psi_a and zeta <- b zeta +
+ * a t (Pasalic & McGarry), over cells [X0, X0 + N).  psi rows beyond the layers are 0. */
+static void row_layer_s(struct tti_sim *s, int f, int a, int x, int js, int j, int k, int x0, int n, float *sa,
+                        float *t)
+{
+    const struct wave_sim *w = &s->w;
+    const struct wave_layout *L = &w->L;
+    for (int i = 0; i < n; i++)
+        t[i] = 0;
+    for (int l = 1; l <= w->r; l++) {
+        const int xu = x + l, xd = x - l, su = slab_of(L, a, xu), sd = slab_of(L, a, xd);
+        const float *up = su < 0 ? NULL : s->psi[f][a] + slab_elem(L, a, x0, a == 1 ? xu : j, a == 2 ? xu : k, su);
+        const float *dn = sd < 0 ? NULL : s->psi[f][a] + slab_elem(L, a, x0, a == 1 ? xd : j, a == 2 ? xd : k, sd);
+        const float wl = w->c1[a][l];
+        for (int i = 0; i < n; i++)
+            t[i] += wl * ((up ? up[i] : 0.0f) - (dn ? dn[i] : 0.0f));
+    }
+    float *ze = s->zeta[f][a] + slab_elem(L, a, x0, j, k, js);
+    const float av = w->pa[a][x], bv = w->pb[a][x];
+    for (int i = 0; i < n; i++) {
+        const float v = sa[i] + t[i];
+        const float z = bv * ze[i] + av * v;
+        ze[i] = z;
+        sa[i] = v + z;
+    }
+}
+
+/* chi <- b chi + a m, m <- m + chi over a row of mixed terms M in the layers of axis A. */
+static void row_layer_chi(struct tti_sim *s, int f, int which, int a, int x, int js, int j, int k, int x0, int n,
+                          float *m)
+{
+    const struct wave_sim *w = &s->w;
+    float *ch = s->chi[f][which] + slab_elem(&w->L, a, x0, j, k, js);
+    const float av = w->pa[a][x], bv = w->pb[a][x];
+    for (int i = 0; i < n; i++) {
+        const float z = bv * ch[i] + av * m[i];
+        ch[i] = z;
+        m[i] += z;
+    }
+}
+
+/* The x-layer cells of a row: S_x with d_x psi_x and zeta_x (cell by cell). */
+static void row_layer_x(struct tti_sim *s, int f, int j, int k, int x0, int x1, float *sx)
+{
+    const struct wave_sim *w = &s->w;
+    const struct wave_layout *L = &w->L;
+    for (int i = x0; i < x1; i++) {
+        const int js = slab_of(L, 0, i);
+        if (js < 0) {
+            i = L->npad[0] - L->pml[1] - 1; /* on to the high layer */
+            continue;
+        }
+        float dpsi = 0;
+        for (int l = 1; l <= w->r; l++) {
+            const int su = slab_of(L, 0, i + l), sd = slab_of(L, 0, i - l);
+            const float up = su < 0 ? 0.0f : s->psi[f][0][slab_elem(L, 0, 0, j, k, su)];
+            const float dn = sd < 0 ? 0.0f : s->psi[f][0][slab_elem(L, 0, 0, j, k, sd)];
+            dpsi += w->c1[0][l] * (up - dn);
+        }
+        float *ze = s->zeta[f][0] + slab_elem(L, 0, 0, j, k, js);
+        const float v = sx[i - x0] + dpsi;
+        const float z = w->pb[0][i] * *ze + w->pa[0][i] * v;
+        *ze = z;
+        sx[i - x0] = v + z;
+    }
+}
+
+/* Update cells [X0, X1) of padded row (J, K): every term of tti.h row by row (the cell
+ * loops vectorise), the CPML terms added where the row or a cell lies in layers (CPML on).
+ * TMP holds 11 (x1 - x0) floats. */
+static void row_update(struct tti_sim *s, int j, int k, int x0, int x1, bool cpml, float inv_sigma, float *tmp)
+{
+    const struct wave_sim *w = &s->w;
+    const struct wave_layout *L = &w->L;
+    const int r = w->r, n = x1 - x0;
+    if (n <= 0)
+        return;
+    const bool two_d = wave_is_2d(w);
+    const size_t sy = L->stride_y, sz = L->stride_z;
+    const size_t c0 = (size_t)(k + L->pad_off[2]) * sz + (size_t)(j + L->pad_off[1]) * sy + L->pad_off[0] + x0;
+    float *sx = tmp, *syy = tmp + n, *szz = tmp + 2 * n, *xy = tmp + 3 * n, *xz = tmp + 4 * n, *yz = tmp + 5 * n;
+    float *lf[2] = {tmp + 6 * n, tmp + 7 * n}, *hf[2] = {tmp + 8 * n, tmp + 9 * n}, *t = tmp + 10 * n;
+    const float *nx = s->nx + c0, *ny = s->ny + c0, *nz = s->nz + c0;
+    const int jy = cpml && !two_d ? slab_of(L, 1, j) : -1, kz = cpml ? slab_of(L, 2, k) : -1;
+    const bool xl = cpml && (x0 < L->pml[0] || x1 > L->npad[0] - L->pml[1]);
+    for (int f = 0; f < 2; f++) {
+        const float *fv = f ? s->q : w->cur;
+        row_d2(fv, c0, 1, w->c2[0], r, n, sx);
+        row_d2(fv, c0, sz, w->c2[2], r, n, szz);
+        row_d1(s->g[f][0], c0, sz, w->c1[2], r, n, xz);
+        if (xl)
+            row_layer_x(s, f, j, k, x0, x1, sx);
+        if (kz >= 0) {
+            row_layer_s(s, f, 2, k, kz, j, k, x0, n, szz, t);
+            row_layer_chi(s, f, 1, 2, k, kz, j, k, x0, n, xz);
+        }
+        float *l = lf[f], *h = hf[f];
+        if (two_d) {
+            for (int i = 0; i < n; i++) {
+                l[i] = sx[i] + szz[i];
+                h[i] = nx[i] * nx[i] * sx[i] + nz[i] * nz[i] * szz[i] + 2.0f * nx[i] * nz[i] * xz[i];
+            }
+            continue;
+        }
+        row_d2(fv, c0, sy, w->c2[1], r, n, syy);
+        row_d1(s->g[f][0], c0, sy, w->c1[1], r, n, xy);
+        row_d1(s->g[f][1], c0, sz, w->c1[2], r, n, yz);
+        if (jy >= 0) {
+            row_layer_s(s, f, 1, j, jy, j, k, x0, n, syy, t);
+            row_layer_chi(s, f, 0, 1, j, jy, j, k, x0, n, xy);
+        }
+        if (kz >= 0)
+            row_layer_chi(s, f, 2, 2, k, kz, j, k, x0, n, yz);
+        for (int i = 0; i < n; i++) {
+            l[i] = sx[i] + syy[i] + szz[i];
+            h[i] = nx[i] * nx[i] * sx[i] + ny[i] * ny[i] * syy[i] + nz[i] * nz[i] * szz[i] +
+                   2.0f * (nx[i] * ny[i] * xy[i] + nx[i] * nz[i] * xz[i] + ny[i] * nz[i] * yz[i]);
+        }
+    }
+    const float *p = w->cur + c0, *q = s->q + c0, *vel = w->vel + c0, *ep = s->eps + c0, *de = s->del + c0;
+    float *pn = w->prev + c0, *qn = s->qprev + c0;
+    for (int i = 0; i < n; i++) {
+        const float vz = vel[i], e = ep[i], dl = de[i];
+        const float sv = vz * (fabsf(e - dl) * inv_sigma);
+        const float ap = vz * (1.0f + 2.0f * e), aq = vz * (1.0f + 2.0f * dl) - sv, cc = vz - sv;
+        pn[i] = 2.0f * p[i] - pn[i] + ap * lf[0][i] + ((sv - ap) * hf[0][i] + cc * hf[1][i]);
+        qn[i] = 2.0f * q[i] - qn[i] + aq * lf[0][i] + (cc * hf[1][i] - aq * hf[0][i]) + sv * lf[1][i];
+    }
+}
+
+static void mirror(struct tti_sim *s, float *f)
+{
+    const struct wave_layout *L = &s->w.L;
+    const size_t sz = L->stride_z;
+    const int h = L->pad_off[2];
+    memset(f + (size_t)h * sz, 0, sz * sizeof(float));
+    for (int m = 1; m <= h; m++) {
+        float *up = f + (size_t)(h - m) * sz;
+        const float *dn = f + (size_t)(h + m) * sz;
+        for (size_t e = 0; e < sz; e++)
+            up[e] = -dn[e];
+    }
+}
+
+static void step_cpu(struct tti_sim *s, bool cpml, bool interior)
+{
+    struct wave_sim *w = &s->w;
+    const struct wave_layout *L = &w->L;
+    cpml = cpml && (w->slab_count[0] + w->slab_count[1] + w->slab_count[2]) > 0;
+    interior = interior && !cpml;
+    first_derivatives(s, 0, w->cur, cpml);
+    first_derivatives(s, 1, s->q, cpml);
+    const float inv_sigma = (float)(1.0 / s->sigma);
+    const int k0 = interior ? L->pml[4] : 0, k1 = interior ? L->npad[2] - L->pml[5] : L->npad[2];
+    const int j0 = interior ? L->pml[2] : 0, j1 = interior ? L->npad[1] - L->pml[3] : L->npad[1];
+    const int i0 = interior ? L->pml[0] : 0, i1 = interior ? L->npad[0] - L->pml[1] : L->npad[0];
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = k0; k < k1; k++)
+        for (int j = j0; j < j1; j++) {
+            float tmp[11 * L->npad[0]];
+            row_update(s, j, k, i0, i1, cpml, inv_sigma, tmp);
+        }
+    if (w->p.free_surface) {
+        mirror(s, w->prev);
+        mirror(s, s->qprev);
+    }
+}
+
+void tti_swap(struct tti_sim *s)
+{
+    wave_swap(&s->w);
+    float *t = s->q;
+    s->q = s->qprev;
+    s->qprev = t;
+}
+
+int tti_step(struct tti_sim *s)
+{
+    step_cpu(s, s->w.cpml_on, false);
+    tti_swap(s);
+    s->w.step++;
+    return 0;
+}
+
+int tti_step_reverse(struct tti_sim *s)
+{
+    step_cpu(s, false, s->w.rev_interior);
+    tti_swap(s);
+    s->w.step--;
+    return 0;
+}
+
+/* ---- points ----------------------------------------------------------------------------------- */
+
+int tti_points_create(struct tti_sim *s, const double *xyz, size_t n, int interp, struct wave_points **out)
+{
+    return wave_points_create(&s->w, xyz, n, interp, out);
+}
+
+int tti_inject(struct tti_sim *s, const struct wave_points *pts, const float *amps, size_t stride, float scale,
+               unsigned flags)
+{
+    int rc = wave_inject(&s->w, pts, amps, stride, scale, flags);
+    if (rc < 0)
+        return rc;
+    float *p = s->w.cur;
+    s->w.cur = s->q;
+    rc = wave_inject(&s->w, pts, amps, stride, scale, flags);
+    s->w.cur = p;
+    return rc;
+}
+
+int tti_sample(struct tti_sim *s, const struct wave_points *pts, float *out, size_t stride, unsigned flags)
+{
+    return wave_sample(&s->w, pts, out, stride, flags);
+}
+
+/* ---- copies, strips, states --------------------------------------------------------------------- */
+
+static void copy_interior(const struct wave_layout *L, float *f, float *host, bool out)
+{
+    for (int k = 0; k < L->n[2]; k++)
+        for (int j = 0; j < L->n[1]; j++) {
+            float *g = f + (size_t)(k + L->off[2]) * L->stride_z + (size_t)(j + L->off[1]) * L->stride_y + L->off[0];
+            float *h = host + ((size_t)k * L->n[1] + j) * L->n[0];
+            if (out)
+                memcpy(h, g, L->n[0] * sizeof(float));
+            else
+                memcpy(g, h, L->n[0] * sizeof(float));
+        }
+}
+
+int tti_copy_out(struct tti_sim *s, bool prev, float *host)
+{
+    copy_interior(&s->w.L, prev ? s->w.prev : s->w.cur, host, true);
+    return 0;
+}
+
+int tti_copy_out_q(struct tti_sim *s, bool prev, float *host)
+{
+    copy_interior(&s->w.L, prev ? s->qprev : s->q, host, true);
+    return 0;
+}
+
+int tti_copy_in(struct tti_sim *s, bool prev, const float *host)
+{
+    copy_interior(&s->w.L, prev ? s->w.prev : s->w.cur, (float *)host, false);
+    copy_interior(&s->w.L, prev ? s->qprev : s->q, (float *)host, false);
+    return 0;
+}
+
+size_t tti_strip_count(const struct tti_sim *s) { return 2 * wave_strip_count(&s->w); }
+
+static int strip_io(struct tti_sim *s, float *buf, bool on_device, bool save)
+{
+    if (on_device)
+        return err_set(-EINVAL, "tti: device buffer given to a CPU simulation");
+    const struct wave_layout *L = &s->w.L;
+    int lo[6][3], hi[6][3];
+    wave_strip_boxes(&s->w, lo, hi);
+    size_t at = 0;
+    float *fields[2] = {s->w.cur, s->q};
+    for (int f = 0; f < 2; f++)
+        for (int b = 0; b < 6; b++)
+            for (int k = lo[b][2]; k < hi[b][2]; k++)
+                for (int j = lo[b][1]; j < hi[b][1]; j++) {
+                    float *g = fields[f] + (size_t)(k + L->off[2]) * L->stride_z +
+                               (size_t)(j + L->off[1]) * L->stride_y + L->off[0] + lo[b][0];
+                    const size_t n = (size_t)(hi[b][0] - lo[b][0]);
+                    if (save)
+                        memcpy(buf + at, g, n * sizeof(float));
+                    else
+                        memcpy(g, buf + at, n * sizeof(float));
+                    at += n;
+                }
+    return 0;
+}
+
+int tti_strip_save(struct tti_sim *s, float *buf, bool on_device) { return strip_io(s, buf, on_device, true); }
+int tti_strip_load(struct tti_sim *s, const float *buf, bool on_device)
+{
+    return strip_io(s, (float *)buf, on_device, false);
+}
+
+size_t tti_state_bytes(const struct tti_sim *s)
+{
+    return sizeof(float) * (4 * s->w.L.count + 2 * cpml_floats(&s->w.L, wave_is_2d(&s->w))) + sizeof(int64_t);
+}
+
+static int state_io(struct tti_sim *s, char *buf, bool on_device, bool save)
+{
+    if (on_device)
+        return err_set(-EINVAL, "tti: device buffer given to a CPU simulation");
+    float *parts[4 + 18];
+    size_t counts[4 + 18];
+    int np = 0;
+    float *lv[4] = {s->w.cur, s->w.prev, s->q, s->qprev};
+    for (int i = 0; i < 4; i++) {
+        parts[np] = lv[i];
+        counts[np++] = s->w.L.count;
+    }
+    for (int f = 0; f < 2; f++)
+        for (int a = 0; a < 3; a++) {
+            parts[np] = s->psi[f][a];
+            counts[np++] = s->w.slab_count[a];
+            parts[np] = s->zeta[f][a];
+            counts[np++] = s->w.slab_count[a];
+            parts[np] = s->chi[f][a];
+            counts[np++] = s->chi_count[a];
+        }
+    size_t at = 0;
+    for (int i = 0; i < np; i++) {
+        const size_t b = counts[i] * sizeof(float);
+        if (b) {
+            if (save)
+                memcpy(buf + at, parts[i], b);
+            else
+                memcpy(parts[i], buf + at, b);
+        }
+        at += b;
+    }
+    if (save)
+        memcpy(buf + at, &s->w.step, sizeof s->w.step);
+    else
+        memcpy(&s->w.step, buf + at, sizeof s->w.step);
+    return 0;
+}
+
+int tti_state_save(struct tti_sim *s, void *buf, bool on_device) { return state_io(s, buf, on_device, true); }
+int tti_state_load(struct tti_sim *s, const void *buf, bool on_device)
+{
+    return state_io(s, (void *)buf, on_device, false);
+}
+
+void tti_describe(const struct tti_sim *s, char *buf, size_t len)
+{
+    snprintf(buf, len, "CPU reference (OpenMP)%s, sigma %g, CPML %s", wave_is_2d(&s->w) ? ", 2D" : "", s->sigma,
+             s->w.cpml_on ? "on" : "off");
+}
