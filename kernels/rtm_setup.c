@@ -103,7 +103,7 @@ static int resample_traces(const struct rtm_engine *e, const struct rtm_shot *sh
 static int simulations(struct mig *m, const struct rtm_shot *shot, const struct rtm_plan *pl, double *t)
 {
     struct rtm_engine *e = m->e;
-    const struct prop_model model = {pl->vsub};
+    const struct prop_model model = {.vp = pl->vsub};
     int rc = prop_create(m->dev, &pl->pp, &model, &m->q);
     if (rc < 0)
         return rc;

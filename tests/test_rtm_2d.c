@@ -36,7 +36,7 @@ static void model_2d(const float *v, double dt, int nt, const double src[3], con
     cr_assert_eq(p.grid.face[2], PROP_FACE_NONE);
     p.f_ref = FPEAK;
     struct prop *s;
-    const struct prop_model m = {v};
+    const struct prop_model m = {.vp = v};
     cr_assert_eq(prop_create(&dev, &p, &m, &s), 0, "%s", err_msg());
     struct prop_points *ps, *pr;
     cr_assert_eq(prop_points_create(s, src, 1, PROP_INTERP_SINC, &ps), 0, "%s", err_msg());

@@ -74,7 +74,7 @@ static double now_s(void)
 static int step_rate(const struct sl_device *dev, const struct prop_params *p, const float *v, double *pts_s)
 {
     struct prop *s;
-    const struct prop_model m = {v};
+    const struct prop_model m = {.vp = v};
     int rc = prop_create(dev, p, &m, &s);
     if (rc < 0)
         return rc;
