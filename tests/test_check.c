@@ -381,10 +381,11 @@ Test(check, model_points_support)
 {
     char *dir = test_tmpdir();
     const char *cfg = "[job]\nkind = \"model\"\n"
-                      "[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [41, 1, 41]\n"
+                      "[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [41, 3, 41]\n"
                       "[propagator]\nt_max = 0.2\npml_width = [10, 10, 0, 0, 10, 10]\n"
                       "[acquisition]\nsources = [[200.0, 0.0, 20.0]]\nreceivers = [[100.0, 0.0, 0.0]]\n"
                       "[runtime]\ndevice = \"cpu\"\n";
+    /* a thin 3D slab (n[1] = 1 is a 2D model since issue 13: model_2d_line_needs_no_y_layers) */
     expect_refused(dir, cfg, 11, "leaves the grid along y");
     char ok[1024];
     snprintf(ok, sizeof ok, "%s", cfg);
@@ -394,6 +395,29 @@ Test(check, model_points_support)
     cr_expect_eq(r.status, 0, "%s", r.err);
     test_run_free(&r);
     free(p);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* A 2D model (n[1] = 1) has no y support to hold: the points on its line pass with no y
+ * layers, a point off the line is refused by name. */
+Test(check, model_2d_line_needs_no_y_layers)
+{
+    char *dir = test_tmpdir();
+    const char *cfg = "[job]\nkind = \"model\"\n"
+                      "[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [41, 1, 41]\n"
+                      "[propagator]\nt_max = 0.2\npml_width = [10, 10, 0, 0, 10, 10]\n"
+                      "[acquisition]\nsources = [[200.0, 0.0, 20.0]]\nreceivers = [[100.0, 0.0, 0.0]]\n"
+                      "[runtime]\ndevice = \"cpu\"\n";
+    char *p = test_write_file(dir, "ok.toml", cfg);
+    struct run_result r = check(p, true);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    test_run_free(&r);
+    free(p);
+    char off[1024];
+    snprintf(off, sizeof off, "%s", cfg);
+    memcpy(strstr(off, "[[100.0, 0.0, 0.0]]"), "[[100.0, 5.0, 0.0]]", 19);
+    expect_refused(dir, off, 12, "receivers");
     test_rmtree(dir);
     free(dir);
 }
