@@ -227,9 +227,9 @@ static int xfer(struct wave_sim *s, void *dst, const void *src, size_t bytes, bo
 #ifdef SEISLIVE_CUDA
     if (on_gpu(s)) {
         int dir = caller_dev ? 2 : (to_caller ? 1 : 0);
-        int rc = wave_cu_memcpy(dst, src, bytes, dir, s->stream);
+        int rc = dev_copy(s->dev, dst, src, bytes, (enum dev_copy_kind)dir, s->stream);
         if (rc == 0 && dir != 2)
-            rc = wave_cu_sync(s->stream);
+            rc = dev_stream_sync(s->dev, s->stream);
         return rc;
     }
 #else
@@ -248,7 +248,7 @@ static int zero(struct wave_sim *s, float *p, size_t count)
         return 0;
 #ifdef SEISLIVE_CUDA
     if (on_gpu(s))
-        return wave_cu_zero(p, count * sizeof(float), s->stream);
+        return dev_zero(s->dev, p, count * sizeof(float), s->stream);
 #endif
     (void)s;
     memset(p, 0, count * sizeof(float));
@@ -392,9 +392,9 @@ int wave_create_like(const struct wave_sim *like, struct wave_sim **out)
         return rc;
 #ifdef SEISLIVE_CUDA
     if (on_gpu(s)) {
-        rc = wave_cu_memcpy(s->vel, like->vel, s->L.count * sizeof(float), 2, like->stream);
+        rc = dev_copy(s->dev, s->vel, like->vel, s->L.count * sizeof(float), DEV_D2D, like->stream);
         if (rc == 0)
-            rc = wave_cu_sync(like->stream);
+            rc = dev_stream_sync(s->dev, like->stream);
     } else
 #endif
         memcpy(s->vel, like->vel, s->L.count * sizeof(float));
@@ -440,7 +440,7 @@ int wave_sync(struct wave_sim *s)
 {
 #ifdef SEISLIVE_CUDA
     if (on_gpu(s))
-        return wave_cu_sync(s->stream);
+        return dev_stream_sync(s->dev, s->stream);
 #endif
     (void)s;
     return 0;
@@ -1069,10 +1069,10 @@ static int state_io(struct wave_sim *s, char *buf, bool on_device, bool save)
     /* The step index always travels through the host. */
     if (on_device) {
 #ifdef SEISLIVE_CUDA
-        int rc = save ? wave_cu_memcpy(buf + at, &s->step, sizeof s->step, 0, s->stream)
-                      : wave_cu_memcpy(&s->step, buf + at, sizeof s->step, 1, s->stream);
+        int rc = save ? dev_copy(s->dev, buf + at, &s->step, sizeof s->step, DEV_H2D, s->stream)
+                      : dev_copy(s->dev, &s->step, buf + at, sizeof s->step, DEV_D2H, s->stream);
         if (rc == 0)
-            rc = wave_cu_sync(s->stream);
+            rc = dev_stream_sync(s->dev, s->stream);
         return rc;
 #endif
     } else if (save)

@@ -67,9 +67,6 @@ int wave_cu_alloc(struct wave_sim *s);
 void wave_cu_free(struct wave_sim *s);
 /* One-line forwards to kernels/device.h (dev_cu_copy, dev_cu_zero, dev_cu_stream_sync),
  * kept while wave.c calls them: it can call dev_copy / dev_zero / dev_stream_sync. */
-int wave_cu_memcpy(void *dst, const void *src, size_t bytes, int dir, void *stream); /* 0 h2d 1 d2h 2 d2d */
-int wave_cu_zero(void *p, size_t bytes, void *stream);
-int wave_cu_sync(void *stream);
 /* INTERIOR: update only the box inside the absorbing layers (reverse steps, no CPML). */
 int wave_cu_step(struct wave_sim *s, bool cpml, bool interior);
 int wave_cu_set_vel(struct wave_sim *s, const float *v, bool on_device);

@@ -65,14 +65,6 @@ extern "C" void wave_cu_free(struct wave_sim *s)
     dev_stream_destroy(s->dev, s->aux_stream);
 }
 
-/* The wrappers kernels/wave.c still calls (the device layer's, one line each; wave.c can
- * call dev_copy / dev_zero / dev_stream_sync itself and these go). */
-extern "C" int wave_cu_memcpy(void *dst, const void *src, size_t bytes, int dir, void *stream)
-{
-    return dev_cu_copy(dst, src, bytes, dir, stream); /* dir 0 h2d 1 d2h 2 d2d = DEV_H2D.. */
-}
-extern "C" int wave_cu_zero(void *p, size_t bytes, void *stream) { return dev_cu_zero(p, bytes, stream); }
-extern "C" int wave_cu_sync(void *stream) { return dev_cu_stream_sync(stream); }
 
 /* Device scratch (wave_cuda.h). */
 int wave_cu_scratch(wave_sim *s, size_t bytes, void **out)
