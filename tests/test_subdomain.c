@@ -21,17 +21,11 @@
 #include "kernels/wave.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
+#include "tests/wave_support.h"
 
 enum { C = WAVE_FACE_CPML, F = WAVE_FACE_FREE, R = WAVE_FACE_RANDOM, N = WAVE_FACE_NONE, H = WAVE_FACE_HALO };
 
 static const int NSTEP = 40, NREV = 12;
-
-static struct sl_device cpu(void)
-{
-    struct sl_device d;
-    cr_assert_eq(backend_select("cpu", &d), 0);
-    return d;
-}
 
 /* A whole grid with outer faces KIND (2D when the y faces are NONE).  Layer widths differ
  * per face, and ymax of a CPML grid is a rigid wall (width 0). */
@@ -165,7 +159,7 @@ struct sim3 {
  * support inside the low half). */
 static void setup(struct sim3 *t, const struct wave_params *p, const float *v, int ax, int cut)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     static struct sl_device keep;
     keep = dev;
     size_t nn = (size_t)p->n[0] * p->n[1] * p->n[2];
@@ -363,7 +357,7 @@ Test(subdomain, without_exchange_the_halves_differ)
  * switched off by hand (what RTM's random strategy did). */
 Test(subdomain, explicit_faces_equal_auto)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     for (int order = 4; order <= 12; order += 8)
         for (int k = 0; k < 2; k++) {
             bool random = k == 1;
@@ -449,7 +443,7 @@ Test(subdomain, params_check_refuses_bad_faces)
     REFUSED(lo, q.face[0] = H, "lies on the whole grid's boundary");
     REFUSED(lo, q.origin[0] = 12, "do not lie in the whole grid");
     /* pack and unpack only on HALO faces */
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     float *v = velocity(&lo);
     struct wave_sim *s;
     cr_assert_eq(wave_create(&dev, &lo, v, &s), 0, "%s", err_msg());
@@ -472,7 +466,7 @@ Test(subdomain, params_check_refuses_bad_faces)
  * in 3D (free surface, split along z) and 2D (split along x). */
 Test(subdomain, through_the_propagator_interface)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     for (int two_d = 0; two_d < 2; two_d++) {
         const int n[3] = {20, two_d ? 1 : 16, 18}, ax = two_d ? 0 : 2, cut = n[ax] / 2;
         const double d[3] = {10, 10, 10}, o[3] = {0, 0, 0};

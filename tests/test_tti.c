@@ -17,23 +17,9 @@
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "tests/support.h"
+#include "tests/wave_support.h"
 
 #define DEG (M_PI / 180.0)
-
-static struct sl_device cpu(void)
-{
-    struct sl_device d;
-    cr_assert_eq(backend_select("cpu", &d), 0);
-    return d;
-}
-
-static float *constant(size_t n, float v)
-{
-    float *m = malloc(n * sizeof *m);
-    for (size_t i = 0; i < n; i++)
-        m[i] = v;
-    return m;
-}
 
 /* A grid NX x NY x NZ (NY = 1: 2D) of spacing H, CPML of W cells on every face. */
 static struct wave_params grid(int nx, int ny, int nz, double h, double dt, int w, double fp)
@@ -69,7 +55,7 @@ __attribute__((unused)) static double energy(struct tti_sim *s, float *buf, size
 static void prop_traces(int phys, const struct prop_params *pp, const struct prop_model *m, const double src[3],
                         const double *rec, size_t nrec, int nt, double fp, float *tr)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     struct prop_params p = *pp;
     p.physics = phys;
     struct prop *s;
@@ -219,9 +205,9 @@ static double kinematics(double eps, double delta, double theta, const char *lab
     const double dt = 0.8 * tti_dt_max(8, (const double[3]){h, h, h}, false, vpz, eps, delta, theta, 0, sigma);
     struct wave_params p = grid(n, n, n, h, dt, w, fp);
     const size_t nn = (size_t)n * n * n;
-    float *v = constant(nn, (float)vpz);
+    float *v = test_constant(nn, (float)vpz);
     struct tti_model m = {.vpz = v, .eps0 = eps, .delta0 = delta, .theta0 = theta};
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     struct tti_sim *s;
     cr_assert_eq(tti_create(&dev, &p, sigma, &m, &s), 0, "%s", err_msg());
     /* ten directions: the axes, diagonals in and out of the tilt plane (x-z) */
@@ -328,7 +314,7 @@ Test(tti, stability_20000_steps_tilt_ramp_20_cells, .timeout = 300)
     cr_assert_eq(tti_model_check(&m, nn, sigma, &vqp, NULL), 0, "%s", err_msg());
     const double dt = 0.9 * tti_dt_max_model(&m, nn, 8, (const double[3]){h, h, h}, true, sigma);
     struct wave_params p = grid(nx, 1, nz, h, dt, W, fp);
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     struct tti_sim *s;
     cr_assert_eq(tti_create(&dev, &p, sigma, &m, &s), 0, "%s", err_msg());
     const double src[3] = {nx / 2 * h + 2.5, 0, nz / 2 * h - 3.5};
@@ -376,7 +362,7 @@ Test(tti, stability_20000_steps_tilt_ramp_20_cells, .timeout = 300)
 static void tti_traces(const struct wave_params *p, const struct tti_model *m, const double src[3],
                        const double *rec, size_t nrec, int nt, double fp, float *tr)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     struct tti_sim *s;
     cr_assert_eq(tti_create(&dev, p, TTI_SIGMA_DEFAULT, m, &s), 0, "%s", err_msg());
     struct wave_points *ps, *pr;
@@ -426,7 +412,7 @@ Test(tti, cpml_30db_all_angles_tilt45, .timeout = 200)
     const int nt = (int)ceil((t0 + far / vpz + 1.2 / fp) / dt);
     /* the big grid's walls echo no earlier than (2 E + 28 cells) / v_max after the source */
     cr_assert_lt(nt * dt, t0 + (2 * E + 28) * h / (vpz * sqrt(1 + 2 * eps)));
-    float *vs = constant((size_t)N * N, (float)vpz), *vb = constant((size_t)(N + 2 * E) * (N + 2 * E), (float)vpz);
+    float *vs = test_constant((size_t)N * N, (float)vpz), *vb = test_constant((size_t)(N + 2 * E) * (N + 2 * E), (float)vpz);
     struct tti_model ms = {.vpz = vs, .eps0 = eps, .delta0 = delta, .theta0 = th};
     struct tti_model mb = {.vpz = vb, .eps0 = eps, .delta0 = delta, .theta0 = th};
     float *ts = calloc(nrec * nt, sizeof *ts), *tb = calloc(nrec * nt, sizeof *tb);
@@ -434,13 +420,8 @@ Test(tti, cpml_30db_all_angles_tilt45, .timeout = 200)
     tti_traces(&big, &mb, src, rec, nrec, nt, fp, tb);
     double worst = -INFINITY;
     for (size_t r = 0; r < nrec; r++) {
-        double num = 0, den = 0;
-        for (int it = 0; it < nt; it++) {
-            const double d = ts[r * nt + it] - tb[r * nt + it];
-            num += d * d;
-            den += (double)tb[r * nt + it] * tb[r * nt + it];
-        }
-        const double db = 10 * log10(num / den);
+        double den;
+        const double db = test_reflection_db(ts + r * nt, tb + r * nt, nt, &den);
         fprintf(stderr, "tti cpml (45 deg tilt): receiver (%g, %g) m: reflection %.1f dB\n", rec[3 * r],
                 rec[3 * r + 2], db);
         cr_assert_gt(den, 0);
@@ -467,9 +448,9 @@ static double noise_growth(int ny, double eps, double delta, double th, double p
     const double dt = factor * tti_dt_max(8, d, two_d, vpz, eps, delta, th, ph, TTI_SIGMA_DEFAULT);
     struct wave_params p = grid(n, ny, n, h, dt, 8, 15);
     const size_t nn = (size_t)n * ny * n;
-    float *v = constant(nn, (float)vpz), *buf = malloc(nn * sizeof *buf);
+    float *v = test_constant(nn, (float)vpz), *buf = malloc(nn * sizeof *buf);
     struct tti_model m = {.vpz = v, .eps0 = eps, .delta0 = delta, .theta0 = th, .phi0 = ph};
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     struct tti_sim *s;
     cr_assert_eq(tti_create(&dev, &p, TTI_SIGMA_DEFAULT, &m, &s), 0, "%s", err_msg());
     srand(11);
@@ -522,7 +503,7 @@ Test(tti, dt_max_bounded_below_grows_above, .timeout = 120)
 
 static struct prop *tti_prop(const struct prop_params *p, const struct prop_model *m)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     static struct sl_device keep; /* the device must outlive the simulation */
     keep = dev;
     struct prop *s;
@@ -657,7 +638,7 @@ Test(tti, checkpoint_restores_bitwise, .timeout = 60)
     const int n[3] = {22, 18, 20};
     const double d[3] = {10, 10, 10}, o[3] = {0, 0, 0}, fp = 15;
     const size_t nn = (size_t)n[0] * n[1] * n[2];
-    float *v = constant(nn, 2100);
+    float *v = test_constant(nn, 2100);
     struct prop_params p;
     prop_params_init(&p, n, d, o, 1e-3, 6);
     p.physics = PROP_TTI;
@@ -726,7 +707,7 @@ Test(tti, cpml_3d_tilt45_azimuth30, .timeout = 200)
     const int nt = (int)ceil((t0 + 21 * sqrt(2.0) * h / vpz + 1.2 / fp) / dt);
     cr_assert_lt(nt * dt, t0 + (2 * E + 15) * h / (vpz * sqrt(1 + 2 * eps)));
     const size_t ns = (size_t)N * N * N, nb = (size_t)(N + 2 * E) * (N + 2 * E) * (N + 2 * E);
-    float *vs = constant(ns, (float)vpz), *vb = constant(nb, (float)vpz);
+    float *vs = test_constant(ns, (float)vpz), *vb = test_constant(nb, (float)vpz);
     struct tti_model ms = {.vpz = vs, .eps0 = eps, .delta0 = delta, .theta0 = th, .phi0 = ph};
     struct tti_model mb = ms;
     mb.vpz = vb;
@@ -734,13 +715,8 @@ Test(tti, cpml_3d_tilt45_azimuth30, .timeout = 200)
     tti_traces(&small, &ms, src, &rec[0][0], nrec, nt, fp, ts);
     tti_traces(&big, &mb, src, &rec[0][0], nrec, nt, fp, tb);
     for (size_t r = 0; r < nrec; r++) {
-        double num = 0, den = 0;
-        for (int it = 0; it < nt; it++) {
-            const double d = ts[r * nt + it] - tb[r * nt + it];
-            num += d * d;
-            den += (double)tb[r * nt + it] * tb[r * nt + it];
-        }
-        const double db = 10 * log10(num / den);
+        double den;
+        const double db = test_reflection_db(ts + r * nt, tb + r * nt, nt, &den);
         fprintf(stderr, "tti cpml 3D (45 deg tilt, 30 deg azimuth): receiver (%g, %g, %g) m: reflection %.1f dB\n",
                 rec[r][0], rec[r][1], rec[r][2], db);
         cr_assert_gt(den, 0);
@@ -763,7 +739,7 @@ static int create_err(const struct prop_model *m, double sigma, char *msg, size_
     prop_params_init(&p, n, d, o, 1e-3, 4);
     p.physics = PROP_TTI;
     p.tti_sigma = sigma;
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     struct prop *s = NULL;
     int rc = prop_create(&dev, &p, m, &s);
     snprintf(msg, len, "%s", rc < 0 ? err_msg() : "");
@@ -774,7 +750,7 @@ static int create_err(const struct prop_model *m, double sigma, char *msg, size_
 Test(tti, bad_inputs_refused)
 {
     const size_t nn = 12 * 10;
-    float *v = constant(nn, 2000), *a = constant(nn, 0.1f);
+    float *v = test_constant(nn, 2000), *a = test_constant(nn, 0.1f);
     char msg[512];
     struct prop_model m = {.vp = v, .epsilon0 = 0.2, .delta0 = 0.1, .theta0 = 0.5};
     cr_assert_eq(create_err(&m, 0.75, msg, sizeof msg), 0, "%s", msg);

@@ -16,22 +16,7 @@
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "tests/support.h"
-
-static struct sl_device cpu(void)
-{
-    struct sl_device d;
-    cr_assert_eq(backend_select("cpu", &d), 0);
-    return d;
-}
-
-static float *constant(const int n[3], float v)
-{
-    size_t c = (size_t)n[0] * n[1] * n[2];
-    float *m = malloc(c * sizeof *m);
-    for (size_t i = 0; i < c; i++)
-        m[i] = v;
-    return m;
-}
+#include "tests/wave_support.h"
 
 /* A 2D grid nx x nz of spacing H with CPML layers of W cells on x and z. */
 static struct wave_params params_2d(int nx, int nz, double h, int order, double dt, int w, double fp)
@@ -41,31 +26,6 @@ static struct wave_params params_2d(int nx, int nz, double h, int order, double 
                             .face = {WAVE_FACE_CPML, WAVE_FACE_CPML, WAVE_FACE_NONE, WAVE_FACE_NONE,
                                      WAVE_FACE_CPML, WAVE_FACE_CPML}};
     return p;
-}
-
-/* Forward run: a Ricker line source at SRC, NREC receivers at REC; TR[r * (nt+1) + it]
- * is the trace of receiver r at time it dt (TR[.., 0] = 0). */
-static void run_traces(const struct wave_params *p, const float *v, const double src[3], const double *rec,
-                       size_t nrec, int nt, double fp, float *tr)
-{
-    struct sl_device dev = cpu();
-    struct wave_sim *s;
-    cr_assert_eq(wave_create(&dev, p, v, &s), 0, "%s", err_msg());
-    struct wave_points *ps, *pr;
-    cr_assert_eq(wave_points_create(s, src, 1, WAVE_INTERP_SINC, &ps), 0, "%s", err_msg());
-    cr_assert_eq(wave_points_create(s, rec, nrec, WAVE_INTERP_SINC, &pr), 0, "%s", err_msg());
-    double t0 = wavelet_ricker_delay(fp);
-    for (size_t r = 0; r < nrec; r++)
-        tr[r * (nt + 1)] = 0;
-    for (int it = 0; it < nt; it++) {
-        cr_assert_eq(wave_step(s), 0);
-        float a = (float)wavelet_ricker(it * p->dt, fp, t0);
-        cr_assert_eq(wave_inject(s, ps, &a, 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
-        cr_assert_eq(wave_sample(s, pr, tr + it + 1, nt + 1, 0), 0);
-    }
-    wave_points_destroy(ps);
-    wave_points_destroy(pr);
-    wave_destroy(s);
 }
 
 /* The analytic pressure of a line source s(t) in a homogeneous 2D medium of velocity C at
@@ -87,16 +47,6 @@ static double line_source(double t, double r, double c, double fp)
         sum += f * (k == 0 || k == m ? 1 : k % 2 ? 4 : 2);
     }
     return sum * hth / 3.0 / (2.0 * M_PI);
-}
-
-static double rel_l2(const float *a, const double *b, int n)
-{
-    double num = 0, den = 0;
-    for (int i = 0; i < n; i++) {
-        num += (a[i] - b[i]) * (a[i] - b[i]);
-        den += b[i] * b[i];
-    }
-    return sqrt(num / den);
 }
 
 /* The quadrature itself: for a Ricker, the line-source response must match a direct
@@ -127,10 +77,11 @@ Test(wave_2d, analytic_line_source_quadrature)
  * wavelength at f_peak), off-grid source and receiver (sinc). */
 Test(wave_2d, green_function_line_source, .timeout = 120)
 {
+    struct sl_device dev = test_cpu();
     const double c = 2000, fp = 10, h = 10;
     cr_assert_geq(c / (wavelet_ricker_fmax(fp) * h), 8.0);
     struct wave_params p = params_2d(40, 34, h, 8, 5e-4, 20, fp);
-    float *v = constant(p.n, (float)c);
+    float *v = test_constant_grid(p.n, (float)c);
     const double src[3] = {63.3, 0, 168.2}, rec[3] = {323.6, 0, 143.9};
     double r = hypot(rec[0] - src[0], rec[2] - src[2]);
     int nt = (int)((wavelet_ricker_delay(fp) + r / c + 1.5 / fp) / p.dt);
@@ -143,8 +94,8 @@ Test(wave_2d, green_function_line_source, .timeout = 120)
     for (int k = 0; k < 3; k++) {
         p.order = orders[k];
         cr_assert_lt(p.dt, stability_dt_max(p.order, p.d, c));
-        run_traces(&p, v, src, rec, 1, nt, fp, tr);
-        err[k] = rel_l2(tr, ref, nt + 1);
+        test_wave_traces(&dev, &p, v, src, rec, 1, nt, fp, WAVE_INTERP_SINC, tr);
+        err[k] = test_rel_l2_f32_f64(tr, ref, nt + 1);
         fprintf(stderr, "2D green: order %d rel L2 %.4g (r = %.1f m, %d steps)\n", orders[k], err[k], r, nt);
     }
     cr_assert_lt(err[2], 0.01, "8th order: rel L2 %g >= 1%%", err[2]);
@@ -161,6 +112,7 @@ Test(wave_2d, green_function_line_source, .timeout = 120)
  * reflected (as wave_physics/cpml_reflection_each_face_40db in 3D). */
 Test(wave_2d, cpml_reflection_each_face_40db, .timeout = 120)
 {
+    struct sl_device dev = test_cpu();
     const double c = 2000, fp = 15, h = 10;
     const int E = 30;
     struct wave_params small = params_2d(31, 31, h, 8, 1e-3, 20, fp);
@@ -175,19 +127,13 @@ Test(wave_2d, cpml_reflection_each_face_40db, .timeout = 120)
     double t0 = wavelet_ricker_delay(fp);
     int nt = (int)((t0 + 200.0 / c + 1.2 / fp) / small.dt);
     cr_assert_lt(nt * small.dt, (800.0 / c) + t0 - 1.5 / fp);
-    float *vs = constant(small.n, (float)c), *vb = constant(big.n, (float)c);
+    float *vs = test_constant_grid(small.n, (float)c), *vb = test_constant_grid(big.n, (float)c);
     float *ts = malloc(4 * (nt + 1) * sizeof *ts), *tb = malloc(4 * (nt + 1) * sizeof *tb);
-    run_traces(&small, vs, src, &rec[0][0], 4, nt, fp, ts);
-    run_traces(&big, vb, src, &rec[0][0], 4, nt, fp, tb);
+    test_wave_traces(&dev, &small, vs, src, &rec[0][0], 4, nt, fp, WAVE_INTERP_SINC, ts);
+    test_wave_traces(&dev, &big, vb, src, &rec[0][0], 4, nt, fp, WAVE_INTERP_SINC, tb);
     const char *face[4] = {"xmin", "xmax", "zmin", "zmax"};
     for (int f = 0; f < 4; f++) {
-        double num = 0, den = 0;
-        for (int it = 0; it <= nt; it++) {
-            double d = ts[f * (nt + 1) + it] - tb[f * (nt + 1) + it];
-            num += d * d;
-            den += (double)tb[f * (nt + 1) + it] * tb[f * (nt + 1) + it];
-        }
-        double db = 10 * log10(num / den);
+        double den, db = test_reflection_db(ts + f * (nt + 1), tb + f * (nt + 1), nt + 1, &den);
         fprintf(stderr, "2D cpml: face %s reflection %.1f dB\n", face[f], db);
         cr_assert_gt(den, 0);
         cr_assert_lt(db, -40.0, "face %s: reflection only %.1f dB down", face[f], db);
@@ -202,7 +148,7 @@ Test(wave_2d, cpml_reflection_each_face_40db, .timeout = 120)
  * the x and z faces only. */
 Test(wave_2d, layout_and_strip)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     struct wave_params p = params_2d(30, 26, 10, 8, 1e-3, 7, 10);
     p.pml[0] = 5;
     struct wave_layout L;
@@ -216,7 +162,7 @@ Test(wave_2d, layout_and_strip)
     cr_assert_eq(L.npad[0], 30 + 5 + 7);
     cr_assert_eq(L.off[0], 4 + 5);
     cr_assert_eq(L.count, L.stride_z * (size_t)L.dim[2]);
-    float *v = constant(p.n, 2000);
+    float *v = test_constant_grid(p.n, 2000);
     struct wave_sim *s;
     cr_assert_eq(wave_create(&dev, &p, v, &s), 0, "%s", err_msg());
     int h = wave_layout(s)->halo;
@@ -249,11 +195,11 @@ Test(wave_2d, layout_and_strip)
  * sampling; physical injection scales by v^2 dt^2 / (dx dz). */
 Test(wave_2d, points_sample_inject)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     struct wave_params p = params_2d(24, 22, 10, 8, 1e-3, 6, 10);
     p.d[2] = 8;
     p.o[0] = 100;
-    float *v = constant(p.n, 2000);
+    float *v = test_constant_grid(p.n, 2000);
     struct wave_sim *s;
     cr_assert_eq(wave_create(&dev, &p, v, &s), 0, "%s", err_msg());
     size_t nn = 24 * 22;
@@ -311,7 +257,7 @@ Test(wave_2d, points_sample_inject)
  * time levels with the source re-injected, against a snapshot taken on the way. */
 Test(wave_2d, time_reversal_from_last_two_snapshots, .timeout = 60)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     const double fp = 12;
     struct wave_params p = params_2d(40, 36, 10, 8, 8e-4, 10, fp);
     p.d[2] = 9;
@@ -335,19 +281,9 @@ Test(wave_2d, time_reversal_from_last_two_snapshots, .timeout = 60)
     float *src_t = malloc(NT * sizeof *src_t);
     for (int it = 0; it < NT; it++)
         src_t[it] = (float)wavelet_ricker(it * p.dt, fp, wavelet_ricker_delay(fp));
-    for (int it = 0; it < NT; it++) {
-        cr_assert_eq(wave_step(s), 0);
-        cr_assert_eq(wave_inject(s, ps, &src_t[it], 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
-        cr_assert_eq(wave_strip_save(s, strips + (size_t)(it + 1) * ns, false), 0);
-        if (it + 1 == M)
-            cr_assert_eq(wave_copy_out(s, false, snap), 0);
-    }
+    test_wave_forward_strips(s, ps, src_t, NT, M, strips, ns, snap);
     wave_swap(s);
-    for (int n = NT - 1; n > M; n--) {
-        cr_assert_eq(wave_step_reverse(s), 0);
-        cr_assert_eq(wave_inject(s, ps, &src_t[n], 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
-        cr_assert_eq(wave_strip_load(s, strips + (size_t)(n - 1) * ns, false), 0);
-    }
+    test_wave_back_strips(s, ps, src_t, NT, M, strips, ns);
     cr_assert_eq(wave_copy_out(s, false, back), 0);
     double e = test_rel_l2_f32(back, snap, nn), norm = 0;
     for (size_t i = 0; i < nn; i++)
@@ -368,7 +304,7 @@ Test(wave_2d, time_reversal_from_last_two_snapshots, .timeout = 60)
  * surface: the run reverses from its last two time levels alone. */
 Test(wave_2d, random_boundary_reverses, .timeout = 60)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     const double fp = 12;
     struct wave_params p = params_2d(40, 36, 10, 8, 8e-4, 12, fp);
     for (int f = 0; f < 6; f++)
@@ -376,7 +312,7 @@ Test(wave_2d, random_boundary_reverses, .timeout = 60)
     p.face[4] = WAVE_FACE_FREE;
     p.pml[4] = 0;
     size_t nn = (size_t)p.n[0] * p.n[2];
-    float *v = constant(p.n, 2000);
+    float *v = test_constant_grid(p.n, 2000);
     struct wave_sim *s;
     cr_assert_eq(wave_create(&dev, &p, v, &s), 0, "%s", err_msg());
     cr_assert(!wave_cpml_enabled(s));
@@ -415,45 +351,19 @@ Test(wave_2d, random_boundary_reverses, .timeout = 60)
 /* Checkpoints restore a 2D run bit for bit (both time levels and the CPML memory). */
 Test(wave_2d, checkpoint_restores_bitwise)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     struct wave_params p = params_2d(30, 28, 10, 4, 1e-3, 6, 15);
     p.face[4] = WAVE_FACE_FREE;
     p.pml[4] = 0;
-    float *v = constant(p.n, 2000);
+    float *v = test_constant_grid(p.n, 2000);
     struct wave_sim *s;
     cr_assert_eq(wave_create(&dev, &p, v, &s), 0, "%s", err_msg());
     cr_assert(wave_params_of(s)->free_surface);
     const double src[3] = {120, 0, 90};
     struct wave_points *ps;
     cr_assert_eq(wave_points_create(s, src, 1, WAVE_INTERP_TRILINEAR, &ps), 0, "%s", err_msg());
-    size_t nn = (size_t)p.n[0] * p.n[2];
-    float *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b);
     cr_assert_eq(wave_state_bytes(s), wave_state_bytes_of(&p));
-    void *buf = malloc(wave_state_bytes(s));
-    for (int it = 0; it < 150; it++) {
-        wave_step(s);
-        float amp = (float)wavelet_ricker(it * p.dt, 15, wavelet_ricker_delay(15));
-        wave_inject(s, ps, &amp, 1, 1.0f, WAVE_INJECT_PHYSICAL);
-        if (it == 69)
-            cr_assert_eq(wave_state_save(s, buf, false), 0);
-    }
-    wave_copy_out(s, false, a);
-    cr_assert_eq(wave_state_load(s, buf, false), 0);
-    cr_assert_eq(wave_step_index(s), 70);
-    for (int it = 70; it < 150; it++) {
-        wave_step(s);
-        float amp = (float)wavelet_ricker(it * p.dt, 15, wavelet_ricker_delay(15));
-        wave_inject(s, ps, &amp, 1, 1.0f, WAVE_INJECT_PHYSICAL);
-    }
-    wave_copy_out(s, false, b);
-    cr_assert_eq(memcmp(a, b, nn * sizeof *a), 0, "restored run differs");
-    double q = 0;
-    for (size_t i = 0; i < nn; i++)
-        q += fabs(a[i]);
-    cr_assert_gt(q, 0);
-    free(a);
-    free(b);
-    free(buf);
+    test_wave_checkpoint_replays(s, ps, p.dt, 15, (size_t)p.n[0] * p.n[2], 70, 150);
     wave_points_destroy(ps);
     wave_destroy(s);
     free(v);

@@ -18,47 +18,7 @@
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "tests/support.h"
-
-static struct sl_device cpu(void)
-{
-    struct sl_device d;
-    cr_assert_eq(backend_select("cpu", &d), 0);
-    return d;
-}
-
-static float *constant(const int n[3], float v)
-{
-    size_t c = (size_t)n[0] * n[1] * n[2];
-    float *m = malloc(c * sizeof *m);
-    for (size_t i = 0; i < c; i++)
-        m[i] = v;
-    return m;
-}
-
-/* Forward run: a Ricker source at SRC, NREC receivers at REC; TR[r * (nt+1) + it] is
- * the trace of receiver r at time it dt (TR[.., 0] = 0). */
-static void run_traces(const struct sl_device *dev, const struct wave_params *p, const float *v,
-                       const double src[3], const double *rec, size_t nrec, int nt, double fp,
-                       int interp, float *tr)
-{
-    struct wave_sim *s;
-    cr_assert_eq(wave_create(dev, p, v, &s), 0, "%s", err_msg());
-    struct wave_points *ps, *pr;
-    cr_assert_eq(wave_points_create(s, src, 1, interp, &ps), 0, "%s", err_msg());
-    cr_assert_eq(wave_points_create(s, rec, nrec, interp, &pr), 0, "%s", err_msg());
-    double t0 = wavelet_ricker_delay(fp);
-    for (size_t r = 0; r < nrec; r++)
-        tr[r * (nt + 1)] = 0;
-    for (int it = 0; it < nt; it++) {
-        cr_assert_eq(wave_step(s), 0);
-        float a = (float)wavelet_ricker(it * p->dt, fp, t0);
-        cr_assert_eq(wave_inject(s, ps, &a, 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
-        cr_assert_eq(wave_sample(s, pr, tr + it + 1, nt + 1, 0), 0);
-    }
-    wave_points_destroy(ps);
-    wave_points_destroy(pr);
-    wave_destroy(s);
-}
+#include "tests/wave_support.h"
 
 /* The analytic pressure of a point source s(t) in a homogeneous medium:
  * sum over sources k of SIGN_k s(t - r_k/c) / (4 pi r_k), in double. */
@@ -74,16 +34,6 @@ static void analytic(double *out, int nt, double dt, double fp, double c, const 
     }
 }
 
-static double rel_l2(const float *a, const double *b, int n)
-{
-    double num = 0, den = 0;
-    for (int i = 0; i < n; i++) {
-        num += (a[i] - b[i]) * (a[i] - b[i]);
-        den += b[i] * b[i];
-    }
-    return sqrt(num / den);
-}
-
 static double dist(const double a[3], const double b[3])
 {
     return sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
@@ -92,12 +42,12 @@ static double dist(const double a[3], const double b[3])
 /* 8 points per wavelength at fmax = 2.5 fp, off-grid source and receiver (sinc). */
 Test(wave_physics, green_function_and_order_convergence, .timeout = 120)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     const double c = 2000, fp = 10, h = 10;
     cr_assert_geq(c / (wavelet_ricker_fmax(fp) * h), 8.0);
     struct wave_params p = {.n = {40, 34, 34}, .d = {h, h, h}, .o = {0, 0, 0}, .dt = 5e-4,
                             .pml = {20, 20, 20, 20, 20, 20}, .pml_reflection = 1e-4, .f_ref = fp};
-    float *v = constant(p.n, (float)c);
+    float *v = test_constant_grid(p.n, (float)c);
     const double src[3] = {63.3, 161.7, 168.2}, rec[3] = {323.6, 181.1, 143.9};
     double r = dist(src, rec);
     int nt = (int)((wavelet_ricker_delay(fp) + r / c + 1.5 / fp) / p.dt);
@@ -110,8 +60,8 @@ Test(wave_physics, green_function_and_order_convergence, .timeout = 120)
     for (int k = 0; k < 3; k++) {
         p.order = orders[k];
         cr_assert_lt(p.dt, stability_dt_max(p.order, p.d, c));
-        run_traces(&dev, &p, v, src, rec, 1, nt, fp, WAVE_INTERP_SINC, tr);
-        err[k] = rel_l2(tr, ref, nt + 1);
+        test_wave_traces(&dev, &p, v, src, rec, 1, nt, fp, WAVE_INTERP_SINC, tr);
+        err[k] = test_rel_l2_f32_f64(tr, ref, nt + 1);
         fprintf(stderr, "green: order %d rel L2 %.4g (r = %.1f m, %d steps)\n", orders[k], err[k], r, nt);
     }
     cr_assert_lt(err[2], 0.01, "8th order: rel L2 %g >= 1%%", err[2]);
@@ -127,7 +77,7 @@ Test(wave_physics, green_function_and_order_convergence, .timeout = 120)
  * echo arrives after the window; the difference is what the CPML reflected. */
 Test(wave_physics, cpml_reflection_each_face_40db, .timeout = 120)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     const double c = 2000, fp = 15, h = 10;
     const int E = 30;
     struct wave_params small = {.n = {31, 31, 31}, .d = {h, h, h}, .o = {0, 0, 0}, .order = 8,
@@ -147,19 +97,13 @@ Test(wave_physics, cpml_reflection_each_face_40db, .timeout = 120)
     double t0 = wavelet_ricker_delay(fp);
     int nt = (int)((t0 + 200.0 / c + 1.2 / fp) / small.dt);
     cr_assert_lt(nt * small.dt, (800.0 / c) + t0 - 1.5 / fp);
-    float *vs = constant(small.n, (float)c), *vb = constant(big.n, (float)c);
+    float *vs = test_constant_grid(small.n, (float)c), *vb = test_constant_grid(big.n, (float)c);
     float *ts = malloc(6 * (nt + 1) * sizeof *ts), *tb = malloc(6 * (nt + 1) * sizeof *tb);
-    run_traces(&dev, &small, vs, src, &rec[0][0], 6, nt, fp, WAVE_INTERP_SINC, ts);
-    run_traces(&dev, &big, vb, src, &rec[0][0], 6, nt, fp, WAVE_INTERP_SINC, tb);
+    test_wave_traces(&dev, &small, vs, src, &rec[0][0], 6, nt, fp, WAVE_INTERP_SINC, ts);
+    test_wave_traces(&dev, &big, vb, src, &rec[0][0], 6, nt, fp, WAVE_INTERP_SINC, tb);
     const char *face[6] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
     for (int f = 0; f < 6; f++) {
-        double num = 0, den = 0;
-        for (int it = 0; it <= nt; it++) {
-            double d = ts[f * (nt + 1) + it] - tb[f * (nt + 1) + it];
-            num += d * d;
-            den += (double)tb[f * (nt + 1) + it] * tb[f * (nt + 1) + it];
-        }
-        double db = 10 * log10(num / den);
+        double den, db = test_reflection_db(ts + f * (nt + 1), tb + f * (nt + 1), nt + 1, &den);
         fprintf(stderr, "cpml: face %s reflection %.1f dB\n", face[f], db);
         cr_assert_lt(db, -40.0, "face %s: reflection only %.1f dB down", face[f], db);
     }
@@ -173,12 +117,12 @@ Test(wave_physics, cpml_reflection_each_face_40db, .timeout = 120)
  * mirrored above the surface (same amplitude law, opposite sign, later by the extra path). */
 Test(wave_physics, free_surface_ghost, .timeout = 60)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     const double c = 2000, fp = 10, h = 10;
     struct wave_params p = {.n = {46, 30, 30}, .d = {h, h, h}, .o = {0, 0, 0}, .order = 8,
                             .dt = 5e-4, .pml = {12, 12, 12, 12, 0, 12}, .pml_reflection = 1e-4,
                             .f_ref = fp, .free_surface = true};
-    float *v = constant(p.n, (float)c);
+    float *v = test_constant_grid(p.n, (float)c);
     const double src[3] = {80, 150, 150}, rec[3] = {330, 150, 40};
     const double img[3] = {src[0], src[1], -src[2]};
     double r[2] = {dist(src, rec), dist(img, rec)}, sg[2] = {1, -1};
@@ -190,9 +134,9 @@ Test(wave_physics, free_surface_ghost, .timeout = 60)
     analytic(direct, nt, p.dt, fp, c, r, sg, 1);
     double sp[2] = {1, 1};
     analytic(plus, nt, p.dt, fp, c, r, sp, 2);
-    run_traces(&dev, &p, v, src, rec, 1, nt, fp, WAVE_INTERP_SINC, tr);
-    double e_ghost = rel_l2(tr, ref, nt + 1), e_direct = rel_l2(tr, direct, nt + 1);
-    double e_plus = rel_l2(tr, plus, nt + 1);
+    test_wave_traces(&dev, &p, v, src, rec, 1, nt, fp, WAVE_INTERP_SINC, tr);
+    double e_ghost = test_rel_l2_f32_f64(tr, ref, nt + 1), e_direct = test_rel_l2_f32_f64(tr, direct, nt + 1);
+    double e_plus = test_rel_l2_f32_f64(tr, plus, nt + 1);
     fprintf(stderr, "free surface: rel L2 vs direct - ghost %.4g, vs direct only %.3g, vs direct + ghost %.3g\n",
             e_ghost, e_direct, e_plus);
     cr_assert_lt(e_ghost, 0.02);
@@ -231,12 +175,12 @@ Test(wave_physics, free_surface_ghost, .timeout = 60)
  * (measured 0.23 %; dropping the nodes above the surface instead gives 3.7 %). */
 Test(wave_physics, free_surface_shallow_points, .timeout = 60)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     const double c = 2000, fp = 10, h = 10;
     struct wave_params p = {.n = {36, 26, 26}, .d = {h, h, h}, .o = {0, 0, 0}, .order = 8,
                             .dt = 5e-4, .pml = {20, 20, 20, 20, 0, 20}, .pml_reflection = 1e-4,
                             .f_ref = fp, .free_surface = true};
-    float *v = constant(p.n, (float)c);
+    float *v = test_constant_grid(p.n, (float)c);
     const double src[3] = {92.0, 125.0, 15.0}, rec[3] = {262.0, 125.0, 12.0};
     const double img[3] = {src[0], src[1], -src[2]};
     double r[2] = {dist(src, rec), dist(img, rec)}, sg[2] = {1, -1};
@@ -244,8 +188,8 @@ Test(wave_physics, free_surface_shallow_points, .timeout = 60)
     double *ref = malloc((nt + 1) * sizeof *ref);
     float *tr = malloc((nt + 1) * sizeof *tr);
     analytic(ref, nt, p.dt, fp, c, r, sg, 2);
-    run_traces(&dev, &p, v, src, rec, 1, nt, fp, WAVE_INTERP_SINC, tr);
-    double e = rel_l2(tr, ref, nt + 1);
+    test_wave_traces(&dev, &p, v, src, rec, 1, nt, fp, WAVE_INTERP_SINC, tr);
+    double e = test_rel_l2_f32_f64(tr, ref, nt + 1);
     fprintf(stderr, "free surface, shallow points: rel L2 vs direct - ghost %.4g\n", e);
     cr_assert_lt(e, 0.03);
     free(ref);
@@ -258,7 +202,7 @@ Test(wave_physics, free_surface_shallow_points, .timeout = 60)
  * snapshot taken on the way forward. */
 Test(wave_physics, time_reversal_from_last_two_snapshots, .timeout = 60)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     const double fp = 12;
     struct wave_params p = {.n = {30, 28, 26}, .d = {10, 11, 9}, .o = {0, 0, 0}, .order = 8,
                             .dt = 8e-4, .pml = {10, 9, 8, 10, 10, 7}, .pml_reflection = 1e-4,
@@ -282,20 +226,10 @@ Test(wave_physics, time_reversal_from_last_two_snapshots, .timeout = 60)
     float *src_t = malloc(N * sizeof *src_t);
     for (int it = 0; it < N; it++)
         src_t[it] = (float)wavelet_ricker(it * p.dt, fp, wavelet_ricker_delay(fp));
-    for (int it = 0; it < N; it++) {
-        cr_assert_eq(wave_step(s), 0);
-        cr_assert_eq(wave_inject(s, ps, &src_t[it], 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
-        cr_assert_eq(wave_strip_save(s, strips + (size_t)(it + 1) * ns, false), 0);
-        if (it + 1 == M)
-            cr_assert_eq(wave_copy_out(s, false, snap), 0);
-    }
+    test_wave_forward_strips(s, ps, src_t, N, M, strips, ns, snap);
     cr_assert_eq(wave_step_index(s), N);
     wave_swap(s); /* cur = p(N-1), prev = p(N) */
-    for (int n = N - 1; n > M; n--) {
-        cr_assert_eq(wave_step_reverse(s), 0); /* cur = p(n-1) without f(n) */
-        cr_assert_eq(wave_inject(s, ps, &src_t[n], 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
-        cr_assert_eq(wave_strip_load(s, strips + (size_t)(n - 1) * ns, false), 0);
-    }
+    test_wave_back_strips(s, ps, src_t, N, M, strips, ns);
     cr_assert_eq(wave_copy_out(s, false, back), 0);
     double e = test_rel_l2_f32(back, snap, nn);
     double norm = 0;
@@ -329,11 +263,11 @@ static double field_norm(struct wave_sim *s, const int n[3])
  * walls, energy conserving), 3% above the limit it explodes, 3% below it does not. */
 Test(wave_physics, stability_limit_is_sharp, .timeout = 60)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     const double c = 3000;
     struct wave_params p = {.n = {24, 24, 24}, .d = {10, 10, 10}, .order = 8,
                             .pml_reflection = 1e-4, .f_ref = 10};
-    float *v = constant(p.n, (float)c);
+    float *v = test_constant_grid(p.n, (float)c);
     size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
     float *init = malloc(nn * sizeof *init);
     srand(3);
@@ -364,43 +298,17 @@ Test(wave_physics, stability_limit_is_sharp, .timeout = 60)
 /* Checkpoints restore the run bit for bit (both time levels and the CPML memory). */
 Test(wave_physics, checkpoint_restores_bitwise, .timeout = 60)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     struct wave_params p = {.n = {20, 18, 16}, .d = {10, 10, 10}, .order = 4, .dt = 1e-3,
                             .pml = {6, 6, 6, 6, 0, 6}, .pml_reflection = 1e-4, .f_ref = 15,
                             .free_surface = true};
-    float *v = constant(p.n, 2000);
+    float *v = test_constant_grid(p.n, 2000);
     struct wave_sim *s;
     cr_assert_eq(wave_create(&dev, &p, v, &s), 0, "%s", err_msg());
     const double src[3] = {20, 30, 30};
     struct wave_points *ps;
     cr_assert_eq(wave_points_create(s, src, 1, WAVE_INTERP_TRILINEAR, &ps), 0, "%s", err_msg());
-    size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
-    float *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b);
-    void *buf = malloc(wave_state_bytes(s));
-    for (int it = 0; it < 120; it++) {
-        wave_step(s);
-        float amp = (float)wavelet_ricker(it * p.dt, 15, wavelet_ricker_delay(15));
-        wave_inject(s, ps, &amp, 1, 1.0f, WAVE_INJECT_PHYSICAL);
-        if (it == 59)
-            cr_assert_eq(wave_state_save(s, buf, false), 0);
-    }
-    wave_copy_out(s, false, a);
-    cr_assert_eq(wave_state_load(s, buf, false), 0);
-    cr_assert_eq(wave_step_index(s), 60);
-    for (int it = 60; it < 120; it++) {
-        wave_step(s);
-        float amp = (float)wavelet_ricker(it * p.dt, 15, wavelet_ricker_delay(15));
-        wave_inject(s, ps, &amp, 1, 1.0f, WAVE_INJECT_PHYSICAL);
-    }
-    wave_copy_out(s, false, b);
-    cr_assert_eq(memcmp(a, b, nn * sizeof *a), 0, "restored run differs");
-    double q = 0;
-    for (size_t i = 0; i < nn; i++)
-        q += fabs(a[i]);
-    cr_assert_gt(q, 0);
-    free(a);
-    free(b);
-    free(buf);
+    test_wave_checkpoint_replays(s, ps, p.dt, 15, (size_t)p.n[0] * p.n[1] * p.n[2], 60, 120);
     wave_points_destroy(ps);
     wave_destroy(s);
     free(v);
@@ -533,11 +441,11 @@ Test(wave_physics, model_traces_are_documented_green_function, .timeout = 120)
  * 0.30 %); bounds 1.7 %, 0.35 % and a ratio under 0.3 (measured 0.21). */
 Test(wave_physics, time_step_error_falls_with_dt, .timeout = 180)
 {
-    struct sl_device dev = cpu();
+    struct sl_device dev = test_cpu();
     const double c = 2000, fp = 10, h = 10;
     struct wave_params p = {.n = {38, 13, 13}, .d = {h, h, h}, .o = {0, 0, 0}, .order = 8,
                             .pml = {20, 20, 20, 20, 20, 20}, .pml_reflection = 1e-4, .f_ref = fp};
-    float *v = constant(p.n, (float)c);
+    float *v = test_constant_grid(p.n, (float)c);
     const double src[3] = {33.7, 62.1, 56.7}, rec[3] = {333.7, 62.1, 56.7};
     double r = dist(src, rec), one = 1, err[2];
     const double lim = stability_dt_max(p.order, p.d, c), frac[2] = {0.9, 0.9 / 4};
@@ -547,8 +455,8 @@ Test(wave_physics, time_step_error_falls_with_dt, .timeout = 180)
         double *ref = malloc((nt + 1) * sizeof *ref);
         float *tr = malloc((nt + 1) * sizeof *tr);
         analytic(ref, nt, p.dt, fp, c, &r, &one, 1);
-        run_traces(&dev, &p, v, src, rec, 1, nt, fp, WAVE_INTERP_SINC, tr);
-        err[k] = rel_l2(tr, ref, nt + 1);
+        test_wave_traces(&dev, &p, v, src, rec, 1, nt, fp, WAVE_INTERP_SINC, tr);
+        err[k] = test_rel_l2_f32_f64(tr, ref, nt + 1);
         fprintf(stderr, "time step: dt %.3g ms (%.3f of the stable step): rel L2 %.4g at %.0f m\n", p.dt * 1e3,
                 frac[k], err[k], r);
         free(ref);
