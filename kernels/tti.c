@@ -22,8 +22,6 @@
 #define LOG_COMPONENT "tti"
 #include "stream/log.h"
 
-#define R_MAX (WAVE_ORDER_MAX / 2)
-
 struct tti_sim {
     struct wave_sim w;          /* the shell: w.cur / w.prev are p(n) / p(n-1), w.vel v_pz^2 dt^2 */
     double sigma;
@@ -40,20 +38,13 @@ static const char *const face_names[6] = {"xmin", "xmax", "ymin", "ymax", "zmin"
 
 /* ---- parameters ------------------------------------------------------------------------- */
 
-static int face_kind(const struct wave_params *p, int f)
-{
-    if (p->face[f] != WAVE_FACE_AUTO)
-        return p->face[f];
-    return f == 4 && p->free_surface ? WAVE_FACE_FREE : WAVE_FACE_CPML;
-}
-
 int tti_params_check(const struct wave_params *p, double sigma)
 {
     int rc = wave_params_check(p);
     if (rc < 0)
         return rc;
     for (int f = 0; f < 6; f++)
-        if (face_kind(p, f) == WAVE_FACE_HALO)
+        if (wave_face_kind(p, f) == WAVE_FACE_HALO)
             return err_set(-ENOTSUP, "tti: face %s is HALO: subdomains are not supported by the TTI propagator yet",
                            face_names[f]);
     if (!(sigma > 0) || !isfinite(sigma))
@@ -62,21 +53,13 @@ int tti_params_check(const struct wave_params *p, double sigma)
     return 0;
 }
 
-static bool is_2d(const struct wave_params *p) { return face_kind(p, 2) == WAVE_FACE_NONE; }
-
-static size_t slab_counts(const struct wave_layout *L, size_t out[3])
-{
-    out[0] = (size_t)(L->pml[0] + L->pml[1]) * L->npad[1] * L->npad[2];
-    out[1] = (size_t)(L->pml[2] + L->pml[3]) * L->npad[0] * L->npad[2];
-    out[2] = (size_t)(L->pml[4] + L->pml[5]) * L->npad[0] * L->npad[1];
-    return out[0] + out[1] + out[2];
-}
+static bool is_2d(const struct wave_params *p) { return wave_face_kind(p, 2) == WAVE_FACE_NONE; }
 
 /* chi slabs: xy over the y layers, xz and yz over the z layers (2D: xz only). */
 static size_t chi_counts(const struct wave_layout *L, bool two_d, size_t out[3])
 {
     size_t sc[3];
-    slab_counts(L, sc);
+    wave_slab_counts(L, sc);
     out[0] = two_d ? 0 : sc[1];
     out[1] = sc[2];
     out[2] = two_d ? 0 : sc[2];
@@ -87,7 +70,7 @@ static size_t chi_counts(const struct wave_layout *L, bool two_d, size_t out[3])
 static size_t cpml_floats(const struct wave_layout *L, bool two_d)
 {
     size_t sc[3], cc[3];
-    return 2 * slab_counts(L, sc) + chi_counts(L, two_d, cc);
+    return 2 * wave_slab_counts(L, sc) + chi_counts(L, two_d, cc);
 }
 
 size_t tti_memory_bytes(const struct wave_params *p)
@@ -348,43 +331,13 @@ static int create_core(const struct sl_device *dev, const struct wave_params *p,
     if (!s)
         return err_set(-ENOMEM, "tti: out of memory");
     struct wave_sim *w = &s->w;
-    w->dev = dev;
-    w->p = *p;
-    w->cpml_on = true;
     s->sigma = sigma;
-    int rc = wave_layout_of(p, &w->L);
+    int rc = wave_shell_init(w, dev, p, vmax, "tti");
     if (rc < 0)
         goto fail;
-    for (int f = 0; f < 6; f++) {
-        w->p.face[f] = face_kind(p, f);
-        if (w->p.face[f] == WAVE_FACE_RANDOM)
-            w->cpml_on = false;
-    }
-    w->p.free_surface = w->p.face[4] == WAVE_FACE_FREE;
-    w->r = p->order / 2;
-    double c[R_MAX + 1];
-    for (int a = 0; a < 3; a++) {
-        fd_second_coeffs(p->order, c);
-        for (int l = 0; l <= w->r; l++)
-            w->c2[a][l] = (float)(c[l] / (p->d[a] * p->d[a]));
-        fd_first_coeffs(p->order, c);
-        for (int l = 0; l <= w->r; l++)
-            w->c1[a][l] = (float)(c[l] / p->d[a]);
-    }
-    w->vmax = vmax;
-    slab_counts(&w->L, w->slab_count);
     const bool two_d = wave_is_2d(w);
     chi_counts(&w->L, two_d, s->chi_count);
     for (int a = 0; a < 3; a++) {
-        const int np = w->L.npad[a];
-        w->ha[a] = malloc(sizeof(float) * np);
-        w->hb[a] = malloc(sizeof(float) * np);
-        if (!w->ha[a] || !w->hb[a]) {
-            rc = err_set(-ENOMEM, "tti: out of memory");
-            goto fail;
-        }
-        cpml_profile(np, w->L.pml[2 * a], w->L.pml[2 * a + 1], p->d[a], p->dt, vmax, p->pml_reflection, p->f_ref,
-                     w->ha[a], w->hb[a]);
         w->pa[a] = w->ha[a];
         w->pb[a] = w->hb[a];
     }
@@ -557,16 +510,8 @@ int tti_randomize_layers(struct tti_sim *s, const struct random_boundary *rb, ui
 
 /* ---- the CPU step ------------------------------------------------------------------------------ */
 
-/* Element of the layer storage of axis A for padded point (i, j, k), slab index JS (the
- * layout of kernels/wave.c; chi_xy uses axis 1's, chi_xz and chi_yz axis 2's). */
-static inline size_t slab_elem(const struct wave_layout *L, int a, int i, int j, int k, int js)
-{
-    if (a == 0)
-        return ((size_t)k * L->npad[1] + j) * (size_t)(L->pml[0] + L->pml[1]) + js;
-    if (a == 1)
-        return ((size_t)k * (L->pml[2] + L->pml[3]) + js) * L->npad[0] + i;
-    return ((size_t)js * L->npad[1] + j) * L->npad[0] + i;
-}
+/* The layer storage is wave_slab_elem's (kernels/wave_internal.h): chi_xy uses axis 1's,
+ * chi_xz and chi_yz axis 2's. */
 
 static inline int slab_of(const struct wave_layout *L, int a, int x)
 {
@@ -635,7 +580,7 @@ static void first_derivatives(struct tti_sim *s, int f, const float *fv, bool cp
                         i = L->npad[0] - L->pml[1] - 1; /* on to the high layer */
                         continue;
                     }
-                    float *ps = s->psi[f][0] + slab_elem(L, 0, i, pj, pk, js);
+                    float *ps = s->psi[f][0] + wave_slab_elem(L, 0, i, pj, pk, js);
                     *ps = w->pb[0][i] * *ps + w->pa[0][i] * gx[row + i];
                     gx[row + i] += *ps;
                 }
@@ -643,7 +588,7 @@ static void first_derivatives(struct tti_sim *s, int f, const float *fv, bool cp
                 row_d1(fv, row, L->stride_y, w->c1[1], r, L->npad[0], gy + row);
                 const int js = cpml && kpad ? slab_of(L, 1, pj) : -1;
                 if (js >= 0) {
-                    float *ps = s->psi[f][1] + slab_elem(L, 1, 0, pj, pk, js);
+                    float *ps = s->psi[f][1] + wave_slab_elem(L, 1, 0, pj, pk, js);
                     for (int i = 0; i < L->npad[0]; i++) {
                         ps[i] = w->pb[1][pj] * ps[i] + w->pa[1][pj] * gy[row + i];
                         gy[row + i] += ps[i];
@@ -652,7 +597,7 @@ static void first_derivatives(struct tti_sim *s, int f, const float *fv, bool cp
             }
             int ks;
             if (cpml && kpad && jpad && (ks = slab_of(L, 2, pk)) >= 0) {
-                float *ps = s->psi[f][2] + slab_elem(L, 2, 0, pj, pk, ks);
+                float *ps = s->psi[f][2] + wave_slab_elem(L, 2, 0, pj, pk, ks);
                 for (int i = 0; i < L->npad[0]; i++) {
                     const float v = d1(fv, row + i, L->stride_z, w->c1[2], r);
                     ps[i] = w->pb[2][pk] * ps[i] + w->pa[2][pk] * v;
@@ -674,13 +619,13 @@ static void row_layer_s(struct tti_sim *s, int f, int a, int x, int js, int j, i
         t[i] = 0;
     for (int l = 1; l <= w->r; l++) {
         const int xu = x + l, xd = x - l, su = slab_of(L, a, xu), sd = slab_of(L, a, xd);
-        const float *up = su < 0 ? NULL : s->psi[f][a] + slab_elem(L, a, x0, a == 1 ? xu : j, a == 2 ? xu : k, su);
-        const float *dn = sd < 0 ? NULL : s->psi[f][a] + slab_elem(L, a, x0, a == 1 ? xd : j, a == 2 ? xd : k, sd);
+        const float *up = su < 0 ? NULL : s->psi[f][a] + wave_slab_elem(L, a, x0, a == 1 ? xu : j, a == 2 ? xu : k, su);
+        const float *dn = sd < 0 ? NULL : s->psi[f][a] + wave_slab_elem(L, a, x0, a == 1 ? xd : j, a == 2 ? xd : k, sd);
         const float wl = w->c1[a][l];
         for (int i = 0; i < n; i++)
             t[i] += wl * ((up ? up[i] : 0.0f) - (dn ? dn[i] : 0.0f));
     }
-    float *ze = s->zeta[f][a] + slab_elem(L, a, x0, j, k, js);
+    float *ze = s->zeta[f][a] + wave_slab_elem(L, a, x0, j, k, js);
     const float av = w->pa[a][x], bv = w->pb[a][x];
     for (int i = 0; i < n; i++) {
         const float v = sa[i] + t[i];
@@ -695,7 +640,7 @@ static void row_layer_chi(struct tti_sim *s, int f, int which, int a, int x, int
                           float *m)
 {
     const struct wave_sim *w = &s->w;
-    float *ch = s->chi[f][which] + slab_elem(&w->L, a, x0, j, k, js);
+    float *ch = s->chi[f][which] + wave_slab_elem(&w->L, a, x0, j, k, js);
     const float av = w->pa[a][x], bv = w->pb[a][x];
     for (int i = 0; i < n; i++) {
         const float z = bv * ch[i] + av * m[i];
@@ -718,11 +663,11 @@ static void row_layer_x(struct tti_sim *s, int f, int j, int k, int x0, int x1, 
         float dpsi = 0;
         for (int l = 1; l <= w->r; l++) {
             const int su = slab_of(L, 0, i + l), sd = slab_of(L, 0, i - l);
-            const float up = su < 0 ? 0.0f : s->psi[f][0][slab_elem(L, 0, 0, j, k, su)];
-            const float dn = sd < 0 ? 0.0f : s->psi[f][0][slab_elem(L, 0, 0, j, k, sd)];
+            const float up = su < 0 ? 0.0f : s->psi[f][0][wave_slab_elem(L, 0, 0, j, k, su)];
+            const float dn = sd < 0 ? 0.0f : s->psi[f][0][wave_slab_elem(L, 0, 0, j, k, sd)];
             dpsi += w->c1[0][l] * (up - dn);
         }
-        float *ze = s->zeta[f][0] + slab_elem(L, 0, 0, j, k, js);
+        float *ze = s->zeta[f][0] + wave_slab_elem(L, 0, 0, j, k, js);
         const float v = sx[i - x0] + dpsi;
         const float z = w->pb[0][i] * *ze + w->pa[0][i] * v;
         *ze = z;

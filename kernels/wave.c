@@ -22,18 +22,10 @@ static bool on_gpu(const struct wave_sim *s) { return s->dev->kind == SL_DEVICE_
 static const char *const face_names[6] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
 static const char *const kind_names[6] = {"auto", "cpml", "free", "random", "none", "halo"};
 
-/* The kind of face F of P, WAVE_FACE_AUTO resolved (free_surface: FREE on zmin). */
-static int face_kind(const struct wave_params *p, int f)
-{
-    if (p->face[f] != WAVE_FACE_AUTO)
-        return p->face[f];
-    return f == 4 && p->free_surface ? WAVE_FACE_FREE : WAVE_FACE_CPML;
-}
-
 /* Layer cells a grid of P holds beyond face F (a HALO face's pml[f] is the whole grid's). */
 static int layers_of(const struct wave_params *p, int f)
 {
-    int k = face_kind(p, f);
+    int k = wave_face_kind(p, f);
     return k == WAVE_FACE_CPML || k == WAVE_FACE_RANDOM ? p->pml[f] : 0;
 }
 
@@ -48,12 +40,12 @@ static int check_faces(const struct wave_params *p)
     for (int f = 0; f < 6; f++)
         if (p->face[f] < WAVE_FACE_AUTO || p->face[f] > WAVE_FACE_HALO)
             return err_set(-EINVAL, "wave: face %s: unknown kind %d", face_names[f], p->face[f]);
-    if (p->free_surface && face_kind(p, 4) != WAVE_FACE_FREE)
+    if (p->free_surface && wave_face_kind(p, 4) != WAVE_FACE_FREE)
         return err_set(-EINVAL, "wave: free_surface set but face zmin is %s", kind_names[p->face[4]]);
     const int halo = p->order / 2;
     bool random = false, cpml_layers = false;
     for (int f = 0; f < 6; f++) {
-        const int k = face_kind(p, f), a = f / 2;
+        const int k = wave_face_kind(p, f), a = f / 2;
         const char *name = face_names[f];
         switch (k) {
         case WAVE_FACE_FREE:
@@ -66,9 +58,9 @@ static int check_faces(const struct wave_params *p)
             if (a != 1)
                 return err_set(-EINVAL, "wave: face %s is NONE: only the y faces may be (a 2D model is x-z, "
                                "n = [nx, 1, nz])", name);
-            if (face_kind(p, f ^ 1) != WAVE_FACE_NONE)
+            if (wave_face_kind(p, f ^ 1) != WAVE_FACE_NONE)
                 return err_set(-EINVAL, "wave: face %s is NONE but %s is %s: a 2D model has both y faces NONE",
-                               name, face_names[f ^ 1], kind_names[face_kind(p, f ^ 1)]);
+                               name, face_names[f ^ 1], kind_names[wave_face_kind(p, f ^ 1)]);
             if (p->n[1] != 1)
                 return err_set(-EINVAL, "wave: NONE y faces (2D) need n[1] = 1, not %d", p->n[1]);
             if (p->pml[f] != 0)
@@ -110,11 +102,11 @@ static int check_faces(const struct wave_params *p)
         const bool inside[2] = {o > 0, o + p->n[a] < gn};
         for (int side = 0; side < 2; side++) {
             const int f = 2 * a + side;
-            const bool halo_face = face_kind(p, f) == WAVE_FACE_HALO;
+            const bool halo_face = wave_face_kind(p, f) == WAVE_FACE_HALO;
             if (inside[side] && !halo_face)
                 return err_set(-EINVAL, "wave: face %s lies inside the whole grid (axis %c: points %d..%d of %d) "
                                "but is %s: faces inside must be HALO", face_names[f], "xyz"[a], o,
-                               o + p->n[a] - 1, gn, kind_names[face_kind(p, f)]);
+                               o + p->n[a] - 1, gn, kind_names[wave_face_kind(p, f)]);
             if (!inside[side] && halo_face)
                 return err_set(-EINVAL, "wave: face %s is HALO but lies on the whole grid's boundary (axis %c: "
                                "points %d..%d of %d)", face_names[f], "xyz"[a], o, o + p->n[a] - 1, gn);
@@ -159,7 +151,7 @@ int wave_layout_of(const struct wave_params *p, struct wave_layout *L)
         L->pml[f] = layers_of(p, f);
     for (int a = 0; a < 3; a++) {
         /* nothing beyond a NONE face: no halo (the 2D y axis is one plane) */
-        const int h = face_kind(p, 2 * a) == WAVE_FACE_NONE ? 0 : L->halo;
+        const int h = wave_face_kind(p, 2 * a) == WAVE_FACE_NONE ? 0 : L->halo;
         L->n[a] = p->n[a];
         L->npad[a] = p->n[a] + L->pml[2 * a] + L->pml[2 * a + 1];
         L->dim[a] = L->npad[a] + 2 * h;
@@ -173,21 +165,13 @@ int wave_layout_of(const struct wave_params *p, struct wave_layout *L)
     return 0;
 }
 
-static size_t slab_counts(const struct wave_layout *L, size_t out[3])
-{
-    out[0] = (size_t)(L->pml[0] + L->pml[1]) * L->npad[1] * L->npad[2];
-    out[1] = (size_t)(L->pml[2] + L->pml[3]) * L->npad[0] * L->npad[2];
-    out[2] = (size_t)(L->pml[4] + L->pml[5]) * L->npad[0] * L->npad[1];
-    return out[0] + out[1] + out[2];
-}
-
 size_t wave_memory_bytes(const struct wave_params *p)
 {
     struct wave_layout L;
     if (wave_layout_of(p, &L) < 0)
         return 0;
     size_t sc[3];
-    size_t slabs = slab_counts(&L, sc);
+    size_t slabs = wave_slab_counts(&L, sc);
     return sizeof(float) * (3 * L.count + 3 * slabs +
                             2 * (size_t)(L.npad[0] + L.npad[1] + L.npad[2]));
 }
@@ -198,7 +182,7 @@ size_t wave_state_bytes_of(const struct wave_params *p)
     if (wave_layout_of(p, &L) < 0)
         return 0;
     size_t sc[3];
-    return sizeof(float) * (2 * L.count + 2 * slab_counts(&L, sc)) + sizeof(int64_t);
+    return sizeof(float) * (2 * L.count + 2 * wave_slab_counts(&L, sc)) + sizeof(int64_t);
 }
 
 /* ---- memory helpers (host or device) -------------------------------------------------- */
@@ -282,33 +266,23 @@ static int velocity_max(const struct wave_params *p, const float *v, double *vma
 
 /* A simulation of P on DEV with fields, CPML memory and profiles (damping from VMAX)
  * allocated and zero; the velocity is the caller's to set. */
-static int create_core(const struct sl_device *dev, const struct wave_params *p, double vmax,
-                       struct wave_sim **out)
+int wave_shell_init(struct wave_sim *s, const struct sl_device *dev, const struct wave_params *p, double vmax,
+                    const char *who)
 {
-    *out = NULL;
-    struct wave_sim *s = calloc(1, sizeof *s);
-    if (!s)
-        return err_set(-ENOMEM, "wave: out of memory");
     s->dev = dev;
     s->p = *p;
     s->cpml_on = true;
     int rc = wave_layout_of(p, &s->L);
     if (rc < 0)
-        goto fail;
+        return rc;
     /* Faces resolved once, so that every kernel reads s->p.face (and free_surface) as
      * they are; a random boundary starts undamped, as RTM's random strategy runs it. */
     for (int f = 0; f < 6; f++) {
-        s->p.face[f] = face_kind(p, f);
+        s->p.face[f] = wave_face_kind(p, f);
         if (s->p.face[f] == WAVE_FACE_RANDOM)
             s->cpml_on = false;
     }
     s->p.free_surface = s->p.face[4] == WAVE_FACE_FREE;
-#ifndef SEISLIVE_CUDA
-    if (dev->kind == SL_DEVICE_CUDA) {
-        rc = err_set(-ENODEV, "wave: CUDA device given, but this build has no CUDA");
-        goto fail;
-    }
-#endif
     s->r = p->order / 2;
     double c[WAVE_ORDER_MAX / 2 + 1];
     /* (2D: the y weights are computed but no kernel uses them) */
@@ -321,21 +295,38 @@ static int create_core(const struct sl_device *dev, const struct wave_params *p,
             s->c1[a][l] = (float)(c[l] / p->d[a]);
     }
     s->vmax = vmax;
-    slab_counts(&s->L, s->slab_count);
+    wave_slab_counts(&s->L, s->slab_count);
     for (int a = 0; a < 3; a++) {
         int np = s->L.npad[a];
         s->ha[a] = malloc(sizeof(float) * np);
         s->hb[a] = malloc(sizeof(float) * np);
-        if (!s->ha[a] || !s->hb[a]) {
-            rc = err_set(-ENOMEM, "wave: out of memory");
-            goto fail;
-        }
+        if (!s->ha[a] || !s->hb[a])
+            return err_set(-ENOMEM, "%s: out of memory", who);
         /* A layer's profile depends only on its own width, the depth into it and vmax: a
          * subdomain holding a face of the whole grid (same width, the whole model's
          * vmax_cpml) has that face's profile, bit for bit. */
         cpml_profile(np, s->L.pml[2 * a], s->L.pml[2 * a + 1], p->d[a], p->dt, vmax,
                      p->pml_reflection, p->f_ref, s->ha[a], s->hb[a]);
     }
+    return 0;
+}
+
+static int create_core(const struct sl_device *dev, const struct wave_params *p, double vmax,
+                       struct wave_sim **out)
+{
+    *out = NULL;
+    struct wave_sim *s = calloc(1, sizeof *s);
+    if (!s)
+        return err_set(-ENOMEM, "wave: out of memory");
+    int rc = wave_shell_init(s, dev, p, vmax, "wave");
+    if (rc < 0)
+        goto fail;
+#ifndef SEISLIVE_CUDA
+    if (dev->kind == SL_DEVICE_CUDA) {
+        rc = err_set(-ENODEV, "wave: CUDA device given, but this build has no CUDA");
+        goto fail;
+    }
+#endif
 #ifdef SEISLIVE_CUDA
     if (on_gpu(s)) {
         rc = wave_cu_alloc(s);
@@ -582,16 +573,6 @@ bool wave_cpml_enabled(const struct wave_sim *s) { return s->cpml_on; }
 
 /* ---- CPU reference step ----------------------------------------------------------------- */
 
-/* Element of the layer storage of axis A for padded point (i, j, k) with slab index JS. */
-static inline size_t slab_elem(const struct wave_layout *L, int a, int i, int j, int k, int js)
-{
-    if (a == 0)
-        return ((size_t)k * L->npad[1] + j) * (size_t)(L->pml[0] + L->pml[1]) + js;
-    if (a == 1)
-        return ((size_t)k * (L->pml[2] + L->pml[3]) + js) * L->npad[0] + i;
-    return ((size_t)js * L->npad[1] + j) * L->npad[0] + i;
-}
-
 /* psi <- b psi + a dp/dx_a over the layers of every axis (from p(n)). */
 static void psi_update_cpu(struct wave_sim *s)
 {
@@ -624,13 +605,13 @@ static void psi_update_cpu(struct wave_sim *s)
                         float d1 = 0;
                         for (int l = 1; l <= r; l++)
                             d1 += c1[l] * (p[c + l] - p[c - l]);
-                        size_t e = slab_elem(L, 0, i, j, k, cpml_slab_index(i, L->npad[0], L->pml[0], L->pml[1]));
+                        size_t e = wave_slab_elem(L, 0, i, j, k, cpml_slab_index(i, L->npad[0], L->pml[0], L->pml[1]));
                         psi[e] = pb[i] * psi[e] + pa[i] * d1;
                     }
                 } else {
                     const int x = a == 1 ? j : k;
                     const float av = pa[x], bv = pb[x];
-                    float *ps = psi + slab_elem(L, a, 0, j, k, js);
+                    float *ps = psi + wave_slab_elem(L, a, 0, j, k, js);
                     for (int i = 0; i < L->npad[0]; i++) {
                         size_t c = row + i;
                         float d1 = 0;
@@ -695,8 +676,8 @@ static void pml_row(struct wave_sim *s, const float *p, float *q, int j, int k, 
         }
         dpsi_taps(s, a, x, js, sst[a], cu, cd, ou, od);
         const float av = s->pa[a][x], bv = s->pb[a][x];
-        const float *psi = s->psi[a] + slab_elem(L, a, 0, j, k, js);
-        float *zeta = s->zeta[a] + slab_elem(L, a, 0, j, k, js);
+        const float *psi = s->psi[a] + wave_slab_elem(L, a, 0, j, k, js);
+        float *zeta = s->zeta[a] + wave_slab_elem(L, a, 0, j, k, js);
         for (int i = i0; i < i1; i++) {
             size_t c = row + i;
             float d2 = c2[0] * p[c];
@@ -722,7 +703,7 @@ static void pml_row(struct wave_sim *s, const float *p, float *q, int j, int k, 
             lap[i] += d2;
         } else {
             dpsi_taps(s, 0, i, js, 1, cu, cd, ou, od);
-            size_t e = slab_elem(L, 0, i, j, k, js);
+            size_t e = wave_slab_elem(L, 0, i, j, k, js);
             const float *psi = s->psi[0];
             float dpsi = 0;
             for (int l = 1; l <= r; l++)

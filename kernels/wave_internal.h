@@ -56,6 +56,43 @@ static inline bool wave_is_2d(const struct wave_sim *s)
     return s->p.face[2] == WAVE_FACE_NONE;
 }
 
+/* The kind of face F of P, WAVE_FACE_AUTO resolved (free_surface: FREE on zmin). */
+static inline int wave_face_kind(const struct wave_params *p, int f)
+{
+    if (p->face[f] != WAVE_FACE_AUTO)
+        return p->face[f];
+    return f == 4 && p->free_surface ? WAVE_FACE_FREE : WAVE_FACE_CPML;
+}
+
+/* Elements of the CPML layer storage of each axis (OUT) and in all (returned): axis a's
+ * layers span the padded grid across the other two axes. */
+static inline size_t wave_slab_counts(const struct wave_layout *L, size_t out[3])
+{
+    out[0] = (size_t)(L->pml[0] + L->pml[1]) * L->npad[1] * L->npad[2];
+    out[1] = (size_t)(L->pml[2] + L->pml[3]) * L->npad[0] * L->npad[2];
+    out[2] = (size_t)(L->pml[4] + L->pml[5]) * L->npad[0] * L->npad[1];
+    return out[0] + out[1] + out[2];
+}
+
+/* Element of the layer storage of axis A for padded point (i, j, k) with slab index JS
+ * (the CPU kernels of wave.c and tti.c; wave_cuda.h has the device twin). */
+static inline size_t wave_slab_elem(const struct wave_layout *L, int a, int i, int j, int k, int js)
+{
+    if (a == 0)
+        return ((size_t)k * L->npad[1] + j) * (size_t)(L->pml[0] + L->pml[1]) + js;
+    if (a == 1)
+        return ((size_t)k * (L->pml[2] + L->pml[3]) + js) * L->npad[0] + i;
+    return ((size_t)js * L->npad[1] + j) * L->npad[0] + i;
+}
+
+/* The part of a new simulation that the acoustic (wave.c) and TTI (tti.c) propagators
+ * share, into S (zeroed): device, parameters with the faces resolved (a RANDOM face
+ * starts with the CPML off), layout, derivative weights, layer sizes and the host CPML
+ * profiles from VMAX.  WHO prefixes the error messages.  On error S holds what it
+ * allocated (ha, hb) for the caller to free. */
+int wave_shell_init(struct wave_sim *s, const struct sl_device *dev, const struct wave_params *p, double vmax,
+                    const char *who);
+
 /* The strip as up to 6 boxes of interior coordinates [lo, hi) (empty boxes along NONE
  * and HALO faces). */
 int wave_strip_boxes(const struct wave_sim *s, int lo[6][3], int hi[6][3]);
