@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/prop_wave.h"
 #include "kernels/propagator.h"
 #include "kernels/wave.h"
 #include "stream/error.h"
@@ -20,24 +21,11 @@ extern const struct prop_ops prop_acoustic_ops;
 
 static struct wave_sim *W(const struct prop *s) { return ((const struct prop_acoustic *)s)->w; }
 
-/* The wave face kind of each prop face kind (propagator.h's order). */
-static const int wave_face_of[] = {
-    [PROP_FACE_CPML] = WAVE_FACE_CPML,   [PROP_FACE_FREE] = WAVE_FACE_FREE, [PROP_FACE_RANDOM] = WAVE_FACE_RANDOM,
-    [PROP_FACE_NONE] = WAVE_FACE_NONE,   [PROP_FACE_HALO] = WAVE_FACE_HALO,
-};
-
 /* The wave parameters of P; -ENOTSUP for what the acoustic kernels do not have. */
 static int to_wave(const struct prop_params *p, struct wave_params *wp)
 {
-    memset(wp, 0, sizeof *wp);
+    prop_wave_grid(p, wp);
     const struct prop_grid *g = &p->grid;
-    for (int a = 0; a < 3; a++) {
-        wp->n[a] = g->n[a];
-        wp->d[a] = g->d[a];
-        wp->o[a] = g->o[a];
-        wp->origin[a] = g->origin[a];
-        wp->global_n[a] = g->global_n[a];
-    }
     if (p->op.kind != PROP_OP_TAYLOR)
         return err_set(-ENOTSUP, "acoustic: derivative operator %d is not supported", p->op.kind);
     wp->order = p->op.order;
@@ -46,7 +34,7 @@ static int to_wave(const struct prop_params *p, struct wave_params *wp)
         int k = g->face[f];
         if (k < 0 || k > PROP_FACE_HALO)
             return err_set(-EINVAL, "acoustic: face %d: unknown kind %d", f, k);
-        wp->face[f] = wave_face_of[k];
+        wp->face[f] = prop_wave_face(k);
         /* layers for CPML and RANDOM; on a HALO face the whole grid's width there */
         wp->pml[f] = k == PROP_FACE_CPML || k == PROP_FACE_RANDOM || k == PROP_FACE_HALO ? g->width[f] : 0;
     }
@@ -170,21 +158,15 @@ static int a_points_create(struct prop *s, const double *xyz, size_t n, int inte
 
 static void a_points_destroy(struct prop_points *pts) { wave_points_destroy((struct wave_points *)pts); }
 
-static unsigned wave_flags(unsigned flags)
-{
-    return ((flags & PROP_BUF_DEVICE) ? WAVE_BUF_DEVICE : 0u) |
-           ((flags & PROP_INJECT_PHYSICAL) ? WAVE_INJECT_PHYSICAL : 0u);
-}
-
 static int a_inject(struct prop *s, const struct prop_points *pts, const float *amps, size_t stride, float scale,
                     unsigned flags)
 {
-    return wave_inject(W(s), (const struct wave_points *)pts, amps, stride, scale, wave_flags(flags));
+    return wave_inject(W(s), (const struct wave_points *)pts, amps, stride, scale, prop_wave_flags(flags));
 }
 
 static int a_sample(struct prop *s, const struct prop_points *pts, float *out, size_t stride, unsigned flags)
 {
-    return wave_sample(W(s), (const struct wave_points *)pts, out, stride, wave_flags(flags));
+    return wave_sample(W(s), (const struct wave_points *)pts, out, stride, prop_wave_flags(flags));
 }
 
 static const float *a_field(struct prop *s) { return wave_cur(W(s)); }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/prop_wave.h"
 #include "kernels/propagator.h"
 #include "kernels/tti.h"
 #include "stream/error.h"
@@ -23,24 +24,12 @@ extern const struct prop_ops prop_tti_ops;
 
 static struct tti_sim *T(const struct prop *s) { return ((const struct prop_tti *)s)->t; }
 
-static const int wave_face_of[] = {
-    [PROP_FACE_CPML] = WAVE_FACE_CPML,   [PROP_FACE_FREE] = WAVE_FACE_FREE, [PROP_FACE_RANDOM] = WAVE_FACE_RANDOM,
-    [PROP_FACE_NONE] = WAVE_FACE_NONE,   [PROP_FACE_HALO] = WAVE_FACE_HALO,
-};
-
 /* The wave parameters of P (the grid and the operator; the same mapping as the acoustic
  * physics), -ENOTSUP for what the TTI kernels do not have. */
 static int to_wave(const struct prop_params *p, struct wave_params *wp)
 {
-    memset(wp, 0, sizeof *wp);
+    prop_wave_grid(p, wp);
     const struct prop_grid *g = &p->grid;
-    for (int a = 0; a < 3; a++) {
-        wp->n[a] = g->n[a];
-        wp->d[a] = g->d[a];
-        wp->o[a] = g->o[a];
-        wp->origin[a] = g->origin[a];
-        wp->global_n[a] = g->global_n[a];
-    }
     if (p->op.kind != PROP_OP_TAYLOR)
         return err_set(-ENOTSUP, "tti: derivative operator %d is not supported", p->op.kind);
     wp->order = p->op.order;
@@ -52,7 +41,7 @@ static int to_wave(const struct prop_params *p, struct wave_params *wp)
         if (k == PROP_FACE_HALO)
             return err_set(-ENOTSUP, "tti: face %d is HALO: subdomains are not supported by the TTI propagator yet",
                            f);
-        wp->face[f] = wave_face_of[k];
+        wp->face[f] = prop_wave_face(k);
         wp->pml[f] = k == PROP_FACE_CPML || k == PROP_FACE_RANDOM ? g->width[f] : 0;
     }
     wp->free_surface = g->face[4] == PROP_FACE_FREE;
@@ -184,21 +173,15 @@ static int t_points_create(struct prop *s, const double *xyz, size_t n, int inte
 
 static void t_points_destroy(struct prop_points *pts) { wave_points_destroy((struct wave_points *)pts); }
 
-static unsigned wave_flags(unsigned flags)
-{
-    return ((flags & PROP_BUF_DEVICE) ? WAVE_BUF_DEVICE : 0u) |
-           ((flags & PROP_INJECT_PHYSICAL) ? WAVE_INJECT_PHYSICAL : 0u);
-}
-
 static int t_inject(struct prop *s, const struct prop_points *pts, const float *amps, size_t stride, float scale,
                     unsigned flags)
 {
-    return tti_inject(T(s), (const struct wave_points *)pts, amps, stride, scale, wave_flags(flags));
+    return tti_inject(T(s), (const struct wave_points *)pts, amps, stride, scale, prop_wave_flags(flags));
 }
 
 static int t_sample(struct prop *s, const struct prop_points *pts, float *out, size_t stride, unsigned flags)
 {
-    return tti_sample(T(s), (const struct wave_points *)pts, out, stride, wave_flags(flags));
+    return tti_sample(T(s), (const struct wave_points *)pts, out, stride, prop_wave_flags(flags));
 }
 
 static const float *t_field(struct prop *s) { return tti_p(T(s)); }
