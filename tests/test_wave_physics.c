@@ -52,23 +52,10 @@ Test(wave_physics, green_function_and_order_convergence, .timeout = 120)
     double r = dist(src, rec);
     int nt = (int)((wavelet_ricker_delay(fp) + r / c + 1.5 / fp) / p.dt);
     double *ref = malloc((nt + 1) * sizeof *ref);
-    float *tr = malloc((nt + 1) * sizeof *tr);
     double one = 1;
     analytic(ref, nt, p.dt, fp, c, &r, &one, 1);
-    const int orders[3] = {2, 4, 8};
-    double err[3];
-    for (int k = 0; k < 3; k++) {
-        p.order = orders[k];
-        cr_assert_lt(p.dt, stability_dt_max(p.order, p.d, c));
-        test_wave_traces(&dev, &p, v, src, rec, 1, nt, fp, WAVE_INTERP_SINC, tr);
-        err[k] = test_rel_l2_f32_f64(tr, ref, nt + 1);
-        fprintf(stderr, "green: order %d rel L2 %.4g (r = %.1f m, %d steps)\n", orders[k], err[k], r, nt);
-    }
-    cr_assert_lt(err[2], 0.01, "8th order: rel L2 %g >= 1%%", err[2]);
-    cr_assert_gt(err[0], err[1], "order 2 (%g) not worse than order 4 (%g)", err[0], err[1]);
-    cr_assert_gt(err[1], err[2], "order 4 (%g) not worse than order 8 (%g)", err[1], err[2]);
+    test_wave_order_convergence(&dev, &p, v, src, rec, nt, fp, c, ref, r, "green");
     free(ref);
-    free(tr);
     free(v);
 }
 

@@ -4,9 +4,11 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/stability.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 
@@ -51,6 +53,26 @@ void test_wave_traces(const struct sl_device *dev, const struct wave_params *p, 
     wave_points_destroy(ps);
     wave_points_destroy(pr);
     wave_destroy(s);
+}
+
+void test_wave_order_convergence(const struct sl_device *dev, struct wave_params *p, const float *v,
+                                 const double src[3], const double rec[3], int nt, double fp, double c,
+                                 const double *ref, double r, const char *label)
+{
+    float *tr = malloc((nt + 1) * sizeof *tr);
+    const int orders[3] = {2, 4, 8};
+    double err[3];
+    for (int k = 0; k < 3; k++) {
+        p->order = orders[k];
+        cr_assert_lt(p->dt, stability_dt_max(p->order, p->d, c));
+        test_wave_traces(dev, p, v, src, rec, 1, nt, fp, WAVE_INTERP_SINC, tr);
+        err[k] = test_rel_l2_f32_f64(tr, ref, nt + 1);
+        fprintf(stderr, "%s: order %d rel L2 %.4g (r = %.1f m, %d steps)\n", label, orders[k], err[k], r, nt);
+    }
+    cr_assert_lt(err[2], 0.01, "8th order: rel L2 %g >= 1%%", err[2]);
+    cr_assert_gt(err[0], err[1], "order 2 (%g) not worse than order 4 (%g)", err[0], err[1]);
+    cr_assert_gt(err[1], err[2], "order 4 (%g) not worse than order 8 (%g)", err[1], err[2]);
+    free(tr);
 }
 
 double test_rel_l2_f32_f64(const float *a, const double *b, int n)

@@ -25,6 +25,14 @@ void test_wave_traces(const struct sl_device *dev, const struct wave_params *p, 
                       const double src[3], const double *rec, size_t nrec, int nt, double fp, int interp,
                       float *tr);
 
+/* Order convergence against REF, the analytic trace (NT + 1 samples) of a receiver at
+ * REC, distance R from the source at SRC: the traces of orders 2, 4 and 8 (each asserted
+ * under the stability limit for velocity C); asserts the 8th order within 1 % and each
+ * order better than the one before.  LABEL starts the log lines.  Leaves P's order at 8. */
+void test_wave_order_convergence(const struct sl_device *dev, struct wave_params *p, const float *v,
+                                 const double src[3], const double rec[3], int nt, double fp, double c,
+                                 const double *ref, double r, const char *label);
+
 /* Relative L2 difference ||a - b|| / ||b|| of a float trace against a double reference. */
 double test_rel_l2_f32_f64(const float *a, const double *b, int n);
 
