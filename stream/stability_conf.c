@@ -10,6 +10,7 @@
 void stability_params_of(const struct sl_config *cfg, struct stability_params *sp, char *dt_name, size_t len)
 {
     const struct propagator_conf *pc = &cfg->propagator;
+    *sp = (struct stability_params){0}; /* dt_limit 0: the acoustic rule (stability_resolve_model sets TTI's) */
     sp->order = pc->order;
     for (int a = 0; a < 3; a++)
         sp->d[a] = cfg->model.d[a];
