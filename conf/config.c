@@ -495,6 +495,49 @@ static bool device_spec_valid(const char *s)
     return v < 1024;
 }
 
+/* The TTI keys of [model]: a non-zero constant or a file only with physics = "tti" (an
+ * anisotropy the run would silently ignore is a mistake; the zero defaults, as the
+ * example file writes them, are harmless), a file and a non-zero constant not both; the
+ * velocity of a permittivity model is not a v_pz.  Each value's range is the schema's;
+ * the files are checked value by value when read (io/model.c). */
+static int validate_tti(const struct sl_config *cfg)
+{
+    static const char *const names[4] = {"epsilon", "delta", "theta", "phi"};
+    const struct model_conf *m = &cfg->model;
+    const char *const files[4] = {m->epsilon_file, m->delta_file, m->theta_file, m->phi_file};
+    const double consts[4] = {m->epsilon, m->delta, m->theta, m->phi};
+    char key[48], fkey[48];
+    for (int k = 0; k < 4; k++) {
+        snprintf(key, sizeof key, "model.%s", names[k]);
+        snprintf(fkey, sizeof fkey, "model.%s_file", names[k]);
+        if (cfg->propagator.physics != PHYSICS_TTI) {
+            if (consts[k] != 0 || files[k][0])
+                return cross_error(cfg, files[k][0] ? fkey : key,
+                                   "a TTI parameter, but [propagator] physics is \"acoustic\" (set physics = "
+                                   "\"tti\", or remove it)");
+            continue;
+        }
+        if (files[k][0] && consts[k] != 0)
+            return cross_error(cfg, fkey, "give %s or %s_file, not both (%s = %g)", names[k], names[k], names[k],
+                               consts[k]);
+    }
+    if (cfg->propagator.physics != PHYSICS_TTI)
+        return 0;
+    if (m->quantity == QTY_PERMITTIVITY)
+        return cross_error(cfg, "propagator.physics", "\"tti\" needs a velocity model ([model] quantity = "
+                           "\"permittivity\" is the electromagnetic mode)");
+    /* Both constants: the only case the config can judge; a file's points are warned
+     * about by the model reader. */
+    if (!m->epsilon_file[0] && !m->delta_file[0] && m->epsilon < m->delta) {
+        char where[PATH_MAX + 32];
+        log_warn("%s: [model] epsilon %g < delta %g: the TTI propagator takes |epsilon - delta| / tti_sigma for "
+                 "v_sz^2 (a negative value would make the shear branch grow), which changes the qP kinematics "
+                 "slightly", config_where(cfg, config_was_set(cfg, "model.epsilon") ? "model.epsilon" : "model.delta",
+                                          where, sizeof where), m->epsilon, m->delta);
+    }
+    return 0;
+}
+
 static int validate_cross(const struct sl_config *cfg)
 {
     const struct model_conf *m = &cfg->model;
@@ -514,6 +557,9 @@ static int validate_cross(const struct sl_config *cfg)
                                    m->layer_depths[i], m->layer_depths[i - 1]);
     }
     const struct propagator_conf *p = &cfg->propagator;
+    int rc = validate_tti(cfg);
+    if (rc < 0)
+        return rc;
     if (p->wavelet == WAVELET_FILE && p->wavelet_file[0] == '\0')
         return cross_error(cfg, "propagator.wavelet", "wavelet \"file\" needs wavelet_file");
     const struct acquisition_conf *a = &cfg->acquisition;

@@ -38,6 +38,7 @@ enum input_kind { INPUT_NONE, INPUT_ZMQ, INPUT_FILES };
 enum socket_kind { SOCK_PULL, SOCK_SUB };
 enum data_format { FMT_AUTO, FMT_SEGY, FMT_SU, FMT_MSEED, FMT_F32 };
 enum io_method { IO_AUTO, IO_URING, IO_PREAD };
+enum physics_kind { PHYSICS_ACOUSTIC, PHYSICS_TTI }; /* twin of kernels/propagator.h's enum prop_physics */
 
 /* A list of points [[x, y, z], ...] in metres. */
 struct point_list {
@@ -66,6 +67,12 @@ struct model_conf {
     size_t n_layer_depths;
     double *layer_velocities; /* m/s, one per layer */
     size_t n_layer_velocities;
+    /* TTI ([propagator] physics = "tti"): Thomsen's epsilon and delta and the tilt of the
+     * symmetry axis (theta from the vertical, phi azimuth from x towards y; degrees
+     * here, radians in the propagator), constants or files read like the velocity file
+     * (io/model.h); a file, when given, replaces the constant. */
+    double epsilon, delta, theta, phi;
+    char *epsilon_file, *delta_file, *theta_file, *phi_file;
 };
 
 struct propagator_conf {
@@ -84,6 +91,8 @@ struct propagator_conf {
     int kernel;             /* enum kernel_variant */
     int snapshot_every;     /* steps; 0 = none */
     char *snapshot_dir;
+    int physics;            /* enum physics_kind */
+    double tti_sigma;       /* TTI: v_sz^2 = v_pz^2 |epsilon - delta| / tti_sigma */
 };
 
 struct acquisition_conf {

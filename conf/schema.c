@@ -34,6 +34,7 @@ static const char *const sockets[] = {"pull", "sub", NULL};
 static const char *const formats[] = {"auto", "segy", "su", "mseed", "f32", NULL};
 static const char *const su_orders[] = {"auto", "big", "little", NULL}; /* enum su_order */
 static const char *const io_methods[] = {"auto", "uring", "pread", NULL};
+static const char *const physics_kinds[] = {"acoustic", "tti", NULL};
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
 
 #define END {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0}
@@ -72,6 +73,22 @@ static const struct conf_key model_keys[] = {
      "layered model: depth of the top of each layer after the first, increasing", OFF(model, n_layer_depths)},
     {"layer_velocities", KT_DOUBLE_LIST, OFF(model, layer_velocities), 0, KF_MIN_EXCL, 0, 3.1e8, NULL, "[]", "m/s",
      "layered model: velocity of each layer, one more than layer_depths", OFF(model, n_layer_velocities)},
+    {"epsilon", KT_DOUBLE, OFF(model, epsilon), 0, KF_MIN_EXCL, -0.5, 10, NULL, "0.0", "",
+     "TTI (physics = tti): Thomsen's epsilon, v_px = v_pz sqrt(1 + 2 epsilon); velocity is v_pz", 0},
+    {"delta", KT_DOUBLE, OFF(model, delta), 0, KF_MIN_EXCL, -0.5, 10, NULL, "0.0", "",
+     "TTI: Thomsen's delta, v_pn = v_pz sqrt(1 + 2 delta); epsilon < delta is warned about (the propagator takes |epsilon - delta|)", 0},
+    {"theta", KT_DOUBLE, OFF(model, theta), 0, 0, -90, 90, NULL, "0.0", "degrees",
+     "TTI: tilt of the symmetry axis from the vertical, -90 to 90 (0: VTI)", 0},
+    {"phi", KT_DOUBLE, OFF(model, phi), 0, KF_NO_RANGE, 0, 0, NULL, "0.0", "degrees",
+     "TTI: azimuth of the symmetry axis from x towards y, any finite value (taken modulo 360)", 0},
+    {"epsilon_file", KT_PATH, OFF(model, epsilon_file), 0, KF_MUST_EXIST | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
+     "TTI: epsilon per grid point, read like the velocity file (raw float32 of the same n, layout and byte order, or SEG-Y; see docs) instead of epsilon", 0},
+    {"delta_file", KT_PATH, OFF(model, delta_file), 0, KF_MUST_EXIST | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
+     "TTI: delta per grid point (as epsilon_file) instead of delta", 0},
+    {"theta_file", KT_PATH, OFF(model, theta_file), 0, KF_MUST_EXIST | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
+     "TTI: tilt per grid point, degrees in [-90, 90] (as epsilon_file) instead of theta", 0},
+    {"phi_file", KT_PATH, OFF(model, phi_file), 0, KF_MUST_EXIST | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
+     "TTI: azimuth per grid point, degrees, any finite value (as epsilon_file) instead of phi", 0},
     END};
 
 static const struct conf_key propagator_keys[] = {
@@ -105,6 +122,10 @@ static const struct conf_key propagator_keys[] = {
      "write a wavefield snapshot every N steps; 0 = none", 0},
     {"snapshot_dir", KT_PATH, OFF(propagator, snapshot_dir), 0, KF_DIR | KF_NO_RANGE, 0, 0, NULL, "\"snapshots\"", "path",
      "folder for snapshots", 0},
+    {"physics", KT_ENUM, OFF(propagator, physics), 0, 0, 0, 0, physics_kinds, "\"acoustic\"", "",
+     "wave physics: acoustic (isotropic) or tti (pseudo-acoustic tilted TI, Fletcher, Du & Fowler 2009: [model] velocity is v_pz, epsilon, delta, theta, phi; CPU only for now)", 0},
+    {"tti_sigma", KT_DOUBLE, OFF(propagator, tti_sigma), 0, KF_MIN_EXCL, 0, 1e3, NULL, "0.75", "",
+     "TTI: v_sz^2 = v_pz^2 |epsilon - delta| / tti_sigma, the finite shear velocity that keeps the system stable (larger: weaker shear artefact)", 0},
     END};
 
 static const struct conf_key acquisition_keys[] = {

@@ -10,7 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <strings.h>
+
 #include "stream/error.h"
+#define LOG_COMPONENT "model"
+#include "stream/log.h"
 
 double model_em_velocity(double eps_r, double mu_r) { return MODEL_C0 / sqrt(eps_r * mu_r); }
 
@@ -18,17 +22,59 @@ void model_free(struct sl_model *m)
 {
     free(m->v);
     m->v = NULL;
+    free(m->tti.eps);
+    free(m->tti.delta);
+    free(m->tti.theta);
+    free(m->tti.phi);
+    memset(&m->tti, 0, sizeof m->tti);
+    m->tti_on = false;
 }
 
-/* Check one file value and turn it into a velocity.  OFF is its byte offset in FILE,
- * (I, J, K) its grid index. */
-static int convert(const struct model_conf *mc, const char *file, float raw, long long off, int i,
-                   int j, int k, float *v)
+/* What a volume file holds: the velocity (or permittivity) or one TTI parameter. */
+enum vol_kind { VOL_VELOCITY, VOL_EPSILON, VOL_DELTA, VOL_THETA, VOL_PHI };
+static const char *const vol_names[] = {"velocity", "epsilon", "delta", "theta", "phi"};
+
+/* A TTI parameter value RAW (file units: degrees for the angles) checked and converted
+ * (angles to radians, phi wrapped into [-180, 180] degrees first).  NULL when fine, else
+ * the reason. */
+static const char *tti_value(enum vol_kind kind, float raw, float *out)
+{
+    switch (kind) {
+    case VOL_EPSILON:
+    case VOL_DELTA:
+        if (!(raw > -0.5f))
+            return "must be > -0.5 (v^2 (1 + 2 x) > 0)";
+        *out = raw;
+        return NULL;
+    case VOL_THETA:
+        if (!(raw >= -90.0f && raw <= 90.0f))
+            return "degrees: the tilt from the vertical must lie in [-90, 90]";
+        *out = (float)(raw * (M_PI / 180.0));
+        return NULL;
+    default: /* VOL_PHI: any azimuth names a direction */
+        *out = (float)(remainder((double)raw, 360.0) * (M_PI / 180.0));
+        return NULL;
+    }
+}
+
+/* Check one file value of KIND and convert it (a velocity from a permittivity in EM
+ * mode; radians from degrees).  OFF is its byte offset in FILE, (I, J, K) its grid
+ * index. */
+static int convert(const struct model_conf *mc, enum vol_kind kind, const char *file, float raw, long long off,
+                   int i, int j, int k, float *v)
 {
     const bool em = mc->quantity == QTY_PERMITTIVITY;
     if (!isfinite(raw))
-        return err_set(-EINVAL, "%s: byte offset %lld (x %d, y %d, z %d): %s is %s", file, off, i,
-                       j, k, em ? "permittivity" : "velocity", isnan(raw) ? "NaN" : "infinite");
+        return err_set(-EINVAL, "%s: byte offset %lld (x %d, y %d, z %d): %s is %s", file, off, i, j, k,
+                       kind != VOL_VELOCITY ? vol_names[kind] : em ? "permittivity" : "velocity",
+                       isnan(raw) ? "NaN" : "infinite");
+    if (kind != VOL_VELOCITY) {
+        const char *why = tti_value(kind, raw, v);
+        if (why)
+            return err_set(-EINVAL, "%s: byte offset %lld (x %d, y %d, z %d): %s %g %s", file, off, i, j, k,
+                           vol_names[kind], raw, why);
+        return 0;
+    }
     if (em) {
         if (raw < 1.0f)
             return err_set(-EINVAL, "%s: byte offset %lld (x %d, y %d, z %d): relative permittivity %g "
@@ -48,19 +94,21 @@ static uint32_t bswap32(uint32_t x) { return __builtin_bswap32(x); }
 /* Cells of the grid; every product in size_t (n[0] * n[1] alone exceeds int). */
 static size_t cells_of(const struct sl_model *m) { return (size_t)m->n[0] * (size_t)m->n[1] * (size_t)m->n[2]; }
 
-/* The volume, once the source's header matched the grid. */
-static int alloc_volume(struct sl_model *m)
+/* A volume of the grid, once the source's header matched it. */
+static int alloc_volume(const struct sl_model *m, float **out)
 {
     size_t nn = cells_of(m);
-    m->v = malloc(nn * sizeof *m->v);
-    if (!m->v)
+    *out = malloc(nn * sizeof **out);
+    if (!*out)
         return err_set(-ENOMEM, "model: out of memory for %zu points", nn);
     return 0;
 }
 
-static int load_raw(const struct model_conf *mc, struct sl_model *m)
+/* FILE (raw float32 of the grid, [model] layout and byte order) of KIND into *OUT
+ * (allocated, x fastest). */
+static int load_raw(const struct model_conf *mc, enum vol_kind kind, const char *file, const struct sl_model *m,
+                    float **out)
 {
-    const char *file = mc->file;
     size_t nn = cells_of(m);
     struct stat st;
     if (stat(file, &st) < 0)
@@ -73,7 +121,7 @@ static int load_raw(const struct model_conf *mc, struct sl_model *m)
     FILE *f = fopen(file, "rb");
     if (!f)
         return err_set(-errno, "%s: %s", file, strerror(errno));
-    int arc = alloc_volume(m);
+    int arc = alloc_volume(m, out);
     if (arc < 0) {
         fclose(f);
         return arc;
@@ -106,8 +154,8 @@ static int load_raw(const struct model_conf *mc, struct sl_model *m)
         uint32_t u = swap ? bswap32(raw[e]) : raw[e];
         float x;
         memcpy(&x, &u, 4);
-        int rc = convert(mc, file, x, (long long)e * 4, i, j, k,
-                         &m->v[((size_t)k * m->n[1] + j) * m->n[0] + i]);
+        int rc = convert(mc, kind, file, x, (long long)e * 4, i, j, k,
+                         &(*out)[((size_t)k * m->n[1] + j) * m->n[0] + i]);
         if (rc < 0) {
             free(raw);
             return rc;
@@ -117,9 +165,10 @@ static int load_raw(const struct model_conf *mc, struct sl_model *m)
     return 0;
 }
 
-static int load_segy(const struct model_conf *mc, struct sl_model *m)
+/* FILE (SEG-Y, one trace per x-y column, x fastest among traces) of KIND into *OUT. */
+static int load_segy(const struct model_conf *mc, enum vol_kind kind, const char *file, const struct sl_model *m,
+                     float **out)
 {
-    const char *file = mc->file;
     segy_file *fp = segy_open(file, "rb");
     if (!fp)
         return err_set(-errno ? -errno : -EIO, "%s: cannot open: %s", file, strerror(errno));
@@ -151,7 +200,7 @@ static int load_segy(const struct model_conf *mc, struct sl_model *m)
                      ntr, m->n[0], m->n[1], m->n[2], nxy);
         goto done;
     }
-    if ((rc = alloc_volume(m)) < 0)
+    if ((rc = alloc_volume(m, out)) < 0)
         goto done;
     float *tr = malloc((size_t)ns * 4);
     if (!tr) {
@@ -168,13 +217,64 @@ static int load_segy(const struct model_conf *mc, struct sl_model *m)
         for (int k = 0; k < ns && rc == 0; k++) {
             long long off = trace0 + (long long)t * (SEGY_TRACE_HEADER_SIZE + bsize) +
                             SEGY_TRACE_HEADER_SIZE + (long long)k * 4;
-            rc = convert(mc, file, tr[k], off, i, j, k, &m->v[((size_t)k * m->n[1] + j) * m->n[0] + i]);
+            rc = convert(mc, kind, file, tr[k], off, i, j, k, &(*out)[((size_t)k * m->n[1] + j) * m->n[0] + i]);
         }
     }
     free(tr);
 done:
     segy_close(fp);
     return rc;
+}
+
+/* A file's format follows the velocity's: SEG-Y with type = segy, raw with type = raw;
+ * beside a constant or layered velocity a file named *.sgy or *.segy is SEG-Y, any other
+ * raw float32 (layout and byte order of [model]). */
+static bool tti_file_is_segy(const struct model_conf *mc, const char *file)
+{
+    if (mc->type == MODEL_SEGY || mc->type == MODEL_RAW)
+        return mc->type == MODEL_SEGY;
+    const char *dot = strrchr(file, '.');
+    return dot && (!strcasecmp(dot, ".sgy") || !strcasecmp(dot, ".segy"));
+}
+
+/* The TTI parameters of [model]: files read like the velocity file, or the constants
+ * (degrees to radians, phi wrapped); points with epsilon < delta counted and warned. */
+static int load_tti(const struct sl_config *cfg, struct sl_model *m)
+{
+    const struct model_conf *mc = &cfg->model;
+    struct sl_tti *t = &m->tti;
+    m->tti_on = true;
+    t->eps0 = mc->epsilon;
+    t->delta0 = mc->delta;
+    t->theta0 = mc->theta * (M_PI / 180.0);
+    t->phi0 = remainder(mc->phi, 360.0) * (M_PI / 180.0);
+    const char *files[4] = {mc->epsilon_file, mc->delta_file, mc->theta_file, mc->phi_file};
+    float **arr[4] = {&t->eps, &t->delta, &t->theta, &t->phi};
+    for (int k = 0; k < 4; k++) {
+        if (!files[k] || !files[k][0])
+            continue;
+        const enum vol_kind kind = (enum vol_kind)(VOL_EPSILON + k);
+        int rc = tti_file_is_segy(mc, files[k]) ? load_segy(mc, kind, files[k], m, arr[k])
+                                                : load_raw(mc, kind, files[k], m, arr[k]);
+        if (rc < 0)
+            return err_prefix(rc, "[model] %s_file", vol_names[kind]);
+    }
+    if (t->eps || t->delta) {
+        size_t nn = cells_of(m), less = 0, first = 0;
+        for (size_t i = nn; i-- > 0;) {
+            double e = t->eps ? t->eps[i] : t->eps0, d = t->delta ? t->delta[i] : t->delta0;
+            if (e < d) {
+                less++;
+                first = i;
+            }
+        }
+        if (less)
+            log_warn("[model] TTI: epsilon < delta at %zu of %zu points (first at x %zu, y %zu, z %zu): the "
+                     "propagator takes |epsilon - delta| / tti_sigma for v_sz^2", less, nn,
+                     first % (size_t)m->n[0], first / (size_t)m->n[0] % (size_t)m->n[1],
+                     first / ((size_t)m->n[0] * (size_t)m->n[1]));
+    }
+    return 0;
 }
 
 int model_load(const struct sl_config *cfg, struct sl_model *m)
@@ -200,7 +300,7 @@ int model_load(const struct sl_config *cfg, struct sl_model *m)
     int rc = 0;
     switch (mc->type) {
     case MODEL_CONSTANT: {
-        if ((rc = alloc_volume(m)) < 0)
+        if ((rc = alloc_volume(m, &m->v)) < 0)
             break;
         float v = em ? (float)model_em_velocity(mc->permittivity, mc->permeability) : (float)mc->velocity;
         for (size_t i = 0; i < nn; i++)
@@ -213,7 +313,7 @@ int model_load(const struct sl_config *cfg, struct sl_model *m)
                          cfg->path ? cfg->path : "config", mc->n_layer_velocities, mc->n_layer_depths);
             break;
         }
-        if ((rc = alloc_volume(m)) < 0)
+        if ((rc = alloc_volume(m, &m->v)) < 0)
             break;
         for (int k = 0; k < m->n[2]; k++) {
             double z = m->o[2] + k * m->d[2];
@@ -228,14 +328,16 @@ int model_load(const struct sl_config *cfg, struct sl_model *m)
         }
         break;
     case MODEL_RAW:
-        rc = load_raw(mc, m);
+        rc = load_raw(mc, VOL_VELOCITY, mc->file, m, &m->v);
         break;
     case MODEL_SEGY:
-        rc = load_segy(mc, m);
+        rc = load_segy(mc, VOL_VELOCITY, mc->file, m, &m->v);
         break;
     default:
         rc = err_set(-EINVAL, "model: unknown type %d", mc->type);
     }
+    if (rc == 0 && cfg->propagator.physics == PHYSICS_TTI)
+        rc = load_tti(cfg, m);
     if (rc < 0) {
         model_free(m);
         return rc;

@@ -16,6 +16,7 @@
 #include "kernels/random_boundary.h"
 #include "kernels/rtm_internal.h"
 #include "kernels/stability.h"
+#include "kernels/tti.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 
@@ -33,6 +34,7 @@ void rtm_params_init(struct rtm_params *p)
     p->free_surface = false;
     p->pml_reflection = 1e-4;
     p->f_ref = 15.0;
+    p->tti_sigma = TTI_SIGMA_DEFAULT;
     p->dt = 0.0;
     p->cfl = 0.9;
     p->ppw_min = 6.0;
@@ -127,6 +129,40 @@ static int take_wavelet(struct rtm_engine *e, const struct rtm_params *p)
     return 0;
 }
 
+/* TTI: the parameter volumes copied, the model checked (tti_model_check), the stable
+ * dt (tti_dt_max_model) into *LIM with RULE naming it, and the random layers' velocity
+ * scale.  A CUDA device is refused: the TTI propagator has no CUDA kernels yet. */
+static int take_tti(struct rtm_engine *e, const struct sl_device *dev, const struct rtm_volume *model, size_t cells,
+                    double *lim, char *rule, size_t len)
+{
+    if (dev_is_gpu(dev))
+        return err_set(-ENOTSUP, "rtm: the TTI propagator runs on the CPU only (no CUDA kernels yet): use "
+                       "device \"cpu\" or acoustic physics");
+    const float *src[4] = {model->epsilon, model->delta, model->theta, model->phi};
+    const double c[4] = {model->epsilon0, model->delta0, model->theta0, model->phi0};
+    for (int k = 0; k < 4; k++) {
+        e->par0[k] = c[k];
+        if (!src[k])
+            continue;
+        if (!(e->par[k] = malloc(cells * sizeof(float))))
+            return err_set(-ENOMEM, "rtm: TTI parameter copy of %zu cells", cells);
+        memcpy(e->par[k], src[k], cells * sizeof(float));
+    }
+    const struct tti_model tm = {e->v, e->par[0], e->par[1], e->par[2], e->par[3], c[0], c[1], c[2], c[3]};
+    double vqp = 0;
+    int rc = tti_model_check(&tm, cells, e->p.tti_sigma, &vqp, NULL);
+    if (rc < 0)
+        return err_prefix(rc, "rtm: TTI model");
+    *lim = tti_dt_max_model(&tm, cells, e->p.order, e->d, e->n[1] == 1, e->p.tti_sigma);
+    /* The random layers keep the model's anisotropy where the taper has not removed it
+     * yet (kernels/tti.h): a random v_pz up to the acoustic vstable times this scale
+     * stays under the qP speed the dt was chosen for. */
+    e->tti_vscale = vqp > 0 ? fmin(1.0, e->vmax / vqp) : 1.0;
+    snprintf(rule, len, "TTI, v_pz up to %g m/s, fastest qP %g m/s, tti_sigma %g, order %d", e->vmax, vqp,
+             e->p.tti_sigma, e->p.order);
+    return 0;
+}
+
 int rtm_engine_create(const struct rtm_params *p, const struct sl_device *dev, const struct rtm_volume *model,
                       struct rtm_engine **out)
 {
@@ -159,11 +195,16 @@ int rtm_engine_create(const struct rtm_params *p, const struct sl_device *dev, c
     }
     if (rc == 0)
         rc = take_wavelet(e, p);
+    e->tti_vscale = 1.0;
+    double tti_lim = 0;
+    char rule[200] = "";
+    if (rc == 0 && p->physics == PROP_TTI)
+        rc = take_tti(e, dev, model, cells, &tti_lim, rule, sizeof rule);
     if (rc == 0) {
         /* The project-wide stability rule (kernels/stability.h): refuses an unstable dt
          * with the place the caller names and the largest stable dt. */
         struct stability_params sp = {p->order, {e->d[0], e->d[1], e->d[2]}, p->dt, p->cfl, p->ppw_min, p->dt_name,
-                                     e->n[1] == 1};
+                                     e->n[1] == 1, tti_lim, rule[0] ? rule : NULL};
         rc = stability_pick_dt(&sp, e->vmin, e->vmax, e->fmax, &e->dt, NULL, NULL);
     }
     if (rc < 0) {
@@ -190,6 +231,8 @@ void rtm_engine_destroy(struct rtm_engine *e)
     if (!e)
         return;
     free(e->v);
+    for (int k = 0; k < 4; k++)
+        free(e->par[k]);
     free(e->wfile);
     free(e);
 }

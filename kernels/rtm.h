@@ -76,7 +76,12 @@ struct rtm_volume {
     int n[3];
     double d[3];        /* m */
     double o[3];        /* m */
-    const float *v;     /* velocity, m/s (already converted from permittivity) */
+    const float *v;     /* velocity, m/s (already converted from permittivity; TTI: v_pz) */
+    /* TTI (rtm_params.physics = PROP_TTI; ignored otherwise), as struct prop_model: a
+     * volume like v (x fastest; angles in radians) or NULL for the constant beside it.
+     * Copied by rtm_engine_create and cut per shot like the velocity. */
+    const float *epsilon, *delta, *theta, *phi;
+    double epsilon0, delta0, theta0, phi0;
 };
 
 /* A shot as the engine sees it (the job converts io/shot.h's struct shot: nothing is
@@ -121,7 +126,8 @@ struct rtm_params {
     double pml_reflection;  /* CPML theoretical normal-incidence reflection */
     double f_ref;           /* Hz: CPML reference frequency (the Ricker peak) */
     struct prop_tuning prop_tuning;
-    /* the time step: dt = 0 is cfl x the largest stable dt; a dt above it is refused
+    double tti_sigma;       /* TTI: v_sz^2 = v_pz^2 |epsilon - delta| / tti_sigma (0.75) */
+    /* the time step (TTI: the limit is tti_dt_max_model, kernels/tti.h): dt = 0 is cfl x the largest stable dt; a dt above it is refused
      * (kernels/stability.h), the message naming it DT_NAME (NULL: "dt"; read during
      * rtm_engine_create only) */
     double dt;              /* s */
@@ -182,7 +188,8 @@ struct rtm_engine;
 
 /* An engine for P on DEV, migrating against MODEL (copied, as is P's wavelet: the caller
  * may free both after the call).  Refuses a model velocity that is not > 0 and an
- * unstable dt.  Returns 0 or a negative code with err_msg(). */
+ * unstable dt; with TTI physics, a model tti_model_check refuses and a CUDA device
+ * (-ENOTSUP: no TTI kernels yet).  Returns 0 or a negative code with err_msg(). */
 int rtm_engine_create(const struct rtm_params *p, const struct sl_device *dev, const struct rtm_volume *model,
                       struct rtm_engine **out);
 void rtm_engine_destroy(struct rtm_engine *e);

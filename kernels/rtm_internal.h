@@ -24,6 +24,11 @@ struct rtm_engine {
     double d[3], o[3];
     float *v;
     double vmin, vmax;
+    /* TTI: the parameter volumes (copies; NULL: the constant par0), and v_pz's largest
+     * value over the fastest qP speed (<= 1: the random layers' velocity scale) */
+    float *par[4];          /* epsilon, delta, theta, phi */
+    double par0[4];
+    double tti_vscale;
     struct rtm_params p;    /* as given; p.wavelet points at wfile, p.dt_name is NULL */
     float *wfile;           /* the user wavelet (copied), NULL for a Ricker */
     double wfile_dt;        /* its sample interval, s */
@@ -60,6 +65,7 @@ struct rtm_plan {
     int *keep;
     double *rxyz;
     float *vsub;             /* the sub-volume's velocity */
+    float *psub[4];          /* TTI: its parameter volumes (NULL: the engine's constant) */
     struct prop_params pp;   /* the receiver simulation on the sub-volume */
     struct rtm_mem_input mi;
     struct rtm_mem mem;

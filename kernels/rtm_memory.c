@@ -55,7 +55,8 @@ int rtm_memory_estimate(const struct rtm_mem_input *in, struct rtm_mem *m)
     for (int a = 0; a < 3; a++)
         inner *= (size_t)L.n[a] > 2 * h ? (size_t)L.n[a] - 2 * h : 0;
     m->field = cells * f;
-    m->strip = (cells - inner) * f;
+    /* the boundary strip of every wavefield the physics steps (TTI: p and q, tti.h) */
+    m->strip = (cells - inner) * f * (in->pp.physics == PROP_TTI ? 2 : 1);
     m->sim = prop_memory_bytes(&in->pp);
     /* A checkpoint: both time levels and the CPML memory (not the CUDA kernels' second
      * psi buffer, which the simulation's memory counts). */

@@ -36,6 +36,7 @@ void rtm_prop_params(const struct rtm_params *p, bool two_d, const double d[3], 
     pp->pml_reflection = p->pml_reflection;
     pp->f_ref = p->f_ref;
     pp->tuning = p->prop_tuning;
+    pp->tti_sigma = p->tti_sigma;
 }
 
 void rtm_shot_params(const struct rtm_engine *e, const struct subvolume *sv, double dt, struct prop_params *pp)
@@ -79,6 +80,8 @@ void rtm_plan_free(struct rtm_plan *pl)
     free(pl->keep);
     free(pl->rxyz);
     free(pl->vsub);
+    for (int k = 0; k < 4; k++)
+        free(pl->psub[k]);
     memset(pl, 0, sizeof *pl);
 }
 
@@ -182,6 +185,14 @@ int rtm_plan_shot(struct rtm_engine *e, const struct rtm_shot *shot, int force, 
     if (rtm_stop_requested(e))
         return err_set(-ECANCELED, "stop requested");
     subvolume_cut(e->n, e->v, &pl->sv, pl->vsub);
+    for (int k = 0; k < 4; k++) {
+        /* TTI: each parameter volume cut like the velocity */
+        if (!e->par[k])
+            continue;
+        if (!(pl->psub[k] = malloc(subvolume_cells(&pl->sv) * sizeof(float))))
+            return err_set(-ENOMEM, "shot %" PRId64 ": TTI parameter sub-volume", shot->id);
+        subvolume_cut(e->n, e->par[k], &pl->sv, pl->psub[k]);
+    }
     rtm_stage_done(shot->id, "receivers and sub-volume cut", t);
 
     rtm_shot_params(e, &pl->sv, pl->dt, &pl->pp);

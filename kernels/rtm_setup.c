@@ -103,7 +103,10 @@ static int resample_traces(const struct rtm_engine *e, const struct rtm_shot *sh
 static int simulations(struct mig *m, const struct rtm_shot *shot, const struct rtm_plan *pl, double *t)
 {
     struct rtm_engine *e = m->e;
-    const struct prop_model model = {.vp = pl->vsub};
+    /* TTI's parameters (ignored by the acoustic physics): the sub-volumes, or the constants */
+    const struct prop_model model = {.vp = pl->vsub, .epsilon = pl->psub[0], .delta = pl->psub[1],
+                                     .theta = pl->psub[2], .phi = pl->psub[3], .epsilon0 = e->par0[0],
+                                     .delta0 = e->par0[1], .theta0 = e->par0[2], .phi0 = e->par0[3]};
     int rc = prop_create(m->dev, &pl->pp, &model, &m->q);
     if (rc < 0)
         return rc;
@@ -121,7 +124,7 @@ static int simulations(struct mig *m, const struct rtm_shot *shot, const struct 
             .range = e->p.random.range,
             .width = e->p.random.width,
             .seed = e->p.random.seed,
-            .vstable = random_boundary_vstable_dims(e->p.order, pl->dt, e->d, e->n[1] == 1),
+            .vstable = random_boundary_vstable_dims(e->p.order, pl->dt, e->d, e->n[1] == 1) * e->tti_vscale,
             .vmin = e->vmin,
             .vnyquist = random_boundary_vnyquist(e->fmax, e->d),
         };

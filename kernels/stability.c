@@ -31,11 +31,15 @@ double stability_ppw(double vmin, double fhi, const double d[3])
 int stability_pick_dt(const struct stability_params *sp, double vmin, double vmax, double fmax, double *dt,
                       double *dt_max, double *ppw)
 {
-    double lim = stability_dt_max_dims(sp->order, sp->d, vmax, sp->two_d);
+    double lim = sp->dt_limit > 0 ? sp->dt_limit : stability_dt_max_dims(sp->order, sp->d, vmax, sp->two_d);
     if (dt_max)
         *dt_max = lim;
     if (sp->dt == 0) {
         *dt = sp->cfl * lim;
+    } else if (sp->dt > lim && sp->dt_limit > 0) {
+        return err_set(-EINVAL, "%s = %g s exceeds the largest stable dt %.6g s (%s); use dt <= %.6g or dt = 0 "
+                       "(automatic)", sp->dt_name ? sp->dt_name : "dt", sp->dt, lim,
+                       sp->limit_rule ? sp->limit_rule : "the physics' limit", lim);
     } else if (sp->dt > lim) {
         return err_set(-EINVAL,
                        "%s = %g s exceeds the largest stable dt %.6g s "

@@ -44,10 +44,16 @@ struct stability_params {
     const char *dt_name;    /* how a refusal names dt ("FILE:LINE:COL: [propagator] dt");
                                NULL: "dt" */
     bool two_d;             /* a 2D grid (n[1] = 1): stability_dt_max_dims */
+    /* Another physics' limit (TTI: tti_dt_max_model, kernels/tti.h), computed by the
+     * caller from its model; 0: the acoustic rule above.  LIMIT_RULE says in a refusal
+     * where it comes from (e.g. "TTI, v_pz up to 3000 m/s, sigma 0.75, order 8"). */
+    double dt_limit;
+    const char *limit_rule;
 };
 
 /* Resolve the time step of SP for a model with velocities VMIN..VMAX and a source
- * whose highest frequency is FMAX: dt = 0 gives cfl x dt_max; a dt above dt_max is
+ * whose highest frequency is FMAX (dt_max: sp->dt_limit when set, else the acoustic rule
+ * for VMAX): dt = 0 gives cfl x dt_max; a dt above dt_max is
  * refused (-EINVAL) with "DT_NAME = ... s exceeds the largest stable dt ... s".  Warns
  * (log) when the points per wavelength fall below ppw_min.  *DT gets the step, *DT_MAX
  * (optional) the limit, *PPW (optional) the points per wavelength. */

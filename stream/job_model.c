@@ -6,7 +6,8 @@
  * (raw float32 of the interior grid, x fastest, into snapshot_dir).
  *
  * The simulation runs through the propagator interface (kernels/propagator.h): the job
- * fills struct prop_params from the config and never sees which physics runs.  A model
+ * fills struct prop_params from the config ([propagator] physics, tti_sigma; the TTI
+ * parameters of io/model.h go into struct prop_model) and never sees which physics runs.  A model
  * one cell across (n = [nx, 1, nz]) runs as 2D (prop_params_init gives NONE faces on y:
  * no y layers, a line source): its sources and receivers must lie on the line y = o[1]. */
 #define LOG_COMPONENT "model-job"
@@ -107,8 +108,9 @@ static int make_plan(const struct sl_config *cfg, struct plan *pl)
     } else {
         pl->fmax = wavelet_ricker_fmax(pc->f_peak);
     }
-    if ((rc = stability_resolve(cfg, pl->model.vmin, pl->model.vmax,
-                                pl->fmax > 0 ? pl->fmax : 1.0, &pl->dt, &pl->dt_max, &pl->ppw)) < 0)
+    /* TTI: the limit of tti_dt_max_model over the model's points (stability_conf.h) */
+    if ((rc = stability_resolve_model(cfg, &pl->model, pl->fmax > 0 ? pl->fmax : 1.0, &pl->dt, &pl->dt_max,
+                                      &pl->ppw)) < 0)
         goto fail;
     if (pc->wavelet == WAVELET_FILE && udt == 0) {
         udt = pl->dt; /* samples given at the propagator dt */
@@ -200,6 +202,8 @@ static int make_plan(const struct sl_config *cfg, struct plan *pl)
     pp->pml_reflection = pc->pml_reflection;
     pp->f_ref = pc->wavelet == WAVELET_RICKER ? pc->f_peak : pl->fmax / 2.5;
     pp->tuning.kernel = pc->kernel;
+    pp->physics = pc->physics == PHYSICS_TTI ? PROP_TTI : PROP_ACOUSTIC;
+    pp->tti_sigma = pc->tti_sigma;
     if ((rc = prop_check(pp)) < 0)
         goto fail;
     free(user);
@@ -257,7 +261,15 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
     const bool on_gpu = dev_is_gpu(dev);
     const unsigned bufs = on_gpu ? PROP_BUF_DEVICE : 0u;
     float *gwav = NULL, *gtr = NULL; /* device copies (GPU only) */
-    const struct prop_model pm = {.vp = pl.model.v};
+    struct prop_model pm;
+    stability_prop_model(&pl.model, &pm);
+    if (pl.pp.physics == PROP_TTI && dev_is_gpu(dev)) {
+        char where[512];
+        rc = err_set(-ENOTSUP, "%s: [propagator] physics = \"tti\": the TTI propagator runs on the CPU only (no "
+                     "CUDA kernels yet): set [runtime] device = \"cpu\"",
+                     config_where(cfg, "propagator.physics", where, sizeof where));
+        goto done;
+    }
     if ((rc = prop_create(dev, &pl.pp, &pm, &s)) < 0)
         goto done;
     if ((rc = prop_points_create(s, pl.rec, pl.nrec, PROP_INTERP_SINC, &rp)) < 0) {
@@ -270,11 +282,11 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
     const int interval = pl.interval;
     char text[1024];
     snprintf(text, sizeof text,
-             "seislive model: acoustic finite differences, order %d%s\n"
+             "seislive model: %s finite differences, order %d%s\n"
              "model %d x %d x %d, spacing %g %g %g m, origin %g %g %g m\n"
              "%zu shots x %zu receivers, %d samples, interval %d %s\n"
              "coordinates and depths in m scaled by -100; offset in m",
-             pl.pp.op.order, pl.is2d ? ", 2D (line sources, the plane y = o[1])" : "", pl.model.n[0], pl.model.n[1], pl.model.n[2], pl.model.d[0], pl.model.d[1],
+             pl.pp.physics == PROP_TTI ? "TTI (pseudo-acoustic, p recorded)" : "acoustic", pl.pp.op.order, pl.is2d ? ", 2D (line sources, the plane y = o[1])" : "", pl.model.n[0], pl.model.n[1], pl.model.n[2], pl.model.d[0], pl.model.d[1],
              pl.model.d[2], pl.model.o[0], pl.model.o[1], pl.model.o[2], nsrc, pl.nrec, pl.ns_out,
              interval, ps ? "PICOSECONDS (GPR)" : "microseconds");
     if (ps)

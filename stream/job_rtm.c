@@ -301,7 +301,8 @@ static int rtm_run(const struct sl_config *cfg, const struct sl_device *dev, con
     int rc = model_load(cfg, &m);
     if (rc)
         return rc;
-    struct rtm_volume vol = {.v = m.v};
+    struct rtm_volume vol;
+    rtm_volume_of_model(&m, &vol);
     struct shot_job j = {.name = "rtm", .fingerprint = config_fingerprint(cfg),
                          .laplacian = cfg->rtm.laplacian, .migrate = rtm_migrate};
     for (int k = 0; k < 3; k++) {

@@ -64,7 +64,7 @@ int rtm_report(const struct sl_config *cfg, FILE *out)
         fmax = wavelet_fmax(w, nw, p->wavelet_dt > 0 ? p->wavelet_dt : p->dt);
         free(w);
     }
-    if ((rc = stability_resolve(cfg, m.vmin, m.vmax, fmax, &dt, &dt_max, &ppw)) < 0)
+    if ((rc = stability_resolve_model(cfg, &m, fmax, &dt, &dt_max, &ppw)) < 0)
         goto out;
     int nt = (int)(p->t_max / dt + 0.5);
     double src[3];

@@ -36,7 +36,8 @@ void rtm_params_from_config(const struct sl_config *cfg, struct rtm_params *p, c
     const struct propagator_conf *pc = &cfg->propagator;
     const struct rtm_conf *r = &cfg->rtm;
     rtm_params_init(p);
-    p->physics = PROP_ACOUSTIC;
+    p->physics = pc->physics == PHYSICS_TTI ? PROP_TTI : PROP_ACOUSTIC;
+    p->tti_sigma = pc->tti_sigma;
     p->order = pc->order;
     for (int f = 0; f < 6; f++)
         p->pml[f] = pc->pml_width[f];
@@ -90,6 +91,27 @@ void rtm_job_params_free(struct rtm_job_params *jp)
     jp->wavelet = NULL;
 }
 
+void rtm_volume_of_model(const struct sl_model *m, struct rtm_volume *vol)
+{
+    const struct sl_tti *t = &m->tti;
+    *vol = (struct rtm_volume){.v = m->v};
+    for (int a = 0; a < 3; a++) {
+        vol->n[a] = m->n[a];
+        vol->d[a] = m->d[a];
+        vol->o[a] = m->o[a];
+    }
+    if (!m->tti_on)
+        return;
+    vol->epsilon = t->eps;
+    vol->delta = t->delta;
+    vol->theta = t->theta;
+    vol->phi = t->phi;
+    vol->epsilon0 = t->eps0;
+    vol->delta0 = t->delta0;
+    vol->theta0 = t->theta0;
+    vol->phi0 = t->phi0;
+}
+
 int rtm_engine_create_cfg(const struct sl_config *cfg, const struct sl_device *dev, const struct rtm_volume *model,
                           struct rtm_engine **out)
 {
@@ -100,8 +122,11 @@ int rtm_engine_create_cfg(const struct sl_config *cfg, const struct sl_device *d
         grid_cfg.model.d[a] = model->d[a];
     struct rtm_job_params jp;
     int rc = rtm_job_params_init(&grid_cfg, &jp);
-    if (rc == 0)
-        rc = rtm_engine_create(&jp.p, dev, model, out);
+    if (rc == 0 && (rc = rtm_engine_create(&jp.p, dev, model, out)) == -ENOTSUP && jp.p.physics == PROP_TTI) {
+        char where[600];
+        err_prefix(rc, "%s: [propagator] physics = \"tti\"",
+                   config_where(cfg, "propagator.physics", where, sizeof where));
+    }
     rtm_job_params_free(&jp);
     return rc;
 }
@@ -113,7 +138,8 @@ int rtm_engine_create_from_config(const struct sl_config *cfg, const struct sl_d
     int rc = model_load(cfg, &m);
     if (rc < 0)
         return rc;
-    struct rtm_volume vol = {{m.n[0], m.n[1], m.n[2]}, {m.d[0], m.d[1], m.d[2]}, {m.o[0], m.o[1], m.o[2]}, m.v};
+    struct rtm_volume vol;
+    rtm_volume_of_model(&m, &vol);
     rc = rtm_engine_create_cfg(cfg, dev, &vol, out);
     model_free(&m);
     return rc;

@@ -6,6 +6,7 @@
 #define SEISLIVE_RTM_CONFIG_H
 
 #include "conf/config.h"
+#include "io/model.h"
 #include "io/shot.h"
 #include "kernels/backend.h"
 #include "kernels/rtm.h"
@@ -34,6 +35,10 @@ void rtm_job_params_free(struct rtm_job_params *jp);
 
 /* An engine for CFG on DEV migrating against MODEL (rtm_engine_create with the
  * parameters of CFG). */
+/* The engine's view of model M (borrowed: M must outlive the engine's creation), TTI
+ * parameters included when M has them. */
+void rtm_volume_of_model(const struct sl_model *m, struct rtm_volume *vol);
+
 int rtm_engine_create_cfg(const struct sl_config *cfg, const struct sl_device *dev, const struct rtm_volume *model,
                           struct rtm_engine **out);
 /* The same with the model of [model] (io/model.h). */

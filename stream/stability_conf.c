@@ -3,9 +3,14 @@
 
 #include <stdio.h>
 
+#include "kernels/propagator.h"
+#include "kernels/tti.h"
+#include "stream/error.h"
+
 void stability_params_of(const struct sl_config *cfg, struct stability_params *sp, char *dt_name, size_t len)
 {
     const struct propagator_conf *pc = &cfg->propagator;
+    *sp = (struct stability_params){0}; /* dt_limit 0: the acoustic rule (stability_resolve_model sets TTI's) */
     sp->order = pc->order;
     for (int a = 0; a < 3; a++)
         sp->d[a] = cfg->model.d[a];
@@ -25,4 +30,43 @@ int stability_resolve(const struct sl_config *cfg, double vmin, double vmax, dou
     char name[600];
     stability_params_of(cfg, &sp, name, sizeof name);
     return stability_pick_dt(&sp, vmin, vmax, fmax, dt, dt_max, ppw);
+}
+
+void stability_prop_model(const struct sl_model *m, struct prop_model *pm)
+{
+    const struct sl_tti *t = &m->tti;
+    *pm = (struct prop_model){.vp = m->v};
+    if (!m->tti_on)
+        return;
+    pm->epsilon = t->eps;
+    pm->delta = t->delta;
+    pm->theta = t->theta;
+    pm->phi = t->phi;
+    pm->epsilon0 = t->eps0;
+    pm->delta0 = t->delta0;
+    pm->theta0 = t->theta0;
+    pm->phi0 = t->phi0;
+}
+
+int stability_resolve_model(const struct sl_config *cfg, const struct sl_model *m, double fmax, double *dt,
+                            double *dt_max, double *ppw)
+{
+    struct stability_params sp;
+    char name[600], rule[200];
+    stability_params_of(cfg, &sp, name, sizeof name);
+    if (cfg->propagator.physics == PHYSICS_TTI) {
+        const struct sl_tti *t = &m->tti;
+        const struct tti_model tm = {m->v, t->eps, t->delta, t->theta, t->phi, t->eps0, t->delta0, t->theta0, t->phi0};
+        const size_t n = (size_t)m->n[0] * (size_t)m->n[1] * (size_t)m->n[2];
+        const double sigma = cfg->propagator.tti_sigma;
+        double vqp = 0;
+        int rc = tti_model_check(&tm, n, sigma, &vqp, NULL);
+        if (rc < 0)
+            return err_prefix(rc, "[model] with [propagator] physics = \"tti\", tti_sigma = %g", sigma);
+        sp.dt_limit = tti_dt_max_model(&tm, n, sp.order, sp.d, sp.two_d, sigma);
+        snprintf(rule, sizeof rule, "TTI, v_pz up to %g m/s, fastest qP %g m/s, tti_sigma %g, order %d", m->vmax,
+                 vqp, sigma, sp.order);
+        sp.limit_rule = rule;
+    }
+    return stability_pick_dt(&sp, m->vmin, m->vmax, fmax, dt, dt_max, ppw);
 }

@@ -4,6 +4,7 @@
 #define SEISLIVE_STABILITY_CONF_H
 
 #include "conf/config.h"
+#include "io/model.h"
 #include "kernels/stability.h"
 
 #ifdef __cplusplus
@@ -23,6 +24,17 @@ void stability_params_of(const struct sl_config *cfg, struct stability_params *s
  * (optional) the points per wavelength. */
 int stability_resolve(const struct sl_config *cfg, double vmin, double vmax, double fmax, double *dt,
                       double *dt_max, double *ppw);
+
+/* stability_resolve for model M: with [propagator] physics = "tti" the limit is
+ * tti_dt_max_model (kernels/tti.h) over M's points at [propagator] tti_sigma, after
+ * tti_model_check (a refusal names the point and the parameter); acoustic: the rule of
+ * stability_resolve for M's velocity range. */
+int stability_resolve_model(const struct sl_config *cfg, const struct sl_model *m, double fmax, double *dt,
+                            double *dt_max, double *ppw);
+
+/* The TTI parameters of M as the propagator takes them (vp = M's v). */
+struct prop_model;
+void stability_prop_model(const struct sl_model *m, struct prop_model *pm);
 
 #ifdef __cplusplus
 }

@@ -84,7 +84,7 @@ static void case_run(struct case2d *c, int sx, double t_max)
      * 2000 m/s the engine's dt is chosen for: a cfl that leaves room for it (0.9 x 2000 /
      * 2600 would be the edge of the 2D limit) */
     p.cfl = 0.6;
-    struct rtm_volume vol = {{NX, 1, NZ}, {D, D, D}, {0, 0, 0}, c->v_mig};
+    struct rtm_volume vol = {.n = {NX, 1, NZ}, .d = {D, D, D}, .o = {0, 0, 0}, .v = c->v_mig};
     cr_assert_eq(rtm_engine_create(&p, &dev, &vol, &c->e), 0, "%s", err_msg());
     const double dt = rtm_engine_dt(c->e);
     const int nt = (int)floor(t_max / dt + 1e-6);

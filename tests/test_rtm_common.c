@@ -141,8 +141,7 @@ struct rtm_engine *rtm_case_engine(const struct rtm_case *c, const struct sl_con
 {
     struct sl_device dev;
     cr_assert_eq(backend_select("cpu", &dev), 0);
-    struct rtm_volume vol = {{c->n[0], c->n[1], c->n[2]}, {c->d[0], c->d[1], c->d[2]},
-                             {c->o[0], c->o[1], c->o[2]}, c->v_mig};
+    struct rtm_volume vol = {.n = {c->n[0], c->n[1], c->n[2]}, .d = {c->d[0], c->d[1], c->d[2]}, .o = {c->o[0], c->o[1], c->o[2]}, .v = c->v_mig};
     struct rtm_engine *e = NULL;
     cr_assert_eq(rtm_engine_create_cfg(cfg, &dev, &vol, &e), 0, "%s", err_msg());
     return e;

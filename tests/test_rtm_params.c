@@ -121,7 +121,7 @@ static struct rtm_engine *engine(const int n[3], double oy, bool free_surface)
     float *v = malloc(cells * sizeof *v);
     for (size_t i = 0; i < cells; i++)
         v[i] = 2000.0f;
-    struct rtm_volume vol = {{n[0], n[1], n[2]}, {10, 10, 10}, {0, oy, 0}, v};
+    struct rtm_volume vol = {.n = {n[0], n[1], n[2]}, .d = {10, 10, 10}, .o = {0, oy, 0}, .v = v};
     struct rtm_params p;
     rtm_params_init(&p);
     p.order = 4;

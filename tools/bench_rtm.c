@@ -196,7 +196,7 @@ int bench_rtm(int argc, char **argv)
     prm.random.width = pml;
     prm.checkpoint_schedule = RTM_CKPT_BINOMIAL;
     prm.tuning = tuning;
-    struct rtm_volume vol = {{n[0], n[1], n[2]}, {d, d, d}, {0, 0, 0}, v};
+    struct rtm_volume vol = {.n = {n[0], n[1], n[2]}, .d = {d, d, d}, .o = {0, 0, 0}, .v = v};
     struct rtm_engine *e = NULL;
     int rc = rtm_engine_create(&prm, &dev, &vol, &e);
     if (rc < 0) {

@@ -215,7 +215,7 @@ Test(gpu_rtm, shot_image_matches_cpu, .timeout = 300)
     float *v = two_layers(n);
     struct sl_config cfg;
     shot_config(&cfg);
-    struct rtm_volume vol = {{n[0], n[1], n[2]}, {d, d, d}, {0, 0, 0}, v};
+    struct rtm_volume vol = {.n = {n[0], n[1], n[2]}, .d = {d, d, d}, .o = {0, 0, 0}, .v = v};
     struct sl_device cpu, gpu;
     cr_assert_eq(backend_select("cpu", &cpu), 0);
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
@@ -279,7 +279,7 @@ Test(gpu_rtm, tuning_changes_no_image, .timeout = 300)
     float *v = two_layers(n);
     struct sl_config cfg;
     shot_config(&cfg);
-    struct rtm_volume vol = {{n[0], n[1], n[2]}, {d, d, d}, {0, 0, 0}, v};
+    struct rtm_volume vol = {.n = {n[0], n[1], n[2]}, .d = {d, d, d}, .o = {0, 0, 0}, .v = v};
     struct sl_device gpu;
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
     struct shot sh;
