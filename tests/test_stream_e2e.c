@@ -215,7 +215,12 @@ Test(stream_e2e, sub_socket_input_counts_upstream_gaps, .timeout = 60)
              "[input]\nkind = \"zmq\"\nsocket = \"sub\"\nendpoint = \"%s\"\nslots = 2\nslot_mib = 1.0\n"
              "[output]\ndir = \"%s/files\"\n[log]\nlevel = \"info\"\n", ep, dir);
     pid_t pid = ts_spawn_job(cfg, log);
-    usleep(500000); /* a SUB joins late: give it time to subscribe */
+    /* A SUB joins late and a PUB drops what it sends before the subscription arrives: wait
+     * until the job says it subscribed (a sanitizer build under load takes seconds), then
+     * give the subscription a moment to reach the PUB. */
+    for (int i = 0; i < 400 && ts_count_in_file(log, "subscribed to") < 1; i++)
+        usleep(50000);
+    usleep(500000);
     /* Sender seqs 0, 1, 3: one message lost upstream (seq 2 never sent). */
     int sent[3] = {0, 1, 3};
     for (int j = 0; j < 3; j++) {

@@ -94,6 +94,8 @@ Test(tti_config, file_beside_a_constant_refused)
     snprintf(text, sizeof text, "[propagator]\nphysics = \"tti\"\n[model]\nn = [2, 2, 2]\nepsilon = 0.1\n"
              "epsilon_file = \"%s\"\n", path);
     refused(text, "tti.toml:6:", "not both");
+    test_rmtree(dir);
+    free(dir);
 }
 
 /* ---- parameter files ---------------------------------------------------------------------- */
@@ -137,6 +139,7 @@ Test(tti_config, parameter_files_read_and_checked)
     /* theta in degrees to radians */
     for (int i = 0; i < 12; i++)
         v[i] = 7.5f * i - 40;
+    free(p);
     p = write_f32(dir, "theta.f32", v, 12);
     cr_assert_eq(load_with("theta_file", p, 2, &cfg, &m), 0, "%s", err_msg());
     for (int i = 0; i < 12; i++)
@@ -147,6 +150,7 @@ Test(tti_config, parameter_files_read_and_checked)
     for (int i = 0; i < 12; i++)
         v[i] = 0.01f * i;
     v[5] = NAN;
+    free(p);
     p = write_f32(dir, "delta_nan.f32", v, 12);
     cr_assert_eq(load_with("delta_file", p, 2, &cfg, &m), -EINVAL);
     cr_assert_not_null(strstr(err_msg(), "delta_nan.f32: byte offset 20"), "%s", err_msg());
@@ -155,16 +159,21 @@ Test(tti_config, parameter_files_read_and_checked)
     /* a tilt out of [-90, 90] degrees at value 7 */
     v[5] = 0;
     v[7] = 91;
+    free(p);
     p = write_f32(dir, "theta_bad.f32", v, 12);
     cr_assert_eq(load_with("theta_file", p, 2, &cfg, &m), -EINVAL);
     cr_assert_not_null(strstr(err_msg(), "theta_bad.f32: byte offset 28"), "%s", err_msg());
     config_free(&cfg);
     /* the wrong size (the grid needs 18 values) */
+    free(p);
     p = write_f32(dir, "phi_short.f32", v, 12);
     cr_assert_eq(load_with("phi_file", p, 3, &cfg, &m), -EINVAL);
     cr_assert_not_null(strstr(err_msg(), "phi_short.f32: 48 bytes"), "%s", err_msg());
     cr_assert_not_null(strstr(err_msg(), "phi_file"), "%s", err_msg());
     config_free(&cfg);
+    free(p);
+    test_rmtree(dir);
+    free(dir);
 }
 
 /* dt above the TTI limit (below the acoustic one) refused with that limit. */
@@ -217,6 +226,7 @@ static float *run_model(const char *dir, const char *tag, const char *model, con
     cr_assert_eq(test_run(argv, 200, &r), 0);
     cr_assert_eq(r.status, 0, "%s: exit %d: %s", tag, r.status, r.err);
     test_run_free(&r);
+    free(conf);
     segy_file *fp = segy_open(out, "rb");
     cr_assert_not_null(fp);
     char bin[SEGY_BINARY_HEADER_SIZE];
@@ -252,6 +262,8 @@ Test(tti_model_job, isotropic_limit_gives_the_acoustic_traces, .timeout = 240)
     cr_assert_lt(sqrt(num / den), 1e-5, "relative L2 %g", sqrt(num / den));
     free(ac);
     free(ti);
+    test_rmtree(dir);
+    free(dir);
 }
 
 /* Time (s) of the largest sample of TR (NS samples of DT), parabolic sub-sample. */
@@ -287,6 +299,8 @@ Test(tti_model_job, horizontal_arrival_faster_by_sqrt_1_plus_2_epsilon, .timeout
     cr_assert_lt(fabs(500 / mo_ac / 2000 - 1), 0.01, "acoustic speed %g m/s", 500 / mo_ac);
     free(ac);
     free(ti);
+    test_rmtree(dir);
+    free(dir);
 }
 
 /* ---- RTM ---------------------------------------------------------------------------------- */
