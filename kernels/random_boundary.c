@@ -62,8 +62,8 @@ int random_boundary_apply(const struct random_boundary *rb, const int npad[3], c
     return 0;
 }
 
-int random_boundary_apply_in(const struct random_boundary *rb, const struct rb_frame *g, const int npad[3],
-                             const int n[3], const int pml[6], uint64_t shot_id, float *v)
+int random_boundary_check_in(const struct random_boundary *rb, const struct rb_frame *g, const int npad[3],
+                             const int n[3], const int pml[6])
 {
     int rc = random_boundary_check(rb, npad, n, pml);
     if (rc == 0)
@@ -74,6 +74,15 @@ int random_boundary_apply_in(const struct random_boundary *rb, const struct rb_f
         if (g->shift[a] < 0 || g->shift[a] + npad[a] > g->npad[a])
             return err_set(-EINVAL, "random boundary: axis %d: padded cells %d..%d outside the whole grid's %d",
                            a, g->shift[a], g->shift[a] + npad[a] - 1, g->npad[a]);
+    return 0;
+}
+
+int random_boundary_apply_in(const struct random_boundary *rb, const struct rb_frame *g, const int npad[3],
+                             const int n[3], const int pml[6], uint64_t shot_id, float *v)
+{
+    int rc = random_boundary_check_in(rb, g, npad, n, pml);
+    if (rc < 0)
+        return rc;
     const double vhi = 0.99 * rb->vstable;
 #pragma omp parallel for collapse(2) schedule(static)
     for (int z = 0; z < npad[2]; z++)

@@ -241,8 +241,13 @@ int random_boundary_apply_in(const struct random_boundary *rb, const struct rb_f
 /* The same on a CUDA device: V is device memory and the work is queued on STREAM (a
  * cudaStream_t); the caller synchronises (wave_randomize_layers does, once, after the
  * velocity is back in the simulation).  Same checks and errors. */
-int random_boundary_apply_cuda(const struct random_boundary *rb, const int npad[3], const int n[3],
-                               const int pml[6], uint64_t shot_id, float *v, void *stream);
+int random_boundary_apply_cuda(const struct random_boundary *rb, const struct rb_frame *g, const int npad[3],
+                               const int n[3], const int pml[6], uint64_t shot_id, float *v, void *stream);
+
+/* The checks of random_boundary_apply_in (both grids, G containing this one), shared by
+ * the CPU loop and the CUDA twin. */
+int random_boundary_check_in(const struct random_boundary *rb, const struct rb_frame *g, const int npad[3],
+                             const int n[3], const int pml[6]);
 
 #ifdef __cplusplus
 }

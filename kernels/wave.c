@@ -523,11 +523,11 @@ int wave_get_velocity_padded(struct wave_sim *s, float *v)
 }
 
 /* The whole grid's padded frame of S (random boundary): on a HALO face the whole grid's
- * layers are p.pml[f] (held by another subdomain), elsewhere the layers S holds. */
-static bool whole_frame(const struct wave_sim *s, struct rb_frame *g)
+ * layers are p.pml[f] (held by another subdomain), elsewhere the layers S holds.  A whole
+ * grid is its own frame (shift 0), so one path serves both. */
+static void whole_frame(const struct wave_sim *s, struct rb_frame *g)
 {
     const struct wave_layout *L = &s->L;
-    bool own = true;
     for (int a = 0; a < 3; a++) {
         for (int side = 0; side < 2; side++) {
             int f = 2 * a + side;
@@ -536,21 +536,16 @@ static bool whole_frame(const struct wave_sim *s, struct rb_frame *g)
         g->n[a] = s->p.global_n[a] ? s->p.global_n[a] : L->n[a];
         g->npad[a] = g->n[a] + g->pml[2 * a] + g->pml[2 * a + 1];
         g->shift[a] = s->p.origin[a] + g->pml[2 * a] - L->pml[2 * a];
-        own = own && g->shift[a] == 0 && g->npad[a] == L->npad[a];
     }
-    return own;
 }
 
 int wave_randomize_layers(struct wave_sim *s, const struct random_boundary *rb, uint64_t shot_id)
 {
     struct rb_frame g;
-    bool own = whole_frame(s, &g);
+    whole_frame(s, &g);
 #ifdef SEISLIVE_CUDA
-    if (on_gpu(s)) {
-        if (!own)
-            return err_set(-ENOTSUP, "wave: random layers of a subdomain on a GPU are not implemented yet");
-        return wave_cu_randomize_layers(s, rb, shot_id);
-    }
+    if (on_gpu(s))
+        return wave_cu_randomize_layers(s, rb, &g, shot_id);
 #endif
     const struct wave_layout *L = &s->L;
     size_t np = (size_t)L->npad[0] * L->npad[1] * L->npad[2];
@@ -559,8 +554,7 @@ int wave_randomize_layers(struct wave_sim *s, const struct random_boundary *rb, 
         return err_set(-ENOMEM, "wave: out of memory (random boundary, %zu cells)", np);
     int rc = wave_get_velocity_padded(s, vp);
     if (rc == 0)
-        rc = own ? random_boundary_apply(rb, L->npad, L->n, L->pml, shot_id, vp)
-                 : random_boundary_apply_in(rb, &g, L->npad, L->n, L->pml, shot_id, vp);
+        rc = random_boundary_apply_in(rb, &g, L->npad, L->n, L->pml, shot_id, vp);
     if (rc == 0)
         rc = wave_set_velocity_padded(s, vp, false);
     free(vp);

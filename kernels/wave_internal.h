@@ -109,7 +109,9 @@ int wave_cu_step(struct wave_sim *s, bool cpml, bool interior);
 int wave_cu_set_vel(struct wave_sim *s, const float *v, bool on_device);
 int wave_cu_get_vel(struct wave_sim *s, float *host);
 struct random_boundary;
-int wave_cu_randomize_layers(struct wave_sim *s, const struct random_boundary *rb, uint64_t shot_id);
+struct rb_frame;
+int wave_cu_randomize_layers(struct wave_sim *s, const struct random_boundary *rb, const struct rb_frame *g,
+                             uint64_t shot_id);
 int wave_cu_points_upload(struct wave_points *pts);
 void wave_cu_points_free(struct wave_points *pts);
 int wave_cu_inject(struct wave_sim *s, const struct wave_points *pts, const float *amps,

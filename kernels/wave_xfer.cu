@@ -137,7 +137,8 @@ extern "C" int wave_cu_get_vel(struct wave_sim *s, float *host) { return vel_io(
 /* The padded velocity (m/s) into device scratch, the random layers there
  * (random_boundary.cu), and back into v^2 dt^2: the same steps as the CPU path, on the
  * device. */
-extern "C" int wave_cu_randomize_layers(struct wave_sim *s, const struct random_boundary *rb, uint64_t shot_id)
+extern "C" int wave_cu_randomize_layers(struct wave_sim *s, const struct random_boundary *rb,
+                                        const struct rb_frame *g, uint64_t shot_id)
 {
     const struct wave_layout *L = &s->L;
     size_t np = (size_t)L->npad[0] * L->npad[1] * L->npad[2];
@@ -146,7 +147,7 @@ extern "C" int wave_cu_randomize_layers(struct wave_sim *s, const struct random_
     if (rc == 0)
         rc = vel_io(s, (float *)t, true, false);
     if (rc == 0)
-        rc = random_boundary_apply_cuda(rb, L->npad, L->n, L->pml, shot_id, (float *)t, s->stream);
+        rc = random_boundary_apply_cuda(rb, g, L->npad, L->n, L->pml, shot_id, (float *)t, s->stream);
     if (rc == 0)
         rc = vel_io(s, (float *)t, true, true);
     if (rc == 0)

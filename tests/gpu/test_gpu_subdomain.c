@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kernels/backend.h"
+#include "kernels/random_boundary.h"
 #include "kernels/stability.h"
 #include "kernels/wave.h"
 #include "kernels/wavelet.h"
@@ -27,7 +28,8 @@ static float *part(const struct wave_params *p, const int n[3], const int origin
     return o;
 }
 
-static void split_case(int order, int ax)
+/* RANDOM: Clapp's random layers (randomized in each grid's frame) instead of CPML. */
+static void split_case(int order, int ax, bool random)
 {
     struct sl_device cpu, gpu;
     cr_assert_eq(backend_select("cpu", &cpu), 0);
@@ -37,6 +39,12 @@ static void split_case(int order, int ax)
                             .face = {WAVE_FACE_CPML, WAVE_FACE_CPML, WAVE_FACE_CPML, WAVE_FACE_CPML, WAVE_FACE_FREE,
                                      WAVE_FACE_CPML}};
     p.dt = 0.8 * stability_dt_max(order, p.d, 3000);
+    if (random)
+        for (int f = 0; f < 6; f++)
+            if (p.face[f] == WAVE_FACE_CPML)
+                p.face[f] = WAVE_FACE_RANDOM;
+    struct random_boundary rb = {.ramp = RB_RAMP_LINEAR, .range = RB_RANGE_FULL, .width = 5, .seed = 42,
+                                 .vstable = random_boundary_vstable(order, p.dt, p.d), .vmin = 1500};
     size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
     float *v = malloc(nn * sizeof *v), *init = malloc(nn * sizeof *init);
     srand(order + 10 * ax);
@@ -48,6 +56,8 @@ static void split_case(int order, int ax)
     }
     struct wave_sim *whole, *half[2];
     cr_assert_eq(wave_create(&cpu, &p, v, &whole), 0, "%s", err_msg());
+    if (random)
+        cr_assert_eq(wave_randomize_layers(whole, &rb, 7), 0, "%s", err_msg());
     cr_assert_eq(wave_copy_in(whole, false, init), 0);
     cr_assert_eq(wave_copy_in(whole, true, init), 0);
     const int cut = p.n[ax] / 2;
@@ -63,6 +73,8 @@ static void split_case(int order, int ax)
         hp[h].vmax_cpml = vmax;
         float *sv = part(&p, hp[h].n, hp[h].origin, v), *si = part(&p, hp[h].n, hp[h].origin, init);
         cr_assert_eq(wave_create(&gpu, &hp[h], sv, &half[h]), 0, "%s", err_msg());
+        if (random)
+            cr_assert_eq(wave_randomize_layers(half[h], &rb, 7), 0, "%s", err_msg());
         cr_assert_eq(wave_copy_in(half[h], false, si), 0, "%s", err_msg());
         cr_assert_eq(wave_copy_in(half[h], true, si), 0, "%s", err_msg());
         free(sv);
@@ -103,8 +115,8 @@ static void split_case(int order, int ax)
             den += (double)want[i] * want[i];
         }
         double e = sqrt(num / den);
-        fprintf(stderr, "gpu subdomain: order %d cut along %c half %d: rel %.3g vs the CPU whole grid\n", order,
-                "xyz"[ax], h, e);
+        fprintf(stderr, "gpu subdomain: order %d cut along %c half %d%s: rel %.3g vs the CPU whole grid\n", order,
+                "xyz"[ax], h, random ? " (random layers)" : "", e);
         cr_assert_gt(den, 0);
         cr_assert_lt(e, 1e-5, "order %d cut along %c half %d: rel %g", order, "xyz"[ax], h, e);
         free(want);
@@ -126,7 +138,16 @@ Test(gpu_subdomain, halves_with_halo_exchange_match_cpu_whole, .timeout = 300)
     GPU_REQUIRED();
     const int orders[3] = {4, 8, 16};
     for (int k = 0; k < 3; k++) {
-        split_case(orders[k], 0);
-        split_case(orders[k], 2);
+        split_case(orders[k], 0, false);
+        split_case(orders[k], 2, false);
     }
+}
+
+/* The same with random layers: each half draws its layers on the device in the whole
+ * grid's frame, so they equal the CPU whole grid's. */
+Test(gpu_subdomain, halves_with_random_layers_match_cpu_whole, .timeout = 300)
+{
+    GPU_REQUIRED();
+    split_case(8, 0, true);
+    split_case(8, 2, true);
 }
