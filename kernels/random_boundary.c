@@ -50,16 +50,15 @@ int random_boundary_check(const struct random_boundary *rb, const int npad[3], c
 int random_boundary_apply(const struct random_boundary *rb, const int npad[3], const int n[3],
                           const int pml[6], uint64_t shot_id, float *v)
 {
-    int rc = random_boundary_check(rb, npad, n, pml);
-    if (rc < 0)
-        return rc;
-    const double vhi = 0.99 * rb->vstable;
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int z = 0; z < npad[2]; z++)
-        for (int y = 0; y < npad[1]; y++)
-            for (int x = 0; x < npad[0]; x++)
-                rb_cell(rb, npad, n, pml, shot_id, vhi, x, y, z, v);
-    return 0;
+    struct rb_frame g; /* a whole grid is its own frame */
+    for (int a = 0; a < 3; a++) {
+        g.npad[a] = npad[a];
+        g.n[a] = n[a];
+        g.shift[a] = 0;
+    }
+    for (int f = 0; f < 6; f++)
+        g.pml[f] = pml[f];
+    return random_boundary_apply_in(rb, &g, npad, n, pml, shot_id, v);
 }
 
 int random_boundary_check_in(const struct random_boundary *rb, const struct rb_frame *g, const int npad[3],

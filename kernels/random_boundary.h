@@ -188,21 +188,6 @@ static inline RB_HD void rb_cell_in(const struct random_boundary *rb, const stru
     v[li] = (float)(vv > vhi ? vhi : vv);
 }
 
-/* rb_cell_in for a whole grid (its own frame). */
-static inline RB_HD void rb_cell(const struct random_boundary *rb, const int npad[3], const int n[3],
-                                 const int pml[6], uint64_t shot_id, double vhi, int x, int y, int z, float *v)
-{
-    struct rb_frame g;
-    for (int a = 0; a < 3; a++) {
-        g.npad[a] = npad[a];
-        g.n[a] = n[a];
-        g.shift[a] = 0;
-    }
-    for (int f = 0; f < 6; f++)
-        g.pml[f] = pml[f];
-    rb_cell_in(rb, &g, npad, shot_id, vhi, x, y, z, v);
-}
-
 /* The uniform number in [0, 1) of cell I (rb_uniform, for callers outside C/CUDA
  * inline use). */
 double random_boundary_uniform(uint64_t seed, uint64_t stream, uint64_t i);
