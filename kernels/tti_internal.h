@@ -1,0 +1,73 @@
+/* tti_internal — the TTI simulation's state and the quantised medium, shared by the CPU
+ * reference (kernels/tti.c) and the CUDA twins (kernels/tti_*.cu).  Not a public header.
+ *
+ * The medium is quantised once at create, identically for both devices, so that the CPU
+ * reference and the GPU kernels integrate the same earth model (the kernels then agree to
+ * float rounding) and the GPU keeps 12 bytes of medium per point:
+ *   vel  = v_pz^2 dt^2                          float
+ *   ed   = eps_u | delta_u << 16                eps, delta: ((int)u - 16384) / 32768,
+ *                                               range [-0.5, 1.5), step 3.05e-5
+ *   tilt = theta_u | phi_u << 16                theta: ((int)u - 32768) * pi / 65536,
+ *                                               [-pi/2, pi/2), step 4.8e-5 rad (0.0027 deg);
+ *                                               phi: u * 2 pi / 65536, [0, 2 pi), 9.6e-5 rad
+ * Zero of every parameter is exact, so eps = delta = 0 and theta = 0 stay exact (the
+ * isotropic limit and VTI are not perturbed).  A step of 3e-5 in eps moves a velocity by
+ * 3e-5 relative, far below what any measured anisotropy resolves. */
+#ifndef SEISLIVE_TTI_INTERNAL_H
+#define SEISLIVE_TTI_INTERNAL_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels/tti.h"
+#include "kernels/wave_internal.h"
+
+#ifdef __CUDACC__
+#define TTI_HD __host__ __device__
+#else
+#define TTI_HD
+#endif
+
+#define TTI_THETA_STEP ((float)(3.14159265358979323846 / 65536.0))
+#define TTI_PHI_STEP ((float)(2.0 * 3.14159265358979323846 / 65536.0))
+
+static inline TTI_HD float tti_ed_value(uint32_t u16) { return (float)((int)(u16 & 0xffffu) - 16384) * (1.0f / 32768.0f); }
+static inline TTI_HD float tti_theta_value(uint32_t u16) { return (float)((int)(u16 & 0xffffu) - 32768) * TTI_THETA_STEP; }
+static inline TTI_HD float tti_phi_value(uint32_t u16) { return (float)(u16 & 0xffffu) * TTI_PHI_STEP; }
+
+/* Quantisers (host): the nearest code, clamped to the range. */
+static inline uint32_t tti_ed_code(double v)
+{
+    double u = nearbyint(v * 32768.0) + 16384.0;
+    return (uint32_t)(u < 0 ? 0 : u > 65535 ? 65535 : u);
+}
+static inline uint32_t tti_theta_code(double theta)
+{
+    double u = nearbyint(theta / (double)TTI_THETA_STEP) + 32768.0;
+    return (uint32_t)(u < 0 ? 0 : u > 65535 ? 65535 : u);
+}
+static inline uint32_t tti_phi_code(double phi)
+{
+    const double two_pi = 2.0 * 3.14159265358979323846;
+    double r = fmod(phi, two_pi);
+    if (r < 0)
+        r += two_pi;
+    return (uint32_t)((long)nearbyint(r / (double)TTI_PHI_STEP) & 0xffff);
+}
+
+struct tti_sim {
+    struct wave_sim w;          /* the shell: w.cur / w.prev are p(n) / p(n-1), w.vel v_pz^2 dt^2 */
+    double sigma;
+    float *q, *qprev;           /* q(n), q(n-1) */
+    uint32_t *ed, *tilt;        /* the quantised medium (host arrays on the CPU, device on CUDA) */
+    float *eps, *del;           /* CPU: eps and delta_eff decoded from ed (allocated layout) */
+    float *nx, *ny, *nz;        /* CPU: the unit symmetry axis decoded from tilt; with a free
+                                   surface the rows above it hold the image medium */
+    float *s[2];                /* pass-1 scratch per field: s = n . (grad f + psi) */
+    float *psi[2][3], *zeta[2][3]; /* CPML memory of the Laplacian per field and axis */
+    float *chi[2][3];           /* CPML memory of H1's outer derivative per field and axis */
+    size_t nless;               /* points whose delta was lowered to eps */
+    void *gpu;                  /* CUDA twins' private state (kernels/tti_cuda.h) */
+};
+
+#endif
