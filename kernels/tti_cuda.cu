@@ -1,0 +1,399 @@
+/* tti_cuda — the host side of the CUDA TTI twins (kernels/tti_cuda.h): device memory, the
+ * medium and its n tables, the step plan, and what moves in and out (copies, strips,
+ * states, random layers).  Kernels: tti_naive.cu, tti_tiled.cu.
+ *
+ * Step plan (tti-spec.md's arithmetic in every kernel):
+ *   naive               pass 1 over the padded grid, pass 2 over the update box;
+ *   tiled, CPML off     the fused tiled kernel over the update box (its s halo is
+ *                       pass 1 without psi, which is what pass 1 computes then);
+ *   tiled, CPML on      the fused kernel over the core C: the interior box shrunk by r
+ *                       on every side with layers, so that no s it computes itself
+ *                       needs psi; pass 1 over the padded grid less C shrunk by r (the
+ *                       s the rest reads), pass 2 over the padded grid less C.
+ * Then the free-surface mirror of both fields.  Every kernel runs on the simulation's
+ * stream, in that order. */
+#include "kernels/tti_cuda.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "kernels/device.h"
+#include "kernels/random_boundary.h"
+
+static TtiGpu *G(const tti_sim *s) { return (TtiGpu *)s->gpu; }
+
+TArgs tti_args(const tti_sim *s)
+{
+    const wave_sim *w = &s->w;
+    TArgs a;
+    memset(&a, 0, sizeof a);
+    a.f[0] = w->cur;
+    a.f[1] = s->q;
+    a.o[0] = w->prev;
+    a.o[1] = s->qprev;
+    a.s[0] = s->s[0];
+    a.s[1] = s->s[1];
+    a.vel = w->vel;
+    a.ed = s->ed;
+    a.tilt = s->tilt;
+    a.tab = G(s)->tab;
+    a.sy = (long long)w->L.stride_y;
+    a.sz = (long long)w->L.stride_z;
+    a.h = w->L.halo;
+    a.hy = w->L.pad_off[1];
+    for (int i = 0; i < 3; i++) {
+        a.npad[i] = w->L.npad[i];
+        a.pa[i] = w->pa[i];
+        a.pb[i] = w->pb[i];
+        for (int f = 0; f < 2; f++) {
+            a.psi[f][i] = s->psi[f][i];
+            a.zeta[f][i] = s->zeta[f][i];
+            a.chi[f][i] = s->chi[f][i];
+        }
+    }
+    for (int f = 0; f < 6; f++)
+        a.pml[f] = w->L.pml[f];
+    a.fs = w->p.free_surface;
+    a.inv_sigma = (float)(1.0 / s->sigma);
+    memcpy(a.c2, w->c2, sizeof a.c2);
+    memcpy(a.c1, w->c1, sizeof a.c1);
+    return a;
+}
+
+/* ---- memory --------------------------------------------------------------------------- */
+
+template <class T>
+static int alloc_zero(const tti_sim *s, T **p, size_t count)
+{
+    *p = NULL;
+    if (!count)
+        return 0;
+    void *v;
+    int rc = dev_alloc(s->w.dev, count * sizeof(T), &v);
+    if (rc < 0)
+        return err_prefix(rc, "tti");
+    *p = (T *)v;
+    return dev_zero(s->w.dev, v, count * sizeof(T), NULL);
+}
+
+/* (sin, cos) per theta code, then per phi code: the CPU reference's sinf / cosf of the
+ * decoded angle (tti-spec.md), so that n is the same float on both devices. */
+static int upload_tables(tti_sim *s)
+{
+    float2 *h = (float2 *)malloc(2 * 65536 * sizeof(float2));
+    if (!h)
+        return err_set(-ENOMEM, "tti: out of memory (axis tables)");
+    for (uint32_t u = 0; u < 65536; u++) {
+        const float th = tti_theta_value(u), ph = tti_phi_value(u);
+        h[u] = make_float2(sinf(th), cosf(th));
+        h[65536 + u] = make_float2(sinf(ph), cosf(ph));
+    }
+    int rc = alloc_zero(s, &G(s)->tab, 2 * 65536);
+    if (rc == 0)
+        rc = dev_copy(s->w.dev, G(s)->tab, h, 2 * 65536 * sizeof(float2), DEV_H2D, NULL);
+    free(h);
+    return rc;
+}
+
+extern "C" int tti_cu_alloc(struct tti_sim *s)
+{
+    wave_sim *w = &s->w;
+    TtiGpu *g = (TtiGpu *)calloc(1, sizeof *g);
+    if (!g)
+        return err_set(-ENOMEM, "tti: out of memory");
+    s->gpu = g;
+    g->naive = w->p.kernel == WAVE_KERNEL_NAIVE;
+    const size_t n = w->L.count;
+    int rc;
+    float **fields[] = {&w->cur, &w->prev, &w->vel, &s->q, &s->qprev, &s->s[0], &s->s[1]};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if ((rc = alloc_zero(s, fields[i], n)) < 0)
+            return rc;
+    if ((rc = alloc_zero(s, &s->ed, n)) < 0 || (rc = alloc_zero(s, &s->tilt, n)) < 0)
+        return rc;
+    for (int a = 0; a < 3; a++) {
+        for (int f = 0; f < 2; f++)
+            if ((rc = alloc_zero(s, &s->psi[f][a], w->slab_count[a])) < 0 ||
+                (rc = alloc_zero(s, &s->zeta[f][a], w->slab_count[a])) < 0 ||
+                (rc = alloc_zero(s, &s->chi[f][a], w->slab_count[a])) < 0)
+                return rc;
+        const size_t np = (size_t)w->L.npad[a];
+        if ((rc = alloc_zero(s, &w->pa[a], np)) < 0 || (rc = alloc_zero(s, &w->pb[a], np)) < 0 ||
+            (rc = dev_copy(w->dev, w->pa[a], w->ha[a], np * sizeof(float), DEV_H2D, NULL)) < 0 ||
+            (rc = dev_copy(w->dev, w->pb[a], w->hb[a], np * sizeof(float), DEV_H2D, NULL)) < 0)
+            return rc;
+    }
+    return upload_tables(s);
+}
+
+/* Frees every device array and leaves NULL behind, so that tti.c's host frees after it
+ * are no-ops on these pointers. */
+extern "C" void tti_cu_free(struct tti_sim *s)
+{
+    if (!s->gpu)
+        return;
+    wave_sim *w = &s->w;
+    const sl_device *d = w->dev;
+    void **all[] = {(void **)&w->cur,  (void **)&w->prev, (void **)&w->vel,  (void **)&s->q,
+                    (void **)&s->qprev, (void **)&s->s[0], (void **)&s->s[1], (void **)&s->ed,
+                    (void **)&s->tilt, (void **)&w->scratch};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        dev_free(d, *all[i]);
+        *all[i] = NULL;
+    }
+    w->scratch_bytes = 0;
+    for (int a = 0; a < 3; a++) {
+        for (int f = 0; f < 2; f++) {
+            dev_free(d, s->psi[f][a]);
+            dev_free(d, s->zeta[f][a]);
+            dev_free(d, s->chi[f][a]);
+            s->psi[f][a] = s->zeta[f][a] = s->chi[f][a] = NULL;
+        }
+        dev_free(d, w->pa[a]);
+        dev_free(d, w->pb[a]);
+        w->pa[a] = w->pb[a] = NULL;
+    }
+    dev_free(d, G(s)->tab);
+    free(s->gpu);
+    s->gpu = NULL;
+}
+
+extern "C" int tti_cu_set_medium(struct tti_sim *s, const float *vel, const uint32_t *ed, const uint32_t *tilt)
+{
+    const size_t n = s->w.L.count;
+    int rc = dev_copy(s->w.dev, s->w.vel, vel, n * sizeof(float), DEV_H2D, NULL);
+    if (rc == 0)
+        rc = dev_copy(s->w.dev, s->ed, ed, n * sizeof(uint32_t), DEV_H2D, NULL);
+    if (rc == 0)
+        rc = dev_copy(s->w.dev, s->tilt, tilt, n * sizeof(uint32_t), DEV_H2D, NULL);
+    return rc;
+}
+
+extern "C" int tti_cu_copy_medium(struct tti_sim *s, const struct tti_sim *like)
+{
+    const size_t n = s->w.L.count;
+    int rc = dev_copy(s->w.dev, s->w.vel, like->w.vel, n * sizeof(float), DEV_D2D, like->w.stream);
+    if (rc == 0)
+        rc = dev_copy(s->w.dev, s->ed, like->ed, n * sizeof(uint32_t), DEV_D2D, like->w.stream);
+    if (rc == 0)
+        rc = dev_copy(s->w.dev, s->tilt, like->tilt, n * sizeof(uint32_t), DEV_D2D, like->w.stream);
+    return rc < 0 ? rc : dev_stream_sync(s->w.dev, like->w.stream);
+}
+
+extern "C" int tti_cu_reset(struct tti_sim *s)
+{
+    const wave_sim *w = &s->w;
+    const size_t n = w->L.count * sizeof(float);
+    float *lv[4] = {w->cur, w->prev, s->q, s->qprev};
+    int rc = 0;
+    for (int i = 0; i < 4 && rc == 0; i++)
+        rc = dev_zero(w->dev, lv[i], n, w->stream);
+    for (int f = 0; f < 2; f++)
+        for (int a = 0; a < 3; a++) {
+            float *m[3] = {s->psi[f][a], s->zeta[f][a], s->chi[f][a]};
+            for (int t = 0; t < 3 && rc == 0 && w->slab_count[a]; t++)
+                rc = dev_zero(w->dev, m[t], w->slab_count[a] * sizeof(float), w->stream);
+        }
+    return rc;
+}
+
+/* ---- the step ---------------------------------------------------------------------------- */
+
+/* OUTER less INNER (INNER inside OUTER) as up to 6 boxes: z slabs whole, y slabs within
+ * INNER's z range, x slabs within its y and z ranges.  An empty INNER: OUTER itself. */
+static int box_minus(const Box &outer, const Box &inner, Box out[6])
+{
+    if (box_empty(inner)) {
+        out[0] = outer;
+        return 1;
+    }
+    int n = 0;
+    for (int a = 2; a >= 0; a--)
+        for (int side = 0; side < 2; side++) {
+            Box b = outer;
+            for (int q = a + 1; q < 3; q++) {
+                b.lo[q] = inner.lo[q];
+                b.hi[q] = inner.hi[q];
+            }
+            if (side == 0)
+                b.hi[a] = inner.lo[a];
+            else
+                b.lo[a] = inner.hi[a];
+            if (!box_empty(b))
+                out[n++] = b;
+        }
+    return n;
+}
+
+__global__ void k_tti_mirror(float *p, float *q, long long plane, int h)
+{
+    const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= plane)
+        return;
+    float *f[2] = {p, q};
+    for (int k = 0; k < 2; k++) {
+        f[k][(long long)h * plane + e] = 0.0f;
+        for (int m = 1; m <= h; m++)
+            f[k][(long long)(h - m) * plane + e] = -f[k][(long long)(h + m) * plane + e];
+    }
+}
+
+static bool use_tiled(const tti_sim *s) { return !G(s)->naive && tti_cu_tiled_supports(s); }
+
+extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
+{
+    const wave_sim *w = &s->w;
+    const struct wave_layout *L = &w->L;
+    cudaStream_t st = stream_of(w);
+    cpml = cpml && w->slab_count[0] + w->slab_count[1] + w->slab_count[2] > 0;
+    interior = interior && !cpml;
+    /* UPD: the points updated; CORE: the tiled kernel's part of it (r cells off CPML
+     * layers, and off a free surface, whose image s the tiled kernel does not form);
+     * RIM: CORE less r cells, whose s nothing outside CORE reads */
+    Box all = {{0, 0, 0}, {L->npad[0], L->npad[1], L->npad[2]}}, upd = all, core, rim;
+    const bool two_d = wave_is_2d(w);
+    for (int a = 0; a < 3; a++) {
+        const int lo = L->pml[2 * a], hi = L->pml[2 * a + 1], r = two_d && a == 1 ? 0 : w->r;
+        if (interior) {
+            upd.lo[a] = lo;
+            upd.hi[a] = L->npad[a] - hi;
+        }
+        core.lo[a] = cpml && lo ? lo + r : upd.lo[a];
+        core.hi[a] = cpml && hi ? L->npad[a] - hi - r : upd.hi[a];
+        if (a == 2 && w->p.free_surface && core.lo[a] < r)
+            core.lo[a] = r;
+        rim.lo[a] = core.lo[a] + r;
+        rim.hi[a] = core.hi[a] - r;
+    }
+    bool whole = true;
+    for (int a = 0; a < 3; a++)
+        whole = whole && core.lo[a] == upd.lo[a] && core.hi[a] == upd.hi[a];
+    int rc = 0;
+    Box parts[6];
+    if (box_empty(upd)) {
+        rc = 0;
+    } else if (!use_tiled(s) || box_empty(core)) {
+        rc = tti_cu_pass1(s, all, cpml, st);
+        if (rc == 0)
+            rc = tti_cu_pass2(s, upd, cpml, st);
+    } else if (whole) {
+        rc = tti_cu_tiled(s, upd, st);
+    } else {
+        const int n1 = box_minus(all, rim, parts);
+        for (int i = 0; i < n1 && rc == 0; i++)
+            rc = tti_cu_pass1(s, parts[i], cpml, st);
+        const int n2 = box_minus(upd, core, parts);
+        for (int i = 0; i < n2 && rc == 0; i++)
+            rc = tti_cu_pass2(s, parts[i], cpml, st);
+        if (rc == 0)
+            rc = tti_cu_tiled(s, core, st);
+    }
+    if (rc == 0 && w->p.free_surface) {
+        const long long plane = (long long)L->stride_z;
+        k_tti_mirror<<<(unsigned)((plane + 255) / 256), 256, 0, st>>>(w->prev, s->qprev, plane, L->pad_off[2]);
+        CUDA_TRY_LAUNCH();
+    }
+    return rc;
+}
+
+/* ---- what moves in and out ----------------------------------------------------------------- */
+
+extern "C" int tti_cu_randomize_layers(struct tti_sim *s, const struct random_boundary *rb, uint64_t shot_id)
+{
+    /* no HALO faces: the grid is its own frame */
+    const struct wave_layout *L = &s->w.L;
+    struct rb_frame g;
+    for (int a = 0; a < 3; a++) {
+        g.npad[a] = L->npad[a];
+        g.n[a] = L->n[a];
+        g.shift[a] = 0;
+    }
+    for (int f = 0; f < 6; f++)
+        g.pml[f] = L->pml[f];
+    return wave_cu_randomize_layers(&s->w, rb, &g, shot_id);
+}
+
+extern "C" int tti_cu_copy_interior(struct tti_sim *s, float *field, float *host, bool out)
+{
+    const wave_sim *w = &s->w;
+    const struct wave_layout *L = &w->L;
+    /* whole rows of the allocated array through one pitched copy per z plane */
+    const size_t row = L->n[0] * sizeof(float), pitch = L->stride_y * sizeof(float);
+    int rc = dev_stream_sync(w->dev, w->stream);
+    for (int k = 0; k < L->n[2] && rc == 0; k++) {
+        float *g = field + (size_t)(k + L->off[2]) * L->stride_z + (size_t)L->off[1] * L->stride_y + L->off[0];
+        float *h = host + (size_t)k * L->n[1] * L->n[0];
+        rc = out ? dev_copy_2d(w->dev, h, row, g, pitch, row, L->n[1], DEV_D2H)
+                 : dev_copy_2d(w->dev, g, pitch, h, row, row, L->n[1], DEV_H2D);
+    }
+    /* the pitched copies ran on the default stream; a kernel on a non-blocking stream
+     * is not ordered after them */
+    return rc == 0 && !out ? dev_sync(w->dev) : rc;
+}
+
+extern "C" int tti_cu_strip(struct tti_sim *s, float *buf, bool on_device, bool save)
+{
+    wave_sim *w = &s->w;
+    int rc = wave_cu_strip(w, buf, on_device, save);
+    if (rc < 0)
+        return rc;
+    float *p = w->cur;
+    w->cur = s->q;
+    rc = wave_cu_strip(w, buf + wave_strip_count(w), on_device, save);
+    w->cur = p;
+    return rc;
+}
+
+/* The CPU's state layout (tti.c): p, p(n-1), q, q(n-1), then per field and axis psi,
+ * zeta, chi, then the step index. */
+extern "C" int tti_cu_state(struct tti_sim *s, char *buf, bool on_device, bool save)
+{
+    wave_sim *w = &s->w;
+    float *parts[4 + 18];
+    size_t counts[4 + 18];
+    int np = 0;
+    float *lv[4] = {w->cur, w->prev, s->q, s->qprev};
+    for (int i = 0; i < 4; i++) {
+        parts[np] = lv[i];
+        counts[np++] = w->L.count;
+    }
+    for (int f = 0; f < 2; f++)
+        for (int a = 0; a < 3; a++) {
+            float *m[3] = {s->psi[f][a], s->zeta[f][a], s->chi[f][a]};
+            for (int t = 0; t < 3; t++) {
+                parts[np] = m[t];
+                counts[np++] = w->slab_count[a];
+            }
+        }
+    const dev_copy_kind kind = on_device ? DEV_D2D : save ? DEV_D2H : DEV_H2D;
+    size_t at = 0;
+    int rc = 0;
+    for (int i = 0; i < np && rc == 0; i++) {
+        const size_t b = counts[i] * sizeof(float);
+        if (b)
+            rc = save ? dev_copy(w->dev, buf + at, parts[i], b, kind, w->stream)
+                      : dev_copy(w->dev, parts[i], buf + at, b, kind, w->stream);
+        at += b;
+    }
+    /* the step index lives on the host */
+    if (rc == 0 && on_device)
+        rc = save ? dev_copy(w->dev, buf + at, &w->step, sizeof w->step, DEV_H2D, w->stream)
+                  : dev_copy(w->dev, &w->step, buf + at, sizeof w->step, DEV_D2H, w->stream);
+    if (rc == 0)
+        rc = dev_stream_sync(w->dev, w->stream);
+    if (rc == 0 && !on_device) {
+        if (save)
+            memcpy(buf + at, &w->step, sizeof w->step);
+        else
+            memcpy(&w->step, buf + at, sizeof w->step);
+    }
+    return rc;
+}
+
+extern "C" void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len)
+{
+    const bool tiled = use_tiled(s);
+    snprintf(buf, len, "CUDA %s%s, sigma %g, CPML %s", tiled ? "tiled (fused, shared-memory s)" : "naive (2 passes)",
+             wave_is_2d(&s->w) ? ", 2D" : "", s->sigma, s->w.cpml_on ? "on" : "off");
+}

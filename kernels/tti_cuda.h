@@ -1,0 +1,120 @@
+/* tti_cuda — the CUDA twins of the TTI propagator (kernels/tti.c, docs: kernels/tti.h and
+ * /work/notes/tti-spec.md's version 2 arithmetic).  Not a public header.
+ *
+ *   tti_cuda.cu   host side: device memory, medium, step plan, copies, strips, states
+ *   tti_naive.cu  the straightforward global-memory twin: pass 1 (s = n . (grad f + psi)
+ *                 into global scratch, psi updated), pass 2 (L, H1 with chi, the update),
+ *                 one thread per point; also the layer kernels of the tiled plan
+ *   tti_tiled.cu  the shared-memory tiled twin over a box without CPML: s computed in
+ *                 shared memory over the tile and an r halo, never written to memory
+ *
+ * The medium on the device is the quantised one of kernels/tti_internal.h: vel (float),
+ * ed and tilt (uint32), 12 bytes per point.  The axis n = (st cp, st sp, ct) is read
+ * through two 65536-entry tables of (sin, cos) per theta code and per phi code, filled
+ * on the host with the CPU reference's sinf / cosf: the GPU's n is the CPU's bit for bit
+ * (sincosf differs from glibc by an ulp), and a neighbour's n costs a cached load
+ * instead of two sincosf (the naive kernel needs n at 6r neighbours of every point).
+ *
+ * The C part (below, extern "C") is what kernels/tti.c calls when s->gpu is set. */
+#ifndef SEISLIVE_TTI_CUDA_H
+#define SEISLIVE_TTI_CUDA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/tti_internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct random_boundary;
+
+#ifdef SEISLIVE_CUDA
+/* After wave_shell_init: every device array of S allocated and zero (fields at two
+ * levels, vel, ed, tilt, s[2], psi / zeta / chi, profiles, n tables); sets s->gpu. */
+int tti_cu_alloc(struct tti_sim *s);
+void tti_cu_free(struct tti_sim *s);
+/* The medium from host arrays in the allocated layout (tti.c builds them as on the CPU). */
+int tti_cu_set_medium(struct tti_sim *s, const float *vel, const uint32_t *ed, const uint32_t *tilt);
+/* The medium of LIKE (same parameters), device to device. */
+int tti_cu_copy_medium(struct tti_sim *s, const struct tti_sim *like);
+/* p(n+1), q(n+1) into w.prev, qprev (the caller swaps).  INTERIOR: only the box inside
+ * the layers (reverse steps; CPML off). */
+int tti_cu_step(struct tti_sim *s, bool cpml, bool interior);
+int tti_cu_reset(struct tti_sim *s);
+int tti_cu_randomize_layers(struct tti_sim *s, const struct random_boundary *rb, uint64_t shot_id);
+/* The interior of FIELD (a device array of S) to or from HOST. */
+int tti_cu_copy_interior(struct tti_sim *s, float *field, float *host, bool out);
+/* tti_strip_save / load and tti_state_save / load (same layouts as the CPU's). */
+int tti_cu_strip(struct tti_sim *s, float *buf, bool on_device, bool save);
+int tti_cu_state(struct tti_sim *s, char *buf, bool on_device, bool save);
+void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#ifdef __CUDACC__
+#include "kernels/wave_cuda.h"
+
+/* Private state behind tti_sim.gpu. */
+struct TtiGpu {
+    float2 *tab;  /* [0, 65536): (sin, cos) of theta per code; [65536, 131072): of phi */
+    bool naive;   /* wave_params.kernel == WAVE_KERNEL_NAIVE */
+};
+
+/* Everything a TTI kernel reads: fields, medium, scratch, CPML memory, weights. */
+struct TArgs {
+    const float *__restrict__ f[2];  /* p(n), q(n) */
+    float *__restrict__ o[2];        /* p(n-1), q(n-1) in; p(n+1), q(n+1) out */
+    float *__restrict__ s[2];        /* pass-1 scratch (allocated layout, halo 0) */
+    const float *__restrict__ vel;
+    const uint32_t *__restrict__ ed, *__restrict__ tilt;
+    const float2 *__restrict__ tab;
+    long long sy, sz;
+    int h, hy;                       /* allocated index of padded 0 along x, z / along y */
+    int npad[3], pml[6];
+    bool fs;                         /* free surface on the top padded plane */
+    float inv_sigma;
+    float c2[3][MAXR + 1], c1[3][MAXR + 1];
+    /* CPML (naive / layer kernels only) */
+    float *psi[2][3], *zeta[2][3], *chi[2][3];
+    const float *pa[3], *pb[3];
+};
+
+TArgs tti_args(const tti_sim *s);
+
+/* The axis at packed tilt code T (tti_internal.h: theta code low 16 bits, phi high). */
+__device__ __forceinline__ float3 tti_axis(const float2 *__restrict__ tab, uint32_t t)
+{
+    const float2 th = __ldg(tab + (t & 0xffffu)), ph = __ldg(tab + 65536 + (t >> 16));
+    return make_float3(th.x * ph.y, th.x * ph.x, th.y);
+}
+
+/* The update of tti-spec.md at element C from p(n), q(n) there and L, H1 of both fields. */
+__device__ __forceinline__ void tti_update(const TArgs &a, long long c, float p, float q, float lp, float lq,
+                                           float hp, float hq)
+{
+    const uint32_t ed = __ldg(a.ed + c);
+    const float vz = __ldg(a.vel + c), e = tti_ed_value(ed), d = tti_ed_value(ed >> 16);
+    const float sv = vz * ((e - d) * a.inv_sigma);
+    const float ap = vz * (1.0f + 2.0f * e), aq = vz * (1.0f + 2.0f * d) - sv, cc = vz - sv;
+    a.o[0][c] = 2.0f * p - a.o[0][c] + ap * lp + ((sv - ap) * hp + cc * hq);
+    a.o[1][c] = 2.0f * q - a.o[1][c] + aq * lp + (cc * hq - aq * hp) + sv * lq;
+}
+
+/* Launchers (each switches on the half-width and 2D / 3D).  Boxes in padded coordinates. */
+/* tti_naive.cu: pass 1 over box B (psi updated where CPML), pass 2 over box B. */
+int tti_cu_pass1(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st);
+int tti_cu_pass2(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st);
+/* tti_tiled.cu: the fused update over box B, CPML off inside B's reach (B's s halo must
+ * not need psi: the caller keeps B r cells away from any CPML layer). */
+int tti_cu_tiled(const tti_sim *s, const Box &b, cudaStream_t st);
+/* Whether the tiled kernel runs grids like S (else the plan falls back to the naive). */
+bool tti_cu_tiled_supports(const tti_sim *s);
+#endif
+
+#endif
