@@ -2,16 +2,19 @@
  * interface (kernels/propagator.h): each operation forwards to the tti_* function that
  * does it; the table is prop_tti_ops.  The recorded field is p; sources go into p and q
  * (kernels/tti.h).  Strips and states hold both fields and all CPML memory, so RTM's
- * strategies run unchanged.  Not supported yet: HALO faces (subdomains), CUDA devices
- * (-ENOTSUP from check / create). */
+ * strategies run unchanged.  On a CUDA device the simulation's fields live in device
+ * memory (kernels/tti_cuda.h) and its work is queued on the stream set here.  Not
+ * supported yet: HALO faces (subdomains; -ENOTSUP from check / create). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/device.h"
 #include "kernels/prop_wave.h"
 #include "kernels/propagator.h"
 #include "kernels/tti.h"
+#include "kernels/tti_internal.h"
 #include "stream/error.h"
 
 struct prop_tti {
@@ -139,16 +142,9 @@ static void t_destroy(struct prop *s)
     free(s);
 }
 
-static void t_set_stream(struct prop *s, void *stream)
-{
-    (void)s;
-    (void)stream; /* CPU only: nothing is queued */
-}
-static int t_sync(struct prop *s)
-{
-    (void)s;
-    return 0;
-}
+/* The shell's stream is the one every TTI kernel, copy and point operation uses. */
+static void t_set_stream(struct prop *s, void *stream) { T(s)->w.stream = stream; }
+static int t_sync(struct prop *s) { return dev_stream_sync(s->dev, T(s)->w.stream); }
 static int t_reset(struct prop *s) { return tti_reset(T(s)); }
 static int t_step(struct prop *s) { return tti_step(T(s)); }
 static int t_step_reverse(struct prop *s) { return tti_step_reverse(T(s)); }

@@ -131,13 +131,10 @@ static int take_wavelet(struct rtm_engine *e, const struct rtm_params *p)
 
 /* TTI: the parameter volumes copied, the model checked (tti_model_check), the stable
  * dt (tti_dt_max_model) into *LIM with RULE naming it, and the random layers' velocity
- * scale.  A CUDA device is refused: the TTI propagator has no CUDA kernels yet. */
-static int take_tti(struct rtm_engine *e, const struct sl_device *dev, const struct rtm_volume *model, size_t cells,
-                    double *lim, char *rule, size_t len)
+ * scale. */
+static int take_tti(struct rtm_engine *e, const struct rtm_volume *model, size_t cells, double *lim, char *rule,
+                    size_t len)
 {
-    if (dev_is_gpu(dev))
-        return err_set(-ENOTSUP, "rtm: the TTI propagator runs on the CPU only (no CUDA kernels yet): use "
-                       "device \"cpu\" or acoustic physics");
     const float *src[4] = {model->epsilon, model->delta, model->theta, model->phi};
     const double c[4] = {model->epsilon0, model->delta0, model->theta0, model->phi0};
     for (int k = 0; k < 4; k++) {
@@ -199,7 +196,7 @@ int rtm_engine_create(const struct rtm_params *p, const struct sl_device *dev, c
     double tti_lim = 0;
     char rule[200] = "";
     if (rc == 0 && p->physics == PROP_TTI)
-        rc = take_tti(e, dev, model, cells, &tti_lim, rule, sizeof rule);
+        rc = take_tti(e, model, cells, &tti_lim, rule, sizeof rule);
     if (rc == 0) {
         /* The project-wide stability rule (kernels/stability.h): refuses an unstable dt
          * with the place the caller names and the largest stable dt. */

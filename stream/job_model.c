@@ -263,13 +263,6 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
     float *gwav = NULL, *gtr = NULL; /* device copies (GPU only) */
     struct prop_model pm;
     stability_prop_model(&pl.model, &pm);
-    if (pl.pp.physics == PROP_TTI && dev_is_gpu(dev)) {
-        char where[512];
-        rc = err_set(-ENOTSUP, "%s: [propagator] physics = \"tti\": the TTI propagator runs on the CPU only (no "
-                     "CUDA kernels yet): set [runtime] device = \"cpu\"",
-                     config_where(cfg, "propagator.physics", where, sizeof where));
-        goto done;
-    }
     if ((rc = prop_create(dev, &pl.pp, &pm, &s)) < 0)
         goto done;
     if ((rc = prop_points_create(s, pl.rec, pl.nrec, PROP_INTERP_SINC, &rp)) < 0) {
