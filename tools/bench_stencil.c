@@ -7,6 +7,7 @@
  *                          [--kernels naive,tiled] [--variants P/T/D/C,...] [--no-cpml-rows] [--json]
  *                          [--tile T] [--pipe P] [--prefetch N] [--cpml C] [--cpml-overlap on|off]
  *                          [--naive-block WxH] [--layer-zchunk N] [--2d]
+ *                          [--physics acoustic|tti|both] [--tti-orders 8]
  *
  * The kernel choices are the fields of struct wave_tuning (kernels/wave_tuning.h,
  * docs/TUNING.md), one flag each; unset ones keep the production default.  --variants
@@ -20,7 +21,10 @@
  * runs 2D grids instead (SIZE x 1 x SIZE, NONE y faces: the kernels without y terms, CPML
  * on the 4 x and z faces; default sizes 1024,4096), rows "SIZE^2".  Each row
  * also gives the byte floor of its step (with CPML: psi and zeta read and written once
- * per layer element on top of the 16 B per point) and the percentage of it reached. */
+ * per layer element on top of the 16 B per point) and the percentage of it reached.
+ * --physics tti (or both, the default) adds the TTI rows (tools/bench_stencil_tti.c:
+ * kernels "tti naive" and "tti tiled" at --tti-orders, default 8, each with its own byte
+ * floor; their "% of roofline" is against 36 B per point, the TTI storage's). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +36,7 @@
 #include "kernels/wave_tuning.h"
 #include "stream/error.h"
 #include "tools/bench.h"
+#include "tools/bench_stencil_tti.h"
 #include "tools/options.h"
 #include "tools/wave_research.h"
 
@@ -134,6 +139,8 @@ int bench_stencil(int argc, char **argv)
     int steps = 50, pml = 20;
     bool json = false, nocpml_rows = true, two_d = false, sizes_given = false;
     bool use[3] = {false, true, true};
+    bool acoustic = true, tti = true;
+    int tti_orders[8] = {8}, ntti_orders = 1;
     const char *variants[64];
     int nvariants = 0;
     struct wave_tuning base = {0};
@@ -181,6 +188,21 @@ int bench_stencil(int argc, char **argv)
             nocpml_rows = false;
         else if (!strcmp(argv[i], "--2d"))
             two_d = true;
+        else if (!strcmp(argv[i], "--physics") && i + 1 < argc) {
+            const char *ph = argv[++i];
+            acoustic = !strcmp(ph, "acoustic") || !strcmp(ph, "both");
+            tti = !strcmp(ph, "tti") || !strcmp(ph, "both");
+            if (!acoustic && !tti) {
+                fprintf(stderr, "seislive-bench: --physics takes acoustic, tti or both\n");
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--tti-orders") && i + 1 < argc) {
+            ntti_orders = options_ints(argv[++i], tti_orders, 1, 8);
+            if (ntti_orders < 0) {
+                fprintf(stderr, "seislive-bench: --tti-orders takes 1 to %d whole numbers separated by commas\n", 8);
+                return 2;
+            }
+        }
         else {
             fprintf(stderr, "stencil: unknown option %s\n", argv[i]);
             return 2;
@@ -219,7 +241,7 @@ int bench_stencil(int argc, char **argv)
         return 1;
     int nr = 0;
     const char *names[3] = {"auto", "naive", "tiled"};
-    for (int si = 0; si < nsizes; si++)
+    for (int si = 0; si < nsizes && acoustic; si++)
         for (int oi = 0; oi < norders; oi++)
             for (int k = WAVE_KERNEL_NAIVE; k <= WAVE_KERNEL_TILED; k++) {
                 if (!use[k])
@@ -264,6 +286,30 @@ int bench_stencil(int argc, char **argv)
                     wave_destroy(s);
                 }
             }
+    struct tti_row *trows = calloc(MAXROWS, sizeof *trows);
+    int ntr = !trows ? -1
+              : tti ? bench_stencil_tti(&dev, sizes, nsizes, tti_orders, ntti_orders, steps, pml, two_d, use, bw, trows,
+                                        MAXROWS)
+                    : 0;
+    if (ntr < 0) {
+        fprintf(stderr, "stencil: %s\n", trows ? err_msg() : "out of memory");
+        return 1;
+    }
+    /* the TTI rows in the acoustic rows' format, against their own storage's floor */
+    for (int i = 0; i < ntr && nr < MAXROWS; i++, nr++) {
+        const struct tti_row *t = &trows[i];
+        struct row *r = &rows[nr];
+        r->kernel = t->kernel;
+        r->order = t->order;
+        r->size = t->size;
+        r->cpml = t->cpml;
+        r->gpts = t->gpts;
+        r->ms = t->ms;
+        r->pct = 100.0 * t->gpts * 36.0 / bw;
+        r->floor_gpts = t->floor_gpts;
+        snprintf(r->variant, sizeof r->variant, "%s", t->variant);
+    }
+    free(trows);
     if (json) {
         printf("{\"bench\":\"stencil\",\"device\":\"%s\",\"copy_gbs\":%.1f,\"roofline_gpts\":%.2f,\"pml\":%d,"
                "\"steps\":%d,\"rows\":[", dev.name, bw, roof, pml, steps);
@@ -282,7 +328,12 @@ int bench_stencil(int argc, char **argv)
            "kernels' own description (tuning flags: kernels/wave_tuning.h)\n\n", dims, pml,
            two_d ? "; 2D: x-z, no y faces" : "", steps);
     printf("byte floor: the copy bandwidth over 16 B/point, plus with CPML 16 B per psi/zeta element "
-           "(16 + %d x %d / SIZE B/point): the most any kernel arrangement can reach\n\n", 32 * dims, pml);
+           "(16 + %d x %d / SIZE B/point): the most any kernel arrangement can reach\n", 32 * dims, pml);
+    if (tti)
+        printf("TTI rows: 36 B/point (p, q at two levels, v_pz^2 dt^2, packed eps/delta and tilt, p and q "
+               "written; %% of roofline against 36 B), plus with CPML 48 B per layer element (psi, zeta, chi of "
+               "both fields: 36 + %d x %d / SIZE B/point)\n", 96 * dims, pml);
+    printf("\n");
     printf("| kernel | variant | order | size | CPML | ms/step | Gpts/s | %% of roofline | byte floor (Gpts/s) | "
            "%% of floor |\n");
     printf("| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");

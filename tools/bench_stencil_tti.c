@@ -1,0 +1,117 @@
+/* bench_stencil_tti — the TTI rows of `seislive-bench stencil` (tools/bench_stencil.c):
+ * the step of kernels/tti.h with the naive and the tiled CUDA twin, in a homogeneous
+ * tilted medium (v_pz 2000 m/s, eps 0.2, delta 0.1, theta 30 deg, phi 20 deg), with and
+ * without CPML.
+ *
+ * Byte floor: what a step must move with the chosen storage (kernels/tti_internal.h):
+ * p, q at two levels read (16 B), vel, ed, tilt read (12 B), p, q written (8 B): 36 B per
+ * point; with CPML also psi, zeta and chi of both fields read and written once per
+ * layer element (48 B), i.e. 36 + 96 x dims x PML / SIZE B per point. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "kernels/device.h"
+#include "kernels/tti.h"
+#include "stream/error.h"
+#include "tools/bench_stencil_tti.h"
+
+#define TTI_B_PER_POINT 36.0
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static int create(const struct sl_device *dev, int kernel, int order, int size, int pml, bool two_d,
+                  struct tti_sim **out)
+{
+    struct wave_params p = {.d = {10, 10, 10}, .order = order, .pml_reflection = 1e-4, .f_ref = 10,
+                            .kernel = kernel};
+    for (int a = 0; a < 3; a++)
+        p.n[a] = size - 2 * pml;
+    for (int f = 0; f < 6; f++)
+        p.pml[f] = pml;
+    if (two_d) {
+        p.n[1] = 1;
+        p.pml[2] = p.pml[3] = 0;
+        p.face[2] = p.face[3] = WAVE_FACE_NONE;
+    }
+    const double eps = 0.2, delta = 0.1, theta = M_PI / 6, phi = M_PI / 9, v = 2000;
+    p.dt = 0.9 * tti_dt_max(order, p.d, two_d, v, eps, delta, theta, phi, TTI_SIGMA_DEFAULT);
+    const size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *vp = malloc(nn * sizeof *vp);
+    if (!vp)
+        return err_set(-ENOMEM, "out of memory");
+    for (size_t i = 0; i < nn; i++)
+        vp[i] = (float)v;
+    const struct tti_model m = {.vpz = vp, .eps0 = eps, .delta0 = delta, .theta0 = theta, .phi0 = phi};
+    int rc = tti_create(dev, &p, TTI_SIGMA_DEFAULT, &m, out);
+    free(vp);
+    return rc;
+}
+
+static int measure(const struct sl_device *dev, struct tti_sim *s, double points, bool cpml, int steps,
+                   struct tti_row *r)
+{
+    int rc = 0;
+    tti_set_cpml(s, cpml);
+    tti_describe(s, r->variant, sizeof r->variant);
+    for (int i = 0; i < 3 && rc == 0; i++)
+        rc = tti_step(s);
+    if (rc == 0)
+        rc = dev_sync(dev);
+    const double t0 = now_s();
+    for (int i = 0; i < steps && rc == 0; i++)
+        rc = tti_step(s);
+    if (rc == 0)
+        rc = dev_sync(dev);
+    const double t = now_s() - t0;
+    if (rc < 0)
+        return rc;
+    r->gpts = points * steps / t / 1e9;
+    r->ms = t / steps * 1e3;
+    return 0;
+}
+
+int bench_stencil_tti(const struct sl_device *dev, const int *sizes, int nsizes, const int *orders, int norders,
+                      int steps, int pml, bool two_d, const bool use[3], double bw, struct tti_row *rows, int max)
+{
+    const char *names[3] = {"tti auto", "tti naive", "tti tiled"};
+    const int dims = two_d ? 2 : 3;
+    int nr = 0;
+    for (int si = 0; si < nsizes; si++)
+        for (int oi = 0; oi < norders; oi++)
+            for (int k = WAVE_KERNEL_NAIVE; k <= WAVE_KERNEL_TILED; k++) {
+                if (!use[k])
+                    continue;
+                struct tti_sim *s;
+                int rc = create(dev, k, orders[oi], sizes[si], pml, two_d, &s);
+                if (rc < 0)
+                    return err_prefix(rc, "%s order %d %d^%d", names[k], orders[oi], sizes[si], dims);
+                for (int c = 1; c >= 0 && nr < max; c--) {
+                    struct tti_row *r = &rows[nr];
+                    r->kernel = names[k];
+                    r->order = orders[oi];
+                    r->size = sizes[si];
+                    r->cpml = c;
+                    const double points = (double)r->size * r->size * (two_d ? 1 : r->size);
+                    rc = measure(dev, s, points, c, steps, r);
+                    if (rc < 0) {
+                        tti_destroy(s);
+                        return err_prefix(rc, "%s order %d %d^%d", r->kernel, r->order, r->size, dims);
+                    }
+                    r->floor_bpp = TTI_B_PER_POINT + (c ? 96.0 * dims * pml / r->size : 0.0);
+                    r->floor_gpts = bw / r->floor_bpp;
+                    nr++;
+                    fprintf(stderr, "stencil: %s [%s] order %d %d^%d CPML %s: %.1f Gpts/s\n", r->kernel, r->variant,
+                            r->order, r->size, dims, c ? "on" : "off", r->gpts);
+                }
+                tti_destroy(s);
+            }
+    return nr;
+}
