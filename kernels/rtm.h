@@ -188,8 +188,8 @@ struct rtm_engine;
 
 /* An engine for P on DEV, migrating against MODEL (copied, as is P's wavelet: the caller
  * may free both after the call).  Refuses a model velocity that is not > 0 and an
- * unstable dt; with TTI physics, a model tti_model_check refuses and a CUDA device
- * (-ENOTSUP: no TTI kernels yet).  Returns 0 or a negative code with err_msg(). */
+ * unstable dt; with TTI physics, a model tti_model_check refuses.  Returns 0 or a
+ * negative code with err_msg(). */
 int rtm_engine_create(const struct rtm_params *p, const struct sl_device *dev, const struct rtm_volume *model,
                       struct rtm_engine **out);
 void rtm_engine_destroy(struct rtm_engine *e);

@@ -11,7 +11,12 @@
  *   seislive-bench rtm [--json] [--n NX NY NZ] [--pml W] [--steps N] [--rx R]
  *                      [--order K] [--d M] [--device SPEC] [--kernel auto|naive|tiled]
  *                      [--strategies a,b,...] [--image-every K] [--repeat N]
- *                      [--one-stream] [--imaging-scalar] [--verbose]
+ *                      [--one-stream] [--imaging-scalar] [--verbose] [--physics acoustic|tti]
+ *
+ * --physics tti migrates the same shot through the TTI propagator (kernels/tti.h): v(z)
+ * is v_pz, with eps 0.2, delta 0.1, a 30 degree tilt at azimuth 20 degrees everywhere
+ * (constants: the kernels read the same packed medium either way) and dt 0.9 of the
+ * TTI limit (tti_dt_max) instead of the acoustic one.
  *
  * --one-stream and --imaging-scalar set the engine's tuning (struct rtm_tuning,
  * docs/TUNING.md): boundary and random step both wavefields on one CUDA stream; the
@@ -36,6 +41,7 @@
 #include "kernels/propagator.h"
 #include "kernels/rtm.h"
 #include "kernels/stability.h"
+#include "kernels/tti.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "stream/log.h"
@@ -71,11 +77,11 @@ static double now_s(void)
 }
 
 /* Step rate of the plain propagator on P (points of the padded grid per second). */
-static int step_rate(const struct sl_device *dev, const struct prop_params *p, const float *v, double *pts_s)
+static int step_rate(const struct sl_device *dev, const struct prop_params *p, const struct prop_model *m,
+                     double *pts_s)
 {
     struct prop *s;
-    const struct prop_model m = {.vp = v};
-    int rc = prop_create(dev, p, &m, &s);
+    int rc = prop_create(dev, p, m, &s);
     if (rc < 0)
         return rc;
     const struct prop_layout *L = prop_layout(s);
@@ -112,6 +118,7 @@ int bench_rtm(int argc, char **argv)
 {
     int ntot[3] = {400, 400, 200}, pml = 20, steps = 3000, rx = 200, order = 8, json = 0, kernel = 0;
     int every = 1, repeat = 1, verbose = 0;
+    bool tti = false;
     struct rtm_tuning tuning = {0};
     double d = 12.5;
     const char *device = "auto", *list = "boundary,random,checkpoint,checkpoint-uniform,full";
@@ -125,6 +132,9 @@ int bench_rtm(int argc, char **argv)
             pml = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
             steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--physics") && i + 1 < argc && (!strcmp(argv[i + 1], "tti") ||
+                                                                    !strcmp(argv[i + 1], "acoustic")))
+            tti = !strcmp(argv[++i], "tti");
         else if (!strcmp(argv[i], "--verbose"))
             verbose = 1;
         else if (!strcmp(argv[i], "--one-stream"))
@@ -185,7 +195,11 @@ int bench_rtm(int argc, char **argv)
     prm.f_ref = 10.0;
     prm.prop_tuning.kernel = kernel;
     const double dd[3] = {d, d, d};
-    prm.dt = 0.9 * stability_dt_max(order, dd, 3500.0);
+    /* TTI: the reference medium below, dt from its (smaller) limit */
+    const double te = 0.2, tdl = 0.1, tth = M_PI / 6, tph = M_PI / 9;
+    prm.physics = tti ? PROP_TTI : PROP_ACOUSTIC;
+    prm.dt = 0.9 * (tti ? tti_dt_max(order, dd, false, 3500.0, te, tdl, tth, tph, prm.tti_sigma)
+                        : stability_dt_max(order, dd, 3500.0));
     prm.t_max = steps * prm.dt; /* the shot's record length (the engine's bound) */
     for (int f = 0; f < 6; f++)
         prm.pml[f] = pml;
@@ -197,6 +211,12 @@ int bench_rtm(int argc, char **argv)
     prm.checkpoint_schedule = RTM_CKPT_BINOMIAL;
     prm.tuning = tuning;
     struct rtm_volume vol = {.n = {n[0], n[1], n[2]}, .d = {d, d, d}, .o = {0, 0, 0}, .v = v};
+    if (tti) {
+        vol.epsilon0 = te;
+        vol.delta0 = tdl;
+        vol.theta0 = tth;
+        vol.phi0 = tph;
+    }
     struct rtm_engine *e = NULL;
     int rc = rtm_engine_create(&prm, &dev, &vol, &e);
     if (rc < 0) {
@@ -251,8 +271,12 @@ int bench_rtm(int argc, char **argv)
     pp.pml_reflection = prm.pml_reflection;
     pp.f_ref = 10.0;
     pp.tuning.kernel = kernel;
+    pp.physics = prm.physics;
+    pp.tti_sigma = prm.tti_sigma;
+    const struct prop_model pm = {.vp = v, .epsilon0 = vol.epsilon0, .delta0 = vol.delta0, .theta0 = vol.theta0,
+                                  .phi0 = vol.phi0};
     double rate = 0;
-    if ((rc = step_rate(&dev, &pp, v, &rate)) < 0) {
+    if ((rc = step_rate(&dev, &pp, &pm, &rate)) < 0) {
         fprintf(stderr, "bench rtm: %s\n", err_msg());
         goto out;
     }
@@ -331,9 +355,9 @@ int bench_rtm(int argc, char **argv)
             snprintf(r->note, sizeof r->note, "image is %s", isfinite(e2) ? "zero" : "not finite");
     }
     if (json) {
-        printf("{\"bench\":\"rtm\",\"device\":\"%s\",\"grid\":[%d,%d,%d],\"pml\":%d,\"order\":%d,\"steps\":%d,"
+        printf("{\"bench\":\"rtm\",\"physics\":\"%s\",\"device\":\"%s\",\"grid\":[%d,%d,%d],\"pml\":%d,\"order\":%d,\"steps\":%d,"
                "\"receivers\":%d,\"step_gpts\":%.3f,\"one_stream\":%s,\"imaging_scalar\":%s,\"rows\":[",
-               dev.name, ntot[0], ntot[1], ntot[2], pml, order, steps, rx * rx, rate * 1e-9,
+               tti ? "tti" : "acoustic", dev.name, ntot[0], ntot[1], ntot[2], pml, order, steps, rx * rx, rate * 1e-9,
                tuning.one_stream ? "true" : "false", tuning.imaging_scalar ? "true" : "false");
         int first = 1;
         for (int k = 0; k < nrows; k++) {
@@ -356,10 +380,11 @@ int bench_rtm(int argc, char **argv)
         }
         printf("]}\n");
     } else {
-        printf("rtm reference shot on %s: %d x %d x %d points at %g m including %d-cell absorbing layers, order %d, "
+        printf("rtm reference shot (%s) on %s: %d x %d x %d points at %g m including %d-cell absorbing layers, order %d, "
                "%d steps of %.3g ms, %d x %d receivers, imaging every %d step%s, kernel %s%s%s; propagator alone: "
                "%.2f Gpts/s; median of %d run%s\n\n",
-               dev.name, ntot[0], ntot[1], ntot[2], d, pml, order, steps, dt * 1e3, rx, rx, every,
+               tti ? "TTI: eps 0.2, delta 0.1, tilt 30 deg" : "acoustic", dev.name, ntot[0], ntot[1], ntot[2], d,
+               pml, order, steps, dt * 1e3, rx, rx, every,
                every == 1 ? "" : "s", kernel == 1 ? "naive" : kernel == 2 ? "tiled" : "auto",
                tuning.one_stream ? ", one stream" : "", tuning.imaging_scalar ? ", scalar imaging" : "",
                rate * 1e-9, repeat, repeat == 1 ? "" : "s");
