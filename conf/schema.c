@@ -123,7 +123,7 @@ static const struct conf_key propagator_keys[] = {
     {"snapshot_dir", KT_PATH, OFF(propagator, snapshot_dir), 0, KF_DIR | KF_NO_RANGE, 0, 0, NULL, "\"snapshots\"", "path",
      "folder for snapshots", 0},
     {"physics", KT_ENUM, OFF(propagator, physics), 0, 0, 0, 0, physics_kinds, "\"acoustic\"", "",
-     "wave physics: acoustic (isotropic) or tti (pseudo-acoustic tilted TI, Fletcher, Du & Fowler 2009: [model] velocity is v_pz, epsilon, delta, theta, phi; CPU only for now)", 0},
+     "wave physics: acoustic (isotropic) or tti (pseudo-acoustic tilted TI, Fletcher, Du & Fowler 2009: [model] velocity is v_pz, epsilon, delta, theta, phi)", 0},
     {"tti_sigma", KT_DOUBLE, OFF(propagator, tti_sigma), 0, KF_MIN_EXCL, 0, 1e3, NULL, "0.75", "",
      "TTI: v_sz^2 = v_pz^2 |epsilon - delta| / tti_sigma, the finite shear velocity that keeps the system stable (larger: weaker shear artefact)", 0},
     END};
