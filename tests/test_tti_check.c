@@ -334,7 +334,7 @@ Test(tti_check, memory_per_strategy_counts_both_fields)
     for (int k = 0; k < 4; k++) {
         fprintf(stderr, "check memory, %s: TTI %.1f MiB, acoustic %.1f MiB (at least %.1f MiB more expected)\n",
                 names[k], t.mib[k], a2.mib[k], extra);
-        /* 0.05: the report's rounding to 0.1 MiB */
+        /* 0.1: the report rounds each figure to 0.1 MiB */
         cr_assert_geq(t.mib[k] - a2.mib[k], extra - 0.1, "%s: TTI %g MiB, acoustic %g MiB", names[k], t.mib[k],
                       a2.mib[k]);
     }
