@@ -530,9 +530,9 @@ static int validate_tti(const struct sl_config *cfg)
      * about by the model reader. */
     if (!m->epsilon_file[0] && !m->delta_file[0] && m->epsilon < m->delta) {
         char where[PATH_MAX + 32];
-        log_warn("%s: [model] epsilon %g < delta %g: the TTI propagator takes |epsilon - delta| / tti_sigma for "
-                 "v_sz^2 (a negative value would make the shear branch grow), which changes the qP kinematics "
-                 "slightly", config_where(cfg, config_was_set(cfg, "model.epsilon") ? "model.epsilon" : "model.delta",
+        log_warn("%s: [model] epsilon %g < delta %g: the TTI propagator lowers delta to epsilon (no "
+                 "pseudo-acoustic TTI system is stable with epsilon < delta where the tilt varies; docs/tti.md), so "
+                 "the qP NMO velocity is v_pz sqrt(1 + 2 epsilon)", config_where(cfg, config_was_set(cfg, "model.epsilon") ? "model.epsilon" : "model.delta",
                                           where, sizeof where), m->epsilon, m->delta);
     }
     return 0;

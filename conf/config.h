@@ -92,7 +92,7 @@ struct propagator_conf {
     int snapshot_every;     /* steps; 0 = none */
     char *snapshot_dir;
     int physics;            /* enum physics_kind */
-    double tti_sigma;       /* TTI: v_sz^2 = v_pz^2 |epsilon - delta| / tti_sigma */
+    double tti_sigma;       /* TTI: v_sz^2 = v_pz^2 (epsilon - delta_eff) / tti_sigma, delta_eff = min(delta, epsilon) */
 };
 
 struct acquisition_conf {

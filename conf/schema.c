@@ -76,7 +76,7 @@ static const struct conf_key model_keys[] = {
     {"epsilon", KT_DOUBLE, OFF(model, epsilon), 0, KF_MIN_EXCL, -0.5, 10, NULL, "0.0", "",
      "TTI (physics = tti): Thomsen's epsilon, v_px = v_pz sqrt(1 + 2 epsilon); velocity is v_pz", 0},
     {"delta", KT_DOUBLE, OFF(model, delta), 0, KF_MIN_EXCL, -0.5, 10, NULL, "0.0", "",
-     "TTI: Thomsen's delta, v_pn = v_pz sqrt(1 + 2 delta); epsilon < delta is warned about (the propagator takes |epsilon - delta|)", 0},
+     "TTI: Thomsen's delta, v_pn = v_pz sqrt(1 + 2 delta); where epsilon < delta the propagator lowers delta to epsilon (the only stable choice where the tilt varies; warned about, docs/tti.md)", 0},
     {"theta", KT_DOUBLE, OFF(model, theta), 0, 0, -90, 90, NULL, "0.0", "degrees",
      "TTI: tilt of the symmetry axis from the vertical, -90 to 90 (0: VTI)", 0},
     {"phi", KT_DOUBLE, OFF(model, phi), 0, KF_NO_RANGE, 0, 0, NULL, "0.0", "degrees",
@@ -125,7 +125,7 @@ static const struct conf_key propagator_keys[] = {
     {"physics", KT_ENUM, OFF(propagator, physics), 0, 0, 0, 0, physics_kinds, "\"acoustic\"", "",
      "wave physics: acoustic (isotropic) or tti (pseudo-acoustic tilted TI, Fletcher, Du & Fowler 2009: [model] velocity is v_pz, epsilon, delta, theta, phi)", 0},
     {"tti_sigma", KT_DOUBLE, OFF(propagator, tti_sigma), 0, KF_MIN_EXCL, 0, 1e3, NULL, "0.75", "",
-     "TTI: v_sz^2 = v_pz^2 |epsilon - delta| / tti_sigma, the finite shear velocity that keeps the system stable (larger: weaker shear artefact)", 0},
+     "TTI: v_sz^2 = v_pz^2 (epsilon - min(delta, epsilon)) / tti_sigma, the finite shear velocity of Fletcher et al. (larger: weaker shear artefact)", 0},
     END};
 
 static const struct conf_key acquisition_keys[] = {

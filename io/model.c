@@ -270,7 +270,7 @@ static int load_tti(const struct sl_config *cfg, struct sl_model *m)
         }
         if (less)
             log_warn("[model] TTI: epsilon < delta at %zu of %zu points (first at x %zu, y %zu, z %zu): the "
-                     "propagator takes |epsilon - delta| / tti_sigma for v_sz^2", less, nn,
+                     "propagator lowers delta to epsilon there (docs/tti.md)", less, nn,
                      first % (size_t)m->n[0], first / (size_t)m->n[0] % (size_t)m->n[1],
                      first / ((size_t)m->n[0] * (size_t)m->n[1]));
     }

@@ -106,7 +106,7 @@ struct prop_params {
     double vmax_cpml;           /* m/s for the CPML damping; 0: the model's max (a subdomain
                                    passes the whole model's, so its layers match) */
     struct prop_tuning tuning;
-    double tti_sigma;           /* TTI: v_sz^2 = v_pz^2 |epsilon - delta| / tti_sigma (> 0;
+    double tti_sigma;           /* TTI: v_sz^2 = v_pz^2 (epsilon - delta_eff) / tti_sigma (> 0;
                                    prop_params_init: 0.75); ignored by other physics */
 };
 

@@ -17,6 +17,7 @@
 #include "kernels/rtm_internal.h"
 #include "kernels/stability.h"
 #include "kernels/tti.h"
+#include "kernels/tti_phase.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 
@@ -130,10 +131,11 @@ static int take_wavelet(struct rtm_engine *e, const struct rtm_params *p)
 }
 
 /* TTI: the parameter volumes copied, the model checked (tti_model_check), the stable
- * dt (tti_dt_max_model) into *LIM with RULE naming it, and the random layers' velocity
- * scale. */
-static int take_tti(struct rtm_engine *e, const struct rtm_volume *model, size_t cells, double *lim, char *rule,
-                    size_t len)
+ * dt (tti_dt_max_model) into *LIM with RULE naming it, the slowest qP phase velocity
+ * (tti_qp_vmin_model: the points-per-wavelength check) into *VSLOW, and the random
+ * layers' velocity scale. */
+static int take_tti(struct rtm_engine *e, const struct rtm_volume *model, size_t cells, double *lim, double *vslow,
+                    char *rule, size_t len)
 {
     const float *src[4] = {model->epsilon, model->delta, model->theta, model->phi};
     const double c[4] = {model->epsilon0, model->delta0, model->theta0, model->phi0};
@@ -151,6 +153,7 @@ static int take_tti(struct rtm_engine *e, const struct rtm_volume *model, size_t
     if (rc < 0)
         return err_prefix(rc, "rtm: TTI model");
     *lim = tti_dt_max_model(&tm, cells, e->p.order, e->d, e->n[1] == 1, e->p.tti_sigma);
+    *vslow = tti_qp_vmin_model(&tm, cells, e->p.tti_sigma);
     /* The random layers keep the model's anisotropy where the taper has not removed it
      * yet (kernels/tti.h): a random v_pz up to the acoustic vstable times this scale
      * stays under the qP speed the dt was chosen for. */
@@ -193,16 +196,17 @@ int rtm_engine_create(const struct rtm_params *p, const struct sl_device *dev, c
     if (rc == 0)
         rc = take_wavelet(e, p);
     e->tti_vscale = 1.0;
-    double tti_lim = 0;
+    double tti_lim = 0, vslow = e->vmin;
     char rule[200] = "";
     if (rc == 0 && p->physics == PROP_TTI)
-        rc = take_tti(e, model, cells, &tti_lim, rule, sizeof rule);
+        rc = take_tti(e, model, cells, &tti_lim, &vslow, rule, sizeof rule);
     if (rc == 0) {
         /* The project-wide stability rule (kernels/stability.h): refuses an unstable dt
          * with the place the caller names and the largest stable dt. */
         struct stability_params sp = {p->order, {e->d[0], e->d[1], e->d[2]}, p->dt, p->cfl, p->ppw_min, p->dt_name,
-                                     e->n[1] == 1, tti_lim, rule[0] ? rule : NULL};
-        rc = stability_pick_dt(&sp, e->vmin, e->vmax, e->fmax, &e->dt, NULL, NULL);
+                                     e->n[1] == 1, tti_lim, rule[0] ? rule : NULL,
+                                     rule[0] ? "slowest qP phase velocity" : NULL};
+        rc = stability_pick_dt(&sp, vslow, e->vmax, e->fmax, &e->dt, NULL, NULL);
     }
     if (rc < 0) {
         rtm_engine_destroy(e);

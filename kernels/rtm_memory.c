@@ -50,7 +50,9 @@ int rtm_memory_estimate(const struct rtm_mem_input *in, struct rtm_mem *m)
         return err_set(-EINVAL, "rtm memory: %d steps, image every %d", in->nt, in->image_every);
     const size_t f = sizeof(float);
     size_t cells = (size_t)L.n[0] * L.n[1] * L.n[2];
-    size_t h = (size_t)L.halo;
+    /* TTI's step reaches two halos (two nested first derivatives, kernels/tti.h): its
+     * strips are twice as wide */
+    size_t h = (size_t)L.halo * (in->pp.physics == PROP_TTI ? 2 : 1);
     size_t inner = 1;
     for (int a = 0; a < 3; a++)
         inner *= (size_t)L.n[a] > 2 * h ? (size_t)L.n[a] - 2 * h : 0;

@@ -54,9 +54,9 @@ int stability_pick_dt(const struct stability_params *sp, double vmin, double vma
     if (ppw)
         *ppw = q;
     if (q < sp->ppw_min * (1 - 1e-9))
-        log_warn("%.2f points per wavelength at %g Hz (vmin %g m/s) is below ppw_min %g: expect "
+        log_warn("%.2f points per wavelength at %g Hz (%s %g m/s) is below ppw_min %g: expect "
                  "numerical dispersion (refine the grid or lower the frequency)",
-                 q, fmax, vmin, sp->ppw_min);
+                 q, fmax, sp->vmin_what ? sp->vmin_what : "vmin", vmin, sp->ppw_min);
     return 0;
 }
 

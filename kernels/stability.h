@@ -49,6 +49,9 @@ struct stability_params {
      * where it comes from (e.g. "TTI, v_pz up to 3000 m/s, sigma 0.75, order 8"). */
     double dt_limit;
     const char *limit_rule;
+    /* What VMIN is in the points-per-wavelength warning (NULL: "vmin"; TTI: the slowest
+     * qP phase velocity, kernels/tti_phase.h). */
+    const char *vmin_what;
 };
 
 /* Resolve the time step of SP for a model with velocities VMIN..VMAX and a source

@@ -5,7 +5,11 @@
  * the layout, the resolved faces, the stencil weights, the CPML profiles, p (cur, prev)
  * and v_pz^2 dt^2 (vel): the point sets of kernels/points.c work on it unchanged (they
  * read the layout, the faces and vel), and injecting into q is the same call with the
- * shell's cur pointed at q.  Nothing else of wave.c runs on the shell. */
+ * shell's cur pointed at q.  Nothing else of wave.c runs on the shell.
+ *
+ * On a CUDA device (s->gpu) every array is device memory and each operation below goes
+ * to its twin in kernels/tti_cuda.cu (one line each); the medium is built here in host
+ * memory exactly as for the CPU, then uploaded. */
 #include "kernels/tti.h"
 
 #include <errno.h>
@@ -17,22 +21,13 @@
 #include "kernels/cpml.h"
 #include "kernels/fd_coeffs.h"
 #include "kernels/random_boundary.h"
+#include "kernels/tti_cuda.h"
+#include "kernels/tti_internal.h"
 #include "kernels/wave_internal.h"
 #include "stream/error.h"
 #define LOG_COMPONENT "tti"
 #include "stream/log.h"
 
-struct tti_sim {
-    struct wave_sim w;          /* the shell: w.cur / w.prev are p(n) / p(n-1), w.vel v_pz^2 dt^2 */
-    double sigma;
-    float *q, *qprev;           /* q(n), q(n-1) */
-    float *eps, *del;           /* eps, delta after the layer taper (allocated layout) */
-    float *nx, *ny, *nz;        /* the unit symmetry axis */
-    float *g[2][2];             /* scratch per field: d_x f (+ psi_x), d_y f (+ psi_y) */
-    float *psi[2][3], *zeta[2][3]; /* CPML memory per field and axis, over that axis's layers */
-    float *chi[2][3];           /* per field: chi_xy (y layers), chi_xz, chi_yz (z layers) */
-    size_t chi_count[3];
-};
 
 static const char *const face_names[6] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
 
@@ -48,29 +43,19 @@ int tti_params_check(const struct wave_params *p, double sigma)
             return err_set(-ENOTSUP, "tti: face %s is HALO: subdomains are not supported by the TTI propagator yet",
                            face_names[f]);
     if (!(sigma > 0) || !isfinite(sigma))
-        return err_set(-EINVAL, "tti: sigma %g: must be finite and > 0 (v_sz^2 = v_pz^2 |eps - delta| / sigma; "
+        return err_set(-EINVAL, "tti: sigma %g: must be finite and > 0 (v_sz^2 = v_pz^2 (eps - delta_eff) / sigma; "
                        "Fletcher et al. use 0.75)", sigma);
     return 0;
 }
 
 static bool is_2d(const struct wave_params *p) { return wave_face_kind(p, 2) == WAVE_FACE_NONE; }
 
-/* chi slabs: xy over the y layers, xz and yz over the z layers (2D: xz only). */
-static size_t chi_counts(const struct wave_layout *L, bool two_d, size_t out[3])
-{
-    size_t sc[3];
-    wave_slab_counts(L, sc);
-    out[0] = two_d ? 0 : sc[1];
-    out[1] = sc[2];
-    out[2] = two_d ? 0 : sc[2];
-    return out[0] + out[1] + out[2];
-}
-
-/* CPML memory floats of one field: psi, zeta over every axis's layers and chi. */
+/* CPML memory floats of one field: psi, zeta and chi over every axis's layers. */
 static size_t cpml_floats(const struct wave_layout *L, bool two_d)
 {
-    size_t sc[3], cc[3];
-    return 2 * wave_slab_counts(L, sc) + chi_counts(L, two_d, cc);
+    (void)two_d;
+    size_t sc[3];
+    return 3 * wave_slab_counts(L, sc);
 }
 
 size_t tti_memory_bytes(const struct wave_params *p)
@@ -79,8 +64,8 @@ size_t tti_memory_bytes(const struct wave_params *p)
     if (tti_params_check(p, 1.0) < 0 || wave_layout_of(p, &L) < 0)
         return 0;
     const bool two_d = is_2d(p);
-    const size_t scratch = two_d ? 2 : 4;
-    return sizeof(float) * ((4 + 6 + scratch) * L.count + 2 * cpml_floats(&L, two_d) +
+    /* p, q at two levels; vel, ed, tilt; the CPU's decoded eps, delta, n_x, n_y, n_z; s per field */
+    return sizeof(float) * ((4 + 3 + 5 + 2) * L.count + 2 * cpml_floats(&L, two_d) +
                             2 * (size_t)(L.npad[0] + L.npad[1] + L.npad[2]));
 }
 
@@ -98,8 +83,9 @@ size_t tti_state_bytes_of(const struct wave_params *p)
  * the larger root of the 2 x 2 system's matrix (tti.h) for k_perp^2 = X, k_axis^2 = 1 - X. */
 static double qp_v2(double x, double eps, double delta, double sigma)
 {
+    delta = fmin(delta, eps); /* delta_eff (tti.h) */
     const double a = x, b = 1.0 - x;
-    const double vx = 1.0 + 2.0 * eps, vn = 1.0 + 2.0 * delta, vs = fabs(eps - delta) / sigma;
+    const double vx = 1.0 + 2.0 * eps, vn = 1.0 + 2.0 * delta, vs = (eps - delta) / sigma;
     const double m11 = vx * a + vs * b, m22 = b + vs * a;
     const double m12m21 = (1.0 - vs) * b * (vn - vs) * a;
     const double tr = m11 + m22, det = m11 * m22 - m12m21;
@@ -151,56 +137,36 @@ double tti_dt_bound(int order, const double d[3], bool two_d, double vqp)
     return 2.0 / (vqp * sqrt(axis_k2(order, d, two_d, k2)));
 }
 
-/* The margin on the corner estimate (tti.h). */
+/* The margin on the bound (tti.h). */
 #define DT_MARGIN 1e-3
-
-/* lambda / v_pz^2 at the Nyquist corner of the spacings behind K2 (per-axis S / d^2). */
-static double corner_rate(const double k2[3], double eps, double delta, double theta, double phi, double sigma)
-{
-    const double n[3] = {sin(theta) * cos(phi), sin(theta) * sin(phi), cos(theta)};
-    double b = 0, t = 0;
-    for (int a = 0; a < 3; a++) {
-        b += n[a] * n[a] * k2[a];
-        t += k2[a];
-    }
-    const double sum = t > 0 ? t : 1;
-    return sum * qp_v2((t - b) / sum, eps, delta, sigma);
-}
 
 double tti_dt_max(int order, const double d[3], bool two_d, double vpz, double eps, double delta, double theta,
                   double phi, double sigma)
 {
-    double k2[3];
-    axis_k2(order, d, two_d, k2);
-    return (1.0 - DT_MARGIN) * 2.0 / (vpz * sqrt(corner_rate(k2, eps, delta, theta, phi, sigma)));
+    (void)theta; /* the tilt moves no eigenvalue past the bound (tti.h) */
+    (void)phi;
+    return (1.0 - DT_MARGIN) * tti_dt_bound(order, d, two_d, vpz * tti_qp_vmax(eps, delta, sigma));
 }
 
 static double val_at(const float *a, double c, size_t i) { return a ? (double)a[i] : c; }
 
 double tti_dt_max_model(const struct tti_model *m, size_t n, int order, const double d[3], bool two_d, double sigma)
 {
-    double k2[3];
-    axis_k2(order, d, two_d, k2);
-    double worst = 0;
-#pragma omp parallel for reduction(max : worst) schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        const double v = m->vpz[i];
-        const double l = v * v * corner_rate(k2, val_at(m->eps, m->eps0, i), val_at(m->delta, m->delta0, i),
-                                             val_at(m->theta, m->theta0, i), val_at(m->phi, m->phi0, i), sigma);
-        if (l > worst)
-            worst = l;
-    }
-    return (1.0 - DT_MARGIN) * 2.0 / sqrt(worst);
+    double vmax = 0;
+    if (tti_model_check(m, n, sigma, &vmax, NULL) < 0 || !(vmax > 0))
+        return 0;
+    return (1.0 - DT_MARGIN) * tti_dt_bound(order, d, two_d, vmax);
 }
 
 /* The stability of one point's (eps, delta) at SIGMA (tti.h): NULL when fine, else why. */
 static const char *medium_problem(double eps, double delta, double sigma)
 {
-    const double s = fabs(eps - delta) / sigma;
+    delta = fmin(delta, eps); /* delta_eff */
+    const double s = (eps - delta) / sigma;
     if (s > 1.0)
-        return "v_sz > v_pz (|eps - delta| > sigma): raise sigma";
+        return "v_sz > v_pz (eps - delta > sigma): raise sigma";
     if (s > 1.0 + 2.0 * delta)
-        return "v_sz > v_pn (|eps - delta| / sigma > 1 + 2 delta): raise sigma";
+        return "v_sz > v_pn ((eps - delta) / sigma > 1 + 2 delta): raise sigma";
     /* the qSV root stays real and >= 0: the ab coefficient of the determinant is at least
      * -2 sqrt of the product of the a^2 and b^2 ones (tti.h) */
     if (2.0 * (eps - delta) + s * (2.0 + 2.0 * delta) + 2.0 * s * sqrt(1.0 + 2.0 * eps) < 0)
@@ -220,15 +186,15 @@ int tti_model_check(const struct tti_model *m, size_t n, double sigma, double *v
         const char *name;
         const float *a;
         double c, lo, hi;
-    } par[4] = {{"epsilon", m->eps, m->eps0, -0.5, INFINITY},
-                {"delta", m->delta, m->delta0, -0.5, INFINITY},
+    } par[4] = {{"epsilon", m->eps, m->eps0, -0.5, TTI_ED_MAX},
+                {"delta", m->delta, m->delta0, -0.5, TTI_ED_MAX},
                 {"theta", m->theta, m->theta0, -half_pi, half_pi},
                 {"phi", m->phi, m->phi0, -two_pi, two_pi}};
     const char *unit[4] = {"", "", " rad (tilt from vertical, |theta| <= pi/2)", " rad (|phi| <= 2 pi)"};
     for (int k = 0; k < 4; k++)
         if (!par[k].a && !(isfinite(par[k].c) && par[k].c > par[k].lo && par[k].c <= par[k].hi))
             return err_set(-EINVAL, "tti: %s = %g%s: out of range (%s)", par[k].name, par[k].c, unit[k],
-                           k < 2 ? "must be finite and > -0.5" : "must be finite and in range");
+                           k < 2 ? "must be finite, > -0.5 and < 1.5" : "must be finite and in range");
     size_t less = 0;
     double best = 0;
     /* Two passes for the largest qP velocity: the cheap lower bound v_pz sqrt(max(1, 1 +
@@ -243,7 +209,7 @@ int tti_model_check(const struct tti_model *m, size_t n, double sigma, double *v
             val[k] = val_at(par[k].a, par[k].c, i);
             if (!isfinite(val[k]) || !(val[k] > par[k].lo && val[k] <= par[k].hi))
                 return err_set(-EINVAL, "tti: %s %g%s at interior point %zu: %s", par[k].name, val[k], unit[k], i,
-                               !isfinite(val[k]) ? "not a number" : k < 2 ? "must be > -0.5" : "out of range");
+                               !isfinite(val[k]) ? "not a number" : k < 2 ? "must be > -0.5 and < 1.5" : "out of range");
         }
         const char *why = medium_problem(val[0], val[1], sigma);
         if (why)
@@ -258,7 +224,7 @@ int tti_model_check(const struct tti_model *m, size_t n, double sigma, double *v
         double pe = NAN, pd = NAN, pv = 0; /* the last exact evaluation (blocky models repeat) */
         for (size_t i = 0; i < n; i++) {
             const double v = m->vpz[i], e = val_at(m->eps, m->eps0, i), d = val_at(m->delta, m->delta0, i);
-            const double ub = v * sqrt(fmax(1.0, 1.0 + 2.0 * e) + fabs(e - d) / sigma); /* trace bound */
+            const double ub = v * sqrt(fmax(1.0, 1.0 + 2.0 * e) + fmax(e - d, 0.0) / sigma); /* trace bound */
             if (ub <= vm)
                 continue;
             if (e != pe || d != pd) {
@@ -294,19 +260,23 @@ void tti_destroy(struct tti_sim *s)
 {
     if (!s)
         return;
+#ifdef SEISLIVE_CUDA
+    tti_cu_free(s); /* device arrays, left NULL for the frees below */
+#endif
     free(s->w.cur);
     free(s->w.prev);
     free(s->w.vel);
     free(s->q);
     free(s->qprev);
+    free(s->ed);
+    free(s->tilt);
     free(s->eps);
     free(s->del);
     free(s->nx);
     free(s->ny);
     free(s->nz);
     for (int f = 0; f < 2; f++) {
-        free(s->g[f][0]);
-        free(s->g[f][1]);
+        free(s->s[f]);
         for (int a = 0; a < 3; a++) {
             free(s->psi[f][a]);
             free(s->zeta[f][a]);
@@ -325,8 +295,10 @@ static int create_core(const struct sl_device *dev, const struct wave_params *p,
                        struct tti_sim **out)
 {
     *out = NULL;
+#ifndef SEISLIVE_CUDA
     if (dev->kind == SL_DEVICE_CUDA)
-        return err_set(-ENOTSUP, "tti: no CUDA kernels yet: run the TTI propagator on the CPU device");
+        return err_set(-ENODEV, "tti: CUDA device given, but this build has no CUDA");
+#endif
     struct tti_sim *s = calloc(1, sizeof *s);
     if (!s)
         return err_set(-ENOMEM, "tti: out of memory");
@@ -335,26 +307,33 @@ static int create_core(const struct sl_device *dev, const struct wave_params *p,
     int rc = wave_shell_init(w, dev, p, vmax, "tti");
     if (rc < 0)
         goto fail;
-    const bool two_d = wave_is_2d(w);
-    chi_counts(&w->L, two_d, s->chi_count);
+#ifdef SEISLIVE_CUDA
+    if (dev->kind == SL_DEVICE_CUDA) {
+        if ((rc = tti_cu_alloc(s)) < 0)
+            goto fail;
+        *out = s;
+        return 0;
+    }
+#endif
     for (int a = 0; a < 3; a++) {
         w->pa[a] = w->ha[a];
         w->pb[a] = w->hb[a];
     }
     const size_t n = w->L.count;
-    float **fields[] = {&w->cur, &w->prev, &w->vel, &s->q, &s->qprev, &s->eps, &s->del, &s->nx, &s->ny, &s->nz};
+    float **fields[] = {&w->cur, &w->prev, &w->vel, &s->q,    &s->qprev, &s->eps,
+                        &s->del, &s->nx,   &s->ny,   &s->nz, &s->s[0],  &s->s[1]};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if ((rc = alloc_f(fields[i], n)) < 0)
             goto fail;
-    for (int f = 0; f < 2; f++) {
-        if ((rc = alloc_f(&s->g[f][0], n)) < 0 || (!two_d && (rc = alloc_f(&s->g[f][1], n)) < 0))
-            goto fail;
+    /* uint32 and float are both 4 bytes: the same allocator */
+    if ((rc = alloc_f((float **)&s->ed, n)) < 0 || (rc = alloc_f((float **)&s->tilt, n)) < 0)
+        goto fail;
+    for (int f = 0; f < 2; f++)
         for (int a = 0; a < 3; a++)
             if ((rc = alloc_f(&s->psi[f][a], w->slab_count[a])) < 0 ||
                 (rc = alloc_f(&s->zeta[f][a], w->slab_count[a])) < 0 ||
-                (rc = alloc_f(&s->chi[f][a], s->chi_count[a])) < 0)
+                (rc = alloc_f(&s->chi[f][a], w->slab_count[a])) < 0)
                 goto fail;
-    }
     *out = s;
     return 0;
 fail:
@@ -373,8 +352,37 @@ static double layer_depth(int i, int lo, int n, int hi)
     return 0;
 }
 
-/* Fill the parameter arrays over the padded grid from the interior model (edges repeated
- * into the layers, eps and delta tapered to 0 across them). */
+/* Decode the quantised medium at element C into the CPU's float arrays. */
+static void decode_point(struct tti_sim *s, size_t c)
+{
+    const uint32_t ed = s->ed[c], tl = s->tilt[c];
+    s->eps[c] = tti_ed_value(ed);
+    s->del[c] = tti_ed_value(ed >> 16);
+    const float th = tti_theta_value(tl), ph = tti_phi_value(tl >> 16);
+    const float st = sinf(th), ct = cosf(th), sp = sinf(ph), cp = cosf(ph);
+    s->nx[c] = st * cp;
+    s->ny[c] = st * sp;
+    s->nz[c] = ct;
+}
+
+/* The free surface's image medium in the rows above it (tti.h): the axis mirrored in z. */
+static void mirror_medium(struct tti_sim *s)
+{
+    const struct wave_layout *L = &s->w.L;
+    const size_t sz = L->stride_z;
+    const int h = L->pad_off[2];
+    for (int m = 1; m <= h; m++)
+        for (size_t e = 0; e < sz; e++) {
+            const size_t up = (size_t)(h - m) * sz + e, dn = (size_t)(h + m) * sz + e;
+            s->nx[up] = s->nx[dn];
+            s->ny[up] = s->ny[dn];
+            s->nz[up] = -s->nz[dn];
+        }
+}
+
+/* Fill the medium over the padded grid from the interior model: edges repeated into the
+ * layers, eps and delta tapered to 0 across them, delta lowered to eps where it is larger
+ * (tti.h), everything quantised (tti_internal.h) and decoded for the CPU. */
 static void set_medium(struct tti_sim *s, const struct tti_model *m)
 {
     const struct wave_layout *L = &s->w.L;
@@ -394,16 +402,52 @@ static void set_medium(struct tti_sim *s, const struct tti_model *m)
                 const size_t si = src_row + ix, c = row + i;
                 const double xi = fmax(layer_depth(i, L->pml[0], L->n[0], L->pml[1]), fmax(xy, xz));
                 const double taper = 0.5 * (1.0 + cos(M_PI * fmin(xi, 1.0)));
-                const double v = m->vpz[si], th = val_at(m->theta, m->theta0, si), ph = val_at(m->phi, m->phi0, si);
+                const double v = m->vpz[si], e = taper * val_at(m->eps, m->eps0, si);
+                const double d = fmin(taper * val_at(m->delta, m->delta0, si), e);
                 s->w.vel[c] = (float)(v * v * dt2);
-                s->eps[c] = (float)(taper * val_at(m->eps, m->eps0, si));
-                s->del[c] = (float)(taper * val_at(m->delta, m->delta0, si));
-                s->nx[c] = (float)(sin(th) * cos(ph));
-                s->ny[c] = (float)(sin(th) * sin(ph));
-                s->nz[c] = (float)cos(th);
+                s->ed[c] = tti_ed_code(e) | tti_ed_code(d) << 16;
+                s->tilt[c] = tti_theta_code(val_at(m->theta, m->theta0, si)) |
+                             tti_phi_code(val_at(m->phi, m->phi0, si)) << 16;
+                if (s->eps) /* the CPU's decoded arrays (none on a GPU) */
+                    decode_point(s, c);
             }
         }
     }
+    if (s->w.p.free_surface && s->eps)
+        mirror_medium(s);
+}
+
+/* A GPU simulation's medium: set_medium into host arrays, then uploaded. */
+static int set_medium_gpu(struct tti_sim *s, const struct tti_model *m)
+{
+#ifdef SEISLIVE_CUDA
+    float *dv = s->w.vel, *hv = NULL, *he = NULL, *ht = NULL;
+    uint32_t *de = s->ed, *dtl = s->tilt;
+    const size_t n = s->w.L.count;
+    int rc = alloc_f(&hv, n);
+    if (rc == 0)
+        rc = alloc_f(&he, n);
+    if (rc == 0)
+        rc = alloc_f(&ht, n);
+    if (rc == 0) {
+        s->w.vel = hv;
+        s->ed = (uint32_t *)he;
+        s->tilt = (uint32_t *)ht;
+        set_medium(s, m);
+        s->w.vel = dv;
+        s->ed = de;
+        s->tilt = dtl;
+        rc = tti_cu_set_medium(s, hv, (const uint32_t *)he, (const uint32_t *)ht);
+    }
+    free(hv);
+    free(he);
+    free(ht);
+    return rc;
+#else
+    (void)s;
+    (void)m;
+    return err_set(-ENODEV, "tti: no CUDA in this build");
+#endif
 }
 
 int tti_create(const struct sl_device *dev, const struct wave_params *p, double sigma, const struct tti_model *m,
@@ -419,14 +463,21 @@ int tti_create(const struct sl_device *dev, const struct wave_params *p, double 
     if ((rc = tti_model_check(m, n, sigma, &vmax, &nless)) < 0)
         return rc;
     if (nless)
-        log_warn("%zu of %zu points have epsilon < delta: their v_sz^2 is v_pz^2 (delta - epsilon) / sigma "
-                 "(sigma %g), a real shear speed that keeps the system stable", nless, n, sigma);
+        log_warn("%zu of %zu points have epsilon < delta: delta is lowered to epsilon there (elliptic, v_sz = 0), "
+                 "as no pseudo-acoustic system is stable with epsilon < delta where the tilt varies (docs/tti.md)",
+                 nless, n);
     if (p->vmax_cpml > 0)
         vmax = p->vmax_cpml;
     struct tti_sim *s;
     if ((rc = create_core(dev, p, sigma, vmax, &s)) < 0)
         return rc;
-    set_medium(s, m);
+    if (s->gpu && (rc = set_medium_gpu(s, m)) < 0) {
+        tti_destroy(s);
+        return rc;
+    }
+    if (!s->gpu)
+        set_medium(s, m);
+    s->nless = nless;
     *out = s;
     return 0;
 }
@@ -437,14 +488,27 @@ int tti_create_like(const struct tti_sim *like, struct tti_sim **out)
     int rc = create_core(like->w.dev, &like->w.p, like->sigma, like->w.vmax, &s);
     if (rc < 0)
         return rc;
+    s->w.cpml_on = like->w.cpml_on;
+    s->nless = like->nless;
+#ifdef SEISLIVE_CUDA
+    if (s->gpu) {
+        if ((rc = tti_cu_copy_medium(s, like)) < 0) {
+            tti_destroy(s);
+            return rc;
+        }
+        *out = s;
+        return 0;
+    }
+#endif
     const size_t b = like->w.L.count * sizeof(float);
     memcpy(s->w.vel, like->w.vel, b);
+    memcpy(s->ed, like->ed, b);
+    memcpy(s->tilt, like->tilt, b);
     memcpy(s->eps, like->eps, b);
     memcpy(s->del, like->del, b);
     memcpy(s->nx, like->nx, b);
     memcpy(s->ny, like->ny, b);
     memcpy(s->nz, like->nz, b);
-    s->w.cpml_on = like->w.cpml_on;
     *out = s;
     return 0;
 }
@@ -461,6 +525,12 @@ float *tti_q(struct tti_sim *s) { return s->q; }
 
 int tti_reset(struct tti_sim *s)
 {
+#ifdef SEISLIVE_CUDA
+    if (s->gpu) {
+        s->w.step = 0;
+        return tti_cu_reset(s);
+    }
+#endif
     const size_t b = s->w.L.count * sizeof(float);
     memset(s->w.cur, 0, b);
     memset(s->w.prev, 0, b);
@@ -473,7 +543,7 @@ int tti_reset(struct tti_sim *s)
             if (s->zeta[f][a])
                 memset(s->zeta[f][a], 0, s->w.slab_count[a] * sizeof(float));
             if (s->chi[f][a])
-                memset(s->chi[f][a], 0, s->chi_count[a] * sizeof(float));
+                memset(s->chi[f][a], 0, s->w.slab_count[a] * sizeof(float));
         }
     s->w.step = 0;
     return 0;
@@ -481,6 +551,10 @@ int tti_reset(struct tti_sim *s)
 
 int tti_randomize_layers(struct tti_sim *s, const struct random_boundary *rb, uint64_t shot_id)
 {
+#ifdef SEISLIVE_CUDA
+    if (s->gpu)
+        return tti_cu_randomize_layers(s, rb, shot_id);
+#endif
     const struct wave_layout *L = &s->w.L;
     const size_t np = (size_t)L->npad[0] * L->npad[1] * L->npad[2];
     float *vp = malloc(np * sizeof(float));
@@ -553,57 +627,80 @@ static inline void row_d2(const float *f, size_t c0, size_t st, const float *w, 
     }
 }
 
-/* Pass 1 for field F (0 p, 1 q) of values FV: g_x = d_x f (+ psi_x in the x layers) over
- * every allocated row, g_y = d_y f (+ psi_y) over the padded y rows (3D), and psi_z in the
- * z layers.  The rows of the halo hold zeros or the free-surface mirror, and so do their
- * derivatives along x. */
-static void first_derivatives(struct tti_sim *s, int f, const float *fv, bool cpml)
+/* d_a of the products N * S over a row (N cells from element C0 along stride ST): the
+ * outer derivative of H1, same order of sums as row_d1. */
+static inline void row_d1_prod(const float *nv, const float *sv, size_t c0, size_t st, const float *w, int r, int n,
+                               float *out)
+{
+    for (int i = 0; i < n; i++)
+        out[i] = 0;
+    for (int l = 1; l <= r; l++) {
+        const size_t u = c0 + l * st, d = c0 - l * st;
+        const float wl = w[l];
+        for (int i = 0; i < n; i++)
+            out[i] += wl * (nv[u + i] * sv[u + i] - nv[d + i] * sv[d + i]);
+    }
+}
+
+/* Pass 1 for field F (0 p, 1 q) of values FV over the padded grid (tti.h): the stretched
+ * first derivatives g_a = d_a f + psi_a (psi_a advanced in axis a's layers) and
+ * s = n . g.  Outside the padded grid s stays 0, or the free surface's odd image. */
+static void pass1(struct tti_sim *s, int f, const float *fv, bool cpml)
 {
     struct wave_sim *w = &s->w;
     const struct wave_layout *L = &w->L;
-    const int r = w->r, hx = L->pad_off[0], hy = L->pad_off[1], hz = L->pad_off[2];
+    const int r = w->r, nx = L->npad[0];
     const bool two_d = wave_is_2d(w);
-    float *gx = s->g[f][0], *gy = s->g[f][1];
-#pragma omp parallel for schedule(static)
-    for (int k = 0; k < L->dim[2]; k++) {
-        const int pk = k - hz;
-        const bool kpad = pk >= 0 && pk < L->npad[2];
-        for (int j = 0; j < L->dim[1]; j++) {
-            const int pj = j - hy;
-            const bool jpad = pj >= 0 && pj < L->npad[1];
-            const size_t row = (size_t)k * L->stride_z + (size_t)j * L->stride_y + hx;
-            row_d1(fv, row, 1, w->c1[0], r, L->npad[0], gx + row);
-            if (cpml && kpad && jpad)
-                for (int i = 0; i < L->npad[0]; i++) {
+    float *sf = s->s[f];
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k < L->npad[2]; k++)
+        for (int j = 0; j < L->npad[1]; j++) {
+            float g[3][nx];
+            const size_t row = (size_t)(k + L->pad_off[2]) * L->stride_z + (size_t)(j + L->pad_off[1]) * L->stride_y +
+                               L->pad_off[0];
+            row_d1(fv, row, 1, w->c1[0], r, nx, g[0]);
+            if (!two_d)
+                row_d1(fv, row, L->stride_y, w->c1[1], r, nx, g[1]);
+            row_d1(fv, row, L->stride_z, w->c1[2], r, nx, g[2]);
+            if (cpml) {
+                for (int i = 0; i < nx; i++) {
                     const int js = slab_of(L, 0, i);
                     if (js < 0) {
-                        i = L->npad[0] - L->pml[1] - 1; /* on to the high layer */
+                        i = nx - L->pml[1] - 1; /* on to the high layer */
                         continue;
                     }
-                    float *ps = s->psi[f][0] + wave_slab_elem(L, 0, i, pj, pk, js);
-                    *ps = w->pb[0][i] * *ps + w->pa[0][i] * gx[row + i];
-                    gx[row + i] += *ps;
+                    float *ps = s->psi[f][0] + wave_slab_elem(L, 0, i, j, k, js);
+                    *ps = w->pb[0][i] * *ps + w->pa[0][i] * g[0][i];
+                    g[0][i] += *ps;
                 }
-            if (!two_d && jpad) {
-                row_d1(fv, row, L->stride_y, w->c1[1], r, L->npad[0], gy + row);
-                const int js = cpml && kpad ? slab_of(L, 1, pj) : -1;
-                if (js >= 0) {
-                    float *ps = s->psi[f][1] + wave_slab_elem(L, 1, 0, pj, pk, js);
-                    for (int i = 0; i < L->npad[0]; i++) {
-                        ps[i] = w->pb[1][pj] * ps[i] + w->pa[1][pj] * gy[row + i];
-                        gy[row + i] += ps[i];
+                const int xa[3] = {0, j, k};
+                for (int a = two_d ? 2 : 1; a < 3; a++) {
+                    const int js = slab_of(L, a, xa[a]);
+                    if (js < 0)
+                        continue;
+                    float *ps = s->psi[f][a] + wave_slab_elem(L, a, 0, j, k, js);
+                    const float pb = w->pb[a][xa[a]], pa = w->pa[a][xa[a]];
+                    for (int i = 0; i < nx; i++) {
+                        ps[i] = pb * ps[i] + pa * g[a][i];
+                        g[a][i] += ps[i];
                     }
                 }
             }
-            int ks;
-            if (cpml && kpad && jpad && (ks = slab_of(L, 2, pk)) >= 0) {
-                float *ps = s->psi[f][2] + wave_slab_elem(L, 2, 0, pj, pk, ks);
-                for (int i = 0; i < L->npad[0]; i++) {
-                    const float v = d1(fv, row + i, L->stride_z, w->c1[2], r);
-                    ps[i] = w->pb[2][pk] * ps[i] + w->pa[2][pk] * v;
-                }
-            }
+            const float *ax = s->nx + row, *ay = s->ny + row, *az = s->nz + row;
+            float *o = sf + row;
+            if (two_d)
+                for (int i = 0; i < nx; i++)
+                    o[i] = ax[i] * g[0][i] + az[i] * g[2][i];
+            else
+                for (int i = 0; i < nx; i++)
+                    o[i] = ax[i] * g[0][i] + ay[i] * g[1][i] + az[i] * g[2][i];
         }
+    if (w->p.free_surface) {
+        const size_t sz = L->stride_z;
+        const int h = L->pad_off[2];
+        for (int m = 1; m <= h; m++)
+            for (size_t e = 0; e < sz; e++)
+                sf[(size_t)(h - m) * sz + e] = -sf[(size_t)(h + m) * sz + e];
     }
 }
 
@@ -635,17 +732,35 @@ static void row_layer_s(struct tti_sim *s, int f, int a, int x, int js, int j, i
     }
 }
 
-/* chi <- b chi + a m, m <- m + chi over a row of mixed terms M in the layers of axis A. */
-static void row_layer_chi(struct tti_sim *s, int f, int which, int a, int x, int js, int j, int k, int x0, int n,
-                          float *m)
+/* chi <- b chi + a m, m <- m + chi over a row of H1 terms M = d_a(n_a s) in the layers of
+ * axis A (1: y, 2: z; X the row's padded index along A, JS its slab index). */
+static void row_layer_chi(struct tti_sim *s, int f, int a, int x, int js, int j, int k, int x0, int n, float *m)
 {
     const struct wave_sim *w = &s->w;
-    float *ch = s->chi[f][which] + wave_slab_elem(&w->L, a, x0, j, k, js);
+    float *ch = s->chi[f][a] + wave_slab_elem(&w->L, a, x0, j, k, js);
     const float av = w->pa[a][x], bv = w->pb[a][x];
     for (int i = 0; i < n; i++) {
         const float z = bv * ch[i] + av * m[i];
         ch[i] = z;
         m[i] += z;
+    }
+}
+
+/* The same for the x-layer cells [X0, X1) of a row (cell by cell). */
+static void row_layer_chi_x(struct tti_sim *s, int f, int j, int k, int x0, int x1, float *m)
+{
+    const struct wave_sim *w = &s->w;
+    const struct wave_layout *L = &w->L;
+    for (int i = x0; i < x1; i++) {
+        const int js = slab_of(L, 0, i);
+        if (js < 0) {
+            i = L->npad[0] - L->pml[1] - 1; /* on to the high layer */
+            continue;
+        }
+        float *ch = s->chi[f][0] + wave_slab_elem(L, 0, i, j, k, js);
+        const float z = w->pb[0][i] * *ch + w->pa[0][i] * m[i - x0];
+        *ch = z;
+        m[i - x0] += z;
     }
 }
 
@@ -675,9 +790,9 @@ static void row_layer_x(struct tti_sim *s, int f, int j, int k, int x0, int x1, 
     }
 }
 
-/* Update cells [X0, X1) of padded row (J, K): every term of tti.h row by row (the cell
- * loops vectorise), the CPML terms added where the row or a cell lies in layers (CPML on).
- * TMP holds 11 (x1 - x0) floats. */
+/* Update cells [X0, X1) of padded row (J, K): L and H1 of both fields row by row (the
+ * cell loops vectorise), the CPML terms added where the row or a cell lies in layers
+ * (CPML on), then the update of tti.h.  TMP holds 9 (x1 - x0) floats. */
 static void row_update(struct tti_sim *s, int j, int k, int x0, int x1, bool cpml, float inv_sigma, float *tmp)
 {
     const struct wave_sim *w = &s->w;
@@ -688,50 +803,51 @@ static void row_update(struct tti_sim *s, int j, int k, int x0, int x1, bool cpm
     const bool two_d = wave_is_2d(w);
     const size_t sy = L->stride_y, sz = L->stride_z;
     const size_t c0 = (size_t)(k + L->pad_off[2]) * sz + (size_t)(j + L->pad_off[1]) * sy + L->pad_off[0] + x0;
-    float *sx = tmp, *syy = tmp + n, *szz = tmp + 2 * n, *xy = tmp + 3 * n, *xz = tmp + 4 * n, *yz = tmp + 5 * n;
-    float *lf[2] = {tmp + 6 * n, tmp + 7 * n}, *hf[2] = {tmp + 8 * n, tmp + 9 * n}, *t = tmp + 10 * n;
-    const float *nx = s->nx + c0, *ny = s->ny + c0, *nz = s->nz + c0;
+    float *sa = tmp, *sb = tmp + n, *t = tmp + 2 * n;
+    float *lf[2] = {tmp + 3 * n, tmp + 4 * n}, *hf[2] = {tmp + 5 * n, tmp + 6 * n}, *m = tmp + 7 * n;
     const int jy = cpml && !two_d ? slab_of(L, 1, j) : -1, kz = cpml ? slab_of(L, 2, k) : -1;
     const bool xl = cpml && (x0 < L->pml[0] || x1 > L->npad[0] - L->pml[1]);
     for (int f = 0; f < 2; f++) {
-        const float *fv = f ? s->q : w->cur;
-        row_d2(fv, c0, 1, w->c2[0], r, n, sx);
-        row_d2(fv, c0, sz, w->c2[2], r, n, szz);
-        row_d1(s->g[f][0], c0, sz, w->c1[2], r, n, xz);
-        if (xl)
-            row_layer_x(s, f, j, k, x0, x1, sx);
-        if (kz >= 0) {
-            row_layer_s(s, f, 2, k, kz, j, k, x0, n, szz, t);
-            row_layer_chi(s, f, 1, 2, k, kz, j, k, x0, n, xz);
-        }
+        const float *fv = f ? s->q : w->cur, *sf = s->s[f];
         float *l = lf[f], *h = hf[f];
-        if (two_d) {
-            for (int i = 0; i < n; i++) {
-                l[i] = sx[i] + szz[i];
-                h[i] = nx[i] * nx[i] * sx[i] + nz[i] * nz[i] * szz[i] + 2.0f * nx[i] * nz[i] * xz[i];
-            }
-            continue;
-        }
-        row_d2(fv, c0, sy, w->c2[1], r, n, syy);
-        row_d1(s->g[f][0], c0, sy, w->c1[1], r, n, xy);
-        row_d1(s->g[f][1], c0, sz, w->c1[2], r, n, yz);
-        if (jy >= 0) {
-            row_layer_s(s, f, 1, j, jy, j, k, x0, n, syy, t);
-            row_layer_chi(s, f, 0, 1, j, jy, j, k, x0, n, xy);
-        }
+        /* L f = S_x + S_z (+ S_y) */
+        row_d2(fv, c0, 1, w->c2[0], r, n, sa);
+        if (xl)
+            row_layer_x(s, f, j, k, x0, x1, sa);
+        row_d2(fv, c0, sz, w->c2[2], r, n, sb);
         if (kz >= 0)
-            row_layer_chi(s, f, 2, 2, k, kz, j, k, x0, n, yz);
-        for (int i = 0; i < n; i++) {
-            l[i] = sx[i] + syy[i] + szz[i];
-            h[i] = nx[i] * nx[i] * sx[i] + ny[i] * ny[i] * syy[i] + nz[i] * nz[i] * szz[i] +
-                   2.0f * (nx[i] * ny[i] * xy[i] + nx[i] * nz[i] * xz[i] + ny[i] * nz[i] * yz[i]);
+            row_layer_s(s, f, 2, k, kz, j, k, x0, n, sb, t);
+        for (int i = 0; i < n; i++)
+            l[i] = sa[i] + sb[i];
+        if (!two_d) {
+            row_d2(fv, c0, sy, w->c2[1], r, n, sa);
+            if (jy >= 0)
+                row_layer_s(s, f, 1, j, jy, j, k, x0, n, sa, t);
+            for (int i = 0; i < n; i++)
+                l[i] += sa[i];
+        }
+        /* H1 f = d_x(n_x s) + d_z(n_z s) (+ d_y(n_y s)), each stretched by its chi */
+        row_d1_prod(s->nx, sf, c0, 1, w->c1[0], r, n, m);
+        if (xl)
+            row_layer_chi_x(s, f, j, k, x0, x1, m);
+        row_d1_prod(s->nz, sf, c0, sz, w->c1[2], r, n, sa);
+        if (kz >= 0)
+            row_layer_chi(s, f, 2, k, kz, j, k, x0, n, sa);
+        for (int i = 0; i < n; i++)
+            h[i] = m[i] + sa[i];
+        if (!two_d) {
+            row_d1_prod(s->ny, sf, c0, sy, w->c1[1], r, n, sa);
+            if (jy >= 0)
+                row_layer_chi(s, f, 1, j, jy, j, k, x0, n, sa);
+            for (int i = 0; i < n; i++)
+                h[i] += sa[i];
         }
     }
     const float *p = w->cur + c0, *q = s->q + c0, *vel = w->vel + c0, *ep = s->eps + c0, *de = s->del + c0;
     float *pn = w->prev + c0, *qn = s->qprev + c0;
     for (int i = 0; i < n; i++) {
         const float vz = vel[i], e = ep[i], dl = de[i];
-        const float sv = vz * (fabsf(e - dl) * inv_sigma);
+        const float sv = vz * ((e - dl) * inv_sigma);
         const float ap = vz * (1.0f + 2.0f * e), aq = vz * (1.0f + 2.0f * dl) - sv, cc = vz - sv;
         pn[i] = 2.0f * p[i] - pn[i] + ap * lf[0][i] + ((sv - ap) * hf[0][i] + cc * hf[1][i]);
         qn[i] = 2.0f * q[i] - qn[i] + aq * lf[0][i] + (cc * hf[1][i] - aq * hf[0][i]) + sv * lf[1][i];
@@ -758,8 +874,8 @@ static void step_cpu(struct tti_sim *s, bool cpml, bool interior)
     const struct wave_layout *L = &w->L;
     cpml = cpml && (w->slab_count[0] + w->slab_count[1] + w->slab_count[2]) > 0;
     interior = interior && !cpml;
-    first_derivatives(s, 0, w->cur, cpml);
-    first_derivatives(s, 1, s->q, cpml);
+    pass1(s, 0, w->cur, cpml);
+    pass1(s, 1, s->q, cpml);
     const float inv_sigma = (float)(1.0 / s->sigma);
     const int k0 = interior ? L->pml[4] : 0, k1 = interior ? L->npad[2] - L->pml[5] : L->npad[2];
     const int j0 = interior ? L->pml[2] : 0, j1 = interior ? L->npad[1] - L->pml[3] : L->npad[1];
@@ -767,7 +883,7 @@ static void step_cpu(struct tti_sim *s, bool cpml, bool interior)
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = k0; k < k1; k++)
         for (int j = j0; j < j1; j++) {
-            float tmp[11 * L->npad[0]];
+            float tmp[9 * L->npad[0]];
             row_update(s, j, k, i0, i1, cpml, inv_sigma, tmp);
         }
     if (w->p.free_surface) {
@@ -784,9 +900,22 @@ void tti_swap(struct tti_sim *s)
     s->qprev = t;
 }
 
+/* The step on either device (p(n+1), q(n+1) into prev; the caller swaps). */
+static int step_any(struct tti_sim *s, bool cpml, bool interior)
+{
+#ifdef SEISLIVE_CUDA
+    if (s->gpu)
+        return tti_cu_step(s, cpml, interior);
+#endif
+    step_cpu(s, cpml, interior);
+    return 0;
+}
+
 int tti_step(struct tti_sim *s)
 {
-    step_cpu(s, s->w.cpml_on, false);
+    int rc = step_any(s, s->w.cpml_on, false);
+    if (rc < 0)
+        return rc;
     tti_swap(s);
     s->w.step++;
     return 0;
@@ -794,7 +923,9 @@ int tti_step(struct tti_sim *s)
 
 int tti_step_reverse(struct tti_sim *s)
 {
-    step_cpu(s, false, s->w.rev_interior);
+    int rc = step_any(s, false, s->w.rev_interior);
+    if (rc < 0)
+        return rc;
     tti_swap(s);
     s->w.step--;
     return 0;
@@ -827,8 +958,13 @@ int tti_sample(struct tti_sim *s, const struct wave_points *pts, float *out, siz
 
 /* ---- copies, strips, states --------------------------------------------------------------------- */
 
-static void copy_interior(const struct wave_layout *L, float *f, float *host, bool out)
+static int copy_interior(struct tti_sim *s, float *f, float *host, bool out)
 {
+#ifdef SEISLIVE_CUDA
+    if (s->gpu)
+        return tti_cu_copy_interior(s, f, host, out);
+#endif
+    const struct wave_layout *L = &s->w.L;
     for (int k = 0; k < L->n[2]; k++)
         for (int j = 0; j < L->n[1]; j++) {
             float *g = f + (size_t)(k + L->off[2]) * L->stride_z + (size_t)(j + L->off[1]) * L->stride_y + L->off[0];
@@ -838,36 +974,53 @@ static void copy_interior(const struct wave_layout *L, float *f, float *host, bo
             else
                 memcpy(g, h, L->n[0] * sizeof(float));
         }
+    return 0;
 }
 
 int tti_copy_out(struct tti_sim *s, bool prev, float *host)
 {
-    copy_interior(&s->w.L, prev ? s->w.prev : s->w.cur, host, true);
-    return 0;
+    return copy_interior(s, prev ? s->w.prev : s->w.cur, host, true);
 }
 
 int tti_copy_out_q(struct tti_sim *s, bool prev, float *host)
 {
-    copy_interior(&s->w.L, prev ? s->qprev : s->q, host, true);
-    return 0;
+    return copy_interior(s, prev ? s->qprev : s->q, host, true);
 }
 
 int tti_copy_in(struct tti_sim *s, bool prev, const float *host)
 {
-    copy_interior(&s->w.L, prev ? s->w.prev : s->w.cur, (float *)host, false);
-    copy_interior(&s->w.L, prev ? s->qprev : s->q, (float *)host, false);
-    return 0;
+    int rc = copy_interior(s, prev ? s->w.prev : s->w.cur, (float *)host, false);
+    return rc < 0 ? rc : copy_interior(s, prev ? s->qprev : s->q, (float *)host, false);
 }
 
-size_t tti_strip_count(const struct tti_sim *s) { return 2 * wave_strip_count(&s->w); }
+/* The strip is two halos wide: an interior point's update reads s = n . grad f up to r
+ * cells away, and s reads f up to r further (tti.h). */
+static void strip_boxes(const struct tti_sim *s, int lo[6][3], int hi[6][3])
+{
+    wave_strip_boxes_width(&s->w, 2 * s->w.L.halo, lo, hi);
+}
+
+size_t tti_strip_count(const struct tti_sim *s)
+{
+    int lo[6][3], hi[6][3];
+    strip_boxes(s, lo, hi);
+    size_t c = 0;
+    for (int b = 0; b < 6; b++)
+        c += (size_t)(hi[b][0] - lo[b][0]) * (hi[b][1] - lo[b][1]) * (hi[b][2] - lo[b][2]);
+    return 2 * c;
+}
 
 static int strip_io(struct tti_sim *s, float *buf, bool on_device, bool save)
 {
+#ifdef SEISLIVE_CUDA
+    if (s->gpu)
+        return tti_cu_strip(s, buf, on_device, save);
+#endif
     if (on_device)
         return err_set(-EINVAL, "tti: device buffer given to a CPU simulation");
     const struct wave_layout *L = &s->w.L;
     int lo[6][3], hi[6][3];
-    wave_strip_boxes(&s->w, lo, hi);
+    strip_boxes(s, lo, hi);
     size_t at = 0;
     float *fields[2] = {s->w.cur, s->q};
     for (int f = 0; f < 2; f++)
@@ -899,6 +1052,10 @@ size_t tti_state_bytes(const struct tti_sim *s)
 
 static int state_io(struct tti_sim *s, char *buf, bool on_device, bool save)
 {
+#ifdef SEISLIVE_CUDA
+    if (s->gpu)
+        return tti_cu_state(s, buf, on_device, save);
+#endif
     if (on_device)
         return err_set(-EINVAL, "tti: device buffer given to a CPU simulation");
     float *parts[4 + 18];
@@ -916,7 +1073,7 @@ static int state_io(struct tti_sim *s, char *buf, bool on_device, bool save)
             parts[np] = s->zeta[f][a];
             counts[np++] = s->w.slab_count[a];
             parts[np] = s->chi[f][a];
-            counts[np++] = s->chi_count[a];
+            counts[np++] = s->w.slab_count[a];
         }
     size_t at = 0;
     for (int i = 0; i < np; i++) {
@@ -944,6 +1101,12 @@ int tti_state_load(struct tti_sim *s, const void *buf, bool on_device)
 
 void tti_describe(const struct tti_sim *s, char *buf, size_t len)
 {
+#ifdef SEISLIVE_CUDA
+    if (s->gpu) {
+        tti_cu_describe(s, buf, len);
+        return;
+    }
+#endif
     snprintf(buf, len, "CPU reference (OpenMP)%s, sigma %g, CPML %s", wave_is_2d(&s->w) ? ", 2D" : "", s->sigma,
              s->w.cpml_on ? "on" : "off");
 }

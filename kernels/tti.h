@@ -5,64 +5,63 @@
  *   p_tt = v_px^2 H2 p + v_pz^2 H1 q + v_sz^2 H1 (p - q)
  *   q_tt = v_pn^2 H2 p + v_pz^2 H1 q - v_sz^2 H2 (p - q)
  *   v_px^2 = v_pz^2 (1 + 2 eps),  v_pn^2 = v_pz^2 (1 + 2 delta),
- *   v_sz^2 = v_pz^2 |eps - delta| / sigma
+ *   v_sz^2 = v_pz^2 (eps - delta) / sigma
  *   H1 = (n . grad)^2, the second derivative along the symmetry axis
  *        n = (sin theta cos phi, sin theta sin phi, cos theta), H2 = laplacian - H1.
  * For a homogeneous medium the plane-wave dispersion relation of this system is exactly
  * the qP-qSV one of a TI solid with c44 = rho v_sz^2 (Tsvankin 2001, eq. 1.41), so the
- * qP wave travels with Thomsen's exact phase velocity for that V_S0.  |eps - delta|
- * rather than eps - delta: with eps < delta a negative v_sz^2 makes the qSV branch
- * imaginary (exponential growth); the magnitude keeps the Christoffel matrix positive
- * definite and changes the qP kinematics only through V_S0 (tti_create logs how many
- * points have eps < delta).  sigma (Fletcher's 0.75 by default) trades qSV artefact
- * energy (larger sigma: slower, weaker shear) against stability in rapidly varying tilt.
+ * qP wave travels with Thomsen's exact phase velocity for that V_S0.  sigma (Fletcher's
+ * 0.75 by default) trades qSV artefact energy (larger sigma: slower, weaker shear).
  *
- * Discretisation (second order in time, even order 2..16 in space, kernels/fd_coeffs.h):
- * the pure second derivatives d_aa with the centred second-derivative stencil, each mixed
- * derivative d_ab (a != b) as the first-derivative stencil along b of the first-derivative
- * stencil along a (first derivatives of first derivatives, not a 2D product stencil).
- * With these symbols both -H1 and -H2 are non-negative (the first-derivative symbol
- * squared never exceeds the second-derivative one), so the discrete system is stable in
- * a homogeneous medium under the bound of tti_dt_max.  Per field:
- *   L f  = S_x f + S_y f + S_z f,        S_a = d_aa (stretched in the CPML, below)
- *   H1 f = sum n_a^2 S_a f + 2 sum_{a<b} n_a n_b d_b(d_a f)
- * and, with A_p = v_px^2 dt^2, A_q = (v_pn^2 - v_sz^2) dt^2, C = (v_pz^2 - v_sz^2) dt^2,
- * S = v_sz^2 dt^2, the update is
+ * eps < delta: delta is lowered to eps at such points (delta_eff = min(delta, eps); the
+ * point becomes elliptic, v_sz = 0; tti_create logs the count, `seislive check` reports
+ * it).  Why: a system u_tt = C2 H2 u + C1 H1 u with H1, H2 symmetric negative semi-definite
+ * is energy-stable in any heterogeneity of n when one constant positive definite W makes
+ * W C1 and W C2 symmetric positive semi-definite; for Fletcher's C1, C2 that W exists iff
+ * eps >= delta, and for eps < delta no 2 x 2 pseudo-acoustic system with the TI qP-qSV
+ * dispersion relation has one (the condition reduces to (c11 - c44)(c33 - c44) >=
+ * (c13 + c44)^2, i.e. eps >= delta, for every c44).  Where the tilt varies fast such points
+ * grow without bound (as the literature reports: Bakker & Duveneck 2011, Bube et al. 2012).
+ * The cost is kinematic: at those points the NMO velocity is v_pz sqrt(1 + 2 eps).
+ *
+ * Discretisation (second order in time, even order 2..16 in space, kernels/fd_coeffs.h),
+ * self-adjoint so that fast tilt changes stay stable (docs/tti.md):
+ *   L f  = S_x f + S_y f + S_z f,           S_a = d_aa (second-derivative stencil)
+ *   H1 f = sum_a D_a (n_a s),   s = sum_b n_b D_b f   (D_a: first-derivative stencil)
+ * i.e. H1 = -D^T N D with N = n n^T point-wise: symmetric and negative semi-definite for
+ * any n(x); H2 = L - H1 is too, as D_a^T D_a <= -S_a (the first-derivative symbol squared
+ * never exceeds the second-derivative one).  (The point-wise form n_a n_b d_ab f is not
+ * symmetric and grows where the tilt turns by more than ~3 degrees per cell.)  With A_p =
+ * v_px^2 dt^2, A_q = (v_pn^2 - v_sz^2) dt^2, C = (v_pz^2 - v_sz^2) dt^2, S = v_sz^2 dt^2:
  *   p(n+1) = 2 p - p(n-1) + A_p L p + ((S - A_p) H1 p + C H1 q)
  *   q(n+1) = 2 q - q(n-1) + A_q L p + (C H1 q - A_q H1 p) + S L q
  * (the grouping makes eps = delta = 0 give q = p and exactly the acoustic update
  * p(n+1) = 2p - p(n-1) + v^2 dt^2 L p: the parenthesised H1 terms cancel bit for bit).
- * 2D (n[1] = 1, NONE y faces): a y-invariant 3D field, so every y derivative is zero:
- * L = d_xx + d_zz, H1 = n_x^2 d_xx + n_z^2 d_zz + 2 n_x n_z d_z(d_x) (any phi).
+ * Each step is two passes: s of both fields over the padded grid, then L, H1 and the
+ * update.  An update reads f up to 2r cells away along an axis (r = order / 2), so the
+ * boundary strips of time reversal are 2 halos wide.
+ * 2D (n[1] = 1, NONE y faces): no y terms (any phi).
  *
  * Storage (per point of the allocated grid, layout of kernels/wave.h): the fields p, q at
- * two time levels (4 floats) and the parameters v_pz^2 dt^2, eps, delta, n_x, n_y, n_z
- * (6 floats: the trig of theta, phi is evaluated once at create; the four coefficients
- * above are 6 flops from them), so 40 bytes per point; the CPU reference adds the first
- * derivatives d_x f (and d_y f in 3D) of both fields as scratch (16 bytes in 3D, 8 in 2D).
+ * two time levels (16 bytes), v_pz^2 dt^2 and the medium quantised to 16 bits per
+ * parameter (eps, delta_eff, theta, phi: 8 bytes; kernels/tti_internal.h states the
+ * steps), so 28 bytes per point on a GPU; the CPU reference adds the decoded eps, delta,
+ * n_x, n_y, n_z and s of both fields (28 bytes).
  *
- * Absorbing boundary: CPML (Pasalic & McGarry 2010, kernels/cpml.h) applied to every
- * spatial derivative of the system: S_a = d_aa + d_a psi_a + zeta_a in the layers of axis
- * a (as in kernels/wave.c), and each mixed term uses the stretched first derivatives
- *   g_a = d_a f + psi_a,   d~_b g_a = d_b g_a + chi_ab,   chi_ab <- b_b chi_ab + a_b d_b g_a
- * (chi_xy in the y layers, chi_xz and chi_yz in the z layers; per field).  Inside the
- * layers eps and delta are tapered smoothly to 0 (w = (1 + cos(pi xi)) / 2, xi the depth
- * into the layer over its width, the deepest axis): the outer part of every layer is
- * isotropic, where the CPML is known to be stable; tilted anisotropy can violate the
- * PML stability condition of Becache, Fauqueux & Joly (2003).
- * (tests/test_tti.c: >= 32 dB down at every incidence angle 0-73 degrees in a 45 degree TTI
- * medium with 20 cells in 2D, >= 36 dB with 16 cells in 3D at 30 degrees azimuth.)
- * Free surface: p = q = 0 on the top interior plane, odd mirror of both above it.
+ * Absorbing boundary: CPML (Pasalic & McGarry 2010, kernels/cpml.h) on every spatial
+ * derivative: S_a = d_aa + d_a psi_a + zeta_a in the layers of axis a (as kernels/wave.c),
+ * D_b f + psi_b inside s, and each outer derivative m_a = D_a(n_a s) stretched as
+ *   m_a <- m_a + chi_a,   chi_a <- b_a chi_a + a_a D_a(n_a s)      (axis a's layers).
+ * Inside the layers eps and delta are tapered smoothly to 0 (w = (1 + cos(pi xi)) / 2, xi
+ * the depth into the layer over its width, the deepest axis): the outer part of every
+ * layer is isotropic, where the CPML is known to be stable; tilted anisotropy can violate
+ * the PML stability condition of Becache, Fauqueux & Joly (2003).
+ * Free surface: p = q = 0 on the top interior plane, odd mirror of both above it; the
+ * rows above it hold the image medium (n_z negated) and the image of s (negated), so n_z s
+ * is even about the surface.
  * Random boundary (Clapp 2009): v_pz of the layers randomized as in kernels/wave.c; the
  * layers are isotropic at depth by the taper above.
- * Not supported (-ENOTSUP): HALO faces (subdomains), CUDA devices (no kernels yet).
- *
- * Known limit: with point-wise coefficients the system is not energy-stable where the
- * tilt varies fast.  Tilt swinging 0..60 degrees over 20 cells (3 degrees per cell) runs
- * 20,000 steps bounded; over 10 cells the energy starts growing after ~6000 steps, over 5
- * cells after ~1500, at any dt, with or without CPML (and with the mixed terms in
- * self-adjoint form).  Smooth the tilt to a few degrees per cell, or see the stable
- * formulations of Duveneck & Bakker (2011) and Zhang, Zhang & Zhang (2011).
+ * Not supported (-ENOTSUP): HALO faces (subdomains).
  *
  * Sources: a sample f is added to BOTH p and q (scaled by v_pz^2 dt^2 / dV at each node
  * with TTI_INJECT_PHYSICAL, as kernels/wave.h does with v = v_pz), so in the isotropic
@@ -108,43 +107,39 @@ size_t tti_memory_bytes(const struct wave_params *p);
 size_t tti_state_bytes_of(const struct wave_params *p);
 
 /* Check every point of M over N points for a stable system: v_pz finite > 0; eps, delta
- * finite and > -1/2; theta, phi finite and in range; v_sz^2 = v_pz^2 |eps - delta| / sigma
- * below v_pz^2 and v_pn^2 and the qSV branch real (see tti.h's top).  -EINVAL naming the
+ * finite, > -1/2 and < 1.5 (kernels/tti_internal.h's 16-bit range); theta, phi finite and in range; with delta_eff =
+ * min(delta, eps), v_sz^2 = v_pz^2 (eps - delta_eff) / sigma below v_pz^2 and v_pn^2 and
+ * the qSV branch real (see tti.h's top).  -EINVAL naming the
  * parameter, point and value.  *VMAX (optional) gets the largest qP phase velocity
  * (tti_qp_vmax) over the points, *NLESS (optional) the count of points with eps < delta. */
 int tti_model_check(const struct tti_model *m, size_t n, double sigma, double *vmax, size_t *nless);
 
-/* Largest qP phase velocity over all directions of a medium with v_pz = 1, EPS, DELTA and
- * SIGMA (in units of v_pz).  It is v_px when the qP velocity grows monotonically from the
- * axis, larger when delta > eps (the maximum lies between axis and plane). */
+/* Largest qP phase velocity over all directions of the simulated medium with v_pz = 1,
+ * EPS, DELTA (taken as delta_eff = min(DELTA, EPS)) and SIGMA, in units of v_pz.  v_px
+ * when eps >= 0 (the qP velocity then grows monotonically towards the plane), else found
+ * by search. */
 double tti_qp_vmax(double eps, double delta, double sigma);
 
 /* A rigorous bound on the largest stable dt of the leapfrog TTI scheme of ORDER and
  * spacings D (2D: x and z only) for the largest qP phase velocity VQP (m/s,
  * tti_model_check):   dt_bound = 2 / (VQP sqrt(S sum_a 1/d_a^2)),  S = fd_second_abs_sum.
  * Derivation: in a homogeneous medium the discrete system's eigenvalues for wavenumber K
- * are those of the continuous qP-qSV problem with k_perp^2 = a(K) = -symbol(H2) and
- * k_axis^2 = b(K) = -symbol(H1) (both >= 0, see the top of this file); the qP one is
- * V(psi)^2 (a + b) with tan^2 psi = a / b, at most VQP^2 (a + b), and a + b = -symbol(L)
- * <= S sum_a 1/d_a^2.  Leapfrog needs dt^2 lambda <= 4.  Up to ~15 % below the true limit
- * (the fastest direction is not the one reached at the largest |K|). */
+ * are those of the continuous qP-qSV problem with k_axis^2 = b(K) = -symbol(H1) =
+ * (sum_a n_a D_a(K))^2 and k_perp^2 = a(K) = -symbol(L) - b(K) (both >= 0); the larger is
+ * V(psi)^2 (a + b) <= VQP^2 (a + b) with a + b = -symbol(L) <= S sum_a 1/d_a^2 (and the
+ * qSV one is smaller).  Leapfrog needs dt^2 lambda <= 4.  The bound is reached: at the
+ * Nyquist corner every first-derivative symbol vanishes, so b = 0 and lambda = v_px^2
+ * (a + b) there, which is VQP^2 (a + b) whenever eps >= 0. */
 double tti_dt_bound(int order, const double d[3], bool two_d, double vqp);
 
 /* The largest stable dt of one homogeneous medium (v_pz m/s, eps, delta, theta, phi
- * radians, sigma) on a grid of ORDER and spacings D.  At the Nyquist corner K = (pi/dx,
- * pi/dy, pi/dz) every first-derivative symbol vanishes, so the mixed terms drop out and
- *   a = sum_a (1 - n_a^2) S / d_a^2,  b = sum_a n_a^2 S / d_a^2
- * there; lambda_c = v_pz^2 x (qP root of the 2 x 2 system at (a, b)) and dt = 2 /
- * sqrt(lambda_c).  That the corner holds the largest eigenvalue is not proved: a brute-force
- * search over the Brillouin zone (300 random 3D media, |eps|, |delta| <= 0.4, any tilt,
- * unequal spacings, order 8) found none larger by more than 5e-5, so the result carries a
- * 1e-3 margin; tests/test_tti.c checks that 0.99 of it runs bounded and 1.1 x grows.  It
- * corner value (before the margin) is at least tti_dt_bound (equal for isotropic media: the
- * acoustic limit). */
+ * radians, sigma) on a grid of ORDER and spacings D: tti_dt_bound for v_pz x tti_qp_vmax,
+ * less a 1e-3 margin (tests/test_tti.c checks that 0.99 of it runs bounded and 1.1 x
+ * grows).  The tilt does not enter (the corner has no H1). */
 double tti_dt_max(int order, const double d[3], bool two_d, double vpz, double eps, double delta, double theta,
                   double phi, double sigma);
 
-/* The smallest tti_dt_max over the N points of model M (tti_model_check first). */
+/* The smallest tti_dt_max over the N points of model M; 0 if tti_model_check refuses M. */
 double tti_dt_max_model(const struct tti_model *m, size_t n, int order, const double d[3], bool two_d, double sigma);
 
 /* ---- life cycle (as kernels/wave.h; P's faces may not be HALO) ---- */
@@ -190,7 +185,8 @@ int tti_copy_in(struct tti_sim *s, bool prev, const float *host);
 int tti_copy_out_q(struct tti_sim *s, bool prev, float *host);
 
 /* ---- time reversal and checkpoints ---- */
-/* Floats of the strip: the wave strip (kernels/wave.h) of p, then of q. */
+/* Floats of the strip: the wave strip (kernels/wave.h) of p, then of q, each 2 halos
+ * wide (the step reads 2r cells away, top of this file). */
 size_t tti_strip_count(const struct tti_sim *s);
 int tti_strip_save(struct tti_sim *s, float *buf, bool on_device);
 int tti_strip_load(struct tti_sim *s, const float *buf, bool on_device);

@@ -29,6 +29,8 @@
 #endif
 
 #define TTI_THETA_STEP ((float)(3.14159265358979323846 / 65536.0))
+/* The largest eps or delta a code holds (tti_model_check refuses larger). */
+#define TTI_ED_MAX ((65535.0 - 16384.0) / 32768.0)
 #define TTI_PHI_STEP ((float)(2.0 * 3.14159265358979323846 / 65536.0))
 
 static inline TTI_HD float tti_ed_value(uint32_t u16) { return (float)((int)(u16 & 0xffffu) - 16384) * (1.0f / 32768.0f); }

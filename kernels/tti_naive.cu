@@ -103,8 +103,10 @@ __global__ void __launch_bounds__(256) k_tti_pass2(TArgs a, Box b, bool cpml)
         const float *__restrict__ fv = a.f[f];
         const float *__restrict__ sv = a.s[f];
         float lap = 0, h1 = 0;
+        /* x, z, then y: the CPU reference's order of the sums */
 #pragma unroll
-        for (int ax = 0; ax < 3; ax++) {
+        for (int o = 0; o < 3; o++) {
+            const int ax = o == 0 ? 0 : o == 1 ? 2 : 1;
             if (!Y && ax == 1)
                 continue;
             float d2 = a.c2[ax][0] * __ldg(fv + c), m = 0;

@@ -11,7 +11,8 @@
  *      planes), u_z(K) into a register queue of 2R+1 planes, p(K), q(K) into register
  *      queues of 2R+1 planes;
  *   4. updates plane k = K - R: S_x, S_y from the ring's plane k, S_z, m_z and p(k), q(k)
- *      from the queues (H1 = m_x + m_y + m_z, L = S_x + S_y + S_z: the naive order).
+ *      from the queues (L = S_x + S_z + S_y as the CPU sums it; H1 = (m_x + m_y) + m_z,
+ *      the CPU's (m_x + m_z) + m_y reordered: a rounding apart).
  * Global traffic per point: p, q, p(n-1), q(n-1), vel, ed, tilt read, p, q written
  * (36 bytes), the halos through L2.  Shared memory: (2R+1) planes x 2 fields of
  * (W + 4R) (BY + 4R) floats + the u plane; orders up to 8 (R <= 4), above that the plan
@@ -163,7 +164,7 @@ __global__ void __launch_bounds__(W *BY) k_tti_tiled(TArgs a, Box b, int zchunk,
                     szz += a.c2[2][l] * (pz[f][R + l] + pz[f][R - l]);
                     mz += a.c1[2][l] * (uz[f][R + l] - uz[f][R - l]);
                 }
-                lf[f] = Y ? sx + syy + szz : sx + szz;
+                lf[f] = Y ? sx + szz + syy : sx + szz; /* the CPU's order */
                 hf[f] = hxy[f][0] + mz;
             }
             const long long c = (long long)(k + h) * sz + (long long)(j + hy) * sy + (i + h);

@@ -873,7 +873,12 @@ int wave_copy_in(struct wave_sim *s, bool prev, const float *host)
 
 int wave_strip_boxes(const struct wave_sim *s, int lo[6][3], int hi[6][3])
 {
-    const int *n = s->L.n, h = s->L.halo;
+    return wave_strip_boxes_width(s, s->L.halo, lo, hi);
+}
+
+int wave_strip_boxes_width(const struct wave_sim *s, int h, int lo[6][3], int hi[6][3])
+{
+    const int *n = s->L.n;
     int e0[3], s1[3]; /* end of the low strip, start of the high strip, per axis */
     for (int a = 0; a < 3; a++) {
         /* no strip along a NONE face (nothing beyond) or a HALO face (the neighbour's

@@ -96,6 +96,9 @@ int wave_shell_init(struct wave_sim *s, const struct sl_device *dev, const struc
 /* The strip as up to 6 boxes of interior coordinates [lo, hi) (empty boxes along NONE
  * and HALO faces). */
 int wave_strip_boxes(const struct wave_sim *s, int lo[6][3], int hi[6][3]);
+/* The same boxes for strips H cells wide (a physics whose step reaches further than the
+ * halo, e.g. kernels/tti.c's two nested first derivatives: 2 halo). */
+int wave_strip_boxes_width(const struct wave_sim *s, int h, int lo[6][3], int hi[6][3]);
 
 #ifdef SEISLIVE_CUDA
 /* The CUDA side (kernels/wave_*.cu; wave_cuda.h says which file holds what).  Allocation

@@ -270,11 +270,12 @@ static int check_model(const struct sl_config *cfg, FILE *out)
         return err_prefix(rc, "%s: [model]", config_where(cfg, mc->file[0] ? "model.file" : "model.type", where,
                                                            sizeof where));
     }
-    double vmin = m.vmin, vmax = m.vmax;
-    model_free(&m);
-    if (!em && mc->type == MODEL_SEGY && vmax < V_KMS_BELOW)
-        return fail(cfg, "model.file", "\"%s\": every velocity is below %g m/s (largest %g): is this km/s?", mc->file,
-                    V_KMS_BELOW, vmax);
+    double vmax = m.vmax;
+    if (!em && mc->type == MODEL_SEGY && vmax < V_KMS_BELOW) {
+        model_free(&m);
+        return fail(cfg, "model.file", "\"%s\": every velocity is below %g m/s (largest %g): is this km/s?",
+                    mc->file, V_KMS_BELOW, vmax);
+    }
     /* The time step and the leapfrog's own error at the highest frequency. */
     const struct propagator_conf *p = &cfg->propagator;
     double fmax = wavelet_ricker_fmax(p->f_peak), dt;
@@ -283,18 +284,31 @@ static int check_model(const struct sl_config *cfg, FILE *out)
         size_t nw;
         if ((rc = wavelet_read(p->wavelet_file, &w, &nw)) < 0) {
             char where[PATH_MAX + 32];
+            model_free(&m);
             return err_prefix(rc, "%s: [propagator] wavelet_file",
                               config_where(cfg, "propagator.wavelet_file", where, sizeof where));
         }
         fmax = wavelet_fmax(w, nw, p->wavelet_dt > 0 ? p->wavelet_dt : p->dt);
         free(w);
     }
-    /* The time step as stability_resolve() sets it; that function itself (which the
+    /* The time step as stability_resolve_model() sets it for the job (TTI: the limit of
+     * tti_dt_max_model over the model, kernels/tti.h); that function itself (which the
      * job's report calls too, with its warnings) only for the error it words. */
-    double dt_max = stability_dt_max_dims(p->order, mc->d, vmax, mc->n[1] == 1);
+    double dt_max, vslow;
+    rc = stability_model_limit(cfg, &m, &dt_max, &vslow);
     dt = p->dt > 0 ? p->dt : p->cfl * dt_max;
-    if (p->dt > dt_max && (rc = stability_resolve(cfg, vmin, vmax, fmax, &dt, NULL, NULL)) < 0)
+    if (rc == 0 && p->dt > dt_max)
+        rc = stability_resolve_model(cfg, &m, fmax, &dt, NULL, NULL);
+    double vpz_min = m.vmin;
+    model_free(&m);
+    if (rc < 0)
         return rc;
+    if (p->physics == PHYSICS_TTI)
+        fprintf(out, "[propagator] TTI: largest stable dt %.6g ms (the acoustic rule at the largest v_pz would give "
+                     "%.6g ms); points per wavelength at fmax %.4g Hz: %.2f of the slowest qP phase velocity %.6g m/s "
+                     "(v_pz down to %g m/s; ppw_min %g)\n",
+                dt_max * 1e3, 1e3 * stability_dt_max_dims(p->order, mc->d, vmax, mc->n[1] == 1), fmax,
+                stability_ppw(vslow, fmax, mc->d), vslow, vpz_min, p->ppw_min);
     if (p->t_max / dt < 1)
         return fail(cfg, "propagator.t_max", "%g s is shorter than one time step (%g s)", p->t_max, dt);
     double e = stability_time_dispersion(fmax, dt);

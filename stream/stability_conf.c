@@ -5,6 +5,7 @@
 
 #include "kernels/propagator.h"
 #include "kernels/tti.h"
+#include "kernels/tti_phase.h"
 #include "stream/error.h"
 
 void stability_params_of(const struct sl_config *cfg, struct stability_params *sp, char *dt_name, size_t len)
@@ -48,25 +49,50 @@ void stability_prop_model(const struct sl_model *m, struct prop_model *pm)
     pm->phi0 = t->phi0;
 }
 
+/* SP for model M: with TTI the limit tti_dt_max_model (after tti_model_check) and RULE
+ * naming it; *VSLOW the speed behind the points per wavelength (TTI: the slowest qP phase
+ * velocity over the model, kernels/tti_phase.h; acoustic: M's vmin). */
+static int model_params(const struct sl_config *cfg, const struct sl_model *m, struct stability_params *sp,
+                        char *name, size_t name_len, char *rule, size_t rule_len, double *vslow)
+{
+    stability_params_of(cfg, sp, name, name_len);
+    *vslow = m->vmin;
+    if (cfg->propagator.physics != PHYSICS_TTI)
+        return 0;
+    const struct sl_tti *t = &m->tti;
+    const struct tti_model tm = {m->v, t->eps, t->delta, t->theta, t->phi, t->eps0, t->delta0, t->theta0, t->phi0};
+    const size_t n = (size_t)m->n[0] * (size_t)m->n[1] * (size_t)m->n[2];
+    const double sigma = cfg->propagator.tti_sigma;
+    double vqp = 0;
+    int rc = tti_model_check(&tm, n, sigma, &vqp, NULL);
+    if (rc < 0)
+        return err_prefix(rc, "[model] with [propagator] physics = \"tti\", tti_sigma = %g", sigma);
+    sp->dt_limit = tti_dt_max_model(&tm, n, sp->order, sp->d, sp->two_d, sigma);
+    *vslow = tti_qp_vmin_model(&tm, n, sigma);
+    snprintf(rule, rule_len, "TTI, v_pz up to %g m/s, fastest qP %g m/s, tti_sigma %g, order %d", m->vmax, vqp,
+             sigma, sp->order);
+    sp->limit_rule = rule;
+    sp->vmin_what = "slowest qP phase velocity";
+    return 0;
+}
+
 int stability_resolve_model(const struct sl_config *cfg, const struct sl_model *m, double fmax, double *dt,
                             double *dt_max, double *ppw)
 {
     struct stability_params sp;
     char name[600], rule[200];
-    stability_params_of(cfg, &sp, name, sizeof name);
-    if (cfg->propagator.physics == PHYSICS_TTI) {
-        const struct sl_tti *t = &m->tti;
-        const struct tti_model tm = {m->v, t->eps, t->delta, t->theta, t->phi, t->eps0, t->delta0, t->theta0, t->phi0};
-        const size_t n = (size_t)m->n[0] * (size_t)m->n[1] * (size_t)m->n[2];
-        const double sigma = cfg->propagator.tti_sigma;
-        double vqp = 0;
-        int rc = tti_model_check(&tm, n, sigma, &vqp, NULL);
-        if (rc < 0)
-            return err_prefix(rc, "[model] with [propagator] physics = \"tti\", tti_sigma = %g", sigma);
-        sp.dt_limit = tti_dt_max_model(&tm, n, sp.order, sp.d, sp.two_d, sigma);
-        snprintf(rule, sizeof rule, "TTI, v_pz up to %g m/s, fastest qP %g m/s, tti_sigma %g, order %d", m->vmax,
-                 vqp, sigma, sp.order);
-        sp.limit_rule = rule;
-    }
-    return stability_pick_dt(&sp, m->vmin, m->vmax, fmax, dt, dt_max, ppw);
+    double vslow;
+    int rc = model_params(cfg, m, &sp, name, sizeof name, rule, sizeof rule, &vslow);
+    return rc < 0 ? rc : stability_pick_dt(&sp, vslow, m->vmax, fmax, dt, dt_max, ppw);
+}
+
+int stability_model_limit(const struct sl_config *cfg, const struct sl_model *m, double *dt_max, double *vslow)
+{
+    struct stability_params sp;
+    char name[600], rule[200];
+    int rc = model_params(cfg, m, &sp, name, sizeof name, rule, sizeof rule, vslow);
+    if (rc < 0)
+        return rc;
+    *dt_max = sp.dt_limit > 0 ? sp.dt_limit : stability_dt_max_dims(sp.order, sp.d, m->vmax, sp.two_d);
+    return 0;
 }

@@ -27,10 +27,17 @@ int stability_resolve(const struct sl_config *cfg, double vmin, double vmax, dou
 
 /* stability_resolve for model M: with [propagator] physics = "tti" the limit is
  * tti_dt_max_model (kernels/tti.h) over M's points at [propagator] tti_sigma, after
- * tti_model_check (a refusal names the point and the parameter); acoustic: the rule of
- * stability_resolve for M's velocity range. */
+ * tti_model_check (a refusal names the point and the parameter), and the points per
+ * wavelength are those of the slowest qP phase velocity over M (tti_qp_vmin_model,
+ * kernels/tti_phase.h); acoustic: the rule of stability_resolve for M's velocity range. */
 int stability_resolve_model(const struct sl_config *cfg, const struct sl_model *m, double fmax, double *dt,
                             double *dt_max, double *ppw);
+
+/* The limit stability_resolve_model applies to M, without resolving dt or warning
+ * (`seislive check` words its own report): *DT_MAX the largest stable dt, *VSLOW the
+ * speed of its points per wavelength (TTI: the slowest qP phase velocity; acoustic: M's
+ * vmin).  -EINVAL as stability_resolve_model for a TTI model it refuses. */
+int stability_model_limit(const struct sl_config *cfg, const struct sl_model *m, double *dt_max, double *vslow);
 
 /* The TTI parameters of M as the propagator takes them (vp = M's v). */
 struct prop_model;
