@@ -31,6 +31,7 @@
 #include "stream/log.h"
 #include "stream/signals.h"
 #include "tools/gen.h"
+#include "tools/gen_tti.h"
 #include "tools/mkdirs.h"
 #include "tools/options.h"
 #include "tools/pace.h"
@@ -144,56 +145,6 @@ static int parse_colon(const char *s, double *v, int nv, double *vel)
     return options_doubles(buf, v, nv, nv) < 0 ? -1 : 0;
 }
 
-/* --tti EPS,DELTA[,THETA[,PHI]] (THETA may be "dip") into O; -1 with a message naming
- * the option and the bad item when it is not one.  The ranges are the propagator's
- * (tti_model_check), in degrees. */
-static int parse_tti(const char *s, struct shots_opts *o)
-{
-    static const char *names[4] = {"EPS (epsilon)", "DELTA (delta)", "THETA (tilt)", "PHI (azimuth)"};
-    const double lo[4] = {-0.5, -0.5, -90, -360}, hi[4] = {INFINITY, INFINITY, 90, 360};
-    double v[4] = {0, 0, 0, 0};
-    int n = 0, dip = 0;
-    const char *p = s;
-    for (;;) {
-        size_t len = strcspn(p, ",");
-        char item[64];
-        if (n == 4 || len == 0 || len >= sizeof item || (dip && n == 3)) {
-            fprintf(stderr, "seislive-gen shots: --tti %s: expected EPS,DELTA[,THETA[,PHI]]%s\n", s,
-                    dip && n == 3 ? " (no PHI with THETA 'dip': the --dip interface dips toward +x)" : "");
-            return -1;
-        }
-        memcpy(item, p, len);
-        item[len] = '\0';
-        char *end;
-        v[n] = strtod(item, &end);
-        if (n == 2 && strcmp(item, "dip") == 0)
-            dip = 1;
-        else if (end == item || *end) {
-            fprintf(stderr, "seislive-gen shots: --tti %s: %s '%s' is not a number\n", s, names[n], item);
-            return -1;
-        } else if (!isfinite(v[n]) || !(n < 2 ? v[n] > lo[n] : v[n] >= lo[n]) || v[n] > hi[n]) {
-            fprintf(stderr, "seislive-gen shots: --tti %s: %s %s is out of range (%s)\n", s, names[n], item,
-                    n < 2 ? "a finite number > -0.5" : n == 2 ? "-90 to 90 degrees, or 'dip'" : "-360 to 360 degrees");
-            return -1;
-        }
-        n++;
-        if (p[len] == '\0')
-            break;
-        p += len + 1;
-    }
-    if (n < 2) {
-        fprintf(stderr, "seislive-gen shots: --tti %s: expected EPS,DELTA[,THETA[,PHI]]\n", s);
-        return -1;
-    }
-    o->m.tti = 1;
-    o->tti_dip = dip;
-    o->m.eps = v[0];
-    o->m.delta = v[1];
-    o->m.theta = dip ? 0 : v[2];
-    o->m.phi = v[3];
-    return 0;
-}
-
 /* The program SIBLING in the folder of this executable. */
 static void sibling(const char *name, char *out, size_t len)
 {
@@ -302,38 +253,6 @@ static void defaults(struct shots_opts *o)
         o->rx_o[1] = o->rx[1] > 1 ? 0 : ly / 2;
         o->rx_o[2] = d[2];
     }
-}
-
-/* The TTI options as a whole, after all are read: THETA 'dip' takes the --dip interface's
- * angle, and the medium must be one the propagator runs at the tti_sigma survey.toml
- * leaves at its default (tti_model_check).  1 (with a message) when refused. */
-static int check_tti(struct shots_opts *o)
-{
-    if (o->tti_dip) {
-        const char *why = o->model_file ? "a --model file has no --dip interface"
-                          : !(o->m.dip_v > 0) ? "--dip none leaves no dipping interface"
-                          : !(fabs(o->m.dip_deg) < 90) ? "the --dip angle is not within -90 to 90 degrees" : NULL;
-        if (why) {
-            fprintf(stderr, "seislive-gen shots: --tti ...,dip: the axis normal to the --dip interface, but %s; "
-                    "give THETA in degrees\n", why);
-            return 1;
-        }
-        o->m.theta = -o->m.dip_deg;
-    }
-    if (o->model_file) /* a --model file has no salt that we know of: anisotropic everywhere */
-        o->m.salt_v = 0;
-    float one = 1.0f;
-    struct tti_model tm = {.vpz = &one, .eps0 = o->m.eps, .delta0 = o->m.delta, .theta0 = o->m.theta * M_PI / 180,
-                           .phi0 = o->m.phi * M_PI / 180};
-    if (tti_model_check(&tm, 1, TTI_SIGMA_DEFAULT, NULL, NULL) < 0) {
-        fprintf(stderr, "seislive-gen shots: --tti %g,%g: EPS and DELTA too far apart for the TTI propagator at "
-                "[propagator] tti_sigma = %g, which survey.toml keeps (%s)\n", o->m.eps, o->m.delta,
-                TTI_SIGMA_DEFAULT, err_msg());
-        return 1;
-    }
-    if (!o->device_given)
-        o->device = "cpu";
-    return 0;
 }
 
 /* A 2D model (n[1] == 1) is the plane y = 0 (the origin the survey config gives it):
@@ -900,7 +819,7 @@ int gen_shots(int argc, char **argv)
             o.zfast = strcmp(optarg, "z-fastest") == 0;
             bad = !o.zfast && strcmp(optarg, "x-fastest") != 0;
             break;
-        case O_TTI: bad = parse_tti(optarg, &o) < 0 ? 2 : 0; break;
+        case O_TTI: bad = gen_tti_parse(optarg, &o.m, &o.tti_dip) < 0 ? 2 : 0; break;
         case 'o': o.out = optarg; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: bad = 2; break;
@@ -920,8 +839,8 @@ int gen_shots(int argc, char **argv)
         fprintf(stderr, "seislive-gen shots: --layout is the order of a raw --model file\n");
         bad = 1;
     }
-    if (!bad && o.m.tti)
-        bad = check_tti(&o);
+    if (!bad && o.m.tti && !(bad = gen_tti_check(&o.m, o.tti_dip, o.model_file != NULL)) && !o.device_given)
+        o.device = "cpu"; /* the TTI propagator has no GPU kernels yet */
     if (!bad) {
         defaults(&o);
         bad = check_line(&o);
