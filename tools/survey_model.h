@@ -6,9 +6,8 @@
  * TTI (seislive-gen shots --tti): the velocity is then v_pz, and every rock but the salt
  * has the same Thomsen epsilon and delta and the same symmetry axis; the salt is
  * isotropic (epsilon = delta = 0), as salt is.  The axis is one for the whole model, the
- * salt included (where it does nothing): the pseudo-acoustic system grows without bound
- * where the tilt changes within a few cells (kernels/tti.h), so a tilt that jumps at an
- * interface would make a survey that blows up; a jump of epsilon and delta is harmless. */
+ * salt included (where it does nothing), so that the survey's anisotropy is stated in
+ * one line (the propagator is stable where the tilt jumps too: kernels/tti.h). */
 #ifndef SEISLIVE_SURVEY_MODEL_H
 #define SEISLIVE_SURVEY_MODEL_H
 
