@@ -9,6 +9,7 @@
 #   make layers          the layering check alone
 #   make test-gpu        the GPU tests (on a machine with a CUDA device)
 #   make demo            the built-in demo (see README)
+#   make demo-tti        an isotropic and a TTI migration of the same TTI data, side by side
 #   make bench           seislive-bench, all benchmarks
 #   make fuzz            libFuzzer + ASan + UBSan (clang) on every parser, FUZZ_TIME s each
 #                        (FUZZ_TARGETS="wire state" FUZZ_TIME=600; docs/RELIABILITY.md)
@@ -87,7 +88,7 @@ GPU_SRC  := $(wildcard tests/gpu/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(O)/%.o)
 GPU_OBJ  := $(GPU_SRC:%.c=$(O)/%.o) $(filter $(O)/tests/support%.o $(O)/tests/test_locate_synth%.o,$(TEST_OBJ))
 
-.PHONY: all deps test layers test-gpu demo demo-locate bench example clean FORCE fuzz fuzz-bins fuzz-seeds
+.PHONY: all deps test layers test-gpu demo demo-locate demo-tti bench example clean FORCE fuzz fuzz-bins fuzz-seeds
 all: $(PROGS)
 
 deps:
@@ -169,6 +170,10 @@ demo: deps
 demo-locate: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(PROGS)
 	@bash tools/demo-locate.sh $(O)
+
+demo-tti: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) $(PROGS)
+	@bash tools/demo-tti.sh $(O)
 
 bench: $(PROGS)
 	$(O)/seislive-bench all

@@ -167,6 +167,8 @@ static const char *medium_problem(double eps, double delta, double sigma)
         return "v_sz > v_pz (eps - delta > sigma): raise sigma";
     if (s > 1.0 + 2.0 * delta)
         return "v_sz > v_pn ((eps - delta) / sigma > 1 + 2 delta): raise sigma";
+    if (s > 1.0 + 2.0 * eps)
+        return "v_sz > v_px ((eps - delta) / sigma > 1 + 2 eps): raise sigma";
     /* the qSV root stays real and >= 0: the ab coefficient of the determinant is at least
      * -2 sqrt of the product of the a^2 and b^2 ones (tti.h) */
     if (2.0 * (eps - delta) + s * (2.0 + 2.0 * delta) + 2.0 * s * sqrt(1.0 + 2.0 * eps) < 0)

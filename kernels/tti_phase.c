@@ -5,7 +5,8 @@
 
 double tti_qp_phase_v2(double s, double eps, double delta, double sigma)
 {
-    const double f = 1.0 - fabs(eps - delta) / sigma;
+    delta = fmin(delta, eps); /* delta_eff (kernels/tti.h) */
+    const double f = 1.0 - (eps - delta) / sigma;
     const double g = f + 2.0 * eps * s;
     const double q = g * g - 8.0 * f * (eps - delta) * s * (1.0 - s);
     return 1.0 + eps * s - 0.5 * f + 0.5 * sqrt(q > 0 ? q : 0);
@@ -13,7 +14,8 @@ double tti_qp_phase_v2(double s, double eps, double delta, double sigma)
 
 double tti_qp_vmin(double eps, double delta, double sigma, double *s_at)
 {
-    const double f = 1.0 - fabs(eps - delta) / sigma, ed = eps - delta;
+    delta = fmin(delta, eps); /* delta_eff (kernels/tti.h) */
+    const double f = 1.0 - (eps - delta) / sigma, ed = eps - delta;
     const double A = 4.0 * eps * eps + 8.0 * f * ed, B = 4.0 * f * eps - 8.0 * f * ed;
     const double a = 32.0 * f * ed * A, b = 32.0 * f * ed * B, c = B * B - 16.0 * eps * eps * f * f;
     /* Candidates: both ends, the roots, and the vertex (where a double root sits when

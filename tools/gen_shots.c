@@ -4,7 +4,9 @@
  * are exactly what seislive's own engine computes), written as SEG-Y and/or streamed
  * over ZeroMQ at a chosen pace (a shot every N seconds, as a crew would fire them).
  * A model one cell across (--n NX,1,NZ) is 2D: the survey is one line along x at y = 0,
- * modeled with the 2D propagator (line sources); shots or receivers off it are refused. */
+ * modeled with the 2D propagator (line sources); shots or receivers off it are refused.
+ * --tti makes the survey TTI (tools/survey_model.h: one epsilon, delta and symmetry axis
+ * for every rock but the salt), modeled with [propagator] physics = "tti". */
 #define LOG_COMPONENT "gen"
 #include <errno.h>
 #include <getopt.h>
@@ -24,10 +26,12 @@
 
 #include "io/wire.h"
 #include "kernels/stability.h"
+#include "kernels/tti.h"
 #include "stream/error.h"
 #include "stream/log.h"
 #include "stream/signals.h"
 #include "tools/gen.h"
+#include "tools/gen_tti.h"
 #include "tools/mkdirs.h"
 #include "tools/options.h"
 #include "tools/pace.h"
@@ -64,6 +68,22 @@ static const char usage_text[] =
     "                         (default), or depth first, then y, then x (e.g. Marmousi-2:\n"
     "                         --n 500,1,174 --layout z-fastest); model.f32 is x fastest\n"
     "  --smooth R             smoothing half-width of model_smooth.f32, cells (default 3)\n"
+    "  --tti EPS,DELTA[,THETA[,PHI]]  a TTI survey: every rock but the salt (isotropic;\n"
+    "                         with --model, every point) has Thomsen epsilon EPS and\n"
+    "                         delta DELTA (each > -0.5, |EPS - DELTA| <= 0.75), and\n"
+    "                         the whole model one symmetry axis, tilted THETA degrees from\n"
+    "                         the vertical toward +x (-90 to 90; default 0: VTI), turned\n"
+    "                         PHI degrees from x toward y (-360 to 360; default 0).\n"
+    "                         THETA 'dip': tilted layers, the axis normal to the bedding\n"
+    "                         of the --dip interface (theta = -DEG: a layer dipping toward\n"
+    "                         +x has its axis tilted toward -x); with --layer none the\n"
+    "                         model is purely tilted-layered.  The velocity is then v_pz.\n"
+    "                         Also writes epsilon.f32, delta.f32, theta.f32, phi.f32\n"
+    "                         (degrees) and their smoothed twins *_smooth.f32 beside\n"
+    "                         model.f32 (same layout); survey.toml models with [propagator]\n"
+    "                         physics = \"tti\", on the CPU unless --device says otherwise\n"
+    "                         (one axis for the whole model: a survey whose anisotropy\n"
+    "                         a user can state in one line)\n"
     "geometry:\n"
     "  --shots NX[,NY]        shots along x and y (default 4,1; 2D: NY = 1)\n"
     "  --shot-origin X,Y,Z    first shot (default: x at 1/8 of the model, y middle, z = dz)\n"
@@ -98,6 +118,7 @@ struct shots_opts {
     struct survey_model m;
     const char *model_file, *out, *zmq, *format, *device, *seislive;
     int smooth, order, pml, first_id, reuse, end, direct, zfast;
+    int tti_dip, device_given;
     int shots[2], rx[2];
     double shot_o[3], shot_d[2], rx_o[3], rx_d[2];
     int have_shot_o, have_shot_d, have_rx, have_rx_o, have_rx_d;
@@ -274,8 +295,10 @@ static const char *tf(char *buf, double v)
 }
 
 /* The modeling configuration: the raw model file, or (V_CONST > 0) a constant model of
- * that velocity on the same grid; DT > 0 fixes the time step (0: automatic). */
-static int write_config(const struct shots_opts *o, const char *path, double v_const, double dt)
+ * that velocity on the same grid (in a TTI survey, with the anisotropy T_CONST of the
+ * source's cell); DT > 0 fixes the time step (0: automatic). */
+static int write_config(const struct shots_opts *o, const char *path, double v_const,
+                        const struct survey_tti *t_const, double dt)
 {
     char a[32], b[32], c[32];
     FILE *f = fopen(path, "w");
@@ -289,10 +312,22 @@ static int write_config(const struct shots_opts *o, const char *path, double v_c
     else
         fprintf(f, "[model]\ntype = \"raw\"\nfile = \"model.f32\"\nbyte_order = \"little\"\n"
                    "layout = \"x-fastest\"\n");
-    fprintf(f, "n = [%d, %d, %d]\nd = [%s, %s, %s]\no = [0.0, 0.0, 0.0]\n\n", o->m.n[0],
+    fprintf(f, "n = [%d, %d, %d]\nd = [%s, %s, %s]\no = [0.0, 0.0, 0.0]\n", o->m.n[0],
             o->m.n[1], o->m.n[2], tf(a, o->m.d[0]), tf(b, o->m.d[1]), tf(c, o->m.d[2]));
-    fprintf(f, "[propagator]\norder = %d\nt_max = %s\nf_peak = %s\npml_width = %d\n"
-               "free_surface = false\n",
+    /* TTI: the velocity is v_pz; the parameters are files like the velocity's (same n,
+     * layout and byte order), or the source cell's constants for the direct wave */
+    if (o->m.tti && v_const > 0)
+        fprintf(f, "epsilon = %s\ndelta = %s\ntheta = %s\n", tf(a, t_const->eps), tf(b, t_const->delta),
+                tf(c, t_const->theta));
+    if (o->m.tti && v_const > 0)
+        fprintf(f, "phi = %s\n", tf(a, t_const->phi));
+    else if (o->m.tti)
+        fprintf(f, "epsilon_file = \"epsilon.f32\"\ndelta_file = \"delta.f32\"\n"
+                   "theta_file = \"theta.f32\"\nphi_file = \"phi.f32\"\n");
+    fprintf(f, "\n[propagator]\n");
+    if (o->m.tti)
+        fprintf(f, "physics = \"tti\"\n");
+    fprintf(f, "order = %d\nt_max = %s\nf_peak = %s\npml_width = %d\nfree_surface = false\n",
             o->order, tf(a, o->t_max), tf(b, o->f_peak), o->pml);
     if (dt > 0)
         fprintf(f, "dt = %.10g\n", dt);
@@ -436,9 +471,10 @@ out:
     return rc;
 }
 
-/* The velocity of the cell of the first source (the direct wave travels at it); a
- * warning when the sources sit in different velocities. */
-static double source_velocity(const struct shots_opts *o, const float *v)
+/* The velocity of the cell of the first source (the direct wave travels at it), and in
+ * a TTI survey its anisotropy (*T); a warning when the sources sit in different
+ * velocities. */
+static double source_velocity(const struct shots_opts *o, const float *v, struct survey_tti *t)
 {
     double first = 0;
     for (int j = 0; j < o->shots[1]; j++)
@@ -451,8 +487,10 @@ static double source_velocity(const struct shots_opts *o, const float *v)
                 c[a] = c[a] < 0 ? 0 : c[a] >= o->m.n[a] ? o->m.n[a] - 1 : c[a];
             }
             double vs = v[((size_t)c[2] * o->m.n[1] + c[1]) * o->m.n[0] + c[0]];
-            if (i == 0 && j == 0)
+            if (i == 0 && j == 0) {
                 first = vs;
+                *t = survey_tti_at(&o->m, c[0] * o->m.d[0], c[1] * o->m.d[1], c[2] * o->m.d[2]);
+            }
             else if (fabs(vs - first) > 1e-3 * first)
                 log_warn("shot %d sits in %.0f m/s, shot 1 in %.0f m/s: the direct wave of %.0f "
                          "m/s is subtracted from all", j * o->shots[0] + i + 1, vs, first, first);
@@ -503,52 +541,102 @@ out:
     return rc;
 }
 
+/* model.json: the grid, the files and, in a TTI survey, the anisotropy. */
+static int write_model_json(const struct shots_opts *o)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/model.json", o->out);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return err_set(-errno, "%s: %s", path, strerror(errno));
+    fprintf(f, "{\"n\": [%d, %d, %d], \"d\": [%g, %g, %g], \"o\": [0, 0, 0], "
+               "\"dtype\": \"f32\", \"byte_order\": \"little\", \"order\": \"x-fastest\", "
+               "\"files\": [\"model.f32\", \"model_smooth.f32\"%s], \"smooth_cells\": %d",
+            o->m.n[0], o->m.n[1], o->m.n[2], o->m.d[0], o->m.d[1], o->m.d[2],
+            o->m.tti ? ", \"epsilon.f32\", \"epsilon_smooth.f32\", \"delta.f32\", \"delta_smooth.f32\", "
+                       "\"theta.f32\", \"theta_smooth.f32\", \"phi.f32\", \"phi_smooth.f32\"" : "",
+            o->smooth);
+    if (o->m.tti)
+        fprintf(f, ", \"physics\": \"tti\", \"velocity\": \"v_pz\", \"tti\": {\"epsilon\": %.9g, \"delta\": %.9g, "
+                   "\"theta_deg\": %.9g, \"phi_deg\": %.9g, \"axis\": \"%s\", \"isotropic\": \"%s\"}",
+                o->m.eps, o->m.delta, o->m.theta, o->m.phi,
+                o->tti_dip ? "normal to the dipping interface's bedding" : "given (--tti THETA,PHI)",
+                o->m.salt_v > 0 ? "the salt (epsilon = delta = 0)" : "nothing");
+    else
+        fprintf(f, ", \"physics\": \"acoustic\"");
+    fputs("}\n", f);
+    if (fclose(f) != 0)
+        return err_set(-errno, "%s: %s", path, strerror(errno));
+    return 0;
+}
+
+/* The model files: model.f32 and model_smooth.f32 and, in a TTI survey, epsilon, delta,
+ * theta and phi .f32 and their *_smooth.f32 twins (the smoothing of the velocity: a
+ * migration takes smooth parameters), then model.json.  *DT gets the step both runs
+ * take when the direct wave is subtracted (0: automatic); *V_SRC and *T_SRC the medium
+ * at the first source. */
+static int write_models(const struct shots_opts *o, double *dt, double *v_src, struct survey_tti *t_src)
+{
+    static const char *names[5] = {"model", "epsilon", "delta", "theta", "phi"};
+    const int nvol = o->m.tti ? 5 : 1;
+    const size_t cnt = (size_t)o->m.n[0] * o->m.n[1] * o->m.n[2];
+    const bool two_d = o->m.n[1] == 1;
+    float *vol[5] = {NULL, NULL, NULL, NULL, NULL};
+    int rc = 0;
+    for (int k = 0; k < nvol && rc == 0; k++)
+        if (!(vol[k] = malloc(cnt * sizeof *vol[k])))
+            rc = err_set(-ENOMEM, "out of memory for the model");
+    if (rc == 0 && o->model_file)
+        rc = read_model_file(o->model_file, o->m.n, o->zfast, vol[0]);
+    else if (rc == 0)
+        survey_fill(&o->m, vol[0]);
+    if (rc == 0 && o->m.tti)
+        survey_fill_tti(&o->m, vol[1], vol[2], vol[3], vol[4]);
+    *dt = 0;
+    if (rc == 0) {
+        *v_src = source_velocity(o, vol[0], t_src);
+        /* subtracting the direct wave needs both runs on the same time step */
+        if (o->direct && o->m.tti) {
+            /* one axis for the whole model (survey_model.h): the constants, in radians */
+            struct tti_model tm = {.vpz = vol[0], .eps = vol[1], .delta = vol[2],
+                                   .theta0 = o->m.theta * M_PI / 180, .phi0 = o->m.phi * M_PI / 180};
+            *dt = 0.9 * tti_dt_max_model(&tm, cnt, o->order, o->m.d, two_d, TTI_SIGMA_DEFAULT);
+        } else if (o->direct) {
+            double vmax = 0;
+            for (size_t i = 0; i < cnt; i++)
+                vmax = vol[0][i] > vmax ? vol[0][i] : vmax;
+            *dt = 0.9 * stability_dt_max_dims(o->order, o->m.d, vmax, two_d);
+        }
+    }
+    char path[4200];
+    for (int k = 0; k < nvol && rc == 0; k++) {
+        snprintf(path, sizeof path, "%s/%s.f32", o->out, names[k]);
+        rc = survey_write_f32(path, vol[k], cnt);
+        if (rc == 0) {
+            survey_smooth(vol[k], o->m.n, o->smooth);
+            snprintf(path, sizeof path, "%s/%s_smooth.f32", o->out, names[k]);
+            rc = survey_write_f32(path, vol[k], cnt);
+        }
+    }
+    for (int k = 0; k < nvol; k++)
+        free(vol[k]);
+    return rc < 0 ? rc : write_model_json(o);
+}
+
 static int run(struct shots_opts *o)
 {
     int rc = mkdirs(o->out);
     if (rc < 0)
         return rc;
-    char path[4096], cfg[4096], segy[4096];
+    char cfg[4096], segy[4096];
     snprintf(cfg, sizeof cfg, "%s/survey.toml", o->out);
     snprintf(segy, sizeof segy, "%s/shots.segy", o->out);
     if (!(o->reuse && access(segy, R_OK) == 0)) {
-        size_t cnt = (size_t)o->m.n[0] * o->m.n[1] * o->m.n[2];
-        float *v = malloc(cnt * sizeof *v);
-        if (!v)
-            return err_set(-ENOMEM, "out of memory for the model");
-        if (o->model_file)
-            rc = read_model_file(o->model_file, o->m.n, o->zfast, v);
-        else
-            survey_fill(&o->m, v);
-        double vmax = 0, v_src = 0;
-        for (size_t i = 0; rc == 0 && i < cnt; i++)
-            vmax = v[i] > vmax ? v[i] : vmax;
+        double dt = 0, v_src = 0;
+        struct survey_tti t_src = {0, 0, 0, 0};
+        rc = write_models(o, &dt, &v_src, &t_src);
         if (rc == 0)
-            v_src = source_velocity(o, v);
-        snprintf(path, sizeof path, "%s/model.f32", o->out);
-        if (rc == 0)
-            rc = survey_write_f32(path, v, cnt);
-        if (rc == 0) {
-            survey_smooth(v, o->m.n, o->smooth);
-            snprintf(path, sizeof path, "%s/model_smooth.f32", o->out);
-            rc = survey_write_f32(path, v, cnt);
-        }
-        free(v);
-        if (rc == 0) {
-            snprintf(path, sizeof path, "%s/model.json", o->out);
-            FILE *f = fopen(path, "w");
-            if (!f)
-                return err_set(-errno, "%s: %s", path, strerror(errno));
-            fprintf(f, "{\"n\": [%d, %d, %d], \"d\": [%g, %g, %g], \"o\": [0, 0, 0], "
-                       "\"dtype\": \"f32\", \"byte_order\": \"little\", \"order\": \"x-fastest\", "
-                       "\"files\": [\"model.f32\", \"model_smooth.f32\"], \"smooth_cells\": %d}\n",
-                    o->m.n[0], o->m.n[1], o->m.n[2], o->m.d[0], o->m.d[1], o->m.d[2], o->smooth);
-            fclose(f);
-        }
-        /* subtracting the direct wave needs both runs on the same time step */
-        double dt = o->direct ? 0.9 * stability_dt_max_dims(o->order, o->m.d, vmax, o->m.n[1] == 1) : 0;
-        if (rc == 0)
-            rc = write_config(o, cfg, 0, dt);
+            rc = write_config(o, cfg, 0, NULL, dt);
         /* The records go to shots.segy.part and get their name only once complete, so
          * an interrupted or failed run leaves no shots.segy that --reuse would stream
          * as a whole survey (nor an older one that no longer matches survey.toml). */
@@ -562,8 +650,9 @@ static int run(struct shots_opts *o)
             char dcfg[4096], dsegy[4096];
             snprintf(dcfg, sizeof dcfg, "%s/direct.toml", o->out);
             snprintf(dsegy, sizeof dsegy, "%s/direct.segy", o->out);
-            log_info("modeling the direct wave (%.0f m/s everywhere) to subtract it", v_src);
-            rc = write_config(o, dcfg, v_src, dt);
+            log_info("modeling the direct wave (%.0f m/s everywhere%s) to subtract it", v_src,
+                     o->m.tti ? ", with the source's anisotropy" : "");
+            rc = write_config(o, dcfg, v_src, &t_src, dt);
             if (rc == 0)
                 rc = run_model(o, dcfg, dsegy);
             if (rc == 0)
@@ -592,7 +681,7 @@ int gen_shots(int argc, char **argv)
 {
     enum { O_N = 256, O_D, O_V0, O_LAYER, O_DIP, O_SALT, O_MODEL, O_SMOOTH, O_SHOTS, O_SO, O_SD,
            O_RX, O_RO, O_RD, O_TMAX, O_DT, O_FP, O_ORDER, O_PML, O_DEV, O_PROG, O_ZMQ, O_PACE,
-           O_FMT, O_FIRST, O_REUSE, O_END, O_DIRECT, O_LAYOUT };
+           O_FMT, O_FIRST, O_REUSE, O_END, O_DIRECT, O_LAYOUT, O_TTI };
     static const struct option lo[] = {
         {"n", 1, 0, O_N}, {"d", 1, 0, O_D}, {"v0", 1, 0, O_V0}, {"layer", 1, 0, O_LAYER},
         {"dip", 1, 0, O_DIP}, {"salt", 1, 0, O_SALT}, {"model", 1, 0, O_MODEL},
@@ -603,7 +692,8 @@ int gen_shots(int argc, char **argv)
         {"device", 1, 0, O_DEV}, {"seislive", 1, 0, O_PROG}, {"zmq", 1, 0, O_ZMQ},
         {"pace", 1, 0, O_PACE}, {"format", 1, 0, O_FMT}, {"first-id", 1, 0, O_FIRST},
         {"reuse", 0, 0, O_REUSE}, {"end", 0, 0, O_END}, {"direct", 1, 0, O_DIRECT},
-        {"layout", 1, 0, O_LAYOUT}, {"out", 1, 0, 'o'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"layout", 1, 0, O_LAYOUT}, {"tti", 1, 0, O_TTI}, {"out", 1, 0, 'o'}, {"help", 0, 0, 'h'},
+        {0, 0, 0, 0}};
     struct shots_opts o = {
         .m = {.n = {81, 41, 51}, .d = {10, 10, 10}, .v0 = 1800, .nlayers = 2,
               .layer_z = {150, 380}, .layer_v = {2300, 2900}, .dip_z = 250, .dip_deg = 6,
@@ -709,7 +799,7 @@ int gen_shots(int argc, char **argv)
         case O_FP: bad = options_doubles(optarg, &o.f_peak, 1, 1) < 0 || !(o.f_peak > 0); break;
         case O_ORDER: o.order = atoi(optarg); bad = o.order < 2 || o.order > 16 || o.order % 2; break;
         case O_PML: o.pml = atoi(optarg); bad = o.pml < 0; break;
-        case O_DEV: o.device = optarg; break;
+        case O_DEV: o.device = optarg; o.device_given = 1; break;
         case O_PROG: o.seislive = optarg; break;
         case O_ZMQ: o.zmq = optarg; break;
         case O_PACE: bad = options_doubles(optarg, &o.pace, 1, 1) < 0 || o.pace < 0; break;
@@ -728,6 +818,7 @@ int gen_shots(int argc, char **argv)
             o.zfast = strcmp(optarg, "z-fastest") == 0;
             bad = !o.zfast && strcmp(optarg, "x-fastest") != 0;
             break;
+        case O_TTI: bad = gen_tti_parse(optarg, &o.m, &o.tti_dip) < 0 ? 2 : 0; break;
         case 'o': o.out = optarg; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: bad = 2; break;
@@ -747,6 +838,8 @@ int gen_shots(int argc, char **argv)
         fprintf(stderr, "seislive-gen shots: --layout is the order of a raw --model file\n");
         bad = 1;
     }
+    if (!bad && o.m.tti && !(bad = gen_tti_check(&o.m, o.tti_dip, o.model_file != NULL)) && !o.device_given)
+        o.device = "cpu"; /* the TTI propagator has no GPU kernels yet */
     if (!bad) {
         defaults(&o);
         bad = check_line(&o);

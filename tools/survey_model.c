@@ -19,17 +19,52 @@ double survey_velocity(const struct survey_model *m, double x, double y, double 
      * the deeper, faster horizontal layers cut off */
     if (m->dip_v > 0 && z >= m->dip_z + x * tan(m->dip_deg * M_PI / 180.0) && v < m->dip_v)
         v = m->dip_v;
-    if (m->salt_v > 0 && z >= m->salt_top && z <= m->salt_top + m->salt_h) {
-        /* a dome: the horizontal section shrinks with height above the base like a
-         * half ellipse, with a flat top */
-        double h = (z - m->salt_top) / m->salt_h;       /* 0 at the top, 1 at the base */
-        double s = sqrt(fmin(1.0, 0.35 + 0.65 * h));   /* relative radius */
-        double ex = (x - m->salt_c[0]) / (m->salt_r[0] * s);
-        double ey = (y - m->salt_c[1]) / (m->salt_r[1] * s);
-        if (ex * ex + ey * ey <= 1.0)
-            v = m->salt_v;
-    }
+    if (survey_in_salt(m, x, y, z))
+        v = m->salt_v;
     return v;
+}
+
+int survey_in_salt(const struct survey_model *m, double x, double y, double z)
+{
+    if (!(m->salt_v > 0 && z >= m->salt_top && z <= m->salt_top + m->salt_h))
+        return 0;
+    /* a dome: the horizontal section shrinks with height above the base like a half
+     * ellipse, with a flat top */
+    double h = (z - m->salt_top) / m->salt_h;       /* 0 at the top, 1 at the base */
+    double s = sqrt(fmin(1.0, 0.35 + 0.65 * h));   /* relative radius */
+    double ex = (x - m->salt_c[0]) / (m->salt_r[0] * s);
+    double ey = (y - m->salt_c[1]) / (m->salt_r[1] * s);
+    return ex * ex + ey * ey <= 1.0;
+}
+
+struct survey_tti survey_tti_at(const struct survey_model *m, double x, double y, double z)
+{
+    struct survey_tti t = {0, 0, 0, 0};
+    if (!m->tti)
+        return t;
+    t.theta = m->theta;
+    t.phi = m->phi;
+    if (!survey_in_salt(m, x, y, z)) {
+        t.eps = m->eps;
+        t.delta = m->delta;
+    }
+    return t;
+}
+
+void survey_fill_tti(const struct survey_model *m, float *eps, float *delta, float *theta, float *phi)
+{
+    size_t nx = (size_t)m->n[0], ny = (size_t)m->n[1], nz = (size_t)m->n[2];
+#pragma omp parallel for
+    for (size_t k = 0; k < nz; k++)
+        for (size_t j = 0; j < ny; j++)
+            for (size_t i = 0; i < nx; i++) {
+                size_t at = (k * ny + j) * nx + i;
+                struct survey_tti t = survey_tti_at(m, (double)i * m->d[0], (double)j * m->d[1], (double)k * m->d[2]);
+                eps[at] = (float)t.eps;
+                delta[at] = (float)t.delta;
+                theta[at] = (float)t.theta;
+                phi[at] = (float)t.phi;
+            }
 }
 
 void survey_fill(const struct survey_model *m, float *v)
