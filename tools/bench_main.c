@@ -31,6 +31,8 @@ static const struct {
      "                         (e.g. ring/4x4/2/fused,regs/4x4/2/split)\n"
      "  --no-cpml-rows         leave out the rows with the CPML faces\n"
      "  --2d                   2D grids SIZE x 1 x SIZE (default sizes 1024,4096)\n"
+     "  --physics P            acoustic, tti or both (default both): which propagator's rows\n"
+     "  --tti-orders O,...     orders of the TTI rows (default 8; 2..16)\n"
      "  kernel choices (struct wave_tuning, docs/TUNING.md; unset: the production default):\n"
      "  --tile T               tiled block: 8x2, 4x4, 8x4 (ring); 16x1, 8x1, 8x2, 4x4 (regs)\n"
      "  --pipe P               tiled pipeline: ring or regs\n"
@@ -51,6 +53,9 @@ static const struct {
      "  --strategies LIST      default boundary,random,checkpoint,checkpoint-uniform,full\n"
      "  --kernel K             auto, naive or tiled (default auto)\n"
      "  --device SPEC          auto, cpu or cuda:N (default auto)\n"
+     "  --physics P            acoustic (default) or tti (eps 0.2, delta 0.1, 30 degree tilt)\n"
+     "  --one-stream           source and receiver wavefields on one stream\n"
+     "  --imaging-scalar       the scalar imaging kernel\n"
      "  --verbose              per-run details\n"},
     {"stack",
      "  --grids N,N,...        trial-grid edges in points (default 32,64,96,128,160)\n"
