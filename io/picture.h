@@ -55,7 +55,7 @@ int picture_opts_check(const struct picture_opts *o);
 enum picture_text_kind { PT_TITLE, PT_HTICK, PT_VTICK, PT_HNAME, PT_VNAME, PT_BAR };
 struct picture_text {
     int kind;             /* enum picture_text_kind */
-    char text[48];
+    char text[160];
     double value;         /* ticks: the value in metres; colour bar: the value */
     double x, y, w, h;    /* ink box, pixels from the top left */
 };

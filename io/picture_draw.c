@@ -83,6 +83,8 @@ static void ticks(struct ctx *c, double a, double b, double p0, double len, doub
     double last = -1e30;
     cairo_set_font_size(cr, TICK_PT);
     for (double t = ceil(a / step - 1e-9) * step; t <= b + 1e-9 * step; t += step) {
+        if (fabs(t) < 1e-9 * step)
+            t = 0; /* not -0 */
         double p = p0 + (t - a) / (b - a) * len;
         char s[32];
         tick_label(s, sizeof s, t, step);
