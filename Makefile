@@ -58,9 +58,15 @@ SANFLAGS := $(if $(filter 1,$(SAN)),-fsanitize=address$(comma)undefined -fno-omi
 INCS     := -I. -I$(O)/gen
 DEFS     := -D_GNU_SOURCE $(if $(filter 1,$(CUDA)),-DSEISLIVE_CUDA=1)
 
-CFLAGS   += -std=c11 $(WARN) $(OPT) $(SANFLAGS) $(INCS) $(DEFS) -fopenmp -MMD -MP
+# Libraries found through pkg-config (Debian's -dev packages; tools/install-deps.sh):
+# cairo draws the PNG pictures (io/picture*.c).
+PKGS     := cairo
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
+
+CFLAGS   += -std=c11 $(WARN) $(OPT) $(SANFLAGS) $(INCS) $(DEFS) $(PKG_CFLAGS) -fopenmp -MMD -MP
 CXXFLAGS += -std=c++17 -DTOML_HEADER_ONLY=0 -DTOML_SHARED_LIB=1 $(WARN) $(OPT) $(SANFLAGS) $(INCS) $(DEFS) -MMD -MP
-LDLIBS   := -ltomlplusplus -lzmq -luring -lsegyio -lmseed -ljansson -lpng -lm -lpthread
+LDLIBS   := -ltomlplusplus -lzmq -luring -lsegyio -lmseed -ljansson -lpng $(PKG_LIBS) -lm -lpthread
 LDFLAGS  += -fopenmp $(SANFLAGS)
 
 # sm_90 machine code for the H100, sm_80 for A100-class cards, PTX for anything newer.

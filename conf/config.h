@@ -169,6 +169,12 @@ struct output_conf {
     int hwm;                /* send high-water mark per subscriber */
     double drain;           /* s: caches served after the end while subscribers remain */
     char *dir;              /* final files */
+    bool pictures;          /* PNG slices of the final image in dir (io/picture.h) */
+    double picture_gain;    /* depth^k gain exponent; 0 = none */
+    double picture_agc;     /* AGC window along depth, m; 0 = none */
+    double picture_percentile; /* colour clip: percentile of |gained value| */
+    int picture_at[3];      /* slice cells; -1 = the middle */
+    int picture_size;       /* pixels of the plot's longer side */
     char *state_dir;        /* checkpointed state; "" = none */
     int checkpoint_every;   /* units */
     double checkpoint_interval; /* s */

@@ -269,6 +269,22 @@ static const struct conf_key output_keys[] = {
      "them", 0},
     {"dir", KT_PATH, OFF(output, dir), 0, KF_DIR | KF_NO_RANGE, 0, 0, NULL, "\"out\"", "path",
      "folder for final files (image, events, coherence)", 0},
+    {"pictures", KT_BOOL, OFF(output, pictures), 0, 0, 0, 0, NULL, "true", "",
+     "rtm: also draw the final image's three slices as image_{x,y,z}.png in dir (axes in "
+     "metres, title, colour bar), as seislive-sub does for every image", 0},
+    {"picture_gain", KT_DOUBLE, OFF(output, picture_gain), 0, 0, 0, 8, NULL, "0.0", "",
+     "PNG depth gain: each value times depth^k (k = this); deep reflectors, weakened by "
+     "spreading and transmission, become visible; 0 = none", 0},
+    {"picture_agc", KT_DOUBLE, OFF(output, picture_agc), 0, 0, 0, 1e6, NULL, "0.0", "m",
+     "PNG automatic gain control: each value over the RMS of its column in a depth window "
+     "this long; 0 = none", 0},
+    {"picture_percentile", KT_DOUBLE, OFF(output, picture_percentile), 0, KF_MIN_EXCL, 0, 100, NULL,
+     "99.0", "%", "PNG colour clip: this percentile of |value| after the gain (one strong "
+     "artifact does not wash the picture out)", 0},
+    {"picture_at", KT_INT_VEC, OFF(output, picture_at), 3, 0, -1, 1 << 16, NULL, "[-1, -1, -1]",
+     "cells", "PNG slice positions ix, iy, iz (cells from the grid's origin); -1 = the middle", 0},
+    {"picture_size", KT_INT, OFF(output, picture_size), 0, 0, 64, 8192, NULL, "640", "pixels",
+     "PNG plot size along its longer side (axes, title and colour bar are added around it)", 0},
     {"state_dir", KT_PATH, OFF(output, state_dir), 0, KF_DIR | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
      "folder for the crash-safe state; \"\" = no checkpoints", 0},
     {"checkpoint_every", KT_INT, OFF(output, checkpoint_every), 0, 0, 1, 1e9, NULL, "1", "units",

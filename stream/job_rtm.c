@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zmq.h>
 
 #include "io/image_files.h"
 #include "io/model.h"
+#include "io/picture.h"
 #include "io/wire.h"
 #include "kernels/rtm.h"
 #include "stream/error.h"
@@ -170,6 +172,30 @@ static int shot_finish(void *ctx, const struct slot_hdr *h, const struct pipelin
     return rc;
 }
 
+/* DIR/image_{x,y,z}.png: the same pictures seislive-sub draws ([output] picture_*). */
+static int final_pictures(struct shot_ctx *c, const struct image_meta *im, const float *v)
+{
+    const struct output_conf *oc = &c->cfg->output;
+    struct picture_opts o;
+    picture_opts_default(&o);
+    o.gain = oc->picture_gain;
+    o.agc = oc->picture_agc;
+    o.percentile = oc->picture_percentile;
+    o.size = oc->picture_size;
+    memcpy(o.at, oc->picture_at, sizeof o.at);
+    struct picture_meta pm = {{im->n[0], im->n[1], im->n[2]},
+                              {im->d[0], im->d[1], im->d[2]},
+                              {im->o[0], im->o[1], im->o[2]},
+                              c->cfg->job.name, (long long)im->units, "shots stacked",
+                              (double)time(NULL), im->final};
+    char prefix[4200];
+    snprintf(prefix, sizeof prefix, "%s/image", oc->dir);
+    int rc = picture_write_slices(prefix, v, &pm, &o);
+    if (rc)
+        log_error("final image: no PNG pictures: %s (image.f32 and image.json hold the image)", err_msg());
+    return rc;
+}
+
 static int shot_end(void *ctx, const struct pipeline_io *io, bool ckpt, bool stopped)
 {
     struct shot_ctx *c = ctx;
@@ -197,10 +223,14 @@ static int shot_end(void *ctx, const struct pipeline_io *io, bool ckpt, bool sto
         int src = image_files_write_segy(c->cfg->output.dir, "image", &m, v);
         if (src)
             log_error("final image: no SEG-Y copy: %s (image.f32 and image.json hold the image)", err_msg());
+        /* the pictures are one more view of the image: like the SEG-Y copy, a failure
+         * is logged and the job ends as it would have */
+        int prc = c->cfg->output.pictures ? final_pictures(c, &m, v) : 0;
         free(v);
         if (!rc)
-            log_info("final image: %s/image.f32%s (%lld shots)", c->cfg->output.dir,
-                     src ? "" : " and image.segy", (long long)c->stack.shots);
+            log_info("final image: %s/image.f32%s%s (%lld shots)", c->cfg->output.dir,
+                     src ? "" : " and image.segy", c->cfg->output.pictures && !prc ?
+                     ", image_{x,y,z}.png" : "", (long long)c->stack.shots);
     }
     return rc;
 }

@@ -93,7 +93,7 @@ Test(tools_sub, writes_png_segy_raw_and_events)
 
     char out[4200];
     snprintf(out, sizeof out, "%s/sub", dir);
-    const char *argv[] = {test_prog("seislive-sub"), "-o", out, "--scale", "2", "-q",
+    const char *argv[] = {test_prog("seislive-sub"), "-o", out, "--plain", "--scale", "2", "-q",
                           "--idle", "30", endpoint, NULL};
     struct run_result r;
     cr_assert_eq(test_run(argv, 60, &r), 0);

@@ -7,7 +7,8 @@
 #   3. seislive-sub subscribes and writes every image it receives;
 #   4. seislive-gen streams the shots to the running job, then ends the stream;
 #   5. the final image is in demo-out/image: image_final.segy, .f32 + .json, and PNG
-#      slices image_final_{x,y,z}.png.
+#      slices image_final_{x,y,z}.png (axes in metres, colour bar, depth^3 gain: the
+#      same pictures as the job's own demo-out/rtm/image_{x,y,z}.png).
 # Usage: tools/demo.sh [BUILD_DIR]   (default build/release; `make demo` passes its own)
 #   SEISLIVE_DEMO_OUT: output folder (default demo-out).  The job listens on free ports
 #   (a copy of tools/demo.toml with "tcp://127.0.0.1:*" endpoints); the image appears in
@@ -46,7 +47,7 @@ mkdir -p "$OUT/rtm.partial"
 
 step "generating the survey (4 shots, 41 receivers, 81 x 21 x 51 cells of 10 m) into $OUT/survey"
 "$B/seislive-gen" shots -o "$OUT/survey" --n 81,21,51 --d 10 --shots 4 --receivers 41 \
-    --t-max 0.5 --dt 0.002 --f-peak 12 --direct subtract
+    --t-max 0.8 --dt 0.002 --f-peak 12 --direct subtract
 
 step "starting: seislive run -c tools/demo.toml, on free ports (log: $OUT/seislive.log)"
 "$B/seislive" run -c "$CFG" >"$OUT/seislive.log" 2>&1 &
@@ -56,8 +57,8 @@ IN=$(demo_endpoint "$OUT/seislive.log" "$run_pid" "receiving on") || fail "seisl
 PUB=$(demo_endpoint "$OUT/seislive.log" "$run_pid" "publishing on") || fail "seislive run did not start"
 grep -m1 -E 'device|backend' "$OUT/seislive.log" 2>/dev/null || true
 
-step "subscribing: seislive-sub -o $OUT/image $PUB"
-"$B/seislive-sub" -o "$OUT/image.partial" --idle 900 "$PUB" &
+step "subscribing: seislive-sub -o $OUT/image --gain 3 $PUB"
+"$B/seislive-sub" -o "$OUT/image.partial" --gain 3 --idle 900 "$PUB" &
 sub_pid=$!
 pids+=("$sub_pid")
 
@@ -79,5 +80,6 @@ grep -E 'device|shot .* migrated|strategy' "$OUT/seislive.log" | head -8 || true
 step "done"
 echo "The final image of the demo survey is in $OUT/image:"
 ls -1 "$OUT/image"/image_final* | sed 's/^/  /'
-echo "Open $OUT/image/image_final_y.png for the vertical section along the receiver line:"
-echo "reflectors at 150 m and 380 m, the dipping interface from 250 m, and the dome."
+echo "Open $OUT/image/image_final_y.png for the vertical section along the receiver line"
+echo "(depth^3 gain): reflectors at 150 m and 380 m, the interface dipping from 250 m at"
+echo "x = 0 to 330 m at x = 800 m, and the top of the dome at 275 m under x = 500 m."

@@ -3,7 +3,7 @@
 # that are missing: a second run is silent and touches nothing.
 set -euo pipefail
 pkgs=(build-essential pkg-config libzmq3-dev liburing-dev libsegyio-dev libmseed-dev
-      libtomlplusplus-dev libjansson-dev libpng-dev libcriterion-dev
+      libtomlplusplus-dev libjansson-dev libpng-dev libcairo2-dev libcriterion-dev
       python3 python3-numpy python3-zmq)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "io/picture.h"
 #include "io/png_slices.h"
 #include "io/wire.h"
 #include "stream/error.h"
@@ -38,9 +39,16 @@ static const char usage_text[] =
     "  -o, --out DIR          output folder (default sub-out)\n"
     "  --keep                 also keep every image as image_SEQ.* (default: latest only)\n"
     "  --no-segy, --no-raw, --no-png   skip those files\n"
-    "  --percentile P         PNG colour clip: this percentile of |image| (default 99)\n"
-    "  --scale S              PNG pixels per cell (default: at least 400 pixels across)\n"
+    "  --percentile P         PNG colour clip: this percentile of |gained image| (default 99)\n"
+    "  --gain K               PNG depth gain: values times depth^K (default 0: none)\n"
+    "  --agc M                PNG AGC: each value over the RMS of a window of M metres\n"
+    "                         along depth (default 0: none)\n"
+    "  --size N               PNG plot of N pixels along its longer side, plus axes,\n"
+    "                         title and colour bar (default 640)\n"
     "  --at IX,IY,IZ          slice indices for the PNGs (default: the middle)\n"
+    "  --plain                PNG without axes, title or colour bar, each cell a square\n"
+    "                         of --scale pixels (no gain)\n"
+    "  --scale S              --plain pixels per cell (default: at least 400 pixels across)\n"
     "  --topics LIST          comma-separated topics (default image,coherence,event,status)\n"
     "  --count N              exit after N images (default: no limit)\n"
     "  --idle S               exit after S seconds without any message (default 0 = never)\n"
@@ -63,9 +71,10 @@ static const char usage_text[] =
 
 struct sub {
     const char *out;
-    int keep, segy, raw, png, quiet, stay, count;
+    int keep, segy, raw, png, plain, quiet, stay, count;
     double percentile, idle;
     int scale, at[3];
+    struct picture_opts pic; /* percentile and at are the fields above */
     /* progress */
     int tty;
     long long images, events, shots, gaps, seq_last, bad;
@@ -204,8 +213,22 @@ static int write_volume(struct sub *s, const char *base, const struct wire_volum
         if ((rc = volume_write_segy(p2, &m, v)) < 0)
             return rc;
     }
-    if (s->png && (rc = png_write_slices(path, v, h->n, s->at, s->percentile, s->scale)) < 0)
+    if (s->png && s->plain && (rc = png_write_slices(path, v, h->n, s->at, s->percentile, s->scale)) < 0)
         return rc;
+    if (s->png && !s->plain) {
+        /* the same pictures as the rtm job's final files (stream/job_rtm.c) */
+        struct picture_opts o = s->pic;
+        o.percentile = s->percentile;
+        memcpy(o.at, s->at, sizeof o.at);
+        struct picture_meta pm = {{h->n[0], h->n[1], h->n[2]},
+                                  {h->d[0], h->d[1], h->d[2]},
+                                  {h->o[0], h->o[1], h->o[2]},
+                                  s->job, (long long)h->units,
+                                  strcmp(s->job, "locate") == 0 ? "windows" : "shots stacked",
+                                  (double)time(NULL), h->final};
+        if ((rc = picture_write_slices(path, v, &pm, &o)) < 0)
+            return rc;
+    }
     return 0;
 }
 
@@ -438,7 +461,8 @@ static int read_keys(const char *path, char pub[41], char sec[41])
 int main(int argc, char **argv)
 {
     enum { O_KEEP = 256, O_NOSEGY, O_NORAW, O_NOPNG, O_PCT, O_SCALE, O_AT, O_TOPICS, O_COUNT,
-           O_IDLE, O_STAY, O_CSERVER, O_CKEYS, O_RCVHWM, O_DELAY };
+           O_IDLE, O_STAY, O_CSERVER, O_CKEYS, O_RCVHWM, O_DELAY, O_GAIN, O_AGC, O_SIZE,
+           O_PLAIN };
     static const struct option lo[] = {
         {"out", 1, 0, 'o'},          {"keep", 0, 0, O_KEEP},     {"no-segy", 0, 0, O_NOSEGY},
         {"no-raw", 0, 0, O_NORAW},   {"no-png", 0, 0, O_NOPNG},  {"percentile", 1, 0, O_PCT},
@@ -446,12 +470,15 @@ int main(int argc, char **argv)
         {"count", 1, 0, O_COUNT},    {"idle", 1, 0, O_IDLE},     {"stay", 0, 0, O_STAY},
         {"curve-server", 1, 0, O_CSERVER}, {"curve-keys", 1, 0, O_CKEYS},
         {"rcvhwm", 1, 0, O_RCVHWM},  {"delay", 1, 0, O_DELAY},
+        {"gain", 1, 0, O_GAIN},      {"agc", 1, 0, O_AGC},       {"size", 1, 0, O_SIZE},
+        {"plain", 0, 0, O_PLAIN},
         {"quiet", 0, 0, 'q'},        {"help", 0, 0, 'h'},        {0, 0, 0, 0}};
     struct sub s = {.out = "sub-out", .segy = 1, .raw = 1, .png = 1, .percentile = 99,
                     .at = {-1, -1, -1}, .seq_last = -1, .first_live = -1, .stop_seq = -1,
                     .status_seq = -1, .ask_every = 1.0};
     for (int t = 0; t < WIRE_T_N; t++)
         s.topic_max[t] = s.topic_last[t] = -1;
+    picture_opts_default(&s.pic);
     int rcvhwm = 1000;
     const char *topics = "image,coherence,event,status", *cserver = NULL, *ckeys = NULL;
     int opt, idx = 0, bad = 0;
@@ -473,6 +500,10 @@ int main(int argc, char **argv)
         case O_CKEYS: ckeys = optarg; break;
         case O_RCVHWM: rcvhwm = atoi(optarg); bad = rcvhwm < 1; break;
         case O_DELAY: s.delay_ms = atoi(optarg); bad = s.delay_ms < 0 || s.delay_ms > 60000; break;
+        case O_GAIN: s.pic.gain = atof(optarg); bad = picture_opts_check(&s.pic) < 0; break;
+        case O_AGC: s.pic.agc = atof(optarg); bad = picture_opts_check(&s.pic) < 0; break;
+        case O_SIZE: s.pic.size = atoi(optarg); bad = picture_opts_check(&s.pic) < 0; break;
+        case O_PLAIN: s.plain = 1; break;
         case 'q': s.quiet = 1; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: bad = 2; break;
