@@ -80,20 +80,51 @@ __global__ void __launch_bounds__(W *BY) k_tti_tiled(TArgs a, Box b, int zchunk,
     const int myu = (ty + (Y ? R : 0)) * C::SW + tx + R; /* own column in the s region */
     const int myr = (ty + C::YH) * C::TW + tx + C::XH;   /* own column in a ring plane */
 
+    constexpr int NSP = (C::UN + NT - 1) / NT; /* s points per thread and plane */
     for (int K = kb - R; K < ke + R; K++) {
+        /* Every global read of this plane is issued here, before the first barrier, so
+         * that their latencies overlap (issued one after another they made the kernel
+         * latency-bound): the tilt codes of this thread's s points, the update's
+         * operands, then the ring plane. */
+        const bool kin = K >= 0 && K < a.npad[2];
+        uint32_t tl[NSP];
+        unsigned inm = 0; /* bit m: s point m lies in the padded grid */
+#pragma unroll
+        for (int m = 0; m < NSP; m++) {
+            const int e = tid + m * NT, rr = e / C::SW, cc = e % C::SW;
+            const int px = x0 - R + cc, py = Y ? y0 - R + rr : 0;
+            const bool in = e < C::UN && kin && px >= 0 && px < a.npad[0] && (!Y || (py >= 0 && py < a.npad[1]));
+            tl[m] = in ? __ldg(a.tilt + (long long)(K + h) * sz + (long long)(py + hy) * sy + (px + h)) : 0u;
+            inm |= in ? 1u << m : 0u;
+        }
+        const int k = K - R;
+        const bool upd = k >= kb && mine;
+        const long long cu = (long long)(k + h) * sz + (long long)(j + hy) * sy + (i + h);
+        float u_vel = 0, u_op = 0, u_oq = 0;
+        uint32_t u_ed = 0;
+        if (upd) {
+            u_vel = __ldg(a.vel + cu);
+            u_ed = __ldg(a.ed + cu);
+            u_op = a.o[0][cu];
+            u_oq = a.o[1][cu];
+        }
         __syncthreads(); /* the slot of plane K-R-1 and the u plane are free */
         load(K + R, slot(K + R));
+        float3 nn[NSP];
+#pragma unroll
+        for (int m = 0; m < NSP; m++)
+            nn[m] = tti_axis(a.tab, tl[m]);
         __syncthreads();
         /* 2: s(K) over the s region */
-        const bool kin = K >= 0 && K < a.npad[2];
-        for (int e = tid; e < C::UN; e += NT) {
+#pragma unroll
+        for (int m = 0; m < NSP; m++) {
+            const int e = tid + m * NT;
+            if (e >= C::UN)
+                break;
             const int rr = e / C::SW, cc = e % C::SW;
-            const int px = x0 - R + cc, py = Y ? y0 - R + rr : 0;
-            const bool in = kin && px >= 0 && px < a.npad[0] && (!Y || (py >= 0 && py < a.npad[1]));
             float ux[2] = {0, 0}, uy[2] = {0, 0}, uzv[2] = {0, 0};
-            if (in) {
-                const long long c = (long long)(K + h) * sz + (long long)(py + hy) * sy + (px + h);
-                const float3 n = tti_axis(a.tab, __ldg(a.tilt + c));
+            if (inm >> m & 1u) {
+                const float3 n = nn[m];
                 const int rc = (rr + (Y ? R : 0)) * C::TW + cc + R; /* ring column */
 #pragma unroll
                 for (int f = 0; f < 2; f++) {
@@ -146,8 +177,7 @@ __global__ void __launch_bounds__(W *BY) k_tti_tiled(TArgs a, Box b, int zchunk,
             }
         }
         /* 4: the update of plane k */
-        const int k = K - R;
-        if (k >= kb && mine) {
+        if (upd) {
             const float *Pk = ring + slot(k) * 2 * C::PLANE + myr;
             float lf[2], hf[2];
 #pragma unroll
@@ -167,8 +197,12 @@ __global__ void __launch_bounds__(W *BY) k_tti_tiled(TArgs a, Box b, int zchunk,
                 lf[f] = Y ? sx + szz + syy : sx + szz; /* the CPU's order */
                 hf[f] = hxy[f][0] + mz;
             }
-            const long long c = (long long)(k + h) * sz + (long long)(j + hy) * sy + (i + h);
-            tti_update(a, c, pz[0][R], pz[1][R], lf[0], lf[1], hf[0], hf[1]);
+            /* tti_update with the operands read at the top of the plane */
+            const float vz = u_vel, e = tti_ed_value(u_ed), d = tti_ed_value(u_ed >> 16);
+            const float sv = vz * ((e - d) * a.inv_sigma);
+            const float ap = vz * (1.0f + 2.0f * e), aq = vz * (1.0f + 2.0f * d) - sv, cc = vz - sv;
+            a.o[0][cu] = 2.0f * pz[0][R] - u_op + ap * lf[0] + ((sv - ap) * hf[0] + cc * hf[1]);
+            a.o[1][cu] = 2.0f * pz[1][R] - u_oq + aq * lf[0] + (cc * hf[1] - aq * hf[0]) + sv * lf[1];
         }
 #pragma unroll
         for (int f = 0; f < 2; f++) {
