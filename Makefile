@@ -61,6 +61,8 @@ DEFS     := -D_GNU_SOURCE $(if $(filter 1,$(CUDA)),-DSEISLIVE_CUDA=1)
 CFLAGS   += -std=c11 $(WARN) $(OPT) $(SANFLAGS) $(INCS) $(DEFS) -fopenmp -MMD -MP
 CXXFLAGS += -std=c++17 -DTOML_HEADER_ONLY=0 -DTOML_SHARED_LIB=1 $(WARN) $(OPT) $(SANFLAGS) $(INCS) $(DEFS) -MMD -MP
 LDLIBS   := -ltomlplusplus -lzmq -luring -lsegyio -lmseed -ljansson -lpng -lm -lpthread
+# The status page's HTTP server (stream/http_status.h says why libmicrohttpd).
+LDLIBS   += $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 LDFLAGS  += -fopenmp $(SANFLAGS)
 
 # sm_90 machine code for the H100, sm_80 for A100-class cards, PTX for anything newer.
@@ -101,6 +103,13 @@ $(O)/gen/version.h: FORCE
 	@rev=$$(git describe --always --dirty --tags 2>/dev/null || echo unknown); \
 	 printf '#define SEISLIVE_VERSION "0.1.0"\n#define SEISLIVE_GIT_REV "%s"\n#define SEISLIVE_BUILD_KIND "%s"\n' "$$rev" "$(BUILD)$(if $(filter 1,$(SAN)),+san)" > $@.tmp; \
 	 cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+# The status page (web/status.html) is compiled into the binary as a C array, so the
+# page needs no files and no network at run time.
+$(O)/gen/status_html.h: web/status.html
+	@mkdir -p $(@D)
+	cd web && xxd -i status.html > $(CURDIR)/$@.tmp && mv $(CURDIR)/$@.tmp $(CURDIR)/$@
+$(O)/stream/http_status.o: $(O)/gen/status_html.h
 
 # Several builds may share a build folder (parallel sessions, editors): every recipe
 # holds a lock on its own target so two of them never write the same file at once.
