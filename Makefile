@@ -59,8 +59,9 @@ INCS     := -I. -I$(O)/gen
 DEFS     := -D_GNU_SOURCE $(if $(filter 1,$(CUDA)),-DSEISLIVE_CUDA=1)
 
 # Libraries found through pkg-config (Debian's -dev packages; tools/install-deps.sh):
-# cairo draws the PNG pictures (io/picture*.c).
-PKGS     := cairo
+# cairo draws the PNG pictures (io/picture*.c); libmicrohttpd serves the status page
+# (stream/http_status.h says why that library).
+PKGS     := cairo libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
 
@@ -107,6 +108,13 @@ $(O)/gen/version.h: FORCE
 	@rev=$$(git describe --always --dirty --tags 2>/dev/null || echo unknown); \
 	 printf '#define SEISLIVE_VERSION "0.1.0"\n#define SEISLIVE_GIT_REV "%s"\n#define SEISLIVE_BUILD_KIND "%s"\n' "$$rev" "$(BUILD)$(if $(filter 1,$(SAN)),+san)" > $@.tmp; \
 	 cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+# The status page (web/status.html) is compiled into the binary as a C array, so the
+# page needs no files and no network at run time.
+$(O)/gen/status_html.h: web/status.html
+	@mkdir -p $(@D)
+	cd web && xxd -i status.html > $(CURDIR)/$@.tmp && mv $(CURDIR)/$@.tmp $(CURDIR)/$@
+$(O)/stream/http_status.o: $(O)/gen/status_html.h
 
 # Several builds may share a build folder (parallel sessions, editors): every recipe
 # holds a lock on its own target so two of them never write the same file at once.

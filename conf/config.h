@@ -181,6 +181,9 @@ struct output_conf {
     char *curve_secret_key; /* Z85 server secret key; "" = no CURVE */
     char *curve_public_key;
     char *curve_clients;    /* file of allowed client public keys (Z85, one per line) */
+    char *http;             /* status page "HOST:PORT"; "" = none (docs/http.md) */
+    char *http_token;       /* "" = no token asked */
+    double http_keep;       /* s the page stays up after the run ends */
 };
 
 struct runtime_conf {

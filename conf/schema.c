@@ -297,6 +297,14 @@ static const struct conf_key output_keys[] = {
      "CURVE server public key (Z85)", 0},
     {"curve_clients", KT_PATH, OFF(output, curve_clients), 0, KF_MUST_EXIST | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
      "file of allowed client public keys (Z85, one per line); others are refused", 0},
+    {"http", KT_STRING, OFF(output, http), 0, KF_NO_RANGE, 0, 0, NULL, "\"\"", "",
+     "live status page (read-only) at HOST:PORT, e.g. \"127.0.0.1:8080\" (this machine only; "
+     "\"0.0.0.0:8080\" for every interface); \"\" = none. docs/http.md", 0},
+    {"http_token", KT_STRING, OFF(output, http_token), 0, KF_NO_RANGE, 0, 0, NULL, "\"\"", "",
+     "token the status page asks for (?token=T or Authorization: Bearer T; else 401); "
+     "\"\" = none", 0},
+    {"http_keep", KT_DOUBLE, OFF(output, http_keep), 0, 0, 0, 86400, NULL, "0.0", "s",
+     "how long the status page stays up after the run ends (the final image and status)", 0},
     END};
 
 static const struct conf_key runtime_keys[] = {

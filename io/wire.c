@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <segyio/segy.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zmq.h>
@@ -902,6 +903,27 @@ char *wire_encode_status(const struct wire_status *s)
     json_object_set_new(o, "topics", t);
     if (s->gpu_mem_free_mib >= 0)
         json_object_set_new(o, "gpu_mem_free_mib", json_real(s->gpu_mem_free_mib));
+    json_t *r = json_object();
+    for (int k = 0; k < WIRE_REJ_N; k++)
+        json_object_set_new(r, wire_reject_name(k), json_integer((json_int_t)s->rejected_by[k]));
+    json_object_set_new(o, "rejects", r);
+    json_object_set_new(o, "uptime_s", json_real(s->uptime_s));
+    json_object_set_new(o, "unit_ms", json_pack("{s:f, s:f}", "mean", s->unit_ms_mean, "p95",
+                                                 s->unit_ms_p95));
+    if (s->version)
+        json_object_set_new(o, "version", json_string(s->version));
+    if (s->fingerprint) {
+        char fp[20];
+        snprintf(fp, sizeof fp, "%016llx", (unsigned long long)s->fingerprint);
+        json_object_set_new(o, "config_fingerprint", json_string(fp));
+    }
+    if (s->units_total > 0) {
+        json_object_set_new(o, "units_total", json_integer((json_int_t)s->units_total));
+        /* At the rate so far; none before the first unit. */
+        if (s->rate > 0 && s->units + s->skipped <= s->units_total)
+            json_object_set_new(o, "eta_s",
+                                json_real((double)(s->units_total - s->units - s->skipped) / s->rate));
+    }
     return dump(o);
 }
 

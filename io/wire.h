@@ -237,6 +237,13 @@ struct wire_status {
     double wait_ms, decode_ms, h2d_ms, compute_ms, publish_ms; /* last unit's stages */
     double gpu_mem_free_mib;/* -1 on the CPU */
     int64_t current;        /* id of the unit in flight, -1 none */
+    /* For the status page (docs/http.md): */
+    double uptime_s;        /* since the start */
+    const char *version;    /* "0.1.0 (git rev)"; NULL = not sent */
+    uint64_t fingerprint;   /* the config's fingerprint (config_fingerprint); 0 = not sent */
+    uint64_t rejected_by[WIRE_REJ_N]; /* "rejects": input messages rejected, by reason */
+    int64_t units_total;    /* the survey's length when known, else -1 (no "eta_s") */
+    double unit_ms_mean, unit_ms_p95; /* compute time per unit over the last units */
 };
 
 /* malloc'd JSON text of each out header. */

@@ -21,6 +21,7 @@
 #include "kernels/stability.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
+#include "stream/http_status.h"
 #include "stream/log.h"
 #include "stream/stability_conf.h"
 
@@ -410,6 +411,9 @@ int check_runnable(const struct sl_config *cfg, FILE *out)
     if (o->endpoint[0] && (rc = check_endpoint(o->endpoint, true)) < 0)
         return err_prefix(rc, "%s: [output] endpoint", config_where(cfg, "output.endpoint", (char[PATH_MAX + 32]){0},
                                                                     PATH_MAX + 32));
+    if (o->http[0] && (rc = http_check_addr(o->http)) < 0)
+        return err_prefix(rc, "%s: [output] http", config_where(cfg, "output.http", (char[PATH_MAX + 32]){0},
+                                                                PATH_MAX + 32));
     if ((rc = check_dir(cfg, "output.dir", o->dir[0] ? o->dir : ".")) < 0)
         return rc;
     if (o->state_dir[0] && (rc = check_dir(cfg, "output.state_dir", o->state_dir)) < 0)

@@ -16,6 +16,7 @@ extern "C" {
 enum metric_stage { ST_WAIT, ST_DECODE, ST_H2D, ST_COMPUTE, ST_PUBLISH, ST_LATENCY, ST_N };
 
 #define METRICS_WINDOW 1024 /* last units kept for percentiles */
+#define METRICS_REJ_N 16    /* >= WIRE_REJ_N (checked where they meet, stream/pipeline.c) */
 
 struct stage_stats {
     uint64_t n;
@@ -37,6 +38,8 @@ struct metrics {
     int64_t current;       /* unit in flight, -1 none */
     double gpu_free_mib;   /* free device memory after the last unit; -1 on the CPU */
     double t_start;        /* monotonic s */
+    uint64_t rejected_by[METRICS_REJ_N]; /* input rejects by reason (enum wire_reject) */
+    int64_t units_total;   /* the survey's length when a source knows it, else -1 */
 };
 
 void metrics_init(struct metrics *m);

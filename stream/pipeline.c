@@ -7,13 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "conf/config.h"
 #include "io/uring_reader.h"
 #include "kernels/device.h"
 #include "stream/error.h"
+#include "stream/http_status.h"
 #include "stream/log.h"
 #include "stream/signals.h"
+#include "version.h"
 
 static _Atomic int g_stop_request;
 /* The worker's io, for job code called from process (pipeline_worker_io). */
@@ -52,6 +55,11 @@ void pipeline_conf_from(const struct sl_config *cfg, const char *job, struct pip
     pc->pub.curve_clients = cfg->output.curve_clients;
     pc->pub.status_interval = cfg->runtime.metrics_interval;
     pc->pub.job = job;
+    pc->pub.fingerprint = config_fingerprint(cfg);
+    pc->pub.version = SEISLIVE_VERSION " (" SEISLIVE_GIT_REV ", " SEISLIVE_BUILD_KIND ")";
+    pc->http = cfg->output.http;
+    pc->http_token = cfg->output.http_token;
+    pc->http_keep = cfg->output.http_keep;
 }
 
 struct run {
@@ -64,6 +72,9 @@ struct run {
     struct uring_reader ring;
     struct ingest in;
     struct publisher pub;
+    struct pub_snapshot snap;    /* what the status page reads ([output] http) */
+    bool have_snap;
+    struct http_status *http;
     bool have_pub;
     _Atomic int stop;
     int ingest_rc, worker_rc;
@@ -118,12 +129,23 @@ static void ingest_give_back(void *rt, int i)
     slots_unreserve(&r->slots, i);
 }
 
+_Static_assert(WIRE_REJ_N <= METRICS_REJ_N, "metrics.rejected_by too short");
+
+/* The ingest thread's reject reasons into the metrics (the ingest thread is the only
+ * writer of in.stats, so it reads them without a lock; the status reads the copy). */
+static void copy_reasons(struct run *r)
+{
+    for (int k = 0; k < WIRE_REJ_N; k++)
+        r->m->rejected_by[k] = r->in.stats.rejected[k];
+}
+
 static void ingest_counts(void *rt, uint64_t received, uint64_t rejected)
 {
     struct run *r = rt;
     pthread_mutex_lock(&r->m->mu);
     r->m->received += received;
     r->m->rejected += rejected;
+    copy_reasons(r);
     pthread_mutex_unlock(&r->m->mu);
 }
 
@@ -132,6 +154,7 @@ static void ingest_reject(void *rt, const char *what)
     struct run *r = rt;
     pthread_mutex_lock(&r->m->mu);
     r->m->rejected++;
+    copy_reasons(r);
     uint64_t n = r->m->rejected;
     pthread_mutex_unlock(&r->m->mu);
     log_warn("rejected %s: %s (%llu rejected so far)", what, err_msg(), (unsigned long long)n);
@@ -408,6 +431,65 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* After the publisher stopped: keep the page up for [output] http_keep s (the final
+ * status and image; a stop signal cuts it short), then stop it. */
+static void http_end(struct run *r)
+{
+    if (r->http && r->pc->http_keep > 0) {
+        log_info("status page stays up for %g s ([output] http_keep)", r->pc->http_keep);
+        double t_end = now_s() + r->pc->http_keep;
+        while (now_s() < t_end && !signals_stop_requested() && !atomic_load(&g_stop_request))
+            usleep(100000);
+    }
+    http_status_stop(r->http);
+    r->http = NULL;
+    if (r->have_snap)
+        pub_snapshot_destroy(&r->snap);
+    r->have_snap = false;
+}
+
+/* The publisher, and the status page reading its snapshot.  The page needs the
+ * publisher's messages: without an [output] endpoint it publishes on an inproc one that
+ * nobody else can reach. */
+static int http_begin(struct run *r, void *zctx)
+{
+    const struct pipeline_conf *pc = r->pc;
+    struct publisher_conf pub = pc->pub;
+    bool http = pc->http && pc->http[0];
+    char inproc[64];
+    if (http) {
+        int rc = pub_snapshot_init(&r->snap);
+        if (rc)
+            return err_set(rc, "status page: cannot make its snapshot");
+        r->have_snap = true;
+        pub.snap = &r->snap;
+        if (!pub.endpoint || !pub.endpoint[0]) {
+            snprintf(inproc, sizeof inproc, "inproc://seislive-page-%p", (void *)r);
+            pub.endpoint = inproc;
+        }
+    }
+    if (pub.endpoint && pub.endpoint[0]) {
+        int rc = publisher_start(&r->pub, zctx, &pub, r->m);
+        if (rc) {
+            http_end(r);
+            return rc;
+        }
+        r->have_pub = true;
+    }
+    if (http) {
+        struct http_status_conf hc = {.addr = pc->http, .token = pc->http_token, .job = pc->pub.job};
+        int rc = http_status_start(&r->http, &hc, &r->snap);
+        if (rc) {
+            if (r->have_pub)
+                publisher_stop(&r->pub);
+            r->have_pub = false;
+            http_end(r);
+            return rc;
+        }
+    }
+    return 0;
+}
+
 int pipeline_run(const struct pipeline_conf *pc, const struct sl_device *dev, void *zctx,
                  struct source *src, const struct pipeline_ops *ops, struct metrics *m)
 {
@@ -434,15 +516,12 @@ int pipeline_run(const struct pipeline_conf *pc, const struct sl_device *dev, vo
         free(r);
         return rc;
     }
-    if (pc->pub.endpoint && pc->pub.endpoint[0]) {
-        rc = publisher_start(&r->pub, zctx, &pc->pub, m);
-        if (rc) {
-            slots_destroy(&r->slots);
-            uring_reader_close(&r->ring);
-            free(r);
-            return rc;
-        }
-        r->have_pub = true;
+    rc = http_begin(r, zctx);
+    if (rc) {
+        slots_destroy(&r->slots);
+        uring_reader_close(&r->ring);
+        free(r);
+        return rc;
     }
     r->in = (struct ingest){.nslots = r->slots.n, .slot_bytes = r->slots.bytes, .base = r->slots.base,
                             .hdr = r->slots.hdr, .staging = r->slots.staging,
@@ -466,6 +545,7 @@ int pipeline_run(const struct pipeline_conf *pc, const struct sl_device *dev, vo
     }
     if (r->have_pub)
         publisher_stop(&r->pub);
+    http_end(r);
     slots_destroy(&r->slots);
     uring_reader_close(&r->ring);
     rc = r->worker_rc ? r->worker_rc : r->ingest_rc;

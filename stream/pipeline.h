@@ -86,6 +86,9 @@ struct pipeline_conf {
     int checkpoint_every;        /* units; 0 = never */
     double checkpoint_interval;  /* s */
     struct publisher_conf pub;   /* endpoint NULL or "" = no publishing */
+    const char *http;            /* status page HOST:PORT; NULL or "" = none */
+    const char *http_token;
+    double http_keep;            /* s the page stays up after the run */
 };
 
 /* Fill a pipeline_conf from [input] and [output]. */

@@ -171,6 +171,8 @@ static void xpub_send(struct publisher *p, struct pub_state *st, zmq_msg_t *f, i
                        : t == WIRE_T_EVENT && st->events
                            ? &st->events[(st->ev_head + st->ev_n) % PUBLISHER_EVENT_CACHE]
                            : NULL;
+    if (p->conf.snap && t >= 0 && n >= 2)
+        pub_snapshot_put(p->conf.snap, t, zmq_msg_data(&f[1]), zmq_msg_size(&f[1]), &f[2], n - 2);
     if (c) {
         c->seq = seq;
         if (cache_keep(c, f, n) < 0)
@@ -236,7 +238,12 @@ static void send_status(struct publisher *p, struct pub_state *st, const char *h
         .latency_ms = 1e3 * m.st[ST_LATENCY].last, .wait_ms = 1e3 * m.st[ST_WAIT].last,
         .decode_ms = 1e3 * m.st[ST_DECODE].last, .h2d_ms = 1e3 * m.st[ST_H2D].last,
         .compute_ms = 1e3 * m.st[ST_COMPUTE].last, .publish_ms = 1e3 * m.st[ST_PUBLISH].last,
-        .gpu_mem_free_mib = m.gpu_free_mib, .current = m.current};
+        .gpu_mem_free_mib = m.gpu_free_mib, .current = m.current, .uptime_s = el,
+        .version = p->conf.version, .fingerprint = p->conf.fingerprint,
+        .units_total = m.units_total,
+        .unit_ms_mean = m.st[ST_COMPUTE].n ? 1e3 * m.st[ST_COMPUTE].sum / (double)m.st[ST_COMPUTE].n : 0,
+        .unit_ms_p95 = 1e3 * metrics_percentile(&m, ST_COMPUTE, 95)};
+    memcpy(s.rejected_by, m.rejected_by, sizeof s.rejected_by);
     memcpy(s.topic_count, st->topic_count, sizeof s.topic_count);
     memcpy(s.topic_last_seq, st->topic_last_seq, sizeof s.topic_last_seq);
     zmq_msg_t f[2];

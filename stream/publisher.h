@@ -37,6 +37,7 @@
 #include <stddef.h>
 
 #include "stream/metrics.h"
+#include "stream/pub_snapshot.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,6 +52,9 @@ struct publisher_conf {
     double status_interval;     /* s between status messages; 0 = none */
     const char *job;            /* job name for status */
     int linger_ms;              /* the drain after the end ([output] drain); 0 = 1000 */
+    struct pub_snapshot *snap;  /* what is sent also goes here (the status page); NULL = no */
+    const char *version;        /* for status ("version"); NULL = not sent */
+    uint64_t fingerprint;       /* for status ("config_fingerprint"); 0 = not sent */
 };
 
 struct publisher {

@@ -10,7 +10,11 @@
 #      slices image_final_{x,y,z}.png (axes in metres, colour bar, depth^3 gain: the
 #      same pictures as the job's own demo-out/rtm/image_{x,y,z}.png).
 # Usage: tools/demo.sh [BUILD_DIR]   (default build/release; `make demo` passes its own)
-#   SEISLIVE_DEMO_OUT: output folder (default demo-out).  The job listens on free ports
+#   SEISLIVE_DEMO_OUT: output folder (default demo-out).
+#   The live status page (docs/http.md) is on while the job runs: its address is
+#   printed.  SEISLIVE_DEMO_HTTP: its HOST:PORT (default 127.0.0.1:0, a free port);
+#   SEISLIVE_DEMO_KEEP=S: keep the page up S seconds after the last shot (default 0).
+#   The job listens on free ports
 #   (a copy of tools/demo.toml with "tcp://127.0.0.1:*" endpoints); the image appears in
 #   OUT/image only when the job and the subscriber succeeded: else exit 1, no image.
 set -euo pipefail
@@ -43,6 +47,8 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 CFG=$(mktemp "${TMPDIR:-/tmp}/seislive-demo.XXXXXX.toml")
 demo_config tools/demo.toml "$CFG" "$OUT" rtm
+# the status page ([output] http), for as long as the job runs (+ SEISLIVE_DEMO_KEEP s)
+sed -i "s|^\[output\]\$|[output]\nhttp = \"${SEISLIVE_DEMO_HTTP:-127.0.0.1:0}\"\nhttp_keep = ${SEISLIVE_DEMO_KEEP:-0}|" "$CFG"
 mkdir -p "$OUT/rtm.partial"
 
 step "generating the survey (4 shots, 41 receivers, 81 x 21 x 51 cells of 10 m) into $OUT/survey"
@@ -56,6 +62,9 @@ pids+=("$run_pid")
 IN=$(demo_endpoint "$OUT/seislive.log" "$run_pid" "receiving on") || fail "seislive run did not start"
 PUB=$(demo_endpoint "$OUT/seislive.log" "$run_pid" "publishing on") || fail "seislive run did not start"
 grep -m1 -E 'device|backend' "$OUT/seislive.log" 2>/dev/null || true
+PAGE=$(grep -m1 -oE 'status page on http://[^ ]+' "$OUT/seislive.log" | sed 's/^status page on //') || true
+echo "demo: the live status page is at ${PAGE:-(not started: see $OUT/seislive.log)}" \
+     "(up while the job runs${SEISLIVE_DEMO_KEEP:+, and $SEISLIVE_DEMO_KEEP s after})"
 
 step "subscribing: seislive-sub -o $OUT/image --gain 3 $PUB"
 "$B/seislive-sub" -o "$OUT/image.partial" --gain 3 --idle 900 "$PUB" &
