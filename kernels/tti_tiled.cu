@@ -34,7 +34,7 @@ struct TCfg {
 };
 
 template <int R, bool Y, int W, int BY>
-__global__ void __launch_bounds__(W *BY) k_tti_tiled(TArgs a, Box b, int zchunk, int d0, int d1, int d2)
+__global__ void __launch_bounds__(W *BY, 2) k_tti_tiled(TArgs a, Box b, int zchunk, int d0, int d1, int d2)
 {
     using C = TCfg<R, Y, W, BY>;
     constexpr int NT = W * BY;
@@ -62,10 +62,39 @@ __global__ void __launch_bounds__(W *BY) k_tti_tiled(TArgs a, Box b, int zchunk,
             dst[C::PLANE + e] = ok ? __ldg(a.f[1] + g) : 0.0f;
         }
     };
+    /* The next plane's loads held in registers for one plane's work (issue, then commit
+     * after the next barrier), so their latency hides behind the compute. */
+    constexpr int NLD = (C::PLANE + NT - 1) / NT;
+    float rp[NLD], rq[NLD];
+    auto fetch = [&](int P) {
+        const int gz = P + h;
+        const bool zin = gz >= 0 && gz < d2;
+#pragma unroll
+        for (int m = 0; m < NLD; m++) {
+            const int e = tid + m * NT, rr = e / C::TW, cc = e % C::TW;
+            const int gx = x0 - C::XH + cc + h, gy = y0 - C::YH + rr + hy;
+            const bool ok = e < C::PLANE && zin && gx >= 0 && gx < d0 && gy >= 0 && gy < d1;
+            const long long g = (long long)gz * sz + (long long)gy * sy + gx;
+            rp[m] = ok ? __ldg(a.f[0] + g) : 0.0f;
+            rq[m] = ok ? __ldg(a.f[1] + g) : 0.0f;
+        }
+    };
+    auto commit = [&](int sl) {
+        float *dst = ring + sl * 2 * C::PLANE;
+#pragma unroll
+        for (int m = 0; m < NLD; m++) {
+            const int e = tid + m * NT;
+            if (e < C::PLANE) {
+                dst[e] = rp[m];
+                dst[C::PLANE + e] = rq[m];
+            }
+        }
+    };
     const int base = kb - 2 * R; /* plane of slot 0 */
     auto slot = [&](int P) { return (P - base) % C::NS; };
     for (int P = kb - 2 * R; P < kb; P++)
         load(P, slot(P));
+    fetch(kb);
 
     float pz[2][2 * R + 1], uz[2][2 * R + 1], hxy[2][R + 1];
 #pragma unroll
@@ -109,7 +138,9 @@ __global__ void __launch_bounds__(W *BY) k_tti_tiled(TArgs a, Box b, int zchunk,
             u_oq = a.o[1][cu];
         }
         __syncthreads(); /* the slot of plane K-R-1 and the u plane are free */
-        load(K + R, slot(K + R));
+        commit(slot(K + R));
+        if (K + R + 1 < ke + 2 * R)
+            fetch(K + R + 1);
         float3 nn[NSP];
 #pragma unroll
         for (int m = 0; m < NSP; m++)
