@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "io/picture_impl.h"
+#include "io/png_slices.h"
 #include "stream/error.h"
 
 void picture_opts_default(struct picture_opts *o)
@@ -33,38 +34,10 @@ int picture_opts_check(const struct picture_opts *o)
     return 0;
 }
 
-static int cmp_float(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
+/* The same robust clip as the plain PNG slices (one implementation: io/png_slices.c). */
 float picture_robust_clip(const float *x, size_t n, double percentile)
 {
-    if (n == 0)
-        return 0.0f;
-    /* An even sample keeps the sort cheap on large volumes; the percentile of a few
-     * million values is as good as that of all of them for a colour scale. */
-    const size_t max_samples = (size_t)1 << 22;
-    size_t stride = n > max_samples ? (n + max_samples - 1) / max_samples : 1;
-    size_t m = 0;
-    float *a = malloc(((n + stride - 1) / stride) * sizeof *a);
-    if (!a)
-        return 0.0f;
-    for (size_t i = 0; i < n; i += stride)
-        if (isfinite(x[i]))
-            a[m++] = fabsf(x[i]);
-    float clip = 0.0f;
-    if (m > 0) {
-        qsort(a, m, sizeof *a, cmp_float);
-        double p = percentile <= 0 ? 0 : percentile > 100 ? 100 : percentile;
-        size_t k = (size_t)floor(p / 100.0 * (double)(m - 1) + 0.5);
-        clip = a[k];
-        if (clip == 0.0f) /* sparse images: fall back to the largest value */
-            clip = a[m - 1];
-    }
-    free(a);
-    return clip;
+    return png_robust_clip(x, n, percentile);
 }
 
 /* AGC of one column (LEN values STRIDE apart): each value over the RMS of the values

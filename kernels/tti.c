@@ -1002,15 +1002,7 @@ static void strip_boxes(const struct tti_sim *s, int lo[6][3], int hi[6][3])
     wave_strip_boxes_width(&s->w, 2 * s->w.L.halo, lo, hi);
 }
 
-size_t tti_strip_count(const struct tti_sim *s)
-{
-    int lo[6][3], hi[6][3];
-    strip_boxes(s, lo, hi);
-    size_t c = 0;
-    for (int b = 0; b < 6; b++)
-        c += (size_t)(hi[b][0] - lo[b][0]) * (hi[b][1] - lo[b][1]) * (hi[b][2] - lo[b][2]);
-    return 2 * c;
-}
+size_t tti_strip_count(const struct tti_sim *s) { return 2 * wave_strip_count_width(&s->w, 2 * s->w.L.halo); }
 
 static int strip_io(struct tti_sim *s, float *buf, bool on_device, bool save)
 {

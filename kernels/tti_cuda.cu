@@ -332,67 +332,12 @@ extern "C" int tti_cu_copy_interior(struct tti_sim *s, float *field, float *host
     return rc == 0 && !out ? dev_sync(w->dev) : rc;
 }
 
-/* One box of the strip (interior coordinates, OFF the allocated index of interior 0)
- * to or from BUF, x fastest (the CPU's order). */
-__global__ void k_tti_strip(float *f, float *buf, Box b, int o0, int o1, int o2, long long sy, long long sz,
-                            bool save)
-{
-    const int n0 = b.hi[0] - b.lo[0], n1 = b.hi[1] - b.lo[1], n2 = b.hi[2] - b.lo[2];
-    const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= (long long)n0 * n1 * n2)
-        return;
-    const int i = (int)(e % n0), j = (int)(e / n0 % n1), k = (int)(e / n0 / n1);
-    const long long c = (long long)(k + b.lo[2] + o2) * sz + (long long)(j + b.lo[1] + o1) * sy + (i + b.lo[0] + o0);
-    if (save)
-        buf[e] = f[c];
-    else
-        f[c] = buf[e];
-}
-
 /* The strip of tti.c (two halos wide: s reads f r cells beyond what the update reads),
- * p then q, through device scratch when BUF is host memory. */
+ * p then q: the wave strip mechanism with that width and both fields. */
 extern "C" int tti_cu_strip(struct tti_sim *s, float *buf, bool on_device, bool save)
 {
-    wave_sim *w = &s->w;
-    const struct wave_layout *L = &w->L;
-    const size_t cnt = tti_strip_count(s);
-    if (!cnt)
-        return 0;
-    float *db = buf;
-    int rc = 0;
-    if (!on_device) {
-        void *t = NULL;
-        if ((rc = wave_cu_scratch(w, cnt * sizeof(float), &t)) < 0)
-            return rc;
-        db = (float *)t;
-        if (!save && (rc = dev_copy(w->dev, db, buf, cnt * sizeof(float), DEV_H2D, w->stream)) < 0)
-            return rc;
-    }
-    int lo[6][3], hi[6][3];
-    wave_strip_boxes_width(w, 2 * L->halo, lo, hi);
-    float *fields[2] = {w->cur, s->q};
-    size_t at = 0;
-    for (int f = 0; f < 2; f++)
-        for (int b = 0; b < 6; b++) {
-            Box bx;
-            for (int q = 0; q < 3; q++) {
-                bx.lo[q] = lo[b][q];
-                bx.hi[q] = hi[b][q];
-            }
-            if (box_empty(bx))
-                continue;
-            const size_t n = (size_t)(hi[b][0] - lo[b][0]) * (hi[b][1] - lo[b][1]) * (hi[b][2] - lo[b][2]);
-            k_tti_strip<<<(unsigned)((n + 255) / 256), 256, 0, stream_of(w)>>>(
-                fields[f], db + at, bx, L->off[0], L->off[1], L->off[2], (long long)L->stride_y,
-                (long long)L->stride_z, save);
-            CUDA_TRY_LAUNCH();
-            at += n;
-        }
-    if (!on_device) {
-        rc = save ? dev_copy(w->dev, buf, db, cnt * sizeof(float), DEV_D2H, w->stream) : 0;
-        return rc < 0 ? rc : dev_stream_sync(w->dev, w->stream);
-    }
-    return 0;
+    float *const fields[2] = {s->w.cur, s->q};
+    return wave_cu_strip_fields(&s->w, fields, 2, 2 * s->w.L.halo, buf, on_device, save);
 }
 
 /* The CPU's state layout (tti.c): p, p(n-1), q, q(n-1), then per field and axis psi,

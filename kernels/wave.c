@@ -910,8 +910,13 @@ int wave_strip_boxes_width(const struct wave_sim *s, int h, int lo[6][3], int hi
 
 size_t wave_strip_count(const struct wave_sim *s)
 {
+    return wave_strip_count_width(s, s->L.halo);
+}
+
+size_t wave_strip_count_width(const struct wave_sim *s, int h)
+{
     int lo[6][3], hi[6][3];
-    wave_strip_boxes(s, lo, hi);
+    wave_strip_boxes_width(s, h, lo, hi);
     size_t c = 0;
     for (int b = 0; b < 6; b++)
         c += (size_t)(hi[b][0] - lo[b][0]) * (hi[b][1] - lo[b][1]) * (hi[b][2] - lo[b][2]);

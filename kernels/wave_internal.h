@@ -99,6 +99,8 @@ int wave_strip_boxes(const struct wave_sim *s, int lo[6][3], int hi[6][3]);
 /* The same boxes for strips H cells wide (a physics whose step reaches further than the
  * halo, e.g. kernels/tti.c's two nested first derivatives: 2 halo). */
 int wave_strip_boxes_width(const struct wave_sim *s, int h, int lo[6][3], int hi[6][3]);
+/* Cells of those boxes (one field). */
+size_t wave_strip_count_width(const struct wave_sim *s, int h);
 
 #ifdef SEISLIVE_CUDA
 /* The CUDA side (kernels/wave_*.cu; wave_cuda.h says which file holds what).  Allocation
@@ -122,6 +124,11 @@ int wave_cu_inject(struct wave_sim *s, const struct wave_points *pts, const floa
 int wave_cu_sample(struct wave_sim *s, const struct wave_points *pts, float *out, size_t stride,
                    unsigned flags);
 int wave_cu_strip(struct wave_sim *s, float *buf, bool on_device, bool save);
+/* The strips of H cells of the NF fields FIELDS (allocated layout, device memory) one
+ * after another, to or from BUF (device memory, or host memory through device scratch):
+ * wave_cu_strip is FIELDS = {cur}, H = halo; kernels/tti_cuda.cu strips p and q. */
+int wave_cu_strip_fields(struct wave_sim *s, float *const *fields, int nf, int h, float *buf, bool on_device,
+                         bool save);
 int wave_cu_describe(const struct wave_sim *s, char *buf, size_t len);
 #endif
 

@@ -178,7 +178,14 @@ __global__ void k_strip3(float *f, float *buf, Box b, Off3 off, long long sy, lo
 
 extern "C" int wave_cu_strip(struct wave_sim *s, float *buf, bool on_device, bool save)
 {
-    size_t cnt = wave_strip_count(s);
+    float *const f[1] = {s->cur};
+    return wave_cu_strip_fields(s, f, 1, s->L.halo, buf, on_device, save);
+}
+
+extern "C" int wave_cu_strip_fields(struct wave_sim *s, float *const *fields, int nf, int h, float *buf,
+                                    bool on_device, bool save)
+{
+    const size_t cnt = (size_t)nf * wave_strip_count_width(s, h);
     if (!cnt)
         return 0;
     float *db = buf;
@@ -192,23 +199,24 @@ extern "C" int wave_cu_strip(struct wave_sim *s, float *buf, bool on_device, boo
             return rc;
     }
     int lo[6][3], hi[6][3];
-    wave_strip_boxes(s, lo, hi);
+    wave_strip_boxes_width(s, h, lo, hi);
     Off3 off = {{s->L.off[0], s->L.off[1], s->L.off[2]}};
     size_t at = 0;
-    for (int b = 0; b < 6; b++) {
-        Box bx;
-        for (int q = 0; q < 3; q++) {
-            bx.lo[q] = lo[b][q];
-            bx.hi[q] = hi[b][q];
+    for (int f = 0; f < nf; f++)
+        for (int b = 0; b < 6; b++) {
+            Box bx;
+            for (int q = 0; q < 3; q++) {
+                bx.lo[q] = lo[b][q];
+                bx.hi[q] = hi[b][q];
+            }
+            if (box_empty(bx))
+                continue;
+            size_t n = (size_t)(hi[b][0] - lo[b][0]) * (hi[b][1] - lo[b][1]) * (hi[b][2] - lo[b][2]);
+            k_strip3<<<(unsigned)((n + 255) / 256), 256, 0, stream_of(s)>>>(
+                fields[f], db + at, bx, off, (long long)s->L.stride_y, (long long)s->L.stride_z, save);
+            CUDA_TRY_LAUNCH();
+            at += n;
         }
-        if (box_empty(bx))
-            continue;
-        size_t n = (size_t)(hi[b][0] - lo[b][0]) * (hi[b][1] - lo[b][1]) * (hi[b][2] - lo[b][2]);
-        k_strip3<<<(unsigned)((n + 255) / 256), 256, 0, stream_of(s)>>>(
-            s->cur, db + at, bx, off, (long long)s->L.stride_y, (long long)s->L.stride_z, save);
-        CUDA_TRY_LAUNCH();
-        at += n;
-    }
     if (!on_device) {
         int rc = save ? dev_copy(s->dev, buf, db, cnt * sizeof(float), DEV_D2H, s->stream) : 0;
         return rc < 0 ? rc : dev_stream_sync(s->dev, s->stream);
