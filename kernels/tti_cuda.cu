@@ -32,8 +32,9 @@ TArgs tti_args(const tti_sim *s)
     a.f[1] = s->q;
     a.o[0] = w->prev;
     a.o[1] = s->qprev;
-    a.s[0] = s->s[0];
-    a.s[1] = s->s[1];
+    for (int f = 0; f < 2; f++)
+        for (int i = 0; i < 3; i++)
+            a.u[f][i] = G(s)->u[f][i];
     a.vel = w->vel;
     a.ed = s->ed;
     a.tilt = s->tilt;
@@ -106,12 +107,16 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
     g->naive = w->p.kernel == WAVE_KERNEL_NAIVE;
     const size_t n = w->L.count;
     int rc;
-    float **fields[] = {&w->cur, &w->prev, &w->vel, &s->q, &s->qprev, &s->s[0], &s->s[1]};
+    float **fields[] = {&w->cur, &w->prev, &w->vel, &s->q, &s->qprev};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if ((rc = alloc_zero(s, fields[i], n)) < 0)
             return rc;
     if ((rc = alloc_zero(s, &s->ed, n)) < 0 || (rc = alloc_zero(s, &s->tilt, n)) < 0)
         return rc;
+    for (int f = 0; f < 2; f++)
+        for (int a = 0; a < 3; a++)
+            if ((a != 1 || !wave_is_2d(w)) && (rc = alloc_zero(s, &g->u[f][a], n)) < 0)
+                return rc;
     for (int a = 0; a < 3; a++) {
         for (int f = 0; f < 2; f++)
             if ((rc = alloc_zero(s, &s->psi[f][a], w->slab_count[a])) < 0 ||
@@ -136,8 +141,7 @@ extern "C" void tti_cu_free(struct tti_sim *s)
     wave_sim *w = &s->w;
     const sl_device *d = w->dev;
     void **all[] = {(void **)&w->cur,  (void **)&w->prev, (void **)&w->vel,  (void **)&s->q,
-                    (void **)&s->qprev, (void **)&s->s[0], (void **)&s->s[1], (void **)&s->ed,
-                    (void **)&s->tilt, (void **)&w->scratch};
+                    (void **)&s->qprev, (void **)&s->ed, (void **)&s->tilt, (void **)&w->scratch};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         dev_free(d, *all[i]);
         *all[i] = NULL;
@@ -154,6 +158,9 @@ extern "C" void tti_cu_free(struct tti_sim *s)
         dev_free(d, w->pb[a]);
         w->pa[a] = w->pb[a] = NULL;
     }
+    for (int f = 0; f < 2; f++)
+        for (int a = 0; a < 3; a++)
+            dev_free(d, G(s)->u[f][a]);
     dev_free(d, G(s)->tab);
     free(s->gpu);
     s->gpu = NULL;

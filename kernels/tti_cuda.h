@@ -63,6 +63,9 @@ void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len);
 /* Private state behind tti_sim.gpu. */
 struct TtiGpu {
     float2 *tab;  /* [0, 65536): (sin, cos) of theta per code; [65536, 131072): of phi */
+    float *u[2][3]; /* the naive passes' products n_a s per field (pass 2 then reads its
+                       neighbours' products directly: recomputing n from the tilt code at
+                       each of 6r neighbours made pass 2 gather-bound) */
     bool naive;   /* wave_params.kernel == WAVE_KERNEL_NAIVE */
 };
 
@@ -70,7 +73,8 @@ struct TtiGpu {
 struct TArgs {
     const float *__restrict__ f[2];  /* p(n), q(n) */
     float *__restrict__ o[2];        /* p(n-1), q(n-1) in; p(n+1), q(n+1) out */
-    float *__restrict__ s[2];        /* pass-1 scratch (allocated layout, halo 0) */
+    float *__restrict__ u[2][3];     /* pass-1 scratch per field: n_a s (allocated layout,
+                                        halo 0; no y in 2D) */
     const float *__restrict__ vel;
     const uint32_t *__restrict__ ed, *__restrict__ tilt;
     const float2 *__restrict__ tab;

@@ -2,7 +2,7 @@
  * one thread per point, every neighbour read from global memory, in two passes per step
  * (tti-spec.md):
  *   pass 1  s_f = n . g_f with g_a = D_a f (+ psi_a in axis a's layers, psi updated),
- *           both fields, into global scratch s[f];
+ *           both fields, and the products n_a s_f into global scratch u[f][a];
  *   pass 2  L f (with the acoustic CPML terms in the layers), H1 f = sum_a D_a (n_a s_f)
  *           (+ chi_a in axis a's layers), then the update of p and q.
  * The tiled plan runs these two kernels in the CPML layers and a rim r cells thick
@@ -74,17 +74,11 @@ __global__ void __launch_bounds__(256) k_tti_pass1(TArgs a, Box b, bool cpml)
             }
             s = ax == 0 ? nn[0] * g : s + nn[ax] * g;
         }
-        a.s[f][c] = s;
+        a.u[f][0][c] = nn[0] * s;
+        if (Y)
+            a.u[f][1][c] = nn[1] * s;
+        a.u[f][2][c] = nn[2] * s;
     }
-}
-
-/* (n_a s_f) at element E: 0 beyond the padded grid (s is 0 in the halo, n finite); the
- * caller maps rows above a free surface to their image (nz s is even about it). */
-template <int AX>
-__device__ __forceinline__ float t_u(const TArgs &a, const float *__restrict__ s, long long e)
-{
-    const float3 n = tti_axis(a.tab, __ldg(a.tilt + e));
-    return (AX == 0 ? n.x : AX == 1 ? n.y : n.z) * __ldg(s + e);
 }
 
 template <int R, bool Y>
@@ -101,7 +95,7 @@ __global__ void __launch_bounds__(256) k_tti_pass2(TArgs a, Box b, bool cpml)
 #pragma unroll
     for (int f = 0; f < 2; f++) {
         const float *__restrict__ fv = a.f[f];
-        const float *__restrict__ sv = a.s[f];
+        const float *__restrict__ const *u = a.u[f]; /* n_a s, 0 beyond the padded grid */
         float lap = 0, h1 = 0;
         /* x, z, then y: the CPU reference's order of the sums */
 #pragma unroll
@@ -114,17 +108,13 @@ __global__ void __launch_bounds__(256) k_tti_pass2(TArgs a, Box b, bool cpml)
             for (int l = 1; l <= R; l++) {
                 d2 += a.c2[ax][l] * (__ldg(fv + c + l * st[ax]) + __ldg(fv + c - l * st[ax]));
                 float up, dn;
-                if (ax == 0) {
-                    up = t_u<0>(a, sv, c + l);
-                    dn = t_u<0>(a, sv, c - l);
-                } else if (ax == 1) {
-                    up = t_u<1>(a, sv, c + l * a.sy);
-                    dn = t_u<1>(a, sv, c - l * a.sy);
-                } else {
-                    up = t_u<2>(a, sv, c + l * a.sz);
+                if (ax == 2) {
+                    up = __ldg(u[2] + c + l * a.sz);
                     /* above a free surface: (nz s)(-m) = (nz s)(m), same column */
-                    dn = a.fs && k - l < 0 ? t_u<2>(a, sv, c + (long long)(l - 2 * k) * a.sz)
-                                           : t_u<2>(a, sv, c - l * a.sz);
+                    dn = __ldg(u[2] + (a.fs && k - l < 0 ? c + (long long)(l - 2 * k) * a.sz : c - l * a.sz));
+                } else {
+                    up = __ldg(u[ax] + c + l * st[ax]);
+                    dn = __ldg(u[ax] + c - l * st[ax]);
                 }
                 m += a.c1[ax][l] * (up - dn);
             }
