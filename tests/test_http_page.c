@@ -39,7 +39,7 @@ static void run_chromium(const char *dir, const char *mode, const char *url, con
     snprintf(profile, sizeof profile, "--user-data-dir=%s/chromium", dir);
     snprintf(log, sizeof log, "%s/chromium.log", dir);
     fflush(NULL);
-    pid_t pid = fork();
+    pid_t pid = test_fork();
     if (pid == 0) {
         int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), fl = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
         dup2(fd, 1);
