@@ -195,6 +195,7 @@ int locate_blocks_run(const struct sl_config *cfg, const struct sl_device *dev,
     }
     struct pipeline_conf pc;
     pipeline_conf_from(cfg, bc->name, &pc);
+    pc.expected_units = 0; /* expected_shots counts shots, not trace blocks */
     struct pipeline_ops ops = {.name = bc->name, .ctx = &c, .skip = block_skip,
                                .process = block_process, .finish = block_finish,
                                .end = block_end};
