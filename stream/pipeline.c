@@ -481,6 +481,8 @@ static int http_begin(struct run *r, void *zctx)
             return err_set(rc, "status page: cannot make its snapshot");
         r->have_snap = true;
         pub.snap = &r->snap;
+        if (pub.stations) /* static: once, off the hot path (/stations.json) */
+            pub_snapshot_set_stations(&r->snap, station_health_positions(pub.stations));
         if (!pub.endpoint || !pub.endpoint[0]) {
             snprintf(inproc, sizeof inproc, "inproc://seislive-page-%p", (void *)r);
             pub.endpoint = inproc;
