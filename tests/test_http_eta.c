@@ -42,8 +42,9 @@ Test(http_eta, a_file_input_knows_its_length, .timeout = 90)
 {
     char *dir = test_tmpdir();
     /* Two files of shots of one size: the share of bytes read gives the count to within
-     * the files' headers (3600 bytes each, 6 % of these small files) and exactly at the
-     * last shot (the test's shots beyond 20 would leave its model). */
+     * the files' headers (3600 bytes each, 6 % of these small files, but 60 % of one of
+     * their 5760-byte shots: the first shots' estimates are low, 13 after one) and
+     * exactly at the last shot (the test's shots beyond 20 would leave its model). */
     int ks[20];
     for (int i = 0; i < 20; i++)
         ks[i] = i;
@@ -68,8 +69,10 @@ Test(http_eta, a_file_input_knows_its_length, .timeout = 90)
     for (int i = 0; i < 3000; i++) {
         if (status_of(port, &units, &total, &eta)) {
             if (total >= 0) {
-                cr_expect(total >= 18 && total <= 20, "units_total %ld after %ld shots; the files hold 20",
+                cr_expect(total >= units && total <= 20, "units_total %ld after %ld shots; the files hold 20",
                           total, units);
+                if (units >= 4) /* the header's share has shrunk: 5 shots and one header read */
+                    cr_expect(total >= 18, "units_total %ld after %ld shots; the files hold 20", total, units);
                 last_total = total;
             }
             if (total > 0 && units > 0 && units < total) {
