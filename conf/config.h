@@ -153,6 +153,7 @@ struct input_conf {
     bool watch;             /* keep watching directories for new files */
     double watch_idle;      /* s without new files before a watched input ends; 0 = never */
     double settle;          /* s a watched file's size must hold still before it is read */
+    int expected_shots;     /* the survey's shots, for the status's ETA; 0 = unknown */
     int su_byte_order;      /* enum su_order (io/segy_read.h): auto, big, little */
     int format;             /* enum data_format */
     int slots;              /* pinned slots, >= 2 */

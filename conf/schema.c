@@ -238,6 +238,8 @@ static const struct conf_key input_keys[] = {
      "end a watched input after this long without new data; 0 = never", 0},
     {"settle", KT_DOUBLE, OFF(input, settle), 0, 0, 0, 1e6, NULL, "2.0", "s",
      "watch: read a file once its size has held still this long (or a later file appeared); a recorder still writing it is waited for", 0},
+    {"expected_shots", KT_INT, OFF(input, expected_shots), 0, 0, 0, 1e9, NULL, "0", "shots",
+     "rtm: the shots the survey will have, for the status's units_total and eta_s (the page's ETA); 0 = unknown: files not watched are estimated from the share of their bytes read, a stream has none", 0},
     {"su_byte_order", KT_ENUM, OFF(input, su_byte_order), 0, 0, 0, 0, su_orders, "\"auto\"", "",
      "Seismic Unix byte order: auto (decided per file from the first trace header, logged), big, little", 0},
     {"format", KT_ENUM, OFF(input, format), 0, 0, 0, 0, formats, "\"auto\"", "",

@@ -917,6 +917,11 @@ char *wire_encode_status(const struct wire_status *s)
         snprintf(fp, sizeof fp, "%016llx", (unsigned long long)s->fingerprint);
         json_object_set_new(o, "config_fingerprint", json_string(fp));
     }
+    json_t *sta = s->stations ? json_loads(s->stations, 0, NULL) : NULL;
+    if (json_is_object(sta))
+        json_object_set_new(o, "stations", sta);
+    else
+        json_decref(sta);
     if (s->units_total > 0) {
         json_object_set_new(o, "units_total", json_integer((json_int_t)s->units_total));
         /* At the rate so far; none before the first unit. */

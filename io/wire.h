@@ -244,6 +244,7 @@ struct wire_status {
     uint64_t rejected_by[WIRE_REJ_N]; /* "rejects": input messages rejected, by reason */
     int64_t units_total;    /* the survey's length when known, else -1 (no "eta_s") */
     double unit_ms_mean, unit_ms_p95; /* compute time per unit over the last units */
+    const char *stations;   /* locate: per-station health, a JSON object (stream/station_health.h); NULL = none */
 };
 
 /* malloc'd JSON text of each out header. */

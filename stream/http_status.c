@@ -240,6 +240,11 @@ static void sse_fill(struct sse *s)
     pub_snapshot_wait(snap, &s->seen, s->started ? 2.0 : 0.0, &now);
     if (!s->started)
         sse_append(s, "hello", s->h->job[0] ? s->h->job : "?");
+    if (!s->started) { /* static: once per connection */
+        char *js = pub_snapshot_stations(snap);
+        sse_append(s, "stations", js);
+        free(js);
+    }
     if (!s->started || now.status != s->seen.status) {
         char *js = pub_snapshot_status(snap);
         sse_append(s, "status", js);
@@ -361,6 +366,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         if (!int_arg(c, "after", -1, &after))
             return text(c, MHD_HTTP_BAD_REQUEST, "?after= wants a seq\n");
         return json(c, pub_snapshot_events(h->snap, after));
+    }
+    if (strcmp(url, "/stations.json") == 0) {
+        char *js = pub_snapshot_stations(h->snap);
+        return json(c, js ? js : strdup("[]"));
     }
     if (strcmp(url, "/coherence.json") == 0)
         return json(c, pub_snapshot_coherence(h->snap));

@@ -142,13 +142,15 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
         return rc;
     struct run_ctx c = {0};
     rc = locate_engine_from_config(&c.eng, cfg, dev, &st);
-    stations_free(&st);
-    if (rc)
+    if (rc) {
+        stations_free(&st);
         return rc;
+    }
     const char *dir = cfg->output.dir && *cfg->output.dir ? cfg->output.dir : ".";
     mkdir(dir, 0777);
     if ((rc = events_open(&c.w, dir))) {
         locate_engine_destroy(c.eng);
+        stations_free(&st);
         return rc;
     }
     locate_engine_on_event(c.eng, on_event, &c);
@@ -165,7 +167,7 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
         /* Live input: ZeroMQ trace blocks or a watched folder through the streaming
          * runtime, which publishes events and keeps the crash-safe state. */
         struct block_consumer bc = {.name = "locate", .user = &c, .feed = feed,
-                                    .flush = flush_engine};
+                                    .flush = flush_engine, .stations = &st};
         rc = locate_blocks_run(cfg, dev, &bc);
     } else {
         mseed_read_set_stop(stop_asked);
@@ -193,6 +195,7 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
              (long long)ls.overlap_samples, (long long)ls.restarts, ls.unmatched_channels, ls.dead_rows);
     log_info("events written to %s and %s", c.w.csv_path, c.w.jsonl_path);
     mseed_set_free(&set);
+    stations_free(&st);
     int crc = events_close(&c.w);
     locate_engine_destroy(c.eng);
     return rc ? rc : crc;

@@ -16,6 +16,7 @@
 #include "stream/pipeline.h"
 #include "stream/sources.h"
 #include "stream/state.h"
+#include "stream/station_health.h"
 #include "stream/time_ledger.h"
 
 struct block_ctx {
@@ -24,6 +25,7 @@ struct block_ctx {
     uint64_t fingerprint;
     struct time_ledger done; /* recording time already processed (resumed from state) */
     int64_t blocks;
+    struct station_health *health; /* NULL when nobody reads it (no endpoint, no page) */
 };
 
 /* The catalogue of published events (for the state): JSON lines. */
@@ -102,6 +104,7 @@ static int block_process(void *ctx, const struct pipeline_unit *u, bool snapshot
     if (u->hdr->kind != SLOT_TRACES)
         return err_set(-EINVAL, "%s: a shot reached the %s job (it takes trace blocks)",
                        u->hdr->origin, c->bc->name);
+    station_health_block(c->health, &u->hdr->block);
     return c->bc->feed(&u->hdr->block, c->bc->user);
 }
 
@@ -195,6 +198,18 @@ int locate_blocks_run(const struct sl_config *cfg, const struct sl_device *dev,
     }
     struct pipeline_conf pc;
     pipeline_conf_from(cfg, bc->name, &pc);
+    pc.expected_units = 0; /* expected_shots counts shots, not trace blocks */
+    bool readers = (pc.pub.endpoint && pc.pub.endpoint[0]) || (pc.http && pc.http[0]);
+    if (bc->stations && readers) {
+        rc = station_health_create(&c.health, bc->stations);
+        if (rc) {
+            src.close(src.ctx);
+            zmq_ctx_term(zctx);
+            time_ledger_free(&c.done);
+            return rc;
+        }
+        pc.pub.stations = c.health;
+    }
     struct pipeline_ops ops = {.name = bc->name, .ctx = &c, .skip = block_skip,
                                .process = block_process, .finish = block_finish,
                                .end = block_end};
@@ -206,6 +221,7 @@ int locate_blocks_run(const struct sl_config *cfg, const struct sl_device *dev,
     if (log_get_level() <= LOG_INFO)
         metrics_print(&m, stderr);
     metrics_destroy(&m);
+    station_health_destroy(c.health);
     pthread_mutex_lock(&g_cat_mu);
     free(g_catalogue);
     g_catalogue = NULL;

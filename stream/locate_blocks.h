@@ -12,6 +12,7 @@
 #define SEISLIVE_LOCATE_BLOCKS_H
 
 #include "conf/config.h"
+#include "io/stations.h"
 #include "io/trace_block.h"
 #include "io/wire.h"
 #include "kernels/backend.h"
@@ -29,6 +30,9 @@ struct block_consumer {
     void *user;
     int (*feed)(const struct trace_block *b, void *user);
     int (*flush)(void *user);
+    /* The stations (NULL: none), for their health in the status and their positions on
+     * the page (stream/station_health.h); read at the start only. */
+    const struct station_set *stations;
 };
 
 /* Run [input] into BC on DEV, publishing on [output].  0 or < 0 with err_msg(). */

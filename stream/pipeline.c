@@ -3,6 +3,7 @@
 #include "stream/pipeline.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,7 @@ void pipeline_conf_from(const struct sl_config *cfg, const char *job, struct pip
     pc->http = cfg->output.http;
     pc->http_token = cfg->output.http_token;
     pc->http_keep = cfg->output.http_keep;
+    pc->expected_units = cfg->input.expected_shots;
 }
 
 struct run {
@@ -198,7 +200,22 @@ struct worker {
     bool cuda;
     uint64_t since_pub, since_ckpt;
     double t_pub, t_ckpt;
+    uint64_t acquired;       /* units taken from the slots, skipped ones included */
 };
+
+/* The survey's length for the status's units_total and eta_s: [input] expected_shots
+ * when set (pipeline_run), else, for an input of known length (files, not watched),
+ * the units so far over the share of the input read with this one: an estimate while
+ * the shots are of similar sizes, exact at the last unit (which ends the input). */
+static void note_length(struct run *r, const struct slot_hdr *h, uint64_t acquired)
+{
+    if (r->pc->expected_units > 0 || !(h->input_frac > 0))
+        return;
+    int64_t total = llround((double)acquired / fmin(h->input_frac, 1.0));
+    pthread_mutex_lock(&r->m->mu);
+    r->m->units_total = total;
+    pthread_mutex_unlock(&r->m->mu);
+}
 
 static int finish_unit(struct worker *w, struct inflight *f)
 {
@@ -288,6 +305,7 @@ static void *worker_main(void *arg)
         if (i < 0)
             break; /* -EPIPE: input ended; -ECANCELED: stop */
         struct slot_hdr *h = &r->slots.hdr[i];
+        note_length(r, h, ++w->acquired);
         if ((ops->skip && ops->skip(ops->ctx, h)) ||
             (!ops->skip && have_prev && prev.hdr.id == h->id && h->kind == SLOT_SHOT)) {
             pthread_mutex_lock(&r->m->mu);
@@ -463,6 +481,8 @@ static int http_begin(struct run *r, void *zctx)
             return err_set(rc, "status page: cannot make its snapshot");
         r->have_snap = true;
         pub.snap = &r->snap;
+        if (pub.stations) /* static: once, off the hot path (/stations.json) */
+            pub_snapshot_set_stations(&r->snap, station_health_positions(pub.stations));
         if (!pub.endpoint || !pub.endpoint[0]) {
             snprintf(inproc, sizeof inproc, "inproc://seislive-page-%p", (void *)r);
             pub.endpoint = inproc;
@@ -501,6 +521,8 @@ int pipeline_run(const struct pipeline_conf *pc, const struct sl_device *dev, vo
     r->src = src;
     r->ops = ops;
     r->m = m;
+    if (pc->expected_units > 0)
+        m->units_total = pc->expected_units; /* before the publisher's first status */
     atomic_store(&g_stop_request, 0);
     /* A service lives through `systemctl reload` (SIGHUP: reopen the log), file or not. */
     int rc = signals_install_hup();

@@ -89,6 +89,7 @@ struct pipeline_conf {
     const char *http;            /* status page HOST:PORT; NULL or "" = none */
     const char *http_token;
     double http_keep;            /* s the page stays up after the run */
+    int64_t expected_units;      /* the input's length ([input] expected_shots); 0 = unknown */
 };
 
 /* Fill a pipeline_conf from [input] and [output]. */

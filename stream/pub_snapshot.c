@@ -49,6 +49,7 @@ static void image_unref(struct snap_image *im)
 void pub_snapshot_destroy(struct pub_snapshot *s)
 {
     free(s->status);
+    free(s->stations);
     image_unref(s->image);
     for (size_t i = 0; i < SNAP_EVENTS; i++)
         free(s->events[i]);
@@ -160,6 +161,23 @@ void pub_snapshot_put(struct pub_snapshot *s, int t, const char *header, size_t 
     }
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
+}
+
+void pub_snapshot_set_stations(struct pub_snapshot *s, char *json)
+{
+    pthread_mutex_lock(&s->mu);
+    free(s->stations);
+    s->stations = json;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+char *pub_snapshot_stations(struct pub_snapshot *s)
+{
+    pthread_mutex_lock(&s->mu);
+    char *js = s->stations ? strdup(s->stations) : NULL;
+    pthread_mutex_unlock(&s->mu);
+    return js;
 }
 
 char *pub_snapshot_status(struct pub_snapshot *s)

@@ -52,6 +52,7 @@ struct pub_snapshot {
     double coh_t[SNAP_COHERENCE];  /* window start, s since the epoch */
     float coh_peak[SNAP_COHERENCE];/* the window's largest coherence */
     size_t coh_head, coh_n;
+    char *stations;                /* JSON array of the station positions; NULL = none */
 };
 
 int pub_snapshot_init(struct pub_snapshot *s);
@@ -62,6 +63,12 @@ void pub_snapshot_close(struct pub_snapshot *s);
 /* Publisher thread: message of topic T (enum wire_topic) with its JSON header and
  * payload frames MSGS[0..N) (zmq_msg_t *; shared, not consumed). */
 void pub_snapshot_put(struct pub_snapshot *s, int t, const char *header, size_t len, void *msgs, int n);
+
+/* The station positions (a JSON array, taken over; static: set once before the page
+ * starts, or again when they change). */
+void pub_snapshot_set_stations(struct pub_snapshot *s, char *json);
+/* A malloc'd copy of them, or NULL (none: not a locate run). */
+char *pub_snapshot_stations(struct pub_snapshot *s);
 
 /* Readers.  A malloc'd copy of the latest status JSON, or NULL (none yet). */
 char *pub_snapshot_status(struct pub_snapshot *s);

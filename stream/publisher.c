@@ -244,10 +244,15 @@ static void send_status(struct publisher *p, struct pub_state *st, const char *h
         .unit_ms_mean = m.st[ST_COMPUTE].n ? 1e3 * m.st[ST_COMPUTE].sum / (double)m.st[ST_COMPUTE].n : 0,
         .unit_ms_p95 = 1e3 * metrics_percentile(&m, ST_COMPUTE, 95)};
     memcpy(s.rejected_by, m.rejected_by, sizeof s.rejected_by);
+    /* copied under the table's lock here, on the publisher thread, never the worker's */
+    char *stations = p->conf.stations ? station_health_status(p->conf.stations, STATION_HEALTH_LIST) : NULL;
+    s.stations = stations;
     memcpy(s.topic_count, st->topic_count, sizeof s.topic_count);
     memcpy(s.topic_last_seq, st->topic_last_seq, sizeof s.topic_last_seq);
     zmq_msg_t f[2];
-    if (text_frames(f, WIRE_TOPIC_STATUS, wire_encode_status(&s)) < 0) {
+    char *js = wire_encode_status(&s);
+    free(stations);
+    if (text_frames(f, WIRE_TOPIC_STATUS, js) < 0) {
         counter_add(p, &p->m->pub_send_failed);
         log_warn("status seq %llu not sent: out of memory", (unsigned long long)s.seq);
         return;

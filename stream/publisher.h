@@ -38,6 +38,7 @@
 
 #include "stream/metrics.h"
 #include "stream/pub_snapshot.h"
+#include "stream/station_health.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,6 +56,7 @@ struct publisher_conf {
     struct pub_snapshot *snap;  /* what is sent also goes here (the status page); NULL = no */
     const char *version;        /* for status ("version"); NULL = not sent */
     uint64_t fingerprint;       /* for status ("config_fingerprint"); 0 = not sent */
+    struct station_health *stations; /* locate: per-station health for status; NULL = none */
 };
 
 struct publisher {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +20,20 @@ const char *test_prog(const char *name)
     const char *dir = getenv("SEISLIVE_BUILD");
     snprintf(buf, sizeof buf, "%s/%s", dir ? dir : "build/release", name);
     return buf;
+}
+
+pid_t test_fork(void)
+{
+    pid_t parent = getpid();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* PDEATHSIG survives exec; it fires when the forking thread ends, which for a
+         * Criterion test is the worker process's main thread, i.e. the test's end. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+            _exit(126); /* the parent is gone already: do not start at all */
+    }
+    return pid;
 }
 
 static void append(char **buf, size_t *len, const char *data, size_t n)
@@ -35,7 +50,7 @@ int test_run(const char *const argv[], int timeout_s, struct run_result *r)
     memset(r, 0, sizeof *r);
     if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC))
         return -errno;
-    pid_t pid = fork();
+    pid_t pid = test_fork();
     if (pid < 0)
         return -errno;
     if (pid == 0) {

@@ -17,6 +17,13 @@ const char *test_prog(const char *name);
 int test_run(const char *const argv[], int timeout_s, struct run_result *r);
 void test_run_free(struct run_result *r);
 
+/* fork(), with the child killed (SIGKILL) when the test process ends, however it ends:
+ * a failed assertion, a Criterion timeout or a crash never leaves a `seislive run` or a
+ * browser behind (an orphan holding the runner's stdout open hung a whole run).  Use it
+ * for every child a test starts. */
+#include <sys/types.h>
+pid_t test_fork(void);
+
 /* A fresh folder under /tmp, removed by test_rmtree. */
 char *test_tmpdir(void);
 void test_rmtree(const char *path);

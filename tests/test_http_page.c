@@ -39,7 +39,7 @@ static void run_chromium(const char *dir, const char *mode, const char *url, con
     snprintf(profile, sizeof profile, "--user-data-dir=%s/chromium", dir);
     snprintf(log, sizeof log, "%s/chromium.log", dir);
     fflush(NULL);
-    pid_t pid = fork();
+    pid_t pid = test_fork();
     if (pid == 0) {
         int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), fl = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
         dup2(fd, 1);
@@ -269,6 +269,71 @@ static int table_rows(const char *dom)
     return n;
 }
 
+/* The rows of the table with id ID. */
+static int rows_of(const char *dom, const char *id)
+{
+    char key[64];
+    snprintf(key, sizeof key, "id=\"%s\"", id);
+    const char *p = strstr(dom, key);
+    const char *body = p ? strstr(p, "<tbody>") : NULL, *end = body ? strstr(body, "</tbody>") : NULL;
+    int n = 0;
+    for (const char *q = body; q && (q = strstr(q + 1, "<tr>")) && q < end;)
+        n++;
+    return n;
+}
+
+/* The stations: /stations.json has them where the station file puts them, the status
+ * lists the worst 32 and sums up the rest, the page draws each in both views and lists
+ * the health table's rows. */
+static void check_stations(const char *dir, const char *url, int port, const struct synth *s)
+{
+    struct http_resp r;
+    cr_assert_eq(http_get(port, "/stations.json", "", &r), 0);
+    cr_assert_eq(r.code, 200);
+    json_t *a = json_loads(r.body, 0, NULL);
+    http_resp_free(&r);
+    cr_assert_eq(json_array_size(a), NSTA);
+    for (int i = 0; i < NSTA; i++) {
+        json_t *p = json_array_get(a, (size_t)i);
+        cr_expect_float_eq(json_number_value(json_object_get(p, "x")), s->st.st[i].x, 1e-6, "station %d x", i);
+        cr_expect_float_eq(json_number_value(json_object_get(p, "y")), s->st.st[i].y, 1e-6, "station %d y", i);
+        cr_expect_float_eq(json_number_value(json_object_get(p, "z")), s->st.st[i].z, 1e-6, "station %d z", i);
+    }
+    json_decref(a);
+    /* the final status (the run has ended: the stream's last sample is in) */
+    json_t *st = NULL, *h = NULL;
+    for (int i = 0; i < 100; i++) {
+        cr_assert_eq(http_get(port, "/status.json", "", &r), 0);
+        json_decref(st);
+        st = r.code == 200 ? json_loads(r.body, 0, NULL) : NULL;
+        http_resp_free(&r);
+        h = json_object_get(st, "stations");
+        if (h && strcmp(json_string_value(json_object_get(st, "health")), "stopped") == 0)
+            break;
+        usleep(100000);
+    }
+    cr_assert(json_is_object(h), "the status has no \"stations\"");
+    cr_expect_eq(json_integer_value(json_object_get(h, "n")), NSTA);
+    cr_expect_eq(json_array_size(json_object_get(h, "list")), 32);
+    cr_expect_eq(json_integer_value(json_object_get(json_object_get(h, "more"), "n")), NSTA - 32);
+    json_t *e0 = json_array_get(json_object_get(h, "list"), 0);
+    /* every block whole: no gaps, the last sample the stream's last */
+    cr_expect_eq(json_integer_value(json_object_get(e0, "gaps")), 0);
+    cr_expect_float_eq(json_number_value(json_object_get(e0, "last")), 1e-9 * (double)s->t0_ns + (NS - 1) * s->dt,
+                       1e-3);
+    json_decref(st);
+    char *dom = dump_dom(dir, url);
+    char n[32];
+    attr_of(dom, "plan", "data-stations", n, sizeof n);
+    cr_expect_eq(atoi(n), NSTA, "the plan view drew %s stations of %d", n, NSTA);
+    attr_of(dom, "section", "data-stations", n, sizeof n);
+    cr_expect_eq(atoi(n), NSTA, "the section drew %s stations of %d", n, NSTA);
+    int rows = rows_of(dom, "station-health");
+    cr_expect_eq(rows, 33, "the health table has %d rows: 32 stations and one for the rest", rows);
+    printf("http_page: locate: %d stations drawn in each view, %d health rows\n", atoi(n), rows);
+    free(dom);
+}
+
 Test(http_page, locate_page_in_chromium_gains_event_rows, .timeout = 120)
 {
     chromium();
@@ -328,6 +393,7 @@ Test(http_page, locate_page_in_chromium_gains_event_rows, .timeout = 120)
     }
     cr_expect_geq(seen, 2, "the run located %ld events, 2 were made", seen);
     cr_expect_geq(checks, 1);
+    check_stations(dir, url, port, &s);
     kill(pid, SIGTERM); /* ends http_keep */
     cr_assert_eq(ts_wait(pid, 30), 0, "seislive run failed (see %s)", log);
     free(buf);

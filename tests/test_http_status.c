@@ -11,7 +11,10 @@
 #include <math.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -323,4 +326,60 @@ Test(http_status, a_reader_that_never_reads_does_not_slow_the_job, .timeout = 12
     /* Generous: two CPU runs on a shared machine differ by tens of per cent anyway. */
     cr_expect_lt(stuck_ms, 2.0 * free_ms + 20.0, "%.1f ms per shot with stuck readers, %.1f ms without",
                  stuck_ms, free_ms);
+}
+
+/* Gone: no such process, or a zombie nobody reaped yet (it runs nothing). */
+static bool process_gone(pid_t pid)
+{
+    char path[64], st[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true;
+    size_t n = fread(st, 1, sizeof st - 1, f);
+    fclose(f);
+    st[n] = '\0';
+    const char *p = strrchr(st, ')'); /* "pid (comm) S ..." */
+    return p && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* A test that fails mid-way ends its process with its `seislive run` child still
+ * running (seen: the orphan held the runner's stdout open and hung the run).  Here a
+ * stand-in for a test process starts a run with the page on, waits for the page, and
+ * exits as a failed assertion would; the run must die with it. */
+Test(http_status, a_failed_test_leaves_no_seislive_run_behind, .timeout = 60)
+{
+    char *dir = test_tmpdir();
+    int fd[2];
+    cr_assert_eq(pipe(fd), 0);
+    fflush(NULL);
+    pid_t tester = fork(); /* a plain fork: the stand-in's own end is what is tested */
+    cr_assert_geq(tester, 0);
+    if (tester == 0) {
+        char ep_in[600], ep_out[600], log[600];
+        pid_t run = http_spawn_rtm(dir, "http = \"127.0.0.1:0\"\n", 0.2, ep_in, ep_out, log, sizeof log);
+        int port = http_wait_port(log, run);
+        pid_t msg[2] = {run, port};
+        if (write(fd[1], msg, sizeof msg) != (ssize_t)sizeof msg)
+            _exit(2);
+        _exit(1); /* as a failed cr_assert ends the test, without waiting for RUN */
+    }
+    close(fd[1]);
+    pid_t msg[2] = {0, 0};
+    cr_assert_eq(read(fd[0], msg, sizeof msg), (ssize_t)sizeof msg, "the stand-in never started a run");
+    close(fd[0]);
+    int st;
+    cr_assert_eq(waitpid(tester, &st, 0), tester);
+    cr_assert_gt(msg[1], 0, "the run never served its page");
+    pid_t run = msg[0];
+    bool gone = false;
+    for (int i = 0; i < 100 && !(gone = process_gone(run)); i++)
+        usleep(50000);
+    if (!gone)
+        kill(run, SIGKILL); /* do not leave it behind here either */
+    cr_expect(gone, "seislive run (pid %d) outlived the test process that started it", (int)run);
+    if (gone)
+        printf("http_status: the run (pid %d) died with its test process\n", (int)run);
+    test_rmtree(dir);
+    free(dir);
 }

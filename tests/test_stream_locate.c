@@ -96,7 +96,7 @@ static void write_stations(FILE *fp, const char *path, int64_t k0, int n)
 static pid_t spawn_consumer(const char *cfgtext, const char *log, const char *result)
 {
     fflush(NULL);
-    pid_t pid = fork();
+    pid_t pid = test_fork();
     if (pid)
         return pid;
     freopen(log, "w", stderr);

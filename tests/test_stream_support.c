@@ -138,7 +138,7 @@ int ts_write_segy(const char *path, const int *ks, int n, int ntr, int ns, int f
 pid_t ts_spawn_job(const char *config, const char *log)
 {
     fflush(NULL);
-    pid_t pid = fork();
+    pid_t pid = test_fork();
     if (pid != 0)
         return pid;
     int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -165,10 +165,12 @@ pid_t ts_spawn_job(const char *config, const char *log)
 pid_t ts_spawn_run(const char *cfgpath, const char *stderr_path)
 {
     fflush(NULL);
-    pid_t pid = fork();
+    pid_t pid = test_fork();
     if (pid == 0) {
         if (!freopen(stderr_path, "w", stderr))
             _exit(126);
+        /* stdout too: a child must never hold the test runner's output open */
+        dup2(2, 1);
         execl(test_prog("seislive"), "seislive", "run", "-c", cfgpath, (char *)NULL);
         _exit(127);
     }

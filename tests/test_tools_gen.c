@@ -273,7 +273,7 @@ Test(tools_gen, shots_sigterm_stops_the_modeling_child, .timeout = 90)
              pidfile, pidfile, pidfile, test_prog("seislive"));
     char *wrap = test_write_file(dir, "wrap.sh", wrap_text);
     cr_assert_eq(chmod(wrap, 0755), 0);
-    pid_t gen_pid = fork();
+    pid_t gen_pid = test_fork();
     cr_assert_geq(gen_pid, 0);
     if (gen_pid == 0) {
         int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
