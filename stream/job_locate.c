@@ -46,7 +46,7 @@ static void on_event(const struct locate_event *ev, void *user)
 static void on_coherence(const float *coh, const struct tt_grid *g, int64_t seq, int64_t t0, int64_t t1, void *user)
 {
     struct run_ctx *c = user;
-    int rc = coherence_write(c->coh_dir, coh, g, seq, t0, t1);
+    int rc = c->coh_dir ? coherence_write(c->coh_dir, coh, g, seq, t0, t1) : 0;
     if (rc && !c->rc)
         c->rc = rc;
     struct wire_volume_hdr h = {.units = seq, .t0_ns = t0};
@@ -156,11 +156,18 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
     locate_engine_on_event(c.eng, on_event, &c);
     /* the engine's loops poll SIGTERM through this (kernels/ know nothing of signals) */
     locate_engine_set_cancel(c.eng, cancel_asked, NULL);
+    /* Coherence volumes: into [locate] coherence_dir when set, and published in every
+     * live run that publishes (subscribers and the status page's trace: ZeroMQ filters
+     * unsubscribed topics at the publisher, so a subscriber that does not want them
+     * costs nothing on the wire). */
+    const bool live = cfg->input.kind == INPUT_ZMQ || cfg->input.watch;
+    const bool publishes = (cfg->output.endpoint && *cfg->output.endpoint) || (cfg->output.http && *cfg->output.http);
     if (cfg->locate.coherence_dir && *cfg->locate.coherence_dir) {
         c.coh_dir = cfg->locate.coherence_dir;
         mkdir(c.coh_dir, 0777);
-        locate_engine_on_coherence(c.eng, on_coherence, &c);
     }
+    if (c.coh_dir || (live && publishes))
+        locate_engine_on_coherence(c.eng, on_coherence, &c);
     struct mseed_set set = {0};
     struct mseed_stats ms = {0};
     if (cfg->input.kind == INPUT_ZMQ || cfg->input.watch) {

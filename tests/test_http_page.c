@@ -394,6 +394,19 @@ Test(http_page, locate_page_in_chromium_gains_event_rows, .timeout = 120)
     cr_expect_geq(seen, 2, "the run located %ld events, 2 were made", seen);
     cr_expect_geq(checks, 1);
     check_stations(dir, url, port, &s);
+    /* The coherence trace: a peak per stacked window, published by a live run that
+     * publishes even without [locate] coherence_dir. */
+    struct http_resp cr;
+    cr_assert_eq(http_get(port, "/coherence.json", "", &cr), 0);
+    json_t *ca = json_loads(cr.body, 0, NULL);
+    cr_expect(json_is_array(ca) && json_array_size(ca) >= 2, "coherence.json: %.200s", cr.body);
+    double peak = 0;
+    for (size_t i = 0; i < json_array_size(ca); i++)
+        peak = fmax(peak, json_number_value(json_array_get(json_array_get(ca, i), 1)));
+    printf("http_page: locate: %zu coherence windows on the page, largest peak %g\n", json_array_size(ca), peak);
+    cr_expect_gt(peak, 0, "the coherence trace is flat: %.200s", cr.body);
+    json_decref(ca);
+    http_resp_free(&cr);
     kill(pid, SIGTERM); /* ends http_keep */
     cr_assert_eq(ts_wait(pid, 30), 0, "seislive run failed (see %s)", log);
     free(buf);
