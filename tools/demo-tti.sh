@@ -16,8 +16,8 @@
 # (waves travel faster than v_pz in every direction but along the tilted axis).
 # Usage: tools/demo-tti.sh [BUILD_DIR]   (default build/release; `make demo-tti` passes
 #   its own).  SEISLIVE_DEMO_OUT: output folder (default demo-out); the demo writes
-#   OUT/tti/{survey,isotropic,tti} and OUT/tti/tti_vs_isotropic.png.  CPU only (the TTI
-#   propagator has no GPU kernels yet): about 5 s on 2 cores.
+#   OUT/tti/{survey,isotropic,tti} and OUT/tti/tti_vs_isotropic.png.  On the CPU, so that
+#   its numbers are the same on every machine: about 5 s on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build/release}

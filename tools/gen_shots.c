@@ -81,7 +81,7 @@ static const char usage_text[] =
     "                         Also writes epsilon.f32, delta.f32, theta.f32, phi.f32\n"
     "                         (degrees) and their smoothed twins *_smooth.f32 beside\n"
     "                         model.f32 (same layout); survey.toml models with [propagator]\n"
-    "                         physics = \"tti\", on the CPU unless --device says otherwise\n"
+    "                         physics = \"tti\" (on the --device, as any survey)\n"
     "                         (one axis for the whole model: a survey whose anisotropy\n"
     "                         a user can state in one line)\n"
     "geometry:\n"
@@ -118,7 +118,7 @@ struct shots_opts {
     struct survey_model m;
     const char *model_file, *out, *zmq, *format, *device, *seislive;
     int smooth, order, pml, first_id, reuse, end, direct, zfast;
-    int tti_dip, device_given;
+    int tti_dip;
     int shots[2], rx[2];
     double shot_o[3], shot_d[2], rx_o[3], rx_d[2];
     int have_shot_o, have_shot_d, have_rx, have_rx_o, have_rx_d;
@@ -799,7 +799,7 @@ int gen_shots(int argc, char **argv)
         case O_FP: bad = options_doubles(optarg, &o.f_peak, 1, 1) < 0 || !(o.f_peak > 0); break;
         case O_ORDER: o.order = atoi(optarg); bad = o.order < 2 || o.order > 16 || o.order % 2; break;
         case O_PML: o.pml = atoi(optarg); bad = o.pml < 0; break;
-        case O_DEV: o.device = optarg; o.device_given = 1; break;
+        case O_DEV: o.device = optarg; break;
         case O_PROG: o.seislive = optarg; break;
         case O_ZMQ: o.zmq = optarg; break;
         case O_PACE: bad = options_doubles(optarg, &o.pace, 1, 1) < 0 || o.pace < 0; break;
@@ -838,8 +838,8 @@ int gen_shots(int argc, char **argv)
         fprintf(stderr, "seislive-gen shots: --layout is the order of a raw --model file\n");
         bad = 1;
     }
-    if (!bad && o.m.tti && !(bad = gen_tti_check(&o.m, o.tti_dip, o.model_file != NULL)) && !o.device_given)
-        o.device = "cpu"; /* the TTI propagator has no GPU kernels yet */
+    if (!bad && o.m.tti)
+        bad = gen_tti_check(&o.m, o.tti_dip, o.model_file != NULL);
     if (!bad) {
         defaults(&o);
         bad = check_line(&o);
