@@ -903,6 +903,8 @@ char *wire_encode_status(const struct wire_status *s)
     json_object_set_new(o, "topics", t);
     if (s->gpu_mem_free_mib >= 0)
         json_object_set_new(o, "gpu_mem_free_mib", json_real(s->gpu_mem_free_mib));
+    if (s->gpu_mem_total_mib > 0)
+        json_object_set_new(o, "gpu_mem_total_mib", json_real(s->gpu_mem_total_mib));
     json_t *r = json_object();
     for (int k = 0; k < WIRE_REJ_N; k++)
         json_object_set_new(r, wire_reject_name(k), json_integer((json_int_t)s->rejected_by[k]));

@@ -236,6 +236,7 @@ struct wire_status {
     double latency_ms;      /* last end-to-end latency */
     double wait_ms, decode_ms, h2d_ms, compute_ms, publish_ms; /* last unit's stages */
     double gpu_mem_free_mib;/* -1 on the CPU */
+    double gpu_mem_total_mib;/* -1 on the CPU */
     int64_t current;        /* id of the unit in flight, -1 none */
     /* For the status page (docs/http.md): */
     double uptime_s;        /* since the start */

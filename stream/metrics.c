@@ -17,6 +17,7 @@ void metrics_init(struct metrics *m)
     pthread_mutex_init(&m->mu, NULL);
     m->current = -1;
     m->gpu_free_mib = -1;
+    m->gpu_total_mib = -1;
     m->units_total = -1;
     m->t_start = now_s();
 }

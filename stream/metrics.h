@@ -37,6 +37,7 @@ struct metrics {
     uint64_t pub_send_failed; /* out messages the XPUB socket did not take (send error) */
     int64_t current;       /* unit in flight, -1 none */
     double gpu_free_mib;   /* free device memory after the last unit; -1 on the CPU */
+    double gpu_total_mib;  /* the device's memory; -1 on the CPU */
     double t_start;        /* monotonic s */
     uint64_t rejected_by[METRICS_REJ_N]; /* input rejects by reason (enum wire_reject) */
     int64_t units_total;   /* the survey's length when a source knows it, else -1 */

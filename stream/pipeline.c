@@ -228,16 +228,19 @@ static int finish_unit(struct worker *w, struct inflight *f)
     double tc = now_s() - f->t_compute0;
     metrics_add(r->m, ST_COMPUTE, tc);
     int rc = r->ops->finish(r->ops->ctx, &f->hdr, &w->io, f->publish, f->checkpoint);
-    double free_mib = -1;
+    double free_mib = -1, total_mib = -1;
     if (w->cuda) {
         struct sl_device d = *r->dev;
-        if (backend_mem_info(&d) == 0)
+        if (backend_mem_info(&d) == 0) {
             free_mib = (double)d.mem_free / 1048576.0;
+            total_mib = (double)d.mem_total / 1048576.0;
+        }
     }
     pthread_mutex_lock(&r->m->mu);
     r->m->units++;
     r->m->current = -1;
     r->m->gpu_free_mib = free_mib;
+    r->m->gpu_total_mib = total_mib;
     pthread_mutex_unlock(&r->m->mu);
     if (r->have_pub == false && f->hdr.t_arrive > 0)
         metrics_add(r->m, ST_LATENCY, now_s() - f->hdr.t_arrive);

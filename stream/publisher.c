@@ -238,7 +238,7 @@ static void send_status(struct publisher *p, struct pub_state *st, const char *h
         .latency_ms = 1e3 * m.st[ST_LATENCY].last, .wait_ms = 1e3 * m.st[ST_WAIT].last,
         .decode_ms = 1e3 * m.st[ST_DECODE].last, .h2d_ms = 1e3 * m.st[ST_H2D].last,
         .compute_ms = 1e3 * m.st[ST_COMPUTE].last, .publish_ms = 1e3 * m.st[ST_PUBLISH].last,
-        .gpu_mem_free_mib = m.gpu_free_mib, .current = m.current, .uptime_s = el,
+        .gpu_mem_free_mib = m.gpu_free_mib, .gpu_mem_total_mib = m.gpu_total_mib, .current = m.current, .uptime_s = el,
         .version = p->conf.version, .fingerprint = p->conf.fingerprint,
         .units_total = m.units_total,
         .unit_ms_mean = m.st[ST_COMPUTE].n ? 1e3 * m.st[ST_COMPUTE].sum / (double)m.st[ST_COMPUTE].n : 0,

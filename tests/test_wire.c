@@ -159,3 +159,19 @@ Test(wire, volume_header_round_trip)
     cr_assert_eq(wire_parse_seq(js, strlen(js)), 12);
     free(js);
 }
+
+/* The status message's device memory: free and total on a GPU, neither on the CPU (-1). */
+Test(wire, status_gpu_memory_fields)
+{
+    struct wire_status s = {.gpu_mem_free_mib = 70000.5, .gpu_mem_total_mib = 81079.0, .current = -1};
+    char *js = wire_encode_status(&s);
+    cr_assert_not_null(js);
+    cr_expect_not_null(strstr(js, "\"gpu_mem_free_mib\":70000.5"), "%s", js);
+    cr_expect_not_null(strstr(js, "\"gpu_mem_total_mib\":81079"), "%s", js);
+    free(js);
+    s.gpu_mem_free_mib = s.gpu_mem_total_mib = -1;
+    js = wire_encode_status(&s);
+    cr_assert_not_null(js);
+    cr_expect_null(strstr(js, "gpu_mem"), "%s", js);
+    free(js);
+}
