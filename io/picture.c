@@ -34,6 +34,15 @@ int picture_opts_check(const struct picture_opts *o)
     return 0;
 }
 
+#ifdef __SANITIZE_ADDRESS__
+/* fontconfig (under cairo's text) keeps its configuration caches for the life of the
+ * process and frees them only in FcFini, which cairo never calls: not this program's
+ * leak.  LeakSanitizer (make SAN=1) is told so here, in the file that draws text, so
+ * that every program that links it reports only its own leaks. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void) { return "leak:libfontconfig.so\n"; }
+#endif
+
 /* The same robust clip as the plain PNG slices (one implementation: io/png_slices.c). */
 float picture_robust_clip(const float *x, size_t n, double percentile)
 {

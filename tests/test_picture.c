@@ -300,6 +300,7 @@ Test(picture, file_is_the_buffer_written_atomically)
     cr_assert_eq(fread(file, 1, len + 1, f), len, "%s: not the buffer's %zu bytes", path, len);
     fclose(f);
     cr_assert_eq(memcmp(file, png, len), 0);
+    free(png);
     /* three pictures and no temp files left */
     DIR *d = opendir(dir);
     int n = 0;
