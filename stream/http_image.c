@@ -28,24 +28,35 @@ static float *unslice(const struct snap_image *im)
     return v;
 }
 
-int http_slice_png(const struct snap_image *im, char axis, int index, unsigned char **png, size_t *len,
-                   struct picture_layout *layout)
+void http_picture_cache_free(struct http_picture_cache *c)
 {
+    picture_free(c->pic);
+    free(c->owned);
+    if (c->im)
+        pub_snapshot_image_release(c->snap, c->im);
+    c->pic = NULL;
+    c->owned = NULL;
+    c->im = NULL;
+}
+
+/* C's picture made from IM (the reference taken over), unless C holds IM's already.
+ * Under C's lock. */
+static int prepare(struct http_picture_cache *c, struct snap_image *im)
+{
+    if (c->im == im) { /* C's reference keeps IM alive, so the pointer names it */
+        pub_snapshot_image_release(c->snap, im);
+        return 0;
+    }
+    http_picture_cache_free(c);
+    c->im = im;
     const int *n = im->h.n;
-    const int k = axis == 'x' ? 0 : axis == 'y' ? 1 : axis == 'z' ? 2 : -1;
-    if (k < 0)
-        return err_set(-EINVAL, "slice axis '%c': not x, y or z", axis);
     struct picture_opts o;
     picture_opts_default(&o);
     if (im->h.slices) {
-        memcpy(o.at, im->h.at, sizeof o.at); /* only the published planes exist */
-        index = im->h.at[k];
-    } else if (index >= n[k]) {
-        index = n[k] - 1;
+        memcpy(o.at, im->h.at, sizeof o.at);
+        if (!(c->owned = unslice(im)))
+            return err_set(-ENOMEM, "slice picture: out of memory");
     }
-    float *owned = im->h.slices ? unslice(im) : NULL;
-    if (im->h.slices && !owned)
-        return err_set(-ENOMEM, "slice picture: out of memory");
     const struct picture_meta pm = {{n[0], n[1], n[2]},
                                     {im->h.d[0], im->h.d[1], im->h.d[2]},
                                     {im->h.o[0], im->h.o[1], im->h.o[2]},
@@ -54,11 +65,28 @@ int http_slice_png(const struct snap_image *im, char axis, int index, unsigned c
                                     NULL,
                                     (double)time(NULL),
                                     im->h.final};
-    struct picture *p = NULL;
-    int rc = picture_prepare(&p, owned ? owned : im->frame[0], &pm, &o);
+    int rc = picture_prepare(&c->pic, c->owned ? c->owned : im->frame[0], &pm, &o);
+    if (rc)
+        http_picture_cache_free(c);
+    return rc;
+}
+
+int http_slice_png(struct http_picture_cache *c, struct snap_image *im, char axis, int index, unsigned char **png,
+                   size_t *len, struct picture_layout *layout)
+{
+    const int k = axis == 'x' ? 0 : axis == 'y' ? 1 : axis == 'z' ? 2 : -1;
+    if (k < 0) {
+        pub_snapshot_image_release(c->snap, im);
+        return err_set(-EINVAL, "slice axis '%c': not x, y or z", axis);
+    }
+    if (im->h.slices)
+        index = im->h.at[k]; /* only the published planes exist */
+    else if (index >= im->h.n[k])
+        index = im->h.n[k] - 1;
+    pthread_mutex_lock(&c->mu);
+    int rc = prepare(c, im);
     if (rc == 0)
-        rc = picture_render_png(p, axis, index, png, len, layout);
-    picture_free(p);
-    free(owned);
+        rc = picture_render_png(c->pic, axis, index, png, len, layout);
+    pthread_mutex_unlock(&c->mu);
     return rc;
 }

@@ -25,6 +25,7 @@ struct http_status {
     char job[16];
     int port;
     atomic_int stopping;
+    struct http_picture_cache pics;
 };
 
 int http_parse_addr(const char *addr, struct sockaddr_in *sa)
@@ -165,8 +166,7 @@ static enum MHD_Result image_png(struct http_status *h, struct MHD_Connection *c
     unsigned char *png = NULL;
     size_t len = 0;
     struct picture_layout lay;
-    int rc = http_slice_png(im, axis, (int)idx, &png, &len, layout ? &lay : NULL);
-    pub_snapshot_image_release(h->snap, im);
+    int rc = http_slice_png(&h->pics, im, axis, (int)idx, &png, &len, layout ? &lay : NULL);
     if (rc < 0) {
         log_warn("slice %c: %s", axis, err_msg());
         return text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot draw the slice\n");
@@ -406,6 +406,8 @@ int http_status_start(struct http_status **out, const struct http_status_conf *c
     if (!h)
         return err_set(-ENOMEM, "http: out of memory");
     h->snap = snap;
+    pthread_mutex_init(&h->pics.mu, NULL);
+    h->pics.snap = snap;
     snprintf(h->job, sizeof h->job, "%s", c->job ? c->job : "");
     if (c->token && c->token[0] && !(h->token = strdup(c->token))) {
         free(h);
@@ -446,6 +448,8 @@ void http_status_stop(struct http_status *h)
     atomic_store(&h->stopping, 1);
     pub_snapshot_close(h->snap); /* wakes the streams, which then end */
     MHD_stop_daemon(h->d);
+    http_picture_cache_free(&h->pics);
+    pthread_mutex_destroy(&h->pics.mu);
     free(h->token);
     free(h);
 }

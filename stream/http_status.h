@@ -18,6 +18,7 @@
 #define SEISLIVE_HTTP_STATUS_H
 
 #include <netinet/in.h>
+#include <pthread.h>
 
 #include "stream/pub_snapshot.h"
 
@@ -51,12 +52,27 @@ int http_status_port(const struct http_status *h);
 /* Close every connection (SSE streams end) and stop. */
 void http_status_stop(struct http_status *h);
 
+/* The prepared picture of the latest image (its gain and clip are a pass over the whole
+ * volume: done once per published image, not once per slice request), with the snapshot
+ * reference that keeps the volume alive.  Zero-initialised, then http_picture_cache_free. */
+struct picture;
+struct picture_layout;
+struct http_picture_cache {
+    pthread_mutex_t mu;
+    struct pub_snapshot *snap;
+    struct snap_image *im;   /* the reference held, NULL: none yet */
+    struct picture *pic;
+    float *owned;            /* the volume rebuilt from published slices */
+};
+void http_picture_cache_free(struct http_picture_cache *c);
+
 /* The PNG of one slice of IM: AXIS 'x' (the y-z plane at x = INDEX), 'y' (x-z at y),
  * 'z' (x-y at z); INDEX < 0 = the middle (or the published slice), clamped to the
- * volume.  *PNG malloc'd.  Drawn by io/picture.h, as the job's own PNGs; LAYOUT (may be
- * NULL) gets where the plot lies and the metres at its edges.  0 or < 0 with err_msg(). */
-struct picture_layout;
-int http_slice_png(const struct snap_image *im, char axis, int index, unsigned char **png,
+ * volume.  *PNG malloc'd.  Drawn by io/picture.h, as the job's own PNGs, from C's
+ * prepared picture of IM; LAYOUT (may be NULL) gets where the plot lies and the metres at
+ * its edges.  IM is a reference from pub_snapshot_image that the call takes over (kept by
+ * C or released).  0 or < 0 with err_msg(). */
+int http_slice_png(struct http_picture_cache *c, struct snap_image *im, char axis, int index, unsigned char **png,
                    size_t *len, struct picture_layout *layout);
 
 #ifdef __cplusplus
