@@ -131,7 +131,7 @@ static int take_wavelet(struct rtm_engine *e, const struct rtm_params *p)
 }
 
 /* TTI: the parameter volumes copied, the model checked (tti_model_check), the stable
- * dt (tti_dt_max_model) into *LIM with RULE naming it, the slowest qP phase velocity
+ * dt (tti_dt_limit of its fastest qP speed) into *LIM with RULE naming it, the slowest qP phase velocity
  * (tti_qp_vmin_model: the points-per-wavelength check) into *VSLOW, and the random
  * layers' velocity scale. */
 static int take_tti(struct rtm_engine *e, const struct rtm_volume *model, size_t cells, double *lim, double *vslow,
@@ -152,7 +152,7 @@ static int take_tti(struct rtm_engine *e, const struct rtm_volume *model, size_t
     int rc = tti_model_check(&tm, cells, e->p.tti_sigma, &vqp, NULL);
     if (rc < 0)
         return err_prefix(rc, "rtm: TTI model");
-    *lim = tti_dt_max_model(&tm, cells, e->p.order, e->d, e->n[1] == 1, e->p.tti_sigma);
+    *lim = tti_dt_limit(e->p.order, e->d, e->n[1] == 1, vqp);
     *vslow = tti_qp_vmin_model(&tm, cells, e->p.tti_sigma);
     /* The random layers keep the model's anisotropy where the taper has not removed it
      * yet (kernels/tti.h): a random v_pz up to the acoustic vstable times this scale

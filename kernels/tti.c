@@ -140,12 +140,17 @@ double tti_dt_bound(int order, const double d[3], bool two_d, double vqp)
 /* The margin on the bound (tti.h). */
 #define DT_MARGIN 1e-3
 
+double tti_dt_limit(int order, const double d[3], bool two_d, double vqp)
+{
+    return (1.0 - DT_MARGIN) * tti_dt_bound(order, d, two_d, vqp);
+}
+
 double tti_dt_max(int order, const double d[3], bool two_d, double vpz, double eps, double delta, double theta,
                   double phi, double sigma)
 {
     (void)theta; /* the tilt moves no eigenvalue past the bound (tti.h) */
     (void)phi;
-    return (1.0 - DT_MARGIN) * tti_dt_bound(order, d, two_d, vpz * tti_qp_vmax(eps, delta, sigma));
+    return tti_dt_limit(order, d, two_d, vpz * tti_qp_vmax(eps, delta, sigma));
 }
 
 static double val_at(const float *a, double c, size_t i) { return a ? (double)a[i] : c; }
@@ -155,7 +160,7 @@ double tti_dt_max_model(const struct tti_model *m, size_t n, int order, const do
     double vmax = 0;
     if (tti_model_check(m, n, sigma, &vmax, NULL) < 0 || !(vmax > 0))
         return 0;
-    return (1.0 - DT_MARGIN) * tti_dt_bound(order, d, two_d, vmax);
+    return tti_dt_limit(order, d, two_d, vmax);
 }
 
 /* The stability of one point's (eps, delta) at SIGMA (tti.h): NULL when fine, else why. */

@@ -139,7 +139,13 @@ double tti_dt_bound(int order, const double d[3], bool two_d, double vqp);
 double tti_dt_max(int order, const double d[3], bool two_d, double vpz, double eps, double delta, double theta,
                   double phi, double sigma);
 
-/* The smallest tti_dt_max over the N points of model M; 0 if tti_model_check refuses M. */
+/* The largest stable dt for a model whose fastest qP phase velocity is VQP (m/s,
+ * tti_model_check's *VMAX): tti_dt_bound less the margin of tti_dt_max.  For callers that
+ * checked the model already (one pass over it, not two). */
+double tti_dt_limit(int order, const double d[3], bool two_d, double vqp);
+
+/* The smallest tti_dt_max over the N points of model M (tti_model_check, then
+ * tti_dt_limit); 0 if tti_model_check refuses M. */
 double tti_dt_max_model(const struct tti_model *m, size_t n, int order, const double d[3], bool two_d, double sigma);
 
 /* ---- life cycle (as kernels/wave.h; P's faces may not be HALO) ---- */

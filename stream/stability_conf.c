@@ -49,7 +49,7 @@ void stability_prop_model(const struct sl_model *m, struct prop_model *pm)
     pm->phi0 = t->phi0;
 }
 
-/* SP for model M: with TTI the limit tti_dt_max_model (after tti_model_check) and RULE
+/* SP for model M: with TTI the limit tti_dt_limit of tti_model_check's fastest qP speed and RULE
  * naming it; *VSLOW the speed behind the points per wavelength (TTI: the slowest qP phase
  * velocity over the model, kernels/tti_phase.h; acoustic: M's vmin). */
 static int model_params(const struct sl_config *cfg, const struct sl_model *m, struct stability_params *sp,
@@ -67,7 +67,7 @@ static int model_params(const struct sl_config *cfg, const struct sl_model *m, s
     int rc = tti_model_check(&tm, n, sigma, &vqp, NULL);
     if (rc < 0)
         return err_prefix(rc, "[model] with [propagator] physics = \"tti\", tti_sigma = %g", sigma);
-    sp->dt_limit = tti_dt_max_model(&tm, n, sp->order, sp->d, sp->two_d, sigma);
+    sp->dt_limit = tti_dt_limit(sp->order, sp->d, sp->two_d, vqp);
     *vslow = tti_qp_vmin_model(&tm, n, sigma);
     snprintf(rule, rule_len, "TTI, v_pz up to %g m/s, fastest qP %g m/s, tti_sigma %g, order %d", m->vmax, vqp,
              sigma, sp->order);
