@@ -484,7 +484,6 @@ int tti_create(const struct sl_device *dev, const struct wave_params *p, double 
     }
     if (!s->gpu)
         set_medium(s, m);
-    s->nless = nless;
     *out = s;
     return 0;
 }
@@ -496,7 +495,6 @@ int tti_create_like(const struct tti_sim *like, struct tti_sim **out)
     if (rc < 0)
         return rc;
     s->w.cpml_on = like->w.cpml_on;
-    s->nless = like->nless;
 #ifdef SEISLIVE_CUDA
     if (s->gpu) {
         if ((rc = tti_cu_copy_medium(s, like)) < 0) {

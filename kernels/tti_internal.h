@@ -68,7 +68,6 @@ struct tti_sim {
     float *s[2];                /* pass-1 scratch per field: s = n . (grad f + psi) */
     float *psi[2][3], *zeta[2][3]; /* CPML memory of the Laplacian per field and axis */
     float *chi[2][3];           /* CPML memory of H1's outer derivative per field and axis */
-    size_t nless;               /* points whose delta was lowered to eps */
     void *gpu;                  /* CUDA twins' private state (kernels/tti_cuda.h) */
 };
 

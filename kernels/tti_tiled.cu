@@ -48,20 +48,6 @@ __global__ void __launch_bounds__(W *BY, 2) k_tti_tiled(TArgs a, Box b, int zchu
     const bool mine = i < b.hi[0] && (!Y || j < b.hi[1]);
     const long long sy = a.sy, sz = a.sz;
 
-    /* plane P of p and q into ring slot SL; 0 outside the allocation */
-    auto load = [&](int P, int sl) {
-        float *dst = ring + sl * 2 * C::PLANE;
-        const int gz = P + h;
-        const bool zin = gz >= 0 && gz < d2;
-        for (int e = tid; e < C::PLANE; e += NT) {
-            const int rr = e / C::TW, cc = e % C::TW;
-            const int gx = x0 - C::XH + cc + h, gy = y0 - C::YH + rr + hy;
-            const bool ok = zin && gx >= 0 && gx < d0 && gy >= 0 && gy < d1;
-            const long long g = (long long)gz * sz + (long long)gy * sy + gx;
-            dst[e] = ok ? __ldg(a.f[0] + g) : 0.0f;
-            dst[C::PLANE + e] = ok ? __ldg(a.f[1] + g) : 0.0f;
-        }
-    };
     /* The next plane's loads held in registers for one plane's work (issue, then commit
      * after the next barrier), so their latency hides behind the compute. */
     constexpr int NLD = (C::PLANE + NT - 1) / NT;
@@ -92,8 +78,11 @@ __global__ void __launch_bounds__(W *BY, 2) k_tti_tiled(TArgs a, Box b, int zchu
     };
     const int base = kb - 2 * R; /* plane of slot 0 */
     auto slot = [&](int P) { return (P - base) % C::NS; };
-    for (int P = kb - 2 * R; P < kb; P++)
-        load(P, slot(P));
+    /* the first 2R planes straight into the ring, then plane kb into registers */
+    for (int P = kb - 2 * R; P < kb; P++) {
+        fetch(P);
+        commit(slot(P));
+    }
     fetch(kb);
 
     float pz[2][2 * R + 1], uz[2][2 * R + 1], hxy[2][R + 1];
