@@ -35,6 +35,7 @@ static const char *const formats[] = {"auto", "segy", "su", "mseed", "f32", NULL
 static const char *const su_orders[] = {"auto", "big", "little", NULL}; /* enum su_order */
 static const char *const io_methods[] = {"auto", "uring", "pread", NULL};
 static const char *const physics_kinds[] = {"acoustic", "tti", NULL};
+static const char *const operator_kinds[] = {"taylor", "optimized", "implicit", NULL};
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
 
 #define END {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0}
@@ -126,6 +127,10 @@ static const struct conf_key propagator_keys[] = {
      "wave physics: acoustic (isotropic) or tti (pseudo-acoustic tilted TI, Fletcher, Du & Fowler 2009: [model] velocity is v_pz, epsilon, delta, theta, phi)", 0},
     {"tti_sigma", KT_DOUBLE, OFF(propagator, tti_sigma), 0, KF_MIN_EXCL, 0, 1e3, NULL, "0.75", "",
      "TTI: v_sz^2 = v_pz^2 (epsilon - min(delta, epsilon)) / tti_sigma, the finite shear velocity of Fletcher et al. (larger: weaker shear artefact)", 0},
+    {"operator", KT_ENUM, OFF(propagator, op), 0, 0, 0, 0, operator_kinds, "\"taylor\"", "",
+     "spatial derivative operator: taylor (central differences of accuracy order), optimized (explicit, same half-width, weights designed over operator_band), implicit (recursive second derivative, tridiagonal sweeps per line)", 0},
+    {"operator_band", KT_DOUBLE, OFF(propagator, operator_band), 0, 0, 0, 1, NULL, "0.0", "",
+     "optimized/implicit: fraction of the Nyquist wavenumber the operator's design holds; 0 = the operator's default", 0},
     END};
 
 static const struct conf_key acquisition_keys[] = {

@@ -26,9 +26,11 @@ static int to_wave(const struct prop_params *p, struct wave_params *wp)
 {
     prop_wave_grid(p, wp);
     const struct prop_grid *g = &p->grid;
-    if (p->op.kind != PROP_OP_TAYLOR)
-        return err_set(-ENOTSUP, "acoustic: derivative operator %d is not supported", p->op.kind);
+    if (p->op.kind < 0 || p->op.kind >= PROP_OP_COUNT)
+        return err_set(-EINVAL, "acoustic: derivative operator %d: unknown", p->op.kind);
     wp->order = p->op.order;
+    wp->op = p->op.kind;
+    wp->op_band = p->op.band;
     wp->dt = p->dt;
     for (int f = 0; f < PROP_FACES; f++) {
         int k = g->face[f];

@@ -48,13 +48,17 @@ enum prop_physics {
 
 /* Spatial derivative operators (the coefficients the kernels apply). */
 enum prop_op_kind {
-    PROP_OP_TAYLOR = 0,  /* explicit central differences, Taylor (Fornberg) weights */
+    PROP_OP_TAYLOR = 0,    /* explicit central differences, Taylor (Fornberg) weights */
+    PROP_OP_OPTIMIZED = 1, /* explicit, same half-width, weights designed over a band (issue 15) */
+    PROP_OP_IMPLICIT = 2,  /* recursive (implicit) second derivative, tridiagonal sweeps (issue 15) */
     PROP_OP_COUNT
 };
 
 struct prop_operator {
     int kind;            /* enum prop_op_kind */
     int order;           /* even, 2..16 */
+    double band;         /* optimized/implicit: fraction of the Nyquist wavenumber the design
+                            holds; 0 = the operator's default */
 };
 
 /* What lies beyond a face of the grid. */

@@ -119,6 +119,7 @@ struct rtm_params {
     /* the propagator */
     int physics;            /* enum prop_physics */
     int op_kind;            /* enum prop_op_kind: the derivative operator */
+    double op_band;         /* its design band (fraction of Nyquist); 0 = its default */
     int order;              /* its order: even, 2..16 */
     int pml[6];             /* absorbing cells per face: xmin xmax ymin ymax zmin zmax (the
                                y faces of a 2D model have none, whatever pml[2..3] say) */

@@ -22,6 +22,7 @@ void rtm_prop_params(const struct rtm_params *p, bool two_d, const double d[3], 
     pp->physics = p->physics;
     pp->op.kind = p->op_kind;
     pp->op.order = p->order;
+    pp->op.band = p->op_band;
     /* The faces follow the model, not the sub-volume: a 3D model's sub-volume one cell
      * thick (aperture 0, a line of receivers on a node) keeps its y layers. */
     for (int f = 0; f < PROP_FACES; f++) {

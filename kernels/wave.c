@@ -119,6 +119,10 @@ int wave_params_check(const struct wave_params *p)
 {
     if (p->order < 2 || p->order > WAVE_ORDER_MAX || p->order % 2)
         return err_set(-EINVAL, "wave: order %d: must be even, 2..%d", p->order, WAVE_ORDER_MAX);
+    if (p->op != 0 /* PROP_OP_TAYLOR, kernels/propagator.h */)
+        return err_set(-ENOTSUP, "wave: derivative operator %d is not implemented yet", p->op);
+    if (!(p->op_band >= 0 && p->op_band < 1))
+        return err_set(-EINVAL, "wave: operator band %g: must be in [0, 1)", p->op_band);
     for (int a = 0; a < 3; a++) {
         if (p->n[a] < 1)
             return err_set(-EINVAL, "wave: n[%d] = %d: must be >= 1", a, p->n[a]);

@@ -136,6 +136,8 @@ struct wave_params {
     double f_ref;           /* Hz: reference (dominant) frequency for the CPML alpha */
     bool free_surface;      /* p = 0 on the plane z = o[2]; pml[4] must be 0 then */
     int kernel;             /* enum wave_kernel (ignored on the CPU) */
+    int op;                 /* enum prop_op_kind (kernels/propagator.h): 0 taylor */
+    double op_band;         /* design band of op, fraction of Nyquist; 0 = op's default */
     int face[6];            /* enum wave_face; all WAVE_FACE_AUTO by default (see above) */
     double vmax_cpml;       /* m/s for the CPML damping; 0: max of the velocity given.  A
                                subdomain passes the whole model's maximum, so that its

@@ -198,7 +198,9 @@ static int make_plan(const struct sl_config *cfg, struct plan *pl)
         pp->grid.face[4] = PROP_FACE_FREE; /* the surface replaces the top absorbing layer */
         pp->grid.width[4] = 0;
     }
+    pp->op.kind = pc->op;
     pp->op.order = pc->order;
+    pp->op.band = pc->operator_band;
     pp->pml_reflection = pc->pml_reflection;
     pp->f_ref = pc->wavelet == WAVELET_RICKER ? pc->f_peak : pl->fmax / 2.5;
     pp->tuning.kernel = pc->kernel;

@@ -30,6 +30,9 @@ _Static_assert(SAME(RRANGE_FULL, RB_RANGE_FULL) && SAME(RRANGE_NYQUIST, RB_RANGE
                "enum random_range and enum rb_range differ");
 _Static_assert(KERNEL_AUTO == 0 && KERNEL_NAIVE == 1 && KERNEL_TILED == 2,
                "enum kernel_variant and prop_tuning.kernel differ");
+_Static_assert(SAME(OPERATOR_TAYLOR, PROP_OP_TAYLOR) && SAME(OPERATOR_OPTIMIZED, PROP_OP_OPTIMIZED) &&
+                   SAME(OPERATOR_IMPLICIT, PROP_OP_IMPLICIT),
+               "enum operator_kind and enum prop_op_kind differ");
 
 void rtm_params_from_config(const struct sl_config *cfg, struct rtm_params *p, char *dt_name, size_t len)
 {
@@ -39,6 +42,8 @@ void rtm_params_from_config(const struct sl_config *cfg, struct rtm_params *p, c
     p->physics = pc->physics == PHYSICS_TTI ? PROP_TTI : PROP_ACOUSTIC;
     p->tti_sigma = pc->tti_sigma;
     p->order = pc->order;
+    p->op_kind = pc->op;
+    p->op_band = pc->operator_band;
     for (int f = 0; f < 6; f++)
         p->pml[f] = pc->pml_width[f];
     p->free_surface = pc->free_surface;
