@@ -67,7 +67,8 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
 
 CFLAGS   += -std=c11 $(WARN) $(OPT) $(SANFLAGS) $(INCS) $(DEFS) $(PKG_CFLAGS) -fopenmp -MMD -MP
 CXXFLAGS += -std=c++17 -DTOML_HEADER_ONLY=0 -DTOML_SHARED_LIB=1 $(WARN) $(OPT) $(SANFLAGS) $(INCS) $(DEFS) -MMD -MP
-LDLIBS   := -ltomlplusplus -lzmq -luring -lsegyio -lmseed -ljansson -lpng $(PKG_LIBS) -lm -lpthread
+# libfftw3 (double): the time-dispersion transforms (kernels/time_dispersion.h).
+LDLIBS   := -ltomlplusplus -lzmq -luring -lsegyio -lmseed -ljansson -lpng -lfftw3 $(PKG_LIBS) -lm -lpthread
 LDFLAGS  += -fopenmp $(SANFLAGS)
 
 # sm_90 machine code for the H100, sm_80 for A100-class cards, PTX for anything newer.

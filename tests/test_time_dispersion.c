@@ -1,0 +1,278 @@
+/* The time-dispersion transforms (kernels/time_dispersion.h) and the correction they
+ * give ([propagator] time_dispersion = "correct", docs/time-dispersion.md):
+ *   - each transform of a delayed Ricker against its closed-form warped spectrum
+ *     integrated by direct quadrature (no FFT, no interpolation);
+ *   - the inverse undoes the forward on band-limited signals (both orders);
+ *   - the energy beyond the leapfrog's band is counted as the closed form says;
+ *   - a 3D homogeneous medium at 0.9 of the stable dt against the analytic Green's
+ *     function: corrected, the error falls to the spatial error of a run at dt / 8;
+ *   - the same through `seislive model`, and the refusal of a wavelet beyond the band. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+#include <segyio/segy.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/backend.h"
+#include "kernels/stability.h"
+#include "kernels/time_dispersion.h"
+#include "kernels/wave.h"
+#include "kernels/wavelet.h"
+#include "stream/error.h"
+#include "tests/support.h"
+#include "tests/wave_support.h"
+
+/* The amplitude spectrum of the unit Ricker of peak FP at F (Hz): its Fourier transform
+ * is (2 / sqrt(pi)) f^2 / fp^3 exp(-f^2 / fp^2) exp(-i 2 pi f t0). */
+static double ricker_amp(double f, double fp) { return 2.0 / sqrt(M_PI) * f * f / (fp * fp * fp) * exp(-f * f / (fp * fp)); }
+
+/* Sample n (t = n dt) of the band-limited signal whose spectrum at f is the Ricker's at
+ * MAP(f) (0 where MAP < 0): 2 int_0^F A(map(f)) cos(2 pi (f t - map(f) t0)) df over the
+ * Nyquist band F = 1 / (2 dt), midpoint rule with K points. */
+static double warped_ricker(int n, double dt, double fp, double t0, double (*map)(double f, double dt), int k)
+{
+    const double F = 0.5 / dt, df = F / k, t = n * dt;
+    double s = 0;
+    for (int i = 0; i < k; i++) {
+        double f = (i + 0.5) * df, g = map(f, dt);
+        if (g < 0)
+            continue;
+        s += ricker_amp(g, fp) * cos(2.0 * M_PI * (f * t - g * t0));
+    }
+    return 2.0 * s * df;
+}
+
+/* W(f): the physical frequency a simulated f carries (the forward transform reads the
+ * signal there); f_fd(f): the simulated frequency of a physical f (the inverse). */
+static double map_forward(double f, double dt) { return tdt_true_frequency(f, dt); }
+static double map_inverse(double f, double dt)
+{
+    double g = tdt_fd_frequency(f, dt);
+    return isfinite(g) ? g : -1.0;
+}
+
+static double rel_l2(const float *a, const double *b, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        num += (a[i] - b[i]) * (a[i] - b[i]);
+        den += b[i] * b[i];
+    }
+    return sqrt(num / den);
+}
+
+/* dt 4 ms (band limit 79.6 Hz), a 20 Hz Ricker delayed 0.5 s (amplitude at the band
+ * limit 2e-6 of its peak), 400 samples.  Measured: 4.0e-8 forward, 3.1e-8 inverse (float
+ * storage); each transform moves the trace by its own norm (rel L2 1.02, 1.03: the
+ * phase at 0.5 s), so the check is not trivial; bounds 1e-6. */
+Test(tdt, ricker_against_closed_form_quadrature, .timeout = 60)
+{
+    const double dt = 0.004, fp = 20, t0 = 0.5;
+    const size_t n = 400;
+    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+    double *want = malloc(n * sizeof *want);
+    struct tdt *t;
+    cr_assert_eq(tdt_create(n, dt, &t), 0, "%s", err_msg());
+    for (int dir = 0; dir < 2; dir++) {
+        for (size_t i = 0; i < n; i++) {
+            x[i] = y[i] = (float)wavelet_ricker(i * dt, fp, t0);
+            want[i] = warped_ricker((int)i, dt, fp, t0, dir == TDT_FORWARD ? map_forward : map_inverse, 20000);
+        }
+        double oob = -1;
+        cr_assert_eq(tdt_apply(t, dir, y, 1, n, &oob), 0, "%s", err_msg());
+        double e = rel_l2(y, want, n), moved = rel_l2(x, want, n);
+        fprintf(stderr, "tdt %s of a Ricker: rel L2 %.3g against the quadrature (the transform moves it by %.3g); "
+                "out of band %.2g\n", dir == TDT_FORWARD ? "forward" : "inverse", e, moved, oob);
+        cr_expect_lt(e, 1e-6, "direction %d: rel L2 %g", dir, e);
+        cr_expect_gt(moved, 0.05, "direction %d: the transform hardly changed the trace (%g)", dir, moved);
+        cr_expect_lt(oob, 1e-9, "direction %d: out of band %g", dir, oob);
+    }
+    tdt_destroy(t);
+    free(x);
+    free(y);
+    free(want);
+}
+
+/* Three Rickers (8, 12, 16 Hz at 0.2, 0.6, 1.0 s), dt 4 ms, 500 samples: within the
+ * band (the 16 Hz Ricker's amplitude at the band limit 79.6 Hz is 1e-10 of its peak),
+ * the inverse undoes the forward and the forward the inverse.  Measured 2.7e-8 and
+ * 2.9e-8 (float samples); bound 1e-6.  Not exact beyond it: a 20 Hz Ricker (2e-6 of its
+ * peak at the limit) comes back 1.5e-6 off, its out-of-band part dropped; and 500
+ * samples (2 s) because the inverse delays the high frequencies of the last Ricker: with
+ * 400, what it pushed past the window was 1.6e-5 of the signal. */
+Test(tdt, inverse_undoes_forward, .timeout = 30)
+{
+    const double dt = 0.004, fps[3] = {8, 12, 16}, t0s[3] = {0.2, 0.6, 1.0};
+    const size_t n = 500;
+    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+    double *ref = malloc(n * sizeof *ref);
+    for (size_t i = 0; i < n; i++) {
+        ref[i] = 0;
+        for (int k = 0; k < 3; k++)
+            ref[i] += wavelet_ricker(i * dt, fps[k], t0s[k]);
+    }
+    struct tdt *t;
+    cr_assert_eq(tdt_create(n, dt, &t), 0, "%s", err_msg());
+    for (int first = 0; first < 2; first++) {
+        for (size_t i = 0; i < n; i++)
+            x[i] = (float)ref[i];
+        cr_assert_eq(tdt_apply(t, first, x, 1, n, NULL), 0, "%s", err_msg());
+        double mid = rel_l2(x, ref, n);
+        cr_assert_eq(tdt_apply(t, 1 - first, x, 1, n, NULL), 0, "%s", err_msg());
+        double e = rel_l2(x, ref, n);
+        fprintf(stderr, "tdt %s then %s: rel L2 %.3g (after the first: %.3g)\n", first ? "inverse" : "forward",
+                first ? "forward" : "inverse", e, mid);
+        cr_expect_lt(e, 1e-6, "%s first: rel L2 %g", first ? "inverse" : "forward", e);
+        cr_expect_gt(mid, 0.02, "the first transform hardly changed the signal (%g)", mid);
+    }
+    /* the same through the many-signal path (OpenMP, strides): bit for bit each one alone */
+    const size_t ntr = 5, stride = n + 3;
+    float *many = malloc(ntr * stride * sizeof *many), *one = malloc(n * sizeof *one);
+    for (size_t r = 0; r < ntr; r++)
+        for (size_t i = 0; i < n; i++)
+            many[r * stride + i] = (float)(ref[i] * (1.0 + r) + (i == 17 * r ? 0.5 : 0.0));
+    cr_assert_eq(tdt_apply(t, TDT_INVERSE, many, ntr, stride, NULL), 0, "%s", err_msg());
+    for (size_t r = 0; r < ntr; r++) {
+        for (size_t i = 0; i < n; i++)
+            one[i] = (float)(ref[i] * (1.0 + r) + (i == 17 * r ? 0.5 : 0.0));
+        cr_assert_eq(tdt_apply(t, TDT_INVERSE, one, 1, n, NULL), 0, "%s", err_msg());
+        cr_expect_eq(memcmp(one, many + r * stride, n * sizeof *one), 0, "signal %zu differs", r);
+    }
+    tdt_destroy(t);
+    free(many);
+    free(one);
+    free(x);
+    free(y);
+    free(ref);
+}
+
+/* A 40 Hz Ricker at dt 4 ms reaches past the band limit 1 / (pi dt) = 79.6 Hz: the forward
+ * transform reports the energy fraction beyond it, as the closed form gives it.  The
+ * closed form is that of the samples: the spectrum folded at the sampling rate (the delay
+ * is a whole number of samples, so the aliases add in phase: sum_k A(f - k / dt)). */
+Test(tdt, out_of_band_energy_is_counted, .timeout = 30)
+{
+    const double dt = 0.004, fp = 40, lim = tdt_band_limit(dt);
+    cr_assert_float_eq(lim, 1.0 / (M_PI * dt), 1e-9);
+    const size_t n = 300;
+    float *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)wavelet_ricker(i * dt, fp, 0.4);
+    struct tdt *t;
+    cr_assert_eq(tdt_create(n, dt, &t), 0, "%s", err_msg());
+    double oob = 0;
+    cr_assert_eq(tdt_apply(t, TDT_FORWARD, x, 1, n, &oob), 0, "%s", err_msg());
+    double above = 0, all = 0;
+    const int k = 200000;
+    for (int i = 0; i < k; i++) {
+        double f = (i + 0.5) * (0.5 / dt) / k, a = 0;
+        for (int al = -3; al <= 3; al++)
+            a += ricker_amp(f - al / dt, fp);
+        all += a * a;
+        if (f >= lim)
+            above += a * a;
+    }
+    fprintf(stderr, "tdt out of band: %.4g reported, %.4g closed form\n", oob, above / all);
+    cr_expect_gt(above / all, 1e-3, "the case must reach past the band");
+    cr_expect(fabs(oob - above / all) < 1e-3 * above / all, "out of band %g, closed form %g", oob, above / all);
+    tdt_destroy(t);
+    free(x);
+}
+
+Test(tdt, refuses_what_it_cannot_plan)
+{
+    struct tdt *t = (struct tdt *)1;
+    cr_expect_eq(tdt_create(1, 1e-3, &t), -EINVAL);
+    cr_expect_null(t);
+    cr_expect_not_null(strstr(err_msg(), "1 samples"), "%s", err_msg());
+    cr_expect_eq(tdt_create((size_t)1 << 40, 1e-3, &t), -EINVAL);
+    cr_expect_eq(tdt_create(100, 0.0, &t), -EINVAL);
+    cr_expect_not_null(strstr(err_msg(), "dt"), "%s", err_msg());
+    cr_expect_eq(tdt_create(100, NAN, &t), -EINVAL);
+    cr_assert_eq(tdt_create(100, 1e-3, &t), 0);
+    float x[100] = {0};
+    cr_expect_eq(tdt_apply(t, 7, x, 1, 100, NULL), -EINVAL);
+    cr_expect_eq(tdt_apply(t, TDT_FORWARD, x, 2, 50, NULL), -EINVAL);
+    tdt_destroy(t);
+    /* the frequency maps are each other's inverse, and the band edge has no FD frequency */
+    const double dt = 2e-3;
+    for (double f = 1; f < tdt_band_limit(dt); f *= 1.7)
+        cr_expect_float_eq(tdt_true_frequency(tdt_fd_frequency(f, dt), dt), f, 1e-9 * f);
+    cr_expect(isinf(tdt_fd_frequency(tdt_band_limit(dt), dt)));
+}
+
+static double dist(const double a[3], const double b[3])
+{
+    return sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+}
+
+/* A forward run injecting W (NT samples) at SRC, the trace at REC into TR (NT + 1). */
+static void run_trace(const struct sl_device *dev, const struct wave_params *p, const float *v, const double src[3],
+                      const double rec[3], int nt, const float *w, float *tr)
+{
+    struct wave_sim *s;
+    cr_assert_eq(wave_create(dev, p, v, &s), 0, "%s", err_msg());
+    struct wave_points *ps, *pr;
+    cr_assert_eq(wave_points_create(s, src, 1, WAVE_INTERP_SINC, &ps), 0, "%s", err_msg());
+    cr_assert_eq(wave_points_create(s, rec, 1, WAVE_INTERP_SINC, &pr), 0, "%s", err_msg());
+    tr[0] = 0;
+    for (int it = 0; it < nt; it++) {
+        cr_assert_eq(wave_step(s), 0);
+        cr_assert_eq(wave_inject(s, ps, w + it, 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
+        cr_assert_eq(wave_sample(s, pr, tr + it + 1, nt + 1, 0), 0);
+    }
+    wave_points_destroy(ps);
+    wave_points_destroy(pr);
+    wave_destroy(s);
+}
+
+/* 8th order, 8 points per wavelength at 2.5 f_peak, 300 m, against the analytic
+ * p = s(t - r/c) / (4 pi r): at 0.9 of the stable dt uncorrected (the time error
+ * dominates), corrected (FTDT wavelet, ITDT trace), and at 0.9 / 8 uncorrected (what is
+ * left is the spatial error).  Measured: see the log lines and docs/time-dispersion.md. */
+Test(time_dispersion, green_function_at_coarse_dt, .timeout = 180)
+{
+    struct sl_device dev = test_cpu();
+    const double c = 2000, fp = 10, h = 10;
+    struct wave_params p = {.n = {38, 13, 13}, .d = {h, h, h}, .o = {0, 0, 0}, .order = 8,
+                            .pml = {20, 20, 20, 20, 20, 20}, .pml_reflection = 1e-4, .f_ref = fp};
+    float *v = test_constant_grid(p.n, (float)c);
+    const double src[3] = {33.7, 62.1, 56.7}, rec[3] = {333.7, 62.1, 56.7};
+    const double r = dist(src, rec), t0 = wavelet_ricker_delay(fp);
+    const double lim = stability_dt_max(p.order, p.d, c);
+    const double frac[3] = {0.9, 0.9, 0.9 / 8};
+    const char *what[3] = {"uncorrected", "corrected", "uncorrected"};
+    double err[3];
+    for (int k = 0; k < 3; k++) {
+        p.dt = frac[k] * lim;
+        int nt = (int)((t0 + r / c + 1.5 / fp) / p.dt);
+        double *ref = malloc((nt + 1) * sizeof *ref);
+        float *tr = malloc((nt + 1) * sizeof *tr), *w = malloc((nt + 1) * sizeof *w);
+        for (int i = 0; i <= nt; i++)
+            ref[i] = wavelet_ricker(i * p.dt - r / c, fp, t0) / (4.0 * M_PI * r);
+        wavelet_ricker_fill(w, (size_t)nt + 1, p.dt, fp);
+        struct tdt *t = NULL;
+        if (k == 1) {
+            cr_assert_eq(tdt_create((size_t)nt + 1, p.dt, &t), 0, "%s", err_msg());
+            cr_assert_eq(tdt_apply(t, TDT_FORWARD, w, 1, (size_t)nt + 1, NULL), 0, "%s", err_msg());
+        }
+        run_trace(&dev, &p, v, src, rec, nt, w, tr);
+        if (t) {
+            cr_assert_eq(tdt_apply(t, TDT_INVERSE, tr, 1, (size_t)nt + 1, NULL), 0, "%s", err_msg());
+            tdt_destroy(t);
+        }
+        err[k] = test_rel_l2_f32_f64(tr, ref, nt + 1);
+        fprintf(stderr, "time dispersion: dt %.4g ms (%.4f of the stable step) %s: rel L2 %.4g at %.0f m\n",
+                p.dt * 1e3, frac[k], what[k], err[k], r);
+        free(ref);
+        free(tr);
+        free(w);
+    }
+    /* corrected at the coarse dt: no worse than 1.2x the fine-dt (spatial) error, and the
+     * uncorrected several times worse */
+    cr_expect_lt(err[1], 1.2 * err[2], "corrected %g vs dt / 8 %g", err[1], err[2]);
+    cr_expect_gt(err[0], 3.0 * err[1], "uncorrected %g not several times the corrected %g", err[0], err[1]);
+    free(v);
+}
