@@ -40,6 +40,7 @@ enum data_format { FMT_AUTO, FMT_SEGY, FMT_SU, FMT_MSEED, FMT_F32 };
 enum io_method { IO_AUTO, IO_URING, IO_PREAD };
 enum physics_kind { PHYSICS_ACOUSTIC, PHYSICS_TTI };
 enum operator_kind { OPERATOR_TAYLOR, OPERATOR_OPTIMIZED, OPERATOR_IMPLICIT }; /* twin of kernels/propagator.h's enum prop_op_kind */ /* twin of kernels/propagator.h's enum prop_physics */
+enum time_dispersion_kind { TIME_DISPERSION_NONE, TIME_DISPERSION_CORRECT }; /* docs/time-dispersion.md */
 
 /* A list of points [[x, y, z], ...] in metres. */
 struct point_list {
@@ -96,6 +97,7 @@ struct propagator_conf {
     double tti_sigma;       /* TTI: v_sz^2 = v_pz^2 (epsilon - delta_eff) / tti_sigma, delta_eff = min(delta, epsilon) */
     int op;                 /* enum operator_kind */
     double operator_band;   /* fraction of the Nyquist wavenumber; 0 = the operator's default */
+    int time_dispersion;    /* enum time_dispersion_kind */
 };
 
 struct acquisition_conf {

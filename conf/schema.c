@@ -36,6 +36,7 @@ static const char *const su_orders[] = {"auto", "big", "little", NULL}; /* enum 
 static const char *const io_methods[] = {"auto", "uring", "pread", NULL};
 static const char *const physics_kinds[] = {"acoustic", "tti", NULL};
 static const char *const operator_kinds[] = {"taylor", "optimized", "implicit", NULL};
+static const char *const time_dispersion_kinds[] = {"none", "correct", NULL};
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
 
 #define END {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0}
@@ -131,6 +132,8 @@ static const struct conf_key propagator_keys[] = {
      "spatial derivative operator: taylor (central differences of accuracy order), optimized (explicit, same half-width, weights designed over operator_band), implicit (recursive second derivative, tridiagonal sweeps per line)", 0},
     {"operator_band", KT_DOUBLE, OFF(propagator, operator_band), 0, 0, 0, 1, NULL, "0.0", "",
      "optimized/implicit: fraction of the Nyquist wavenumber the operator's design holds; 0 = the operator's default", 0},
+    {"time_dispersion", KT_ENUM, OFF(propagator, time_dispersion), 0, 0, 0, 0, time_dispersion_kinds, "\"none\"", "",
+     "none, or correct: remove the leapfrog's time dispersion (Koene et al. 2018; docs/time-dispersion.md): model, the wavelet transformed before and the traces after propagation; rtm, the wavelet and the recorded traces transformed before propagation", 0},
     END};
 
 static const struct conf_key acquisition_keys[] = {

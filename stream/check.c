@@ -322,6 +322,8 @@ static int check_model(const struct sl_config *cfg, FILE *out)
         fprintf(out, "[propagator] time dispersion: dt %.4g ms is too coarse for fmax %.4g Hz (pi fmax dt >= pi/2): "
                      "the leapfrog cannot represent it; a smaller dt ([propagator] dt or cfl) is needed\n",
                 dt * 1e3, fmax);
+    if (p->time_dispersion == TIME_DISPERSION_CORRECT) /* tdc: docs/time-dispersion.md */
+        fprintf(out, "[propagator] time_dispersion = \"correct\": the model traces and the rtm image are corrected for it up to %.4g Hz (1 / (pi dt)), docs/time-dispersion.md\n", 1.0 / (M_PI * dt));
     return 0;
 }
 
