@@ -183,16 +183,17 @@ void tdt_destroy(struct tdt *t)
     free(t);
 }
 
-/* Bin J of the centred spectrum for any integer J: real input, so X(-j) = conj X(j),
- * and 2 pi periodic (the centring shift is a whole number of samples). */
-static inline double complex bin(const fftw_complex *c, size_t m, long j)
+/* The centred spectrum's bins -PAD .. M/2 + PAD around the r2c output C (bins 0 .. M/2
+ * at C[0 ..]): real input, so X(-j) = conj X(j), and X(M/2 + j) = conj X(M/2 - j) (2 pi
+ * periodic: the centring shift is a whole number of samples).  The interpolation then
+ * reads a plain array. */
+#define PAD NLAG
+static void extend(fftw_complex *c, size_t m)
 {
-    long r = j % (long)m;
-    if (r < 0)
-        r += (long)m;
-    if ((size_t)r <= m / 2)
-        return c[r];
-    return conj(c[m - (size_t)r]);
+    for (long j = 1; j <= PAD; j++) {
+        c[-j] = conj(c[j]);
+        c[(long)(m / 2) + j] = conj(c[(long)(m / 2) - j]);
+    }
 }
 
 /* One signal X (n samples) through direction DIR, in place; returns its out-of-band
@@ -204,6 +205,7 @@ static double apply_one(const struct tdt *t, int dir, float *x, double *rin, fft
     for (size_t k = 0; k < t->n; k++)
         rin[(k + t->m - t->shift) % t->m] = x[k];
     fftw_execute_dft_r2c(t->r2c, rin, cin);
+    extend(cin, t->m);
     /* energy (Parseval over the full circle: the bins 1 .. M/2 - 1 twice, i.e. the
      * trapezoidal rule over 0 .. pi) and the part beyond the cut, by the same rule from
      * the first bin past the cut plus the sliver between the cut and that bin (a bin
@@ -226,9 +228,13 @@ static double apply_one(const struct tdt *t, int dir, float *x, double *rin, fft
         double complex y = 0;
         if (w->valid[k]) {
             const double *wk = w->w + k * NLAG;
-            for (int a = 0; a < NLAG; a++)
-                y += wk[a] * bin(cin, t->m, w->j0[k] + a);
-            y *= w->phase[k];
+            const double *c = (const double *)(cin + w->j0[k]); /* re, im pairs (C99 6.2.5) */
+            double re = 0, im = 0;
+            for (int a = 0; a < NLAG; a++) {
+                re += wk[a] * c[2 * a];
+                im += wk[a] * c[2 * a + 1];
+            }
+            y = (re + I * im) * w->phase[k];
         }
         cout[k] = y;
     }
@@ -252,7 +258,8 @@ int tdt_apply(struct tdt *t, int dir, float *x, size_t ntr, size_t stride, doubl
 #pragma omp parallel if (ntr > 1) reduction(max : worst) reduction(| : fail)
     {
         double *rin = fftw_malloc(t->m * sizeof *rin);
-        fftw_complex *cin = fftw_malloc((t->m / 2 + 1) * sizeof *cin);
+        /* PAD bins each side for extend(); PAD x 16 bytes keeps FFTW's alignment */
+        fftw_complex *cbuf = fftw_malloc((t->m / 2 + 1 + 2 * PAD) * sizeof *cbuf), *cin = cbuf ? cbuf + PAD : NULL;
         double *rout = fftw_malloc(t->l * sizeof *rout);
         fftw_complex *cout = fftw_malloc((t->l / 2 + 1) * sizeof *cout);
         if (!rin || !cin || !rout || !cout)
@@ -266,7 +273,7 @@ int tdt_apply(struct tdt *t, int dir, float *x, size_t ntr, size_t stride, doubl
                 worst = f;
         }
         fftw_free(rin);
-        fftw_free(cin);
+        fftw_free(cbuf);
         fftw_free(rout);
         fftw_free(cout);
     }
