@@ -383,6 +383,32 @@ Test(time_dispersion, check_refuses_a_wavelet_beyond_the_band, .timeout = 60)
     cr_expect_not_null(strstr(r.out, "time_dispersion = \"correct\""), "%s", r.out);
     test_run_free(&r);
     free(conf);
+    /* the rtm job: its report says it, and refuses the same way (2D, dt 2.5 ms: 127.5 Hz) */
+    for (int far = 0; far < 2; far++) {
+        snprintf(text, sizeof text,
+                 "[job]\nkind = \"rtm\"\n"
+                 "[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [41, 1, 41]\nd = [10.0, 10.0, 10.0]\n"
+                 "[propagator]\nt_max = 0.3\nf_peak = %s\npml_width = 10\ntime_dispersion = \"correct\"\n"
+                 "[acquisition]\nsources = [[200.0, 0.0, 0.0]]\nrx_origin = [0.0, 0.0, 0.0]\n"
+                 "rx_step = [10.0, 10.0]\nrx_count = [41, 1]\n"
+                 "[rtm]\naperture = 100.0\nmemory_budget = 512.0\n"
+                 "[input]\nkind = \"files\"\npaths = [\"*.segy\"]\nwatch = true\n"
+                 "[runtime]\ndevice = \"cpu\"\n",
+                 far ? "90.0" : "10.0");
+        conf = test_write_file(dir, "rtm.toml", text);
+        argv[3] = conf;
+        cr_assert_eq(test_run(argv, 60, &r), 0);
+        if (far) {
+            cr_expect_neq(r.status, 0, "accepted: %s", r.out);
+            cr_expect_not_null(strstr(r.err, "rtm.toml:12"), "%s", r.err);
+            cr_expect_not_null(strstr(r.err, "225 Hz"), "%s", r.err);
+        } else {
+            cr_expect_eq(r.status, 0, "%s", r.err);
+            cr_expect_not_null(strstr(r.out, "[rtm] time dispersion: corrected"), "%s", r.out);
+        }
+        test_run_free(&r);
+        free(conf);
+    }
     test_rmtree(dir);
     free(dir);
 }

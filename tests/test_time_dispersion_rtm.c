@@ -16,6 +16,7 @@
  * with the data advanced by the lag's difference between the coarse and the fine run
  * (16 - 2 = 14 data samples), which leaves the dispersion alone. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,4 +226,30 @@ Test(time_dispersion_rtm, flat_reflector_at_coarse_dt_matches_fine_dt, .timeout 
     rtm_engine_destroy(coarse);
     rtm_engine_destroy(fine);
     rtm_engine_destroy(corrected);
+}
+
+/* The engine refuses a wavelet it cannot correct (the jobs' reports say it first):
+ * 90 Hz Ricker, fmax 225 Hz, against 1 / (pi dt) = 116 Hz at 0.99 of the stable dt. */
+Test(time_dispersion_rtm, engine_refuses_a_wavelet_beyond_the_band)
+{
+    static float v[NX * NZ];
+    for (int i = 0; i < NX * NZ; i++)
+        v[i] = 2000.0f;
+    struct sl_device dev;
+    cr_assert_eq(backend_select("cpu", &dev), 0);
+    struct rtm_params p;
+    rtm_params_init(&p);
+    cr_expect(!p.time_dispersion, "the default is none");
+    p.f_peak = p.f_ref = 90.0;
+    p.cfl = 0.99;
+    p.time_dispersion = true;
+    struct rtm_volume vol = {.n = {NX, 1, NZ}, .d = {D, D, D}, .o = {0, 0, 0}, .v = v};
+    struct rtm_engine *e = NULL;
+    cr_expect_eq(rtm_engine_create(&p, &dev, &vol, &e), -EINVAL);
+    cr_expect_null(e);
+    cr_expect_not_null(strstr(err_msg(), "225 Hz"), "%s", err_msg());
+    cr_expect_not_null(strstr(err_msg(), "time_dispersion"), "%s", err_msg());
+    p.time_dispersion = false; /* without the correction it is only a points-per-wavelength warning */
+    cr_expect_eq(rtm_engine_create(&p, &dev, &vol, &e), 0, "%s", err_msg());
+    rtm_engine_destroy(e);
 }
