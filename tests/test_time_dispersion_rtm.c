@@ -14,7 +14,11 @@
  * 0.03 at the fine one).  The correction does not touch that (it is not dispersion; the
  * lead decides about the engine); the test measures both: the images as they come, and
  * with the data advanced by the lag's difference between the coarse and the fine run
- * (16 - 2 = 14 data samples), which leaves the dispersion alone. */
+ * (16 - 2 = 14 data samples), which leaves the dispersion alone.  Checked: with visit()
+ * injecting dat[n + 1] (nothing at n = nt) the images as they come give misfit 0.227
+ * uncorrected and 0.0072 corrected, depth 0.61 and 0.01 cells off: if the engine gets
+ * that fix, the second pair of bounds applies to the plain images and the advanced data
+ * go. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <math.h>
