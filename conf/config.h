@@ -131,6 +131,8 @@ struct locate_conf {
     double vp, vs;          /* m/s (homogeneous) */
     char *layers;           /* 1D model file: depth_m vp vs per line */
     char *nll_p, *nll_s;    /* NonLinLoc grid roots (without .hdr/.buf) */
+    int nll_pattern;        /* enum nll_naming (io/nonlinloc.h) */
+    bool quakeml;           /* also write events.xml (QuakeML 1.2) */
     int grid_n[3];
     double grid_d[3];       /* m */
     double grid_o[3];       /* m */
@@ -153,6 +155,7 @@ struct input_conf {
     int socket;             /* enum socket_kind */
     char **paths;           /* files, globs or directories */
     size_t n_paths;
+    char *start_time, *end_time; /* file input window, ISO 8601 UTC; "" = open */
     bool watch;             /* keep watching directories for new files */
     double watch_idle;      /* s without new files before a watched input ends; 0 = never */
     double settle;          /* s a watched file's size must hold still before it is read */

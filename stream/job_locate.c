@@ -19,6 +19,7 @@
 #include "stream/error.h"
 #include "stream/job.h"
 #include "stream/locate_blocks.h"
+#include "stream/locate_nll.h"
 #include "stream/locate_setup.h"
 #include "stream/locate_tables.h"
 #include "stream/log.h"
@@ -82,7 +83,9 @@ static int cancel_asked(void *user)
     return signals_stop_requested();
 }
 
-static int load_stations(const struct sl_config *cfg, struct station_set *st)
+/* The station file (and corrections); with NonLinLoc travel times, the stations without
+ * a grid left out and the grids' TRANSFORM applied (stream/locate_nll.h). */
+static int load_stations(const struct sl_config *cfg, struct station_set *st, struct locate_nll_report *nll)
 {
     const struct locate_conf *lc = &cfg->locate;
     char where[256];
@@ -95,6 +98,8 @@ static int load_stations(const struct sl_config *cfg, struct station_set *st)
         if (rc)
             stations_free(st);
     }
+    if (!rc && (rc = locate_nll_stations(cfg, st, nll)) != 0)
+        stations_free(st);
     return rc;
 }
 
@@ -137,7 +142,8 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
 {
     (void)output;
     struct station_set st;
-    int rc = load_stations(cfg, &st);
+    struct locate_nll_report nll;
+    int rc = load_stations(cfg, &st, &nll);
     if (rc)
         return rc;
     struct run_ctx c = {0};
@@ -196,22 +202,25 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
     locate_engine_stats(c.eng, &ls);
     log_info("locate: %lld blocks, %lld samples, %lld times stacked, %lld events; %lld blocks rejected, "
              "%lld invalid samples, %lld gap samples, %lld overlapping samples dropped, %lld stream restarts, "
-             "%d unmatched channels, %d rows without data",
+             "%d unmatched channels, %d rows without data, %d stations skipped (no travel-time grid)",
              (long long)ls.blocks, (long long)ls.samples, (long long)ls.stacked_times, (long long)ls.events,
              (long long)ls.rejected_blocks, (long long)ls.invalid_samples, (long long)ls.gap_samples,
-             (long long)ls.overlap_samples, (long long)ls.restarts, ls.unmatched_channels, ls.dead_rows);
+             (long long)ls.overlap_samples, (long long)ls.restarts, ls.unmatched_channels, ls.dead_rows,
+             nll.skipped);
     log_info("events written to %s and %s", c.w.csv_path, c.w.jsonl_path);
     mseed_set_free(&set);
-    stations_free(&st);
     int crc = events_close(&c.w);
+    /* the engine's geographic projection may point into the station set: it goes first */
     locate_engine_destroy(c.eng);
+    stations_free(&st);
     return rc ? rc : crc;
 }
 
 static int locate_report(const struct sl_config *cfg, FILE *out)
 {
     struct station_set st;
-    int rc = load_stations(cfg, &st);
+    struct locate_nll_report nll;
+    int rc = load_stations(cfg, &st, &nll);
     if (rc)
         return rc;
     struct tt_station *views;
@@ -228,9 +237,13 @@ static int locate_report(const struct sl_config *cfg, FILE *out)
     size_t nrow = (size_t)tt.nsta * tt.nphase, pad = (tt.nj + 31) / 32 * 32;
     fprintf(out, "locate: %d stations%s, %d phase(s), %zu station-phase rows\n", st.n,
             st.geographic ? " (geographic, projected)" : "", tt.nphase, nrow);
-    if (st.geographic)
+    if (st.proj_to_geo)
+        fprintf(out, "locate: NonLinLoc grids' TRANSFORM %s (stations and events in its frame)\n", nll.transform);
+    else if (st.geographic)
         fprintf(out, "locate: projection centre lat %.6f lon %.6f (local equirectangular, WGS84)\n", st.lat0,
                 st.lon0);
+    if (nll.skipped)
+        fprintf(out, "locate: %d stations skipped: no NonLinLoc time grid\n", nll.skipped);
     fprintf(out, "locate: trial grid %d x %d x %d = %zu points, spacing %g x %g x %g m, origin (%g, %g, %g) m\n",
             lc->grid_n[0], lc->grid_n[1], lc->grid_n[2], tt.nj, lc->grid_d[0], lc->grid_d[1], lc->grid_d[2],
             lc->grid_o[0], lc->grid_o[1], lc->grid_o[2]);
