@@ -205,7 +205,7 @@ example: $(O)/seislive
 # target for FUZZ_TIME seconds, one after the other (one core), over a scratch copy of
 # its corpus, saves new crashes into tests/fuzz/crashes/NAME and prints one line per
 # target (executions, exec/s, crashes, hangs) and the RELIABILITY.md table rows.
-FUZZ_ALL     := wire segy su mseed config state nonlinloc stations
+FUZZ_ALL     := wire segy su mseed config state nonlinloc stations sac
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_TIME    ?= 60
 FUZZ_CC      ?= clang

@@ -36,7 +36,7 @@ enum stack_norm { NORM_NONE, NORM_COUNT, NORM_GEOMETRIC };
 enum trigger_kind { TRIGGER_STATIC, TRIGGER_MAD };
 enum input_kind { INPUT_NONE, INPUT_ZMQ, INPUT_FILES };
 enum socket_kind { SOCK_PULL, SOCK_SUB };
-enum data_format { FMT_AUTO, FMT_SEGY, FMT_SU, FMT_MSEED, FMT_F32 };
+enum data_format { FMT_AUTO, FMT_SEGY, FMT_SU, FMT_MSEED, FMT_F32, FMT_SAC };
 enum io_method { IO_AUTO, IO_URING, IO_PREAD };
 enum physics_kind { PHYSICS_ACOUSTIC, PHYSICS_TTI };
 enum operator_kind { OPERATOR_TAYLOR, OPERATOR_OPTIMIZED, OPERATOR_IMPLICIT }; /* twin of kernels/propagator.h's enum prop_op_kind */ /* twin of kernels/propagator.h's enum prop_physics */

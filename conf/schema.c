@@ -32,7 +32,7 @@ static const char *const norms[] = {"none", "count", "geometric", NULL};
 static const char *const triggers[] = {"static", "mad", NULL};
 static const char *const input_kinds[] = {"none", "zmq", "files", NULL};
 static const char *const sockets[] = {"pull", "sub", NULL};
-static const char *const formats[] = {"auto", "segy", "su", "mseed", "f32", NULL};
+static const char *const formats[] = {"auto", "segy", "su", "mseed", "f32", "sac", NULL};
 static const char *const su_orders[] = {"auto", "big", "little", NULL}; /* enum su_order */
 static const char *const io_methods[] = {"auto", "uring", "pread", NULL};
 static const char *const physics_kinds[] = {"acoustic", "tti", NULL};
@@ -257,7 +257,7 @@ static const struct conf_key input_keys[] = {
     {"su_byte_order", KT_ENUM, OFF(input, su_byte_order), 0, 0, 0, 0, su_orders, "\"auto\"", "",
      "Seismic Unix byte order: auto (decided per file from the first trace header, logged), big, little", 0},
     {"format", KT_ENUM, OFF(input, format), 0, 0, 0, 0, formats, "\"auto\"", "",
-     "file format: auto (from the name and contents), segy, su, mseed, f32", 0},
+     "file format: auto (from the name and contents), segy, su, mseed, f32, sac (the locate job, not watched: SAC binary, either byte order)", 0},
     {"slots", KT_INT, OFF(input, slots), 0, 0, 2, 64, NULL, "3", "",
      "pinned host slots (2 = double buffering)", 0},
     {"slot_mib", KT_DOUBLE, OFF(input, slot_mib), 0, KF_MIN_EXCL, 0, 65536, NULL, "64.0", "MiB",

@@ -1,13 +1,13 @@
-/* job_locate — `[job] kind = "locate"` over files: miniSEED files or folders from
- * [input] paths (globs allowed; read in order, expected time-ordered) are decoded with
- * io/mseed_read, cut into blocks of [locate] block_samples and fed to the locate engine;
+/* job_locate — `[job] kind = "locate"` over files: miniSEED or SAC files or folders from
+ * [input] paths (globs allowed; read in order, expected time-ordered) are decoded
+ * (stream/locate_files.h: io/mseed_read, io/sac_read, the [input] time window), cut
+ * into blocks of [locate] block_samples and fed to the locate engine;
  * events go to [output] dir as events.csv and events.jsonl, coherence volumes to
  * [locate] coherence_dir when set.  The streaming runtime (stream/locate_blocks.h) feeds
  * the same engine from ZeroMQ or watched folders.  The engine is built and fed through
  * stream/locate_setup.h. */
 #define LOG_COMPONENT "locate-job"
 #include <errno.h>
-#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +19,7 @@
 #include "stream/error.h"
 #include "stream/job.h"
 #include "stream/locate_blocks.h"
+#include "stream/locate_files.h"
 #include "stream/locate_nll.h"
 #include "stream/locate_setup.h"
 #include "stream/locate_tables.h"
@@ -103,41 +104,6 @@ static int load_stations(const struct sl_config *cfg, struct station_set *st, st
     return rc;
 }
 
-/* Decode every [input] path (globs expanded, sorted) into SET. */
-static int read_inputs(const struct sl_config *cfg, struct mseed_set *set, struct mseed_stats *ms)
-{
-    const struct input_conf *in = &cfg->input;
-    char where[256];
-    if (in->kind != INPUT_FILES)
-        return err_set(-EINVAL, "%s: the locate job reads [input] kind = \"files\" here (ZeroMQ input is driven "
-                       "by the streaming runtime)", config_where(cfg, "input.kind", where, sizeof where));
-    if (in->format != FMT_AUTO && in->format != FMT_MSEED)
-        return err_set(-EINVAL, "%s: the locate job reads miniSEED files (format \"mseed\" or \"auto\")",
-                       config_where(cfg, "input.format", where, sizeof where));
-    if (in->n_paths == 0)
-        return err_set(-EINVAL, "%s: [input] paths: no files given", config_where(cfg, "input.paths", where,
-                                                                               sizeof where));
-    for (size_t i = 0; i < in->n_paths; i++) {
-        glob_t g;
-        int grc = glob(in->paths[i], GLOB_NOCHECK, NULL, &g);
-        if (grc != 0)
-            return err_set(-EINVAL, "[input] paths: '%s': cannot expand", in->paths[i]);
-        for (size_t k = 0; k < g.gl_pathc; k++) {
-            int rc = mseed_read_path(g.gl_pathv[k], set, ms);
-            if (rc) {
-                globfree(&g);
-                return rc;
-            }
-        }
-        globfree(&g);
-    }
-    log_info("miniSEED: %lld files, %lld records, %lld samples, %d channels; %lld records rejected, "
-             "%lld overlapping samples, %lld gaps",
-             (long long)ms->files, (long long)ms->records, (long long)ms->samples, set->ntr,
-             (long long)ms->rejected, (long long)ms->overlap_samples, (long long)ms->gaps);
-    return 0;
-}
-
 static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, const char *output)
 {
     (void)output;
@@ -175,7 +141,7 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
     if (c.coh_dir || (live && publishes))
         locate_engine_on_coherence(c.eng, on_coherence, &c);
     struct mseed_set set = {0};
-    struct mseed_stats ms = {0};
+    struct locate_files_stats fs = {0};
     if (cfg->input.kind == INPUT_ZMQ || cfg->input.watch) {
         /* Live input: ZeroMQ trace blocks or a watched folder through the streaming
          * runtime, which publishes events and keeps the crash-safe state. */
@@ -184,7 +150,7 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
         rc = locate_blocks_run(cfg, dev, &bc);
     } else {
         mseed_read_set_stop(stop_asked);
-        rc = read_inputs(cfg, &set, &ms);
+        rc = locate_files_read(cfg, &set, &fs, stop_asked);
         mseed_read_set_stop(NULL);
         if (!rc)
             rc = mseed_set_blocks(&set, cfg->locate.block_samples, feed, &c, stop_asked);
@@ -202,11 +168,12 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
     locate_engine_stats(c.eng, &ls);
     log_info("locate: %lld blocks, %lld samples, %lld times stacked, %lld events; %lld blocks rejected, "
              "%lld invalid samples, %lld gap samples, %lld overlapping samples dropped, %lld stream restarts, "
-             "%d unmatched channels, %d rows without data, %d stations skipped (no travel-time grid)",
+             "%d unmatched channels, %d rows without data, %d stations skipped (no travel-time grid), "
+             "%lld samples outside the time window",
              (long long)ls.blocks, (long long)ls.samples, (long long)ls.stacked_times, (long long)ls.events,
              (long long)ls.rejected_blocks, (long long)ls.invalid_samples, (long long)ls.gap_samples,
              (long long)ls.overlap_samples, (long long)ls.restarts, ls.unmatched_channels, ls.dead_rows,
-             nll.skipped);
+             nll.skipped, (long long)fs.window_dropped);
     log_info("events written to %s and %s", c.w.csv_path, c.w.jsonl_path);
     mseed_set_free(&set);
     int crc = events_close(&c.w);
