@@ -60,8 +60,8 @@ DEFS     := -D_GNU_SOURCE $(if $(filter 1,$(CUDA)),-DSEISLIVE_CUDA=1)
 
 # Libraries found through pkg-config (Debian's -dev packages; tools/install-deps.sh):
 # cairo draws the PNG pictures (io/picture*.c); libmicrohttpd serves the status page
-# (stream/http_status.h says why that library).
-PKGS     := cairo libmicrohttpd
+# (stream/http_status.h says why that library); libxml2 writes QuakeML (io/quakeml.c).
+PKGS     := cairo libmicrohttpd libxml-2.0
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "io/events.h"
+#include "io/quakeml.h"
 #include "io/mseed_read.h"
 #include "io/stations.h"
 #include "kernels/locate_engine.h"
@@ -25,6 +26,7 @@
 #include "stream/locate_tables.h"
 #include "stream/log.h"
 #include "stream/signals.h"
+#include "version.h"
 
 struct run_ctx {
     struct locate_engine *eng;
@@ -125,6 +127,17 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
         stations_free(&st);
         return rc;
     }
+    if (cfg->locate.quakeml) {
+        struct locate_geo geo = locate_geo_of(&st);
+        if ((rc = events_enable_quakeml(&c.w, dir, cfg->job.name, SEISLIVE_VERSION, &geo)) != 0) {
+            char where[256];
+            rc = err_prefix(rc, "%s: [locate] quakeml", config_where(cfg, "locate.quakeml", where, sizeof where));
+            events_close(&c.w);
+            locate_engine_destroy(c.eng);
+            stations_free(&st);
+            return rc;
+        }
+    }
     locate_engine_on_event(c.eng, on_event, &c);
     /* the engine's loops poll SIGTERM through this (kernels/ know nothing of signals) */
     locate_engine_set_cancel(c.eng, cancel_asked, NULL);
@@ -174,7 +187,8 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
              (long long)ls.rejected_blocks, (long long)ls.invalid_samples, (long long)ls.gap_samples,
              (long long)ls.overlap_samples, (long long)ls.restarts, ls.unmatched_channels, ls.dead_rows,
              nll.skipped, (long long)fs.window_dropped);
-    log_info("events written to %s and %s", c.w.csv_path, c.w.jsonl_path);
+    log_info("events written to %s and %s%s%s", c.w.csv_path, c.w.jsonl_path, c.w.qml ? " and " : "",
+             c.w.qml ? quakeml_path(c.w.qml) : "");
     mseed_set_free(&set);
     int crc = events_close(&c.w);
     /* the engine's geographic projection may point into the station set: it goes first */
