@@ -1,5 +1,8 @@
-/* NonLinLoc grid headers and buffers that must be refused with the file and the place
- * (found with the fuzz harness, tests/fuzz/fuzz_nonlinloc.c). */
+/* NonLinLoc grids: headers and buffers that must be refused with the file and the place
+ * (found with the fuzz harness, tests/fuzz/fuzz_nonlinloc.c); the TRANSFORM projections
+ * against Snyder's worked examples and NonLinLoc's definitions; both file namings;
+ * stations without grids skipped and counted; events read back in latitude/longitude;
+ * the locate job end to end on Grid2Time-named grids. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <math.h>
@@ -7,9 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "conf/config.h"
+#include "io/events.h"
+#include "io/nll_transform.h"
 #include "io/nonlinloc.h"
+#include "io/stations.h"
+#include "kernels/traveltime.h"
 #include "stream/error.h"
+#include "stream/locate_nll.h"
+#include "stream/locate_setup.h"
+#include "stream/locate_tables.h"
 #include "tests/support.h"
 
 static void write_buf(const char *dir, const char *name, const void *p, size_t n)
@@ -69,16 +81,6 @@ Test(nonlinloc, overlong_header_line_is_an_error)
 
 /* ---- TRANSFORM, file naming, missing grids (issue 18) ---- */
 
-#include <unistd.h>
-
-#include "conf/config.h"
-#include "io/events.h"
-#include "io/nll_transform.h"
-#include "io/stations.h"
-#include "kernels/traveltime.h"
-#include "stream/locate_nll.h"
-#include "stream/locate_setup.h"
-#include "stream/locate_tables.h"
 
 /* A 3D P or S time grid of 5 x 5 x 5 nodes 1 km apart from (-2, -2, -1) km for station
  * LABEL at SRC (km), times = distance / 5 km/s, header TRANSFORM line TR. */
@@ -428,6 +430,132 @@ Test(nonlinloc, event_at_grid_node_reads_back_lat_lon)
                        err_msg());
     stations_free(&st);
     config_free(&cfg);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* ---- the locate job end to end on NonLinLoc grids ---- */
+
+struct csv_event {
+    double x, y, z, lat, lon;
+    long long origin_ns;
+};
+
+static int read_events(const char *path, struct csv_event *ev, int max)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    char line[2048];
+    int n = 0;
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    while (n < max && fgets(line, sizeof line, f)) {
+        long long id;
+        char iso[64];
+        double sx, sy, sz, st;
+        cr_assert_eq(sscanf(line, "%lld,%63[^,],%lld,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &id, iso, &ev[n].origin_ns,
+                            &ev[n].x, &ev[n].y, &ev[n].z, &sx, &sy, &sz, &st, &ev[n].lat, &ev[n].lon),
+                     12, "%s", line);
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* The generator's synthetic events located with NonLinLoc grids named as Grid2Time names
+ * them (TRANSFORM SIMPLE), one station without grids: that station is skipped and
+ * counted, the events come out where straight rays put them (the same as homogeneous
+ * travel times over the same 24 stations: the grids hold exactly those times at the
+ * trial points), and their latitude/longitude are the SIMPLE inverse of their position. */
+Test(nonlinloc, locate_job_on_grid2time_grids, .timeout = 240)
+{
+    char *dir = test_tmpdir();
+    char rec[2048], path[4096];
+    snprintf(rec, sizeof rec, "%s/rec", dir);
+    const char *gen[] = {test_prog("seislive-gen"), "micro", "-o", rec, "--count", "5,5", "--spacing", "200",
+                         "--event", "400,400,900,3.0", "--event", "500,300,1100,9.0", "--duration", "14",
+                         "--noise", "0.02", "--seed", "11", NULL};
+    struct run_result r;
+    cr_assert_eq(test_run(gen, 120, &r), 0);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    test_run_free(&r);
+    snprintf(path, sizeof path, "%s/stations.txt", rec);
+    struct station_set st;
+    cr_assert_eq(stations_load(path, 0, &st), 0, "%s", err_msg());
+    cr_assert_eq(st.n, 25);
+    snprintf(path, sizeof path, "%s/time", dir);
+    cr_assert_eq(mkdir(path, 0777), 0);
+    /* grids on the trial grid's nodes (17^3, 50 m from (0, 0, 500) m), straight rays */
+    FILE *less = fopen(strcat(strcpy(path, dir), "/st24.txt"), "w");
+    cr_assert_not_null(less);
+    const char *tr = "TRANSFORM  SIMPLE LatOrig 64.000000  LongOrig -17.000000  RotCW 0.000000";
+    for (int s = 0; s < st.n; s++) {
+        if (s == 12) /* S013, the middle station: no grids */
+            continue;
+        fprintf(less, "%s %.3f %.3f %.3f\n", st.st[s].name, st.st[s].x, st.st[s].y, st.st[s].z);
+        for (int p = 0; p < 2; p++) {
+            struct nll_grid g = {.n = {17, 17, 17}, .o = {0, 0, 0.5}, .d = {0.05, 0.05, 0.05}, .type = "TIME",
+                                 .src = {st.st[s].x / 1000, st.st[s].y / 1000, st.st[s].z / 1000}};
+            snprintf(g.label, sizeof g.label, "%s", st.st[s].name);
+            snprintf(g.transform, sizeof g.transform, "%s", tr);
+            g.v = malloc(17 * 17 * 17 * sizeof(float));
+            cr_assert_not_null(g.v);
+            for (int i = 0; i < 17; i++)
+                for (int j = 0; j < 17; j++)
+                    for (int k = 0; k < 17; k++) {
+                        double dx = i * 50.0 - st.st[s].x, dy = j * 50.0 - st.st[s].y, dz = 500 + k * 50.0 - st.st[s].z;
+                        g.v[(i * 17 + j) * 17 + k] = (float)(sqrt(dx * dx + dy * dy + dz * dz) / (p ? 2000.0 : 3500.0));
+                    }
+            snprintf(path, sizeof path, "%s/time/lay.%c.%s.time", dir, "PS"[p], st.st[s].name);
+            cr_assert_eq(nll_write(path, &g), 0, "%s", err_msg());
+            nll_free(&g);
+        }
+    }
+    fclose(less);
+    stations_free(&st);
+    const char *tt[2] = {"traveltime = \"homogeneous\"\nstations = \"st24.txt\"",
+                         "traveltime = \"nonlinloc\"\nnll_p = \"time/lay\"\nnll_s = \"time/lay\"\n"
+                         "stations = \"rec/stations.txt\""};
+    struct csv_event ev[2][4];
+    int n[2];
+    for (int k = 0; k < 2; k++) {
+        char text[4096];
+        snprintf(text, sizeof text,
+                 "[job]\nkind = \"locate\"\n[locate]\n%s\nvp = 3500.0\nvs = 2000.0\ngrid_n = [17, 17, 17]\n"
+                 "grid_d = [50.0, 50.0, 50.0]\ngrid_o = [0.0, 0.0, 500.0]\ntrigger = \"mad\"\nthreshold = 8.0\n"
+                 "[input]\nkind = \"files\"\npaths = [\"rec/*.mseed\"]\n[output]\ndir = \"out%d\"\n[runtime]\n"
+                 "device = \"cpu\"\n",
+                 tt[k], k);
+        char *conf = test_write_file(dir, k ? "nll.toml" : "hom.toml", text);
+        const char *argv[] = {test_prog("seislive"), "run", "-c", conf, NULL};
+        cr_assert_eq(test_run(argv, 120, &r), 0);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        if (k == 1) {
+            cr_expect_not_null(strstr(r.err, "station S013 skipped: no P time grid"), "%s", r.err);
+            cr_expect_not_null(strstr(r.err, "1 of 25 stations skipped: no NonLinLoc time grid"), "%s", r.err);
+            cr_expect_not_null(strstr(r.err, "1 stations skipped (no travel-time grid)"), "%s", r.err);
+        }
+        test_run_free(&r);
+        free(conf);
+        snprintf(path, sizeof path, "%s/out%d/events.csv", dir, k);
+        n[k] = read_events(path, ev[k], 4);
+    }
+    cr_assert_eq(n[0], 2, "homogeneous: %d events", n[0]);
+    cr_assert_eq(n[1], 2, "NonLinLoc: %d events", n[1]);
+    const double truth[2][3] = {{400, 400, 900}, {500, 300, 1100}};
+    for (int e = 0; e < 2; e++) {
+        const struct csv_event *a = &ev[0][e], *b = &ev[1][e];
+        cr_expect_leq(fabs(a->x - b->x) + fabs(a->y - b->y) + fabs(a->z - b->z), 1.0,
+                      "event %d: NonLinLoc (%.2f %.2f %.2f) vs homogeneous (%.2f %.2f %.2f)", e, b->x, b->y, b->z, a->x,
+                      a->y, a->z);
+        cr_expect_leq(llabs(a->origin_ns - b->origin_ns), 1000000LL, "event %d origin times", e);
+        cr_expect_leq(fabs(b->x - truth[e][0]) + fabs(b->y - truth[e][1]), 100.0, "event %d far from the truth", e);
+        cr_expect(isnan(a->lat), "cartesian homogeneous run: no latitude");
+        /* SIMPLE's inverse, by hand (rotation 0) */
+        double k111 = 10000.0 / 90.0, lat = 64.0 + b->y / 1000 / k111;
+        double lon = -17.0 + b->x / 1000 / (k111 * cos(lat * M_PI / 180));
+        cr_expect_leq(fabs(b->lat - lat), 1.5e-7, "event %d latitude %.7f, expected %.7f", e, b->lat, lat);
+        cr_expect_leq(fabs(b->lon - lon), 1.5e-7, "event %d longitude %.7f, expected %.7f", e, b->lon, lon);
+    }
     test_rmtree(dir);
     free(dir);
 }
