@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <libxml/tree.h>
-#include <libxml/xmlsave.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,12 +18,17 @@
 #define NS_Q "http://quakeml.org/xmlns/quakeml/1.2"
 #define NS_BED "http://quakeml.org/xmlns/bed/1.2"
 
+/* The catalogue is kept as text: what comes before the events, the events serialized
+ * once each as they come, and what follows them.  Rewriting the file then costs a
+ * write of its bytes, not a serialization of every event so far. */
 struct quakeml_writer {
     char *path, *tmp;
     char name[64], version[64];
     struct locate_geo geo;
-    xmlDocPtr doc;
+    xmlDocPtr doc;          /* root and <eventParameters>; events pass through it */
     xmlNodePtr params;      /* <eventParameters> */
+    char *head, *tail;      /* the document's text before and after the events */
+    xmlBufferPtr body;      /* the events' text */
     long long events;
 };
 
@@ -61,22 +65,34 @@ static void creation_info(const struct quakeml_writer *q, xmlNodePtr parent)
     child(ci, "version", q->version);
 }
 
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
 /* Persist the document: PATH.tmp, fsync, rename, fsync of the folder. */
 static int persist(struct quakeml_writer *q)
 {
     int fd = open(q->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0)
         return err_set(-errno, "%s: cannot create: %s", q->tmp, strerror(errno));
-    xmlSaveCtxtPtr s = xmlSaveToFd(fd, "UTF-8", XML_SAVE_FORMAT);
-    int bad = !s;
-    if (s) {
-        bad |= xmlSaveDoc(s, q->doc) < 0;
-        bad |= xmlSaveClose(s) < 0;
-    }
+    int bad = write_all(fd, q->head, strlen(q->head)) != 0;
+    bad |= write_all(fd, (const char *)xmlBufferContent(q->body), (size_t)xmlBufferLength(q->body)) != 0;
+    bad |= write_all(fd, q->tail, strlen(q->tail)) != 0;
     if (bad) {
+        int e = errno ? errno : EIO;
         close(fd);
         unlink(q->tmp);
-        return err_set(-EIO, "%s: write failed", q->tmp);
+        return err_set(-e, "%s: write failed: %s", q->tmp, strerror(e));
     }
     if (fsync(fd) != 0) {
         int e = errno;
@@ -96,6 +112,30 @@ static int persist(struct quakeml_writer *q)
         fsync(dfd);
         close(dfd);
     }
+    return 0;
+}
+
+/* The document's text around its events: serialized once (libxml2), cut before the
+ * closing </eventParameters>. */
+static int split_document(struct quakeml_writer *q)
+{
+    xmlChar *text = NULL;
+    int len = 0;
+    xmlDocDumpFormatMemoryEnc(q->doc, &text, &len, "UTF-8", 1);
+    if (!text)
+        return err_set(-ENOMEM, "%s: out of memory", q->path);
+    const char *end = strstr((const char *)text, "</eventParameters>");
+    if (!end) {
+        xmlFree(text);
+        return err_set(-EIO, "%s: serialized catalogue has no </eventParameters>", q->path);
+    }
+    size_t h = (size_t)(end - (const char *)text);
+    q->head = strndup((const char *)text, h);
+    q->tail = strdup(end);
+    q->body = xmlBufferCreate();
+    xmlFree(text);
+    if (!q->head || !q->tail || !q->body)
+        return err_set(-ENOMEM, "%s: out of memory", q->path);
     return 0;
 }
 
@@ -136,7 +176,9 @@ int quakeml_open(struct quakeml_writer **out, const char *path, const char *name
     snprintf(id, sizeof id, "smi:local/seislive/%s/catalog", q->name);
     xmlNewProp(q->params, BAD_CAST "publicID", BAD_CAST id);
     creation_info(q, q->params);
-    int rc = persist(q);
+    int rc = split_document(q);
+    if (!rc)
+        rc = persist(q);
     if (rc) {
         quakeml_close(q);
         return rc;
@@ -193,6 +235,14 @@ int quakeml_add(struct quakeml_writer *q, const struct locate_event *ev)
              ev->iy, ev->iz);
     child(c, "text", text);
     creation_info(q, e);
+    /* the event's text, indented as a child of <eventParameters>, then the node is gone */
+    xmlBufferCCat(q->body, "  ");
+    int n = xmlNodeDump(q->body, q->doc, e, 2, 1);
+    xmlBufferCCat(q->body, "\n");
+    xmlUnlinkNode(e);
+    xmlFreeNode(e);
+    if (n < 0)
+        return err_set(-ENOMEM, "%s: event %lld: serialization failed", q->path, (long long)ev->id);
     q->events++;
     return persist(q);
 }
@@ -208,6 +258,10 @@ void quakeml_close(struct quakeml_writer *q)
         return;
     if (q->doc)
         xmlFreeDoc(q->doc);
+    if (q->body)
+        xmlBufferFree(q->body);
+    free(q->head);
+    free(q->tail);
     free(q->path);
     free(q->tmp);
     free(q);
