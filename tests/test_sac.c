@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conf/config.h"
 #include "io/mseed_read.h"
 #include "io/sac_read.h"
 #include "stream/error.h"
@@ -335,4 +336,28 @@ Test(sac, window_keeps_start_inclusive_end_exclusive)
     cr_expect_eq(mseed_set_window(&set, 9000000000LL, INT64_MAX), 124);
     cr_expect_eq(set.tr[0].nseg, 0);
     mseed_set_free(&set);
+}
+
+/* A window time that does not parse, or an end not after the start, stops the config
+ * load naming the key's line. */
+Test(sac, window_keys_checked_at_load)
+{
+    static const char *const bad[][2] = {
+        {"start_time = \"yesterday\"", "t.toml:4"},
+        {"end_time = \"2024-13-01T00:00:00Z\"", "t.toml:4"},
+        {"start_time = \"2024-05-01T12:00:00Z\"\nend_time = \"2024-05-01T11:00:00Z\"", "t.toml:5"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, "[input]\nkind = \"files\"\npaths = [\"x\"]\n%s\n", bad[i][0]);
+        struct sl_config cfg;
+        cr_expect_eq(config_load_string(text, "t.toml", &cfg), -EINVAL, "case %zu", i);
+        cr_expect_not_null(strstr(err_msg(), bad[i][1]), "case %zu: %s", i, err_msg());
+        cr_expect_not_null(strstr(err_msg(), "_time"), "case %zu: %s", i, err_msg());
+    }
+    struct sl_config cfg;
+    cr_assert_eq(config_load_string("[input]\nkind = \"files\"\npaths = [\"x\"]\n"
+                                    "start_time = \"2024-05-01T12:00:00.25Z\"\nend_time = \"2024-05-02\"\n",
+                                    "t.toml", &cfg), 0, "%s", err_msg());
+    config_free(&cfg);
 }
