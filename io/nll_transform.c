@@ -167,6 +167,34 @@ static void lcc_inverse(const struct nll_transform *t, double x, double y, doubl
     *lon = t->lon0 + theta / n * R2D;
 }
 
+/* Snyder 25-2..25-4 (spherical, radius a: NonLinLoc's map_project.c forces the sphere
+ * for this projection, as GMT did). */
+static void ae_forward(const struct nll_transform *t, double lat, double lon, double *x, double *y)
+{
+    double p1 = t->lat0 * D2R, phi = lat * D2R, dl = remainder(lon - t->lon0, 360.0) * D2R;
+    double cc = sin(p1) * sin(phi) + cos(p1) * cos(phi) * cos(dl);
+    if (fabs(cc) >= 1.0) { /* the centre (or its antipode, where the projection has no value) */
+        *x = *y = 0;
+        return;
+    }
+    double c = acos(cc), k = t->a * c / sin(c);
+    *x = k * cos(phi) * sin(dl);
+    *y = k * (cos(p1) * sin(phi) - sin(p1) * cos(phi) * cos(dl));
+}
+
+/* Snyder 20-14, 25-15. */
+static void ae_inverse(const struct nll_transform *t, double x, double y, double *lat, double *lon)
+{
+    double rho = hypot(x, y), p1 = t->lat0 * D2R;
+    if (rho == 0) {
+        *lat = t->lat0, *lon = t->lon0;
+        return;
+    }
+    double c = rho / t->a, sc = sin(c), cc = cos(c);
+    *lat = asin(cc * sin(p1) + y * sc * cos(p1) / rho) * R2D;
+    *lon = t->lon0 + atan2(x * sc, rho * cos(p1) * cc - y * sin(p1) * sc) * R2D;
+}
+
 static int set_ellipsoid(struct nll_transform *t, const char *where)
 {
     for (size_t i = 0; i < sizeof ellipsoids / sizeof *ellipsoids; i++)
@@ -203,11 +231,15 @@ int nll_transform_parse(const char *line, const char *where, struct nll_transfor
         t->kind = NLL_PROJ_LAMBERT;
     } else if (strcmp(kind, "TRANS_MERC") == 0) {
         t->kind = NLL_PROJ_TRANS_MERC;
+    } else if (strcmp(kind, "AZIMUTHAL_EQUIDIST") == 0) {
+        t->kind = NLL_PROJ_AZIMUTHAL_EQUIDIST;
     } else {
-        return err_set(-ENOTSUP, "%s: TRANSFORM %s is not supported (seislive reads NONE, SIMPLE, LAMBERT and "
-                       "TRANS_MERC; recompute the grids with one of those)", where, kind);
+        return err_set(-ENOTSUP, "%s: TRANSFORM %s is not supported (seislive reads NONE, SIMPLE, LAMBERT, "
+                       "TRANS_MERC and AZIMUTHAL_EQUIDIST; recompute the grids with one of those)", where, kind);
     }
-    if (t->kind == NLL_PROJ_LAMBERT || t->kind == NLL_PROJ_TRANS_MERC)
+    int ellipsoidal = t->kind == NLL_PROJ_LAMBERT || t->kind == NLL_PROJ_TRANS_MERC ||
+                      t->kind == NLL_PROJ_AZIMUTHAL_EQUIDIST;
+    if (ellipsoidal)
         rc = next_word(&p, "RefEllipsoid", t->ellipsoid, sizeof t->ellipsoid, where);
     if (!rc && t->kind != NLL_PROJ_NONE) {
         rc = next_number(&p, "LatOrig", -90, 90, where, &t->lat0);
@@ -224,7 +256,7 @@ int nll_transform_parse(const char *line, const char *where, struct nll_transfor
     }
     if (!rc && t->kind != NLL_PROJ_NONE)
         rc = next_number(&p, "RotCW", -360, 360, where, &t->rot);
-    if (!rc && (t->kind == NLL_PROJ_LAMBERT || t->kind == NLL_PROJ_TRANS_MERC))
+    if (!rc && ellipsoidal)
         rc = set_ellipsoid(t, where);
     if (!rc && t->kind == NLL_PROJ_SIMPLE && fabs(t->lat0) > 89.0)
         rc = err_set(-EINVAL, "%s: TRANSFORM SIMPLE: LatOrig %g is too close to a pole", where, t->lat0);
@@ -260,6 +292,10 @@ void nll_latlon_to_xy(const struct nll_transform *t, double lat, double lon, dou
         lcc_forward(t, lat, lon, &xt, &yt);
         xt /= 1000, yt /= 1000;
         break;
+    case NLL_PROJ_AZIMUTHAL_EQUIDIST:
+        ae_forward(t, lat, lon, &xt, &yt);
+        xt /= 1000, yt /= 1000;
+        break;
     default:
         *x = lon, *y = lat; /* NonLinLoc's NONE: the identity */
         return;
@@ -284,6 +320,9 @@ void nll_xy_to_latlon(const struct nll_transform *t, double x, double y, double 
     case NLL_PROJ_TRANS_MERC:
         tm_inverse(t, xt * 1000, yt * 1000, lat, lon);
         break;
+    case NLL_PROJ_AZIMUTHAL_EQUIDIST:
+        ae_inverse(t, xt * 1000, yt * 1000, lat, lon);
+        break;
     default:
         lcc_inverse(t, xt * 1000, yt * 1000, lat, lon);
         break;
@@ -299,7 +338,7 @@ int nll_transform_same(const struct nll_transform *a, const struct nll_transform
 
 const char *nll_transform_describe(const struct nll_transform *t, char *buf, int len)
 {
-    static const char *const names[] = {"NONE", "SIMPLE", "LAMBERT", "TRANS_MERC"};
+    static const char *const names[] = {"NONE", "SIMPLE", "LAMBERT", "TRANS_MERC", "AZIMUTHAL_EQUIDIST"};
     if (t->kind == NLL_PROJ_NONE)
         snprintf(buf, (size_t)len, "NONE (cartesian)");
     else if (t->kind == NLL_PROJ_LAMBERT)

@@ -9,10 +9,12 @@
  *   SIMPLE  LatOrig LongOrig RotCW                              x = dlon 111.111 cos(lat)
  *   LAMBERT RefEllipsoid LatOrig LongOrig Paral1 Paral2 RotCW   conformal conic, 2 parallels
  *   TRANS_MERC RefEllipsoid LatOrig LongOrig RotCW              transverse Mercator, k0 = 1
+ *   AZIMUTHAL_EQUIDIST RefEllipsoid LatOrig LongOrig RotCW      azimuthal equidistant on the
+ *                                                               sphere of radius a (as GMT)
  *
  * (the parameter names may appear before their values, as NonLinLoc writes them:
  * "TRANSFORM  SIMPLE LatOrig 46.0  LongOrig 7.0  RotCW 0.0").  Anything else (GLOBAL, SDC,
- * AZIMUTHAL_EQUIDIST ...) is refused with the header's file and line. */
+ * ...) is refused with the header's file and line. */
 #ifndef SEISLIVE_NLL_TRANSFORM_H
 #define SEISLIVE_NLL_TRANSFORM_H
 
@@ -20,13 +22,13 @@
 extern "C" {
 #endif
 
-enum nll_proj { NLL_PROJ_NONE, NLL_PROJ_SIMPLE, NLL_PROJ_LAMBERT, NLL_PROJ_TRANS_MERC };
+enum nll_proj { NLL_PROJ_NONE, NLL_PROJ_SIMPLE, NLL_PROJ_LAMBERT, NLL_PROJ_TRANS_MERC, NLL_PROJ_AZIMUTHAL_EQUIDIST };
 
 struct nll_transform {
     int kind;                  /* enum nll_proj */
     double lat0, lon0, rot;    /* degrees; rot clockwise */
     double par1, par2;         /* LAMBERT standard parallels, degrees */
-    char ellipsoid[24];        /* LAMBERT / TRANS_MERC: NonLinLoc's RefEllipsoid name */
+    char ellipsoid[24];        /* LAMBERT / TRANS_MERC / AZIMUTHAL_EQUIDIST: NonLinLoc's RefEllipsoid name */
     /* derived */
     double a, e2, e;           /* semi-major axis (m), eccentricity squared, eccentricity */
     double cosr, sinr;         /* of -rot */

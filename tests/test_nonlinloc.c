@@ -156,6 +156,32 @@ Test(nonlinloc, lambert_matches_snyder)
     cr_expect_leq(fabs(lat - 44.7) + fabs(lon - 10.4), 1e-9, "%.12f %.12f", lat, lon);
 }
 
+/* Snyder (p. 338): azimuthal equidistant on a sphere of radius R = 3, centre 40 N,
+ * 100 W: 20 S, 100 E is at x = -5.8311398, y = 5.5444634 (units of R / 3).  NonLinLoc
+ * uses the sphere of radius a: on its "Sphere" (a = 6371008.7714 m) the same point is at
+ * (x, y) / 3 a.  Snyder gives 8 digits: relative tolerance 1e-7. */
+Test(nonlinloc, azimuthal_equidistant_matches_snyder)
+{
+    struct nll_transform t;
+    cr_assert_eq(nll_transform_parse("TRANSFORM  AZIMUTHAL_EQUIDIST RefEllipsoid Sphere  LatOrig 40.0  LongOrig -100.0  "
+                                     "RotCW 0.0", "t", &t), 0, "%s", err_msg());
+    double x, y, a = 6371.0087714;
+    nll_latlon_to_xy(&t, -20.0, 100.0, &x, &y);
+    cr_expect_leq(fabs(x / a - -5.8311398 / 3) / (5.8311398 / 3), 1e-7, "x/a %.9f", x / a);
+    cr_expect_leq(fabs(y / a - 5.5444634 / 3) / (5.5444634 / 3), 1e-7, "y/a %.9f", y / a);
+    double lat, lon;
+    nll_xy_to_latlon(&t, x, y, &lat, &lon);
+    cr_expect_leq(fabs(lat + 20.0) + fabs(lon - 100.0), 1e-9, "%.12f %.12f", lat, lon);
+    /* the centre maps to the origin, and a rotated frame round-trips */
+    nll_latlon_to_xy(&t, 40.0, -100.0, &x, &y);
+    cr_expect_leq(fabs(x) + fabs(y), 1e-9);
+    cr_assert_eq(nll_transform_parse("TRANSFORM AZIMUTHAL_EQUIDIST WGS-84 46.5 8.0 -15.0", "t", &t), 0, "%s",
+                 err_msg());
+    nll_latlon_to_xy(&t, 46.43, 8.11, &x, &y);
+    nll_xy_to_latlon(&t, x, y, &lat, &lon);
+    cr_expect_leq(fabs(lat - 46.43) + fabs(lon - 8.11), 1e-9, "%.12f %.12f", lat, lon);
+}
+
 /* NonLinLoc's SIMPLE, evaluated here separately from its definition (GridLib
  * latlon2rect): x' = dlon 10000/90 cos(lat), y' = dlat 10000/90 km, then the frame is
  * turned RotCW degrees clockwise: x = x' cos(r) + y' sin(r), y = y' cos(r) - x' sin(r). */
@@ -188,12 +214,12 @@ Test(nonlinloc, unsupported_transform_named_with_file_and_line)
     char root[4096];
     snprintf(root, sizeof root, "%s/g", dir);
     free(test_write_file(dir, "g.hdr", "1 1 1 0 0 0 1 1 1 TIME FLOAT\nSTA 0 0 0\n"
-                                       "TRANSFORM  AZIMUTHAL_EQUIDIST RefEllipsoid WGS-84 LatOrig 1 LongOrig 2 RotCW 0\n"));
+                                       "TRANSFORM  SDC LatOrig 1 LongOrig 2 RotCW 0\n"));
     float v = 1.0f;
     write_buf(dir, "g.buf", &v, sizeof v);
     struct nll_grid g;
     cr_expect_eq(nll_read(root, &g), -ENOTSUP);
-    cr_expect_not_null(strstr(err_msg(), "g.hdr:3: TRANSFORM AZIMUTHAL_EQUIDIST is not supported"), "%s", err_msg());
+    cr_expect_not_null(strstr(err_msg(), "g.hdr:3: TRANSFORM SDC is not supported"), "%s", err_msg());
     free(test_write_file(dir, "g.hdr", "1 1 1 0 0 0 1 1 1 TIME FLOAT\nSTA 0 0 0\nTRANSFORM  SIMPLE LatOrig 95 0 0\n"));
     cr_expect_eq(nll_read(root, &g), -EINVAL);
     cr_expect_not_null(strstr(err_msg(), "g.hdr:3: TRANSFORM: LatOrig"), "%s", err_msg());
