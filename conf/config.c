@@ -591,6 +591,11 @@ static int validate_cross(const struct sl_config *cfg)
     if (!(win[0] < win[1]))
         return cross_error(cfg, "input.end_time", "end_time %s is not after start_time %s", in->end_time,
                            in->start_time);
+    if ((win[0] != INT64_MIN || win[1] != INT64_MAX) &&
+        !(cfg->job.kind == JOB_LOCATE && in->kind == INPUT_FILES && !in->watch))
+        return cross_error(cfg, win[0] != INT64_MIN ? "input.start_time" : "input.end_time",
+                           "the time window applies to the locate job's file input (kind = \"files\", not "
+                           "watched) only: it would be ignored here");
     if (in->kind == INPUT_FILES && in->n_paths == 0)
         return cross_error(cfg, "input.kind", "kind \"files\" needs [input] paths");
     if (in->kind == INPUT_ZMQ && in->endpoint[0] == '\0')

@@ -349,7 +349,8 @@ Test(sac, window_keys_checked_at_load)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char text[1024];
-        snprintf(text, sizeof text, "[input]\nkind = \"files\"\npaths = [\"x\"]\n%s\n", bad[i][0]);
+        snprintf(text, sizeof text, "[input]\nkind = \"files\"\npaths = [\"x\"]\n%s\n[job]\nkind = \"locate\"\n"
+                 "[locate]\nstations = \"/dev/null\"\n", bad[i][0]);
         struct sl_config cfg;
         cr_expect_eq(config_load_string(text, "t.toml", &cfg), -EINVAL, "case %zu", i);
         cr_expect_not_null(strstr(err_msg(), bad[i][1]), "case %zu: %s", i, err_msg());
@@ -357,7 +358,17 @@ Test(sac, window_keys_checked_at_load)
     }
     struct sl_config cfg;
     cr_assert_eq(config_load_string("[input]\nkind = \"files\"\npaths = [\"x\"]\n"
-                                    "start_time = \"2024-05-01T12:00:00.25Z\"\nend_time = \"2024-05-02\"\n",
+                                    "start_time = \"2024-05-01T12:00:00.25Z\"\nend_time = \"2024-05-02\"\n"
+                                    "[job]\nkind = \"locate\"\n[locate]\nstations = \"/dev/null\"\n",
                                     "t.toml", &cfg), 0, "%s", err_msg());
     config_free(&cfg);
+    /* where it would be ignored (the rtm job; watched folders) it is refused */
+    cr_expect_eq(config_load_string("[input]\nkind = \"files\"\npaths = [\"x\"]\nstart_time = \"2024-05-01\"\n",
+                                    "t.toml", &cfg), -EINVAL);
+    cr_expect_not_null(strstr(err_msg(), "t.toml:4"), "%s", err_msg());
+    cr_expect_not_null(strstr(err_msg(), "would be ignored"), "%s", err_msg());
+    cr_expect_eq(config_load_string("[input]\nkind = \"files\"\npaths = [\"x\"]\nwatch = true\n"
+                                    "end_time = \"2024-05-01\"\n[job]\nkind = \"locate\"\n[locate]\n"
+                                    "stations = \"/dev/null\"\n", "t.toml", &cfg), -EINVAL);
+    cr_expect_not_null(strstr(err_msg(), "t.toml:5"), "%s", err_msg());
 }
