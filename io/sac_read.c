@@ -116,6 +116,9 @@ int sac_read_buffer(const char *name, const void *buf, size_t len, struct sac_tr
             return err_set(-EINVAL, "%s: byte %d: %s %d is not in [%d, %d]%s", name, (70 + k) * 4, names[k],
                            (int)ref[k], lo[k], hi[k], ref[k] == SAC_UNDEF ? " (undefined)" : "");
     }
+    int leap = (ref[0] % 4 == 0 && ref[0] % 100 != 0) || ref[0] % 400 == 0;
+    if (ref[1] > 365 + leap)
+        return err_set(-EINVAL, "%s: byte 284: NZJDAY %d is past the end of %d", name, (int)ref[1], (int)ref[0]);
     struct tm tm = {.tm_year = ref[0] - 1900, .tm_mon = 0, .tm_mday = 1, .tm_hour = ref[2], .tm_min = ref[3],
                     .tm_sec = ref[4]};
     int64_t day0 = (int64_t)timegm(&tm); /* 1 January of NZYEAR at the reference hour */

@@ -346,6 +346,7 @@ Test(nonlinloc, missing_grid_skipped_and_counted)
     cr_expect_eq(locate_nll_stations(&cfg, &st, &rep), -ENOENT);
     cr_expect_not_null(strstr(err_msg(), "none of the 2 stations has a NonLinLoc time grid"), "%s", err_msg());
     cr_expect_not_null(strstr(err_msg(), "lay.P.XXX.time.hdr"), "%s", err_msg());
+    stations_free(&st);
     config_free(&cfg);
     test_rmtree(dir);
     free(dir);

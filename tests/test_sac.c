@@ -174,6 +174,10 @@ Test(sac, damaged_files_refused_with_the_byte_offset)
     put32(img + 280, (uint32_t)-12345, 1);
     cr_expect_eq(sac_read_buffer("t.sac", img, len, &t), -EINVAL);
     cr_expect_not_null(strstr(err_msg(), "t.sac: byte 280: NZYEAR -12345"), "%s", err_msg());
+    put32(img + 280, 2023, 1);
+    put32(img + 284, 366, 1); /* 2023 has 365 days */
+    cr_expect_eq(sac_read_buffer("t.sac", img, len, &t), -EINVAL);
+    cr_expect_not_null(strstr(err_msg(), "t.sac: byte 284: NZJDAY 366 is past the end of 2023"), "%s", err_msg());
     put32(img + 280, 2024, 1);
     /* unevenly spaced */
     put32(img + 420, 0, 1);
@@ -355,6 +359,7 @@ Test(sac, window_keys_checked_at_load)
         cr_expect_eq(config_load_string(text, "t.toml", &cfg), -EINVAL, "case %zu", i);
         cr_expect_not_null(strstr(err_msg(), bad[i][1]), "case %zu: %s", i, err_msg());
         cr_expect_not_null(strstr(err_msg(), "_time"), "case %zu: %s", i, err_msg());
+        config_free(&cfg);
     }
     struct sl_config cfg;
     cr_assert_eq(config_load_string("[input]\nkind = \"files\"\npaths = [\"x\"]\n"
@@ -367,8 +372,10 @@ Test(sac, window_keys_checked_at_load)
                                     "t.toml", &cfg), -EINVAL);
     cr_expect_not_null(strstr(err_msg(), "t.toml:4"), "%s", err_msg());
     cr_expect_not_null(strstr(err_msg(), "would be ignored"), "%s", err_msg());
+    config_free(&cfg);
     cr_expect_eq(config_load_string("[input]\nkind = \"files\"\npaths = [\"x\"]\nwatch = true\n"
                                     "end_time = \"2024-05-01\"\n[job]\nkind = \"locate\"\n[locate]\n"
                                     "stations = \"/dev/null\"\n", "t.toml", &cfg), -EINVAL);
     cr_expect_not_null(strstr(err_msg(), "t.toml:5"), "%s", err_msg());
+    config_free(&cfg);
 }
