@@ -36,7 +36,7 @@ enum stack_norm { NORM_NONE, NORM_COUNT, NORM_GEOMETRIC };
 enum trigger_kind { TRIGGER_STATIC, TRIGGER_MAD };
 enum input_kind { INPUT_NONE, INPUT_ZMQ, INPUT_FILES };
 enum socket_kind { SOCK_PULL, SOCK_SUB };
-enum data_format { FMT_AUTO, FMT_SEGY, FMT_SU, FMT_MSEED, FMT_F32 };
+enum data_format { FMT_AUTO, FMT_SEGY, FMT_SU, FMT_MSEED, FMT_F32, FMT_SAC };
 enum io_method { IO_AUTO, IO_URING, IO_PREAD };
 enum physics_kind { PHYSICS_ACOUSTIC, PHYSICS_TTI };
 enum operator_kind { OPERATOR_TAYLOR, OPERATOR_OPTIMIZED, OPERATOR_IMPLICIT }; /* twin of kernels/propagator.h's enum prop_op_kind */ /* twin of kernels/propagator.h's enum prop_physics */
@@ -133,6 +133,8 @@ struct locate_conf {
     double vp, vs;          /* m/s (homogeneous) */
     char *layers;           /* 1D model file: depth_m vp vs per line */
     char *nll_p, *nll_s;    /* NonLinLoc grid roots (without .hdr/.buf) */
+    int nll_pattern;        /* enum nll_naming (io/nonlinloc.h) */
+    bool quakeml;           /* also write events.xml (QuakeML 1.2) */
     int grid_n[3];
     double grid_d[3];       /* m */
     double grid_o[3];       /* m */
@@ -155,6 +157,7 @@ struct input_conf {
     int socket;             /* enum socket_kind */
     char **paths;           /* files, globs or directories */
     size_t n_paths;
+    char *start_time, *end_time; /* file input window, ISO 8601 UTC; "" = open */
     bool watch;             /* keep watching directories for new files */
     double watch_idle;      /* s without new files before a watched input ends; 0 = never */
     double settle;          /* s a watched file's size must hold still before it is read */

@@ -406,9 +406,10 @@ int check_runnable(const struct sl_config *cfg, FILE *out)
     if (in->kind == INPUT_FILES && (rc = check_input_paths(cfg)) < 0)
         return rc;
     /* The same refusal as the locate job's file reader (stream/job_locate.c). */
-    if (job == JOB_LOCATE && in->kind == INPUT_FILES && in->format != FMT_AUTO && in->format != FMT_MSEED)
-        return fail(cfg, "input.format", "the locate job reads miniSEED files: format \"mseed\" or \"auto\", not "
-                                         "\"%s\"", config_enum_name("input", "format", in->format));
+    if (job == JOB_LOCATE && in->kind == INPUT_FILES && in->format != FMT_AUTO && in->format != FMT_MSEED &&
+        in->format != FMT_SAC)
+        return fail(cfg, "input.format", "the locate job reads miniSEED or SAC files: format \"mseed\", \"sac\" or "
+                                         "\"auto\", not \"%s\"", config_enum_name("input", "format", in->format));
     const struct output_conf *o = &cfg->output;
     if (o->endpoint[0] && (rc = check_endpoint(o->endpoint, true)) < 0)
         return err_prefix(rc, "%s: [output] endpoint", config_where(cfg, "output.endpoint", (char[PATH_MAX + 32]){0},

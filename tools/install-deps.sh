@@ -4,10 +4,11 @@
 # libmicrohttpd-dev and xxd: the status page's server and the page compiled in;
 # chromium: the test that loads the page in a real (headless) browser.
 # libfftw3-dev: the time-dispersion transforms (kernels/time_dispersion.h).
+# libxml2-dev writes QuakeML; libxml2-utils (xmllint) validates it against the schema in tests.
 set -euo pipefail
 pkgs=(build-essential pkg-config libzmq3-dev liburing-dev libsegyio-dev libmseed-dev
       libtomlplusplus-dev libjansson-dev libpng-dev libcairo2-dev libcriterion-dev
-      libmicrohttpd-dev libfftw3-dev xxd chromium
+      libmicrohttpd-dev libfftw3-dev xxd chromium libxml2-dev libxml2-utils
       python3 python3-numpy python3-zmq)
 missing=()
 for p in "${pkgs[@]}"; do
