@@ -489,10 +489,11 @@ int seedlink_read_wait(struct seedlink_conn *c, struct seedlink_packet *p, doubl
             p->format = '2';
             p->subformat = 'D';
             p->seq = seq;
-            c->last_seq = seq;
         }
         if ((rc = fill(c, 8 + (size_t)reclen, -1)))
             return rc;
+        if (p->kind == SL_PKT_DATA) /* complete: the last sequence for messages */
+            c->last_seq = p->seq;
         p->payload = c->buf + c->lo + 8;
         p->len = (size_t)reclen;
         c->lo += 8 + (size_t)reclen;
