@@ -417,3 +417,63 @@ Test(seedlink_proto, resume_text_neither_repeats_nor_skips)
     free(saved);
     free(mem);
 }
+
+/* ---- the [input] keys, checked with the file:line of the key ---- */
+
+#include "conf/config.h"
+#include "tests/support.h"
+
+static char g_st[700]; /* a station file: [locate] stations must exist */
+
+static void refused(const char *input, const char *want)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "[job]\nkind = \"locate\"\n[locate]\nstations = \"%s\"\n[input]\nkind = \"seedlink\"\n%s", g_st, input);
+    struct sl_config cfg;
+    int rc = config_load_string(text, "sl.toml", &cfg);
+    cr_expect_lt(rc, 0, "accepted: %s", input);
+    cr_expect(strstr(err_msg(), want), "want \"%s\" in: %s", want, err_msg());
+    if (rc == 0)
+        config_free(&cfg);
+}
+
+Test(seedlink_config, keys_are_checked_with_their_place)
+{
+    char *dir = test_tmpdir();
+    char *st = test_write_file(dir, "st.txt", "S01 0 0 0\n");
+    snprintf(g_st, sizeof g_st, "%s", st);
+    refused("streams = [\"XX_*\"]\n", "sl.toml:6:1: [input] kind: kind \"seedlink\" needs [input] seedlink");
+    refused("seedlink = \"localhost\"\nstreams = [\"XX_*\"]\n",
+            "sl.toml:7:1: [input] seedlink: \"localhost\" is not HOST:PORT");
+    refused("seedlink = \"localhost:99999\"\nstreams = [\"XX_*\"]\n", "sl.toml:7:1: [input] seedlink");
+    refused("seedlink = \"localhost:18000\"\n", "sl.toml:6:1: [input] kind: kind \"seedlink\" needs [input] streams");
+    refused("seedlink = \"localhost:18000\"\nstreams = [\"XX_S01\", \"S02\"]\n",
+            "sl.toml:8:1: [input] streams: element 2: stream \"S02\": not NET_STA");
+    refused("seedlink = \"localhost:18000\"\nstreams = [\"XX_S01:HHHZ\"]\n", "not CCC or LLCCC");
+    refused("seedlink = \"localhost:18000\"\nstreams = [\"XX_S01\"]\nseedlink_start = \"yesterday\"\n",
+            "sl.toml:9:1: [input] seedlink_start: \"yesterday\": not a UTC time");
+    refused("seedlink = \"localhost:18000\"\nstreams = [\"XX_S01\"]\nseedlink_protocol = \"5\"\n",
+            "[input] seedlink_protocol");
+    refused("seedlink = \"localhost:18000\"\nstreams = [\"XX_S01\"]\nseedlink_timeout = 0\n",
+            "[input] seedlink_timeout");
+    /* a good one, and the rtm job refuses the kind */
+    struct sl_config cfg;
+    char ok[2048];
+    snprintf(ok, sizeof ok, "[job]\nkind = \"locate\"\n[locate]\nstations = \"%s\"\n[input]\n"
+             "kind = \"seedlink\"\nseedlink = \"127.0.0.1:18000\"\n"
+             "streams = [\"XX_S*:HH? 00EHZ\", \"YY_A01\"]\nseedlink_protocol = \"3\"\n"
+             "seedlink_start = \"2026-01-01T00:00:00Z\"\n", g_st);
+    cr_assert_eq(config_load_string(ok, "ok.toml", &cfg), 0, "%s", err_msg());
+    cr_expect_eq(cfg.input.kind, INPUT_SEEDLINK);
+    cr_expect_eq(cfg.input.n_streams, 2);
+    cr_expect_str_eq(cfg.input.streams[0], "XX_S*:HH? 00EHZ", "selectors are not paths");
+    cr_expect_eq(cfg.input.seedlink_protocol, 1);
+    config_free(&cfg);
+    cr_expect_lt(config_load_string("[job]\nkind = \"rtm\"\n[input]\nkind = \"seedlink\"\nseedlink = \"h:1\"\n"
+                                    "streams = [\"XX_S01\"]\n", "rtm.toml", &cfg), 0);
+    cr_expect(strstr(err_msg(), "feeds the locate job"), "%s", err_msg());
+    free(st);
+    test_rmtree(dir);
+    free(dir);
+}
