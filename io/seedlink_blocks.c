@@ -332,12 +332,27 @@ static int64_t time_of(const struct seedlink_blocks *b, int64_t k)
     return b->g_ns + (int64_t)llround((double)k * 1e9 / b->rate);
 }
 
+/* The most samples a channel buffer holds past the cursor. */
+static int64_t max_buffer(const struct seedlink_blocks *b)
+{
+    return (int64_t)4 * b->ns + (int64_t)ceil(b->latency_s * b->rate) + RECORD_ROOM;
+}
+
 bool seedlink_blocks_fits(const struct seedlink_blocks *b, int64_t end_ns)
 {
     if (!b->have_grid)
         return true;
-    int64_t maxcap = (int64_t)4 * b->ns + (int64_t)ceil(b->latency_s * b->rate) + RECORD_ROOM;
-    return index_of(b, end_ns) - b->cursor <= maxcap;
+    return index_of(b, end_ns) - b->cursor <= max_buffer(b);
+}
+
+/* Is nothing buffered (every sample received is in a block)? */
+static bool buffer_empty(const struct seedlink_blocks *b)
+{
+    for (int i = 0; i < b->nch; i++)
+        for (int64_t k = 0; k < b->ch[i].cap; k++)
+            if (b->ch[i].m[k])
+                return false;
+    return true;
 }
 
 /* Make channel C's buffer hold [cursor, cursor + n). */
@@ -476,6 +491,23 @@ int seedlink_blocks_add(struct seedlink_blocks *b, const struct seedlink_record 
                  nm, r->seq, (long long)(c->last_start - k0));
     }
     c->last_start = k0;
+    if (k1 - b->cursor > max_buffer(b)) {
+        /* far ahead (a time jump): the caller has emitted what was buffered; the next
+         * block starts at this record, as the file reader starts at the next data */
+        if (!buffer_empty(b) || r->n > max_buffer(b)) {
+            b->rejected++;
+            log_warn("%s sequence %" PRIu64 ": %lld samples beyond the buffer: record rejected", nm, r->seq,
+                     (long long)(k1 - b->cursor));
+            return 1;
+        }
+        log_warn("%s sequence %" PRIu64 ": the stream jumps %lld samples (%.3f s) ahead", nm, r->seq,
+                 (long long)(k0 - b->cursor), (double)(k0 - b->cursor) / b->rate);
+        b->cursor = k0;
+        b->nreach = 0;
+        b->max_hw = INT64_MIN;
+        for (int i = 0; i < b->nch; i++)
+            b->ch[i].nq = 0; /* every earlier record is in a block */
+    }
     int64_t used = k1 - b->cursor;
     if (used > 0) {
         int rc = reserve(c, used);

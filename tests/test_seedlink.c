@@ -389,7 +389,7 @@ static int run_to_end(const char *cfg, const char *log, double timeout_s)
     return wait_exit(spawn(argv, log), timeout_s, log);
 }
 
-Test(seedlink, same_events_as_files_through_a_server_kill, .timeout = 240)
+Test(seedlink, same_events_as_files_through_a_server_restart, .timeout = 240)
 {
     struct env e = {0};
     setup(&e, 7);

@@ -477,3 +477,36 @@ Test(seedlink_config, keys_are_checked_with_their_place)
     test_rmtree(dir);
     free(dir);
 }
+
+Test(seedlink_proto, a_time_jump_moves_the_grid_without_a_huge_buffer)
+{
+    static float x[100];
+    for (int i = 0; i < 100; i++)
+        x[i] = 1.0f;
+    struct seedlink_blocks *b;
+    cr_assert_eq(seedlink_blocks_create(&b, 50, 1.0), 0);
+    struct seedlink_record r = rec("HHZ", 1, 0, 100, x);
+    cr_assert_eq(seedlink_blocks_add(b, &r, 0.0), 0);
+    size_t bytes = seedlink_blocks_bytes(b);
+    char *mem = malloc(bytes);
+    struct trace_block blk;
+    const char *res;
+    /* a record a day later (8.64e6 samples at 100 Hz): what is buffered goes first */
+    r = rec("HHZ", 2, 8640000, 100, x);
+    int forced = 0;
+    while (!seedlink_blocks_fits(b, r.t0_ns + 1000000000LL) &&
+           seedlink_blocks_emit(b, mem, bytes, true, &blk, &res) == 0)
+        forced++;
+    cr_expect_eq(forced, 2, "the two buffered blocks");
+    cr_assert_eq(seedlink_blocks_add(b, &r, 0.0), 0);
+    cr_assert(seedlink_blocks_ready(b, true, 0.0));
+    cr_assert_eq(seedlink_blocks_emit(b, mem, bytes, false, &blk, &res), 0);
+    cr_expect_eq(blk.t0_ns, 100000000000LL + 8640000LL * 10000000LL, "the next block starts at the next data");
+    cr_expect_eq(blk.ns, 50);
+    struct seedlink_blocks_stats st;
+    seedlink_blocks_stats(b, &st);
+    cr_expect_eq(st.samples, 150);
+    cr_expect_eq(st.gaps, 1);
+    seedlink_blocks_destroy(b);
+    free(mem);
+}

@@ -3,6 +3,8 @@
 # that are missing: a second run is silent and touches nothing.
 # libmicrohttpd-dev and xxd: the status page's server and the page compiled in;
 # chromium: the test that loads the page in a real (headless) browser.
+# build-essential also builds ringserver for the SeedLink tests (../shared/tools/ringserver.sh:
+# a C compiler and make; tar and gzip are part of every Debian system).
 set -euo pipefail
 pkgs=(build-essential pkg-config libzmq3-dev liburing-dev libsegyio-dev libmseed-dev
       libtomlplusplus-dev libjansson-dev libpng-dev libcairo2-dev libcriterion-dev
