@@ -100,7 +100,7 @@ static int emit_one(struct seedlink_source *s, struct ingest *in, bool force)
     h->id = h->block.t0_ns;
     h->msg_seq = (uint64_t)h->block.seq;
     h->resume = resume;
-    h->bytes = in->slot_bytes;
+    h->bytes = (size_t)(resume + strlen(resume) + 1 - (const char *)ingest_slot(in, i));
     h->t_arrive = t0;
     h->decode_s = source_now_s() - t0;
     snprintf(h->origin, sizeof h->origin, "SeedLink %.100s block %lld", s->server, (long long)h->block.seq);
@@ -185,7 +185,6 @@ static int take_record(struct seedlink_source *s, struct ingest *in, const struc
             break;
     }
     s->records++;
-    ingest_count(in, 0, 0);
     int rc = seedlink_blocks_add(s->blocks, &r, clock_s(s));
     if (rc < 0)
         return rc;
@@ -252,8 +251,14 @@ static int negotiate(struct seedlink_source *s, struct seedlink_conn *c)
     /* the stream list: the channel set, and the concrete stations behind wildcards */
     struct seedlink_stream *st = NULL;
     int nst = 0;
-    if ((rc = seedlink_info_streams(c, &st, &nst)))
-        return rc;
+    if ((rc = seedlink_info_streams(c, &st, &nst))) {
+        if (rc != -EPROTO)
+            return rc;
+        /* a server may refuse INFO STREAMS (access rules): go on without the list; the
+         * channel set then comes from the records before the first block */
+        log_warn("%s: going on without the stream list", err_msg());
+        rc = 0;
+    }
     char (*asked)[40] = calloc((size_t)nst + 1, sizeof *asked);
     int nasked = 0, declared = 0;
     /* ringserver numbers packets across its whole ring and, in a connection with several

@@ -522,3 +522,36 @@ Test(seedlink, protocols_3_and_4_give_the_same_samples, .timeout = 240)
         test_rmtree(e.dir);
     free(e.dir);
 }
+
+/* No server at all: every failed connection is logged with the server's name and retried
+ * with a growing wait; SIGTERM ends the run at once, cleanly. */
+Test(seedlink, unreachable_server_is_retried_and_sigterm_ends_the_run, .timeout = 60)
+{
+    struct env e = {0};
+    e.dir = test_tmpdir();
+    snprintf(e.data, sizeof e.data, "%s/data", e.dir);
+    const char *gen[] = {test_prog("seislive-gen"), "micro", "-o", e.data, "--count", "2,2", "--duration", "2",
+                         NULL};
+    struct run_result r;
+    cr_assert_eq(test_run(gen, 60, &r), 0);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    test_run_free(&r);
+    e.port = free_port(); /* nobody listens there */
+    char *cfg = config(&e, "nobody", "seedlink", "", NULL);
+    char log[1100];
+    snprintf(log, sizeof log, "%s/nobody.log", e.dir);
+    const char *argv[] = {test_prog("seislive"), "run", "-c", cfg, NULL};
+    pid_t run = spawn(argv, log);
+    wait_log(log, "reconnecting in 1.0 s", 30);
+    double t0 = now_s();
+    kill(run, SIGTERM);
+    cr_assert_eq(wait_exit(run, 10, log), 0, "%s", slurp(log, NULL));
+    cr_expect_lt(now_s() - t0, 2.0, "SIGTERM took %.1f s", now_s() - t0);
+    char want[128];
+    snprintf(want, sizeof want, "SeedLink server 127.0.0.1:%d: Connection refused; reconnecting in 0.5 s", e.port);
+    cr_expect(log_has(log, want), "%s", slurp(log, NULL));
+    free(cfg);
+    if (!getenv("SEISLIVE_TEST_KEEP"))
+        test_rmtree(e.dir);
+    free(e.dir);
+}
