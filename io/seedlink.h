@@ -111,6 +111,11 @@ struct seedlink_stream {
  * v3 answers are XML in text records, v4 JSON (jansson). */
 int seedlink_info_streams(struct seedlink_conn *c, struct seedlink_stream **out, int *n);
 
+/* Protocol 3 sequence numbers have 24 bits and wrap: SEQ as the number nearest to the
+ * one before NEXT (the station's next expected; UINT64_MAX or 0: none), so that
+ * ordering by number survives the wrap. */
+uint64_t seedlink_seq_unwrap24(uint64_t next, uint64_t seq);
+
 /* "2026-01-01T00:00:00[.f][Z]" (or "2026,01,01,00,00,00") -> ns since 1970; 0 or -EINVAL. */
 int seedlink_parse_time(const char *s, int64_t *ns);
 

@@ -833,3 +833,15 @@ int seedlink_parse_time(const char *s, int64_t *ns)
     *ns = (int64_t)t * 1000;
     return 0;
 }
+
+uint64_t seedlink_seq_unwrap24(uint64_t next, uint64_t seq)
+{
+    if (next == UINT64_MAX || next == 0)
+        return seq & 0xFFFFFF;
+    uint64_t last = next - 1, e = (last & ~0xFFFFFFULL) | (seq & 0xFFFFFF);
+    if (e + 0x800000 < last)
+        e += 0x1000000;
+    else if (e > last + 0x800000 && e >= 0x1000000)
+        e -= 0x1000000;
+    return e;
+}

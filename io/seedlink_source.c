@@ -122,8 +122,10 @@ static int emit_ready(struct seedlink_source *s, struct ingest *in, bool flush)
 
 /* ---- records in ---- */
 
-static int take_record(struct seedlink_source *s, struct ingest *in, const struct seedlink_packet *p)
+static int take_record(struct seedlink_source *s, struct ingest *in, const struct seedlink_packet *pk,
+                       int proto)
 {
+    struct seedlink_packet pp = *pk, *p = &pp;
     char why[320];
     if (p->format == '3') {
         s->rejected++;
@@ -164,6 +166,8 @@ static int take_record(struct seedlink_source *s, struct ingest *in, const struc
     char station[40];
     snprintf(station, sizeof station, "%s_%s", r.id.net, r.id.sta);
     r.station = station;
+    if (proto == 3)
+        p->seq = seedlink_seq_unwrap24(seedlink_blocks_next_seq(s->blocks, station), p->seq);
     if (seedlink_blocks_seen(s->blocks, station, p->seq)) {
         /* as libslink does: a packet at or before the station's last is a resend */
         if (s->resent++ < 5)
@@ -357,7 +361,7 @@ static int session(struct seedlink_source *s, struct ingest *in, bool *got)
             continue; /* INFO (keepalive answers) and unknown formats */
         *got = true;
         s->last_record = source_now_s();
-        rc = take_record(s, in, &p);
+        rc = take_record(s, in, &p, c.proto);
     }
     if (rc == -ECANCELED)
         rc = 0;

@@ -286,6 +286,12 @@ Test(seedlink_proto, selectors)
     cr_expect_eq(seedlink_selector_parse("XX_S01:", &s), -EINVAL);
     cr_expect(seedlink_wildmatch("S*1", "S0001"));
     cr_expect(!seedlink_wildmatch("S?1", "S0001"));
+    /* v3's 24-bit numbers across their wrap */
+    cr_expect_eq(seedlink_seq_unwrap24(UINT64_MAX, 0x123), 0x123);
+    cr_expect_eq(seedlink_seq_unwrap24(0xFFFFFF, 0xFFFFFF), 0xFFFFFF);
+    cr_expect_eq(seedlink_seq_unwrap24(0x1000000, 0x000002), 0x1000002, "after the wrap: ahead");
+    cr_expect_eq(seedlink_seq_unwrap24(0x1000003, 0xFFFFF0), 0xFFFFF0, "before the wrap: behind");
+    cr_expect_eq(seedlink_seq_unwrap24(0x3000010, 0x00000F), 0x300000F);
     int64_t ns;
     cr_expect_eq(seedlink_parse_time("2026-01-01T00:00:01Z", &ns), 0);
     cr_expect_eq(ns, 1767225601000000000LL);
