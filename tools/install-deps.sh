@@ -5,6 +5,8 @@
 # chromium: the test that loads the page in a real (headless) browser.
 # libfftw3-dev: the time-dispersion transforms (kernels/time_dispersion.h).
 # libxml2-dev writes QuakeML; libxml2-utils (xmllint) validates it against the schema in tests.
+# build-essential also builds ringserver for the SeedLink tests (../shared/tools/ringserver.sh:
+# a C compiler and make; tar and gzip are part of every Debian system).
 set -euo pipefail
 pkgs=(build-essential pkg-config libzmq3-dev liburing-dev libsegyio-dev libmseed-dev
       libtomlplusplus-dev libjansson-dev libpng-dev libcairo2-dev libcriterion-dev
