@@ -96,6 +96,7 @@ struct propagator_conf {
     double tti_sigma;       /* TTI: v_sz^2 = v_pz^2 (epsilon - delta_eff) / tti_sigma, delta_eff = min(delta, epsilon) */
     int op;                 /* enum operator_kind */
     double operator_band;   /* fraction of the Nyquist wavenumber; 0 = the operator's default */
+    double dispersion_max;  /* warn above this phase-velocity error at fmax (fraction; 0: off) */
 };
 
 struct acquisition_conf {

@@ -19,6 +19,9 @@ void stability_params_of(const struct sl_config *cfg, struct stability_params *s
     sp->cfl = pc->cfl;
     sp->ppw_min = pc->ppw_min;
     sp->two_d = cfg->model.n[1] == 1;
+    sp->op_kind = pc->op;
+    sp->op_band = pc->operator_band;
+    sp->dispersion_max = pc->dispersion_max;
     char where[512];
     snprintf(dt_name, len, "%s: [propagator] dt", config_where(cfg, "propagator.dt", where, sizeof where));
     sp->dt_name = dt_name;
@@ -93,6 +96,7 @@ int stability_model_limit(const struct sl_config *cfg, const struct sl_model *m,
     int rc = model_params(cfg, m, &sp, name, sizeof name, rule, sizeof rule, vslow);
     if (rc < 0)
         return rc;
-    *dt_max = sp.dt_limit > 0 ? sp.dt_limit : stability_dt_max_dims(sp.order, sp.d, m->vmax, sp.two_d);
+    *dt_max = sp.dt_limit > 0 ? sp.dt_limit
+                              : stability_dt_max_op(sp.op_kind, sp.order, sp.op_band, sp.d, m->vmax, sp.two_d);
     return 0;
 }
