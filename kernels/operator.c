@@ -33,14 +33,14 @@ static double basis(int l, double th)
     return s * s;
 }
 
-/* Weighted least squares min || sqrt(w) (A c - 1) || for the M x R matrix A (row major)
- * by Householder QR; A and w are overwritten. */
-static void wls(int m, int r, double *a, const double *w, double *c)
+/* Weighted least squares min || sqrt(w) (A c - t) || for the M x R matrix A (row major)
+ * by Householder QR; A is overwritten. */
+static void wls(int m, int r, double *a, const double *w, const double *t, double *c)
 {
     double b[NPTS];
     for (int i = 0; i < m; i++) {
         double sw = sqrt(w[i]);
-        b[i] = sw;
+        b[i] = sw * t[i];
         for (int j = 0; j < r; j++)
             a[i * r + j] *= sw;
     }
@@ -82,45 +82,56 @@ static void wls(int m, int r, double *a, const double *w, double *c)
     }
 }
 
-/* Lawson's minimax fit of S / theta^2 = 1 over (0, band pi] with R free weights c_1..c_R
- * into C[0..R] (c0 = -2 sum c_l).  Returns the largest |phase-velocity error| over the
- * design points. */
+/* Lawson's weighted minimax fit of S / theta^2 = 1 over (0, band pi] of the weights
+ * c_1..c_R into C[0..R] (c0 = -2 sum c_l, sum l^2 c_l = 1): minimize max |e(theta)| band pi / theta.
+ * Returns that maximum of the phase-velocity error (the error at the band edge's scale)
+ * over the design points. */
 static double minimax(int r, double band, double *c)
 {
-    double th[NPTS], w[NPTS], a[NPTS * OPERATOR_R_MAX], x[OPERATOR_R_MAX];
+    double th[NPTS], w[NPTS], ww[NPTS], sc[NPTS], t[NPTS], a[NPTS * OPERATOR_R_MAX], x[OPERATOR_R_MAX + 1];
     const double top = band * M_PI;
     /* Chebyshev-like spacing, denser towards the band edge where the error bends */
     for (int i = 0; i < NPTS; i++) {
         th[i] = top * sin(0.5 * M_PI * (i + 1.0) / NPTS);
         w[i] = 1.0 / NPTS;
+        sc[i] = top / th[i]; /* the error allowed grows linearly with theta (operator.h) */
+        t[i] = 1.0 - basis(1, th[i]);
     }
-    for (int it = 0; it < LAWSON_IT; it++) {
-        for (int i = 0; i < NPTS; i++)
-            for (int l = 1; l <= r; l++)
-                a[i * r + l - 1] = basis(l, th[i]);
-        wls(NPTS, r, a, w, x);
+    /* exact at theta -> 0 (sum l^2 c_l = 1, second-order consistency): c_1 is eliminated,
+     * the unknowns are c_2..c_r with the basis g_l - l^2 g_1 */
+    const int q = r - 1;
+    for (int it = 0; q > 0 && it < LAWSON_IT; it++) {
+        for (int i = 0; i < NPTS; i++) {
+            for (int l = 2; l <= r; l++)
+                a[i * q + l - 2] = basis(l, th[i]) - l * l * basis(1, th[i]);
+            ww[i] = w[i] * sc[i] * sc[i];
+        }
+        wls(NPTS, q, a, ww, t, x + 2);
         double sum = 0;
         for (int i = 0; i < NPTS; i++) {
-            double e = -1;
-            for (int l = 1; l <= r; l++)
-                e += x[l - 1] * basis(l, th[i]);
-            w[i] *= fabs(e) + 1e-300;
+            double e = -t[i];
+            for (int l = 2; l <= r; l++)
+                e += x[l] * (basis(l, th[i]) - l * l * basis(1, th[i]));
+            w[i] *= fabs(e) * sc[i] + 1e-300;
             sum += w[i];
         }
         for (int i = 0; i < NPTS; i++)
             w[i] /= sum;
     }
+    x[1] = 1.0;
+    for (int l = 2; l <= r; l++)
+        x[1] -= l * l * x[l];
     c[0] = 0;
     for (int l = 1; l <= r; l++) {
-        c[l] = x[l - 1];
-        c[0] -= 2.0 * x[l - 1];
+        c[l] = x[l];
+        c[0] -= 2.0 * x[l];
     }
     double emax = 0;
     for (int i = 0; i < NPTS; i++) {
-        double q = 0;
+        double s2 = 0;
         for (int l = 1; l <= r; l++)
-            q += c[l] * basis(l, th[i]);
-        emax = fmax(emax, fabs(sqrt(fmax(q, 0)) - 1));
+            s2 += c[l] * basis(l, th[i]);
+        emax = fmax(emax, fabs(sqrt(fmax(s2, 0)) - 1) * sc[i]);
     }
     return emax;
 }

@@ -69,27 +69,28 @@ Test(operator, refusals)
     cr_assert(isnan(operator_symbol_max(PROP_OP_IMPLICIT, 8, 0)));
 }
 
-/* The design's promise on points it never saw: |phase error| <= the design tolerance over
- * the default band (a fine uniform grid, not the design's sine-spaced points), a
+/* The design's promise on points it never saw: |phase error| <= the design tolerance x
+ * theta / band edge over the default band (a fine uniform grid, not the design's sine-spaced points), a
  * consistent stencil (c0 = -2 sum c_l), and the symbol maximum equal to a brute scan. */
 Test(operator, optimized_design_holds_its_band, .timeout = 30)
 {
     for (int order = 4; order <= 16; order += 4) {
         struct operator_coeffs oc;
         cr_assert_eq(operator_design(PROP_OP_OPTIMIZED, order, 0, &oc), 0, "%s", err_msg());
-        cr_assert(oc.band > 0.3 && oc.band < 0.95, "order %d band %g", order, oc.band);
+        cr_assert(oc.band > 0.2 && oc.band < 0.95, "order %d band %g", order, oc.band);
         double emax = 0, sum = oc.c2[0];
         for (int l = 1; l <= oc.r; l++)
             sum += 2 * oc.c2[l];
         cr_assert_lt(fabs(sum), 1e-12, "order %d: weights sum to %g", order, sum);
         for (int i = 1; i <= 5000; i++) {
             double th = oc.band * M_PI * i / 5000;
-            emax = fmax(emax, fabs(sqrt(operator_symbol_of(&oc, th)) / th - 1));
+            /* the weighted bound: the error allowed grows linearly to the band edge */
+            emax = fmax(emax, fabs(sqrt(operator_symbol_of(&oc, th)) / th - 1) * (oc.band * M_PI / th));
         }
         double brute = 0;
         for (int i = 0; i <= 200000; i++)
             brute = fmax(brute, operator_symbol_of(&oc, M_PI * i / 200000));
-        fprintf(stderr, "optimized order %2d: band %.4f, max |phase error| in band %.3g, symbol max %.6f (at Nyquist "
+        fprintf(stderr, "optimized order %2d: band %.4f, max |phase error| x edge / theta in band %.3g, symbol max %.6f (at Nyquist "
                         "%.6f; Taylor %.6f)\n", order, oc.band, emax, oc.smax, operator_symbol_of(&oc, M_PI),
                 fd_second_abs_sum(order));
         cr_assert_leq(emax, OPERATOR_DESIGN_TOL * 1.02, "order %d: %g", order, emax);
