@@ -80,8 +80,8 @@ int stability_pick_dt(const struct stability_params *sp, double vmin, double vma
         double e = dispersion_error(&g, q, DISP_WORST);
         if (!(fabs(e) <= sp->dispersion_max))
             log_warn("phase-velocity error %+.3g %% (worst direction, space and time, %s operator order %d) at %g Hz "
-                     "(%s %g m/s, %.2f points per wavelength) exceeds dispersion_max %g %%: it holds from %.2f "
-                     "points per wavelength on (refine the grid, lower the frequency or dt, or take a better operator)",
+                     "(%s %g m/s, %.2f points per wavelength) exceeds dispersion_max %g %%: at this dt it holds from "
+                     "%.2f points per wavelength on (refine the grid, lower the frequency or dt, or take a better operator)",
                      100 * e, operator_name(sp->op_kind), sp->order, fmax, sp->vmin_what ? sp->vmin_what : "vmin", vmin,
                      q, 100 * sp->dispersion_max, dispersion_ppw_at(&g, sp->dispersion_max, DISP_WORST));
     }
