@@ -135,3 +135,22 @@ Test(operator_check, tti_refuses_optimized, .timeout = 60)
     test_rmtree(dir);
     free(dir);
 }
+
+/* `seislive-bench dispersion --help` names its options (the benchmark itself prints
+ * timings and is never run from a test). */
+Test(operator_check, bench_dispersion_help, .timeout = 30)
+{
+    const char *argv[] = {test_prog("seislive-bench"), "dispersion", "--help", NULL};
+    struct run_result r;
+    cr_assert_eq(test_run(argv, 30, &r), 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_not_null(strstr(r.out, "usage: seislive-bench dispersion"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "--target"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "--cfl"), "%s", r.out);
+    test_run_free(&r);
+    const char *bad[] = {test_prog("seislive-bench"), "dispersion", "--orders", "7", NULL};
+    cr_assert_eq(test_run(bad, 30, &r), 0);
+    cr_expect_eq(r.status, 1, "exit %d", r.status);
+    cr_expect_not_null(strstr(r.err, "even orders 2..16"), "%s", r.err);
+    test_run_free(&r);
+}

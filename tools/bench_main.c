@@ -1,5 +1,5 @@
 /* seislive-bench — benchmarks that print tables (never tests): stencil, rtm, stack,
- * pipeline.  `seislive-bench NAME [--json] [options]`, `seislive-bench all`.
+ * pipeline, dispersion.  `seislive-bench NAME [--json] [options]`, `seislive-bench all`.
  * Each benchmark lives in tools/bench_<name>.c and has one line in the table below. */
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +13,8 @@ static const struct bench benches[] = {
     {"rtm", "one reference shot migrated with each source-wavefield strategy: time, peak memory, vs stencil", bench_rtm},
     {"stack", "coherent stack: sums/s per trial grid, real-time factor, largest real-time grid, roofline", bench_stack},
     {"pipeline", "ingest + H2D + compute overlap vs compute alone; io_uring file ingest vs dd", bench_pipeline},
+    {"dispersion", "ppw for 1 % / 0.1 % per operator and order; coarsest grid and time per shot for a trace accuracy",
+     bench_dispersion},
     {NULL, NULL, NULL},
 };
 
@@ -71,6 +73,16 @@ static const struct {
      "  --compute-ms MS        simulated compute per unit (default 20)\n"
      "  --file PATH            file for the io_uring ingest row (default: none)\n"
      "  --file-mib M           MiB read from it (default 2048)\n"},
+    {"dispersion",
+     "  --orders O,O,...       space orders (default 2,4,...,16; the trade-off takes those >= 4)\n"
+     "  --target E             trace relative L2 error to reach (default 0.02)\n"
+     "  --cfl F,F,...          dt as fractions of each operator's stable dt (default 0.9,0.2)\n"
+     "  --f-peak HZ            Ricker peak frequency (default 15; fmax = 2.5 f-peak)\n"
+     "  --offset M             source-receiver distance of the accuracy trace (default 600)\n"
+     "  --survey X,Y,Z         reference survey volume in m (default 4000,4000,2000)\n"
+     "  --t-max S              reference shot length (default 4)\n"
+     "  --rate-n N             cube edge of the step-rate measurement (default 512 GPU, 96 CPU)\n"
+     "  --device SPEC          auto, cpu or cuda:N (default auto)\n"},
 };
 
 /* -h or --help anywhere among a benchmark's arguments. */
