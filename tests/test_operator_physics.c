@@ -103,6 +103,37 @@ Test(operator_physics, cpml_reflection_each_face_40db, .timeout = 120)
     free(tb);
 }
 
+/* test_wave_physics.c's free-surface ghost with the optimized operator: the surface is an
+ * odd mirror of the field, which any symmetric stencil keeps. */
+Test(operator_physics, free_surface_ghost, .timeout = 60)
+{
+    struct sl_device dev = test_cpu();
+    const double c = 2000, fp = 10, h = 10;
+    struct wave_params p = {.n = {46, 30, 30}, .d = {h, h, h}, .o = {0, 0, 0}, .order = 8, .op = PROP_OP_OPTIMIZED,
+                            .dt = 5e-4, .pml = {12, 12, 12, 12, 0, 12}, .pml_reflection = 1e-4, .f_ref = fp,
+                            .free_surface = true};
+    float *v = test_constant_grid(p.n, (float)c);
+    const double src[3] = {80, 150, 150}, rec[3] = {330, 150, 40};
+    const double r[2] = {sqrt(250.0 * 250 + 110 * 110), sqrt(250.0 * 250 + 190 * 190)};
+    const int nt = (int)((wavelet_ricker_delay(fp) + r[1] / c + 1.5 / fp) / p.dt);
+    double *ref = malloc((nt + 1) * sizeof *ref), *ghost = malloc((nt + 1) * sizeof *ghost);
+    float *tr = malloc((nt + 1) * sizeof *tr);
+    green(ref, nt, p.dt, fp, c, r[0]);
+    green(ghost, nt, p.dt, fp, c, r[1]);
+    test_wave_traces(&dev, &p, v, src, rec, 1, nt, fp, WAVE_INTERP_SINC, tr);
+    const double e_direct = test_rel_l2_f32_f64(tr, ref, nt + 1); /* without the ghost: far off */
+    for (int it = 0; it <= nt; it++)
+        ref[it] -= ghost[it];
+    const double e = test_rel_l2_f32_f64(tr, ref, nt + 1);
+    fprintf(stderr, "optimized free surface: rel L2 vs direct - ghost %.4g (vs direct only %.3g)\n", e, e_direct);
+    cr_assert_lt(e, 0.02);
+    cr_assert_gt(e_direct, 0.3);
+    free(ref);
+    free(ghost);
+    free(tr);
+    free(v);
+}
+
 /* test_wave_physics.c's time reversal with the optimized operator: the strip width is
  * the half-width, which the optimized stencil shares with Taylor's. */
 Test(operator_physics, time_reversal_from_last_two_snapshots, .timeout = 60)

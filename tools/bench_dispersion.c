@@ -1,7 +1,7 @@
 /* bench_dispersion — `seislive-bench dispersion`: what each derivative operator
  * (kernels/operator.h) buys.
  *
- *   seislive-bench dispersion [--orders 2,4,...,16] [--target 0.02] [--cfl 0.9,0.2]
+ *   seislive-bench dispersion [--orders 2,4,...,16] [--target 0.01] [--cfl 0.9,0.2]
  *                             [--f-peak 15] [--offset 600] [--survey 4000,4000,2000]
  *                             [--t-max 4] [--rate-n N] [--device SPEC] [--json]
  *
@@ -182,7 +182,7 @@ static int step_rate(const struct sl_device *dev, int kind, int order, int n, do
         return rc;
     int steps = 2;
     double t = 0;
-    for (int pass = 0; pass < 8 && rc == 0; pass++) { /* grow until a pass takes 0.5 s */
+    for (int pass = 0; pass < 8 && rc == 0; pass++) { /* grow until a pass takes 0.3 s */
         if ((rc = wave_step(s)) < 0 || (rc = wave_sync(s)) < 0)
             break;
         double t0 = now_s();
@@ -191,9 +191,18 @@ static int step_rate(const struct sl_device *dev, int kind, int order, int n, do
         if (rc == 0)
             rc = wave_sync(s);
         t = now_s() - t0;
-        if (t > 0.5)
+        if (t > 0.3)
             break;
         steps *= 2;
+    }
+    /* then the best of three passes of that length (a shared machine's noise only adds) */
+    for (int rep = 0; rep < 3 && rc == 0; rep++) {
+        double t0 = now_s();
+        for (int it = 0; it < steps && rc == 0; it++)
+            rc = wave_step(s);
+        if (rc == 0)
+            rc = wave_sync(s);
+        t = fmin(t, now_s() - t0);
     }
     const double pts = (double)(n + 2 * PML) * (n + 2 * PML) * (n + 2 * PML);
     *rate = pts * steps / t;
@@ -211,7 +220,7 @@ struct row {
 
 static int tradeoff(const struct opts *o, const struct sl_device *dev)
 {
-    static const double ppws[] = {2.6, 2.8, 3.0, 3.2, 3.5, 3.8, 4.2, 4.6, 5.0, 5.5, 6.0, 7.0, 8.0};
+    static const double ppws[] = {2.4, 2.6, 2.8, 3.0, 3.2, 3.5, 3.8, 4.2, 4.6, 5.0, 5.5, 6.0, 7.0, 8.0};
     const int nppw = (int)(sizeof ppws / sizeof *ppws);
     const double fmax = wavelet_ricker_fmax(o->f_peak);
     struct row rows[2 * 8 * 4];
@@ -292,7 +301,7 @@ static int tradeoff(const struct opts *o, const struct sl_device *dev)
 
 int bench_dispersion(int argc, char **argv)
 {
-    struct opts o = {.orders = {2, 4, 6, 8, 10, 12, 14, 16}, .no = 8, .target = 0.02, .cfls = {0.9, 0.2}, .ncfl = 2,
+    struct opts o = {.orders = {2, 4, 6, 8, 10, 12, 14, 16}, .no = 8, .target = 0.01, .cfls = {0.9, 0.2}, .ncfl = 2,
                      .f_peak = 15,
                      .offset = 600, .survey = {4000, 4000, 2000}, .t_max = 4, .rate_n = 0, .device = "auto"};
     for (int i = 1; i < argc; i++) {
