@@ -98,6 +98,7 @@ struct propagator_conf {
     int op;                 /* enum operator_kind */
     double operator_band;   /* fraction of the Nyquist wavenumber; 0 = the operator's default */
     int time_dispersion;    /* enum time_dispersion_kind */
+    double dispersion_max;  /* warn above this phase-velocity error at fmax (fraction; 0: off) */
 };
 
 struct acquisition_conf {

@@ -111,7 +111,7 @@ static const struct conf_key propagator_keys[] = {
     {"free_surface", KT_BOOL, OFF(propagator, free_surface), 0, 0, 0, 0, NULL, "false", "",
      "pressure-free surface at z = 0 instead of an absorbing top", 0},
     {"ppw_min", KT_DOUBLE, OFF(propagator, ppw_min), 0, KF_MIN_EXCL, 0, 100, NULL, "6.0", "points",
-     "warn when the grid has fewer points per wavelength at the wavelet's maximum frequency", 0},
+     "taylor operator: warn when the grid has fewer points per wavelength at the wavelet's maximum frequency (other operators: dispersion_max only)", 0},
     {"wavelet", KT_ENUM, OFF(propagator, wavelet), 0, 0, 0, 0, wavelets, "\"ricker\"", "",
      "source wavelet: ricker or file", 0},
     {"f_peak", KT_DOUBLE, OFF(propagator, f_peak), 0, KF_MIN_EXCL, 0, 1e10, NULL, "15.0", "Hz",
@@ -136,6 +136,8 @@ static const struct conf_key propagator_keys[] = {
      "optimized/implicit: fraction of the Nyquist wavenumber the operator's design holds; 0 = the operator's default", 0},
     {"time_dispersion", KT_ENUM, OFF(propagator, time_dispersion), 0, 0, 0, 0, time_dispersion_kinds, "\"none\"", "",
      "none, or correct: remove the leapfrog's time dispersion (Koene et al. 2018; docs/time-dispersion.md): model, the wavelet transformed before and the traces after propagation; rtm, the wavelet and the recorded traces transformed before propagation", 0},
+    {"dispersion_max", KT_DOUBLE, OFF(propagator, dispersion_max), 0, 0, 0, 0.5, NULL, "0.01", "",
+     "warn when the worst-direction phase-velocity error (space and time, the configured operator and dt) of the slowest wave at the wavelet's maximum frequency exceeds this fraction; 0 = no such warning (docs/operators.md)", 0},
     END};
 
 static const struct conf_key acquisition_keys[] = {
