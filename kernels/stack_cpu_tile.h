@@ -1,0 +1,156 @@
+/* stack_cpu_tile — one block of trial points of the CPU stack, for one instruction set.
+ *
+ * Included by kernels/stack_cpu.c once per variant, with
+ *   TILE_FN    the function's name
+ *   TILE_ATTR  its target attribute (empty for the build's own flags)
+ *   TILE_VB    bytes per vector: the variant's register width (16, 32, 64)
+ *   TILE_NV    vectors per time tile (times per tile TT = TILE_VB / 4 x TILE_NV, a divisor
+ *              of STACK_T_TILE, so a tile's reads past nt stay inside stack_cf_need)
+ * It defines its vector types VF, VI (float, int32) and VFU (unaligned float) in the
+ * function, so each variant has its own.
+ *
+ * For each tile of TT times, each point j of the block, the rows are summed in their
+ * order into TILE_NV accumulators that stay in registers (the reference keeps one
+ * accumulator of nt floats in memory and loads and stores it for every row).  The block's
+ * points are neighbours in the grid, so for a tile each row's reads for all of them lie in
+ * a window of TT + (their delay spread) samples that the first point brings into L1 and
+ * the others find there: the CPU form of the CUDA kernel's staged CF window.  The sums
+ * are the reference's, in the same order, so the result is the same bit for bit; only
+ * rows wholly invalid over the block are skipped (adding +0.0 to a sum that started at
+ * +0.0 changes nothing) and valid rows skip the NaN test. */
+
+static TILE_ATTR void TILE_FN(const struct stack_plan *p, struct stack_scratch *w, size_t j0, int jn)
+{
+    typedef float VF __attribute__((vector_size(TILE_VB)));
+    typedef int32_t VI __attribute__((vector_size(TILE_VB)));
+    typedef float VFU __attribute__((vector_size(TILE_VB), aligned(4), may_alias));
+    typedef uint64_t VU __attribute__((vector_size(TILE_VB)));
+    enum { L = TILE_VB / 4, NV = TILE_NV, TT = L * TILE_NV };
+    const struct stack_args *a = p->a;
+    const int nact = p->nact, nt = a->nt;
+    const float *cf = a->cf;
+    /* every row valid where read, and N a division by the same count (or none) */
+    const int fast = !p->any_mixed && (a->norm == STACK_NORM_NONE || (a->norm == STACK_NORM_COUNT && p->nclean > 0));
+    uint32_t *off = w->off;
+    /* the block's read offsets, point by point, active rows in order (the delay table is
+     * read along j, contiguously) */
+    for (int k = 0; k < nact; k++) {
+        const uint16_t *d = a->delay + (size_t)p->act_row[k] * a->nj_pad + j0;
+        uint32_t base = p->act_off[k];
+        for (int jj = 0; jj < jn; jj++)
+            off[(size_t)jj * nact + k] = base + d[jj];
+    }
+    VF cm[STACK_CPU_JB][NV];
+    for (int jj = 0; jj < jn; jj++)
+        for (int v = 0; v < NV; v++)
+            cm[jj][v] = SPLAT(-INFINITY);
+    VI lane;
+    for (int l = 0; l < L; l++)
+        lane[l] = l;
+    for (int t0 = 0; t0 < nt; t0 += TT) {
+        const float *cft = cf + t0;
+        VI live[NV];
+        for (int v = 0; v < NV; v++)
+            live[v] = lane + (t0 + L * v) < nt;
+        for (int jj = 0; jj < jn; jj++) {
+            const uint32_t *o = off + (size_t)jj * nact;
+            VF acc[NV];
+            VI cnt[NV];
+            for (int v = 0; v < NV; v++) {
+                acc[v] = SPLAT(0.0f);
+                cnt[v] = (VI){0} + p->nclean;
+            }
+            if (!p->any_mixed) {
+                for (int k = 0; k < nact; k++) {
+                    const float *r = cft + o[k];
+#pragma GCC unroll 8
+                    for (int v = 0; v < NV; v++)
+                        acc[v] += *(const VFU *)(r + L * v);
+                }
+            } else {
+                for (int k = 0; k < nact; k++) {
+                    const float *r = cft + o[k];
+                    if (p->mixed[k]) {
+#pragma GCC unroll 8
+                        for (int v = 0; v < NV; v++) {
+                            VF x = *(const VFU *)(r + L * v);
+                            VI ok = x == x;
+                            acc[v] += (VF)((VI)x & ok);
+                            cnt[v] -= ok;
+                        }
+                    } else {
+#pragma GCC unroll 8
+                        for (int v = 0; v < NV; v++)
+                            acc[v] += *(const VFU *)(r + L * v);
+                    }
+                }
+            }
+            /* N(sum), the running maxima over points (per time) and over times (per point) */
+            const int32_t j = (int32_t)(j0 + (size_t)jj);
+            const VI jv = (VI){0} + j;
+            if (fast) {
+                /* the maxima of the sums themselves, divided only where a point takes the
+                 * lead: N is the same non-decreasing division for every sum, so a sum
+                 * not above the best sum so far is not above its value either (and a
+                 * tie goes to the earlier point, which has it) */
+                VI lead = {0};
+                for (int v = 0; v < NV; v++) {
+                    acc[v] = SELECT(live[v], acc[v], SPLAT(-INFINITY));
+                    lead |= acc[v] > *(VF *)(w->la + t0 + L * v);
+                    cm[jj][v] = SELECT(acc[v] > cm[jj][v], acc[v], cm[jj][v]);
+                }
+                VU any = (VU)lead;
+                uint64_t anyl = 0;
+                for (int l = 0; l < TILE_VB / 8; l++)
+                    anyl |= any[l];
+                if (!anyl)
+                    continue;
+                for (int v = 0; v < NV; v++) {
+                    VF *la = (VF *)(w->la + t0 + L * v), *lv = (VF *)(w->lv + t0 + L * v);
+                    VI *li = (VI *)(w->li + t0 + L * v);
+                    VI up = acc[v] > *la;
+                    VF val = a->norm == STACK_NORM_NONE ? acc[v] : acc[v] / SPLAT((float)p->nclean);
+                    VI upd = up & ((val > *lv) | ((val == *lv) & (jv < *li)));
+                    *lv = SELECT(upd, val, *lv);
+                    *li = (*li & ~upd) | (jv & upd);
+                    *la = SELECT(up, acc[v], *la);
+                }
+                continue;
+            }
+            for (int v = 0; v < NV; v++) {
+                VF val;
+                if (a->norm == STACK_NORM_NONE)
+                    val = acc[v];
+                else {
+                    VI has = cnt[v] != 0;
+                    VF m = acc[v] / __builtin_convertvector(cnt[v] | ~has, VF);
+                    if (a->norm == STACK_NORM_GEOMETRIC) {
+                        float e[L];
+                        for (int l = 0; l < L; l++)
+                            e[l] = expf(m[l]);
+                        memcpy(&m, e, sizeof e);
+                    }
+                    val = (VF)((VI)m & has);
+                }
+                val = SELECT(live[v], val, SPLAT(-INFINITY));
+                VF *lv = (VF *)(w->lv + t0 + L * v);
+                VI *li = (VI *)(w->li + t0 + L * v);
+                VI up = (val > *lv) | ((val == *lv) & (jv < *li));
+                *lv = SELECT(up, val, *lv);
+                *li = (*li & ~up) | (jv & up);
+                cm[jj][v] = SELECT(val > cm[jj][v], val, cm[jj][v]);
+            }
+        }
+    }
+    for (int jj = 0; jj < jn; jj++) {
+        float c = -INFINITY;
+        for (int v = 0; v < NV; v++)
+            for (int l = 0; l < L; l++)
+                c = cm[jj][v][l] > c ? cm[jj][v][l] : c;
+        if (fast && a->norm == STACK_NORM_COUNT)
+            c = c / (float)p->nclean; /* the largest sum's value is the largest value */
+        /* a maximum of zero may be +0 or -0 at different times; the reference keeps the
+         * first, which the lanes do not record: take it from the reference's loop */
+        a->coh[j0 + (size_t)jj] = c == 0.0f ? stack_cpu_coh_one(a, j0 + (size_t)jj) : c;
+    }
+}
