@@ -52,20 +52,34 @@ static TILE_ATTR void TILE_FN(const struct stack_plan *p, struct stack_scratch *
         VI live[NV];
         for (int v = 0; v < NV; v++)
             live[v] = lane + (t0 + L * v) < nt;
-        for (int jj = 0; jj < jn; jj++) {
-            const uint32_t *o = off + (size_t)jj * nact;
-            VF acc[NV];
+        /* with every row valid, two points at a time: their sums are independent, so the
+         * adds of one overlap the latency of the other's (each sum is still its rows in
+         * order) */
+        const int jq = p->any_mixed ? 1 : 2;
+        for (int jb = 0; jb < jn; jb += jq) {
+            const int nq = jn - jb < jq ? jn - jb : jq;
+            const uint32_t *o = off + (size_t)jb * nact, *o2 = o + nact;
+            VF acc2[2][NV];
             VI cnt[NV];
             for (int v = 0; v < NV; v++) {
-                acc[v] = SPLAT(0.0f);
+                acc2[0][v] = acc2[1][v] = SPLAT(0.0f);
                 cnt[v] = (VI){0} + p->nclean;
             }
-            if (!p->any_mixed) {
+            if (nq == 2) {
+                for (int k = 0; k < nact; k++) {
+                    const float *r = cft + o[k], *r2 = cft + o2[k];
+#pragma GCC unroll 8
+                    for (int v = 0; v < NV; v++) {
+                        acc2[0][v] += *(const VFU *)(r + L * v);
+                        acc2[1][v] += *(const VFU *)(r2 + L * v);
+                    }
+                }
+            } else if (!p->any_mixed) {
                 for (int k = 0; k < nact; k++) {
                     const float *r = cft + o[k];
 #pragma GCC unroll 8
                     for (int v = 0; v < NV; v++)
-                        acc[v] += *(const VFU *)(r + L * v);
+                        acc2[0][v] += *(const VFU *)(r + L * v);
                 }
             } else {
                 for (int k = 0; k < nact; k++) {
@@ -75,16 +89,19 @@ static TILE_ATTR void TILE_FN(const struct stack_plan *p, struct stack_scratch *
                         for (int v = 0; v < NV; v++) {
                             VF x = *(const VFU *)(r + L * v);
                             VI ok = x == x;
-                            acc[v] += (VF)((VI)x & ok);
+                            acc2[0][v] += (VF)((VI)x & ok);
                             cnt[v] -= ok;
                         }
                     } else {
 #pragma GCC unroll 8
                         for (int v = 0; v < NV; v++)
-                            acc[v] += *(const VFU *)(r + L * v);
+                            acc2[0][v] += *(const VFU *)(r + L * v);
                     }
                 }
             }
+            for (int q = 0; q < nq; q++) {
+            VF *acc = acc2[q];
+            const int jj = jb + q;
             /* N(sum), the running maxima over points (per time) and over times (per point) */
             const int32_t j = (int32_t)(j0 + (size_t)jj);
             const VI jv = (VI){0} + j;
@@ -139,6 +156,7 @@ static TILE_ATTR void TILE_FN(const struct stack_plan *p, struct stack_scratch *
                 *lv = SELECT(up, val, *lv);
                 *li = (*li & ~up) | (jv & up);
                 cm[jj][v] = SELECT(val > cm[jj][v], val, cm[jj][v]);
+            }
             }
         }
     }
