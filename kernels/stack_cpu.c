@@ -26,6 +26,7 @@
  * CF row, whose delays put a tile anywhere) */
 #define SPLAT(x) ((VF){0} + (x))
 #define SELECT(m, x, y) ((VF)(((VI)(x) & (m)) | ((VI)(y) & ~(m))))
+#define ABS(x) ((VF)((VI)(x) & 0x7fffffff))
 
 /* What one call stacks: the rows with at least one valid sample over the samples read
  * (nt + max_delay), in order, and whether each has invalid ones too. */
@@ -40,7 +41,7 @@ struct stack_plan {
 /* Per thread: the maximum over its points at each time (padded to STACK_T_TILE) and the
  * block's read offsets. */
 struct stack_scratch {
-    float *lv, *la; /* la: the sum of the point that holds lv, where N is a division */
+    float *lv, *la; /* la: the sum (the mean for the geometric N) of the point that holds lv */
     int32_t *li;
     uint32_t *off;
 };

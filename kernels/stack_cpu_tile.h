@@ -31,6 +31,8 @@ static TILE_ATTR void TILE_FN(const struct stack_plan *p, struct stack_scratch *
     const float *cf = a->cf;
     /* every row valid where read, and N a division by the same count (or none) */
     const int fast = !p->any_mixed && (a->norm == STACK_NORM_NONE || (a->norm == STACK_NORM_COUNT && p->nclean > 0));
+    /* the same for the geometric mean: the means where a value could lead get their expf */
+    const int fastg = !p->any_mixed && a->norm == STACK_NORM_GEOMETRIC && p->nclean > 0;
     uint32_t *off = w->off;
     /* the block's read offsets, point by point, active rows in order (the delay table is
      * read along j, contiguously) */
@@ -40,10 +42,15 @@ static TILE_ATTR void TILE_FN(const struct stack_plan *p, struct stack_scratch *
         for (int jj = 0; jj < jn; jj++)
             off[(size_t)jj * nact + k] = base + d[jj];
     }
-    VF cm[STACK_CPU_JB][NV];
-    for (int jj = 0; jj < jn; jj++)
+    /* per point and lane: the largest value (fast: the largest sum) and, for fastg, the
+     * largest mean, whether another came close to it, whether any was a number */
+    VF cm[STACK_CPU_JB][NV], cmx[STACK_CPU_JB][NV];
+    VI amb[STACK_CPU_JB], seen[STACK_CPU_JB];
+    for (int jj = 0; jj < jn; jj++) {
+        amb[jj] = seen[jj] = (VI){0};
         for (int v = 0; v < NV; v++)
-            cm[jj][v] = SPLAT(-INFINITY);
+            cm[jj][v] = cmx[jj][v] = SPLAT(-INFINITY);
+    }
     VI lane;
     for (int l = 0; l < L; l++)
         lane[l] = l;
@@ -134,6 +141,47 @@ static TILE_ATTR void TILE_FN(const struct stack_plan *p, struct stack_scratch *
                 }
                 continue;
             }
+            if (fastg) {
+                /* expf only where a value could lead: expf is within 1 ulp (glibc's
+                 * documented bound), so a mean m < best - (|best| + 1) 2^-20 has a value
+                 * at least 7 float ulps below exp(best): strictly below best's value,
+                 * whatever the roundings (monotonicity of expf is not assumed).  For the
+                 * maximum over times only the largest mean per lane is kept, with a flag
+                 * when another mean came within that margin of it (then the point's
+                 * maximum is taken from the reference's loop). */
+                VF m[NV];
+                VI nl[NV], any = {0};
+                for (int v = 0; v < NV; v++) {
+                    m[v] = SELECT(live[v], acc[v] / SPLAT((float)p->nclean), SPLAT(-INFINITY));
+                    VF lm = *(VF *)(w->la + t0 + L * v), cmm = cmx[jj][v];
+                    nl[v] = ~(m[v] < lm - (ABS(lm) + 1.0f) * 0x1p-20f) & live[v];
+                    any |= nl[v];
+                    VI ok = (m[v] == m[v]) & live[v], gt = m[v] > cmm;
+                    VF hi = SELECT(gt, m[v], cmm), lo = SELECT(gt, cmm, m[v]);
+                    amb[jj] |= ~(lo < hi - (ABS(hi) + 1.0f) * 0x1p-20f) & (lo != hi) & ok;
+                    seen[jj] |= ok;
+                    cmx[jj][v] = hi;
+                }
+                VU anyu = (VU)any;
+                uint64_t anyl = 0;
+                for (int l = 0; l < TILE_VB / 8; l++)
+                    anyl |= anyu[l];
+                if (!anyl)
+                    continue;
+                for (int v = 0; v < NV; v++)
+                    for (int l = 0; l < L; l++) {
+                        if (!nl[v][l])
+                            continue;
+                        float e = expf(m[v][l]);
+                        int t = t0 + L * v + l;
+                        if (e > w->lv[t] || (e == w->lv[t] && j < w->li[t])) {
+                            w->lv[t] = e;
+                            w->li[t] = j;
+                            w->la[t] = m[v][l];
+                        }
+                    }
+                continue;
+            }
             for (int v = 0; v < NV; v++) {
                 VF val;
                 if (a->norm == STACK_NORM_NONE)
@@ -167,6 +215,27 @@ static TILE_ATTR void TILE_FN(const struct stack_plan *p, struct stack_scratch *
                 c = cm[jj][v][l] > c ? cm[jj][v][l] : c;
         if (fast && a->norm == STACK_NORM_COUNT)
             c = c / (float)p->nclean; /* the largest sum's value is the largest value */
+        if (fastg) {
+            VU au = (VU)amb[jj], su = (VU)seen[jj];
+            uint64_t am = 0, se = 0;
+            for (int l = 0; l < TILE_VB / 8; l++)
+                am |= au[l], se |= su[l];
+            float mx = -INFINITY;
+            for (int v = 0; v < NV; v++)
+                for (int l = 0; l < L; l++)
+                    mx = cmx[jj][v][l] > mx ? cmx[jj][v][l] : mx;
+            /* the lanes whose largest mean could give the largest value */
+            float thr = mx - (fabsf(mx) + 1.0f) * 0x1p-20f;
+            c = -INFINITY;
+            for (int v = 0; v < NV && se && !am; v++)
+                for (int l = 0; l < L; l++)
+                    if (!(cmx[jj][v][l] < thr) || cmx[jj][v][l] == mx) {
+                        float e = expf(cmx[jj][v][l]);
+                        c = e > c ? e : c;
+                    }
+            if (am)
+                c = 0.0f; /* a near tie: the reference's loop below */
+        }
         /* a maximum of zero may be +0 or -0 at different times; the reference keeps the
          * first, which the lanes do not record: take it from the reference's loop */
         a->coh[j0 + (size_t)jj] = c == 0.0f ? stack_cpu_coh_one(a, j0 + (size_t)jj) : c;

@@ -195,3 +195,31 @@ Test(stack_cpu, unknown_variant_refused)
     cr_assert_eq(stack_run_cpu_isa(&a, STACK_CPU_NISA), -EINVAL);
     cr_assert_null(stack_cpu_isa_name(STACK_CPU_NISA));
 }
+
+/* Values a hair apart (within the margin below which the geometric path takes no expf)
+ * and valid -inf samples (the log of a zero CF): still the reference's bits. */
+Test(stack_cpu, near_ties_and_infinities_as_the_reference)
+{
+    struct stack_case c;
+    case_alloc(&c, 7, 150, 140, 30);
+    for (int r = 0; r < 7; r++)
+        for (size_t j = 0; j < 150; j++)
+            c.delay[(size_t)r * c.a.nj_pad + j] = (uint16_t)urnd(31);
+    for (int pass = 0; pass < 3; pass++) {
+        for (size_t i = 0; i < 7 * c.a.cf_stride; i++) {
+            float x = 0.5f + (float)urnd(4) * 0x1p-21f;               /* near ties */
+            if (pass == 1)
+                x = urnd(10) == 0 ? -INFINITY : frnd() - 2.0f;         /* log CF with zeros */
+            if (pass == 2)
+                x = urnd(3) == 0 ? -INFINITY : urnd(3) == 0 ? INFINITY : frnd(); /* inf - inf = NaN sums */
+            c.cf[i] = x;
+        }
+        for (int norm = 0; norm < 3; norm++) {
+            c.a.norm = norm;
+            for (int isa = 0; isa < STACK_CPU_NISA; isa++)
+                if (stack_cpu_isa_supported(isa))
+                    compare(&c, isa, 2, pass == 0 ? "near ties" : pass == 1 ? "-inf samples" : "+-inf samples");
+        }
+    }
+    case_free(&c);
+}
