@@ -17,6 +17,9 @@
 /* Trial points per block: their CF windows for one time tile share L1 (16 neighbours of
  * a 25 m grid differ by a few tens of samples of delay). */
 #define STACK_CPU_JB 16
+/* Rows per block: their windows for a time tile and a block of points (some 100 to 400
+ * samples each) stay in L2 while the block's points are summed. */
+#define STACK_CPU_RB 256
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #define STACK_CPU_X86 1

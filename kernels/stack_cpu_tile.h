@@ -46,6 +46,8 @@ static TILE_ATTR void TILE_FN(const struct stack_plan *p, struct stack_scratch *
      * largest mean, whether another came close to it, whether any was a number */
     VF cm[STACK_CPU_JB][NV], cmx[STACK_CPU_JB][NV];
     VI amb[STACK_CPU_JB], seen[STACK_CPU_JB];
+    VF accb[STACK_CPU_JB][NV]; /* the sums between row blocks */
+    VI cntb[STACK_CPU_JB][NV];
     for (int jj = 0; jj < jn; jj++) {
         amb[jj] = seen[jj] = (VI){0};
         for (int v = 0; v < NV; v++)
@@ -63,148 +65,164 @@ static TILE_ATTR void TILE_FN(const struct stack_plan *p, struct stack_scratch *
          * adds of one overlap the latency of the other's (each sum is still its rows in
          * order) */
         const int jq = p->any_mixed ? 1 : 2;
-        for (int jb = 0; jb < jn; jb += jq) {
-            const int nq = jn - jb < jq ? jn - jb : jq;
-            const uint32_t *o = off + (size_t)jb * nact, *o2 = o + nact;
-            VF acc2[2][NV];
-            VI cnt[NV];
-            for (int v = 0; v < NV; v++) {
-                acc2[0][v] = acc2[1][v] = SPLAT(0.0f);
-                cnt[v] = (VI){0} + p->nclean;
-            }
-            if (nq == 2) {
-                for (int k = 0; k < nact; k++) {
-                    const float *r = cft + o[k], *r2 = cft + o2[k];
-#pragma GCC unroll 8
-                    for (int v = 0; v < NV; v++) {
-                        acc2[0][v] += *(const VFU *)(r + L * v);
-                        acc2[1][v] += *(const VFU *)(r2 + L * v);
-                    }
+        /* rows in blocks of STACK_CPU_RB, each block's CF windows for the points of the
+         * block reused from L2 (2048 rows' windows would not fit); the sums carry over
+         * from block to block in row order */
+        for (int k0 = 0; k0 == 0 || k0 < nact; k0 += STACK_CPU_RB) {
+            const int k1 = nact - k0 < STACK_CPU_RB ? nact : k0 + STACK_CPU_RB;
+            for (int jb = 0; jb < jn; jb += jq) {
+                const int nq = jn - jb < jq ? jn - jb : jq;
+                const uint32_t *o = off + (size_t)jb * nact, *o2 = o + nact;
+                VF acc2[2][NV];
+                VI cnt[NV];
+                for (int v = 0; v < NV; v++) {
+                    acc2[0][v] = k0 ? accb[jb][v] : SPLAT(0.0f);
+                    acc2[1][v] = k0 && nq == 2 ? accb[jb + 1][v] : SPLAT(0.0f);
+                    cnt[v] = k0 ? cntb[jb][v] : (VI){0} + p->nclean;
                 }
-            } else if (!p->any_mixed) {
-                for (int k = 0; k < nact; k++) {
-                    const float *r = cft + o[k];
-#pragma GCC unroll 8
-                    for (int v = 0; v < NV; v++)
-                        acc2[0][v] += *(const VFU *)(r + L * v);
-                }
-            } else {
-                for (int k = 0; k < nact; k++) {
-                    const float *r = cft + o[k];
-                    if (p->mixed[k]) {
+                if (nq == 2) {
+                    for (int k = k0; k < k1; k++) {
+                        const float *r = cft + o[k], *r2 = cft + o2[k];
 #pragma GCC unroll 8
                         for (int v = 0; v < NV; v++) {
-                            VF x = *(const VFU *)(r + L * v);
-                            VI ok = x == x;
-                            acc2[0][v] += (VF)((VI)x & ok);
-                            cnt[v] -= ok;
+                            acc2[0][v] += *(const VFU *)(r + L * v);
+                            acc2[1][v] += *(const VFU *)(r2 + L * v);
                         }
-                    } else {
+                    }
+                } else if (!p->any_mixed) {
+                    for (int k = k0; k < k1; k++) {
+                        const float *r = cft + o[k];
 #pragma GCC unroll 8
                         for (int v = 0; v < NV; v++)
                             acc2[0][v] += *(const VFU *)(r + L * v);
                     }
-                }
-            }
-            for (int q = 0; q < nq; q++) {
-            VF *acc = acc2[q];
-            const int jj = jb + q;
-            /* N(sum), the running maxima over points (per time) and over times (per point) */
-            const int32_t j = (int32_t)(j0 + (size_t)jj);
-            const VI jv = (VI){0} + j;
-            if (fast) {
-                /* the maxima of the sums themselves, divided only where a point takes the
-                 * lead: N is the same non-decreasing division for every sum, so a sum
-                 * not above the best sum so far is not above its value either (and a
-                 * tie goes to the earlier point, which has it) */
-                VI lead = {0};
-                for (int v = 0; v < NV; v++) {
-                    acc[v] = SELECT(live[v], acc[v], SPLAT(-INFINITY));
-                    lead |= acc[v] > *(VF *)(w->la + t0 + L * v);
-                    cm[jj][v] = SELECT(acc[v] > cm[jj][v], acc[v], cm[jj][v]);
-                }
-                VU any = (VU)lead;
-                uint64_t anyl = 0;
-                for (int l = 0; l < TILE_VB / 8; l++)
-                    anyl |= any[l];
-                if (!anyl)
-                    continue;
-                for (int v = 0; v < NV; v++) {
-                    VF *la = (VF *)(w->la + t0 + L * v), *lv = (VF *)(w->lv + t0 + L * v);
-                    VI *li = (VI *)(w->li + t0 + L * v);
-                    VI up = acc[v] > *la;
-                    VF val = a->norm == STACK_NORM_NONE ? acc[v] : acc[v] / SPLAT((float)p->nclean);
-                    VI upd = up & ((val > *lv) | ((val == *lv) & (jv < *li)));
-                    *lv = SELECT(upd, val, *lv);
-                    *li = (*li & ~upd) | (jv & upd);
-                    *la = SELECT(up, acc[v], *la);
-                }
-                continue;
-            }
-            if (fastg) {
-                /* expf only where a value could lead: expf is within 1 ulp (glibc's
-                 * documented bound), so a mean m < best - (|best| + 1) 2^-20 has a value
-                 * at least 7 float ulps below exp(best): strictly below best's value,
-                 * whatever the roundings (monotonicity of expf is not assumed).  For the
-                 * maximum over times only the largest mean per lane is kept, with a flag
-                 * when another mean came within that margin of it (then the point's
-                 * maximum is taken from the reference's loop). */
-                VF m[NV];
-                VI nl[NV], any = {0};
-                for (int v = 0; v < NV; v++) {
-                    m[v] = SELECT(live[v], acc[v] / SPLAT((float)p->nclean), SPLAT(-INFINITY));
-                    VF lm = *(VF *)(w->la + t0 + L * v), cmm = cmx[jj][v];
-                    nl[v] = ~(m[v] < lm - (ABS(lm) + 1.0f) * 0x1p-20f) & live[v];
-                    any |= nl[v];
-                    VI ok = (m[v] == m[v]) & live[v], gt = m[v] > cmm;
-                    VF hi = SELECT(gt, m[v], cmm), lo = SELECT(gt, cmm, m[v]);
-                    amb[jj] |= ~(lo < hi - (ABS(hi) + 1.0f) * 0x1p-20f) & (lo != hi) & ok;
-                    seen[jj] |= ok;
-                    cmx[jj][v] = hi;
-                }
-                VU anyu = (VU)any;
-                uint64_t anyl = 0;
-                for (int l = 0; l < TILE_VB / 8; l++)
-                    anyl |= anyu[l];
-                if (!anyl)
-                    continue;
-                for (int v = 0; v < NV; v++)
-                    for (int l = 0; l < L; l++) {
-                        if (!nl[v][l])
-                            continue;
-                        float e = expf(m[v][l]);
-                        int t = t0 + L * v + l;
-                        if (e > w->lv[t] || (e == w->lv[t] && j < w->li[t])) {
-                            w->lv[t] = e;
-                            w->li[t] = j;
-                            w->la[t] = m[v][l];
+                } else {
+                    for (int k = k0; k < k1; k++) {
+                        const float *r = cft + o[k];
+                        if (p->mixed[k]) {
+#pragma GCC unroll 8
+                            for (int v = 0; v < NV; v++) {
+                                VF x = *(const VFU *)(r + L * v);
+                                VI ok = x == x;
+                                acc2[0][v] += (VF)((VI)x & ok);
+                                cnt[v] -= ok;
+                            }
+                        } else {
+#pragma GCC unroll 8
+                            for (int v = 0; v < NV; v++)
+                                acc2[0][v] += *(const VFU *)(r + L * v);
                         }
                     }
-                continue;
-            }
-            for (int v = 0; v < NV; v++) {
-                VF val;
-                if (a->norm == STACK_NORM_NONE)
-                    val = acc[v];
-                else {
-                    VI has = cnt[v] != 0;
-                    VF m = acc[v] / __builtin_convertvector(cnt[v] | ~has, VF);
-                    if (a->norm == STACK_NORM_GEOMETRIC) {
-                        float e[L];
-                        for (int l = 0; l < L; l++)
-                            e[l] = expf(m[l]);
-                        memcpy(&m, e, sizeof e);
-                    }
-                    val = (VF)((VI)m & has);
                 }
-                val = SELECT(live[v], val, SPLAT(-INFINITY));
-                VF *lv = (VF *)(w->lv + t0 + L * v);
-                VI *li = (VI *)(w->li + t0 + L * v);
-                VI up = (val > *lv) | ((val == *lv) & (jv < *li));
-                *lv = SELECT(up, val, *lv);
-                *li = (*li & ~up) | (jv & up);
-                cm[jj][v] = SELECT(val > cm[jj][v], val, cm[jj][v]);
-            }
+                if (k1 < nact) {
+                    /* more rows to come: the sums wait in L1 */
+                    for (int v = 0; v < NV; v++) {
+                        for (int q = 0; q < nq; q++)
+                            accb[jb + q][v] = acc2[q][v];
+                        cntb[jb][v] = cnt[v];
+                    }
+                    continue;
+                }
+                for (int q = 0; q < nq; q++) {
+                    VF *acc = acc2[q];
+                    const int jj = jb + q;
+                    /* N(sum), the running maxima over points (per time) and over times (per point) */
+                    const int32_t j = (int32_t)(j0 + (size_t)jj);
+                    const VI jv = (VI){0} + j;
+                    if (fast) {
+                        /* the maxima of the sums themselves, divided only where a point takes the
+                         * lead: N is the same non-decreasing division for every sum, so a sum
+                         * not above the best sum so far is not above its value either (and a
+                         * tie goes to the earlier point, which has it) */
+                        VI lead = {0};
+                        for (int v = 0; v < NV; v++) {
+                            acc[v] = SELECT(live[v], acc[v], SPLAT(-INFINITY));
+                            lead |= acc[v] > *(VF *)(w->la + t0 + L * v);
+                            cm[jj][v] = SELECT(acc[v] > cm[jj][v], acc[v], cm[jj][v]);
+                        }
+                        VU any = (VU)lead;
+                        uint64_t anyl = 0;
+                        for (int l = 0; l < TILE_VB / 8; l++)
+                            anyl |= any[l];
+                        if (!anyl)
+                            continue;
+                        for (int v = 0; v < NV; v++) {
+                            VF *la = (VF *)(w->la + t0 + L * v), *lv = (VF *)(w->lv + t0 + L * v);
+                            VI *li = (VI *)(w->li + t0 + L * v);
+                            VI up = acc[v] > *la;
+                            VF val = a->norm == STACK_NORM_NONE ? acc[v] : acc[v] / SPLAT((float)p->nclean);
+                            VI upd = up & ((val > *lv) | ((val == *lv) & (jv < *li)));
+                            *lv = SELECT(upd, val, *lv);
+                            *li = (*li & ~upd) | (jv & upd);
+                            *la = SELECT(up, acc[v], *la);
+                        }
+                        continue;
+                    }
+                    if (fastg) {
+                        /* expf only where a value could lead: expf is within 1 ulp (glibc's
+                         * documented bound), so a mean m < best - (|best| + 1) 2^-20 has a value
+                         * at least 7 float ulps below exp(best): strictly below best's value,
+                         * whatever the roundings (monotonicity of expf is not assumed).  For the
+                         * maximum over times only the largest mean per lane is kept, with a flag
+                         * when another mean came within that margin of it (then the point's
+                         * maximum is taken from the reference's loop). */
+                        VF m[NV];
+                        VI nl[NV], any = {0};
+                        for (int v = 0; v < NV; v++) {
+                            m[v] = SELECT(live[v], acc[v] / SPLAT((float)p->nclean), SPLAT(-INFINITY));
+                            VF lm = *(VF *)(w->la + t0 + L * v), cmm = cmx[jj][v];
+                            nl[v] = ~(m[v] < lm - (ABS(lm) + 1.0f) * 0x1p-20f) & live[v];
+                            any |= nl[v];
+                            VI ok = (m[v] == m[v]) & live[v], gt = m[v] > cmm;
+                            VF hi = SELECT(gt, m[v], cmm), lo = SELECT(gt, cmm, m[v]);
+                            amb[jj] |= ~(lo < hi - (ABS(hi) + 1.0f) * 0x1p-20f) & (lo != hi) & ok;
+                            seen[jj] |= ok;
+                            cmx[jj][v] = hi;
+                        }
+                        VU anyu = (VU)any;
+                        uint64_t anyl = 0;
+                        for (int l = 0; l < TILE_VB / 8; l++)
+                            anyl |= anyu[l];
+                        if (!anyl)
+                            continue;
+                        for (int v = 0; v < NV; v++)
+                            for (int l = 0; l < L; l++) {
+                                if (!nl[v][l])
+                                    continue;
+                                float e = expf(m[v][l]);
+                                int t = t0 + L * v + l;
+                                if (e > w->lv[t] || (e == w->lv[t] && j < w->li[t])) {
+                                    w->lv[t] = e;
+                                    w->li[t] = j;
+                                    w->la[t] = m[v][l];
+                                }
+                            }
+                        continue;
+                    }
+                    for (int v = 0; v < NV; v++) {
+                        VF val;
+                        if (a->norm == STACK_NORM_NONE)
+                            val = acc[v];
+                        else {
+                            VI has = cnt[v] != 0;
+                            VF m = acc[v] / __builtin_convertvector(cnt[v] | ~has, VF);
+                            if (a->norm == STACK_NORM_GEOMETRIC) {
+                                float e[L];
+                                for (int l = 0; l < L; l++)
+                                    e[l] = expf(m[l]);
+                                memcpy(&m, e, sizeof e);
+                            }
+                            val = (VF)((VI)m & has);
+                        }
+                        val = SELECT(live[v], val, SPLAT(-INFINITY));
+                        VF *lv = (VF *)(w->lv + t0 + L * v);
+                        VI *li = (VI *)(w->li + t0 + L * v);
+                        VI up = (val > *lv) | ((val == *lv) & (jv < *li));
+                        *lv = SELECT(up, val, *lv);
+                        *li = (*li & ~up) | (jv & up);
+                        cm[jj][v] = SELECT(val > cm[jj][v], val, cm[jj][v]);
+                    }
+                }
             }
         }
     }

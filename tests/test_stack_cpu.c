@@ -223,3 +223,30 @@ Test(stack_cpu, near_ties_and_infinities_as_the_reference)
     }
     case_free(&c);
 }
+
+/* More rows than one row block of the fast path (STACK_CPU_RB = 256): the sums carry over
+ * from block to block, still in row order. */
+Test(stack_cpu, many_rows_in_blocks_as_the_reference, .timeout = 60)
+{
+    for (int kind = 0; kind < 3; kind++) {
+        struct stack_case c;
+        int nrow = 520 + kind * 37;
+        case_alloc(&c, nrow, 37, 75, 40);
+        for (int r = 0; r < nrow; r++)
+            for (size_t j = 0; j < 37; j++)
+                c.delay[(size_t)r * c.a.nj_pad + j] = (uint16_t)urnd(41);
+        for (int r = 0; r < nrow; r++) {
+            int dead = kind == 2 && urnd(5) == 0;
+            for (size_t i = 0; i < c.a.cf_stride; i++)
+                c.cf[(size_t)r * c.a.cf_stride + i] = dead || (kind == 1 && urnd(60) == 0) ? NAN : frnd();
+        }
+        for (int norm = 0; norm < 3; norm++) {
+            c.a.norm = norm;
+            for (int isa = 0; isa < STACK_CPU_NISA; isa++)
+                if (stack_cpu_isa_supported(isa))
+                    compare(&c, isa, 2, kind == 0 ? "520 valid rows" : kind == 1 ? "557 rows, NaN samples"
+                                                                                 : "594 rows, dead ones");
+        }
+        case_free(&c);
+    }
+}

@@ -391,7 +391,8 @@ static int cpu_problems(const char *list, int norm, int with_ref, int json)
     if (!json)
         printf("\nCPU stack on realistic grids (tools/stack_problem.h; a sum = one CF sample added for one trial "
                "point, one time and one row = station x phase; normalize = %s; %d OpenMP threads; mean and "
-               "shortest of the calls after an untimed first; sums per core-s = sums / CPU seconds of all threads; GB/s = unique bytes touched per call (delay table uint16 + CF "
+               "shortest of the calls after an untimed first; sums per core-s = sums / CPU seconds of all threads; "
+               "GB/s = unique bytes touched per call (delay table uint16 + CF "
                "window + outputs) / time):\n\n"
                "| problem | points | rows | times | max delay | variant | threads | ms per call | best ms | sums/s "
                "| sums/s at best | sums per core-s | GB/s | vs reference | same result |\n| --- | ---: | ---: | ---: "
@@ -438,15 +439,16 @@ static int cpu_problems(const char *list, int norm, int with_ref, int json)
             const char *vname = isa < 0 ? "reference" : stack_cpu_isa_name(isa);
             if (json)
                 printf("%s{\"problem\":\"%s\",\"points\":%zu,\"rows\":%d,\"nt\":%d,\"max_delay\":%d,\"variant\":\"%s\","
-                       "\"threads\":%d,\"seconds\":%.6f,\"best_seconds\":%.6f,\"sums_per_s\":%.4g,\"sums_per_core_s\":%.4g,\"gb_per_s\":%.3f,\"same\":\"%s\"}",
+                       "\"threads\":%d,\"seconds\":%.6f,\"best_seconds\":%.6f,\"sums_per_s\":%.4g,"
+                       "\"sums_per_core_s\":%.4g,\"gb_per_s\":%.3f,\"same\":\"%s\"}",
                        first ? "" : ",", p.name, p.nj, p.nrow, p.nt, p.max_delay, vname, threads, sec, best, sums / sec,
                        sums / cpu, bytes / sec * 1e-9, same);
             else {
                 char vs[32] = "1";
                 if (isa >= 0)
                     snprintf(vs, sizeof vs, ref_sec > 0 ? "%.2fx" : "-", ref_sec / sec);
-                printf("| %s | %d x %d x %d = %zu | %d | %d | %d | %s | %d | %.2f | %.2f | %.3g | %.3g | %.3g | %.2f | %s | %s "
-                       "|\n",
+                printf("| %s | %d x %d x %d = %zu | %d | %d | %d | %s | %d | %.2f | %.2f | %.3g | %.3g | %.3g | %.2f "
+                       "| %s | %s |\n",
                        p.name, p.n[0], p.n[1], p.n[2], p.nj, p.nrow, p.nt, p.max_delay, vname, threads, sec * 1e3,
                        best * 1e3, sums / sec, sums / best, sums / cpu, bytes / sec * 1e-9, vs, same);
             }

@@ -143,7 +143,9 @@ int main(int argc, char **argv)
     }
     int threads = omp_get_max_threads();
     printf("QuakeMigrate's C core (migrate, find_max_coa) on seislive-bench stack's CPU problems; a sum = one CF "
-           "sample for one trial point, time and row (station x phase); mean and shortest of the calls after an untimed first; sums per core-s = sums / CPU seconds of all threads; "
+           "sample for one trial point, time and row (station x phase); mean and shortest of the calls after an "
+           "untimed first; "
+           "sums per core-s = sums / CPU seconds of all threads; "
            "GB/s = unique bytes touched (int32 delays + double onsets + map4d zeroed and written) / time\n\n"
            "| problem | points | rows | times | max delay | variant | threads | ms per call | best ms | sums/s | "
            "sums/s at best | sums per core-s | GB/s |\n"
