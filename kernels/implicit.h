@@ -48,6 +48,12 @@ extern "C" {
 
 struct wave_sim;
 
+struct implicit_tap {
+    int js;                          /* slab index (-1: not in a layer of the axis) */
+    float cu[IMPLICIT_K_MAX + 1], cd[IMPLICIT_K_MAX + 1];
+    int ou[IMPLICIT_K_MAX + 1], od[IMPLICIT_K_MAX + 1]; /* in slab elements along the axis */
+};
+
 struct implicit_state {
     struct implicit_coeffs co;
     int K;
@@ -62,6 +68,8 @@ struct implicit_state {
     size_t ifc_count;
     float *ifc;                     /* host, or device for CUDA */
     bool ifc_valid;                 /* loaded since the last step: the next reverse step uses it */
+    /* CPU CPML: per axis and position along it, the taps of d psi / dx (wave.c's) */
+    struct implicit_tap *taps[3];
     /* CUDA */
     float *d_cp, *d_inv;
     float *d_scratch;               /* the x sweeps' transposed intermediate etc. */

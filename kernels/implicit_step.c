@@ -6,6 +6,7 @@
 #include "kernels/implicit.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,10 +40,41 @@ int implicit_init(struct wave_sim *s)
     for (int a = 0; a < 3; a++)
         for (int k = 0; k <= im->K; k++)
             im->c[a][k] = (float)(im->co.c[k] / (s->p.d[a] * s->p.d[a]));
+    /* A safety net (the callers check stability: kernels/stability.h, rtm.c): the
+     * symbol peaks at implicit_symbol_max, above Taylor's, so a dt chosen by the Taylor
+     * rule can be unstable here. */
+    double k = 0, smax = implicit_symbol_max(s->p.order, s->p.op_band);
+    for (int a = 0; a < 3; a++)
+        if (a != 1 || !wave_is_2d(s))
+            k += 1.0 / (s->p.d[a] * s->p.d[a]);
+    const double dt_max = 2.0 / (s->vmax * sqrt(smax * k));
+    if (s->p.dt > dt_max)
+        return err_set(-EINVAL, "wave: dt %g s exceeds the implicit operator's stable limit %g s (order %d, band "
+                       "%.3f, velocity up to %g m/s)", s->p.dt, dt_max, s->p.order, im->co.band, s->vmax);
     im->nmax = L->npad[0];
     for (int a = 1; a < 3; a++)
         if (L->npad[a] > im->nmax)
             im->nmax = L->npad[a];
+    for (int a = 0; a < 3; a++) {
+        const int np = L->npad[a], wlo = L->pml[2 * a], whi = L->pml[2 * a + 1];
+        if (!(im->taps[a] = calloc((size_t)np, sizeof *im->taps[a])))
+            return err_set(-ENOMEM, "wave: out of memory (implicit operator)");
+        for (int x = 0; x < np; x++) {
+            struct implicit_tap *t = &im->taps[a][x];
+            t->js = cpml_slab_index(x, np, wlo, whi);
+            if (t->js < 0)
+                continue;
+            float cu[WAVE_ORDER_MAX / 2 + 1], cd[WAVE_ORDER_MAX / 2 + 1];
+            size_t ou[WAVE_ORDER_MAX / 2 + 1], od[WAVE_ORDER_MAX / 2 + 1];
+            wave_cpml_dpsi_taps(s, a, x, t->js, 1, cu, cd, ou, od);
+            for (int l = 1; l <= s->r; l++) {
+                t->cu[l] = cu[l];
+                t->cd[l] = cd[l];
+                t->ou[l] = (int)ou[l];
+                t->od[l] = (int)od[l];
+            }
+        }
+    }
     im->cp = malloc(sizeof(float) * im->nmax);
     im->inv = malloc(sizeof(float) * im->nmax);
     if (!im->cp || !im->inv)
@@ -80,6 +112,8 @@ void implicit_free(struct wave_sim *s)
         return;
     free(im->cp);
     free(im->inv);
+    for (int a = 0; a < 3; a++)
+        free(im->taps[a]);
     if (s->dev->kind != SL_DEVICE_CUDA) {
         free(im->lap);
         free(im->ifc);
@@ -137,18 +171,15 @@ static inline float cpml_term(struct wave_sim *s, int a, int i, int j, int k, fl
 {
     const struct wave_layout *L = &s->L;
     const int x = a == 0 ? i : a == 1 ? j : k;
-    const int js = cpml_slab_index(x, L->npad[a], L->pml[2 * a], L->pml[2 * a + 1]);
-    if (js < 0)
+    const struct implicit_tap *tp = &s->imp->taps[a][x];
+    if (tp->js < 0)
         return g;
-    const size_t sst[3] = {1, (size_t)L->npad[0], (size_t)L->npad[0] * L->npad[1]};
-    float cu[WAVE_ORDER_MAX / 2 + 1], cd[WAVE_ORDER_MAX / 2 + 1];
-    size_t ou[WAVE_ORDER_MAX / 2 + 1], od[WAVE_ORDER_MAX / 2 + 1];
-    wave_cpml_dpsi_taps(s, a, x, js, sst[a], cu, cd, ou, od);
-    const size_t e = wave_slab_elem(L, a, i, j, k, js);
+    const size_t sst = a == 0 ? 1 : a == 1 ? (size_t)L->npad[0] : (size_t)L->npad[0] * L->npad[1];
+    const size_t e = wave_slab_elem(L, a, i, j, k, tp->js);
     const float *psi = s->psi[a];
     float dpsi = 0;
     for (int l = 1; l <= s->r; l++)
-        dpsi += cu[l] * psi[e + ou[l]] - cd[l] * psi[e - od[l]];
+        dpsi += tp->cu[l] * psi[e + tp->ou[l] * sst] - tp->cd[l] * psi[e - tp->od[l] * sst];
     const float t = g + dpsi;
     const float z = s->pb[a][x] * s->zeta[a][e] + s->pa[a][x] * t;
     s->zeta[a][e] = z;

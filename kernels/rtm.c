@@ -16,6 +16,8 @@
 #include "kernels/random_boundary.h"
 #include "kernels/rtm_internal.h"
 #include "kernels/stability.h"
+#include "kernels/implicit_op.h"
+#include "kernels/fd_coeffs.h"
 #include "kernels/tti.h"
 #include "kernels/tti_phase.h"
 #include "kernels/wavelet.h"
@@ -200,12 +202,27 @@ int rtm_engine_create(const struct rtm_params *p, const struct sl_device *dev, c
     char rule[200] = "";
     if (rc == 0 && p->physics == PROP_TTI)
         rc = take_tti(e, model, cells, &tti_lim, &vslow, rule, sizeof rule);
+    if (rc == 0 && p->physics == PROP_ACOUSTIC && p->op_kind == PROP_OP_IMPLICIT) {
+        /* The implicit operator's symbol peaks higher than Taylor's (implicit_symbol_max):
+         * its own limit, and random layers kept under it (kernels/implicit_op.h). */
+        double smax = implicit_symbol_max(p->order, p->op_band), k = 0;
+        for (int a = 0; a < 3; a++)
+            if (!(e->n[1] == 1 && a == 1))
+                k += 1.0 / (e->d[a] * e->d[a]);
+        if (!(smax > 0))
+            rc = err_set(-EINVAL, "rtm: implicit operator of order %d, band %g: no design", p->order, p->op_band);
+        else {
+            tti_lim = 2.0 / (e->vmax * sqrt(smax * k));
+            e->tti_vscale = sqrt(fd_second_abs_sum(p->order) / smax);
+            snprintf(rule, sizeof rule, "implicit operator, order %d, velocity up to %g m/s", p->order, e->vmax);
+        }
+    }
     if (rc == 0) {
         /* The project-wide stability rule (kernels/stability.h): refuses an unstable dt
          * with the place the caller names and the largest stable dt. */
         struct stability_params sp = {p->order, {e->d[0], e->d[1], e->d[2]}, p->dt, p->cfl, p->ppw_min, p->dt_name,
                                      e->n[1] == 1, tti_lim, rule[0] ? rule : NULL,
-                                     rule[0] ? "slowest qP phase velocity" : NULL};
+                                     rule[0] && p->physics == PROP_TTI ? "slowest qP phase velocity" : NULL};
         rc = stability_pick_dt(&sp, vslow, e->vmax, e->fmax, &e->dt, NULL, NULL);
     }
     if (rc < 0) {

@@ -1145,6 +1145,12 @@ int wave_state_load(struct wave_sim *s, const void *buf, bool on_device)
 
 void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len)
 {
+    if (s->imp) {
+        snprintf(buf, len, "implicit order %d band %.3f b %.3f: %s%s, CPML %s", s->p.order, s->imp->co.band,
+                 s->imp->co.b, on_gpu(s) ? "x lines in shared memory, y/z marching columns" : "CPU reference (OpenMP)",
+                 wave_is_2d(s) ? ", 2D" : "", s->cpml_on ? "on" : "off");
+        return;
+    }
 #ifdef SEISLIVE_CUDA
     if (on_gpu(s)) {
         wave_cu_describe(s, buf, len);
