@@ -258,7 +258,10 @@ int implicit_cu_sweep_x(const wave_sim *s, const IArgs &A, cudaStream_t st)
     int pitch = r1 - r0 + 2 * K;
     pitch |= 1; /* odd: the 32 lines of a block fall in 32 different banks */
     const size_t shmem = (size_t)XROWS * pitch * sizeof(float);
-    const size_t max_sh = 200 * 1024;
+    int dev = 0, optin = 0;
+    CUDA_TRY(cudaGetDevice(&dev));
+    CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    const size_t max_sh = (size_t)optin; /* H100: 227 KB, A100: 163 KB */
     if (shmem > max_sh)
         return err_set(-ENOTSUP, "implicit: x lines of %d points do not fit the x sweep's shared memory (at most "
                        "%zu points)", r1 - r0, max_sh / sizeof(float) / XROWS - 2 * K);

@@ -181,8 +181,9 @@ size_t wave_memory_bytes(const struct wave_params *p)
         return 0;
     size_t sc[3];
     size_t slabs = wave_slab_counts(&L, sc);
-    /* the implicit operator sums its Laplacian in one more field (kernels/implicit.h) */
-    const size_t fields = p->op == PROP_OP_IMPLICIT ? 4 : 3;
+    /* the implicit operator sums its Laplacian in one more field, and on a GPU keeps its
+     * sweeps' d in another (kernels/implicit.h; the CPU has none: an upper bound there) */
+    const size_t fields = p->op == PROP_OP_IMPLICIT ? 5 : 3;
     return sizeof(float) * (fields * L.count + 3 * slabs +
                             2 * (size_t)(L.npad[0] + L.npad[1] + L.npad[2]));
 }
