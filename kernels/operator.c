@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/fd_coeffs.h"
+#include "kernels/implicit_op.h"
 #include "kernels/propagator.h"
 #include "stream/error.h"
 
@@ -253,10 +254,19 @@ static int design(int kind, int order, double band, struct operator_coeffs *out)
         fd_first_coeffs(order, out->c1); /* CPML memory terms only (operator.h) */
         out->smax = symbol_max(out->c2, out->r);
         return 0;
-    case PROP_OP_IMPLICIT:
-        /* The recursive operator (kernels/implicit*.h) is filled in at the merge: its
-         * coefficients, symbol (a rational function of cos theta) and maximum. */
-        return err_set(-ENOTSUP, "operator: implicit: not available in this build yet");
+    case PROP_OP_IMPLICIT: {
+        /* The recursive operator (kernels/implicit_op.h): its symbol is a rational
+         * function of cos theta (operator_symbol_of asks implicit_symbol); the explicit
+         * weights here are Taylor's of ORDER (the CPML memory terms' first derivatives). */
+        struct implicit_coeffs ic;
+        if ((rc = implicit_design(order, band, &ic)) < 0)
+            return rc;
+        out->band = ic.band;
+        fd_second_coeffs(order, out->c2);
+        fd_first_coeffs(order, out->c1);
+        out->smax = implicit_symbol_max(order, band);
+        return 0;
+    }
     default:
         return err_set(-EINVAL, "operator: kind %d: unknown", kind);
     }
@@ -268,8 +278,10 @@ double operator_symbol_of(const struct operator_coeffs *oc, double theta)
     case PROP_OP_TAYLOR:
     case PROP_OP_OPTIMIZED:
         return symbol_c(oc->c2, oc->r, theta);
+    case PROP_OP_IMPLICIT:
+        return implicit_symbol(oc->order, oc->band, theta);
     default:
-        return NAN; /* implicit: filled in at the merge (see operator_design) */
+        return NAN;
     }
 }
 

@@ -41,8 +41,10 @@
  *              operator): the Taylor weights of ORDER.  They act only inside absorbing
  *              layers, where the CPML's absorption is measured with them
  *              (tests/test_operator_physics.c: >= 40 dB).
- *   implicit   the recursive operator (kernels/implicit*.h, issue 15); its cases below
- *              return -ENOTSUP / NAN until they are filled in at the merge.
+ *   implicit   the recursive operator (kernels/implicit_op.h: minimax design, a rational
+ *              symbol); here its symbol and maximum, and Taylor's explicit weights of
+ *              ORDER (its CPML memory terms' first derivatives; the recursion itself
+ *              lives in kernels/implicit.h).
  *
  * No function here allocates.  A design takes a few milliseconds, the default band about
  * 15 of them; the last designs are kept (a small table under a mutex), so the stability
@@ -70,7 +72,7 @@ struct operator_coeffs {
 };
 
 /* Design operator KIND of ORDER over BAND (fraction of Nyquist in (0, 1); 0 = default)
- * into *OUT.  -EINVAL for a bad order or band, -ENOTSUP for implicit (until merged). */
+ * into *OUT.  -EINVAL for a bad order or band. */
 int operator_design(int kind, int order, double band, struct operator_coeffs *out);
 
 /* S(theta) = -h^2 x the second-derivative symbol at theta = k h (see above). */

@@ -59,6 +59,16 @@ int rtm_memory_estimate(const struct rtm_mem_input *in, struct rtm_mem *m)
     m->field = cells * f;
     /* the boundary strip of every wavefield the physics steps (TTI: p and q, tti.h) */
     m->strip = (cells - inner) * f * (in->pp.physics == PROP_TTI ? 2 : 1);
+    /* the implicit operator's strip also carries g at the two interfaces of every line
+     * through the inner box, per axis (kernels/implicit.h) */
+    if (in->pp.op.kind == PROP_OP_IMPLICIT)
+        for (int a = 0; a < 3; a++) {
+            size_t lines = 2;
+            for (int q = 0; q < 3; q++)
+                if (q != a)
+                    lines *= (size_t)L.n[q] > 2 * h ? (size_t)L.n[q] - 2 * h : 0;
+            m->strip += lines * f;
+        }
     m->sim = prop_memory_bytes(&in->pp);
     /* A checkpoint: both time levels and the CPML memory (not the CUDA kernels' second
      * psi buffer, which the simulation's memory counts). */

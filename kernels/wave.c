@@ -11,6 +11,7 @@
 #include "kernels/cpml.h"
 #include "kernels/device.h"
 #include "kernels/fd_coeffs.h"
+#include "kernels/implicit.h"
 #include "kernels/operator.h"
 #include "kernels/propagator.h"
 #include "kernels/random_boundary.h"
@@ -121,8 +122,8 @@ int wave_params_check(const struct wave_params *p)
 {
     if (p->order < 2 || p->order > WAVE_ORDER_MAX || p->order % 2)
         return err_set(-EINVAL, "wave: order %d: must be even, 2..%d", p->order, WAVE_ORDER_MAX);
-    if (p->op != PROP_OP_TAYLOR && p->op != PROP_OP_OPTIMIZED)
-        return err_set(-ENOTSUP, "wave: derivative operator %d is not implemented yet", p->op);
+    if (p->op != PROP_OP_TAYLOR && p->op != PROP_OP_OPTIMIZED && p->op != PROP_OP_IMPLICIT)
+        return err_set(-EINVAL, "wave: derivative operator %d: unknown", p->op);
     if (!(p->op_band >= 0 && p->op_band < 1))
         return err_set(-EINVAL, "wave: operator band %g: must be in [0, 1)", p->op_band);
     if (p->op == PROP_OP_OPTIMIZED && p->op_band > 0 && p->op_band < 0.02)
@@ -145,7 +146,10 @@ int wave_params_check(const struct wave_params *p)
         return err_set(-EINVAL, "wave: pml_reflection %g: must be in (0, 1)", p->pml_reflection);
     if (!(p->f_ref >= 0))
         return err_set(-EINVAL, "wave: f_ref %g: must be >= 0", p->f_ref);
-    return check_faces(p);
+    int rc = check_faces(p);
+    if (rc == 0 && p->op == PROP_OP_IMPLICIT)
+        rc = implicit_params_check(p);
+    return rc;
 }
 
 int wave_layout_of(const struct wave_params *p, struct wave_layout *L)
@@ -180,7 +184,10 @@ size_t wave_memory_bytes(const struct wave_params *p)
         return 0;
     size_t sc[3];
     size_t slabs = wave_slab_counts(&L, sc);
-    return sizeof(float) * (3 * L.count + 3 * slabs +
+    /* the implicit operator sums its Laplacian in one more field, and on a GPU keeps its
+     * sweeps' d in another (kernels/implicit.h; the CPU has none: an upper bound there) */
+    const size_t fields = p->op == PROP_OP_IMPLICIT ? 5 : 3;
+    return sizeof(float) * (fields * L.count + 3 * slabs +
                             2 * (size_t)(L.npad[0] + L.npad[1] + L.npad[2]));
 }
 
@@ -293,7 +300,8 @@ int wave_shell_init(struct wave_sim *s, const struct sl_device *dev, const struc
     s->p.free_surface = s->p.face[4] == WAVE_FACE_FREE;
     s->r = p->order / 2;
     /* The operator's weights (kernels/operator.h: Taylor's are fd_coeffs' own, bit for
-     * bit; optimized ones designed over the band, Taylor first derivatives for the CPML).
+     * bit; optimized ones designed over the band, Taylor first derivatives for the CPML;
+     * the implicit operator's explicit weights are Taylor's, its recursion is s->imp).
      * Every kernel, CPU and CUDA, reads them from here.
      * (2D: the y weights are computed but no kernel uses them) */
     struct operator_coeffs oc;
@@ -330,6 +338,8 @@ static int create_core(const struct sl_device *dev, const struct wave_params *p,
     if (!s)
         return err_set(-ENOMEM, "wave: out of memory");
     int rc = wave_shell_init(s, dev, p, vmax, "wave");
+    if (rc == 0 && p->op == PROP_OP_IMPLICIT)
+        rc = implicit_init(s);
     if (rc < 0)
         goto fail;
 #ifndef SEISLIVE_CUDA
@@ -341,6 +351,8 @@ static int create_core(const struct sl_device *dev, const struct wave_params *p,
 #ifdef SEISLIVE_CUDA
     if (on_gpu(s)) {
         rc = wave_cu_alloc(s);
+        if (rc == 0 && s->imp)
+            rc = implicit_cu_alloc(s);
         if (rc < 0)
             goto fail;
     } else
@@ -349,6 +361,8 @@ static int create_core(const struct sl_device *dev, const struct wave_params *p,
         if ((rc = host_alloc(s, &s->cur, s->L.count)) < 0 ||
             (rc = host_alloc(s, &s->prev, s->L.count)) < 0 ||
             (rc = host_alloc(s, &s->vel, s->L.count)) < 0)
+            goto fail;
+        if (s->imp && (rc = host_alloc(s, &s->imp->lap, s->L.count)) < 0)
             goto fail;
         for (int a = 0; a < 3; a++) {
             if ((rc = host_alloc(s, &s->psi[a], s->slab_count[a])) < 0 ||
@@ -413,6 +427,11 @@ void wave_destroy(struct wave_sim *s)
     if (!s)
         return;
 #ifdef SEISLIVE_CUDA
+    if (on_gpu(s) && s->imp)
+        implicit_cu_free(s);
+#endif
+    implicit_free(s);
+#ifdef SEISLIVE_CUDA
     if (on_gpu(s))
         wave_cu_free(s);
     else
@@ -459,6 +478,8 @@ int wave_reset(struct wave_sim *s)
             rc = zero(s, s->zeta[a], s->slab_count[a]);
     }
     s->step = 0;
+    if (s->imp)
+        s->imp->ifc_valid = false;
     return rc;
 }
 
@@ -648,6 +669,14 @@ static inline void dpsi_taps(const struct wave_sim *s, int a, int x, int js, siz
     }
 }
 
+void wave_psi_update(struct wave_sim *s) { psi_update_cpu(s); }
+
+void wave_cpml_dpsi_taps(const struct wave_sim *s, int a, int x, int js, size_t sst, float *cu, float *cd,
+                         size_t *ou, size_t *od)
+{
+    dpsi_taps(s, a, x, js, sst, cu, cd, ou, od);
+}
+
 /* Update cells [i0, i1) of padded row (j, k), all inside the layers of some axis:
  * stretched second derivatives along the axes whose layers hold the cell, plain ones
  * along the others.  Rows in y or z layers vectorise along x (the condition is per row). */
@@ -722,6 +751,24 @@ static void pml_row(struct wave_sim *s, const float *p, float *q, int j, int k, 
     }
 }
 
+/* p = 0 on the surface plane of the new level (prev, before the swap); odd mirror above
+ * it, so the stencil sees the image source of opposite sign. */
+static void free_surface_cpu(struct wave_sim *s)
+{
+    const struct wave_layout *L = &s->L;
+    const int h = L->halo;
+    const size_t sz = L->stride_z, plane = sz;
+    float *q = s->prev;
+    float *surf = q + (size_t)h * sz;
+    memset(surf, 0, plane * sizeof(float));
+    for (int m = 1; m <= h; m++) {
+        float *up = q + (size_t)(h - m) * sz;
+        const float *dn = q + (size_t)(h + m) * sz;
+        for (size_t e = 0; e < plane; e++)
+            up[e] = -dn[e];
+    }
+}
+
 /* INTERIOR (reverse steps without CPML only): update the box inside the layers. */
 static void step_cpu(struct wave_sim *s, bool cpml, bool interior)
 {
@@ -781,19 +828,8 @@ static void step_cpu(struct wave_sim *s, bool cpml, bool interior)
                 pml_row(s, p, q, j, k, x1, L->npad[0], lap);
             }
         }
-    if (s->p.free_surface) {
-        /* p = 0 on the surface plane; odd mirror above it, so the stencil sees the image
-         * source of opposite sign. */
-        size_t plane = sz;
-        float *surf = q + (size_t)h * sz;
-        memset(surf, 0, plane * sizeof(float));
-        for (int m = 1; m <= h; m++) {
-            float *up = q + (size_t)(h - m) * sz;
-            const float *dn = q + (size_t)(h + m) * sz;
-            for (size_t e = 0; e < plane; e++)
-                up[e] = -dn[e];
-        }
-    }
+    if (s->p.free_surface)
+        free_surface_cpu(s);
 }
 
 void wave_swap(struct wave_sim *s)
@@ -803,16 +839,23 @@ void wave_swap(struct wave_sim *s)
     s->prev = t;
 }
 
+/* The step of S's operator on S's device (op = implicit: kernels/implicit*.c, .cu). */
 static int step_any(struct wave_sim *s, bool cpml, bool interior)
 {
+    int rc = 0;
 #ifdef SEISLIVE_CUDA
-    if (on_gpu(s)) {
-        int rc = wave_cu_step(s, cpml, interior);
-        if (rc < 0)
-            return rc;
-    } else
+    if (on_gpu(s))
+        rc = s->imp ? implicit_cu_step(s, cpml, interior) : wave_cu_step(s, cpml, interior);
+    else
 #endif
+    if (s->imp)
+        rc = implicit_step_cpu(s, cpml, interior);
+    else
         step_cpu(s, cpml, interior);
+    if (rc < 0)
+        return rc;
+    if (s->imp && !on_gpu(s) && s->p.free_surface)
+        free_surface_cpu(s);
     wave_swap(s);
     return 0;
 }
@@ -919,9 +962,10 @@ int wave_strip_boxes_width(const struct wave_sim *s, int h, int lo[6][3], int hi
     return 6;
 }
 
+/* op = implicit: the strip also carries g at the interfaces (kernels/implicit.h) */
 size_t wave_strip_count(const struct wave_sim *s)
 {
-    return wave_strip_count_width(s, s->L.halo);
+    return wave_strip_count_width(s, s->L.halo) + (s->imp ? s->imp->ifc_count : 0);
 }
 
 size_t wave_strip_count_width(const struct wave_sim *s, int h)
@@ -957,24 +1001,45 @@ static int strip_cpu(struct wave_sim *s, float *buf, bool save)
 
 int wave_strip_save(struct wave_sim *s, float *buf, bool on_device)
 {
+    const size_t ns = wave_strip_count_width(s, s->L.halo);
 #ifdef SEISLIVE_CUDA
-    if (on_gpu(s))
-        return wave_cu_strip(s, buf, on_device, true);
+    if (on_gpu(s)) {
+        int rc = wave_cu_strip(s, buf, on_device, true);
+        if (rc == 0 && s->imp)
+            rc = implicit_cu_ifc_io(s, buf + ns, on_device, true);
+        return rc;
+    }
 #endif
     if (on_device)
         return err_set(-EINVAL, "wave: device buffer given to a CPU simulation");
-    return strip_cpu(s, buf, true);
+    int rc = strip_cpu(s, buf, true);
+    if (rc == 0 && s->imp)
+        rc = implicit_ifc_compute_cpu(s, buf + ns);
+    return rc;
 }
 
 int wave_strip_load(struct wave_sim *s, const float *buf, bool on_device)
 {
+    const size_t ns = wave_strip_count_width(s, s->L.halo);
 #ifdef SEISLIVE_CUDA
-    if (on_gpu(s))
-        return wave_cu_strip(s, (float *)buf, on_device, false);
+    if (on_gpu(s)) {
+        int rc = wave_cu_strip(s, (float *)buf, on_device, false);
+        if (rc == 0 && s->imp)
+            rc = implicit_cu_ifc_io(s, (float *)buf + ns, on_device, false);
+        return rc;
+    }
 #endif
     if (on_device)
         return err_set(-EINVAL, "wave: device buffer given to a CPU simulation");
-    return strip_cpu(s, (float *)buf, false);
+    int rc = strip_cpu(s, (float *)buf, false);
+    if (rc == 0 && s->imp && s->imp->ifc_count) {
+        struct implicit_state *im = s->imp;
+        if (!im->ifc && !(im->ifc = malloc(im->ifc_count * sizeof(float))))
+            return err_set(-ENOMEM, "wave: out of memory (implicit interface values)");
+        memcpy(im->ifc, buf + ns, im->ifc_count * sizeof(float));
+        im->ifc_valid = true;
+    }
+    return rc;
 }
 
 /* ---- halo exchange --------------------------------------------------------------------- */
@@ -1081,11 +1146,19 @@ static int state_io(struct wave_sim *s, char *buf, bool on_device, bool save)
 int wave_state_save(struct wave_sim *s, void *buf, bool on_device) { return state_io(s, buf, on_device, true); }
 int wave_state_load(struct wave_sim *s, const void *buf, bool on_device)
 {
+    if (s->imp)
+        s->imp->ifc_valid = false;
     return state_io(s, (void *)buf, on_device, false);
 }
 
 void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len)
 {
+    if (s->imp) {
+        snprintf(buf, len, "implicit order %d band %.3f b %.3f: %s%s, CPML %s", s->p.order, s->imp->co.band,
+                 s->imp->co.b, on_gpu(s) ? "x lines in shared memory, y/z marching columns" : "CPU reference (OpenMP)",
+                 wave_is_2d(s) ? ", 2D" : "", s->cpml_on ? "on" : "off");
+        return;
+    }
 #ifdef SEISLIVE_CUDA
     if (on_gpu(s)) {
         wave_cu_describe(s, buf, len);

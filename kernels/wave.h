@@ -1,7 +1,8 @@
 /* wave — the 3D (and 2D) acoustic finite-difference propagator (THE propagator API).
  *
  * Equation: constant density acoustic, p_tt = v^2 lap(p) + f, second order in time
- * (leapfrog), even order 2..16 in space (coefficients from kernels/fd_coeffs.h),
+ * (leapfrog), even order 2..16 in space (coefficients from kernels/fd_coeffs.h; op =
+ * PROP_OP_IMPLICIT: the implicit operator of half-width order/2, kernels/implicit.h),
  * separate dx, dy, dz.  Absorbing boundary: CPML for the second-order equation
  * (Pasalic & McGarry 2010, kernels/cpml.h) in layers added OUTSIDE the interior grid;
  * optional free surface (p = 0) on the top interior plane z = o[2].  What lies beyond
@@ -175,8 +176,9 @@ int wave_params_check(const struct wave_params *p);
 int wave_layout_of(const struct wave_params *p, struct wave_layout *out);
 
 /* Bytes of device memory (CUDA) or host memory (CPU) a simulation of P allocates:
- * two wavefields, the v^2 dt^2 array, CPML memory (with CUDA's second psi buffer; the
- * CPU has none, so there this is an upper bound) and profiles.  Lets RTM plan its
+ * two wavefields, the v^2 dt^2 array (op = implicit: two scratch fields more, one on the
+ * CPU), CPML memory (with CUDA's second psi buffer; the CPU has none, so there this is an
+ * upper bound) and profiles.  Lets RTM plan its
  * strategy without allocating.  Does not include point sets or caller buffers. */
 size_t wave_memory_bytes(const struct wave_params *p);
 

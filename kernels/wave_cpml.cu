@@ -376,6 +376,40 @@ static int launch_split(wave_sim *s, const Box &in, const KArgs &a, const PArgs 
 }
 
 
+/* psi <- b psi + a dp/dx_a in place over every axis's layers (the first half of split):
+ * for the implicit operator, whose sweeps add the stretched terms themselves
+ * (kernels/implicit_kernels.cu). */
+template <int R, bool Y>
+static int launch_psi(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_t st)
+{
+    const struct wave_layout *L = &s->L;
+    constexpr int BX = Y ? 32 : 256, BYK = Y ? 8 : 1;
+    for (int ax = 0; ax < 3; ax++) {
+        if (!s->slab_count[ax])
+            continue;
+        int n[3] = {L->npad[0], L->npad[1], L->npad[2]};
+        n[ax] = L->pml[2 * ax] + L->pml[2 * ax + 1];
+        dim3 blk(BX, BYK), grd((n[0] + BX - 1) / BX, (n[1] + BYK - 1) / BYK, n[2]);
+        if (ax == 0)
+            k_psi<R, 0><<<grd, blk, 0, st>>>(a, m, n[0], n[1], n[2]);
+        else if (ax == 1)
+            k_psi<R, 1><<<grd, blk, 0, st>>>(a, m, n[0], n[1], n[2]);
+        else
+            k_psi<R, 2><<<grd, blk, 0, st>>>(a, m, n[0], n[1], n[2]);
+        CUDA_TRY_LAUNCH();
+    }
+    return 0;
+}
+
+int wave_cu_psi(wave_sim *s, cudaStream_t st)
+{
+    const KArgs a = kargs(s);
+    const PArgs m = pargs(s);
+    return with_r_y(s, [&](auto r, auto y) {
+        return launch_psi<decltype(r)::value, decltype(y)::value>(s, a, m, st);
+    });
+}
+
 int wave_cu_cpml_split(wave_sim *s, const Box &in, cudaStream_t st)
 {
     const KArgs a = kargs(s);

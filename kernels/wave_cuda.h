@@ -194,6 +194,8 @@ int wave_cu_interior(const wave_sim *s, const WavePlan &pl, const Box &in, cudaS
 int wave_cu_cpml_split(wave_sim *s, const Box &in, cudaStream_t st);
 int wave_cu_cpml_lines(wave_sim *s, cudaStream_t st);
 int wave_cu_free_surface(wave_sim *s, cudaStream_t st);
+/* psi in place over every axis's layers alone (split's first half; the implicit operator) */
+int wave_cu_psi(wave_sim *s, cudaStream_t st);
 
 /* psi(n+1) was written to psi_alt: it becomes psi (the fused and lines arrangements). */
 static inline void wave_cu_swap_psi(wave_sim *s)

@@ -33,6 +33,8 @@ struct wave_sim {
     void *ev_fork, *ev_join;    /* cudaEvent_t ordering aux_stream with stream */
     void *scratch;              /* CUDA: device staging for host point amplitudes */
     size_t scratch_bytes;
+    struct implicit_state *imp; /* op = implicit: its coefficients, scratch and the boundary
+                                   strategy's interface values (kernels/implicit.h); else NULL */
 };
 
 struct wave_points {
@@ -92,6 +94,13 @@ static inline size_t wave_slab_elem(const struct wave_layout *L, int a, int i, i
  * allocated (ha, hb) for the caller to free. */
 int wave_shell_init(struct wave_sim *s, const struct sl_device *dev, const struct wave_params *p, double vmax,
                     const char *who);
+
+/* The CPU CPML pieces the implicit step (kernels/implicit_step.c) shares with wave.c's:
+ * psi <- b psi + a dp/dx_a over every axis's layers, and the taps of d psi / dx_a at
+ * layer index X (slab index JS) of axis A. */
+void wave_psi_update(struct wave_sim *s);
+void wave_cpml_dpsi_taps(const struct wave_sim *s, int a, int x, int js, size_t sst, float *cu, float *cd,
+                         size_t *ou, size_t *od);
 
 /* The strip as up to 6 boxes of interior coordinates [lo, hi) (empty boxes along NONE
  * and HALO faces). */

@@ -22,6 +22,7 @@
 
 #include "kernels/dispersion.h"
 #include "kernels/fd_coeffs.h"
+#include "kernels/implicit_op.h"
 #include "kernels/operator.h"
 #include "kernels/propagator.h"
 #include "kernels/stability.h"
@@ -64,9 +65,27 @@ Test(operator, refusals)
     cr_assert_eq(operator_second_coeffs(PROP_OP_OPTIMIZED, 7, 0, c), -EINVAL);
     cr_assert_eq(operator_second_coeffs(PROP_OP_OPTIMIZED, 8, 1.0, c), -EINVAL);
     cr_assert_eq(operator_second_coeffs(PROP_OP_OPTIMIZED, 8, 0.01, c), -EINVAL);
-    cr_assert_eq(operator_second_coeffs(PROP_OP_IMPLICIT, 8, 0, c), -ENOTSUP);
+    cr_assert_eq(operator_second_coeffs(PROP_OP_IMPLICIT, 8, 1.0, c), -EINVAL);
     cr_assert_eq(operator_second_coeffs(7, 8, 0, c), -EINVAL);
-    cr_assert(isnan(operator_symbol_max(PROP_OP_IMPLICIT, 8, 0)));
+    cr_assert(isnan(operator_symbol_max(7, 8, 0)));
+}
+
+/* The implicit operator through this module is kernels/implicit_op.h's, not a copy: the
+ * same symbol and maximum, and Taylor's explicit weights (its CPML first derivatives). */
+Test(operator, implicit_is_the_recursive_design)
+{
+    struct operator_coeffs oc;
+    cr_assert_eq(operator_design(PROP_OP_IMPLICIT, 8, 0, &oc), 0, "%s", err_msg());
+    cr_assert_float_eq(oc.band, implicit_default_band(8), 1e-12);
+    cr_assert_eq(oc.smax, implicit_symbol_max(8, 0));
+    for (int i = 1; i <= 50; i++) {
+        double th = M_PI * i / 50;
+        cr_assert_float_eq(operator_symbol_of(&oc, th), implicit_symbol(8, 0, th), 1e-12, "theta %g", th);
+    }
+    double t[9];
+    fd_first_coeffs(8, t);
+    for (int l = 0; l <= 4; l++)
+        cr_assert_eq(oc.c1[l], t[l]);
 }
 
 /* The design's promise on points it never saw: |phase error| <= the design tolerance x

@@ -8,6 +8,7 @@
  *                          [--tile T] [--pipe P] [--prefetch N] [--cpml C] [--cpml-overlap on|off]
  *                          [--naive-block WxH] [--layer-zchunk N] [--2d]
  *                          [--physics acoustic|tti|both] [--tti-orders 8] [--operator OP]
+ *                          [--operators taylor,implicit]
  *
  * The kernel choices are the fields of struct wave_tuning (kernels/wave_tuning.h,
  * docs/TUNING.md), one flag each; unset ones keep the production default.  --variants
@@ -24,7 +25,11 @@
  * per layer element on top of the 16 B per point) and the percentage of it reached.
  * --physics tti (or both, the default) adds the TTI rows (tools/bench_stencil_tti.c:
  * kernels "tti naive" and "tti tiled" at --tti-orders, default 8, each with its own byte
- * floor; their "% of roofline" is against 36 B per point, the TTI storage's). */
+ * floor; their "% of roofline" is against 36 B per point, the TTI storage's).
+ * --operators taylor,implicit (default taylor) adds the implicit operator's rows
+ * (tools/bench_stencil_implicit.c: kernel "implicit" at --orders, its own byte floor of
+ * 56 B per point in 3D, and its time per point against the tiled Taylor row of the same
+ * order and size). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +43,7 @@
 #include "kernels/wave_tuning.h"
 #include "stream/error.h"
 #include "tools/bench.h"
+#include "tools/bench_stencil_implicit.h"
 #include "tools/bench_stencil_tti.h"
 #include "tools/options.h"
 #include "tools/wave_research.h"
@@ -145,7 +151,7 @@ int bench_stencil(int argc, char **argv)
     int steps = 50, pml = 20;
     bool json = false, nocpml_rows = true, two_d = false, sizes_given = false;
     bool use[3] = {false, true, true};
-    bool acoustic = true, tti = true;
+    bool acoustic = true, tti = true, taylor = true, implicit = false;
     int tti_orders[8] = {8}, ntti_orders = 1;
     const char *variants[64];
     int nvariants = 0;
@@ -210,6 +216,14 @@ int bench_stencil(int argc, char **argv)
                 fprintf(stderr, "seislive-bench: --physics takes acoustic, tti or both\n");
                 return 2;
             }
+        } else if (!strcmp(argv[i], "--operators") && i + 1 < argc) {
+            const char *ops = argv[++i];
+            taylor = strstr(ops, "taylor") != NULL;
+            implicit = strstr(ops, "implicit") != NULL;
+            if (!taylor && !implicit) {
+                fprintf(stderr, "seislive-bench: --operators takes taylor and/or implicit (comma separated)\n");
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--tti-orders") && i + 1 < argc) {
             ntti_orders = options_ints(argv[++i], tti_orders, 1, 8);
             if (ntti_orders < 0) {
@@ -255,7 +269,7 @@ int bench_stencil(int argc, char **argv)
         return 1;
     int nr = 0;
     const char *names[3] = {"auto", "naive", "tiled"};
-    for (int si = 0; si < nsizes && acoustic; si++)
+    for (int si = 0; si < nsizes && acoustic && taylor; si++)
         for (int oi = 0; oi < norders; oi++)
             for (int k = WAVE_KERNEL_NAIVE; k <= WAVE_KERNEL_TILED; k++) {
                 if (!use[k])
@@ -300,6 +314,31 @@ int bench_stencil(int argc, char **argv)
                     wave_destroy(s);
                 }
             }
+    /* the implicit operator's rows, against their own floor (tools/bench_stencil_implicit.c) */
+    const int n_taylor = nr;
+    struct tti_row *irows = implicit && acoustic ? calloc(MAXROWS, sizeof *irows) : NULL;
+    int nir = !implicit || !acoustic ? 0
+              : !irows ? -1
+                       : bench_stencil_implicit(&dev, sizes, nsizes, orders, norders, steps, pml, two_d, nocpml_rows, bw,
+                                                irows, MAXROWS);
+    if (nir < 0) {
+        fprintf(stderr, "stencil: %s\n", irows ? err_msg() : "out of memory");
+        return 1;
+    }
+    for (int i = 0; i < nir && nr < MAXROWS; i++, nr++) {
+        const struct tti_row *t = &irows[i];
+        struct row *r = &rows[nr];
+        r->kernel = t->kernel;
+        r->order = t->order;
+        r->size = t->size;
+        r->cpml = t->cpml;
+        r->gpts = t->gpts;
+        r->ms = t->ms;
+        r->pct = 100.0 * t->gpts * 16.0 / bw;
+        r->floor_gpts = t->floor_gpts;
+        snprintf(r->variant, sizeof r->variant, "%s", t->variant);
+    }
+    free(irows);
     struct tti_row *trows = calloc(MAXROWS, sizeof *trows);
     int ntr = !trows ? -1
               : tti ? bench_stencil_tti(&dev, sizes, nsizes, tti_orders, ntti_orders, steps, pml, two_d, use, bw, trows,
@@ -348,6 +387,10 @@ int bench_stencil(int argc, char **argv)
         printf("TTI rows: 36 B/point (p, q at two levels, v_pz^2 dt^2, packed eps/delta and tilt, p and q "
                "written; %% of roofline against 36 B), plus with CPML 48 B per layer element (psi, zeta, chi of "
                "both fields: 36 + %d x %d / SIZE B/point)\n", 96 * dims, pml);
+    if (implicit)
+        printf("implicit rows: the sweeps' byte floor %.0f B/point (x: p, lap; y: p, d twice, lap twice; z: p, d "
+               "twice, lap, vel, q twice; tools/bench_stencil_implicit.c), plus with CPML as above; %% of roofline "
+               "against 16 B\n", bench_implicit_floor_bpp(two_d));
     printf("\n");
     printf("| kernel | variant | order | size | CPML | ms/step | Gpts/s | %% of roofline | byte floor (Gpts/s) | "
            "%% of floor |\n");
@@ -356,6 +399,18 @@ int bench_stencil(int argc, char **argv)
         printf("| %s | %s | %d | %d^%d | %s | %.3f | %.1f | %.1f | %.1f | %.1f |\n", rows[i].kernel, rows[i].variant,
                rows[i].order, rows[i].size, dims, rows[i].cpml ? "on" : "off", rows[i].ms, rows[i].gpts, rows[i].pct,
                rows[i].floor_gpts, 100.0 * rows[i].gpts / rows[i].floor_gpts);
+    /* the implicit rows' time per point against the tiled Taylor row of the same order,
+     * size and CPML (issue 15's target: at most 2.5x) */
+    for (int i = n_taylor; i < nr; i++) {
+        if (strcmp(rows[i].kernel, "implicit"))
+            continue;
+        for (int j = 0; j < n_taylor; j++)
+            if (!strcmp(rows[j].kernel, "tiled") && rows[j].order == rows[i].order && rows[j].size == rows[i].size &&
+                rows[j].cpml == rows[i].cpml)
+                printf("implicit order %d %d^%d CPML %s: %.2fx the time per point of tiled Taylor order %d "
+                       "(%.3f vs %.3f ms/step)\n", rows[i].order, rows[i].size, dims, rows[i].cpml ? "on" : "off",
+                       rows[i].ms / rows[j].ms, rows[j].order, rows[i].ms, rows[j].ms);
+    }
     free(rows);
     return 0;
 }

@@ -1,0 +1,184 @@
+/* implicit_cuda — the host side of the implicit operator on a GPU: device memory (the
+ * Thomas factors, the lap and d scratch fields, the interface values), one step (psi,
+ * the x, y and z sweeps, the free surface), and the boundary strategy's interface values
+ * (computed on save, handed to the next reverse step on load).  The kernels:
+ * implicit_kernels.cu; the design and the CPU reference: implicit_op.c, implicit_step.c. */
+#include "kernels/implicit_cuda.h"
+
+#include "kernels/device.h"
+
+static int alloc_f(const wave_sim *s, float **p, size_t n)
+{
+    *p = NULL;
+    if (n == 0)
+        return 0;
+    int rc = dev_alloc(s->dev, n * sizeof(float), (void **)p);
+    if (rc == 0)
+        rc = dev_zero(s->dev, *p, n * sizeof(float), NULL);
+    return rc;
+}
+
+extern "C" int implicit_cu_alloc(struct wave_sim *s)
+{
+    struct implicit_state *im = s->imp;
+    int rc;
+    if ((rc = alloc_f(s, &im->d_cp, im->nmax)) < 0 || (rc = alloc_f(s, &im->d_inv, im->nmax)) < 0 ||
+        (rc = alloc_f(s, &im->lap, s->L.count)) < 0 || (rc = alloc_f(s, &im->d_scratch, s->L.count)) < 0 ||
+        (rc = alloc_f(s, &im->ifc, im->ifc_count)) < 0)
+        return err_prefix(rc, "wave: implicit operator");
+    if ((rc = dev_copy(s->dev, im->d_cp, im->cp, im->nmax * sizeof(float), DEV_H2D, NULL)) < 0 ||
+        (rc = dev_copy(s->dev, im->d_inv, im->inv, im->nmax * sizeof(float), DEV_H2D, NULL)) < 0)
+        return rc;
+    return dev_sync(s->dev);
+}
+
+extern "C" void implicit_cu_free(struct wave_sim *s)
+{
+    struct implicit_state *im = s->imp;
+    if (!im)
+        return;
+    dev_free(s->dev, im->d_cp);
+    dev_free(s->dev, im->d_inv);
+    dev_free(s->dev, im->lap);
+    dev_free(s->dev, im->d_scratch);
+    dev_free(s->dev, im->ifc);
+    im->d_cp = im->d_inv = im->lap = im->d_scratch = im->ifc = NULL;
+}
+
+void implicit_cu_rows(const wave_sim *s, int a, bool ifc, int *r0, int *r1)
+{
+    const struct implicit_state *im = s->imp;
+    const struct wave_layout *L = &s->L;
+    const bool mirror = a == 2 && s->p.free_surface;
+    if (ifc) {
+        *r0 = L->pml[2 * a] + im->lo[a];
+        *r1 = L->pml[2 * a] + im->hi[a];
+    } else {
+        *r0 = mirror ? 1 : 0;
+        *r1 = L->npad[a];
+    }
+}
+
+static IArgs iargs(const wave_sim *s)
+{
+    const struct implicit_state *im = s->imp;
+    const struct wave_layout *L = &s->L;
+    IArgs A;
+    memset(&A, 0, sizeof A);
+    A.p = s->cur;
+    A.lap = im->lap;
+    A.d = im->d_scratch;
+    A.q = s->prev;
+    A.vel = s->vel;
+    A.cp = im->d_cp;
+    A.inv = im->d_inv;
+    A.sy = (long long)L->stride_y;
+    A.sz = (long long)L->stride_z;
+    A.h = L->halo;
+    A.hy = L->pad_off[1];
+    memcpy(A.c, im->c, sizeof A.c);
+    A.b = im->b;
+    for (int a = 0; a < 3; a++) {
+        A.lo[a] = im->lo[a];
+        A.hi[a] = im->hi[a];
+        A.npad[a] = L->npad[a];
+    }
+    for (int f = 0; f < 6; f++)
+        A.pml[f] = L->pml[f];
+    A.mirror = s->p.free_surface;
+    long long off = 0;
+    for (int a = 0; a < 3; a++) {
+        A.ifc_off[a] = off;
+        A.ifc_half[a] = (long long)(im->ifc_n[a] / 2);
+        off += (long long)im->ifc_n[a];
+    }
+    A.ifc_in = im->ifc;
+    A.m = pargs(s);
+    memcpy(A.c1, s->c1, sizeof A.c1);
+    return A;
+}
+
+/* The sweeps of every axis over A's box (A.ifc_out: interface values only). */
+static int sweeps(const wave_sim *s, IArgs &A, cudaStream_t st)
+{
+    int rc;
+    A.first = true;
+    if ((rc = implicit_cu_sweep_x(s, A, st)) < 0)
+        return rc;
+    A.first = false;
+    if (!wave_is_2d(s) && (rc = implicit_cu_sweep_y(s, A, st)) < 0)
+        return rc;
+    return implicit_cu_sweep_z(s, A, st);
+}
+
+extern "C" int implicit_cu_step(struct wave_sim *s, bool cpml, bool interior)
+{
+    struct implicit_state *im = s->imp;
+    const struct wave_layout *L = &s->L;
+    cudaStream_t st = stream_of(s);
+    cpml = cpml && (s->slab_count[0] + s->slab_count[1] + s->slab_count[2]) > 0;
+    const bool ifc = im->ifc_valid && !cpml && im->ifc_count > 0;
+    interior = interior && !cpml;
+    im->ifc_valid = false;
+    int rc;
+    if (cpml && (rc = wave_cu_psi(s, st)) < 0)
+        return rc;
+    IArgs A = iargs(s);
+    A.cpml = cpml;
+    A.ifc = ifc;
+    for (int a = 0; a < 3; a++) {
+        if (ifc) {
+            A.blo[a] = L->pml[2 * a] + im->lo[a];
+            A.bhi[a] = L->pml[2 * a] + im->hi[a];
+        } else if (interior) {
+            A.blo[a] = L->pml[2 * a];
+            A.bhi[a] = L->pml[2 * a] + L->n[a];
+        } else {
+            A.blo[a] = 0;
+            A.bhi[a] = L->npad[a];
+        }
+    }
+    if ((rc = sweeps(s, A, st)) < 0)
+        return rc;
+    if (s->p.free_surface)
+        return wave_cu_free_surface(s, st);
+    return 0;
+}
+
+extern "C" int implicit_cu_ifc_io(struct wave_sim *s, float *buf, bool on_device, bool save)
+{
+    struct implicit_state *im = s->imp;
+    const size_t bytes = im->ifc_count * sizeof(float);
+    if (bytes == 0)
+        return 0;
+    cudaStream_t st = stream_of(s);
+    if (!save) {
+        int rc = dev_copy(s->dev, im->ifc, buf, bytes, on_device ? DEV_D2D : DEV_H2D, s->stream);
+        if (rc == 0 && !on_device)
+            rc = dev_stream_sync(s->dev, s->stream);
+        if (rc == 0)
+            im->ifc_valid = true;
+        return rc;
+    }
+    float *out = buf;
+    if (!on_device) {
+        void *t;
+        int rc = wave_cu_scratch(s, bytes, &t);
+        if (rc < 0)
+            return rc;
+        out = (float *)t;
+    }
+    IArgs A = iargs(s);
+    A.ifc_out = out;
+    for (int a = 0; a < 3; a++) {
+        A.blo[a] = s->L.pml[2 * a] + im->lo[a];
+        A.bhi[a] = s->L.pml[2 * a] + im->hi[a];
+    }
+    int rc = sweeps(s, A, st);
+    if (rc == 0 && !on_device) {
+        rc = dev_copy(s->dev, buf, out, bytes, DEV_D2H, s->stream);
+        if (rc == 0)
+            rc = dev_stream_sync(s->dev, s->stream);
+    }
+    return rc;
+}

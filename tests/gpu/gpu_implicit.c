@@ -1,0 +1,252 @@
+/* The CUDA implicit operator (kernels/implicit_kernels.cu) against the CPU reference
+ * (kernels/implicit_step.c) from random states (both time levels and the CPML memory),
+ * odd grid sizes: 3D with CPML, CPML off, free surface, 2D; orders 2, 8, 16; forward
+ * steps, reverse steps, the strip with the interface values through host and device
+ * buffers and the reverse steps that use them.  ||gpu - cpu|| / ||cpu|| < 1e-5 over the
+ * whole state.  Then the strategies on the GPU: the boundary strategy's reconstruction
+ * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
+ * forward snapshot. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/backend.h"
+#include "kernels/device.h"
+#include "kernels/implicit_op.h"
+#include "kernels/propagator.h"
+#include "kernels/random_boundary.h"
+#include "kernels/wave.h"
+#include "kernels/wavelet.h"
+#include "stream/error.h"
+#include "tests/gpu/gpu_support.h"
+#include "tests/support.h"
+
+static float frand(void) { return (float)rand() / RAND_MAX - 0.5f; }
+
+static void poison(float *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = NAN;
+}
+
+static double rel(const float *a, const float *b, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(a[i]))
+            return INFINITY;
+        double d = (double)a[i] - b[i];
+        num += d * d;
+        den += (double)b[i] * b[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static void *random_state(struct wave_sim *s)
+{
+    const struct wave_layout *L = wave_layout(s);
+    size_t bytes = wave_state_bytes(s);
+    float *st = calloc(1, bytes);
+    for (int lvl = 0; lvl < 2; lvl++) {
+        float *f = st + lvl * L->count;
+        for (int k = 0; k < L->npad[2]; k++)
+            for (int j = 0; j < L->npad[1]; j++)
+                for (int i = 0; i < L->npad[0]; i++)
+                    f[(size_t)(k + L->pad_off[2]) * L->stride_z + (size_t)(j + L->pad_off[1]) * L->stride_y + i +
+                      L->pad_off[0]] = frand();
+    }
+    size_t nf = (bytes - sizeof(int64_t)) / sizeof(float);
+    for (size_t e = 2 * L->count; e < nf; e++)
+        st[e] = 1e-3f * frand();
+    return st;
+}
+
+/* Both states compared: time levels and CPML memory. */
+static void compare_states(struct wave_sim *c, struct wave_sim *g, const char *what)
+{
+    size_t sb = wave_state_bytes(c);
+    float *sc = malloc(sb), *sg = malloc(sb);
+    poison(sg, sb / sizeof(float));
+    cr_assert_eq(wave_state_save(c, sc, false), 0);
+    cr_assert_eq(wave_state_save(g, sg, false), 0, "%s", err_msg());
+    const struct wave_layout *L = wave_layout(c);
+    size_t nf = (sb - sizeof(int64_t)) / sizeof(float);
+    double e_cur = rel(sg, sc, L->count), e_prev = rel(sg + L->count, sc + L->count, L->count);
+    double e_mem = nf > 2 * L->count ? rel(sg + 2 * L->count, sc + 2 * L->count, nf - 2 * L->count) : 0;
+    fprintf(stderr, "gpu implicit: %s: cur %.2e prev %.2e cpml-mem %.2e\n", what, e_cur, e_prev, e_mem);
+    cr_assert_lt(e_cur, 1e-5, "%s", what);
+    cr_assert_lt(e_prev, 1e-5, "%s", what);
+    cr_assert_lt(e_mem, 1e-5, "%s", what);
+    free(sc);
+    free(sg);
+}
+
+static void compare_case(int order, bool cpml, bool fs, bool two_d)
+{
+    struct sl_device cpu, gpu;
+    cr_assert_eq(backend_select("cpu", &cpu), 0);
+    cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
+    struct wave_params p = {.n = {37, 29, 23}, .d = {10, 12, 9}, .order = order, .op = PROP_OP_IMPLICIT,
+                            .dt = 4e-4, .pml = {7, 9, 8, 6, fs ? 0 : 10, 5}, .pml_reflection = 1e-4, .f_ref = 12,
+                            .free_surface = fs};
+    if (two_d) {
+        p.n[1] = 1;
+        p.pml[2] = p.pml[3] = 0;
+        p.face[2] = p.face[3] = WAVE_FACE_NONE;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "order %d cpml %d fs %d %s", order, cpml, fs, two_d ? "2D" : "3D");
+    size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *v = malloc(nn * sizeof *v);
+    srand(order * 10 + 100 * cpml + 1000 * fs + 10000 * two_d);
+    for (size_t i = 0; i < nn; i++)
+        v[i] = 1500.0f + 1500.0f * (frand() + 0.5f);
+    struct wave_sim *c, *g;
+    cr_assert_eq(wave_create(&cpu, &p, v, &c), 0, "%s", err_msg());
+    cr_assert_eq(wave_create(&gpu, &p, v, &g), 0, "%s", err_msg());
+    wave_set_cpml(c, cpml);
+    wave_set_cpml(g, cpml);
+    void *st = random_state(c);
+    cr_assert_eq(wave_state_load(c, st, false), 0);
+    cr_assert_eq(wave_state_load(g, st, false), 0, "%s", err_msg());
+    const double src[3] = {151.3, two_d ? 0 : 171.7, 101.1};
+    struct wave_points *cs, *gs;
+    cr_assert_eq(wave_points_create(c, src, 1, WAVE_INTERP_SINC, &cs), 0, "%s", err_msg());
+    cr_assert_eq(wave_points_create(g, src, 1, WAVE_INTERP_SINC, &gs), 0, "%s", err_msg());
+    for (int it = 0; it < 10; it++) {
+        float a = 100.0f * (float)sin(0.3 * it);
+        cr_assert_eq(wave_step(c), 0);
+        cr_assert_eq(wave_step(g), 0, "%s", err_msg());
+        cr_assert_eq(wave_inject(c, cs, &a, 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
+        cr_assert_eq(wave_inject(g, gs, &a, 1, 1.0f, WAVE_INJECT_PHYSICAL), 0, "%s", err_msg());
+    }
+    compare_states(c, g, what);
+    /* the strip with the interface values: host and device buffers */
+    size_t ns = wave_strip_count(c);
+    cr_assert_eq(ns, wave_strip_count(g));
+    float *hc = malloc(ns * sizeof *hc), *hg = malloc(ns * sizeof *hg);
+    poison(hg, ns);
+    cr_assert_eq(wave_strip_save(c, hc, false), 0);
+    cr_assert_eq(wave_strip_save(g, hg, false), 0, "%s", err_msg());
+    double e_strip = rel(hg, hc, ns);
+    fprintf(stderr, "gpu implicit: %s: strip + interface values %.2e (%zu floats)\n", what, e_strip, ns);
+    cr_assert_lt(e_strip, 1e-5);
+    struct wave_sim *aux;
+    cr_assert_eq(wave_create(&gpu, &p, v, &aux), 0);
+    cr_assert_geq(wave_layout(aux)->count, ns);
+    float *dbuf = wave_cur(aux);
+    cr_assert_eq(wave_strip_save(g, dbuf, true), 0, "%s", err_msg());
+    /* reverse steps: full lines first, then with the interface values loaded */
+    cr_assert_eq(wave_step_reverse(c), 0);
+    cr_assert_eq(wave_step_reverse(g), 0, "%s", err_msg());
+    compare_states(c, g, "after a reverse step");
+    cr_assert_eq(wave_strip_load(c, hc, false), 0);
+    cr_assert_eq(wave_strip_load(g, dbuf, true), 0, "%s", err_msg());
+    wave_set_reverse_interior(c, true);
+    wave_set_reverse_interior(g, true);
+    cr_assert_eq(wave_step_reverse(c), 0);
+    cr_assert_eq(wave_step_reverse(g), 0, "%s", err_msg());
+    compare_states(c, g, "after a reverse step with the interface values (device buffer)");
+    cr_assert_eq(wave_strip_load(c, hc, false), 0);
+    cr_assert_eq(wave_strip_load(g, hc, false), 0, "%s", err_msg());
+    cr_assert_eq(wave_step_reverse(c), 0);
+    cr_assert_eq(wave_step_reverse(g), 0, "%s", err_msg());
+    compare_states(c, g, "after a reverse step with the interface values (host buffer)");
+    wave_destroy(aux);
+    wave_points_destroy(cs);
+    wave_points_destroy(gs);
+    wave_destroy(c);
+    wave_destroy(g);
+    free(hc);
+    free(hg);
+    free(st);
+    free(v);
+}
+
+Test(gpu_implicit, kernels_match_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    const int orders[3] = {2, 8, 16};
+    for (int o = 0; o < 3; o++) {
+        compare_case(orders[o], true, false, false);  /* 3D CPML */
+        compare_case(orders[o], false, false, false); /* CPML off */
+        compare_case(orders[o], true, true, false);   /* free surface */
+        compare_case(orders[o], true, true, true);    /* 2D, free surface */
+        compare_case(orders[o], true, false, true);   /* 2D */
+    }
+}
+
+/* The boundary strategy on the GPU: strips (with the interface values) in device memory
+ * each step, the reverse run over the interior with them; and the random strategy's
+ * reversal through random layers. */
+Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
+{
+    GPU_REQUIRED();
+    struct sl_device gpu;
+    cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
+    const double fp = 12;
+    for (int strategy = 0; strategy < 2; strategy++) {
+        struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
+                                .dt = 7e-4, .pml = {12, 12, 12, 12, 12, 12}, .pml_reflection = 1e-4, .f_ref = fp};
+        if (strategy == 1) {
+            for (int f = 0; f < 6; f++)
+                p.face[f] = WAVE_FACE_RANDOM;
+            p.face[4] = WAVE_FACE_FREE;
+            p.pml[4] = 0;
+        }
+        size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+        float *v = malloc(nn * sizeof *v);
+        srand(5);
+        for (size_t i = 0; i < nn; i++)
+            v[i] = 1800.0f + 100.0f * (float)rand() / RAND_MAX;
+        struct wave_sim *s;
+        cr_assert_eq(wave_create(&gpu, &p, v, &s), 0, "%s", err_msg());
+        if (strategy == 1) {
+            struct random_boundary rb = {.width = 12, .seed = 3, .vmin = 1800,
+                                         .vstable = 0.95 * 2 * 10 / (p.dt * sqrt(3 * implicit_symbol_max(8, 0)))};
+            cr_assert_eq(wave_randomize_layers(s, &rb, 1), 0, "%s", err_msg());
+        }
+        const double src[3] = {301.3, 251.1, 201.7};
+        struct wave_points *ps;
+        cr_assert_eq(wave_points_create(s, src, 1, WAVE_INTERP_SINC, &ps), 0, "%s", err_msg());
+        const int N = 300, M = 120;
+        size_t ns = strategy == 0 ? wave_strip_count(s) : 0;
+        float *strips = NULL;
+        if (ns)
+            cr_assert_eq(dev_alloc(&gpu, (size_t)(N + 1) * ns * sizeof(float), (void **)&strips), 0, "%s",
+                         err_msg());
+        float *snap = malloc(nn * sizeof *snap), *back = malloc(nn * sizeof *back);
+        for (int it = 0; it < N; it++) {
+            float a = (float)wavelet_ricker(it * p.dt, fp, wavelet_ricker_delay(fp));
+            cr_assert_eq(wave_step(s), 0, "%s", err_msg());
+            cr_assert_eq(wave_inject(s, ps, &a, 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
+            if (ns)
+                cr_assert_eq(wave_strip_save(s, strips + (size_t)(it + 1) * ns, true), 0, "%s", err_msg());
+            if (it + 1 == M)
+                cr_assert_eq(wave_copy_out(s, false, snap), 0);
+        }
+        wave_swap(s);
+        wave_set_reverse_interior(s, ns > 0);
+        for (int n = N - 1; n > M; n--) {
+            float a = (float)wavelet_ricker(n * p.dt, fp, wavelet_ricker_delay(fp));
+            cr_assert_eq(wave_step_reverse(s), 0, "%s", err_msg());
+            cr_assert_eq(wave_inject(s, ps, &a, 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
+            if (ns)
+                cr_assert_eq(wave_strip_load(s, strips + (size_t)(n - 1) * ns, true), 0, "%s", err_msg());
+        }
+        cr_assert_eq(wave_copy_out(s, false, back), 0);
+        double e = test_rel_l2_f32(back, snap, nn);
+        fprintf(stderr, "gpu implicit: %s strategy, %d steps back: rel L2 %.3g\n", ns ? "boundary" : "random",
+                N - 1 - M, e);
+        cr_assert_lt(e, 1e-4);
+        if (strips)
+            dev_free(&gpu, strips);
+        wave_points_destroy(ps);
+        wave_destroy(s);
+        free(snap);
+        free(back);
+        free(v);
+    }
+}

@@ -1,0 +1,21 @@
+/* bench_stencil_implicit — the implicit operator's rows of `seislive-bench stencil`
+ * (--operators ...,implicit; see the .c file). */
+#ifndef SEISLIVE_BENCH_STENCIL_IMPLICIT_H
+#define SEISLIVE_BENCH_STENCIL_IMPLICIT_H
+
+#include <stdbool.h>
+
+#include "kernels/backend.h"
+#include "tools/bench_stencil_tti.h"
+
+/* Bytes per point the implicit step's sweeps move at the least (no CPML): 3D 56, 2D 36
+ * (see the .c file). */
+double bench_implicit_floor_bpp(bool two_d);
+
+/* Rows (in the TTI rows' struct: kernel "implicit") for every size and order, CPML on then
+ * off (off only with NOCPML_ROWS), into ROWS (at most MAX); BW: the copy bandwidth of
+ * the same run.  The number of rows, or a negative errno with err_msg(). */
+int bench_stencil_implicit(const struct sl_device *dev, const int *sizes, int nsizes, const int *orders, int norders,
+                           int steps, int pml, bool two_d, bool nocpml_rows, double bw, struct tti_row *rows, int max);
+
+#endif
