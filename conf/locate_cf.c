@@ -28,10 +28,11 @@ void locate_cf_resolve(const struct locate_conf *lc, int phase, struct locate_cf
     memset(out, 0, sizeof *out);
     out->key_sta = out->key_lta = out->key_band = "";
     int any = sta > 0 || lta > 0 || kurt > 0 || band_set(band) || lc->sta > 0 || lc->lta > 0 ||
-              lc->kurtosis_window > 0 || band_set(lc->band) || lc->cf_clip > 0;
+              lc->kurtosis_window > 0 || band_set(lc->band) || lc->cf_scale != CF_SCALE_AUTO;
     if (!any) {
         out->derived = 1;
         out->band[0] = out->band[1] = -1.0;
+        out->scale = -1;
         return;
     }
     if (sta > 0) {
@@ -52,7 +53,7 @@ void locate_cf_resolve(const struct locate_conf *lc, int phase, struct locate_cf
     } else {
         out->lta = 0.5;
     }
-    out->clip = lc->cf_clip;
+    out->scale = lc->cf_scale == CF_SCALE_LOG;
     out->kurtosis_window = kurt > 0 ? kurt : lc->kurtosis_window > 0 ? lc->kurtosis_window : 0.2;
     const double *b = band_set(band) ? band : band_set(lc->band) ? lc->band : NULL;
     out->key_band = band_set(band) ? K_BAND[p] : b ? "locate.band" : "";

@@ -28,6 +28,7 @@ static const char *const phase_sets[] = {"P", "S", "PS", NULL};
 static const char *const tt_kinds[] = {"homogeneous", "layered", "nonlinloc", NULL};
 static const char *const cf_kinds[] = {"abs", "envelope", "stalta", "recursive-stalta", "kurtosis", NULL};
 static const char *const norms[] = {"none", "count", "geometric", NULL};
+static const char *const cf_scales[] = {"auto", "linear", "log", NULL};
 static const char *const triggers[] = {"static", "mad", NULL};
 static const char *const input_kinds[] = {"none", "zmq", "files", NULL};
 static const char *const sockets[] = {"pull", "sub", NULL};
@@ -212,8 +213,8 @@ static const struct conf_key locate_keys[] = {
      "kurtosis window, both phases; 0 = not set (derived, or 0.2 when another CF key is set)", 0},
     {"band", KT_DOUBLE_VEC, OFF(locate, band), 2, 0, -1, 1e6, NULL, "[-1.0, -1.0]", "Hz",
      "band-pass corners before the characteristic function, both phases; [0, 0] = no filter; [-1, -1] = not set (derived, or no filter when another CF key is set)", 0},
-    {"cf_clip", KT_DOUBLE, OFF(locate, cf_clip), 0, 0, 0, 1e12, NULL, "0.0", "",
-     "STA/LTA values above this count as this in the stack (one station's glitch cannot outweigh the array); 0 = not set (10 when derived, else none)", 0},
+    {"cf_scale", KT_ENUM, OFF(locate, cf_scale), 0, 0, 0, 0, cf_scales, "\"auto\"", "",
+     "what is stacked: linear (the function's value) or log (log(1 + value): one station's glitch cannot outweigh the array); auto = log when the functions are derived, else linear", 0},
     {"sta_p", KT_DOUBLE, OFF(locate, sta_p), 0, 0, 0, 1e4, NULL, "0.0", "s",
      "P (verticals) short-term average window; 0 = sta", 0},
     {"lta_p", KT_DOUBLE, OFF(locate, lta_p), 0, 0, 0, 1e5, NULL, "0.0", "s",

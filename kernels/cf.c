@@ -35,7 +35,7 @@ int cf_params_init(struct cf_params *p, const struct cf_spec *spec_in, double dt
                            fl, dt, N);
         p->nfir = N;
     }
-    p->clip = spec->clip;
+    p->scale = spec->scale == 1;
     p->nsta = (int)fmax(1.0, round(spec->sta / dt));
     p->nlta = (int)round(spec->lta / dt);
     p->nkurt = (int)fmax(4.0, round(spec->kurtosis_window / dt));
@@ -83,24 +83,24 @@ int cf_params_init(struct cf_params *p, const struct cf_spec *spec_in, double dt
 
 void cf_spec_derive(struct cf_spec *spec, double dt, double cell_dt)
 {
-    /* the clip belongs to the derived set: a function given by its keys is left as it was */
-    int derive_clip = !(spec->sta > 0) && !(spec->lta > 0) && spec->band[0] < 0 && spec->band[1] < 0;
-    double ftop = 0.4 / dt;
-    double fhi = cell_dt > 0 ? fmin(0.5 / cell_dt, ftop) : ftop;
+    double fhi = 0.4 / dt;
+    double sta = fmax(4.0 * cell_dt, 2.0 * dt);
+    if (cell_dt <= 0) /* a single trial point: no grid to resolve; 20 samples */
+        sta = 20.0 * dt;
     /* the FIR needs ~3.3 / (f_lo dt) taps, at most 8191 (cf_params_init) */
-    double flo = fmax(fhi / 4.0, 3.4 / (8000.0 * dt));
+    double flo = fmin(fmax(0.5 / sta, 3.4 / (8000.0 * dt)), 0.5 * fhi);
     if (spec->band[0] < 0 && spec->band[1] < 0) {
         spec->band[0] = flo;
         spec->band[1] = fhi;
     }
     if (!(spec->sta > 0))
-        spec->sta = fmax(4.0 / fhi, 2.0 * dt);
+        spec->sta = sta;
     if (!(spec->lta > 0))
         spec->lta = 10.0 * spec->sta;
     if (!(spec->kurtosis_window > 0))
         spec->kurtosis_window = 5.0 * spec->sta;
-    if (derive_clip && (spec->kind == CF_FN_STALTA || spec->kind == CF_FN_RECURSIVE_STALTA))
-        spec->clip = CF_DERIVED_CLIP;
+    if (spec->scale < 0)
+        spec->scale = spec->kind == CF_FN_STALTA || spec->kind == CF_FN_RECURSIVE_STALTA;
 }
 
 void cf_params_free(struct cf_params *p)

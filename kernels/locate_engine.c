@@ -348,8 +348,8 @@ static size_t state_bytes(const struct locate_engine *e, int k)
 
 static void log_function(const char *what, const struct cf_spec *s)
 {
-    log_info("locate: %s characteristic function: band %g-%g Hz, sta %g s, lta %g s, kurtosis window %g s, clip %g",
-             what, s->band[0], s->band[1], s->sta, s->lta, s->kurtosis_window, s->clip);
+    log_info("locate: %s characteristic function: band %g-%g Hz, sta %g s, lta %g s, kurtosis window %g s, %s scale",
+             what, s->band[0], s->band[1], s->sta, s->lta, s->kurtosis_window, s->scale == 1 ? "log" : "linear");
 }
 
 /* The characteristic functions: the values not set derived (cf_spec_derive, CELL: each
@@ -370,7 +370,7 @@ static int setup_functions(struct locate_engine *e, const double cell[2])
     }
     int differ = sp[0].kind != sp[1].kind || sp[0].sta != sp[1].sta || sp[0].lta != sp[1].lta ||
                  sp[0].kurtosis_window != sp[1].kurtosis_window || sp[0].band[0] != sp[1].band[0] ||
-                 sp[0].band[1] != sp[1].band[1] || sp[0].clip != sp[1].clip;
+                 sp[0].band[1] != sp[1].band[1] || sp[0].scale != sp[1].scale;
     e->nset = has[0] && has[1] && differ ? 2 : 1;
     e->set_of_phase[0] = 0;
     e->set_of_phase[1] = e->nset - 1;

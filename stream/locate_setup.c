@@ -36,7 +36,7 @@ struct cf_spec locate_cf_spec_phase(const struct locate_conf *lc, int phase)
     locate_cf_resolve(lc, phase, &r);
     /* derived: the values stay "not set" (0, [-1, -1]) for cf_spec_derive */
     struct cf_spec s = {.kind = cf_function(lc->cf), .sta = r.sta, .lta = r.lta,
-                        .kurtosis_window = r.kurtosis_window, .band = {r.band[0], r.band[1]}, .clip = r.clip};
+                        .kurtosis_window = r.kurtosis_window, .band = {r.band[0], r.band[1]}, .scale = r.scale};
     return s;
 }
 

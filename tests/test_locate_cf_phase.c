@@ -128,7 +128,7 @@ Test(locate_cf_phase, old_keys_give_one_function_as_before)
     locate_params_from_config(&cfg.locate, &p);
     cr_expect_eq(p.cf_per_phase, 0);
     cr_expect(p.cf.sta == 0.08 && p.cf.lta == 0.9 && p.cf.band[0] == 3.0 && p.cf.band[1] == 20.0 &&
-              p.cf.kurtosis_window == 0.2 && p.cf.clip == 0.0);
+              p.cf.kurtosis_window == 0.2 && p.cf.scale == 0);
     config_free(&cfg);
     /* one old key alone: the others take the old fixed defaults (no filter, 0.5 s) */
     cr_assert_eq(load("sta = 0.03\n", &cfg), 0, "%s", err_msg());
@@ -180,24 +180,27 @@ Test(locate_cf_phase, derived_defaults_from_rate_and_grid)
 {
     /* the Iceland example: 500 samples/s, 25 m cells, vp 3630 m/s, vs 1833 m/s; the
      * largest travel-time change over a cell is 25 m / v */
-    struct cf_spec p = {.kind = CF_FN_STALTA, .band = {-1, -1}}, s = p;
+    struct cf_spec p = {.kind = CF_FN_STALTA, .band = {-1, -1}, .scale = -1}, s = p;
     cf_spec_derive(&p, 0.002, 25.0 / 3630.0);
     cf_spec_derive(&s, 0.002, 25.0 / 1833.0);
-    cr_expect_float_eq(p.band[1], 72.6, 1e-9);
-    cr_expect_float_eq(p.band[0], 72.6 / 4, 1e-9);
-    cr_expect_float_eq(s.band[1], 36.66, 1e-9);
-    cr_expect_float_eq(p.sta, 4.0 / 72.6, 1e-12);
-    cr_expect_float_eq(p.lta, 40.0 / 72.6, 1e-12);
-    cr_expect_float_eq(s.sta, 4.0 / 36.66, 1e-12);
-    cr_expect(p.clip == CF_DERIVED_CLIP && s.clip == CF_DERIVED_CLIP);
-    /* a fine grid at a low rate: the upper corner stays at 80 % of Nyquist */
-    struct cf_spec q = {.kind = CF_FN_STALTA, .band = {-1, -1}};
+    cr_expect_float_eq(p.band[1], 200.0, 1e-9);
+    cr_expect_float_eq(s.band[1], 200.0, 1e-9);
+    cr_expect_float_eq(p.sta, 100.0 / 3630.0, 1e-12);
+    cr_expect_float_eq(p.lta, 1000.0 / 3630.0, 1e-12);
+    cr_expect_float_eq(p.band[0], 3630.0 / 200.0, 1e-9);
+    cr_expect_float_eq(s.sta, 100.0 / 1833.0, 1e-12);
+    cr_expect_float_eq(s.band[0], 1833.0 / 200.0, 1e-9);
+    cr_expect(p.scale == 1 && s.scale == 1);
+    /* a grid finer than the sampling: STA 2 samples, the lower corner below the upper */
+    struct cf_spec q = {.kind = CF_FN_STALTA, .band = {-1, -1}, .scale = -1};
     cf_spec_derive(&q, 0.01, 0.0001);
     cr_expect_float_eq(q.band[1], 40.0, 1e-9);
-    /* values given are kept, and no clip is added to a function given by its keys */
+    cr_expect_float_eq(q.sta, 0.02, 1e-12);
+    cr_expect(q.band[0] < q.band[1]);
+    /* values given are kept, the scale too */
     struct cf_spec g = {.kind = CF_FN_STALTA, .sta = 0.1, .lta = 1.0, .band = {0, 0}};
     cf_spec_derive(&g, 0.002, 0.01);
-    cr_expect(g.sta == 0.1 && g.lta == 1.0 && g.band[0] == 0 && g.band[1] == 0 && g.clip == 0);
+    cr_expect(g.sta == 0.1 && g.lta == 1.0 && g.band[0] == 0 && g.band[1] == 0 && g.scale == 0);
     /* no CF key in the config: the phases are left to derive */
     struct sl_config cfg;
     cr_assert_eq(load("", &cfg), 0, "%s", err_msg());
