@@ -49,8 +49,9 @@ awk -F, -v tt="$tol_t" -v tm="$tol_m" '
     printf "%-3s %-28s %9s %9s %9s | %9s %9s\n", "#", "origin (GPU)", "x m", "y m", "z m", "dt ms", "dpos m"
     bad = ng != nc
     mt = 0; mp = 0
-    for (i = 1; i <= (ng > nc ? ng : nc); i++) {
-      if (i > ng || i > nc) { printf "%-3d only on the %s\n", i, i > ng ? "CPU" : "GPU"; continue }
+    nmax = ng; if (nc > nmax) nmax = nc
+    for (i = 1; i <= nmax; i++) {
+      if (i > ng || i > nc) { printf "%-3d only on the %s\n", i, (i > ng ? "CPU" : "GPU"); continue }
       dt = (gt[i] - ct[i]) / 1e6; d = sqrt((gx[i]-cx[i])^2 + (gy[i]-cy[i])^2 + (gz[i]-cz[i])^2)
       printf "%-3d %-28s %9.1f %9.1f %9.1f | %9.3f %9.2f\n", i, gs[i], gx[i], gy[i], gz[i], dt, d
       if (dt < 0) dt = -dt
