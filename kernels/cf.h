@@ -79,7 +79,7 @@ struct cf_spec {
  *                      icequakes, docs/locate.md);
  *   band upper corner  f_hi = 0.4 / DT (80 % of Nyquist, where the filter's transition
  *                      still fits): a low-pass tied to the grid (1 / (2 CELL_DT)) cut into
- *                      the demo's 20 Hz S pulses and made its events 75-240 m shallow;
+ *                      the demo's 20 Hz S pulses and made its events 70-240 m shallow;
  *   scale              log(1 + value) for the STA/LTA functions (a ratio of energies):
  *                      one station's glitch (a spike, a telemetry step) makes a ratio of
  *                      10^3-10^5 that outweighs the whole array in the stack's mean and
