@@ -52,7 +52,10 @@ void locate_params_from_config(const struct locate_conf *lc, struct locate_param
     p->cf_s = locate_cf_spec_phase(lc, 1);
     /* one function when the phases' settings are the same (the old keys alone): the
      * engine then computes exactly what it did before there were per-phase keys */
-    p->cf_per_phase = memcmp(&p->cf, &p->cf_s, sizeof p->cf) != 0 || p->cf.sta <= 0 || p->cf_s.sta <= 0;
+    const struct cf_spec *a = &p->cf, *b = &p->cf_s;
+    p->cf_per_phase = a->sta != b->sta || a->lta != b->lta || a->kurtosis_window != b->kurtosis_window ||
+                      a->band[0] != b->band[0] || a->band[1] != b->band[1] || a->scale != b->scale ||
+                      a->sta <= 0 || b->sta <= 0;
     p->normalize = stack_normalization(lc->normalize);
     p->block_samples = lc->block_samples;
     p->trigger = lc->trigger == TRIGGER_STATIC ? LOCATE_TRIGGER_STATIC : LOCATE_TRIGGER_MAD;
