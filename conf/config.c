@@ -569,6 +569,58 @@ static int validate_tti(const struct sl_config *cfg)
     return 0;
 }
 
+/* The characteristic-function keys of [locate] (conf/locate_cf.c resolves them): each
+ * band is two corners >= 0 or [-1, -1] (not set), high above low; a per-phase key for a
+ * phase that is not stacked, or a shared key that every stacked phase overrides, is a
+ * mistake (its value would be silently unused); per phase, lta longer than sta. */
+static int validate_locate_cf(const struct sl_config *cfg)
+{
+    const struct locate_conf *l = &cfg->locate;
+    const double *bands[3] = {l->band, l->band_p, l->band_s};
+    static const char *const bkeys[3] = {"locate.band", "locate.band_p", "locate.band_s"};
+    for (int i = 0; i < 3; i++) {
+        const double *b = bands[i];
+        int unset = b[0] < 0 && b[1] < 0;
+        if (!unset && (b[0] < 0 || b[1] < 0))
+            return cross_error(cfg, bkeys[i], "[%g, %g]: give two corners >= 0 (0 = that side open), or [-1, -1] "
+                               "for not set", b[0], b[1]);
+        if (!unset && (b[0] > 0 || b[1] > 0) && b[1] > 0 && !(b[1] > b[0]))
+            return cross_error(cfg, bkeys[i], "[%g, %g]: the high corner must be above the low one", b[0], b[1]);
+    }
+    int stacked[2] = {l->phases != PHASES_S, l->phases != PHASES_P};
+    const double own[2][4] = {{l->sta_p, l->lta_p, l->kurtosis_window_p, l->band_p[0] < 0 && l->band_p[1] < 0 ? 0 : 1},
+                              {l->sta_s, l->lta_s, l->kurtosis_window_s, l->band_s[0] < 0 && l->band_s[1] < 0 ? 0 : 1}};
+    const double shared[4] = {l->sta, l->lta, l->kurtosis_window, l->band[0] < 0 && l->band[1] < 0 ? 0 : 1};
+    static const char *const names[4] = {"sta", "lta", "kurtosis_window", "band"};
+    char key[64];
+    for (int k = 0; k < 4; k++) {
+        for (int p = 0; p < 2; p++)
+            if (own[p][k] > 0 && !stacked[p]) {
+                snprintf(key, sizeof key, "locate.%s_%c", names[k], "ps"[p]);
+                return cross_error(cfg, key, "a setting of the %c phase, but phases = \"%s\" does not stack it",
+                                   "PS"[p], l->phases == PHASES_P ? "P" : "S");
+            }
+        if (shared[k] > 0 && (!stacked[0] || own[0][k] > 0) && (!stacked[1] || own[1][k] > 0)) {
+            snprintf(key, sizeof key, "locate.%s", names[k]);
+            return cross_error(cfg, key, "%s_p / %s_s override it for every phase stacked, so it would be unused; "
+                               "remove it or one of them", names[k], names[k]);
+        }
+    }
+    for (int p = 0; p < 2; p++) {
+        if (!stacked[p])
+            continue;
+        struct locate_cf_phase r;
+        locate_cf_resolve(l, p, &r);
+        if (!r.derived && !(r.lta > r.sta)) {
+            const char *where = r.key_lta[0] ? r.key_lta : r.key_sta[0] ? r.key_sta : "locate.lta";
+            return cross_error(cfg, where, "%s (%g s%s) must be longer than %s (%g s%s)",
+                               r.key_lta[0] ? r.key_lta + 7 : "lta", r.lta, r.key_lta[0] ? "" : ", the default",
+                               r.key_sta[0] ? r.key_sta + 7 : "sta", r.sta, r.key_sta[0] ? "" : ", the default");
+        }
+    }
+    return 0;
+}
+
 static int validate_cross(const struct sl_config *cfg)
 {
     const struct model_conf *m = &cfg->model;
@@ -598,12 +650,8 @@ static int validate_cross(const struct sl_config *cfg)
         return cross_error(cfg, "acquisition.rx_count",
                            "set both counts (a line is [n, 1]) or neither");
     const struct locate_conf *l = &cfg->locate;
-    if (!(l->lta > l->sta))
-        return cross_error(cfg, "locate.lta", "lta (%g s) must be longer than sta (%g s)", l->lta,
-                           l->sta);
-    if ((l->band[0] > 0 || l->band[1] > 0) && !(l->band[1] > l->band[0]))
-        return cross_error(cfg, "locate.band", "[%g, %g]: the high corner must be above the low one",
-                           l->band[0], l->band[1]);
+    if ((rc = validate_locate_cf(cfg)) < 0)
+        return rc;
     if (cfg->job.kind == JOB_LOCATE && l->stations[0] == '\0')
         return cross_error(cfg, "job.kind", "the locate job needs [locate] stations");
     if (l->traveltime == TT_LAYERED && l->layers[0] == '\0')

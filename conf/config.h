@@ -30,6 +30,7 @@ enum random_ramp { RAMP_LINEAR, RAMP_EXPONENTIAL, RAMP_QUADRATIC };
 enum random_range { RRANGE_FULL, RRANGE_NYQUIST, RRANGE_SYMMETRIC };
 enum coord_kind { COORDS_CARTESIAN, COORDS_GEOGRAPHIC };
 enum phase_set { PHASES_P, PHASES_S, PHASES_PS };
+enum cf_scale_kind { CF_SCALE_AUTO, CF_SCALE_LINEAR, CF_SCALE_LOG };
 enum tt_kind { TT_HOMOGENEOUS, TT_LAYERED, TT_NONLINLOC };
 enum cf_kind { CF_ABS, CF_ENVELOPE, CF_STALTA, CF_RECURSIVE_STALTA, CF_KURTOSIS };
 enum stack_norm { NORM_NONE, NORM_COUNT, NORM_GEOMETRIC };
@@ -142,7 +143,11 @@ struct locate_conf {
     int cf;                 /* enum cf_kind */
     double sta, lta;        /* s */
     double kurtosis_window; /* s */
-    double band[2];         /* Hz; [0, 0] = no filter */
+    double band[2];         /* Hz; [0, 0] = no filter; [-1, -1] = not set */
+    /* per phase (0 / [-1, -1] = the shared key above); resolved by locate_cf_resolve() */
+    double sta_p, lta_p, kurtosis_window_p, band_p[2];
+    double sta_s, lta_s, kurtosis_window_s, band_s[2];
+    int cf_scale;           /* enum cf_scale_kind */
     int normalize;          /* enum stack_norm */
     int block_samples;
     int trigger;            /* enum trigger_kind */
@@ -151,6 +156,22 @@ struct locate_conf {
     double mad_window;      /* s, trailing window of the MAD trigger level */
     char *coherence_dir;    /* write coherence volumes here (optional) */
 };
+
+/* The characteristic-function settings of one phase of [locate] (conf/locate_cf.c):
+ * each value is the phase's own key (sta_p ...) if set, else the shared key (sta ...)
+ * if set, else 0.05 s / 0.5 s / 0.2 s / no filter / linear -- unless no CF key at all is set
+ * for the phase: then DERIVED is 1 and the values are 0 (sta, lta, kurtosis_window)
+ * and [-1, -1] (band), to be derived from the sampling rate and the trial grid where
+ * they are known (kernels/cf.h: cf_spec_derive).  KEY_* name the key each value came
+ * from ("" = a default), for messages. */
+struct locate_cf_phase {
+    int derived;
+    double sta, lta, kurtosis_window, band[2];
+    int scale;              /* 0 linear, 1 log, -1 derived */
+    const char *key_sta, *key_lta, *key_band;
+};
+/* PHASE 0 = P, 1 = S. */
+void locate_cf_resolve(const struct locate_conf *lc, int phase, struct locate_cf_phase *out);
 
 struct input_conf {
     int kind;               /* enum input_kind */

@@ -29,6 +29,7 @@ static const char *const tt_kinds[] = {"homogeneous", "layered", "nonlinloc", NU
 static const char *const nll_patterns[] = {"auto", "station-phase", "phase-station", NULL}; /* enum nll_naming */
 static const char *const cf_kinds[] = {"abs", "envelope", "stalta", "recursive-stalta", "kurtosis", NULL};
 static const char *const norms[] = {"none", "count", "geometric", NULL};
+static const char *const cf_scales[] = {"auto", "linear", "log", NULL};
 static const char *const triggers[] = {"static", "mad", NULL};
 static const char *const input_kinds[] = {"none", "zmq", "files", "seedlink", NULL};
 static const char *const sl_protocols[] = {"auto", "3", "4", NULL};
@@ -215,14 +216,32 @@ static const struct conf_key locate_keys[] = {
      "first trial-source point", 0},
     {"cf", KT_ENUM, OFF(locate, cf), 0, 0, 0, 0, cf_kinds, "\"stalta\"", "",
      "characteristic function: abs, envelope, stalta, recursive-stalta, kurtosis", 0},
-    {"sta", KT_DOUBLE, OFF(locate, sta), 0, KF_MIN_EXCL, 0, 1e4, NULL, "0.05", "s",
-     "short-term average window", 0},
-    {"lta", KT_DOUBLE, OFF(locate, lta), 0, KF_MIN_EXCL, 0, 1e5, NULL, "0.5", "s",
-     "long-term average window (longer than sta)", 0},
-    {"kurtosis_window", KT_DOUBLE, OFF(locate, kurtosis_window), 0, KF_MIN_EXCL, 0, 1e4, NULL, "0.2", "s",
-     "kurtosis window", 0},
-    {"band", KT_DOUBLE_VEC, OFF(locate, band), 2, 0, 0, 1e6, NULL, "[0.0, 0.0]", "Hz",
-     "band-pass corners before the characteristic function; [0, 0] = none", 0},
+    {"sta", KT_DOUBLE, OFF(locate, sta), 0, 0, 0, 1e4, NULL, "0.0", "s",
+     "short-term average window, both phases; 0 = not set (when no characteristic-function key is set for a phase, all are derived from the sampling rate and the grid, docs/locate.md; else 0.05)", 0},
+    {"lta", KT_DOUBLE, OFF(locate, lta), 0, 0, 0, 1e5, NULL, "0.0", "s",
+     "long-term average window (longer than sta), both phases; 0 = not set (derived, or 0.5 when another CF key is set)", 0},
+    {"kurtosis_window", KT_DOUBLE, OFF(locate, kurtosis_window), 0, 0, 0, 1e4, NULL, "0.0", "s",
+     "kurtosis window, both phases; 0 = not set (derived, or 0.2 when another CF key is set)", 0},
+    {"band", KT_DOUBLE_VEC, OFF(locate, band), 2, 0, -1, 1e6, NULL, "[-1.0, -1.0]", "Hz",
+     "band-pass corners before the characteristic function, both phases; [0, 0] = no filter; [-1, -1] = not set (derived, or no filter when another CF key is set)", 0},
+    {"cf_scale", KT_ENUM, OFF(locate, cf_scale), 0, 0, 0, 0, cf_scales, "\"auto\"", "",
+     "what is stacked: linear (the function's value) or log (log(1 + value): one station's glitch cannot outweigh the array); auto = log when the functions are derived, else linear", 0},
+    {"sta_p", KT_DOUBLE, OFF(locate, sta_p), 0, 0, 0, 1e4, NULL, "0.0", "s",
+     "P (verticals) short-term average window; 0 = sta", 0},
+    {"lta_p", KT_DOUBLE, OFF(locate, lta_p), 0, 0, 0, 1e5, NULL, "0.0", "s",
+     "P long-term average window; 0 = lta", 0},
+    {"kurtosis_window_p", KT_DOUBLE, OFF(locate, kurtosis_window_p), 0, 0, 0, 1e4, NULL, "0.0", "s",
+     "P kurtosis window; 0 = kurtosis_window", 0},
+    {"band_p", KT_DOUBLE_VEC, OFF(locate, band_p), 2, 0, -1, 1e6, NULL, "[-1.0, -1.0]", "Hz",
+     "P band-pass corners; [0, 0] = no filter; [-1, -1] = band", 0},
+    {"sta_s", KT_DOUBLE, OFF(locate, sta_s), 0, 0, 0, 1e4, NULL, "0.0", "s",
+     "S (horizontals) short-term average window; 0 = sta", 0},
+    {"lta_s", KT_DOUBLE, OFF(locate, lta_s), 0, 0, 0, 1e5, NULL, "0.0", "s",
+     "S long-term average window; 0 = lta", 0},
+    {"kurtosis_window_s", KT_DOUBLE, OFF(locate, kurtosis_window_s), 0, 0, 0, 1e4, NULL, "0.0", "s",
+     "S kurtosis window; 0 = kurtosis_window", 0},
+    {"band_s", KT_DOUBLE_VEC, OFF(locate, band_s), 2, 0, -1, 1e6, NULL, "[-1.0, -1.0]", "Hz",
+     "S band-pass corners; [0, 0] = no filter; [-1, -1] = band", 0},
     {"normalize", KT_ENUM, OFF(locate, normalize), 0, 0, 0, 0, norms, "\"count\"", "",
      "stack normalization: none, count (by contributing channels), geometric (geometric mean)", 0},
     {"block_samples", KT_INT, OFF(locate, block_samples), 0, 0, 16, 1 << 24, NULL, "1000", "samples",

@@ -7,8 +7,13 @@
 
 #include "stream/error.h"
 
-int cf_params_init(struct cf_params *p, const struct cf_spec *spec, double dt)
+int cf_params_init(struct cf_params *p, const struct cf_spec *spec_in, double dt)
 {
+    /* values not set: derived as for a single trial point (the engine derives them with
+     * the grid first; this keeps a direct caller from ever filtering with -1 Hz) */
+    struct cf_spec derived = *spec_in;
+    cf_spec_derive(&derived, dt, 0.0);
+    const struct cf_spec *spec = &derived;
     memset(p, 0, sizeof *p);
     p->kind = spec->kind;
     double f1 = spec->band[0], f2 = spec->band[1], nyq = 0.5 / dt;
@@ -30,6 +35,7 @@ int cf_params_init(struct cf_params *p, const struct cf_spec *spec, double dt)
                            fl, dt, N);
         p->nfir = N;
     }
+    p->scale = spec->scale == 1;
     p->nsta = (int)fmax(1.0, round(spec->sta / dt));
     p->nlta = (int)round(spec->lta / dt);
     p->nkurt = (int)fmax(4.0, round(spec->kurtosis_window / dt));
@@ -73,6 +79,28 @@ int cf_params_init(struct cf_params *p, const struct cf_spec *spec, double dt)
     }
     p->coef = p->coef_own;
     return 0;
+}
+
+void cf_spec_derive(struct cf_spec *spec, double dt, double cell_dt)
+{
+    double fhi = 0.4 / dt;
+    double sta = fmax(4.0 * cell_dt, 2.0 * dt);
+    if (cell_dt <= 0) /* a single trial point: no grid to resolve; 20 samples */
+        sta = 20.0 * dt;
+    /* the FIR needs ~3.3 / (f_lo dt) taps, at most 8191 (cf_params_init) */
+    double flo = fmin(fmax(0.5 / sta, 3.4 / (8000.0 * dt)), 0.5 * fhi);
+    if (spec->band[0] < 0 && spec->band[1] < 0) {
+        spec->band[0] = flo;
+        spec->band[1] = fhi;
+    }
+    if (!(spec->sta > 0))
+        spec->sta = sta;
+    if (!(spec->lta > 0))
+        spec->lta = 10.0 * spec->sta;
+    if (!(spec->kurtosis_window > 0))
+        spec->kurtosis_window = 5.0 * spec->sta;
+    if (spec->scale < 0)
+        spec->scale = spec->kind == CF_FN_STALTA || spec->kind == CF_FN_RECURSIVE_STALTA;
 }
 
 void cf_params_free(struct cf_params *p)

@@ -50,13 +50,50 @@ enum cf_function {
     CF_FN_KURTOSIS = 4,
 };
 
-/* What the user asked for, in seconds and Hz (the job fills it from [locate]). */
+/* What the user asked for, in seconds and Hz (the job fills it from [locate]).  A value
+ * not set (sta, lta, kurtosis_window <= 0; band [-1, -1]) is derived by cf_spec_derive
+ * once the sampling rate is known. */
 struct cf_spec {
     int kind;                /* enum cf_function */
     double sta, lta;         /* s */
     double kurtosis_window;  /* s */
     double band[2];          /* Hz; [0, 0] = no filter, a 0 corner = that side open */
+    int scale;               /* 0: the value; 1: log(1 + value) (see cf_spec_derive); -1: not set */
 };
+
+/* The derived defaults (docs/locate.md, "Derived defaults"), for sample interval DT and
+ * a phase whose travel time changes by up to CELL_DT seconds between neighbouring trial
+ * points (0: a single point):
+ *
+ *   sta                4 CELL_DT (at least 2 samples; 20 samples for a single point):
+ *                      the grid samples each station's moveout every CELL_DT, so a
+ *                      function narrower than a few CELL_DT peaks between trial points
+ *                      and the coherent peak is missed; a longer one has a flat top one
+ *                      STA wide (the STA/LTA of a pulse shorter than its window), which
+ *                      spreads the peak over STA x velocity (8 CELL_DT moved the demo's
+ *                      events by up to 155 m, 4 CELL_DT by at most 38 m);
+ *   lta                10 sta;   kurtosis_window  5 sta;
+ *   band lower corner  f_lo = 1 / (2 sta): a period the STA window holds twice; below
+ *                      are the offset of raw counts, the microseism and wind, which
+ *                      otherwise dominate the energy (no filter: none of the Iceland
+ *                      icequakes, docs/locate.md);
+ *   band upper corner  f_hi = 0.4 / DT (80 % of Nyquist, where the filter's transition
+ *                      still fits): a low-pass tied to the grid (1 / (2 CELL_DT)) cut into
+ *                      the demo's 20 Hz S pulses and made its events 70-240 m shallow;
+ *   scale              log(1 + value) for the STA/LTA functions (a ratio of energies):
+ *                      one station's glitch (a spike, a telemetry step) makes a ratio of
+ *                      10^3-10^5 that outweighs the whole array in the stack's mean and
+ *                      is "located" at the station; on the log scale it weighs what one
+ *                      strong arrival does, so only what many rows see together stands
+ *                      out.  (A clip at a fixed value did that too, but flattened every
+ *                      strong arrival's peak into a plateau one STA window wide and
+ *                      moved the demo's events by 400 m.)  Monotonic: each row's peak
+ *                      stays where it was.
+ *
+ * So the S band is lower than the P band by vp / vs, and its windows longer by the same
+ * factor.  Values already set are kept; a derived band is only used when both corners
+ * were unset. */
+void cf_spec_derive(struct cf_spec *spec, double dt, double cell_dt);
 
 struct cf_params {
     int kind;            /* enum cf_function */
@@ -66,6 +103,7 @@ struct cf_params {
     int hl;              /* Hilbert half length L */
     int ring;            /* history samples kept per channel */
     int warmup;          /* valid samples before the output is valid */
+    int scale;           /* 1: the output is log(1 + value) */
     int delay;           /* samples, see above */
     int ncoef;           /* 2L+1 Hilbert taps, then nfir band-pass taps */
     const double *coef;  /* host memory; the CUDA twin copies them */
@@ -269,6 +307,8 @@ static inline CF_HD float cf_step(const struct cf_params *p, const double *coef,
 #undef CF_OLD
     ring[pos] = y;
     s[CF_S_POS] = (double)((pos + 1) % R);
+    if (p->scale == 1)
+        v = log1p(v);
     return ok ? (float)v : NAN;
 }
 

@@ -45,10 +45,15 @@ struct locate_engine {
     int64_t t0_ns, next_n;
     int nch;
     struct locate_channel *chan;
-    int nused, *used_ch, *rowch;
+    int nused, *used_ch, *rowch; /* units (channel x function): their channel; rows' units */
     int nrow_mapped, min_rows;
-    struct cf_params cfp;
-    double *state;
+    int nset;                /* characteristic functions: 1, or 2 (P and S differ) */
+    int set_of_phase[2];     /* function of the P and S rows */
+    int nunit_set[2];        /* units of each function: set 0's first */
+    int *roff;               /* nrow: the row's function's delay - the smaller delay */
+    int dmin;                /* the smaller delay: CF column 0 is time -dmin */
+    struct cf_params cfp[2];
+    double *state[2];
     uint16_t *delay;
     int max_delay, chunk;
     double restart_limit;    /* samples: a longer time jump restarts the stream */
@@ -87,7 +92,7 @@ struct locate_engine {
         float *x, *cfch, *cf[2], *mval, *coh;
         int32_t *midx;
         int cur;
-        double *state, *coef;
+        double *state[2], *coef[2];
         int *rowch;
         uint16_t *delay;
         struct stack_cuda *stack;
@@ -188,6 +193,12 @@ static int find_station(const struct locate_engine *e, const char *net, const ch
     return -1;
 }
 
+/* The characteristic function (0 or 1) of row R. */
+static int row_set(const struct locate_engine *e, int r)
+{
+    return e->set_of_phase[e->tt.phase[r % e->tt.nphase]];
+}
+
 static int map_channels(struct locate_engine *e)
 {
     int ns = e->tt.nsta;
@@ -255,27 +266,33 @@ static int map_channels(struct locate_engine *e)
                 e->nrow_mapped++;
             }
         }
-    /* compact the used channels */
-    for (int r = 0; r < e->nrow * CF_MAXC; r++)
-        if (e->rowch[r] >= 0)
-            use[e->rowch[r]] = 1;
-    e->used_ch = malloc((size_t)(e->nch ? e->nch : 1) * sizeof(int));
-    int *uidx = malloc((size_t)(e->nch ? e->nch : 1) * sizeof(int));
-    if (!e->used_ch || !uidx) {
+    /* compact the used channels into units, per function (one function: the used
+     * channels in their order, as before there were two) */
+    size_t nsc = (size_t)(e->nch ? e->nch : 1) * (size_t)e->nset;
+    free(use);
+    use = calloc(nsc, sizeof(int));
+    e->used_ch = malloc(nsc * sizeof(int));
+    int *uidx = malloc(nsc * sizeof(int));
+    if (!use || !e->used_ch || !uidx) {
         free(lists);
         free(counts);
         free(use);
         free(uidx);
         return err_set(-ENOMEM, "locate: out of memory");
     }
-    for (int c = 0; c < e->nch; c++)
-        if (use[c]) {
-            uidx[c] = e->nused;
-            e->used_ch[e->nused++] = c;
-        }
     for (int r = 0; r < e->nrow * CF_MAXC; r++)
         if (e->rowch[r] >= 0)
-            e->rowch[r] = uidx[e->rowch[r]];
+            use[(size_t)row_set(e, r / CF_MAXC) * e->nch + e->rowch[r]] = 1;
+    for (int k = 0; k < e->nset; k++)
+        for (int c = 0; c < e->nch; c++)
+            if (use[(size_t)k * e->nch + c]) {
+                uidx[(size_t)k * e->nch + c] = e->nused;
+                e->used_ch[e->nused++] = c;
+                e->nunit_set[k]++;
+            }
+    for (int r = 0; r < e->nrow * CF_MAXC; r++)
+        if (e->rowch[r] >= 0)
+            e->rowch[r] = uidx[(size_t)row_set(e, r / CF_MAXC) * e->nch + e->rowch[r]];
     free(lists);
     free(counts);
     free(use);
@@ -284,8 +301,12 @@ static int map_channels(struct locate_engine *e)
     if (e->nrow_mapped == 0)
         return err_set(-EINVAL, "locate: none of the %d channels belongs to a station of the station file",
                        e->nch);
-    log_info("locate: %d channels, %d used, %d of %d station-phase rows have data", e->nch, e->nused,
-             e->nrow_mapped, e->nrow);
+    if (e->nset == 1)
+        log_info("locate: %d channels, %d used, %d of %d station-phase rows have data", e->nch, e->nused,
+                 e->nrow_mapped, e->nrow);
+    else
+        log_info("locate: %d channels, %d P and %d S characteristic functions, %d of %d station-phase rows have "
+                 "data", e->nch, e->nunit_set[0], e->nunit_set[1], e->nrow_mapped, e->nrow);
     return 0;
 }
 
@@ -297,6 +318,73 @@ static void fill_nan(float *p, size_t n)
         p[i] = NAN;
 }
 
+/* CELL[phase]: the largest travel-time change between neighbouring trial points (along
+ * an axis), over the rows of each phase -- the derived CF defaults' grid resolution. */
+static void cell_times(const struct locate_engine *e, double cell[2])
+{
+    const struct tt_grid *g = &e->tt.grid;
+    size_t strides[3] = {1, (size_t)g->n[0], (size_t)g->n[0] * g->n[1]};
+    cell[0] = cell[1] = 0.0;
+    for (int r = 0; r < e->nrow; r++) {
+        const float *t = e->tt.t + (size_t)r * e->nj;
+        double m = 0.0;
+        for (size_t j = 0; j < e->nj; j++) {
+            size_t ix = j % (size_t)g->n[0], iy = j / (size_t)g->n[0] % (size_t)g->n[1];
+            size_t iz = j / strides[2];
+            size_t at[3] = {ix, iy, iz};
+            for (int a = 0; a < 3; a++)
+                if (at[a] + 1 < (size_t)g->n[a])
+                    m = fmax(m, fabs((double)t[j + strides[a]] - (double)t[j]));
+        }
+        double *c = &cell[e->tt.phase[r % e->tt.nphase]];
+        *c = fmax(*c, m);
+    }
+}
+
+static size_t state_bytes(const struct locate_engine *e, int k)
+{
+    return (size_t)(e->nunit_set[k] ? e->nunit_set[k] : 1) * cf_state_len(&e->cfp[k]) * sizeof(double);
+}
+
+static void log_function(const char *what, const struct cf_spec *s)
+{
+    log_info("locate: %s characteristic function: band %g-%g Hz, sta %g s, lta %g s, kurtosis window %g s, %s scale",
+             what, s->band[0], s->band[1], s->sta, s->lta, s->kurtosis_window, s->scale == 1 ? "log" : "linear");
+}
+
+/* The characteristic functions: the values not set derived (cf_spec_derive, CELL: each
+ * phase's largest travel-time change over a cell), and one function or two -- two only
+ * when P and S are both stacked and their functions differ. */
+static int setup_functions(struct locate_engine *e, const double cell[2])
+{
+    int has[2] = {0, 0};
+    for (int p = 0; p < e->tt.nphase; p++)
+        has[e->tt.phase[p]] = 1;
+    struct cf_spec sp[2] = {e->p.cf, e->p.cf_per_phase ? e->p.cf_s : e->p.cf};
+    if (e->p.cf_per_phase) {
+        cf_spec_derive(&sp[0], e->dt, cell[0]);
+        cf_spec_derive(&sp[1], e->dt, cell[1]);
+    } else {
+        cf_spec_derive(&sp[0], e->dt, fmax(cell[0], cell[1]));
+        sp[1] = sp[0];
+    }
+    int differ = sp[0].kind != sp[1].kind || sp[0].sta != sp[1].sta || sp[0].lta != sp[1].lta ||
+                 sp[0].kurtosis_window != sp[1].kurtosis_window || sp[0].band[0] != sp[1].band[0] ||
+                 sp[0].band[1] != sp[1].band[1] || sp[0].scale != sp[1].scale;
+    e->nset = has[0] && has[1] && differ ? 2 : 1;
+    e->set_of_phase[0] = 0;
+    e->set_of_phase[1] = e->nset - 1;
+    const struct cf_spec *use[2] = {has[0] ? &sp[0] : &sp[1], &sp[1]};
+    for (int k = 0; k < e->nset; k++) {
+        int rc = cf_params_init(&e->cfp[k], use[k], e->dt);
+        if (rc)
+            return e->nset == 2 ? err_prefix(rc, "%s characteristic function", k ? "S" : "P") : rc;
+        if (e->p.cf_per_phase)
+            log_function(e->nset == 1 ? "P and S" : k ? "S" : "P", use[k]);
+    }
+    return 0;
+}
+
 static int start_stream(struct locate_engine *e, const struct locate_block *b)
 {
     e->dt = b->dt;
@@ -306,28 +394,8 @@ static int start_stream(struct locate_engine *e, const struct locate_block *b)
     if (!e->chan)
         return err_set(-ENOMEM, "locate: out of memory");
     memcpy(e->chan, b->chan, (size_t)b->nrec * sizeof *e->chan);
-    int rc = map_channels(e);
-    if (rc)
-        return rc;
-    rc = cf_params_init(&e->cfp, &e->p.cf, e->dt);
-    if (rc)
-        return rc;
-    e->delay = calloc((size_t)e->nrow * e->nj_pad, sizeof(uint16_t));
-    if (!e->delay)
-        return err_set(-ENOMEM, "locate: out of memory for %zu MiB of delays",
-                       ((size_t)e->nrow * e->nj_pad * 2) >> 20);
-    double dmax = (e->tt.tmax - e->T0) / e->dt;
-    if (dmax > 65000.0)
-        return err_set(-EINVAL, "locate: travel times up to %.3f s are %.0f samples at dt = %g s; at most 65000 "
-                       "(use a smaller grid or a longer dt)", e->tt.tmax - e->T0, dmax, e->dt);
-    e->max_delay = 0;
-    for (int r = 0; r < e->nrow; r++)
-        for (size_t j = 0; j < e->nj; j++) {
-            int d = (int)lround((e->tt.t[(size_t)r * e->nj + j] - e->T0) / e->dt);
-            e->delay[(size_t)r * e->nj_pad + j] = (uint16_t)d;
-            e->max_delay = d > e->max_delay ? d : e->max_delay;
-        }
-    /* time search of the refinement: the largest travel-time change over one cell */
+    /* time search of the refinement: the largest travel-time change over one cell (a
+     * sample of the neighbours, as it always was) */
     double step = 0;
     const struct tt_grid *tg = &e->tt.grid;
     size_t strides[3] = {1, (size_t)tg->n[0], (size_t)tg->n[0] * tg->n[1]};
@@ -336,6 +404,38 @@ static int start_stream(struct locate_engine *e, const struct locate_block *b)
             if (tg->n[a] > 1)
                 for (size_t j = 0; j + strides[a] < e->nj; j += strides[a] * 7 + 1)
                     step = fmax(step, fabs(e->tt.t[(size_t)r * e->nj + j + strides[a]] - e->tt.t[(size_t)r * e->nj + j]));
+    double cell[2];
+    cell_times(e, cell);
+    int rc = setup_functions(e, cell);
+    if (rc)
+        return rc;
+    rc = map_channels(e);
+    if (rc)
+        return rc;
+    e->delay = calloc((size_t)e->nrow * e->nj_pad, sizeof(uint16_t));
+    e->roff = calloc((size_t)e->nrow, sizeof(int));
+    if (!e->delay || !e->roff)
+        return err_set(-ENOMEM, "locate: out of memory for %zu MiB of delays",
+                       ((size_t)e->nrow * e->nj_pad * 2) >> 20);
+    int dmin = e->cfp[0].delay, roff_max = 0;
+    for (int k = 1; k < e->nset; k++)
+        dmin = e->cfp[k].delay < dmin ? e->cfp[k].delay : dmin;
+    e->dmin = dmin;
+    for (int r = 0; r < e->nrow; r++) {
+        e->roff[r] = e->cfp[row_set(e, r)].delay - dmin;
+        roff_max = e->roff[r] > roff_max ? e->roff[r] : roff_max;
+    }
+    double dmax = (e->tt.tmax - e->T0) / e->dt + roff_max;
+    if (dmax > 65000.0)
+        return err_set(-EINVAL, "locate: travel times up to %.3f s are %.0f samples at dt = %g s; at most 65000 "
+                       "(use a smaller grid or a longer dt)", e->tt.tmax - e->T0, dmax, e->dt);
+    e->max_delay = 0;
+    for (int r = 0; r < e->nrow; r++)
+        for (size_t j = 0; j < e->nj; j++) {
+            int d = (int)lround((e->tt.t[(size_t)r * e->nj + j] - e->T0) / e->dt) + e->roff[r];
+            e->delay[(size_t)r * e->nj_pad + j] = (uint16_t)d;
+            e->max_delay = d > e->max_delay ? d : e->max_delay;
+        }
     e->refine_t = (int)fmin(256.0, ceil(step / e->dt) + 2);
     e->chunk = e->p.block_samples;
     /* "the largest travel time plus a block": beyond it no stacked time sees CF from both
@@ -343,7 +443,10 @@ static int start_stream(struct locate_engine *e, const struct locate_block *b)
     e->restart_limit = (double)e->max_delay + 2.0 * e->refine_t + e->chunk;
     e->cap = (size_t)(e->max_delay + 2 * e->refine_t + e->chunk + 2 * STACK_T_TILE + 16 + 31) / 32 * 32;
     size_t nu = (size_t)(e->nused ? e->nused : 1);
-    e->state = calloc(nu * cf_state_len(&e->cfp), sizeof(double));
+    for (int k = 0; k < e->nset; k++)
+        if (!(e->state[k] = calloc((size_t)(e->nunit_set[k] ? e->nunit_set[k] : 1) * cf_state_len(&e->cfp[k]),
+                                   sizeof(double))))
+            return err_set(-ENOMEM, "locate: out of memory");
     e->cfh = malloc((size_t)e->nrow * e->cap * sizeof(float));
     e->x = malloc(nu * e->chunk * sizeof(float));
     e->cfch = malloc(nu * e->chunk * sizeof(float));
@@ -355,18 +458,17 @@ static int start_stream(struct locate_engine *e, const struct locate_block *b)
     e->mring = malloc((size_t)e->W * sizeof(float));
     e->sortbuf = malloc((size_t)e->W * sizeof(float));
     e->mlive = calloc((size_t)e->W, 1);
-    if (!e->state || !e->cfh || !e->x || !e->cfch || !e->mval || !e->midx || !e->coh || !e->mring ||
+    if (!e->cfh || !e->x || !e->cfch || !e->mval || !e->midx || !e->coh || !e->mring ||
         !e->sortbuf || !e->mlive)
         return err_set(-ENOMEM, "locate: out of memory");
     fill_nan(e->cfh, (size_t)e->nrow * e->cap);
-    e->a0 = -e->cfp.delay;
+    e->a0 = -dmin;
     e->len = 0;
     e->t_next = e->a0;
     e->level = e->p.trigger == LOCATE_TRIGGER_STATIC ? e->p.threshold : INFINITY;
     e->misamp = (int64_t)llround(e->p.min_interval / e->dt);
 #ifdef SEISLIVE_CUDA
     if (e->gpu) {
-        size_t sl = cf_state_len(&e->cfp);
         const struct sl_device *d = &e->dev;
         size_t pitch = e->cap * sizeof(float);
         if ((rc = stack_cuda_create(&e->g.stack, &e->p.stack)) ||
@@ -377,23 +479,32 @@ static int start_stream(struct locate_engine *e, const struct locate_block *b)
             (rc = dev_alloc(d, e->cap * sizeof(float), (void **)&e->g.mval)) ||
             (rc = dev_alloc(d, e->cap * sizeof(int32_t), (void **)&e->g.midx)) ||
             (rc = dev_alloc(d, e->nj * sizeof(float), (void **)&e->g.coh)) ||
-            (rc = dev_alloc(d, nu * sl * sizeof(double), (void **)&e->g.state)) ||
             (rc = dev_alloc(d, (size_t)e->nrow * CF_MAXC * sizeof(int), (void **)&e->g.rowch)) ||
-            (rc = dev_alloc(d, (size_t)e->nrow * e->nj_pad * sizeof(uint16_t), (void **)&e->g.delay)) ||
-            (rc = dev_alloc(d, (size_t)e->cfp.ncoef * sizeof(double), (void **)&e->g.coef)))
+            (rc = dev_alloc(d, (size_t)e->nrow * e->nj_pad * sizeof(uint16_t), (void **)&e->g.delay)))
             return err_prefix(rc, "locate: device memory");
-        if ((rc = dev_copy(d, e->g.state, e->state, nu * sl * sizeof(double), DEV_H2D, NULL)) ||
-            (rc = dev_copy(d, e->g.rowch, e->rowch, (size_t)e->nrow * CF_MAXC * sizeof(int), DEV_H2D, NULL)) ||
+        for (int k = 0; k < e->nset; k++) {
+            size_t sb = state_bytes(e, k);
+            if ((rc = dev_alloc(d, sb, (void **)&e->g.state[k])) ||
+                (rc = dev_alloc(d, (size_t)e->cfp[k].ncoef * sizeof(double), (void **)&e->g.coef[k])))
+                return err_prefix(rc, "locate: device memory");
+            if ((rc = dev_copy(d, e->g.state[k], e->state[k], sb, DEV_H2D, NULL)) ||
+                (rc = dev_copy(d, e->g.coef[k], e->cfp[k].coef, (size_t)e->cfp[k].ncoef * sizeof(double), DEV_H2D,
+                               NULL)))
+                return rc;
+        }
+        if ((rc = dev_copy(d, e->g.rowch, e->rowch, (size_t)e->nrow * CF_MAXC * sizeof(int), DEV_H2D, NULL)) ||
             (rc = dev_copy(d, e->g.delay, e->delay, (size_t)e->nrow * e->nj_pad * sizeof(uint16_t), DEV_H2D,
                            NULL)) ||
-            (rc = dev_copy(d, e->g.coef, e->cfp.coef, (size_t)e->cfp.ncoef * sizeof(double), DEV_H2D, NULL)) ||
             (rc = dev_fill_ff_2d(d, e->g.cf[0], pitch, pitch, (size_t)e->nrow)))
             return rc;
     }
 #endif
     log_info("locate: dt %g s, CF delay %d samples, warm-up %d samples, max delay %d samples, "
              "buffer %zu samples x %d rows",
-             e->dt, e->cfp.delay, e->cfp.warmup, e->max_delay, e->cap, e->nrow);
+             e->dt, e->cfp[0].delay, e->cfp[0].warmup, e->max_delay, e->cap, e->nrow);
+    if (e->nset == 2)
+        log_info("locate: S characteristic function: CF delay %d samples, warm-up %d samples", e->cfp[1].delay,
+                 e->cfp[1].warmup);
     e->started = 1;
     return 0;
 }
@@ -422,7 +533,7 @@ static void delays_at_pos(const struct locate_engine *e, const double c[3], doub
             if (wt != 0)
                 v += wt * row[(i0[0] + dx) * sx + (i0[1] + dy) * sy + (i0[2] + dz) * sz];
         }
-        d[r] = (v - e->T0) / e->dt;
+        d[r] = (v - e->T0) / e->dt + e->roff[r];
     }
 }
 
@@ -835,13 +946,27 @@ static int shift_buffer(struct locate_engine *e)
     return 0;
 }
 
-static int stack_ready(struct locate_engine *e, int final)
+/* Stack the times whose CF has arrived (FINAL: all kept): returns 1 when a final stack
+ * left times for another piece, 0 when done, < 0 on error. */
+static int stack_some(struct locate_engine *e, int final)
 {
     int64_t end = e->a0 + e->len;
     int64_t nt = final ? end - e->t_next : end - (e->max_delay + e->refine_t + 5) - e->t_next;
     if (nt <= 0)
         return 0;
     int64_t off = e->t_next - e->a0;
+    int more = 0;
+    if (final) {
+        /* at the end of a stream every kept time is stacked: in pieces the buffer holds
+         * (one piece unless the travel times are longer than a chunk) */
+        int64_t room = ((int64_t)e->cap - off - e->max_delay - 1) / STACK_T_TILE * STACK_T_TILE;
+        if (room <= 0)
+            return err_set(-EINVAL, "locate: internal: no room in the CF buffer of %zu samples", e->cap);
+        if (room < nt) {
+            nt = room;
+            more = 1;
+        }
+    }
     if ((size_t)off + stack_cf_need((int)nt, e->max_delay) > e->cap)
         return err_set(-EINVAL, "locate: internal: CF buffer of %zu samples too small for %lld times", e->cap,
                        (long long)nt);
@@ -875,7 +1000,17 @@ static int stack_ready(struct locate_engine *e, int final)
         scan_time(e, e->t_next + i, e->mval[i], e->midx[i]);
     e->t_next += nt;
     e->stats.stacked_times += nt;
-    return shift_buffer(e);
+    rc = shift_buffer(e);
+    return rc ? rc : more;
+}
+
+static int stack_ready(struct locate_engine *e, int final)
+{
+    for (;;) {
+        int rc = stack_some(e, final);
+        if (rc <= 0)
+            return rc;
+    }
 }
 
 /* K samples from OFF of block B (NULL: K invalid samples, a time gap). */
@@ -911,10 +1046,14 @@ static int feed_chunk(struct locate_engine *e, const struct locate_block *b, int
     if (e->gpu) {
         float *gdst = e->g.cf[e->g.cur] + e->len;
         size_t bytes = (size_t)e->nused * e->chunk * sizeof(float);
-        if ((rc = dev_copy(&e->dev, e->g.x, e->x, bytes, DEV_H2D, NULL)) ||
-            (rc = cf_run_cuda(&e->cfp, e->g.coef, e->nused, k, e->g.x, (size_t)e->chunk, e->g.cfch,
-                              (size_t)e->chunk, e->g.state, NULL)) ||
-            (rc = cf_combine_cuda(e->nrow, k, e->g.rowch, e->g.cfch, (size_t)e->chunk, gdst, e->cap,
+        if ((rc = dev_copy(&e->dev, e->g.x, e->x, bytes, DEV_H2D, NULL)))
+            return rc;
+        for (int s = 0, u0 = 0; s < e->nset; u0 += e->nunit_set[s], s++)
+            if ((rc = cf_run_cuda(&e->cfp[s], e->g.coef[s], e->nunit_set[s], k, e->g.x + (size_t)u0 * e->chunk,
+                                  (size_t)e->chunk, e->g.cfch + (size_t)u0 * e->chunk, (size_t)e->chunk,
+                                  e->g.state[s], NULL)))
+                return rc;
+        if ((rc = cf_combine_cuda(e->nrow, k, e->g.rowch, e->g.cfch, (size_t)e->chunk, gdst, e->cap,
                                   e->p.normalize == STACK_NORM_GEOMETRIC, NULL)) ||
             (rc = dev_copy_2d(&e->dev, dst, e->cap * sizeof(float), gdst, e->cap * sizeof(float),
                               (size_t)k * sizeof(float), (size_t)e->nrow, DEV_D2H)))
@@ -922,7 +1061,9 @@ static int feed_chunk(struct locate_engine *e, const struct locate_block *b, int
     } else
 #endif
     {
-        cf_run_cpu(&e->cfp, e->nused, k, e->x, (size_t)e->chunk, e->cfch, (size_t)e->chunk, e->state);
+        for (int s = 0, u0 = 0; s < e->nset; u0 += e->nunit_set[s], s++)
+            cf_run_cpu(&e->cfp[s], e->nunit_set[s], k, e->x + (size_t)u0 * e->chunk, (size_t)e->chunk,
+                       e->cfch + (size_t)u0 * e->chunk, (size_t)e->chunk, e->state[s]);
         cf_combine_cpu(e->nrow, k, e->rowch, e->cfch, (size_t)e->chunk, dst, e->cap,
                        e->p.normalize == STACK_NORM_GEOMETRIC);
     }
@@ -944,22 +1085,24 @@ static int cancelled(const struct locate_engine *e)
  * without history. */
 static int reset_stream(struct locate_engine *e, int64_t t0_ns)
 {
-    size_t nu = (size_t)(e->nused ? e->nused : 1), sl = cf_state_len(&e->cfp);
-    memset(e->state, 0, nu * sl * sizeof(double));
+    for (int k = 0; k < e->nset; k++)
+        memset(e->state[k], 0, state_bytes(e, k));
     fill_nan(e->cfh, (size_t)e->nrow * e->cap);
     memset(e->mlive, 0, (size_t)e->W);
 #ifdef SEISLIVE_CUDA
     if (e->gpu) {
         int rc;
-        if ((rc = dev_copy(&e->dev, e->g.state, e->state, nu * sl * sizeof(double), DEV_H2D, NULL)) ||
-            (rc = dev_fill_ff_2d(&e->dev, e->g.cf[e->g.cur], e->cap * sizeof(float), e->cap * sizeof(float),
+        for (int k = 0; k < e->nset; k++)
+            if ((rc = dev_copy(&e->dev, e->g.state[k], e->state[k], state_bytes(e, k), DEV_H2D, NULL)))
+                return rc;
+        if ((rc = dev_fill_ff_2d(&e->dev, e->g.cf[e->g.cur], e->cap * sizeof(float), e->cap * sizeof(float),
                                  (size_t)e->nrow)))
             return rc;
     }
 #endif
     e->t0_ns = t0_ns;
     e->next_n = 0;
-    e->a0 = -e->cfp.delay;
+    e->a0 = -e->dmin;
     e->len = 0;
     e->t_next = e->a0;
     e->level = e->p.trigger == LOCATE_TRIGGER_STATIC ? e->p.threshold : INFINITY;
@@ -1098,18 +1241,21 @@ void locate_engine_destroy(struct locate_engine *e)
         return;
 #ifdef SEISLIVE_CUDA
     stack_cuda_destroy(e->g.stack);
-    void *dbuf[] = {e->g.x, e->g.cfch, e->g.cf[0], e->g.cf[1], e->g.mval, e->g.midx,
-                    e->g.coh, e->g.state, e->g.rowch, e->g.delay, e->g.coef};
+    void *dbuf[] = {e->g.x, e->g.cfch, e->g.cf[0], e->g.cf[1], e->g.mval, e->g.midx, e->g.coh, e->g.state[0],
+                    e->g.state[1], e->g.rowch, e->g.delay, e->g.coef[0], e->g.coef[1]};
     for (size_t i = 0; i < sizeof dbuf / sizeof *dbuf; i++)
         dev_free(&e->dev, dbuf[i]);
 #endif
-    cf_params_free(&e->cfp);
+    cf_params_free(&e->cfp[0]);
+    cf_params_free(&e->cfp[1]);
     tt_free(&e->tt);
     free(e->sta);
     free(e->chan);
     free(e->used_ch);
     free(e->rowch);
-    free(e->state);
+    free(e->state[0]);
+    free(e->state[1]);
+    free(e->roff);
     free(e->delay);
     free(e->cfh);
     free(e->x);

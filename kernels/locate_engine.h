@@ -17,6 +17,14 @@
  * results do not depend on where the stream was cut (blocks are also split into
  * chunks of at most block_samples).
  *
+ * With cf_per_phase and two different functions (after cf_spec_derive, with the
+ * sampling rate and each phase's largest travel-time change over a cell), a channel is
+ * run through the function of each phase whose rows use it ("units": channel x
+ * function), and the functions' different delays are absorbed in the rows' sample
+ * delays (row offset = its function's delay - the smaller delay), so every CF column is
+ * one time for every row.  With one function (the old keys) the units are the channels
+ * and the offsets 0: the same arithmetic as before.
+ *
  * Detection on the maximum-coalescence trace m(t) (max over trial points): a time is
  * "live" when at least half of the rows that have channels contribute at the maximum;
  * the trigger level is threshold (static) or median + threshold x MAD of the live m(t)
@@ -56,7 +64,9 @@ enum locate_trigger { LOCATE_TRIGGER_STATIC = 0, LOCATE_TRIGGER_MAD = 1 };
 
 /* The engine's parameters (the job fills them from [locate]). */
 struct locate_params {
-    struct cf_spec cf;       /* the characteristic function */
+    struct cf_spec cf;       /* the characteristic function (P; and S unless cf_per_phase) */
+    struct cf_spec cf_s;     /* the S rows' function when cf_per_phase */
+    int cf_per_phase;        /* 0: cf for every row (cf_s ignored) */
     int normalize;           /* enum stack_normalization */
     int block_samples;       /* samples per chunk a block is cut into */
     int trigger;             /* enum locate_trigger */

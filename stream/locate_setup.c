@@ -30,17 +30,32 @@ static int stack_normalization(int norm)
     }
 }
 
+struct cf_spec locate_cf_spec_phase(const struct locate_conf *lc, int phase)
+{
+    struct locate_cf_phase r;
+    locate_cf_resolve(lc, phase, &r);
+    /* derived: the values stay "not set" (0, [-1, -1]) for cf_spec_derive */
+    struct cf_spec s = {.kind = cf_function(lc->cf), .sta = r.sta, .lta = r.lta,
+                        .kurtosis_window = r.kurtosis_window, .band = {r.band[0], r.band[1]}, .scale = r.scale};
+    return s;
+}
+
 struct cf_spec locate_cf_spec(const struct locate_conf *lc)
 {
-    struct cf_spec s = {.kind = cf_function(lc->cf), .sta = lc->sta, .lta = lc->lta,
-                        .kurtosis_window = lc->kurtosis_window, .band = {lc->band[0], lc->band[1]}};
-    return s;
+    return locate_cf_spec_phase(lc, lc->phases == PHASES_S ? 1 : 0);
 }
 
 void locate_params_from_config(const struct locate_conf *lc, struct locate_params *p)
 {
     memset(p, 0, sizeof *p);
-    p->cf = locate_cf_spec(lc);
+    p->cf = locate_cf_spec_phase(lc, 0);
+    p->cf_s = locate_cf_spec_phase(lc, 1);
+    /* one function when the phases' settings are the same (the old keys alone): the
+     * engine then computes exactly what it did before there were per-phase keys */
+    const struct cf_spec *a = &p->cf, *b = &p->cf_s;
+    p->cf_per_phase = a->sta != b->sta || a->lta != b->lta || a->kurtosis_window != b->kurtosis_window ||
+                      a->band[0] != b->band[0] || a->band[1] != b->band[1] || a->scale != b->scale ||
+                      a->sta <= 0 || b->sta <= 0;
     p->normalize = stack_normalization(lc->normalize);
     p->block_samples = lc->block_samples;
     p->trigger = lc->trigger == TRIGGER_STATIC ? LOCATE_TRIGGER_STATIC : LOCATE_TRIGGER_MAD;

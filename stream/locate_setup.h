@@ -11,7 +11,10 @@
 #include "io/trace_block.h"
 #include "kernels/locate_engine.h"
 
-/* The characteristic function [locate] asks for. */
+/* The characteristic function [locate] asks for, for PHASE (0 = P, 1 = S; conf/config.h:
+ * locate_cf_resolve); values left to derive are "not set" (kernels/cf.h). */
+struct cf_spec locate_cf_spec_phase(const struct locate_conf *lc, int phase);
+/* The same for the first phase stacked (P, or S with phases = "S"). */
 struct cf_spec locate_cf_spec(const struct locate_conf *lc);
 
 /* The engine's parameters from [locate] (the stack kernel: the default). */

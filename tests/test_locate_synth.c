@@ -47,7 +47,7 @@ void synth_make(struct synth *s, int nsta, int ns, double dt, double snr, uint64
     s->snr = snr;
     s->vp = 3500.0;
     s->vs = 2000.0;
-    s->f_peak = 10.0;
+    s->f_peak = s->f_peak > 0 ? s->f_peak : 10.0; /* preset by the caller, or 10 Hz */
     s->t0_ns = 1700000000LL * 1000000000LL;
     s->st.n = nsta;
     s->st.st = calloc(nsta, sizeof *s->st.st);
@@ -73,6 +73,7 @@ void synth_make(struct synth *s, int nsta, int ns, double dt, double snr, uint64
     for (size_t i = 0; i < (size_t)nsta * 3 * ns; i++)
         s->data[i] = (float)gauss(&rng);
     double amp = snr; /* noise sigma is 1 */
+    double f_s = s->f_peak_s > 0 ? s->f_peak_s : s->f_peak, amp_s = s->snr_s > 0 ? s->snr_s : amp;
     for (int e = 0; e < s->nev; e++)
         for (int i = 0; i < nsta; i++) {
             const struct station *st = &s->st.st[i];
@@ -80,7 +81,8 @@ void synth_make(struct synth *s, int nsta, int ns, double dt, double snr, uint64
             double tp = s->ev[e][3] + d / s->vp, ts = s->ev[e][3] + d / s->vs;
             for (int c = 0; c < 3; c++) {
                 double pol = uni(&rng) < 0.5 ? -1.0 : 1.0;
-                add_ricker(s->data + ((size_t)i * 3 + c) * ns, ns, dt, c == 0 ? tp : ts, s->f_peak, pol * amp);
+                add_ricker(s->data + ((size_t)i * 3 + c) * ns, ns, dt, c == 0 ? tp : ts, c == 0 ? s->f_peak : f_s,
+                           pol * (c == 0 ? amp : amp_s));
             }
         }
 }

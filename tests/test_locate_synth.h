@@ -17,6 +17,8 @@
 struct synth {
     int nsta;
     double vp, vs, f_peak, dt, snr;
+    double f_peak_s, snr_s;     /* S pulses' peak frequency and SNR; 0 = f_peak, snr (set before synth_make,
+                                 * like f_peak: 0 = 10 Hz) */
     int ns;                     /* samples */
     int nev;
     double ev[SYN_MAXEV][4];    /* x, y, z (m), origin time (s after sample 0) */

@@ -55,6 +55,7 @@ static const char usage_text[] =
     "  --vp V  --vs V          m/s (default 3500, 2000)\n"
     "  --phases P|S|PS         phases put in (default PS)\n"
     "  --f-peak F              Ricker peak frequency, Hz (default 20)\n"
+    "  --f-peak-s F            the S pulses' Ricker peak frequency, Hz (default: --f-peak)\n"
     "  --rate R                samples per second (default 250)\n"
     "  --duration S            length of the recording, s (default 20)\n"
     "  --noise SIGMA           noise standard deviation; an event of amplitude 1 has\n"
@@ -232,7 +233,7 @@ static int random_events(const struct micro_opts *o, struct micro_model *m, uint
             double x[3];
             for (int k = 0; k < 3; k++)
                 x[k] = o->box[2 * k] + micro_uniform(rng) * (o->box[2 * k + 1] - o->box[2 * k]);
-            double tmax = o->duration - max_travel_time(m, x) - 4.0 / m->f_peak;
+            double tmax = o->duration - max_travel_time(m, x) - 4.0 / fmin(m->f_peak, m->f_peak_s > 0 ? m->f_peak_s : m->f_peak);
             double tmin = 0.5;
             if (tmax <= tmin)
                 continue;
@@ -418,7 +419,7 @@ static int by_time(const void *a, const void *b)
 int gen_micro(int argc, char **argv)
 {
     enum { O_ARRAY = 256, O_COUNT, O_SPACING, O_ORIGIN, O_STATIONS, O_COMP, O_NET, O_EVENT,
-           O_EVENTS, O_BOX, O_GAP, O_AMP, O_SEED, O_VP, O_VS, O_PHASES, O_FPEAK, O_RATE,
+           O_EVENTS, O_BOX, O_GAP, O_AMP, O_SEED, O_VP, O_VS, O_PHASES, O_FPEAK, O_FPEAKS, O_RATE,
            O_DUR, O_NOISE, O_START, O_ENC, O_SCALE, O_RECLEN, O_ZMQ, O_BLOCK, O_FORMAT,
            O_PACE, O_END };
     static const struct option lo[] = {
@@ -427,7 +428,7 @@ int gen_micro(int argc, char **argv)
         {"components", 1, 0, O_COMP}, {"net", 1, 0, O_NET}, {"event", 1, 0, O_EVENT},
         {"events", 1, 0, O_EVENTS}, {"box", 1, 0, O_BOX}, {"min-gap", 1, 0, O_GAP},
         {"amplitude", 1, 0, O_AMP}, {"seed", 1, 0, O_SEED}, {"vp", 1, 0, O_VP},
-        {"vs", 1, 0, O_VS}, {"phases", 1, 0, O_PHASES}, {"f-peak", 1, 0, O_FPEAK},
+        {"vs", 1, 0, O_VS}, {"phases", 1, 0, O_PHASES}, {"f-peak", 1, 0, O_FPEAK}, {"f-peak-s", 1, 0, O_FPEAKS},
         {"rate", 1, 0, O_RATE}, {"duration", 1, 0, O_DUR}, {"noise", 1, 0, O_NOISE},
         {"start", 1, 0, O_START}, {"encoding", 1, 0, O_ENC}, {"scale", 1, 0, O_SCALE},
         {"reclen", 1, 0, O_RECLEN}, {"zmq", 1, 0, O_ZMQ}, {"block", 1, 0, O_BLOCK},
@@ -491,6 +492,7 @@ int gen_micro(int argc, char **argv)
                      : strcmp(optarg, "PS") == 0 ? 3 : (bad = 1, 0);
             break;
         case O_FPEAK: bad = options_doubles(optarg, &m.f_peak, 1, 1) < 0 || !(m.f_peak > 0); break;
+        case O_FPEAKS: bad = options_doubles(optarg, &m.f_peak_s, 1, 1) < 0 || !(m.f_peak_s > 0); break;
         case O_RATE: bad = options_doubles(optarg, &m.rate, 1, 1) < 0 || !(m.rate > 0); break;
         case O_DUR: bad = options_doubles(optarg, &o.duration, 1, 1) < 0 || !(o.duration > 0); break;
         case O_NOISE: bad = options_doubles(optarg, &m.noise, 1, 1) < 0 || m.noise < 0; break;

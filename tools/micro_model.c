@@ -81,9 +81,9 @@ static double ricker(double f, double tau)
 /* Add the pulse of amplitude vector U (x, y, z) arriving at T (s) to the channels of
  * one station, samples [k0, k0 + ns). */
 static void add_pulse(const struct micro_model *m, float *out, int st, int64_t k0, int ns,
-                      double t, const double u[3])
+                      double t, const double u[3], double f)
 {
-    double half = 2.0 / m->f_peak; /* the Ricker is < 1e-7 beyond */
+    double half = 2.0 / f; /* the Ricker is < 1e-7 beyond */
     int64_t ka = (int64_t)floor((t - half) * m->rate), kb = (int64_t)ceil((t + half) * m->rate);
     if (ka < k0)
         ka = k0;
@@ -92,7 +92,7 @@ static void add_pulse(const struct micro_model *m, float *out, int st, int64_t k
     /* Z is up (z is down), N is y, E is x */
     const double comp[3] = {-u[2], u[1], u[0]};
     for (int64_t k = ka; k <= kb; k++) {
-        double w = ricker(m->f_peak, (double)k / m->rate - t);
+        double w = ricker(f, (double)k / m->rate - t);
         for (int c = 0; c < m->ncomp; c++)
             out[(size_t)(st * m->ncomp + c) * ns + (size_t)(k - k0)] += (float)(w * comp[c]);
     }
@@ -104,7 +104,8 @@ void micro_render(struct micro_model *m, int64_t k0, int ns, float *out)
     for (size_t i = 0; i < nch * (size_t)ns; i++)
         out[i] = m->noise > 0 ? (float)(m->noise * micro_normal(&m->rng)) : 0.0f;
     double t_lo = (double)k0 / m->rate, t_hi = (double)(k0 + ns) / m->rate;
-    double half = 2.0 / m->f_peak;
+    double f_s = m->f_peak_s > 0 ? m->f_peak_s : m->f_peak;
+    double half = 2.0 / fmin(m->f_peak, f_s);
     for (int e = 0; e < m->nev; e++) {
         const struct micro_event *ev = &m->ev[e];
         for (int s = 0; s < m->nst; s++) {
@@ -135,7 +136,7 @@ void micro_render(struct micro_model *m, int64_t k0, int ns, float *out)
                     for (int i = 0; i < 3; i++)
                         u[i] = ev->amp * spread * k * (mr[i] - rp * r[i]);
                 }
-                add_pulse(m, out, s, k0, ns, t, u);
+                add_pulse(m, out, s, k0, ns, t, u, ph == 0 ? m->f_peak : f_s);
             }
         }
     }

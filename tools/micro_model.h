@@ -37,6 +37,7 @@ struct micro_model {
     int phases;       /* bit 0: P, bit 1: S */
     int ncomp;        /* 1 (Z) or 3 (Z, N, E) */
     double f_peak;    /* Hz, Ricker */
+    double f_peak_s;  /* Hz, the S pulses' Ricker; 0 = f_peak */
     double rate;      /* samples/s */
     double noise;     /* standard deviation of the noise, same units as amp */
     uint64_t rng;     /* noise generator state */
