@@ -19,7 +19,7 @@ static int outer_width(const struct prop_params *w, int f)
  * planes.  -EINVAL when N < K * H. */
 static int cut_axis(int n, int lo, int hi, int k, int h, int *cut)
 {
-    if ((long)k * h > n)
+    if (k > 1 && (long)k * h > n)
         return -EINVAL;
     const long total = (long)lo + n + hi;
     cut[0] = 0;

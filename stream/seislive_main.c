@@ -54,6 +54,7 @@ static void print_version(void)
     printf("seislive %s (git %s, %s build)\n", SEISLIVE_VERSION, SEISLIVE_GIT_REV,
            SEISLIVE_BUILD_KIND);
     printf("CUDA: %s\n", backend_cuda_compiled() ? "compiled in" : "not compiled in (CPU only)");
+    printf("MPI: %s\n", sl_mpi_compiled() ? "compiled in (mpirun -np N; docs/mpi.md)" : "not compiled in (one rank)");
 }
 
 struct args {

@@ -1,0 +1,259 @@
+/* The model job on a decomposed grid under a real mpirun ([runtime] decompose = "domain",
+ * docs/mpi.md): 2, 3 and 4 ranks write the SEG-Y file of the one-rank run (decompose =
+ * "none") byte for byte -- traces bitwise -- for orders 2..16, with the cuts crossing
+ * the CPML layers of the x and y faces, under a free surface, cut along y too (split
+ * [1, 2, 2]), in 2D, with receivers and sources whose interpolation support straddles a
+ * cut or reaches into the layers, over two shots; snapshots are gathered into the whole
+ * grid's field.  Bad setups are refused on every rank with the reason: more ranks than
+ * the planes allow, a halo thicker than a subdomain, ranks started with different
+ * configurations, several ranks without a decomposition. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/mpi_support.h"
+#include "tests/support.h"
+
+/* A layered model (three velocities), receivers at depths every ~2 cells from the top to
+ * the bottom (so some straddle every cut, some reach into the layers) at varied x, y. */
+static char *write_conf_x(const char *dir, const char *name, int order, bool fs, bool two_d, const char *runtime,
+                          const char *prop_extra)
+{
+    char rec[4096] = "", src[256];
+    const int nz = 34;
+    for (int i = 0; i < 17; i++) {
+        double z = fs ? 0.35 + i * 1.97 : 0.6 + i * 1.94;
+        if (z > nz - 1)
+            z = nz - 1;
+        double x = 20 + 17.3 * i, y = two_d ? 0.0 : 5 + 10.1 * (i % 17);
+        char one[128];
+        snprintf(one, sizeof one, "%s[%.2f, %.2f, %.2f]", i ? ", " : "", fmod(x, 190.0), y, 10.0 * z);
+        strcat(rec, one);
+    }
+    snprintf(src, sizeof src, "[[93.7, %s, 166.0], [121.0, %s, 79.0]]", two_d ? "0.0" : "93.0",
+             two_d ? "0.0" : "88.5");
+    char text[8192];
+    snprintf(text, sizeof text,
+             "[job]\nkind = \"model\"\n\n"
+             "[model]\ntype = \"layered\"\nn = [20, %d, %d]\nd = [10.0, 10.0, 10.0]\no = [0.0, 0.0, 0.0]\n"
+             "layer_depths = [95.0, 211.0]\nlayer_velocities = [1800.0, 2300.0, 2700.0]\n\n"
+             "[propagator]\norder = %d\nt_max = 0.1\nf_peak = 18.0\npml_width = [5, 6, 4, 5, 6, 5]\n"
+             "free_surface = %s\nppw_min = 0.1\n%s\n"
+             "[acquisition]\nsources = %s\nreceivers = [%s]\n\n"
+             "[runtime]\ndevice = \"cpu\"\n%s\n",
+             two_d ? 1 : 18, nz, order, fs ? "true" : "false", prop_extra, src, rec, runtime);
+    return test_write_file(dir, name, text);
+}
+
+static char *write_conf(const char *dir, const char *name, int order, bool fs, bool two_d, const char *runtime)
+{
+    return write_conf_x(dir, name, order, fs, two_d, runtime, "");
+}
+
+/* One-rank reference (decompose = "none"), then NP ranks with RUNTIME; same bytes. */
+static void same_as_one_rank(const char *dir, int order, bool fs, bool two_d, const int *nps, const char *const *runtimes,
+                             int nrun)
+{
+    char *conf = write_conf(dir, "one.toml", order, fs, two_d, "decompose = \"none\"");
+    char ref[4096];
+    snprintf(ref, sizeof ref, "%s/one_o%d.segy", dir, order);
+    const char *argv[] = {test_prog("seislive"), "model", "-c", conf, "-o", ref, NULL};
+    struct run_result r;
+    cr_assert_eq(test_run(argv, 60, &r), 0);
+    cr_assert_eq(r.status, 0, "one rank, order %d: exit %d: %s", order, r.status, r.err);
+    test_run_free(&r);
+    size_t nref, nbytes;
+    float *tr = mpi_read_segy(ref, &nref);
+    double peak = 0;
+    for (size_t i = 0; i < nref; i++)
+        peak = fmax(peak, fabs(tr[i]));
+    cr_assert_gt(peak, 0, "order %d: the reference traces are zero", order);
+    free(tr);
+    char *want = mpi_slurp(ref, &nbytes);
+    for (int k = 0; k < nrun; k++) {
+        char name[64], out[4096];
+        snprintf(name, sizeof name, "np%d.toml", nps[k]);
+        char *c = write_conf(dir, name, order, fs, two_d, runtimes[k]);
+        snprintf(out, sizeof out, "%s/np%d_o%d.segy", dir, nps[k], order);
+        const char *args[] = {"model", "-c", c, "-o", out, NULL};
+        cr_assert_eq(mpi_run(nps[k], args, 60, &r), 0);
+        cr_assert_eq(r.status, 0, "%d ranks, order %d (%s): exit %d: %s", nps[k], order, runtimes[k], r.status, r.err);
+        cr_assert_not_null(strstr(r.err, "[r1/"), "rank 1's log lines carry its rank: %s", r.err);
+        test_run_free(&r);
+        size_t ngot;
+        char *got = mpi_slurp(out, &ngot);
+        cr_assert_not_null(got, "%s not written", out);
+        cr_assert_eq(ngot, nbytes, "%d ranks, order %d: %zu bytes, one rank %zu", nps[k], order, ngot, nbytes);
+        if (memcmp(got, want, nbytes)) {
+            size_t n1, n2, first = 0;
+            float *a = mpi_read_segy(ref, &n1), *b = mpi_read_segy(out, &n2);
+            while (first < n1 && memcmp(&a[first], &b[first], sizeof *a) == 0)
+                first++;
+            cr_assert_fail("%d ranks (%s), order %d%s%s: traces differ from one rank's, first at sample %zu (%g vs %g)",
+                           nps[k], runtimes[k], order, fs ? ", free surface" : "", two_d ? ", 2D" : "", first,
+                           first < n1 ? a[first] : 0, first < n1 ? b[first] : 0);
+        }
+        free(got);
+        free(c);
+    }
+    free(want);
+    free(conf);
+}
+
+static const int NP[3] = {2, 3, 4};
+
+Test(mpi_model, cpml_faces_orders_2_to_16_z_and_y_cuts, .timeout = 200)
+{
+    mpi_need();
+    char *dir = test_tmpdir();
+    const char *rt[3] = {"decompose = \"domain\"", "decompose = \"domain\"",
+                         "decompose = \"domain\"\nsplit = [1, 2, 2]"};
+    for (int order = 2; order <= 16; order += 2)
+        same_as_one_rank(dir, order, false, false, NP, rt, 3);
+    fprintf(stderr, "mpi_model cpml: 2, 3, 4 (1 x 2 x 2) ranks, orders 2..16: bitwise one rank's traces\n");
+    test_rmtree(dir);
+    free(dir);
+}
+
+Test(mpi_model, free_surface_orders_2_to_16, .timeout = 200)
+{
+    mpi_need();
+    char *dir = test_tmpdir();
+    const char *rt[3] = {"decompose = \"domain\"", "decompose = \"domain\"", "decompose = \"domain\""};
+    for (int order = 2; order <= 16; order += 2)
+        same_as_one_rank(dir, order, true, false, NP, rt, 3);
+    fprintf(stderr, "mpi_model free surface: 2, 3, 4 ranks (z slabs), orders 2..16: bitwise one rank's traces\n");
+    test_rmtree(dir);
+    free(dir);
+}
+
+Test(mpi_model, two_d, .timeout = 120)
+{
+    mpi_need();
+    char *dir = test_tmpdir();
+    const char *rt[3] = {"decompose = \"domain\"", "decompose = \"domain\"", "decompose = \"domain\""};
+    for (int order = 2; order <= 16; order += 2)
+        same_as_one_rank(dir, order, order % 4 == 0, true, NP, rt, order == 16 ? 3 : 2);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* Snapshots: rank 0 gathers the subdomains into the whole grid's field, the file the
+ * one-rank run writes. */
+Test(mpi_model, snapshots_are_the_whole_field, .timeout = 60)
+{
+    mpi_need();
+    char *dir = test_tmpdir();
+    for (int k = 0; k < 2; k++) {
+        char snap[4200], out[4200];
+        snprintf(snap, sizeof snap, "snapshot_every = 20\nsnapshot_dir = \"%s/snap%d\"", dir, k);
+        char *c = write_conf_x(dir, "s.toml", 8, true, false, k ? "decompose = \"domain\"" : "decompose = \"none\"",
+                               snap);
+        snprintf(out, sizeof out, "%s/s%d.segy", dir, k);
+        struct run_result r;
+        if (k == 0) {
+            const char *argv[] = {test_prog("seislive"), "model", "-c", c, "-o", out, NULL};
+            cr_assert_eq(test_run(argv, 60, &r), 0);
+        } else {
+            const char *args[] = {"model", "-c", c, "-o", out, NULL};
+            cr_assert_eq(mpi_run(3, args, 60, &r), 0);
+        }
+        cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+        test_run_free(&r);
+        free(c);
+    }
+    int compared = 0;
+    for (int step = 20; step <= 60; step += 20) {
+        char p[2][4200];
+        size_t n[2];
+        char *b[2];
+        for (int k = 0; k < 2; k++) {
+            snprintf(p[k], sizeof p[k], "%s/snap%d/shot0002_step%06d_20x18x34.f32", dir, k, step);
+            b[k] = mpi_slurp(p[k], &n[k]);
+            cr_assert_not_null(b[k], "%s missing", p[k]);
+        }
+        cr_assert_eq(n[0], (size_t)20 * 18 * 34 * 4);
+        cr_assert_eq(n[1], n[0]);
+        cr_assert_eq(memcmp(b[0], b[1], n[0]), 0, "step %d: the gathered field differs from one rank's", step);
+        double e = 0;
+        for (size_t i = 0; i < n[0] / 4; i++)
+            e += fabs(((float *)b[0])[i]);
+        cr_assert_gt(e, 0);
+        free(b[0]);
+        free(b[1]);
+        compared++;
+    }
+    cr_assert_eq(compared, 3);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* A refused setup: exit non-zero on every rank, the reason in the log, no output. */
+static void refused(int np, const char *conf, const char *says)
+{
+    char out[4200];
+    snprintf(out, sizeof out, "%s.segy", conf);
+    const char *args[] = {"model", "-c", conf, "-o", out, NULL};
+    struct run_result r;
+    cr_assert_eq(mpi_run(np, args, 60, &r), 0);
+    cr_assert_neq(r.status, 0, "%d ranks accepted %s: %s", np, conf, r.err);
+    cr_assert_not_null(strstr(r.err, says), "%d ranks: want \"%s\" in: %s", np, says, r.err);
+    test_run_free(&r);
+    size_t n;
+    char *b = mpi_slurp(out, &n);
+    cr_assert_null(b, "%s written by a refused run", out);
+}
+
+Test(mpi_model, bad_setups_refused, .timeout = 120)
+{
+    mpi_need();
+    char *dir = test_tmpdir();
+    /* 34 z-planes, order 16 (halo 8): at most 4 z slabs; 2D: no y cuts -> 5 ranks refused */
+    char *c = write_conf(dir, "many.toml", 16, false, true, "decompose = \"domain\"");
+    refused(5, c, "5 ranks are more than the grid allows");
+    free(c);
+    /* an explicit split thinner than the halo: 34 / 5 < 8 */
+    c = write_conf(dir, "thin.toml", 16, false, false, "decompose = \"domain\"\nsplit = [1, 1, 5]");
+    refused(5, c, "thinner than the halo");
+    free(c);
+    /* a split that does not match the rank count */
+    c = write_conf(dir, "prod.toml", 8, false, false, "decompose = \"domain\"\nsplit = [1, 2, 2]");
+    refused(3, c, "the product must be the rank count");
+    free(c);
+    /* several ranks with nothing to share */
+    c = write_conf(dir, "none.toml", 8, false, false, "decompose = \"none\"");
+    refused(2, c, "every rank would run the whole job");
+    free(c);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* Ranks started with different configurations (mpirun's MPMD form: one program line per
+ * rank): refused on every rank, naming the rank that differs. */
+Test(mpi_model, different_configs_refused, .timeout = 60)
+{
+    const char *mpirun = mpi_need();
+    char *dir = test_tmpdir();
+    char *a = write_conf(dir, "a.toml", 8, false, false, "decompose = \"domain\"");
+    char *b = write_conf(dir, "b.toml", 6, false, false, "decompose = \"domain\"");
+    char out[4200];
+    snprintf(out, sizeof out, "%s/ab.segy", dir);
+    const char *prog = test_prog("seislive");
+    char p2[4096];
+    snprintf(p2, sizeof p2, "%s", prog);
+    const char *argv[] = {mpirun, "--oversubscribe", "-np", "1", p2, "model", "-c", a, "-o", out, ":",
+                          "-np", "1", p2, "model", "-c", b, "-o", out, NULL};
+    struct run_result r;
+    cr_assert_eq(test_run(argv, 60, &r), 0);
+    cr_assert_neq(r.status, 0, "ranks with different configs accepted: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "rank 1 runs another configuration than rank 0"), "%s", r.err);
+    test_run_free(&r);
+    size_t n;
+    cr_assert_null(mpi_slurp(out, &n), "%s written", out);
+    free(a);
+    free(b);
+    test_rmtree(dir);
+    free(dir);
+}
