@@ -25,6 +25,7 @@
 #include "kernels/propagator.h"
 #include "kernels/wavelet.h"
 #include "stream/decompose_model.h"
+#include "stream/decompose_report.h"
 #include "stream/error.h"
 #include "stream/job.h"
 #include "stream/log.h"
@@ -416,6 +417,11 @@ static int model_report(const struct sl_config *cfg, FILE *out)
         fprintf(out, "propagator memory: %.1f MiB\n", prop_memory_bytes(&pl.pp) / 1048576.0);
         fprintf(out, "shots: %zu, receivers: %zu, output samples: %d at %.6g s\n",
                 cfg->acquisition.sources.n, pl.nrec, pl.ns_out, pl.dt_out);
+    }
+    /* [runtime] decompose = "domain": subdomains, halo bytes and memory per rank */
+    if (out && (rc = dd_report(cfg, &pl.pp, pl.rec, pl.nrec, pl.nt, (size_t)pl.model.n[0] * pl.model.n[1] * pl.model.n[2] * sizeof(float), out)) < 0) {
+        plan_free(&pl);
+        return rc;
     }
     plan_free(&pl);
     return 0;
