@@ -19,6 +19,7 @@
 #   conf/ io/ kernels/ stream/ tools/  *.c *.cpp (*.cu with CUDA) -> libseislive.a
 #   */*_main.c                                              -> programs
 #   tests/*.c -> build/*/unit-tests    tests/gpu/*.c -> build/*/gpu-tests
+#   (tests/*_main.c are the tests' own programs: seislive-mpi_prop runs under mpirun)
 #   tests/fuzz/fuzz_*.c -> unit-tests (corpus replay) and build/fuzz/fuzz-NAME
 
 NVCC      ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -104,7 +105,7 @@ prog_name = $(if $(filter seislive_main.c,$(notdir $(1))),seislive,seislive-$(pa
 PROGS    := $(foreach m,$(MAINS),$(O)/$(call prog_name,$(m)))
 
 # The fuzz targets are plain functions: unit-tests replays their corpora (gcc, no clang).
-TEST_SRC := $(wildcard tests/*.c) $(wildcard tests/fuzz/fuzz_*.c)
+TEST_SRC := $(filter-out $(MAINS),$(wildcard tests/*.c)) $(wildcard tests/fuzz/fuzz_*.c)
 GPU_SRC  := $(wildcard tests/gpu/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(O)/%.o)
 GPU_OBJ  := $(GPU_SRC:%.c=$(O)/%.o) $(filter $(O)/tests/support%.o $(O)/tests/test_locate_synth%.o,$(TEST_OBJ))
@@ -163,7 +164,7 @@ $(MPI_OBJ): $(O)/gen/mpi.flags
 $(O)/gen/mpi.flags: FORCE
 	@mkdir -p $(@D)
 	@echo '$(MPI_CFLAGS) $(MPI_LIBS)' > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
-$(O)/seislive $(O)/unit-tests $(O)/gpu-tests $(O)/seislive-bench: PROG_LIBS += $(MPI_LIBS)
+$(O)/seislive $(O)/seislive-mpi_prop $(O)/unit-tests $(O)/gpu-tests $(O)/seislive-bench: PROG_LIBS += $(MPI_LIBS)
 
 # CUDA code that only the benchmark (tools/*.cu: research kernel variants, the pipeline
 # benchmark's burn kernel) or only the GPU tests (tests/gpu/*.cu) use stays out of the

@@ -134,8 +134,9 @@ Test(mpi_model, two_d, .timeout = 120)
     mpi_need();
     char *dir = test_tmpdir();
     const char *rt[3] = {"decompose = \"domain\"", "decompose = \"domain\"", "decompose = \"domain\""};
-    for (int order = 2; order <= 16; order += 2)
-        same_as_one_rank(dir, order, order % 4 == 0, true, NP, rt, order == 16 ? 3 : 2);
+    static const int orders[3] = {2, 8, 16};
+    for (int k = 0; k < 3; k++)
+        same_as_one_rank(dir, orders[k], k == 1, true, NP, rt, 3);
     test_rmtree(dir);
     free(dir);
 }
