@@ -187,7 +187,10 @@ bool dd_model_stop(struct dd_model *d, int it)
     (void)d;
     if (it % STOP_EVERY != 0)
         return false;
-    return sl_mpi_any(signals_stop_requested());
+    bool stop = sl_mpi_any(signals_stop_requested());
+    if (stop)
+        sl_mpi_all_know(); /* rank 0 reports the stop as a failure: not one to abort on */
+    return stop;
 }
 
 int dd_model_traces(struct dd_model *d, float *tr)

@@ -49,6 +49,9 @@ void sl_mpi_device_spec(const char *spec, const char *map, int ngpu, char *out, 
 /* Every rank passes its RC (0 or a negative errno); each gets the smallest (the worst).
  * A rank whose own RC was 0 gets -ECANCELED with err_msg() naming the failing rank. */
 int sl_mpi_agree(int rc);
+/* Note that every rank knows of the failure about to be returned (a decision taken
+ * together, such as a stop request), so sl_mpi_finish ends normally. */
+void sl_mpi_all_know(void);
 /* Refuse (-EINVAL on every rank, naming the first rank that differs from rank 0) when
  * FP differs between ranks; WHAT names what was fingerprinted. */
 int sl_mpi_same(uint64_t fp, const char *what);

@@ -143,6 +143,17 @@ static int load_config(const struct args *a, struct sl_config *cfg)
     return EXIT_OK;
 }
 
+/* decompose = "domain" where the job has no decomposition yet (docs/mpi.md): refused by
+ * check and run alike.  Returns true with err_msg() set. */
+static bool domain_refused(const struct sl_config *cfg, const char *path)
+{
+    if (cfg->runtime.decompose != DECOMPOSE_DOMAIN || cfg->job.kind == JOB_MODEL)
+        return false;
+    err_set(-EINVAL, "%s: [runtime] decompose = \"domain\" runs the model job only so far (seislive model, or [job] "
+            "kind = \"model\"), not \"%s\" (docs/mpi.md)", path, config_enum_name("job", "kind", cfg->job.kind));
+    return true;
+}
+
 static int cmd_check(const struct args *a)
 {
     struct sl_config cfg;
@@ -173,7 +184,8 @@ static int cmd_check(const struct args *a)
     /* What run would fail on (endpoints, paths, model file and values), then the
      * job's own derived quantities. */
     const struct job_ops *job = job_find(cfg.job.kind);
-    if (check_runnable(&cfg, out) < 0 || (job && job->report && job->report(&cfg, out) < 0)) {
+    if (domain_refused(&cfg, a->config) || check_runnable(&cfg, out) < 0 ||
+        (job && job->report && job->report(&cfg, out) < 0)) {
         fprintf(stderr, "seislive: %s\n", err_msg());
         rc = EXIT_USAGE;
     }
@@ -208,10 +220,8 @@ static int cmd_run(const struct args *a, bool model_only)
         config_free(&cfg);
         return EXIT_USAGE;
     }
-    if (cfg.runtime.decompose == DECOMPOSE_DOMAIN && cfg.job.kind != JOB_MODEL) {
-        log_error("%s: [runtime] decompose = \"domain\" runs the model job only so far (seislive model, or [job] "
-                  "kind = \"model\"), not \"%s\" (docs/mpi.md)", a->config,
-                  config_enum_name("job", "kind", cfg.job.kind));
+    if (domain_refused(&cfg, a->config)) {
+        log_error("%s", err_msg());
         config_free(&cfg);
         return EXIT_USAGE;
     }
