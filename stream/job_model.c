@@ -341,7 +341,7 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
                 stopped = true;
                 goto done;
             }
-            if (dd ? (rc = dd_model_step(dd, wav + it, it)) < 0
+            if (dd ? (rc = dd_model_step(dd, pl.wavelet + it, it)) < 0
                    : ((rc = prop_step(s)) < 0 ||
                       (rc = prop_inject(s, sp, wav + it, 1, 1.0f, PROP_INJECT_PHYSICAL | bufs)) < 0 ||
                       (rc = prop_sample(s, rp, dtr + it + 1, (size_t)pl.nt + 1, bufs)) < 0))
