@@ -8,6 +8,7 @@
  * the planes allow, a halo thicker than a subdomain, ranks started with different
  * configurations, several ranks without a decomposition. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <math.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -323,6 +324,119 @@ Test(mpi_model, sigterm_stops_every_rank_at_one_step, .timeout = 120)
     cr_assert_eq(access(part, F_OK), 0, "%s not kept", part);
     cr_assert_neq(access(out, F_OK), 0, "%s written by a stopped run", out);
     free(l);
+    free(c);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* The children of PID (from /proc), up to MAX; returns how many. */
+static int children_of(pid_t pid, pid_t *out, int max)
+{
+    int n = 0;
+    DIR *d = opendir("/proc");
+    cr_assert_not_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max) {
+        char path[300], buf[512];
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        const char *rp = strrchr(buf, ')'); /* "pid (comm) state ppid ..." */
+        int ppid = 0;
+        char state;
+        if (rp && sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == pid)
+            out[n++] = (pid_t)atoi(e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+/* PID exists and is not a zombie. */
+static bool running(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    const char *rp = strrchr(buf, ')');
+    return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+/* A rank killed with SIGKILL mid-shot: the job ends (mpirun takes the others down), it
+ * does not wait for the dead rank's halo forever, and no output is written under the
+ * final name. */
+Test(mpi_model, a_killed_rank_ends_the_job, .timeout = 120)
+{
+    const char *mpirun = mpi_need();
+    char *dir = test_tmpdir();
+    char *c = write_conf_x(dir, "long.toml", 8, false, false, "decompose = \"domain\"", "");
+    size_t n;
+    char *text = mpi_slurp(c, &n), *at = strstr(text, "t_max = 0.1");
+    memcpy(at, "t_max = 9.0", 11);
+    FILE *f = fopen(c, "w");
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    char out[4200], log[4200];
+    snprintf(out, sizeof out, "%s/long.segy", dir);
+    snprintf(log, sizeof log, "%s/long.log", dir);
+    pid_t pid = test_fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        FILE *lf = freopen(log, "w", stderr);
+        (void)lf;
+        dup2(2, 1);
+        execl(mpirun, mpirun, "--oversubscribe", "-np", "3", test_prog("seislive"), "model", "-c", c, "-o", out,
+              (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 600; i++) {
+        char *l = mpi_slurp(log, &n);
+        bool ready = l && strstr(l, "[r0/3] decompose subdomain") && strstr(l, "[r1/3] decompose subdomain") &&
+                     strstr(l, "[r2/3] decompose subdomain");
+        free(l);
+        if (ready)
+            break;
+        usleep(100000);
+    }
+    usleep(500000);
+    pid_t kids[8];
+    int nk = children_of(pid, kids, 8);
+    cr_assert_eq(nk, 3, "mpirun has %d children, want the 3 ranks", nk);
+    cr_assert_eq(kill(kids[1], SIGKILL), 0);
+    int st = 0;
+    pid_t w = 0;
+    for (int i = 0; i < 300 && w == 0; i++) {
+        w = waitpid(pid, &st, WNOHANG);
+        if (w == 0)
+            usleep(100000);
+    }
+    if (w == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        cr_assert_fail("the job still ran 30 s after a rank was killed");
+    }
+    cr_assert(!(WIFEXITED(st) && WEXITSTATUS(st) == 0), "mpirun exited 0 after a rank was killed");
+    for (int i = 0; i < 3; i++) {
+        bool alive = true;
+        for (int t = 0; t < 50 && alive; t++) {
+            alive = running(kids[i]);
+            if (alive)
+                usleep(100000);
+        }
+        cr_assert(!alive, "rank process %d outlived the job by 5 s", (int)kids[i]);
+    }
+    cr_assert_neq(access(out, F_OK), 0, "%s written by a job that lost a rank", out);
     free(c);
     test_rmtree(dir);
     free(dir);
