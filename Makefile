@@ -62,8 +62,8 @@ DEFS     := -D_GNU_SOURCE $(if $(filter 1,$(CUDA)),-DSEISLIVE_CUDA=1)
 
 # Libraries found through pkg-config (Debian's -dev packages; tools/install-deps.sh):
 # cairo draws the PNG pictures (io/picture*.c); libmicrohttpd serves the status page
-# (stream/http_status.h says why that library).
-PKGS     := cairo libmicrohttpd
+# (stream/http_status.h says why that library); libxml2 writes QuakeML (io/quakeml.c).
+PKGS     := cairo libmicrohttpd libxml-2.0
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
 
@@ -82,7 +82,8 @@ endif
 
 CFLAGS   += -std=c11 $(WARN) $(OPT) $(SANFLAGS) $(INCS) $(DEFS) $(PKG_CFLAGS) -fopenmp -MMD -MP
 CXXFLAGS += -std=c++17 -DTOML_HEADER_ONLY=0 -DTOML_SHARED_LIB=1 $(WARN) $(OPT) $(SANFLAGS) $(INCS) $(DEFS) -MMD -MP
-LDLIBS   := -ltomlplusplus -lzmq -luring -lsegyio -lmseed -ljansson -lpng $(PKG_LIBS) -lm -lpthread
+# libfftw3 (double): the time-dispersion transforms (kernels/time_dispersion.h).
+LDLIBS   := -ltomlplusplus -lzmq -luring -lsegyio -lmseed -ljansson -lpng -lfftw3 $(PKG_LIBS) -lm -lpthread
 LDFLAGS  += -fopenmp $(SANFLAGS)
 
 # sm_90 machine code for the H100, sm_80 for A100-class cards, PTX for anything newer.
@@ -230,7 +231,7 @@ example: $(O)/seislive
 # target for FUZZ_TIME seconds, one after the other (one core), over a scratch copy of
 # its corpus, saves new crashes into tests/fuzz/crashes/NAME and prints one line per
 # target (executions, exec/s, crashes, hangs) and the RELIABILITY.md table rows.
-FUZZ_ALL     := wire segy su mseed config state nonlinloc stations
+FUZZ_ALL     := wire segy su mseed config state nonlinloc stations sac
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_TIME    ?= 60
 FUZZ_CC      ?= clang

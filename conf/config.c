@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +20,7 @@
 #include "conf/conf_tree.h"
 #include "conf/schema.h"
 #include "conf/suggest.h"
+#include "io/iso_time.h"
 #include "io/wire.h"
 #include "stream/error.h"
 #include "stream/log.h"
@@ -600,6 +602,20 @@ static int validate_cross(const struct sl_config *cfg)
     if (l->traveltime == TT_NONLINLOC && l->nll_p[0] == '\0' && l->nll_s[0] == '\0')
         return cross_error(cfg, "locate.traveltime", "traveltime \"nonlinloc\" needs nll_p or nll_s");
     const struct input_conf *in = &cfg->input;
+    int64_t win[2] = {INT64_MIN, INT64_MAX};
+    const char *win_s[2] = {in->start_time, in->end_time}, *win_k[2] = {"input.start_time", "input.end_time"};
+    for (int k = 0; k < 2; k++)
+        if (win_s[k] && win_s[k][0] && iso_time_parse(win_s[k], &win[k]) != 0)
+            return cross_error(cfg, win_k[k], "\"%s\" is not an ISO 8601 UTC time (e.g. \"2024-05-01T12:00:00Z\")",
+                               win_s[k]);
+    if (!(win[0] < win[1]))
+        return cross_error(cfg, "input.end_time", "end_time %s is not after start_time %s", in->end_time,
+                           in->start_time);
+    if ((win[0] != INT64_MIN || win[1] != INT64_MAX) &&
+        !(cfg->job.kind == JOB_LOCATE && in->kind == INPUT_FILES && !in->watch))
+        return cross_error(cfg, win[0] != INT64_MIN ? "input.start_time" : "input.end_time",
+                           "the time window applies to the locate job's file input (kind = \"files\", not "
+                           "watched) only: it would be ignored here");
     if (in->kind == INPUT_FILES && in->n_paths == 0)
         return cross_error(cfg, "input.kind", "kind \"files\" needs [input] paths");
     if (in->kind == INPUT_ZMQ && in->endpoint[0] == '\0')

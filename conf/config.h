@@ -36,11 +36,12 @@ enum stack_norm { NORM_NONE, NORM_COUNT, NORM_GEOMETRIC };
 enum trigger_kind { TRIGGER_STATIC, TRIGGER_MAD };
 enum input_kind { INPUT_NONE, INPUT_ZMQ, INPUT_FILES };
 enum socket_kind { SOCK_PULL, SOCK_SUB };
-enum data_format { FMT_AUTO, FMT_SEGY, FMT_SU, FMT_MSEED, FMT_F32 };
+enum data_format { FMT_AUTO, FMT_SEGY, FMT_SU, FMT_MSEED, FMT_F32, FMT_SAC };
 enum io_method { IO_AUTO, IO_URING, IO_PREAD };
 enum physics_kind { PHYSICS_ACOUSTIC, PHYSICS_TTI };
 enum decompose_kind { DECOMPOSE_NONE, DECOMPOSE_DOMAIN, DECOMPOSE_SHOTS }; /* [runtime] decompose (docs/mpi.md) */
 enum operator_kind { OPERATOR_TAYLOR, OPERATOR_OPTIMIZED, OPERATOR_IMPLICIT }; /* twin of kernels/propagator.h's enum prop_op_kind */ /* twin of kernels/propagator.h's enum prop_physics */
+enum time_dispersion_kind { TIME_DISPERSION_NONE, TIME_DISPERSION_CORRECT }; /* docs/time-dispersion.md */
 
 /* A list of points [[x, y, z], ...] in metres. */
 struct point_list {
@@ -97,6 +98,7 @@ struct propagator_conf {
     double tti_sigma;       /* TTI: v_sz^2 = v_pz^2 (epsilon - delta_eff) / tti_sigma, delta_eff = min(delta, epsilon) */
     int op;                 /* enum operator_kind */
     double operator_band;   /* fraction of the Nyquist wavenumber; 0 = the operator's default */
+    int time_dispersion;    /* enum time_dispersion_kind */
 };
 
 struct acquisition_conf {
@@ -132,6 +134,8 @@ struct locate_conf {
     double vp, vs;          /* m/s (homogeneous) */
     char *layers;           /* 1D model file: depth_m vp vs per line */
     char *nll_p, *nll_s;    /* NonLinLoc grid roots (without .hdr/.buf) */
+    int nll_pattern;        /* enum nll_naming (io/nonlinloc.h) */
+    bool quakeml;           /* also write events.xml (QuakeML 1.2) */
     int grid_n[3];
     double grid_d[3];       /* m */
     double grid_o[3];       /* m */
@@ -154,6 +158,7 @@ struct input_conf {
     int socket;             /* enum socket_kind */
     char **paths;           /* files, globs or directories */
     size_t n_paths;
+    char *start_time, *end_time; /* file input window, ISO 8601 UTC; "" = open */
     bool watch;             /* keep watching directories for new files */
     double watch_idle;      /* s without new files before a watched input ends; 0 = never */
     double settle;          /* s a watched file's size must hold still before it is read */

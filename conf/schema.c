@@ -26,16 +26,18 @@ static const char *const ranges[] = {"full", "nyquist", "symmetric", NULL};
 static const char *const coords[] = {"cartesian", "geographic", NULL};
 static const char *const phase_sets[] = {"P", "S", "PS", NULL};
 static const char *const tt_kinds[] = {"homogeneous", "layered", "nonlinloc", NULL};
+static const char *const nll_patterns[] = {"auto", "station-phase", "phase-station", NULL}; /* enum nll_naming */
 static const char *const cf_kinds[] = {"abs", "envelope", "stalta", "recursive-stalta", "kurtosis", NULL};
 static const char *const norms[] = {"none", "count", "geometric", NULL};
 static const char *const triggers[] = {"static", "mad", NULL};
 static const char *const input_kinds[] = {"none", "zmq", "files", NULL};
 static const char *const sockets[] = {"pull", "sub", NULL};
-static const char *const formats[] = {"auto", "segy", "su", "mseed", "f32", NULL};
+static const char *const formats[] = {"auto", "segy", "su", "mseed", "f32", "sac", NULL};
 static const char *const su_orders[] = {"auto", "big", "little", NULL}; /* enum su_order */
 static const char *const io_methods[] = {"auto", "uring", "pread", NULL};
 static const char *const physics_kinds[] = {"acoustic", "tti", NULL};
 static const char *const operator_kinds[] = {"taylor", "optimized", "implicit", NULL};
+static const char *const time_dispersion_kinds[] = {"none", "correct", NULL};
 static const char *const decompose_kinds[] = {"none", "domain", "shots", NULL};
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
 
@@ -132,6 +134,8 @@ static const struct conf_key propagator_keys[] = {
      "spatial derivative operator: taylor (central differences of accuracy order), optimized (explicit, same half-width, weights designed over operator_band), implicit (recursive second derivative, tridiagonal sweeps per line)", 0},
     {"operator_band", KT_DOUBLE, OFF(propagator, operator_band), 0, 0, 0, 1, NULL, "0.0", "",
      "optimized/implicit: fraction of the Nyquist wavenumber the operator's design holds; 0 = the operator's default", 0},
+    {"time_dispersion", KT_ENUM, OFF(propagator, time_dispersion), 0, 0, 0, 0, time_dispersion_kinds, "\"none\"", "",
+     "none, or correct: remove the leapfrog's time dispersion (Koene et al. 2018; docs/time-dispersion.md): model, the wavelet transformed before and the traces after propagation; rtm, the wavelet and the recorded traces transformed before propagation", 0},
     END};
 
 static const struct conf_key acquisition_keys[] = {
@@ -194,9 +198,13 @@ static const struct conf_key locate_keys[] = {
     {"layers", KT_PATH, OFF(locate, layers), 0, KF_MUST_EXIST | KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
      "1D model file: top depth (m), vp, vs (m/s) per line (traveltime = layered)", 0},
     {"nll_p", KT_PATH, OFF(locate, nll_p), 0, KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
-     "NonLinLoc P time grid root (files ROOT.STATION.P.time.hdr/.buf)", 0},
+     "NonLinLoc P time grid root (files ROOT.P.STATION.time.hdr/.buf as Grid2Time names them, or ROOT.STATION.P.time.*; see nll_pattern)", 0},
     {"nll_s", KT_PATH, OFF(locate, nll_s), 0, KF_NO_RANGE, 0, 0, NULL, "\"\"", "path",
      "NonLinLoc S time grid root", 0},
+    {"nll_pattern", KT_ENUM, OFF(locate, nll_pattern), 0, 0, 0, 0, nll_patterns, "\"auto\"", "",
+     "NonLinLoc time grid file names: auto (whichever exists; both existing is an error), station-phase (ROOT.STATION.PHASE.time), phase-station (ROOT.PHASE.STATION.time, NonLinLoc's Grid2Time)", 0},
+    {"quakeml", KT_BOOL, OFF(locate, quakeml), 0, 0, 0, 0, NULL, "false", "",
+     "also write the events as QuakeML 1.2 ([output] dir/events.xml, rewritten whole after each event); needs geographic coordinates (geographic stations or NonLinLoc grids with a TRANSFORM)", 0},
     {"grid_n", KT_INT_VEC, OFF(locate, grid_n), 3, 0, 1, 4096, NULL, "[21, 21, 21]", "points",
      "trial-source grid points", 0},
     {"grid_d", KT_DOUBLE_VEC, OFF(locate, grid_d), 3, KF_MIN_EXCL, 0, 1e6, NULL, "[50.0, 50.0, 50.0]", "m",
@@ -238,6 +246,10 @@ static const struct conf_key input_keys[] = {
      "ZeroMQ socket type: pull (back-pressure to the sender) or sub", 0},
     {"paths", KT_STRING_LIST, OFF(input, paths), 0, 0, 0, 1 << 20, NULL, "[]", "",
      "input files, globs or directories (kind = files)", OFF(input, n_paths)},
+    {"start_time", KT_STRING, OFF(input, start_time), 0, KF_NO_RANGE, 0, 0, NULL, "\"\"", "",
+     "locate job, file input: samples before this UTC time (ISO 8601, e.g. \"2024-05-01T12:00:00Z\") are not stacked (counted in the log); \"\" = from the start", 0},
+    {"end_time", KT_STRING, OFF(input, end_time), 0, KF_NO_RANGE, 0, 0, NULL, "\"\"", "",
+     "locate job, file input: samples at or after this UTC time (ISO 8601) are not stacked; \"\" = to the end", 0},
     {"watch", KT_BOOL, OFF(input, watch), 0, 0, 0, 0, NULL, "false", "",
      "keep watching directories and globs for new files", 0},
     {"watch_idle", KT_DOUBLE, OFF(input, watch_idle), 0, 0, 0, 1e9, NULL, "0.0", "s",
@@ -249,7 +261,7 @@ static const struct conf_key input_keys[] = {
     {"su_byte_order", KT_ENUM, OFF(input, su_byte_order), 0, 0, 0, 0, su_orders, "\"auto\"", "",
      "Seismic Unix byte order: auto (decided per file from the first trace header, logged), big, little", 0},
     {"format", KT_ENUM, OFF(input, format), 0, 0, 0, 0, formats, "\"auto\"", "",
-     "file format: auto (from the name and contents), segy, su, mseed, f32", 0},
+     "file format: auto (from the name and contents), segy, su, mseed, f32, sac (the locate job, not watched: SAC binary, either byte order)", 0},
     {"slots", KT_INT, OFF(input, slots), 0, 0, 2, 64, NULL, "3", "",
      "pinned host slots (2 = double buffering)", 0},
     {"slot_mib", KT_DOUBLE, OFF(input, slot_mib), 0, KF_MIN_EXCL, 0, 65536, NULL, "64.0", "MiB",

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "io/quakeml.h"
 #include "stream/error.h"
 
 const char *events_iso_time(int64_t ns, char *buf, size_t len)
@@ -87,6 +88,17 @@ char *events_json(const struct locate_event *ev)
     return s;
 }
 
+int events_enable_quakeml(struct event_writer *w, const char *dir, const char *name, const char *version,
+                          const struct locate_geo *geo)
+{
+    char *path = path_join(dir, "events.xml");
+    if (!path)
+        return err_set(-ENOMEM, "events: out of memory");
+    int rc = quakeml_open(&w->qml, path, name, version, geo);
+    free(path);
+    return rc;
+}
+
 int events_write(struct event_writer *w, const struct locate_event *ev)
 {
     char iso[64];
@@ -101,6 +113,11 @@ int events_write(struct event_writer *w, const struct locate_event *ev)
     free(js);
     if (fflush(w->csv) != 0 || fflush(w->jsonl) != 0 || ferror(w->csv) || ferror(w->jsonl))
         return err_set(-EIO, "%s: write failed", w->csv_path);
+    if (w->qml) {
+        int rc = quakeml_add(w->qml, ev);
+        if (rc)
+            return rc;
+    }
     w->written++;
     return 0;
 }
@@ -113,6 +130,7 @@ int events_close(struct event_writer *w)
     if (w->jsonl)
         bad |= fclose(w->jsonl) != 0;
     int rc = bad ? err_set(-EIO, "%s: close failed", w->csv_path ? w->csv_path : "events") : 0;
+    quakeml_close(w->qml);
     free(w->csv_path);
     free(w->jsonl_path);
     memset(w, 0, sizeof *w);

@@ -1,5 +1,6 @@
 /* events — where the locate job's results go: events as CSV (one header line) and as
- * JSON lines (jansson, one object per event, the same fields), and coherence volumes
+ * JSON lines (jansson, one object per event, the same fields), optionally also as a
+ * QuakeML 1.2 catalogue (io/quakeml.h, events.xml), and coherence volumes
  * as raw float32 (x fastest) with a JSON sidecar (n, d, o, origin-time span, block). */
 #ifndef SEISLIVE_EVENTS_H
 #define SEISLIVE_EVENTS_H
@@ -13,15 +14,24 @@
 extern "C" {
 #endif
 
+struct quakeml_writer;
+
 struct event_writer {
     FILE *csv, *jsonl;
     char *csv_path, *jsonl_path;
+    struct quakeml_writer *qml; /* NULL: no QuakeML */
     int64_t written;
 };
 
 /* Create DIR/events.csv and DIR/events.jsonl (truncated). */
 int events_open(struct event_writer *w, const char *dir);
-/* Append one event to both files and flush them (an event is never left in a buffer). */
+/* Also write DIR/events.xml (QuakeML 1.2) from now on; GEO gives latitude and longitude
+ * (refused with a message when it has none), NAME and VERSION go into the ids and the
+ * creation info. */
+int events_enable_quakeml(struct event_writer *w, const char *dir, const char *name, const char *version,
+                          const struct locate_geo *geo);
+/* Append one event to every file and flush them (an event is never left in a buffer;
+ * the QuakeML catalogue is rewritten and renamed into place). */
 int events_write(struct event_writer *w, const struct locate_event *ev);
 int events_close(struct event_writer *w);
 

@@ -156,12 +156,14 @@ int mseed_decode_record(char *rec, int reclen, MSRecord **m, char *why, size_t w
     return why[0] ? -EINVAL : 0;
 }
 
-static struct mseed_trace *trace_for(struct mseed_set *set, const MSRecord *m)
+/* The trace of channel NET.STA.LOC.CHA in SET, created (at RATE) when new; NULL when out
+ * of memory. */
+static struct mseed_trace *trace_for_id(struct mseed_set *set, const char *net, const char *sta, const char *loc,
+                                        const char *cha, double rate)
 {
     for (int i = set->ntr - 1; i >= 0; i--) {
         struct trace_channel *c = &set->tr[i].id;
-        if (!strcmp(c->net, m->network) && !strcmp(c->sta, m->station) && !strcmp(c->loc, m->location) &&
-            !strcmp(c->cha, m->channel))
+        if (!strcmp(c->net, net) && !strcmp(c->sta, sta) && !strcmp(c->loc, loc) && !strcmp(c->cha, cha))
             return &set->tr[i];
     }
     if (set->ntr == set->cap) {
@@ -174,16 +176,24 @@ static struct mseed_trace *trace_for(struct mseed_set *set, const MSRecord *m)
     }
     struct mseed_trace *t = &set->tr[set->ntr++];
     memset(t, 0, sizeof *t);
-    snprintf(t->id.net, sizeof t->id.net, "%.7s", m->network);
-    snprintf(t->id.sta, sizeof t->id.sta, "%.15s", m->station);
-    snprintf(t->id.loc, sizeof t->id.loc, "%.7s", m->location);
-    snprintf(t->id.cha, sizeof t->id.cha, "%.7s", m->channel);
-    t->rate = m->samprate;
+    snprintf(t->id.net, sizeof t->id.net, "%.7s", net);
+    snprintf(t->id.sta, sizeof t->id.sta, "%.15s", sta);
+    snprintf(t->id.loc, sizeof t->id.loc, "%.7s", loc);
+    snprintf(t->id.cha, sizeof t->id.cha, "%.7s", cha);
+    t->rate = rate;
     return t;
 }
 
-static int append(struct mseed_trace *t, const MSRecord *m, int64_t t0_ns, struct mseed_stats *st,
-                  const char *name, size_t off)
+static struct mseed_trace *trace_for(struct mseed_set *set, const MSRecord *m)
+{
+    return trace_for_id(set, m->network, m->station, m->location, m->channel, m->samprate);
+}
+
+/* Samples of a record (or a SAC file: TYPE 'f', io/sac_read.h) at T0_NS onto trace T:
+ * extends its last segment when they follow it within half a sample, else opens a new
+ * one (gap or overlap, counted and logged). */
+static int append_samples(struct mseed_trace *t, char type, const void *samples, int64_t nsamp, int64_t t0_ns,
+                          struct mseed_stats *st, const char *name, size_t off)
 {
     double dt_ns = 1e9 / t->rate;
     struct mseed_segment *s = t->nseg ? &t->seg[t->nseg - 1] : NULL;
@@ -193,14 +203,14 @@ static int append(struct mseed_trace *t, const MSRecord *m, int64_t t0_ns, struc
         if (fabs(diff) > 0.5 * dt_ns) {
             if (diff < 0) {
                 int64_t over = (int64_t)llround(-diff / dt_ns);
-                if (over > m->numsamples)
-                    over = m->numsamples;
+                if (over > nsamp)
+                    over = nsamp;
                 st->overlap_samples += over;
                 log_warn("%s: byte %zu: %s.%s overlaps the previous record by %lld samples; first read wins",
-                         name, off, m->station, m->channel, (long long)over);
+                         name, off, t->id.sta, t->id.cha, (long long)over);
             } else {
                 st->gaps++;
-                log_info("%s: byte %zu: %s.%s: gap of %.3f s", name, off, m->station, m->channel, diff * 1e-9);
+                log_info("%s: byte %zu: %s.%s: gap of %.3f s", name, off, t->id.sta, t->id.cha, diff * 1e-9);
             }
             s = NULL;
         }
@@ -218,9 +228,9 @@ static int append(struct mseed_trace *t, const MSRecord *m, int64_t t0_ns, struc
         memset(s, 0, sizeof *s);
         s->t0_ns = t0_ns;
     }
-    if (s->n + m->numsamples > s->cap) {
+    if (s->n + nsamp > s->cap) {
         int64_t cap = s->cap ? s->cap * 2 : 4096;
-        while (cap < s->n + m->numsamples)
+        while (cap < s->n + nsamp)
             cap *= 2;
         float *p = realloc(s->x, (size_t)cap * sizeof(float));
         if (!p)
@@ -228,17 +238,17 @@ static int append(struct mseed_trace *t, const MSRecord *m, int64_t t0_ns, struc
         s->x = p;
         s->cap = cap;
     }
-    for (int64_t i = 0; i < m->numsamples; i++) {
+    for (int64_t i = 0; i < nsamp; i++) {
         float v;
-        switch (m->sampletype) {
-        case 'i': v = (float)((const int32_t *)m->datasamples)[i]; break;
-        case 'f': v = ((const float *)m->datasamples)[i]; break;
-        default: v = (float)((const double *)m->datasamples)[i]; break;
+        switch (type) {
+        case 'i': v = (float)((const int32_t *)samples)[i]; break;
+        case 'f': v = ((const float *)samples)[i]; break;
+        default: v = (float)((const double *)samples)[i]; break;
         }
         s->x[s->n + i] = v;
     }
-    s->n += m->numsamples;
-    st->samples += m->numsamples;
+    s->n += nsamp;
+    st->samples += nsamp;
     return 0;
 }
 
@@ -302,7 +312,8 @@ int mseed_read_buffer(const char *name, char *buf, size_t len, struct mseed_set 
                 reject(st, name, off, "sample rate differs from the channel's earlier records");
             } else if (m->starttime > lim || m->starttime < -lim) {
                 reject(st, name, off, "start time outside the years 1685-2255");
-            } else if (append(t, m, (int64_t)m->starttime * (1000000000 / HPTMODULUS), st, name, off) != 0) {
+            } else if (append_samples(t, m->sampletype, m->datasamples, m->numsamples,
+                                              (int64_t)m->starttime * (1000000000 / HPTMODULUS), st, name, off) != 0) {
                 msr_free(&m);
                 return err_set(-ENOMEM, "%s: out of memory", name);
             } else {
@@ -455,6 +466,54 @@ struct trace_channel *mseed_set_channels(const struct mseed_set *set)
         for (int i = 0; i < set->ntr; i++)
             c[i] = set->tr[i].id;
     return c;
+}
+
+int mseed_set_add(struct mseed_set *set, const struct trace_channel *id, double rate, int64_t t0_ns,
+                  const float *x, int64_t n, struct mseed_stats *st, const char *name)
+{
+    struct mseed_trace *t = trace_for_id(set, id->net, id->sta, id->loc, id->cha, rate);
+    if (!t)
+        return err_set(-ENOMEM, "%s: out of memory", name);
+    if (!MS_ISRATETOLERABLE(t->rate, rate))
+        return err_set(-EINVAL, "%s: %s.%s.%s.%s at %g samples/s, earlier data of the channel at %g", name, id->net,
+                       id->sta, id->loc, id->cha, rate, t->rate);
+    if (append_samples(t, 'f', x, n, t0_ns, st, name, 0) != 0)
+        return err_set(-ENOMEM, "%s: out of memory", name);
+    return 0;
+}
+
+int64_t mseed_set_window(struct mseed_set *set, int64_t start_ns, int64_t end_ns)
+{
+    int64_t dropped = 0;
+    for (int c = 0; c < set->ntr; c++) {
+        struct mseed_trace *t = &set->tr[c];
+        double dtn = 1e9 / t->rate;
+        int kept = 0;
+        for (int s = 0; s < t->nseg; s++) {
+            struct mseed_segment *g = &t->seg[s];
+            /* first sample at or after START, first at or after END (sample i is at
+             * t0 + i dt; the window is [start, end)) */
+            int64_t a = 0, b = g->n;
+            if (start_ns > g->t0_ns)
+                a = (int64_t)ceil(((double)start_ns - (double)g->t0_ns) / dtn - 1e-9);
+            if (end_ns < INT64_MAX)
+                b = (int64_t)ceil(((double)end_ns - (double)g->t0_ns) / dtn - 1e-9);
+            a = a < 0 ? 0 : a > g->n ? g->n : a;
+            b = b < a ? a : b > g->n ? g->n : b;
+            dropped += g->n - (b - a);
+            if (b == a) {
+                free(g->x);
+                continue;
+            }
+            if (a > 0)
+                memmove(g->x, g->x + a, (size_t)(b - a) * sizeof(float));
+            g->t0_ns += (int64_t)llround((double)a * dtn);
+            g->n = b - a;
+            t->seg[kept++] = *g;
+        }
+        t->nseg = kept;
+    }
+    return dropped;
 }
 
 void mseed_set_free(struct mseed_set *set)

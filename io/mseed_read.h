@@ -85,6 +85,13 @@ int mseed_read_buffer(const char *name, char *buf, size_t len, struct mseed_set 
 /* A file, or every regular file in a directory (sorted by name), in that order. */
 int mseed_read_path(const char *path, struct mseed_set *set, struct mseed_stats *st);
 
+/* Samples X[0..N) of channel ID at RATE from T0_NS (a SAC file, io/sac_read.h) into SET,
+ * with the continuity rules above (NAME for messages). */
+int mseed_set_add(struct mseed_set *set, const struct trace_channel *id, double rate, int64_t t0_ns,
+                  const float *x, int64_t n, struct mseed_stats *st, const char *name);
+/* Keep only the samples at times in [START_NS, END_NS) (the file input's time window,
+ * [input] start_time / end_time); returns how many samples were dropped. */
+int64_t mseed_set_window(struct mseed_set *set, int64_t start_ns, int64_t end_ns);
 /* Common sample rate (error if channels disagree) and the time span covered. */
 int mseed_set_span(const struct mseed_set *set, double *rate, int64_t *t0_ns, int64_t *t1_ns);
 /* Fill DATA and MASK (ntr x ns, channel order of SET) for the block; invalid samples

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "stream/error.h"
 
@@ -23,7 +24,7 @@ static int read_line(FILE *f, char *line, int size, const char *path, int lineno
     return 1;
 }
 
-int nll_read(const char *root, struct nll_grid *g)
+static int read_hdr(const char *root, struct nll_grid *g, int *dbl_out)
 {
     memset(g, 0, sizeof *g);
     char path[4096];
@@ -60,6 +61,14 @@ int nll_read(const char *root, struct nll_grid *g)
         line[strcspn(line, "\r\n")] = 0;
         if (strncmp(line, "TRANSFORM", 9) == 0) {
             snprintf(g->transform, sizeof g->transform, "%.255s", line);
+            char where[4200];
+            snprintf(where, sizeof where, "%s:%d", path, lineno);
+            int trc = nll_transform_parse(line, where, &g->tr);
+            if (trc) {
+                fclose(f);
+                return trc;
+            }
+            g->transform_line = lineno;
         } else if (lineno == 2 && strncasecmp(g->type, "TIME", 4) == 0) {
             if (sscanf(line, "%31s %lf %lf %lf", g->label, &g->src[0], &g->src[1], &g->src[2]) != 4 ||
                 !isfinite(g->src[0]) || !isfinite(g->src[1]) || !isfinite(g->src[2])) {
@@ -71,10 +80,25 @@ int nll_read(const char *root, struct nll_grid *g)
     fclose(f);
     if (rc < 0)
         return rc;
+    *dbl_out = dbl;
+    return 0;
+}
 
+int nll_read_header(const char *root, struct nll_grid *g)
+{
+    int dbl;
+    return read_hdr(root, g, &dbl);
+}
+
+int nll_read(const char *root, struct nll_grid *g)
+{
+    int dbl, rc = read_hdr(root, g, &dbl);
+    if (rc)
+        return rc;
+    char path[4096];
     size_t n = (size_t)g->n[0] * g->n[1] * g->n[2], es = dbl ? 8 : 4;
     snprintf(path, sizeof path, "%s.buf", root);
-    f = fopen(path, "rb");
+    FILE *f = fopen(path, "rb");
     if (!f)
         return err_set(-errno, "%s: cannot open NonLinLoc buffer: %s", path, strerror(errno));
     fseek(f, 0, SEEK_END);
@@ -177,6 +201,36 @@ double nll_value(const struct nll_grid *g, double x, double y, double z)
         s += wt * at(g, i0[0] + di, i0[1] + dj, i0[2] + dk);
     }
     return s;
+}
+
+static int header_exists(const char *root, struct stat *st)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s.hdr", root);
+    return stat(path, st) == 0;
+}
+
+int nll_time_root(const char *root, const char *station, char phase, int naming, char *out, size_t len)
+{
+    char sp[4096], ps[4096];
+    snprintf(sp, sizeof sp, "%s.%s.%c.time", root, station, phase);
+    snprintf(ps, sizeof ps, "%s.%c.%s.time", root, phase, station);
+    struct stat a, b;
+    int has_sp = naming != NLL_NAMING_PHASE_STATION && header_exists(sp, &a);
+    int has_ps = naming != NLL_NAMING_STATION_PHASE && header_exists(ps, &b);
+    if (has_sp && has_ps && (a.st_dev != b.st_dev || a.st_ino != b.st_ino))
+        return err_set(-EINVAL, "%s.hdr and %s.hdr both exist for station %s, phase %c: ambiguous; set "
+                       "[locate] nll_pattern = \"station-phase\" or \"phase-station\"", sp, ps, station, phase);
+    if (!has_sp && !has_ps) {
+        if (naming == NLL_NAMING_AUTO)
+            return err_set(-ENOENT, "no %c time grid for station %s: neither %s.hdr nor %s.hdr exists", phase,
+                           station, sp, ps);
+        return err_set(-ENOENT, "no %c time grid for station %s: %s.hdr does not exist", phase, station,
+                       naming == NLL_NAMING_STATION_PHASE ? sp : ps);
+    }
+    if ((size_t)snprintf(out, len, "%s", has_sp ? sp : ps) >= len)
+        return err_set(-ENAMETOOLONG, "%s: path too long", has_sp ? sp : ps);
+    return 0;
 }
 
 void nll_free(struct nll_grid *g)

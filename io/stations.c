@@ -291,6 +291,11 @@ int stations_load_corrections(struct station_set *set, const char *path)
 void stations_to_geographic(const struct station_set *set, double x, double y, double z,
                             double *lat, double *lon, double *elev)
 {
+    if (set->proj_to_geo) {
+        set->proj_to_geo(set->proj, x, y, lat, lon);
+        *elev = -z;
+        return;
+    }
     if (!set->geographic) {
         *lat = *lon = NAN;
         *elev = -z;
@@ -306,5 +311,6 @@ void stations_to_geographic(const struct station_set *set, double x, double y, d
 void stations_free(struct station_set *set)
 {
     free(set->st);
+    free(set->proj);
     memset(set, 0, sizeof *set);
 }

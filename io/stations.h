@@ -44,6 +44,11 @@ struct station_set {
     int n;
     int geographic;    /* 1 when projected from lat/lon */
     double lat0, lon0; /* projection centre, degrees */
+    /* Another projection of the local frame (a NonLinLoc grid's TRANSFORM,
+     * stream/locate_nll.h): when set, stations_to_geographic goes through it.  PROJ is
+     * owned (stations_free frees it). */
+    void *proj;
+    void (*proj_to_geo)(const void *proj, double x_m, double y_m, double *lat, double *lon);
 };
 
 /* Read PATH; GEOGRAPHIC selects the column meaning when the file has no header.
@@ -53,7 +58,8 @@ int stations_load(const char *path, int geographic, struct station_set *out);
 int stations_load_corrections(struct station_set *set, const char *path);
 /* Index of the station called NET.STA (net may be "" or match any), or -1. */
 int stations_find(const struct station_set *set, const char *net, const char *sta);
-/* Local (x, y, z) back to latitude, longitude (deg) and elevation (m). */
+/* Local (x, y, z) back to latitude, longitude (deg) and elevation (m): through PROJ when
+ * set, else the equirectangular projection above (NaN for cartesian stations). */
 void stations_to_geographic(const struct station_set *set, double x, double y, double z,
                             double *lat, double *lon, double *elev);
 void stations_free(struct station_set *set);

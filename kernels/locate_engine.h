@@ -72,6 +72,7 @@ struct locate_geo {
     double lat0, lon0;       /* projection centre, degrees */
     void (*to_geographic)(const struct locate_geo *g, double x, double y, double z, double *lat,
                           double *lon, double *elev);
+    const void *user;        /* to_geographic's own data (NULL: none); must outlive the engine */
 };
 
 /* The stations, in the order of the travel-time table's rows (copied by the engine). */

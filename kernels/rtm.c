@@ -18,6 +18,7 @@
 #include "kernels/stability.h"
 #include "kernels/tti.h"
 #include "kernels/tti_phase.h"
+#include "kernels/time_dispersion.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 
@@ -208,6 +209,11 @@ int rtm_engine_create(const struct rtm_params *p, const struct sl_device *dev, c
                                      rule[0] ? "slowest qP phase velocity" : NULL};
         rc = stability_pick_dt(&sp, vslow, e->vmax, e->fmax, &e->dt, NULL, NULL);
     }
+    /* the time-dispersion transforms hold below 1 / (pi dt) only (kernels/time_dispersion.h) */
+    if (rc == 0 && p->time_dispersion && e->fmax >= tdt_band_limit(e->dt))
+        rc = err_set(-EINVAL, "rtm: time_dispersion correct: the wavelet reaches %.4g Hz, beyond the %.4g Hz "
+                     "(1 / (pi dt), dt %.6g s) up to which the leapfrog's time dispersion can be undone; take a "
+                     "smaller dt or a lower f_peak", e->fmax, tdt_band_limit(e->dt), e->dt);
     if (rc < 0) {
         rtm_engine_destroy(e);
         return rc;

@@ -145,6 +145,10 @@ struct rtm_params {
     int src_interp;         /* enum prop_interp of the source (sinc; trilinear where its
                                support does not fit) */
     int rec_interp;         /* enum prop_interp of the receivers (trilinear) */
+    bool time_dispersion;   /* remove the leapfrog's time dispersion from the image: the
+                               wavelet and the traces (at the propagator dt) go in through
+                               the forward time-dispersion transform (kernels/time_dispersion.h,
+                               docs/time-dispersion.md); false: as they are */
     /* the migration */
     int strategy;           /* enum rtm_strategy_kind */
     int checkpoints;        /* checkpoint snaps; 0 = ceil(sqrt(nt + 1)) */

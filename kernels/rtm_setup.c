@@ -11,6 +11,7 @@
 #include "kernels/device.h"
 #include "kernels/random_boundary.h"
 #include "kernels/rtm_internal.h"
+#include "kernels/time_dispersion.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 
@@ -148,6 +149,26 @@ static int simulations(struct mig *m, const struct rtm_shot *shot, const struct 
     return 0;
 }
 
+/* rtm_params.time_dispersion: both inputs are physical signals; the source and the
+ * receiver wavefields are leapfrog runs.  Forward-transformed (FTDT), the wavelet and
+ * the data carry at each simulated frequency w the physical frequency W(w) both
+ * wavefields propagate at, so the zero-lag correlation images every frequency at its
+ * true depth (docs/time-dispersion.md has the argument).  WHAT names the signals in
+ * the log; their energy beyond the leapfrog's band is dropped and said so. */
+static int tdt_inputs(const struct rtm_shot *shot, struct tdt *tdt, float *x, size_t n, size_t stride,
+                      const char *what, double dt)
+{
+    double oob = 0;
+    int rc = tdt_apply(tdt, TDT_FORWARD, x, n, stride, &oob);
+    if (rc < 0)
+        return err_prefix(rc, "shot %" PRId64, shot->id);
+    if (oob > 1e-3)
+        log_warn("shot %" PRId64 ": %.2g of the energy of %s lies above %.4g Hz, beyond what the leapfrog at "
+                 "dt %.6g s carries: dropped by the time-dispersion correction", shot->id, oob, what,
+                 tdt_band_limit(dt), dt);
+    return 0;
+}
+
 /* The wavelet and the kept traces at the propagator dt, on the device. */
 static int uploads(struct mig *m, const struct rtm_shot *shot, const struct rtm_plan *pl, double *t)
 {
@@ -155,8 +176,9 @@ static int uploads(struct mig *m, const struct rtm_shot *shot, const struct rtm_
     size_t nt1 = (size_t)m->nt + 1;
     /* Every receiver kept, at the propagator's dt and length: the shot's own trace array
      * is what the device needs, so it goes up without a host copy (480 MB for the
-     * reference shot of seislive-bench rtm). */
-    const bool direct = pl->nkeep == shot->ntr && (size_t)shot->ns == nt1 && fabs(shot->dt - pl->dt) <= 1e-9 * pl->dt;
+     * reference shot of seislive-bench rtm).  Not when the traces are transformed. */
+    const bool direct = !e->p.time_dispersion && pl->nkeep == shot->ntr && (size_t)shot->ns == nt1 &&
+                        fabs(shot->dt - pl->dt) <= 1e-9 * pl->dt;
     const size_t hostn = direct ? nt1 : (size_t)pl->nkeep * nt1;
     float *host = malloc((hostn > nt1 ? hostn : nt1) * sizeof(float));
     if (!host)
@@ -165,14 +187,26 @@ static int uploads(struct mig *m, const struct rtm_shot *shot, const struct rtm_
         wavelet_resample(e->p.wavelet, e->p.wavelet_n, e->wfile_dt, host, nt1, pl->dt);
     else
         wavelet_ricker_fill(host, nt1, pl->dt, e->p.f_peak);
-    int rc = rtm_alloc(m, nt1 * sizeof(float), &m->wav);
+    struct tdt *tdt = NULL;
+    int rc = 0;
+    if (e->p.time_dispersion && ((rc = tdt_create(nt1, pl->dt, &tdt)) < 0 ||
+                                 (rc = tdt_inputs(shot, tdt, host, 1, nt1, "the wavelet", pl->dt)) < 0)) {
+        tdt_destroy(tdt);
+        free(host);
+        return rc;
+    }
+    if (rc == 0)
+        rc = rtm_alloc(m, nt1 * sizeof(float), &m->wav);
     if (rc == 0)
         rc = dev_copy(m->dev, m->wav, host, nt1 * sizeof(float), DEV_H2D, NULL);
     if (rc == 0) {
         rtm_stage_done(shot->id, "points and wavelet", t);
         if (!direct)
             rc = resample_traces(e, shot, pl->keep, pl->nkeep, m->nt, pl->dt, host);
+        if (rc == 0 && tdt)
+            rc = tdt_inputs(shot, tdt, host, (size_t)pl->nkeep, nt1, "the traces", pl->dt);
     }
+    tdt_destroy(tdt);
     const size_t tb = (size_t)pl->nkeep * nt1 * sizeof(float);
     if (rc == 0 && (rc = rtm_alloc(m, tb, &m->dat)) == 0)
         rc = dev_copy(m->dev, m->dat, direct ? shot->data : host, tb, DEV_H2D, NULL);

@@ -322,6 +322,8 @@ static int check_model(const struct sl_config *cfg, FILE *out)
         fprintf(out, "[propagator] time dispersion: dt %.4g ms is too coarse for fmax %.4g Hz (pi fmax dt >= pi/2): "
                      "the leapfrog cannot represent it; a smaller dt ([propagator] dt or cfl) is needed\n",
                 dt * 1e3, fmax);
+    if (p->time_dispersion == TIME_DISPERSION_CORRECT) /* tdc: docs/time-dispersion.md */
+        fprintf(out, "[propagator] time_dispersion = \"correct\": the model traces and the rtm image are corrected for it up to %.4g Hz (1 / (pi dt)), docs/time-dispersion.md\n", 1.0 / (M_PI * dt));
     return 0;
 }
 
@@ -404,9 +406,10 @@ int check_runnable(const struct sl_config *cfg, FILE *out)
     if (in->kind == INPUT_FILES && (rc = check_input_paths(cfg)) < 0)
         return rc;
     /* The same refusal as the locate job's file reader (stream/job_locate.c). */
-    if (job == JOB_LOCATE && in->kind == INPUT_FILES && in->format != FMT_AUTO && in->format != FMT_MSEED)
-        return fail(cfg, "input.format", "the locate job reads miniSEED files: format \"mseed\" or \"auto\", not "
-                                         "\"%s\"", config_enum_name("input", "format", in->format));
+    if (job == JOB_LOCATE && in->kind == INPUT_FILES && in->format != FMT_AUTO && in->format != FMT_MSEED &&
+        in->format != FMT_SAC)
+        return fail(cfg, "input.format", "the locate job reads miniSEED or SAC files: format \"mseed\", \"sac\" or "
+                                         "\"auto\", not \"%s\"", config_enum_name("input", "format", in->format));
     const struct output_conf *o = &cfg->output;
     if (o->endpoint[0] && (rc = check_endpoint(o->endpoint, true)) < 0)
         return err_prefix(rc, "%s: [output] endpoint", config_where(cfg, "output.endpoint", (char[PATH_MAX + 32]){0},

@@ -1,28 +1,32 @@
-/* job_locate — `[job] kind = "locate"` over files: miniSEED files or folders from
- * [input] paths (globs allowed; read in order, expected time-ordered) are decoded with
- * io/mseed_read, cut into blocks of [locate] block_samples and fed to the locate engine;
+/* job_locate — `[job] kind = "locate"` over files: miniSEED or SAC files or folders from
+ * [input] paths (globs allowed; read in order, expected time-ordered) are decoded
+ * (stream/locate_files.h: io/mseed_read, io/sac_read, the [input] time window), cut
+ * into blocks of [locate] block_samples and fed to the locate engine;
  * events go to [output] dir as events.csv and events.jsonl, coherence volumes to
  * [locate] coherence_dir when set.  The streaming runtime (stream/locate_blocks.h) feeds
  * the same engine from ZeroMQ or watched folders.  The engine is built and fed through
  * stream/locate_setup.h. */
 #define LOG_COMPONENT "locate-job"
 #include <errno.h>
-#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "io/events.h"
+#include "io/quakeml.h"
 #include "io/mseed_read.h"
 #include "io/stations.h"
 #include "kernels/locate_engine.h"
 #include "stream/error.h"
 #include "stream/job.h"
 #include "stream/locate_blocks.h"
+#include "stream/locate_files.h"
+#include "stream/locate_nll.h"
 #include "stream/locate_setup.h"
 #include "stream/locate_tables.h"
 #include "stream/log.h"
 #include "stream/signals.h"
+#include "version.h"
 
 struct run_ctx {
     struct locate_engine *eng;
@@ -82,7 +86,9 @@ static int cancel_asked(void *user)
     return signals_stop_requested();
 }
 
-static int load_stations(const struct sl_config *cfg, struct station_set *st)
+/* The station file (and corrections); with NonLinLoc travel times, the stations without
+ * a grid left out and the grids' TRANSFORM applied (stream/locate_nll.h). */
+static int load_stations(const struct sl_config *cfg, struct station_set *st, struct locate_nll_report *nll)
 {
     const struct locate_conf *lc = &cfg->locate;
     char where[256];
@@ -95,49 +101,17 @@ static int load_stations(const struct sl_config *cfg, struct station_set *st)
         if (rc)
             stations_free(st);
     }
+    if (!rc && (rc = locate_nll_stations(cfg, st, nll)) != 0)
+        stations_free(st);
     return rc;
-}
-
-/* Decode every [input] path (globs expanded, sorted) into SET. */
-static int read_inputs(const struct sl_config *cfg, struct mseed_set *set, struct mseed_stats *ms)
-{
-    const struct input_conf *in = &cfg->input;
-    char where[256];
-    if (in->kind != INPUT_FILES)
-        return err_set(-EINVAL, "%s: the locate job reads [input] kind = \"files\" here (ZeroMQ input is driven "
-                       "by the streaming runtime)", config_where(cfg, "input.kind", where, sizeof where));
-    if (in->format != FMT_AUTO && in->format != FMT_MSEED)
-        return err_set(-EINVAL, "%s: the locate job reads miniSEED files (format \"mseed\" or \"auto\")",
-                       config_where(cfg, "input.format", where, sizeof where));
-    if (in->n_paths == 0)
-        return err_set(-EINVAL, "%s: [input] paths: no files given", config_where(cfg, "input.paths", where,
-                                                                               sizeof where));
-    for (size_t i = 0; i < in->n_paths; i++) {
-        glob_t g;
-        int grc = glob(in->paths[i], GLOB_NOCHECK, NULL, &g);
-        if (grc != 0)
-            return err_set(-EINVAL, "[input] paths: '%s': cannot expand", in->paths[i]);
-        for (size_t k = 0; k < g.gl_pathc; k++) {
-            int rc = mseed_read_path(g.gl_pathv[k], set, ms);
-            if (rc) {
-                globfree(&g);
-                return rc;
-            }
-        }
-        globfree(&g);
-    }
-    log_info("miniSEED: %lld files, %lld records, %lld samples, %d channels; %lld records rejected, "
-             "%lld overlapping samples, %lld gaps",
-             (long long)ms->files, (long long)ms->records, (long long)ms->samples, set->ntr,
-             (long long)ms->rejected, (long long)ms->overlap_samples, (long long)ms->gaps);
-    return 0;
 }
 
 static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, const char *output)
 {
     (void)output;
     struct station_set st;
-    int rc = load_stations(cfg, &st);
+    struct locate_nll_report nll;
+    int rc = load_stations(cfg, &st, &nll);
     if (rc)
         return rc;
     struct run_ctx c = {0};
@@ -152,6 +126,17 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
         locate_engine_destroy(c.eng);
         stations_free(&st);
         return rc;
+    }
+    if (cfg->locate.quakeml) {
+        struct locate_geo geo = locate_geo_of(&st);
+        if ((rc = events_enable_quakeml(&c.w, dir, cfg->job.name, SEISLIVE_VERSION, &geo)) != 0) {
+            char where[256];
+            rc = err_prefix(rc, "%s: [locate] quakeml", config_where(cfg, "locate.quakeml", where, sizeof where));
+            events_close(&c.w);
+            locate_engine_destroy(c.eng);
+            stations_free(&st);
+            return rc;
+        }
     }
     locate_engine_on_event(c.eng, on_event, &c);
     /* the engine's loops poll SIGTERM through this (kernels/ know nothing of signals) */
@@ -169,7 +154,7 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
     if (c.coh_dir || (live && publishes))
         locate_engine_on_coherence(c.eng, on_coherence, &c);
     struct mseed_set set = {0};
-    struct mseed_stats ms = {0};
+    struct locate_files_stats fs = {0};
     if (cfg->input.kind == INPUT_ZMQ || cfg->input.watch) {
         /* Live input: ZeroMQ trace blocks or a watched folder through the streaming
          * runtime, which publishes events and keeps the crash-safe state. */
@@ -178,7 +163,7 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
         rc = locate_blocks_run(cfg, dev, &bc);
     } else {
         mseed_read_set_stop(stop_asked);
-        rc = read_inputs(cfg, &set, &ms);
+        rc = locate_files_read(cfg, &set, &fs, stop_asked);
         mseed_read_set_stop(NULL);
         if (!rc)
             rc = mseed_set_blocks(&set, cfg->locate.block_samples, feed, &c, stop_asked);
@@ -196,22 +181,27 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
     locate_engine_stats(c.eng, &ls);
     log_info("locate: %lld blocks, %lld samples, %lld times stacked, %lld events; %lld blocks rejected, "
              "%lld invalid samples, %lld gap samples, %lld overlapping samples dropped, %lld stream restarts, "
-             "%d unmatched channels, %d rows without data",
+             "%d unmatched channels, %d rows without data, %d stations skipped (no travel-time grid), "
+             "%lld samples outside the time window",
              (long long)ls.blocks, (long long)ls.samples, (long long)ls.stacked_times, (long long)ls.events,
              (long long)ls.rejected_blocks, (long long)ls.invalid_samples, (long long)ls.gap_samples,
-             (long long)ls.overlap_samples, (long long)ls.restarts, ls.unmatched_channels, ls.dead_rows);
-    log_info("events written to %s and %s", c.w.csv_path, c.w.jsonl_path);
+             (long long)ls.overlap_samples, (long long)ls.restarts, ls.unmatched_channels, ls.dead_rows,
+             nll.skipped, (long long)fs.window_dropped);
+    log_info("events written to %s and %s%s%s", c.w.csv_path, c.w.jsonl_path, c.w.qml ? " and " : "",
+             c.w.qml ? quakeml_path(c.w.qml) : "");
     mseed_set_free(&set);
-    stations_free(&st);
     int crc = events_close(&c.w);
+    /* the engine's geographic projection may point into the station set: it goes first */
     locate_engine_destroy(c.eng);
+    stations_free(&st);
     return rc ? rc : crc;
 }
 
 static int locate_report(const struct sl_config *cfg, FILE *out)
 {
     struct station_set st;
-    int rc = load_stations(cfg, &st);
+    struct locate_nll_report nll;
+    int rc = load_stations(cfg, &st, &nll);
     if (rc)
         return rc;
     struct tt_station *views;
@@ -228,9 +218,13 @@ static int locate_report(const struct sl_config *cfg, FILE *out)
     size_t nrow = (size_t)tt.nsta * tt.nphase, pad = (tt.nj + 31) / 32 * 32;
     fprintf(out, "locate: %d stations%s, %d phase(s), %zu station-phase rows\n", st.n,
             st.geographic ? " (geographic, projected)" : "", tt.nphase, nrow);
-    if (st.geographic)
+    if (st.proj_to_geo)
+        fprintf(out, "locate: NonLinLoc grids' TRANSFORM %s (stations and events in its frame)\n", nll.transform);
+    else if (st.geographic)
         fprintf(out, "locate: projection centre lat %.6f lon %.6f (local equirectangular, WGS84)\n", st.lat0,
                 st.lon0);
+    if (nll.skipped)
+        fprintf(out, "locate: %d stations skipped: no NonLinLoc time grid\n", nll.skipped);
     fprintf(out, "locate: trial grid %d x %d x %d = %zu points, spacing %g x %g x %g m, origin (%g, %g, %g) m\n",
             lc->grid_n[0], lc->grid_n[1], lc->grid_n[2], tt.nj, lc->grid_d[0], lc->grid_d[1], lc->grid_d[2],
             lc->grid_o[0], lc->grid_o[1], lc->grid_o[2]);

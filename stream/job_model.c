@@ -23,6 +23,7 @@
 #include "io/segy_write.h"
 #include "kernels/device.h"
 #include "kernels/propagator.h"
+#include "kernels/time_dispersion.h"
 #include "kernels/wavelet.h"
 #include "stream/decompose_model.h"
 #include "stream/decompose_report.h"
@@ -44,11 +45,14 @@ struct plan {
     size_t nrec;
     struct prop_params pp;
     bool is2d;           /* n[1] == 1: NONE faces on y */
+    struct tdt *tdt;     /* [propagator] time_dispersion = "correct": the transforms for
+                            nt + 1 samples at dt (NULL: none) */
 };
 
 static void plan_free(struct plan *p)
 {
     model_free(&p->model);
+    tdt_destroy(p->tdt);
     free(p->wavelet);
     free(p->rec);
 }
@@ -89,6 +93,31 @@ static int check_on_line(const struct sl_config *cfg, const struct plan *pl)
                            "model ([model] n[1] = 1: every source and receiver at y = o[1] = %g m)",
                            config_where(cfg, "acquisition.sources", where, sizeof where), i, src->p[i][1],
                            y0);
+    return 0;
+}
+
+/* [propagator] time_dispersion = "correct" (docs/time-dispersion.md): the wavelet goes
+ * into the simulation forward-transformed (FTDT), so that the inverse transform of the
+ * traces (ITDT, after each shot) gives the true response to the wavelet itself.  A
+ * wavelet reaching the leapfrog's band limit 1 / (pi dt) cannot be corrected: refused
+ * with both numbers. */
+static int time_dispersion_plan(const struct sl_config *cfg, struct plan *pl)
+{
+    char where[512];
+    const double lim = tdt_band_limit(pl->dt);
+    if (pl->fmax >= lim)
+        return err_set(-EINVAL, "%s: [propagator] time_dispersion = \"correct\": the wavelet reaches %.4g Hz, "
+                       "beyond the %.4g Hz (1 / (pi dt), dt %.6g s) up to which the leapfrog's time dispersion "
+                       "can be undone; take a smaller dt or a lower f_peak",
+                       config_where(cfg, "propagator.time_dispersion", where, sizeof where), pl->fmax, lim, pl->dt);
+    int rc = tdt_create((size_t)pl->nt + 1, pl->dt, &pl->tdt);
+    if (rc < 0)
+        return rc;
+    double oob = 0;
+    if ((rc = tdt_apply(pl->tdt, TDT_FORWARD, pl->wavelet, 1, (size_t)pl->nt + 1, &oob)) < 0)
+        return rc;
+    log_info("time dispersion: corrected (wavelet up to %.4g Hz, band limit %.4g Hz; %.2g of its energy beyond "
+             "it, dropped)", pl->fmax, lim, oob);
     return 0;
 }
 
@@ -151,6 +180,8 @@ static int make_plan(const struct sl_config *cfg, struct plan *pl)
         wavelet_resample(user, nuser, udt, pl->wavelet, (size_t)pl->nt + 1, pl->dt);
     else
         wavelet_ricker_fill(pl->wavelet, (size_t)pl->nt + 1, pl->dt, pc->f_peak);
+    if (pc->time_dispersion == TIME_DISPERSION_CORRECT && (rc = time_dispersion_plan(cfg, pl)) < 0)
+        goto fail;
     /* Receivers: the explicit list, or the x-y grid. */
     if (ac->rx_count[0] > 0 && ac->rx_count[1] > 0) {
         pl->nrec = (size_t)ac->rx_count[0] * ac->rx_count[1];
@@ -363,6 +394,16 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
             break;
         if (dd && (rc = dd_model_traces(dd, tr)) < 0) /* onto rank 0, which alone writes */
             break;
+        if (pl.tdt && w) {
+            /* the traces as the physics records them (time_dispersion_plan) */
+            double oob = 0;
+            if ((rc = tdt_apply(pl.tdt, TDT_INVERSE, tr, pl.nrec, (size_t)pl.nt + 1, &oob)) < 0)
+                break;
+            if (oob > 1e-3)
+                log_warn("shot %zu: %.2g of a trace's energy lies where the inverse time-dispersion transform "
+                         "delays it past its window (above %.4g Hz): dropped", is + 1, oob,
+                         acos(0.25) / (M_PI * pl.dt));
+        }
         for (size_t r = 0; r < pl.nrec && rc == 0 && w; r++) {
             wavelet_resample(tr + r * (pl.nt + 1), (size_t)pl.nt + 1, pl.dt, out, (size_t)pl.ns_out,
                              pl.dt_out);
@@ -415,6 +456,11 @@ static int model_report(const struct sl_config *cfg, FILE *out)
         fprintf(out, "points per wavelength at %.4g Hz: %.2f (ppw_min %g)\n", pl.fmax, pl.ppw,
                 cfg->propagator.ppw_min);
         fprintf(out, "propagator memory: %.1f MiB\n", prop_memory_bytes(&pl.pp) / 1048576.0);
+        if (pl.tdt)
+            fprintf(out, "time dispersion: corrected (wavelet forward-transformed, traces inverse-transformed; "
+                    "band limit %.4g Hz, wavelet fmax %.4g Hz)\n", tdt_band_limit(pl.dt), pl.fmax);
+        else
+            fprintf(out, "time dispersion: not corrected ([propagator] time_dispersion = \"none\")\n");
         fprintf(out, "shots: %zu, receivers: %zu, output samples: %d at %.6g s\n",
                 cfg->acquisition.sources.n, pl.nrec, pl.ns_out, pl.dt_out);
     }

@@ -16,6 +16,7 @@
 #include "kernels/rtm.h"
 #include "kernels/rtm_memory.h"
 #include "kernels/subvolume.h"
+#include "kernels/time_dispersion.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "stream/job_rtm_report.h"
@@ -150,6 +151,21 @@ int rtm_report(const struct sl_config *cfg, FILE *out)
     fprintf(out, "[rtm] sub-volume %d x %d x %d cells at (%d, %d, %d) + absorbing layers; %d steps of %.4g ms (stable "
                  "up to %.4g ms)\n",
             sv.n[0], sv.n[1], sv.n[2], sv.off[0], sv.off[1], sv.off[2], nt, dt * 1e3, dt_max * 1e3);
+    if (p->time_dispersion == TIME_DISPERSION_CORRECT) {
+        /* what rtm_engine_create refuses, said here first (kernels/time_dispersion.h) */
+        char where[512];
+        if (fmax >= tdt_band_limit(dt)) {
+            rc = err_set(-EINVAL, "%s: [propagator] time_dispersion = \"correct\": the wavelet reaches %.4g Hz, "
+                         "beyond the %.4g Hz (1 / (pi dt), dt %.6g s) up to which the leapfrog's time dispersion "
+                         "can be undone; take a smaller dt or a lower f_peak",
+                         config_where(cfg, "propagator.time_dispersion", where, sizeof where), fmax,
+                         tdt_band_limit(dt), dt);
+            goto out;
+        }
+        fprintf(out, "[rtm] time dispersion: corrected (the wavelet and each shot's traces forward-transformed at "
+                     "dt %.4g ms, docs/time-dispersion.md; band limit %.4g Hz, wavelet fmax %.4g Hz)\n",
+                dt * 1e3, tdt_band_limit(dt), fmax);
+    }
     fprintf(out, "[rtm] device memory per strategy: full %.1f MiB, boundary %.1f MiB, checkpoint (%d snaps, %s) "
                  "%.1f MiB, random %.1f MiB\n",
             mem.need[RTM_FULL] * mib, mem.need[RTM_BOUNDARY] * mib, mem.snaps,

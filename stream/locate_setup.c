@@ -71,6 +71,10 @@ int locate_station_views(const struct station_set *set, struct tt_station **out)
 static void to_geographic(const struct locate_geo *g, double x, double y, double z, double *lat, double *lon,
                           double *elev)
 {
+    if (g->user) { /* the station set itself: a NonLinLoc grid's projection (stream/locate_nll.h) */
+        stations_to_geographic(g->user, x, y, z, lat, lon, elev);
+        return;
+    }
     struct station_set set = {.geographic = 1, .lat0 = g->lat0, .lon0 = g->lon0};
     stations_to_geographic(&set, x, y, z, lat, lon, elev);
 }
@@ -78,7 +82,8 @@ static void to_geographic(const struct locate_geo *g, double x, double y, double
 struct locate_geo locate_geo_of(const struct station_set *set)
 {
     struct locate_geo g = {.lat0 = set->lat0, .lon0 = set->lon0,
-                           .to_geographic = set->geographic ? to_geographic : NULL};
+                           .to_geographic = set->geographic || set->proj_to_geo ? to_geographic : NULL,
+                           .user = set->proj_to_geo ? set : NULL};
     return g;
 }
 

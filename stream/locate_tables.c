@@ -90,7 +90,7 @@ void locate_layers_free(struct tt_layers *m)
 }
 
 int locate_tables_nonlinloc(const struct tt_grid *g, const struct tt_station *st, int nsta, int phases,
-                            const char *root_p, const char *root_s, struct tt_table *out)
+                            const char *root_p, const char *root_s, int naming, struct tt_table *out)
 {
     int rc = tt_table_alloc(g, nsta, phases, out);
     if (rc)
@@ -104,9 +104,10 @@ int locate_tables_nonlinloc(const struct tt_grid *g, const struct tt_station *st
                                "ps"[out->phase[p]], "PS"[out->phase[p]]);
             }
             char path[4096];
-            snprintf(path, sizeof path, "%s.%s.%c.time", root, st[s].name, "PS"[out->phase[p]]);
             struct nll_grid ng;
-            rc = nll_read(path, &ng);
+            rc = nll_time_root(root, st[s].name, "PS"[out->phase[p]], naming, path, sizeof path);
+            if (!rc)
+                rc = nll_read(path, &ng);
             if (rc) {
                 tt_free(out);
                 return rc;
@@ -157,7 +158,7 @@ int locate_tables_build(const struct sl_config *cfg, const struct tt_station *st
         return rc;
     }
     case TT_NONLINLOC:
-        return locate_tables_nonlinloc(&g, st, nsta, phases, lc->nll_p, lc->nll_s, out);
+        return locate_tables_nonlinloc(&g, st, nsta, phases, lc->nll_p, lc->nll_s, lc->nll_pattern, out);
     }
     return err_set(-EINVAL, "[locate] traveltime: unknown kind %d", lc->traveltime);
 }

@@ -4,8 +4,9 @@
  *   homogeneous   straight rays at [locate] vp / vs (tt_homogeneous);
  *   layered       the 1D model file [locate] layers ("top_depth_m vp vs" per line, tops
  *                 increasing, '#' comments), then the eikonal solver (tt_layered);
- *   nonlinloc     NonLinLoc time grids ROOT.STATION.P.time / .S.time (io/nonlinloc.h,
- *                 roots [locate] nll_p / nll_s) sampled at every trial point (trilinear,
+ *   nonlinloc     NonLinLoc time grids ROOT.P.STATION.time or ROOT.STATION.P.time (and S;
+ *                 io/nonlinloc.h nll_time_root, roots [locate] nll_p / nll_s, naming
+ *                 [locate] nll_pattern) sampled at every trial point (trilinear,
  *                 nll_value; a trial point outside a grid is an error naming the file).
  *
  * Every table gets the station corrections added (tt_table_finish). */
@@ -22,10 +23,10 @@ int locate_tt_phases(int phase_set);
  * name the config key or the file. */
 int locate_tables_build(const struct sl_config *cfg, const struct tt_station *st, int nsta, struct tt_table *out);
 
-/* From NonLinLoc time grids: ROOT_P.NAME.P.time for P, ROOT_S.NAME.S.time for S (PHASES:
- * enum tt_phases). */
+/* From NonLinLoc time grids under ROOT_P for P and ROOT_S for S, named as NAMING (enum
+ * nll_naming) says (PHASES: enum tt_phases). */
 int locate_tables_nonlinloc(const struct tt_grid *g, const struct tt_station *st, int nsta, int phases,
-                            const char *root_p, const char *root_s, struct tt_table *out);
+                            const char *root_p, const char *root_s, int naming, struct tt_table *out);
 
 /* A layered model file (see above) into M; errors name the file and line. */
 int locate_layers_load(const char *path, struct tt_layers *m);

@@ -59,6 +59,7 @@ void rtm_params_from_config(const struct sl_config *cfg, struct rtm_params *p, c
     p->t_max = pc->t_max;
     p->f_peak = pc->f_peak;
     p->wavelet_dt = pc->wavelet_dt;
+    p->time_dispersion = pc->time_dispersion == TIME_DISPERSION_CORRECT;
     p->strategy = r->strategy;
     p->checkpoints = r->checkpoints;
     p->checkpoint_schedule = r->checkpoint_schedule;

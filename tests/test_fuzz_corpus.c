@@ -117,3 +117,4 @@ Test(fuzz_corpus, config) { replay("config"); }
 Test(fuzz_corpus, state) { replay("state"); }
 Test(fuzz_corpus, nonlinloc) { replay("nonlinloc"); }
 Test(fuzz_corpus, stations) { replay("stations"); }
+Test(fuzz_corpus, sac) { replay("sac"); }

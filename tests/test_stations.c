@@ -177,3 +177,43 @@ Test(stations, overlong_line_is_an_error_not_two_lines)
     test_rmtree(dir);
     free(dir);
 }
+
+/* The unit of the elevation for every way a station file can give it (docs/locate.md,
+ * "Inputs"): a header's "Elevation" / "elevation_km" is km (QuakeMigrate), "elevation_m",
+ * "elev_m" and "elev" are metres, a headerless geographic file has metres; a cartesian
+ * file has Z (or a "depth" column) in metres, positive down.  The frame's z is always
+ * -elevation in metres. */
+Test(stations, elevation_unit_per_format)
+{
+    char *dir = test_tmpdir();
+    static const struct {
+        const char *text;
+        int geo;
+        double elev_m;
+    } cases[] = {
+        {"Latitude,Longitude,Elevation,Name\n64.3,-17.2,1.25,A\n", 0, 1250.0},
+        {"name,lat,lon,elevation_km\nA,64.3,-17.2,1.25\n", 0, 1250.0},
+        {"name,lat,lon,elevation_m\nA,64.3,-17.2,1250\n", 0, 1250.0},
+        {"name lat lon elev_m\nA 64.3 -17.2 1250\n", 0, 1250.0},
+        {"name,latitude,longitude,elev\nA,64.3,-17.2,1250\n", 0, 1250.0},
+        {"A 64.3 -17.2 1250\n", 1, 1250.0},
+        {"A 100 200 -1250\n", 0, 1250.0},             /* cartesian: Z is depth, m */
+        {"name,x,y,depth\nA,100,200,-1250\n", 0, 1250.0},
+        {"name,x,y,z\nA,100,200,300\n", 0, -300.0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *p = test_write_file(dir, "st.txt", cases[i].text);
+        struct station_set s;
+        cr_assert_eq(stations_load(p, cases[i].geo, &s), 0, "case %zu: %s", i, err_msg());
+        cr_expect_float_eq(s.st[0].z, -cases[i].elev_m, 1e-9, "case %zu: z %g", i, s.st[0].z);
+        if (s.geographic)
+            cr_expect_float_eq(s.st[0].elev, cases[i].elev_m, 1e-9, "case %zu: elev %g", i, s.st[0].elev);
+        double la, lo, el;
+        stations_to_geographic(&s, s.st[0].x, s.st[0].y, s.st[0].z, &la, &lo, &el);
+        cr_expect_float_eq(el, cases[i].elev_m, 1e-9, "case %zu: event elevation %g", i, el);
+        stations_free(&s);
+        free(p);
+    }
+    test_rmtree(dir);
+    free(dir);
+}

@@ -137,7 +137,8 @@ Test(traveltime, nonlinloc_round_trip_and_tables)
 {
     char *dir = test_tmpdir();
     /* a 3D P time grid about station A (km), analytic homogeneous times */
-    struct nll_grid g = {{61, 61, 41}, {-0.5, -0.4, -0.1}, {0.02, 0.02, 0.03}, "TIME", "A", {0.04, 0.01, -0.03}, "", NULL};
+    struct nll_grid g = {.n = {61, 61, 41}, .o = {-0.5, -0.4, -0.1}, .d = {0.02, 0.02, 0.03}, .type = "TIME",
+                         .label = "A", .src = {0.04, 0.01, -0.03}};
     size_t n = (size_t)g.n[0] * g.n[1] * g.n[2];
     g.v = malloc(n * sizeof(float));
     for (int i = 0; i < g.n[0]; i++)
@@ -169,7 +170,7 @@ Test(traveltime, nonlinloc_round_trip_and_tables)
     char rp[512];
     snprintf(rp, sizeof rp, "%s/model", dir);
     struct tt_table t, h;
-    cr_assert_eq(locate_tables_nonlinloc(&tg, &st, 1, TT_PHASES_P, rp, NULL, &t), 0, "%s", err_msg());
+    cr_assert_eq(locate_tables_nonlinloc(&tg, &st, 1, TT_PHASES_P, rp, NULL, NLL_NAMING_AUTO, &t), 0, "%s", err_msg());
     cr_assert_eq(tt_homogeneous(&tg, &st, 1, TT_PHASES_P, 3000.0, 1700.0, &h), 0);
     /* trilinear interpolation of r / v: error at most 3 h^2 / (8 r v) (curvature 1 / (r v)
      * along each axis), h the largest NonLinLoc spacing; points within 2 h are skipped */
@@ -189,11 +190,11 @@ Test(traveltime, nonlinloc_round_trip_and_tables)
     tt_free(&t);
     tt_free(&h);
     /* S grids are not there: the error names the file */
-    cr_expect_lt(locate_tables_nonlinloc(&tg, &st, 1, TT_PHASES_S, rp, rp, &t), 0);
+    cr_expect_lt(locate_tables_nonlinloc(&tg, &st, 1, TT_PHASES_S, rp, rp, NLL_NAMING_AUTO, &t), 0);
     cr_expect_not_null(strstr(err_msg(), "model.A.S.time.hdr"), "%s", err_msg());
     /* a trial grid reaching outside the NonLinLoc grid */
     tg.o[2] = -2000.0;
-    cr_expect_eq(locate_tables_nonlinloc(&tg, &st, 1, TT_PHASES_P, rp, NULL, &t), -EINVAL);
+    cr_expect_eq(locate_tables_nonlinloc(&tg, &st, 1, TT_PHASES_P, rp, NULL, NLL_NAMING_AUTO, &t), -EINVAL);
     cr_expect_not_null(strstr(err_msg(), "outside"), "%s", err_msg());
     /* a truncated buffer */
     snprintf(rp, sizeof rp, "%s/model.A.P.time.buf", dir);

@@ -14,5 +14,6 @@ int bench_stencil(int argc, char **argv);
 int bench_rtm(int argc, char **argv);
 int bench_stack(int argc, char **argv);
 int bench_pipeline(int argc, char **argv);
+int bench_tdt(int argc, char **argv);
 
 #endif

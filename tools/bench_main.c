@@ -13,6 +13,7 @@ static const struct bench benches[] = {
     {"rtm", "one reference shot migrated with each source-wavefield strategy: time, peak memory, vs stencil", bench_rtm},
     {"stack", "coherent stack: sums/s per trial grid, real-time factor, largest real-time grid, roofline", bench_stack},
     {"pipeline", "ingest + H2D + compute overlap vs compute alone; io_uring file ingest vs dd", bench_pipeline},
+    {"tdt", "time-dispersion correction: forward / inverse transform of a shot's traces on the host", bench_tdt},
     {NULL, NULL, NULL},
 };
 
@@ -71,6 +72,10 @@ static const struct {
      "  --compute-ms MS        simulated compute per unit (default 20)\n"
      "  --file PATH            file for the io_uring ingest row (default: none)\n"
      "  --file-mib M           MiB read from it (default 2048)\n"},
+    {"tdt",
+     "  --lengths N,N,...      samples per trace (default 1001,4001,16001)\n"
+     "  --traces N             traces per shot (default 1000)\n"
+     "  --repeat N             runs per row, the best is shown (default 3)\n"},
 };
 
 /* -h or --help anywhere among a benchmark's arguments. */

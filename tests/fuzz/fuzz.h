@@ -24,6 +24,7 @@ int fuzz_config(const uint8_t *data, size_t size);
 int fuzz_state(const uint8_t *data, size_t size);
 int fuzz_nonlinloc(const uint8_t *data, size_t size);
 int fuzz_stations(const uint8_t *data, size_t size);
+int fuzz_sac(const uint8_t *data, size_t size);
 
 struct fuzz_target {
     const char *name;                            /* corpus folder, binary fuzz-NAME */

@@ -1,6 +1,7 @@
 /* fuzz_nonlinloc — a NonLinLoc grid (ROOT.hdr and ROOT.buf, split at FUZZ_PART_SEP)
  * through io/nonlinloc.c nll_read, and, when it loads, the look-ups the travel-time
- * tables make (nll_value at the corners, the middle and outside the grid).  Invariant
+ * tables make (nll_value at the corners, the middle and outside the grid), and its
+ * TRANSFORM both ways at the same points (io/nll_transform.h).  Invariant
  * checked: every value of a loaded grid is finite. */
 #include <errno.h>
 #include <math.h>
@@ -44,6 +45,9 @@ int fuzz_nonlinloc(const uint8_t *data, size_t size)
         }
         double v = nll_value(&g, p[0], p[1], p[2]);
         (void)v;
+        double lat, lon, x, y;
+        nll_xy_to_latlon(&g.tr, p[0], p[1], &lat, &lon);
+        nll_latlon_to_xy(&g.tr, lat, lon, &x, &y);
     }
     nll_free(&g);
     return 0;

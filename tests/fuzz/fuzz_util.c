@@ -24,6 +24,7 @@ const struct fuzz_target fuzz_targets[] = {
     {"state", fuzz_state, 4096, "seislive-fuzz-"},
     {"nonlinloc", fuzz_nonlinloc, 8192, "seislive-fuzz-"},
     {"stations", fuzz_stations, 8192, "seislive-fuzz-"},
+    {"sac", fuzz_sac, 4096, "fuzz-input"},
     {NULL, NULL, 0, NULL},
 };
 
