@@ -18,16 +18,18 @@ done
 rm -rf "$dest"
 mkdir -p "$dest/lib"
 # the packages' files, at their paths under $dest (OPAL_PREFIX=$dest/usr relocates them)
-dpkg -L $pkgs | while read -r f; do
+# (not the manuals, headers, Java and Fortran bindings or OpenSHMEM: it must fit the carry)
+dpkg -L $pkgs | grep -Ev '/usr/share/(doc|man)/|/include/|java|\.jar$|mpifh|usempi|oshmem' \
+  | while read -r f; do
   [ -f "$f" ] || continue
   mkdir -p "$dest$(dirname "$f")"
   cp -aL "$f" "$dest$f"
 done
 # every library those binaries and plugins load that is not part of glibc or the GPU
 # machine's base (libc, libm, libstdc++, libgcc, ld-linux, libz): flat into $dest/lib
-find "$dest" -type f \( -name '*.so*' -o -perm -u+x \) -print0 \
-  | xargs -0 ldd 2>/dev/null | awk '$3 ~ /^\// {print $3}' | sort -u \
+{ find "$dest" -type f \( -name '*.so*' -o -perm -u+x \) -print0 | xargs -0 ldd 2>/dev/null || true; } \
+  | awk '$3 ~ /^\// {print $3}' | sort -u \
   | grep -Ev '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux[^/]*|libz)\.so' \
-  | while read -r lib; do [ -e "$dest$lib" ] || cp -L "$lib" "$dest/lib/"; done
+  | while read -r lib; do [ -e "$dest$(readlink -f "$lib")" ] || cp -L "$lib" "$dest/lib/"; done
 ln -sf orterun "$dest/usr/bin/mpirun" # Debian's mpirun is an alternatives link
 echo "mpi-libs: $(find "$dest" -type f | wc -l) files in $dest ($(du -sh "$dest" | cut -f1))"
