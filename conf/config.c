@@ -21,6 +21,7 @@
 #include "conf/schema.h"
 #include "conf/suggest.h"
 #include "io/iso_time.h"
+#include "io/seedlink.h"
 #include "io/wire.h"
 #include "stream/error.h"
 #include "stream/log.h"
@@ -247,7 +248,7 @@ static int set_list(const struct load_ctx *c, const struct conf_section *sec,
             return key_error(c, sec, key, &n->items[i], "element %zu: expected a string, got %s",
                              i + 1, conf_node_type_name(n->items[i].type));
         }
-        v[i] = resolve_path(c, n->items[i].str);
+        v[i] = (key->flags & KF_PLAIN) ? strdup(n->items[i].str) : resolve_path(c, n->items[i].str);
     }
     char **old = *FIELD(c->cfg, key, char **);
     for (size_t j = 0; old && j < *count; j++)
@@ -475,6 +476,34 @@ static int cross_error(const struct sl_config *cfg, const char *key, const char 
                    dot + 1, reason);
 }
 
+/* [input] kind = "seedlink": the server, the selectors and the start time. */
+static int seedlink_config_check(const struct sl_config *cfg)
+{
+    const struct input_conf *in = &cfg->input;
+    if (cfg->job.kind != JOB_LOCATE)
+        return cross_error(cfg, "input.kind", "kind \"seedlink\" feeds the locate job ([job] kind = \"locate\")");
+    const char *colon = in->seedlink ? strrchr(in->seedlink, ':') : NULL;
+    char *end = NULL;
+    long port = colon ? strtol(colon + 1, &end, 10) : 0;
+    if (!in->seedlink || !in->seedlink[0])
+        return cross_error(cfg, "input.kind", "kind \"seedlink\" needs [input] seedlink = \"HOST:PORT\"");
+    if (!colon || colon == in->seedlink || !end || *end || port < 1 || port > 65535)
+        return cross_error(cfg, "input.seedlink", "\"%s\" is not HOST:PORT (port 1-65535; SeedLink's is "
+                           "usually 18000)", in->seedlink);
+    if (in->n_streams == 0)
+        return cross_error(cfg, "input.kind", "kind \"seedlink\" needs [input] streams (e.g. [\"XX_*:HH?\"])");
+    for (size_t i = 0; i < in->n_streams; i++) {
+        struct seedlink_selector sel;
+        if (seedlink_selector_parse(in->streams[i], &sel))
+            return cross_error(cfg, "input.streams", "element %zu: %s", i + 1, err_msg());
+    }
+    int64_t ns;
+    if (in->seedlink_start[0] && seedlink_parse_time(in->seedlink_start, &ns))
+        return cross_error(cfg, "input.seedlink_start", "\"%s\": not a UTC time like 2026-01-01T00:00:00Z",
+                           in->seedlink_start);
+    return 0;
+}
+
 /* "auto", "cpu" or "cuda:N" (N 0..1023, digits only): the syntax of [runtime] device.
  * Which device it resolves to is the backend's business (kernels/backend.h:
  * backend_parse, which accepts the same set; tests/test_config.c holds them together);
@@ -620,6 +649,11 @@ static int validate_cross(const struct sl_config *cfg)
         return cross_error(cfg, "input.kind", "kind \"files\" needs [input] paths");
     if (in->kind == INPUT_ZMQ && in->endpoint[0] == '\0')
         return cross_error(cfg, "input.endpoint", "kind \"zmq\" needs an endpoint");
+    if (in->kind == INPUT_SEEDLINK) {
+        int rc = seedlink_config_check(cfg);
+        if (rc)
+            return rc;
+    }
     if (cfg->job.kind != JOB_MODEL && in->kind == INPUT_NONE)
         return cross_error(cfg, config_was_set(cfg, "input.kind") ? "input.kind" : "job.kind",
                            "job \"%s\" needs an input: kind = \"zmq\" or \"files\"",

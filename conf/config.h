@@ -34,7 +34,7 @@ enum tt_kind { TT_HOMOGENEOUS, TT_LAYERED, TT_NONLINLOC };
 enum cf_kind { CF_ABS, CF_ENVELOPE, CF_STALTA, CF_RECURSIVE_STALTA, CF_KURTOSIS };
 enum stack_norm { NORM_NONE, NORM_COUNT, NORM_GEOMETRIC };
 enum trigger_kind { TRIGGER_STATIC, TRIGGER_MAD };
-enum input_kind { INPUT_NONE, INPUT_ZMQ, INPUT_FILES };
+enum input_kind { INPUT_NONE, INPUT_ZMQ, INPUT_FILES, INPUT_SEEDLINK };
 enum socket_kind { SOCK_PULL, SOCK_SUB };
 enum data_format { FMT_AUTO, FMT_SEGY, FMT_SU, FMT_MSEED, FMT_F32, FMT_SAC };
 enum io_method { IO_AUTO, IO_URING, IO_PREAD };
@@ -99,6 +99,7 @@ struct propagator_conf {
     int op;                 /* enum operator_kind */
     double operator_band;   /* fraction of the Nyquist wavenumber; 0 = the operator's default */
     int time_dispersion;    /* enum time_dispersion_kind */
+    double dispersion_max;  /* warn above this phase-velocity error at fmax (fraction; 0: off) */
 };
 
 struct acquisition_conf {
@@ -169,6 +170,14 @@ struct input_conf {
     double slot_mib;        /* MiB per slot */
     int io;                 /* enum io_method */
     bool o_direct;
+    char *seedlink;         /* SeedLink server "HOST:PORT" (kind = seedlink; docs/seedlink.md) */
+    char **streams;         /* SeedLink selectors "NET_STA[:CHANNELS]" */
+    size_t n_streams;
+    int seedlink_protocol;  /* 0 auto, 1 = 3.1, 2 = 4.0 (enum names "auto", "3", "4") */
+    double seedlink_timeout;     /* s without a byte before reconnecting */
+    double seedlink_backoff_max; /* s: cap of the reconnection back-off */
+    double seedlink_latency;     /* s of data waited for a late station */
+    char *seedlink_start;   /* "" = from the next packet; else a UTC time */
 };
 
 struct output_conf {

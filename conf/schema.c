@@ -30,7 +30,8 @@ static const char *const nll_patterns[] = {"auto", "station-phase", "phase-stati
 static const char *const cf_kinds[] = {"abs", "envelope", "stalta", "recursive-stalta", "kurtosis", NULL};
 static const char *const norms[] = {"none", "count", "geometric", NULL};
 static const char *const triggers[] = {"static", "mad", NULL};
-static const char *const input_kinds[] = {"none", "zmq", "files", NULL};
+static const char *const input_kinds[] = {"none", "zmq", "files", "seedlink", NULL};
+static const char *const sl_protocols[] = {"auto", "3", "4", NULL};
 static const char *const sockets[] = {"pull", "sub", NULL};
 static const char *const formats[] = {"auto", "segy", "su", "mseed", "f32", "sac", NULL};
 static const char *const su_orders[] = {"auto", "big", "little", NULL}; /* enum su_order */
@@ -111,7 +112,7 @@ static const struct conf_key propagator_keys[] = {
     {"free_surface", KT_BOOL, OFF(propagator, free_surface), 0, 0, 0, 0, NULL, "false", "",
      "pressure-free surface at z = 0 instead of an absorbing top", 0},
     {"ppw_min", KT_DOUBLE, OFF(propagator, ppw_min), 0, KF_MIN_EXCL, 0, 100, NULL, "6.0", "points",
-     "warn when the grid has fewer points per wavelength at the wavelet's maximum frequency", 0},
+     "taylor operator: warn when the grid has fewer points per wavelength at the wavelet's maximum frequency (other operators: dispersion_max only)", 0},
     {"wavelet", KT_ENUM, OFF(propagator, wavelet), 0, 0, 0, 0, wavelets, "\"ricker\"", "",
      "source wavelet: ricker or file", 0},
     {"f_peak", KT_DOUBLE, OFF(propagator, f_peak), 0, KF_MIN_EXCL, 0, 1e10, NULL, "15.0", "Hz",
@@ -136,6 +137,8 @@ static const struct conf_key propagator_keys[] = {
      "optimized/implicit: fraction of the Nyquist wavenumber the operator's design holds; 0 = the operator's default", 0},
     {"time_dispersion", KT_ENUM, OFF(propagator, time_dispersion), 0, 0, 0, 0, time_dispersion_kinds, "\"none\"", "",
      "none, or correct: remove the leapfrog's time dispersion (Koene et al. 2018; docs/time-dispersion.md): model, the wavelet transformed before and the traces after propagation; rtm, the wavelet and the recorded traces transformed before propagation", 0},
+    {"dispersion_max", KT_DOUBLE, OFF(propagator, dispersion_max), 0, 0, 0, 0.5, NULL, "0.01", "",
+     "warn when the worst-direction phase-velocity error (space and time, the configured operator and dt) of the slowest wave at the wavelet's maximum frequency exceeds this fraction; 0 = no such warning (docs/operators.md)", 0},
     END};
 
 static const struct conf_key acquisition_keys[] = {
@@ -239,7 +242,7 @@ static const struct conf_key locate_keys[] = {
 
 static const struct conf_key input_keys[] = {
     {"kind", KT_ENUM, OFF(input, kind), 0, 0, 0, 0, input_kinds, "\"none\"", "",
-     "where units come from: zmq, files, or none (model job)", 0},
+     "where units come from: zmq, files, seedlink (a SeedLink server, locate job: docs/seedlink.md), or none (model job)", 0},
     {"endpoint", KT_STRING, OFF(input, endpoint), 0, KF_NO_RANGE, 0, 0, NULL, "\"tcp://127.0.0.1:5555\"", "",
      "ZeroMQ endpoint to bind (pull) or connect (sub)", 0},
     {"socket", KT_ENUM, OFF(input, socket), 0, 0, 0, 0, sockets, "\"pull\"", "",
@@ -270,6 +273,20 @@ static const struct conf_key input_keys[] = {
      "file reads: auto (io_uring, pread when unavailable), uring, pread", 0},
     {"o_direct", KT_BOOL, OFF(input, o_direct), 0, 0, 0, 0, NULL, "true", "",
      "read files with O_DIRECT where the file system allows it", 0},
+    {"seedlink", KT_STRING, OFF(input, seedlink), 0, KF_NO_RANGE, 0, 0, NULL, "\"\"", "",
+     "SeedLink server HOST:PORT (kind = seedlink, docs/seedlink.md), e.g. \"127.0.0.1:18000\"", 0},
+    {"streams", KT_STRING_LIST, OFF(input, streams), 0, KF_PLAIN, 0, 4096, NULL, "[]", "",
+     "SeedLink stream selectors NET_STA or NET_STA:CHANNELS, channels as CCC or LLCCC, several separated by spaces; '?' one character, '*' in NET and STA any run (e.g. [\"XX_S*:HH?\"])", OFF(input, n_streams)},
+    {"seedlink_protocol", KT_ENUM, OFF(input, seedlink_protocol), 0, 0, 0, 0, sl_protocols, "\"auto\"", "",
+     "SeedLink protocol: auto (4.0 when the server's HELLO offers it, else 3.1), 3 or 4 (an error when the server lacks it)", 0},
+    {"seedlink_timeout", KT_DOUBLE, OFF(input, seedlink_timeout), 0, KF_MIN_EXCL, 0, 86400, NULL, "60.0", "s",
+     "SeedLink: nothing received for this long (an INFO ID keepalive is sent at half of it) drops the connection and reconnects", 0},
+    {"seedlink_backoff_max", KT_DOUBLE, OFF(input, seedlink_backoff_max), 0, KF_MIN_EXCL, 0, 86400, NULL, "30.0", "s",
+     "SeedLink: the wait before a reconnection doubles from 0.5 s up to this", 0},
+    {"seedlink_latency", KT_DOUBLE, OFF(input, seedlink_latency), 0, 0, 0, 86400, NULL, "10.0", "s",
+     "SeedLink: a block leaves when every channel has reached its end, or when one channel is this much recording time beyond it (the late channels' missing samples are invalid, counted)", 0},
+    {"seedlink_start", KT_STRING, OFF(input, seedlink_start), 0, KF_NO_RANGE, 0, 0, NULL, "\"\"", "UTC",
+     "SeedLink: a first run asks for data from this time (\"2026-01-01T00:00:00Z\"; v3 TIME, v4 DATA ALL time); \"\" = from the next packet.  A saved sequence number ([output] state_dir) wins", 0},
     END};
 
 static const struct conf_key output_keys[] = {

@@ -29,6 +29,7 @@ enum key_flags {
     KF_MIN_EXCL = 1 << 3,   /* value must be > min, not >= min */
     KF_NO_RANGE = 1 << 4,   /* min/max unused */
     KF_DIR = 1 << 5,        /* a path that is a folder (created when missing, by its user) */
+    KF_PLAIN = 1 << 6,      /* a string list of plain strings, not paths (not resolved) */
 };
 
 struct conf_key {

@@ -46,6 +46,9 @@ struct slot_hdr {
     double input_frac;        /* share of a known-length input read with this unit (0..1,
                                  for progress and time left); 0 = unknown: a stream or a
                                  watched folder */
+    const char *resume;       /* the source's position after this unit, as text for the
+                                 crash-safe state (SeedLink: sequence numbers); NULL =
+                                 none.  Points into the slot. */
 };
 
 /* What the runtime does for a source (RT: the runtime's own context). */

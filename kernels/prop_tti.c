@@ -12,6 +12,7 @@
 
 #include "kernels/device.h"
 #include "kernels/prop_wave.h"
+#include "kernels/operator.h"
 #include "kernels/propagator.h"
 #include "kernels/tti.h"
 #include "kernels/tti_internal.h"
@@ -33,8 +34,15 @@ static int to_wave(const struct prop_params *p, struct wave_params *wp)
 {
     prop_wave_grid(p, wp);
     const struct prop_grid *g = &p->grid;
+    /* Only Taylor weights: the TTI operator combines products of first derivatives with
+     * second derivatives, and both its qP/qSV split and its stability bound (tti.h:
+     * -symbol(L) >= symbol(H1) at every wavenumber, first derivatives vanishing at the
+     * Nyquist corner) are derived and tested for that pair; a designed second derivative
+     * beside them has not been analysed (docs/operators.md). */
     if (p->op.kind != PROP_OP_TAYLOR)
-        return err_set(-ENOTSUP, "tti: derivative operator %d is not supported", p->op.kind);
+        return err_set(-ENOTSUP, "tti: derivative operator \"%s\" is not supported with TTI physics (only \"taylor\": "
+                       "the TTI stability bound and qP/qSV split hold for Taylor weights only)",
+                       operator_name(p->op.kind));
     wp->order = p->op.order;
     wp->dt = p->dt;
     for (int f = 0; f < PROP_FACES; f++) {

@@ -206,7 +206,9 @@ int rtm_engine_create(const struct rtm_params *p, const struct sl_device *dev, c
          * with the place the caller names and the largest stable dt. */
         struct stability_params sp = {p->order, {e->d[0], e->d[1], e->d[2]}, p->dt, p->cfl, p->ppw_min, p->dt_name,
                                      e->n[1] == 1, tti_lim, rule[0] ? rule : NULL,
-                                     rule[0] ? "slowest qP phase velocity" : NULL};
+                                     rule[0] ? "slowest qP phase velocity" : NULL,
+                                     /* the operator's own symbol maximum (kernels/operator.h) */
+                                     p->op_kind, p->op_band, 0};
         rc = stability_pick_dt(&sp, vslow, e->vmax, e->fmax, &e->dt, NULL, NULL);
     }
     /* the time-dispersion transforms hold below 1 / (pi dt) only (kernels/time_dispersion.h) */

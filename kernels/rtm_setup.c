@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/device.h"
+#include "kernels/operator.h"
 #include "kernels/random_boundary.h"
 #include "kernels/rtm_internal.h"
 #include "kernels/time_dispersion.h"
@@ -125,7 +126,8 @@ static int simulations(struct mig *m, const struct rtm_shot *shot, const struct 
             .range = e->p.random.range,
             .width = e->p.random.width,
             .seed = e->p.random.seed,
-            .vstable = random_boundary_vstable_dims(e->p.order, pl->dt, e->d, e->n[1] == 1) * e->tti_vscale,
+            .vstable = random_boundary_vstable_dims(e->p.order, pl->dt, e->d, e->n[1] == 1) * e->tti_vscale *
+                       operator_vscale(e->p.op_kind, e->p.order, e->p.op_band),
             .vmin = e->vmin,
             .vnyquist = random_boundary_vnyquist(e->fmax, e->d),
         };

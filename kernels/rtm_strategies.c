@@ -77,17 +77,26 @@ static int hand_over(struct mig *m, int n, const struct imaging_box *bu, const f
 }
 
 /* The backward sweep reaches time n (nt, nt-1, ..., 1 in that order): step the
- * receiver wavefield to n, inject trace sample n, and image with u(n) when n is an
- * imaging step (U may be NULL when it is not). */
+ * receiver wavefield to n, inject trace sample n + 1, and image with u(n) when n is an
+ * imaging step (U may be NULL when it is not).
+ *
+ * Why n + 1: the forward scheme is u(n+1) = 2u(n) - u(n-1) + dt^2 (L u(n) + f(n)) with
+ * trace sample n = R u(n).  Its exact discrete adjoint is q(n) = 2q(n+1) - q(n+2) +
+ * dt^2 L q(n+1) + R^T d(n+1): the residual of time n+1 enters the level computed from
+ * n+1, exactly as f(n) enters u(n+1).  A step of q followed by an injection adds the
+ * sample to the level just computed, so the level n gets d(n + 1), and the last sample
+ * d(nt) goes into q(nt - 1) (nothing is injected at n = nt).  Injecting d(n) instead
+ * made the data act one dt late: every image lay v dt / 2 too deep (found by the
+ * time-dispersion work: tests/test_time_dispersion_rtm.c). */
 static int visit(struct mig *m, int n, const struct imaging_box *bu, const float *u)
 {
     int rc = 0;
     if (n < m->nt) {
         rc = prop_step(m->q);
         m->bwd++;
+        if (rc == 0)
+            rc = prop_inject(m->q, m->rec, m->dat + n + 1, (size_t)m->nt + 1, 1.0f, inj_flags(m));
     }
-    if (rc == 0)
-        rc = prop_inject(m->q, m->rec, m->dat + n, (size_t)m->nt + 1, 1.0f, inj_flags(m));
     if (rc == 0 && u && n % m->k == 0)
         rc = accumulate(m, bu, u);
     if (rc == 0 && u && n % m->k == 0 && m->cb)

@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <math.h>
 
+#include "kernels/dispersion.h"
 #include "kernels/fd_coeffs.h"
+#include "kernels/operator.h"
 #include "stream/error.h"
 #define LOG_COMPONENT "propagator"
 #include "stream/log.h"
@@ -22,6 +24,14 @@ double stability_dt_max_dims(int order, const double d[3], double vmax, bool two
     return 2.0 * dmin / (sqrt(2.0) * vmax * sqrt(fd_second_abs_sum(order)));
 }
 
+double stability_dt_max_op(int kind, int order, double band, const double d[3], double vmax, bool two_d)
+{
+    if (kind == 0) /* PROP_OP_TAYLOR: the rule as it always was, bit for bit */
+        return stability_dt_max_dims(order, d, vmax, two_d);
+    const double dmin = two_d ? fmin(d[0], d[2]) : fmin(d[0], fmin(d[1], d[2]));
+    return 2.0 * dmin / (sqrt(two_d ? 2.0 : 3.0) * vmax * sqrt(operator_symbol_max(kind, order, band)));
+}
+
 double stability_ppw(double vmin, double fhi, const double d[3])
 {
     double dmax = fmax(d[0], fmax(d[1], d[2]));
@@ -31,7 +41,11 @@ double stability_ppw(double vmin, double fhi, const double d[3])
 int stability_pick_dt(const struct stability_params *sp, double vmin, double vmax, double fmax, double *dt,
                       double *dt_max, double *ppw)
 {
-    double lim = sp->dt_limit > 0 ? sp->dt_limit : stability_dt_max_dims(sp->order, sp->d, vmax, sp->two_d);
+    double lim = sp->dt_limit > 0 ? sp->dt_limit
+                                  : stability_dt_max_op(sp->op_kind, sp->order, sp->op_band, sp->d, vmax, sp->two_d);
+    if (!(lim > 0))
+        return err_set(-EINVAL, "the %s operator of order %d has no stable dt (band %g)", operator_name(sp->op_kind),
+                       sp->order, sp->op_band);
     if (dt_max)
         *dt_max = lim;
     if (sp->dt == 0) {
@@ -53,10 +67,24 @@ int stability_pick_dt(const struct stability_params *sp, double vmin, double vma
     double q = stability_ppw(vmin, fmax, sp->d);
     if (ppw)
         *ppw = q;
-    if (q < sp->ppw_min * (1 - 1e-9))
+    /* ppw_min is Taylor's fixed floor (every config before the operator choice); another
+     * operator is judged by its own dispersion error alone (dispersion_max below) */
+    if (sp->op_kind == 0 && q < sp->ppw_min * (1 - 1e-9))
         log_warn("%.2f points per wavelength at %g Hz (%s %g m/s) is below ppw_min %g: expect "
                  "numerical dispersion (refine the grid or lower the frequency)",
                  q, fmax, sp->vmin_what ? sp->vmin_what : "vmin", vmin, sp->ppw_min);
+    if (sp->dispersion_max > 0) {
+        struct dispersion_grid g = {.d = {sp->d[0], sp->d[1], sp->d[2]}, .two_d = sp->two_d, .v = vmin, .dt = *dt};
+        if (operator_design(sp->op_kind, sp->order, sp->op_band, &g.op) < 0)
+            return 0; /* an operator without a symbol here (refused where it is created) */
+        double e = dispersion_error(&g, q, DISP_WORST);
+        if (!(fabs(e) <= sp->dispersion_max))
+            log_warn("phase-velocity error %+.3g %% (worst direction, space and time, %s operator order %d) at %g Hz "
+                     "(%s %g m/s, %.2f points per wavelength) exceeds dispersion_max %g %%: at this dt it holds from "
+                     "%.2f points per wavelength on (refine the grid, lower the frequency or dt, or take a better operator)",
+                     100 * e, operator_name(sp->op_kind), sp->order, fmax, sp->vmin_what ? sp->vmin_what : "vmin", vmin,
+                     q, 100 * sp->dispersion_max, dispersion_ppw_at(&g, sp->dispersion_max, DISP_WORST));
+    }
     return 0;
 }
 

@@ -1,4 +1,9 @@
-/* stack — CPU reference of the coherent stack (see stack.h). */
+/* stack — kernel names and the CPU reference of the coherent stack (see stack.h).
+ *
+ * stack_run_cpu_ref is the first CPU version, kept unchanged as the oracle of the fast
+ * path (kernels/stack_cpu.c): tests/test_stack_cpu.c compares the two bit for bit on
+ * random inputs.  It is simple on purpose: one trial point at a time, every row summed
+ * into a memory accumulator over all nt times. */
 #include "kernels/stack.h"
 
 #include <errno.h>
@@ -36,7 +41,7 @@ static inline float norm_value(int norm, float sum, int cnt)
     return norm == STACK_NORM_GEOMETRIC ? expf(m) : m;
 }
 
-int stack_run_cpu(const struct stack_args *a)
+int stack_run_cpu_ref(const struct stack_args *a)
 {
     int nt = a->nt, fail = 0;
     if (nt <= 0)

@@ -78,8 +78,26 @@ const char *stack_kernel_name(int kernel);
 /* The enum stack_kernel of NAME, or -1. */
 int stack_kernel_parse(const char *name);
 
-/* CPU reference (OpenMP over trial points). */
+/* CPU stack (OpenMP over blocks of trial points, SIMD over time; kernels/stack_cpu.c):
+ * the widest instruction set this CPU runs (stack_cpu_isa_best).  The same result bit for
+ * bit as stack_run_cpu_ref and the CUDA kernels (rows are summed in the same order).
+ * Returns 0 or -ENOMEM. */
 int stack_run_cpu(const struct stack_args *a);
+/* The first CPU version (one trial point at a time; kernels/stack.c), the oracle of the
+ * fast path in tests. */
+int stack_run_cpu_ref(const struct stack_args *a);
+
+/* Instruction-set variants of the CPU stack, chosen at run time (__builtin_cpu_supports):
+ * generic = the build's own flags (x86-64-v2: SSE4.2 on x86, NEON on arm64, ...). */
+enum stack_cpu_isa { STACK_CPU_GENERIC = 0, STACK_CPU_AVX2 = 1, STACK_CPU_AVX512 = 2, STACK_CPU_NISA = 3 };
+/* "generic", "avx2", "avx512"; NULL for another value. */
+const char *stack_cpu_isa_name(int isa);
+/* 1 when ISA is compiled in and this CPU runs it. */
+int stack_cpu_isa_supported(int isa);
+/* The widest supported variant (what stack_run_cpu uses). */
+int stack_cpu_isa_best(void);
+/* stack_run_cpu with a given variant (benchmarks and tests); -EINVAL when unsupported. */
+int stack_run_cpu_isa(const struct stack_args *a, int isa);
 
 #ifdef SEISLIVE_CUDA
 /* CUDA twin on device pointers (kernels/device.h allocates and copies them).  CTX keeps

@@ -11,6 +11,8 @@
 #include "kernels/cpml.h"
 #include "kernels/device.h"
 #include "kernels/fd_coeffs.h"
+#include "kernels/operator.h"
+#include "kernels/propagator.h"
 #include "kernels/random_boundary.h"
 #include "kernels/wave_internal.h"
 #include "stream/error.h"
@@ -119,10 +121,12 @@ int wave_params_check(const struct wave_params *p)
 {
     if (p->order < 2 || p->order > WAVE_ORDER_MAX || p->order % 2)
         return err_set(-EINVAL, "wave: order %d: must be even, 2..%d", p->order, WAVE_ORDER_MAX);
-    if (p->op != 0 /* PROP_OP_TAYLOR, kernels/propagator.h */)
+    if (p->op != PROP_OP_TAYLOR && p->op != PROP_OP_OPTIMIZED)
         return err_set(-ENOTSUP, "wave: derivative operator %d is not implemented yet", p->op);
     if (!(p->op_band >= 0 && p->op_band < 1))
         return err_set(-EINVAL, "wave: operator band %g: must be in [0, 1)", p->op_band);
+    if (p->op == PROP_OP_OPTIMIZED && p->op_band > 0 && p->op_band < 0.02)
+        return err_set(-EINVAL, "wave: operator band %g: must be 0 (default) or >= 0.02 of Nyquist", p->op_band);
     for (int a = 0; a < 3; a++) {
         if (p->n[a] < 1)
             return err_set(-EINVAL, "wave: n[%d] = %d: must be >= 1", a, p->n[a]);
@@ -288,15 +292,18 @@ int wave_shell_init(struct wave_sim *s, const struct sl_device *dev, const struc
     }
     s->p.free_surface = s->p.face[4] == WAVE_FACE_FREE;
     s->r = p->order / 2;
-    double c[WAVE_ORDER_MAX / 2 + 1];
-    /* (2D: the y weights are computed but no kernel uses them) */
+    /* The operator's weights (kernels/operator.h: Taylor's are fd_coeffs' own, bit for
+     * bit; optimized ones designed over the band, Taylor first derivatives for the CPML).
+     * Every kernel, CPU and CUDA, reads them from here.
+     * (2D: the y weights are computed but no kernel uses them) */
+    struct operator_coeffs oc;
+    if ((rc = operator_design(p->op, p->order, p->op_band, &oc)) < 0)
+        return err_prefix(rc, "%s", who);
     for (int a = 0; a < 3; a++) {
-        fd_second_coeffs(p->order, c);
         for (int l = 0; l <= s->r; l++)
-            s->c2[a][l] = (float)(c[l] / (p->d[a] * p->d[a]));
-        fd_first_coeffs(p->order, c);
+            s->c2[a][l] = (float)(oc.c2[l] / (p->d[a] * p->d[a]));
         for (int l = 0; l <= s->r; l++)
-            s->c1[a][l] = (float)(c[l] / p->d[a]);
+            s->c1[a][l] = (float)(oc.c1[l] / p->d[a]);
     }
     s->vmax = vmax;
     wave_slab_counts(&s->L, s->slab_count);

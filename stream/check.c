@@ -279,6 +279,12 @@ static int check_model(const struct sl_config *cfg, FILE *out)
     }
     /* The time step and the leapfrog's own error at the highest frequency. */
     const struct propagator_conf *p = &cfg->propagator;
+    if (p->physics == PHYSICS_TTI && p->op != OPERATOR_TAYLOR) {
+        model_free(&m);
+        return fail(cfg, "propagator.operator", "\"%s\" is not supported with physics = \"tti\" (only \"taylor\": "
+                    "the TTI stability bound and qP/qSV split hold for Taylor weights; docs/operators.md)",
+                    p->op == OPERATOR_OPTIMIZED ? "optimized" : "implicit");
+    }
     double fmax = wavelet_ricker_fmax(p->f_peak), dt;
     if (p->wavelet == WAVELET_FILE) {
         float *w;
@@ -324,7 +330,8 @@ static int check_model(const struct sl_config *cfg, FILE *out)
                 dt * 1e3, fmax);
     if (p->time_dispersion == TIME_DISPERSION_CORRECT) /* tdc: docs/time-dispersion.md */
         fprintf(out, "[propagator] time_dispersion = \"correct\": the model traces and the rtm image are corrected for it up to %.4g Hz (1 / (pi dt)), docs/time-dispersion.md\n", 1.0 / (M_PI * dt));
-    return 0;
+    /* the operator's own error, space alone and with this dt (stream/stability_conf.h) */
+    return stability_dispersion_report(cfg, vslow, fmax, dt, out, NULL);
 }
 
 /* The model job places its sources and receivers with the windowed-sinc weights

@@ -145,7 +145,7 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
      * live run that publishes (subscribers and the status page's trace: ZeroMQ filters
      * unsubscribed topics at the publisher, so a subscriber that does not want them
      * costs nothing on the wire). */
-    const bool live = cfg->input.kind == INPUT_ZMQ || cfg->input.watch;
+    const bool live = cfg->input.kind == INPUT_ZMQ || cfg->input.kind == INPUT_SEEDLINK || cfg->input.watch;
     const bool publishes = (cfg->output.endpoint && *cfg->output.endpoint) || (cfg->output.http && *cfg->output.http);
     if (cfg->locate.coherence_dir && *cfg->locate.coherence_dir) {
         c.coh_dir = cfg->locate.coherence_dir;
@@ -155,7 +155,7 @@ static int locate_run(const struct sl_config *cfg, const struct sl_device *dev, 
         locate_engine_on_coherence(c.eng, on_coherence, &c);
     struct mseed_set set = {0};
     struct locate_files_stats fs = {0};
-    if (cfg->input.kind == INPUT_ZMQ || cfg->input.watch) {
+    if (cfg->input.kind == INPUT_ZMQ || cfg->input.kind == INPUT_SEEDLINK || cfg->input.watch) {
         /* Live input: ZeroMQ trace blocks or a watched folder through the streaming
          * runtime, which publishes events and keeps the crash-safe state. */
         struct block_consumer bc = {.name = "locate", .user = &c, .feed = feed,

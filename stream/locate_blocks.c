@@ -26,6 +26,7 @@ struct block_ctx {
     struct time_ledger done; /* recording time already processed (resumed from state) */
     int64_t blocks;
     struct station_health *health; /* NULL when nobody reads it (no endpoint, no page) */
+    char *resume;            /* the input's position after the last block finished (SeedLink) */
 };
 
 /* The catalogue of published events (for the state): JSON lines. */
@@ -119,6 +120,8 @@ static int block_checkpoint(struct block_ctx *c)
     pthread_mutex_lock(&g_cat_mu);
     s.catalogue = g_catalogue;
     s.catalogue_len = g_cat_len;
+    s.resume = c->resume; /* borrowed */
+    s.resume_len = c->resume ? strlen(c->resume) : 0;
     int rc = state_save(c->cfg->output.state_dir, &s);
     pthread_mutex_unlock(&g_cat_mu);
     return rc;
@@ -131,6 +134,13 @@ static int block_finish(void *ctx, const struct slot_hdr *h, const struct pipeli
     (void)io;
     (void)publish;
     c->blocks++;
+    if (h->resume) { /* the source's position after this block: saved with it */
+        char *r = strdup(h->resume);
+        if (!r)
+            return err_set(-ENOMEM, "%s: out of memory", h->origin);
+        free(c->resume);
+        c->resume = r;
+    }
     /* Short gaps (up to ten blocks) are filled by the engine: count them as processed. */
     int64_t end = block_end_ns(&h->block), len = end - h->block.t0_ns;
     int rc = time_ledger_add(&c->done, h->block.t0_ns, end, len > 0 ? 10 * len : 0);
@@ -175,6 +185,8 @@ int locate_blocks_run(const struct sl_config *cfg, const struct sl_device *dev,
         if (rc == 0) {
             rc = time_ledger_load(&c.done, s.ledger, s.n_ledger, s.last_t_ns);
             if (rc == 0) {
+                if (s.resume && s.resume_len)
+                    c.resume = strdup(s.resume);
                 if (s.catalogue && s.catalogue_len)
                     catalogue_add(s.catalogue,
                                   s.catalogue_len - (s.catalogue[s.catalogue_len - 1] == '\n'));
@@ -185,15 +197,17 @@ int locate_blocks_run(const struct sl_config *cfg, const struct sl_device *dev,
         }
         if (rc && rc != -ENOENT) {
             time_ledger_free(&c.done);
+            free(c.resume);
             return err_prefix(rc, "[output] state_dir (move it away to start afresh)");
         }
     }
     void *zctx = zmq_ctx_new();
     struct source src;
-    int rc = pipeline_open_source(cfg, zctx, SLOT_TRACES, &src);
+    int rc = pipeline_open_source_at(cfg, zctx, SLOT_TRACES, c.resume, &src);
     if (rc) {
         zmq_ctx_term(zctx);
         time_ledger_free(&c.done);
+        free(c.resume);
         return rc;
     }
     struct pipeline_conf pc;
@@ -206,6 +220,7 @@ int locate_blocks_run(const struct sl_config *cfg, const struct sl_device *dev,
             src.close(src.ctx);
             zmq_ctx_term(zctx);
             time_ledger_free(&c.done);
+            free(c.resume);
             return rc;
         }
         pc.pub.stations = c.health;
@@ -228,5 +243,6 @@ int locate_blocks_run(const struct sl_config *cfg, const struct sl_device *dev,
     g_cat_len = g_cat_cap = 0;
     pthread_mutex_unlock(&g_cat_mu);
     time_ledger_free(&c.done);
+    free(c.resume);
     return rc;
 }

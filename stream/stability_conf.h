@@ -3,6 +3,8 @@
 #ifndef SEISLIVE_STABILITY_CONF_H
 #define SEISLIVE_STABILITY_CONF_H
 
+#include <stdio.h>
+
 #include "conf/config.h"
 #include "io/model.h"
 #include "kernels/stability.h"
@@ -38,6 +40,16 @@ int stability_resolve_model(const struct sl_config *cfg, const struct sl_model *
  * speed of its points per wavelength (TTI: the slowest qP phase velocity; acoustic: M's
  * vmin).  -EINVAL as stability_resolve_model for a TTI model it refuses. */
 int stability_model_limit(const struct sl_config *cfg, const struct sl_model *m, double *dt_max, double *vslow);
+
+/* The dispersion report of `seislive check`: for CFG's operator, order, grid and the
+ * step DT, the phase-velocity error of the slowest wave (VSLOW m/s) at FMAX in space alone
+ * and in space and time (axis, face diagonal, body diagonal, worst direction;
+ * kernels/dispersion.h) and the points per wavelength at which 1 % and 0.1 % are reached,
+ * printed on OUT, with whether the worst space-and-time error is within [propagator]
+ * dispersion_max (the log warning is stability_pick_dt's, in the job's report).  *ERR (optional) gets that worst error (NAN for an operator without a
+ * symbol here: implicit until it lands).  -EINVAL for a refused operator band. */
+int stability_dispersion_report(const struct sl_config *cfg, double vslow, double fmax, double dt, FILE *out,
+                                double *err);
 
 /* The TTI parameters of M as the propagator takes them (vp = M's v). */
 struct prop_model;

@@ -18,6 +18,8 @@
  * (ids + per-shot digest and origin). */
 #define STATE_MAGIC "SLSTATE2"
 #define STATE_MAGIC_V1 "SLSTATE1"
+#define STATE_MAGIC_V3 "SLSTATE3" /* + the input's position (written only when there is one) */
+#define STATE_MAX_RESUME (1u << 24)
 #define STATE_MAX_N (1 << 16) /* per grid dimension, as [model] n allows */
 
 struct state_file_hdr {
@@ -42,6 +44,7 @@ void state_free(struct state *s)
     free(s->ledger);
     free(s->sources);
     free(s->catalogue);
+    free(s->resume);
     state_init(s);
 }
 
@@ -84,7 +87,8 @@ int state_save(const char *dir, const struct state *s)
         return err_set(-errno, "%s: %s", tmp, strerror(errno));
     struct state_file_hdr h;
     memset(&h, 0, sizeof h);
-    memcpy(h.magic, STATE_MAGIC, 8);
+    uint64_t resume_len = s->resume ? s->resume_len : 0;
+    memcpy(h.magic, resume_len ? STATE_MAGIC_V3 : STATE_MAGIC, 8);
     h.fingerprint = s->fingerprint;
     for (int i = 0; i < 3; i++)
         h.n[i] = s->n[i];
@@ -95,6 +99,8 @@ int state_save(const char *dir, const struct state *s)
     h.last_t_ns = s->last_t_ns;
     uint64_t sum = 14695981039346656037ULL;
     int rc = write_all(fd, &h, sizeof h, &sum, tmp);
+    if (!rc && resume_len)
+        rc = write_all(fd, &resume_len, sizeof resume_len, &sum, tmp);
     if (!rc && s->n_image)
         rc = write_all(fd, s->image, s->n_image * sizeof(float), &sum, tmp);
     if (!rc && s->n_illum)
@@ -112,6 +118,8 @@ int state_save(const char *dir, const struct state *s)
     }
     if (!rc && h.catalogue_len)
         rc = write_all(fd, s->catalogue, h.catalogue_len, &sum, tmp);
+    if (!rc && resume_len)
+        rc = write_all(fd, s->resume, resume_len, &sum, tmp);
     uint64_t dummy = 0, sum_copy = sum;
     if (!rc)
         rc = write_all(fd, &sum_copy, sizeof sum_copy, &dummy, tmp);
@@ -150,10 +158,11 @@ static int read_part(FILE *f, void *p, size_t n, uint64_t *h, const char *path, 
 #define AT_ILLUM 40
 #define AT_LEDGER 48
 #define AT_CATALOGUE 56
+#define AT_RESUME 72 /* version 3 */
 
 /* Check the header H of a file of FSIZE bytes (version VERSION) before allocating. */
-static int check_header(const struct state_file_hdr *h, int version, uint64_t fsize,
-                        const char *path)
+static int check_header(const struct state_file_hdr *h, int version, uint64_t resume_len,
+                        uint64_t fsize, const char *path)
 {
     uint64_t cells = 1;
     bool any = false;
@@ -188,7 +197,11 @@ static int check_header(const struct state_file_hdr *h, int version, uint64_t fs
                         h->catalogue_len};
     static const int at[3] = {AT_IMAGE, AT_LEDGER, AT_CATALOGUE};
     static const char *const what[3] = {"image and illumination", "ledger", "catalogue"};
-    uint64_t want = sizeof *h + part[0] + part[1] + part[2] + sizeof(uint64_t);
+    if (resume_len > STATE_MAX_RESUME)
+        return err_set(-EINVAL, "%s: byte %d: input position of %llu bytes (at most %u): a damaged "
+                       "header", path, AT_RESUME, (unsigned long long)resume_len, STATE_MAX_RESUME);
+    uint64_t want = sizeof *h + part[0] + part[1] + part[2] + sizeof(uint64_t) +
+                    (version >= 3 ? sizeof(uint64_t) + resume_len : 0);
     if (want == fsize)
         return 0;
     for (int k = 0; k < 3; k++) /* name the field that cannot be right, if one is */
@@ -226,9 +239,11 @@ int state_load(const char *dir, uint64_t fingerprint, struct state *s)
             version = 1;
         else if (memcmp(h.magic, STATE_MAGIC, 8) == 0)
             version = 2;
+        else if (memcmp(h.magic, STATE_MAGIC_V3, 8) == 0)
+            version = 3;
         else if (memcmp(h.magic, "SLSTATE", 7) == 0)
             rc = err_set(-EINVAL, "%s: byte 7: state file version %c: this program reads "
-                         "versions 1 and 2 (written by a newer seislive?)", path, h.magic[7]);
+                         "versions 1 to 3 (written by a newer seislive?)", path, h.magic[7]);
         else
             rc = err_set(-EINVAL, "%s: byte 0: not a seislive state file", path);
     }
@@ -237,8 +252,11 @@ int state_load(const char *dir, uint64_t fingerprint, struct state *s)
                      "%s: written under another configuration (fingerprint %016llx, this config "
                      "%016llx)",
                      path, (unsigned long long)h.fingerprint, (unsigned long long)fingerprint);
+    uint64_t resume_len = 0;
+    if (!rc && version >= 3)
+        rc = read_part(f, &resume_len, sizeof resume_len, &sum, path, "header", AT_RESUME);
     if (!rc)
-        rc = check_header(&h, version, fsize, path);
+        rc = check_header(&h, version, resume_len, fsize, path);
     if (rc) {
         fclose(f);
         return rc;
@@ -257,10 +275,12 @@ int state_load(const char *dir, uint64_t fingerprint, struct state *s)
     s->ledger = malloc(h.n_ledger * sizeof(int64_t) + 1);
     s->sources = version >= 2 ? malloc(h.n_ledger * sizeof(struct shot_source) + 1) : NULL;
     s->catalogue = h.catalogue_len ? malloc(h.catalogue_len + 1) : NULL;
+    s->resume = resume_len ? malloc(resume_len + 1) : NULL;
+    s->resume_len = resume_len;
     if (!s->image || !s->illum || !s->ledger || (version >= 2 && !s->sources) ||
-        (h.catalogue_len && !s->catalogue))
+        (h.catalogue_len && !s->catalogue) || (resume_len && !s->resume))
         rc = err_set(-ENOMEM, "%s: out of memory", path);
-    uint64_t off = sizeof h;
+    uint64_t off = sizeof h + (version >= 3 ? sizeof resume_len : 0);
     if (!rc)
         rc = read_part(f, s->image, h.n_image * sizeof(float), &sum, path, "image", off);
     off += h.n_image * sizeof(float);
@@ -282,6 +302,11 @@ int state_load(const char *dir, uint64_t fingerprint, struct state *s)
         s->catalogue[h.catalogue_len] = '\0';
     }
     off += h.catalogue_len;
+    if (!rc && resume_len) {
+        rc = read_part(f, s->resume, resume_len, &sum, path, "input position", off);
+        s->resume[resume_len] = '\0';
+    }
+    off += resume_len;
     uint64_t stored = 0;
     if (!rc && fread(&stored, sizeof stored, 1, f) != 1)
         rc = err_set(-EIO, "%s: byte %llu: truncated (checksum)", path, (unsigned long long)off);

@@ -14,7 +14,13 @@
  * (same content: skipped; different: an error naming both origins).  Version 1 files
  * still load (digests unknown); a file of a newer version is refused by name.  Every
  * size in the header is bounded and checked against the grid n[] and the file size
- * before anything is allocated; a refusal names the file and the field's byte. */
+ * before anything is allocated; a refusal names the file and the field's byte.
+ *
+ * Format version 3 ("SLSTATE3") adds the input's position (struct state.resume: a
+ * text the source wrote, e.g. SeedLink's next sequence number per station): its
+ * length (u64) follows the version 2 header, its bytes follow the catalogue.  It is
+ * written only when there is such a text, so every other state file stays version 2
+ * (readable by older programs); versions 1 and 2 still load (no position). */
 #ifndef SEISLIVE_STATE_H
 #define SEISLIVE_STATE_H
 
@@ -38,10 +44,13 @@ struct state {
     int64_t *ledger;        /* stacked unit ids in the order stacked, owned */
     struct shot_source *sources; /* per ledger entry (n_ledger), owned; NULL = unknown */
     size_t n_ledger, cap_ledger;
-    int version;            /* of the file loaded (1, 2) */
+    int version;            /* of the file loaded (1, 2, 3) */
     int64_t last_t_ns;      /* locate: end of the last processed block; -1 none */
     char *catalogue;        /* locate: event catalogue text (owned, may be NULL) */
     size_t catalogue_len;
+    char *resume;           /* the input's position after the last unit (text, owned, may be
+                               NULL; NUL-terminated when loaded) -- version 3 */
+    size_t resume_len;
 };
 
 void state_init(struct state *s);

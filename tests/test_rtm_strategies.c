@@ -143,13 +143,24 @@ Test(rtm_strategies, every_third_step_source_normalized, .timeout = 120)
     float *bnd = migrate_with(e, &sh, STRAT_BOUNDARY, -1, &cells);
     double eb = test_rel_l2_f32(bnd, full, cells);
     cr_assert_lt(eb, 1e-4, "boundary vs full: %.3g", eb);
-    /* and it is a different image from imaging every step */
+    /* it is a different image from imaging every step (far above float rounding), and
+     * it converges to it as k falls: k = 6 is further off than k = 3 (measured 5.4e-4
+     * for k = 3, 8.7e-2 for k = 6, whose 9 ms sampling aliases the wavelet; 1.8e-3 for
+     * k = 3 before the receiver side's adjoint was fixed, kernels/rtm_strategies.c
+     * visit()) */
     rtm_engine_destroy(e);
     cfg.rtm.image_every = 1;
     e = rtm_case_engine(&c, &cfg);
     float *every = migrate_with(e, &sh, STRAT_FULL, -1, &cells);
-    cr_assert_gt(test_rel_l2_f32(every, full, cells), 1e-3);
-    free(full), free(bin), free(bnd), free(every);
+    rtm_engine_destroy(e);
+    cfg.rtm.image_every = 6;
+    e = rtm_case_engine(&c, &cfg);
+    float *six = migrate_with(e, &sh, STRAT_FULL, -1, &cells);
+    const double e3 = test_rel_l2_f32(full, every, cells), e6 = test_rel_l2_f32(six, every, cells);
+    cr_assert_gt(e3, 1e-5, "k = 3 vs every step: %.3g", e3);
+    cr_assert_lt(e3, e6, "k = 3: %.3g, k = 6: %.3g (no convergence as k falls)", e3, e6);
+    cr_assert_lt(e3, 1e-2, "k = 3 vs every step: %.3g", e3);
+    free(full), free(bin), free(bnd), free(every), free(six);
     rtm_engine_destroy(e);
     config_free(&cfg);
     rtm_case_shot_free(&sh);

@@ -243,3 +243,35 @@ Test(state, ledger_digests_and_origins_round_trip)
     test_rmtree(dir);
     free(dir);
 }
+
+/* Format version 3: the input's position (SeedLink's next sequence numbers) is saved
+ * with the rest and read back; without one the file stays version 2; a damaged length
+ * is refused by byte. */
+Test(state, input_position_is_version_3)
+{
+    char *dir = test_tmpdir();
+    struct state a, b;
+    fill(&a, 2);
+    cr_assert_eq(state_save(dir, &a), 0, "%s", err_msg());
+    cr_assert_eq(state_load(dir, a.fingerprint, &b), 0, "%s", err_msg());
+    cr_expect_eq(b.version, 2, "no input position: still version 2");
+    cr_expect_null(b.resume);
+    state_free(&b);
+    static const char pos[] = "seedlink-resume 1\ngrid 0 250 3000\nstation XX_S01 28\n";
+    a.resume = strdup(pos);
+    a.resume_len = strlen(pos);
+    cr_assert_eq(state_save(dir, &a), 0, "%s", err_msg());
+    cr_assert_eq(state_load(dir, a.fingerprint, &b), 0, "%s", err_msg());
+    cr_expect_eq(b.version, 3);
+    cr_assert_not_null(b.resume);
+    cr_expect_str_eq(b.resume, pos);
+    cr_expect_str_eq(b.catalogue, a.catalogue);
+    cr_expect_eq(b.n_ledger, 2);
+    state_free(&b);
+    long size = file_size(dir);
+    poke64(dir, 72, 1ULL << 40); /* the position's length */
+    refused_at(dir, a.fingerprint, "byte 72", size);
+    state_free(&a);
+    test_rmtree(dir);
+    free(dir);
+}

@@ -1,5 +1,5 @@
 /* seislive-bench — benchmarks that print tables (never tests): stencil, rtm, stack,
- * pipeline.  `seislive-bench NAME [--json] [options]`, `seislive-bench all`.
+ * pipeline, dispersion.  `seislive-bench NAME [--json] [options]`, `seislive-bench all`.
  * Each benchmark lives in tools/bench_<name>.c and has one line in the table below. */
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,6 +14,8 @@ static const struct bench benches[] = {
     {"stack", "coherent stack: sums/s per trial grid, real-time factor, largest real-time grid, roofline", bench_stack},
     {"pipeline", "ingest + H2D + compute overlap vs compute alone; io_uring file ingest vs dd", bench_pipeline},
     {"tdt", "time-dispersion correction: forward / inverse transform of a shot's traces on the host", bench_tdt},
+    {"dispersion", "ppw for 1 % / 0.1 % per operator and order; coarsest grid and time per shot for a trace accuracy",
+     bench_dispersion},
     {NULL, NULL, NULL},
 };
 
@@ -25,6 +27,7 @@ static const struct {
     {"stencil",
      "  --sizes N,N,...        cube edges in points (default 256,512)\n"
      "  --orders O,O,...       space orders (default 2,4,8,16)\n"
+     "  --operator OP          acoustic rows' derivative operator: taylor (default), optimized, implicit\n"
      "  --steps N              time steps per measurement (default 50)\n"
      "  --pml N                absorbing-layer width in cells (default 20)\n"
      "  --kernels LIST         naive and/or tiled (default both)\n"
@@ -76,6 +79,16 @@ static const struct {
      "  --lengths N,N,...      samples per trace (default 1001,4001,16001)\n"
      "  --traces N             traces per shot (default 1000)\n"
      "  --repeat N             runs per row, the best is shown (default 3)\n"},
+    {"dispersion",
+     "  --orders O,O,...       space orders (default 2,4,...,16; the trade-off takes those >= 4)\n"
+     "  --target E             trace relative L2 error to reach (default 0.01)\n"
+     "  --cfl F,F,...          dt as fractions of each operator's stable dt (default 0.9,0.2)\n"
+     "  --f-peak HZ            Ricker peak frequency (default 15; fmax = 2.5 f-peak)\n"
+     "  --offset M             source-receiver distance of the accuracy trace (default 600)\n"
+     "  --survey X,Y,Z         reference survey volume in m (default 4000,4000,2000)\n"
+     "  --t-max S              reference shot length (default 4)\n"
+     "  --rate-n N             cube edge of the step-rate measurement (default 512 GPU, 96 CPU)\n"
+     "  --device SPEC          auto, cpu or cuda:N (default auto)\n"},
 };
 
 /* -h or --help anywhere among a benchmark's arguments. */

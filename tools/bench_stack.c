@@ -8,7 +8,14 @@
  *
  *   seislive-bench stack [--grids 32,64,96,128,160] [--stations 2048] [--fs 500]
  *                        [--block 1.0] [--kernels staged,staged-db,direct] [--cpu-grid 16]
- *                        [--device SPEC] [--json]
+ *                        [--cpu-problems iceland,array50|none] [--cpu-norm count|none|geometric]
+ *                        [--cpu-ref 1|0] [--device SPEC] [--json]
+ *
+ * The CPU rows: the old N^3 grid with the GPU's station count (--cpu-grid), and the
+ * realistic problems of tools/stack_problem.h (--cpu-problems), each timed with the
+ * reference (stack_run_cpu_ref, --cpu-ref 0 leaves it out) and every instruction-set
+ * variant this CPU runs, with the threads, sums/s and the GB/s of unique data touched.
+ * tools/bench-qm.sh times QuakeMigrate's C core on the same problems.
  *
  * Geometry: a 4 x 4 x 3 km volume 0.5 km below the surface, sampled by an N^3 trial grid;
  * stations on a jittered square surface array over it; P at 4000 m/s, straight rays
@@ -34,6 +41,7 @@
 #include "stream/log.h"
 #include "tools/bench.h"
 #include "tools/options.h"
+#include "tools/stack_problem.h"
 
 #define MAXG 16
 static const double VOL[3] = {4000.0, 4000.0, 3000.0}, TOP = 500.0, VP = 4000.0;
@@ -317,27 +325,154 @@ static int cpu_grid(int n, int ns, int nt, double dt, const float *sta, double b
         double t0 = now_s();
         rc = stack_run_cpu(&a);
         r->sec = now_s() - t0;
+        if (!rc) {
+            t0 = now_s();
+            rc = stack_run_cpu(&a);
+            r->sec = now_s() - t0;
+        }
     }
     if (!rc) {
         r->dev = "CPU";
-        r->kernel = "reference";
+        r->kernel = stack_cpu_isa_name(stack_cpu_isa_best());
         r->n = n;
         r->nj = nj;
         r->sums_s = (double)nj * ns * nt / r->sec;
         r->rtf = r->sec / block_s;
         r->window = window;
         r->max_delay = max_delay;
-        snprintf(r->note, sizeof r->note, "OpenMP, %d threads; CF not included", omp_get_max_threads());
+        snprintf(r->note, sizeof r->note, "OpenMP, %d threads, second call; CF not included", omp_get_max_threads());
     }
     free(dl), free(cf), free(val), free(coh), free(idx);
     return rc;
+}
+
+
+/* CPU seconds of the process, all threads (the core time a call took, whatever else the
+ * machine ran meanwhile). */
+static double cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Mean and shortest seconds of one stack call after an untimed first one: calls until a
+ * second of work, at least MINREPS, at most 50, and its mean CPU seconds over all threads.
+ * With ISA < 0 the reference.  (On a machine shared with other work, the shortest time
+ * and the sums per core-second are the figures to compare.) */
+static int time_cpu(const struct stack_args *a, int isa, int minreps, double *sec, double *best, double *cpu)
+{
+    int rc = isa < 0 ? stack_run_cpu_ref(a) : stack_run_cpu_isa(a, isa);
+    int reps = 0;
+    double tsum = 0, c0 = cpu_s();
+    *best = INFINITY;
+    while (!rc && (reps < minreps || (tsum < 1.0 && reps < 50))) {
+        double t0 = now_s();
+        rc = isa < 0 ? stack_run_cpu_ref(a) : stack_run_cpu_isa(a, isa);
+        double t = now_s() - t0;
+        tsum += t;
+        *best = fmin(*best, t);
+        reps++;
+    }
+    if (!rc) {
+        *sec = tsum / reps;
+        *cpu = (cpu_s() - c0) / reps;
+    }
+    return rc;
+}
+
+/* The realistic CPU problems: the reference and every instruction-set variant. */
+static int cpu_problems(const char *list, int norm, int with_ref, int json)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    int first = 1, threads = omp_get_max_threads();
+    static const char *norms[] = {"none", "count", "geometric"};
+    if (!json)
+        printf("\nCPU stack on realistic grids (tools/stack_problem.h; a sum = one CF sample added for one trial "
+               "point, one time and one row = station x phase; normalize = %s; %d OpenMP threads; mean and "
+               "shortest of the calls after an untimed first; sums per core-s = sums / CPU seconds of all threads; "
+               "GB/s = unique bytes touched per call (delay table uint16 + CF "
+               "window + outputs) / time):\n\n"
+               "| problem | points | rows | times | max delay | variant | threads | ms per call | best ms | sums/s "
+               "| sums/s at best | sums per core-s | GB/s | vs reference | same result |\n| --- | ---: | ---: | ---: "
+               "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n",
+               norms[norm], threads);
+    else
+        printf(",\"cpu_problems\":[");
+    for (char *save = NULL, *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        struct stack_problem p;
+        if (stack_problem_preset(name, &p)) {
+            fprintf(stderr, "bench stack: unknown CPU problem '%s' (iceland, array50)\n", name);
+            return -EINVAL;
+        }
+        int rc = stack_problem_build(&p);
+        float *val[2] = {malloc((size_t)p.nt * sizeof(float)), malloc((size_t)p.nt * sizeof(float))};
+        float *coh[2] = {malloc(p.nj * sizeof(float)), malloc(p.nj * sizeof(float))};
+        int32_t *idx[2] = {malloc((size_t)p.nt * sizeof(int32_t)), malloc((size_t)p.nt * sizeof(int32_t))};
+        if (!rc && (!val[0] || !val[1] || !coh[0] || !coh[1] || !idx[0] || !idx[1]))
+            rc = -ENOMEM;
+        double sums = stack_problem_sums(&p), ref_sec = 0;
+        double bytes = (double)p.nrow * p.nj * 2 + (double)p.nrow * (p.nt + p.max_delay) * 4 + (double)p.nj * 4 +
+                       (double)p.nt * 8;
+        for (int isa = with_ref ? -1 : 0; !rc && isa < STACK_CPU_NISA; isa++) {
+            if (isa >= 0 && !stack_cpu_isa_supported(isa))
+                continue;
+            int o = isa < 0 ? 0 : 1;
+            struct stack_args a = {
+                .nrow = p.nrow, .nj = p.nj, .nj_pad = p.nj_pad, .delay = p.delay, .max_delay = p.max_delay,
+                .cf = p.cf, .cf_stride = p.stride, .nt = p.nt, .norm = norm, .max_val = val[o], .max_idx = idx[o],
+                .coh = coh[o],
+            };
+            double sec = 0, best = 0, cpu = 0;
+            if ((rc = time_cpu(&a, isa, isa < 0 ? 1 : 3, &sec, &best, &cpu)))
+                break;
+            if (isa < 0)
+                ref_sec = sec;
+            const char *same = "-";
+            if (isa >= 0 && with_ref)
+                same = memcmp(val[0], val[1], (size_t)p.nt * sizeof(float)) ||
+                               memcmp(idx[0], idx[1], (size_t)p.nt * sizeof(int32_t)) ||
+                               memcmp(coh[0], coh[1], p.nj * sizeof(float))
+                           ? "NO"
+                           : "bitwise";
+            const char *vname = isa < 0 ? "reference" : stack_cpu_isa_name(isa);
+            if (json)
+                printf("%s{\"problem\":\"%s\",\"points\":%zu,\"rows\":%d,\"nt\":%d,\"max_delay\":%d,\"variant\":\"%s\","
+                       "\"threads\":%d,\"seconds\":%.6f,\"best_seconds\":%.6f,\"sums_per_s\":%.4g,"
+                       "\"sums_per_core_s\":%.4g,\"gb_per_s\":%.3f,\"same\":\"%s\"}",
+                       first ? "" : ",", p.name, p.nj, p.nrow, p.nt, p.max_delay, vname, threads, sec, best, sums / sec,
+                       sums / cpu, bytes / sec * 1e-9, same);
+            else {
+                char vs[32] = "1";
+                if (isa >= 0)
+                    snprintf(vs, sizeof vs, ref_sec > 0 ? "%.2fx" : "-", ref_sec / sec);
+                printf("| %s | %d x %d x %d = %zu | %d | %d | %d | %s | %d | %.2f | %.2f | %.3g | %.3g | %.3g | %.2f "
+                       "| %s | %s |\n",
+                       p.name, p.n[0], p.n[1], p.n[2], p.nj, p.nrow, p.nt, p.max_delay, vname, threads, sec * 1e3,
+                       best * 1e3, sums / sec, sums / best, sums / cpu, bytes / sec * 1e-9, vs, same);
+            }
+            first = 0;
+        }
+        stack_problem_free(&p);
+        for (int i = 0; i < 2; i++)
+            free(val[i]), free(coh[i]), free(idx[i]);
+        if (rc) {
+            fprintf(stderr, "bench stack: CPU problem %s: %s\n", name, rc == -ENOMEM ? "out of memory" : err_msg());
+            return rc;
+        }
+    }
+    if (json)
+        printf("]");
+    return 0;
 }
 
 int bench_stack(int argc, char **argv)
 {
     int grids[MAXG] = {32, 64, 96, 128, 160}, ng = 5, ns = 2048, cpu_n = 16, json = 0, kernels[3] = {STACK_KERNEL_STAGED, STACK_KERNEL_STAGED_DB, STACK_KERNEL_DIRECT}, nk = 3;
     double fs = 500.0, block_s = 1.0;
-    const char *device = "auto";
+    const char *device = "auto", *cpu_list = "iceland,array50";
+    int cpu_norm = STACK_NORM_COUNT, cpu_ref = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = 1;
@@ -355,7 +490,20 @@ int bench_stack(int argc, char **argv)
             block_s = atof(argv[++i]);
         else if (!strcmp(argv[i], "--cpu-grid") && i + 1 < argc)
             cpu_n = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--device") && i + 1 < argc)
+        else if (!strcmp(argv[i], "--cpu-problems") && i + 1 < argc)
+            cpu_list = argv[++i];
+        else if (!strcmp(argv[i], "--cpu-ref") && i + 1 < argc)
+            cpu_ref = atoi(argv[++i]) != 0;
+        else if (!strcmp(argv[i], "--cpu-norm") && i + 1 < argc) {
+            const char *v = argv[++i];
+            cpu_norm = !strcmp(v, "none") ? STACK_NORM_NONE : !strcmp(v, "count") ? STACK_NORM_COUNT
+                       : !strcmp(v, "geometric")                                ? STACK_NORM_GEOMETRIC
+                                                                                : -1;
+            if (cpu_norm < 0) {
+                fprintf(stderr, "bench stack: --cpu-norm takes none, count or geometric\n");
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--device") && i + 1 < argc)
             device = argv[++i];
         else if (!strcmp(argv[i], "--kernels") && i + 1 < argc) {
             /* the stack kernels to time: each a value of struct stack_tuning's kernel */
@@ -457,7 +605,10 @@ int bench_stack(int argc, char **argv)
                    "\"sums_per_s\":%.4g,\"rtf\":%.4f,\"note\":\"%s\"}",
                    i ? "," : "", rows[i].dev, rows[i].kernel, rows[i].n, rows[i].nj, rows[i].sec, rows[i].sums_s,
                    rows[i].rtf, rows[i].note);
-        printf("],\"largest_realtime_grid\":%d,\"best_sums_per_s\":%.4g}\n", largest, best);
+        printf("]");
+        if (strcmp(cpu_list, "none") && cpu_problems(cpu_list, cpu_norm, cpu_ref, 1))
+            return 1;
+        printf(",\"largest_realtime_grid\":%d,\"best_sums_per_s\":%.4g}\n", largest, best);
         free(sta);
         free(rows);
         return 0;
@@ -535,6 +686,8 @@ int bench_stack(int argc, char **argv)
     } else
 #endif
         printf("no GPU in this run (CPU only).\n");
+    if (strcmp(cpu_list, "none") && cpu_problems(cpu_list, cpu_norm, cpu_ref, 0))
+        return 1;
 #ifndef SEISLIVE_CUDA
     (void)kernels, (void)nk, (void)best_kernel, (void)target;
 #endif

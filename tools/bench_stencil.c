@@ -7,7 +7,7 @@
  *                          [--kernels naive,tiled] [--variants P/T/D/C,...] [--no-cpml-rows] [--json]
  *                          [--tile T] [--pipe P] [--prefetch N] [--cpml C] [--cpml-overlap on|off]
  *                          [--naive-block WxH] [--layer-zchunk N] [--2d]
- *                          [--physics acoustic|tti|both] [--tti-orders 8]
+ *                          [--physics acoustic|tti|both] [--tti-orders 8] [--operator OP]
  *
  * The kernel choices are the fields of struct wave_tuning (kernels/wave_tuning.h,
  * docs/TUNING.md), one flag each; unset ones keep the production default.  --variants
@@ -32,6 +32,8 @@
 #include <time.h>
 
 #include "kernels/backend.h"
+#include "kernels/operator.h"
+#include "kernels/propagator.h"
 #include "kernels/wave.h"
 #include "kernels/wave_tuning.h"
 #include "stream/error.h"
@@ -47,6 +49,10 @@ static double now_s(void)
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
+/* --operator: the acoustic rows' derivative operator (kernels/operator.h; its weights are
+ * the only difference for the explicit ones, the kernels are the same) */
+static int op_kind = PROP_OP_TAYLOR;
+
 struct row {
     const char *kernel;
     int order, size;
@@ -60,7 +66,7 @@ static int create(const struct sl_device *dev, int kernel, int order, int size, 
                   const struct wave_tuning *tuning, struct wave_sim **out)
 {
     struct wave_params p = {.d = {10, 10, 10}, .order = order, .pml_reflection = 1e-4, .f_ref = 10,
-                            .kernel = kernel, .tuning = *tuning};
+                            .kernel = kernel, .tuning = *tuning, .op = op_kind};
     for (int a = 0; a < 3; a++)
         p.n[a] = size - 2 * pml;
     for (int f = 0; f < 6; f++)
@@ -70,7 +76,7 @@ static int create(const struct sl_device *dev, int kernel, int order, int size, 
         p.pml[2] = p.pml[3] = 0;
         p.face[2] = p.face[3] = WAVE_FACE_NONE;
     }
-    p.dt = 1e-3; /* stable for 2000 m/s at 10 m up to order 16 */
+    p.dt = 1e-3; /* stable for 2000 m/s at 10 m up to order 16, taylor or optimized */
     size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
     float *v = malloc(nn * sizeof *v);
     if (!v)
@@ -168,6 +174,14 @@ int bench_stencil(int argc, char **argv)
             norders = options_ints(argv[++i], orders, 1, 8);
             if (norders < 0) {
                 fprintf(stderr, "seislive-bench: --orders takes 1 to %d whole numbers separated by commas\n", 8);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--operator") && i + 1 < argc) {
+            const char *o = argv[++i];
+            op_kind = !strcmp(o, "taylor") ? PROP_OP_TAYLOR : !strcmp(o, "optimized") ? PROP_OP_OPTIMIZED
+                    : !strcmp(o, "implicit") ? PROP_OP_IMPLICIT : -1;
+            if (op_kind < 0) {
+                fprintf(stderr, "seislive-bench: --operator takes taylor, optimized or implicit\n");
                 return 2;
             }
         } else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
@@ -324,6 +338,7 @@ int bench_stencil(int argc, char **argv)
     }
     printf("device: %s; device-to-device copy %.0f GB/s (read + write) -> roofline %.1f Gpts/s at 16 B/point\n",
            dev.name, bw, roof);
+    printf("operator of the acoustic rows: %s (seislive-bench stencil --operator)\n", operator_name(op_kind));
     printf("grid: SIZE^%d padded points (interior + %d CPML cells per face%s), %d timed steps; variant: the "
            "kernels' own description (tuning flags: kernels/wave_tuning.h)\n\n", dims, pml,
            two_d ? "; 2D: x-z, no y faces" : "", steps);

@@ -7,6 +7,8 @@
 # libxml2-dev writes QuakeML; libxml2-utils (xmllint) validates it against the schema in tests.
 # openmpi-bin, libopenmpi-dev: several ranks (mpirun -np N; docs/mpi.md); the tests run
 # real mpirun, so CI needs them.
+# build-essential also builds ringserver for the SeedLink tests (../shared/tools/ringserver.sh:
+# a C compiler and make; tar and gzip are part of every Debian system).
 set -euo pipefail
 pkgs=(build-essential pkg-config libzmq3-dev liburing-dev libsegyio-dev libmseed-dev
       libtomlplusplus-dev libjansson-dev libpng-dev libcairo2-dev libcriterion-dev

@@ -1,0 +1,380 @@
+/* bench_dispersion — `seislive-bench dispersion`: what each derivative operator
+ * (kernels/operator.h) buys.
+ *
+ *   seislive-bench dispersion [--orders 2,4,...,16] [--target 0.01] [--cfl 0.9,0.2]
+ *                             [--f-peak 15] [--offset 600] [--survey 4000,4000,2000]
+ *                             [--t-max 4] [--rate-n N] [--device SPEC] [--json]
+ *
+ * Table 1, the dispersion table (kernels/dispersion.h, space alone): per operator and
+ * half-width the points per wavelength from which the phase-velocity error stays within
+ * 1 % and 0.1 % along the axis, the face and body diagonals and in the worst direction,
+ * the design band and the stable dt relative to Taylor's of the same order.
+ *
+ * Table 2, the end-to-end trade-off: for a target relative L2 error of a modeled trace
+ * (a Ricker of f_peak in a homogeneous 2000 m/s medium, source and receiver on grid nodes
+ * OFFSET metres apart, against the analytic Green's function), the coarsest grid each
+ * operator allows (points per wavelength at fmax = 2.5 f_peak tried from coarse to fine,
+ * each one a real simulation on the device at dt = cfl x its stable dt, for each cfl: at
+ * 0.9 the leapfrog's own error dominates, see docs/operators.md), and the time per
+ * shot of a reference survey (a SURVEY-sized volume, t_max seconds, 20 CPML cells) on that
+ * grid: the grid's points x steps over the step rate measured for the operator's order on
+ * a RATE_N^3 grid on the same device (the rate, not a whole shot, is timed: a survey
+ * volume at the finest grid does not fit a CPU run; the optimized stencil costs what
+ * Taylor's of the same order does, measured here too).  The last column compares with
+ * Taylor 8th order at the same cfl. */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels/backend.h"
+#include "kernels/dispersion.h"
+#include "kernels/operator.h"
+#include "kernels/propagator.h"
+#include "kernels/stability.h"
+#include "kernels/wave.h"
+#include "kernels/wavelet.h"
+#include "stream/error.h"
+#include "stream/log.h"
+#include "tools/bench.h"
+#include "tools/options.h"
+
+#define V0 2000.0
+#define PML 16
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+struct opts {
+    int orders[8], no;
+    double target, cfls[4], f_peak, offset, survey[3], t_max;
+    int ncfl;
+    int rate_n;
+    const char *device;
+    bool json;
+};
+
+/* ---- table 1 ---- */
+
+static void dispersion_table(const struct opts *o)
+{
+    if (!o->json) {
+        printf("## Dispersion (space alone): points per wavelength for 1 %% / 0.1 %% phase-velocity error\n\n");
+        printf("| operator | order | band | dt_max / Taylor's | axis | face diagonal | body diagonal | worst |\n");
+        printf("|---|---|---|---|---|---|---|---|\n");
+    } else
+        printf("{\"dispersion\": [");
+    bool first = true;
+    for (int k = 0; k < PROP_OP_COUNT; k++)
+        for (int i = 0; i < o->no; i++) {
+            struct dispersion_grid g = {.d = {1, 1, 1}, .v = V0};
+            if (operator_design(k, o->orders[i], 0, &g.op) < 0) {
+                if (!o->json)
+                    printf("| %s | %d | n/a | n/a | n/a | n/a | n/a | n/a (%s) |\n", operator_name(k), o->orders[i],
+                           err_msg());
+                continue;
+            }
+            double q[DISP_NDIR][2];
+            for (int d = 0; d < DISP_NDIR; d++) {
+                q[d][0] = dispersion_ppw_at(&g, 1e-2, d);
+                q[d][1] = dispersion_ppw_at(&g, 1e-3, d);
+            }
+            double ratio = operator_vscale(k, o->orders[i], 0);
+            if (o->json) {
+                printf("%s{\"operator\": \"%s\", \"order\": %d, \"band\": %.4f, \"dt_ratio\": %.4f", first ? "" : ", ",
+                       operator_name(k), o->orders[i], g.op.band, ratio);
+                for (int d = 0; d < DISP_NDIR; d++)
+                    printf(", \"ppw_%s\": [%.3f, %.3f]", d == 0 ? "axis" : d == 1 ? "face" : d == 2 ? "body" : "worst",
+                           q[d][0], q[d][1]);
+                printf("}");
+                first = false;
+            } else {
+                char band[16] = "-";
+                if (g.op.band > 0)
+                    snprintf(band, sizeof band, "%.3f", g.op.band);
+                printf("| %s | %d | %s | %.3f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f |\n",
+                       operator_name(k), o->orders[i], band, ratio, q[0][0], q[0][1], q[1][0], q[1][1], q[2][0],
+                       q[2][1], q[3][0], q[3][1]);
+            }
+        }
+    printf(o->json ? "],\n" : "\n");
+}
+
+/* ---- table 2 ---- */
+
+/* The relative L2 error of the trace at OFFSET (along (0.96, 0.2, 0.2)-ish, on nodes) for
+ * operator KIND of ORDER on spacing H; *DT gets the step used. */
+static int trace_error(const struct sl_device *dev, const struct opts *o, int kind, int order, double cfl, double h,
+                       double *err, double *dt)
+{
+    const int nx = (int)ceil(o->offset * 0.96 / h), nyz = (int)ceil(o->offset * 0.2 / h);
+    const int margin = 6;
+    struct wave_params p = {.n = {nx + 2 * margin + 1, nyz + 2 * margin + 1, nyz + 2 * margin + 1},
+                            .d = {h, h, h}, .order = order, .op = kind, .pml = {PML, PML, PML, PML, PML, PML},
+                            .pml_reflection = 1e-4, .f_ref = o->f_peak};
+    p.dt = *dt = cfl * stability_dt_max_op(kind, order, 0, p.d, V0, false);
+    const double src[3] = {margin * h, margin * h, margin * h};
+    const double rec[3] = {(margin + nx) * h, (margin + nyz) * h, (margin + nyz) * h};
+    const double r = sqrt((double)nx * nx + 2.0 * nyz * nyz) * h;
+    const double t0 = wavelet_ricker_delay(o->f_peak);
+    const int nt = (int)((t0 + r / V0 + 1.5 / o->f_peak) / p.dt);
+    size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *v = malloc(nn * sizeof *v), *tr = calloc((size_t)nt + 1, sizeof *tr);
+    if (!v || !tr) {
+        free(v);
+        free(tr);
+        return err_set(-ENOMEM, "bench dispersion: out of memory");
+    }
+    for (size_t i = 0; i < nn; i++)
+        v[i] = (float)V0;
+    struct wave_sim *s = NULL;
+    struct wave_points *ps = NULL, *pr = NULL;
+    int rc = wave_create(dev, &p, v, &s);
+    if (rc == 0)
+        rc = wave_points_create(s, src, 1, WAVE_INTERP_NEAREST, &ps);
+    if (rc == 0)
+        rc = wave_points_create(s, rec, 1, WAVE_INTERP_NEAREST, &pr);
+    for (int it = 0; rc == 0 && it < nt; it++) {
+        float a = (float)wavelet_ricker(it * p.dt, o->f_peak, t0);
+        if ((rc = wave_step(s)) == 0 && (rc = wave_inject(s, ps, &a, 1, 1.0f, WAVE_INJECT_PHYSICAL)) == 0)
+            rc = wave_sample(s, pr, tr + it + 1, 1, 0);
+    }
+    if (rc == 0) {
+        double num = 0, den = 0;
+        for (int it = 0; it <= nt; it++) {
+            double ref = wavelet_ricker(it * p.dt - r / V0, o->f_peak, t0) / (4.0 * M_PI * r);
+            num += (tr[it] - ref) * (tr[it] - ref);
+            den += ref * ref;
+        }
+        *err = sqrt(num / den);
+    }
+    wave_points_destroy(ps);
+    wave_points_destroy(pr);
+    wave_destroy(s);
+    free(v);
+    free(tr);
+    return rc;
+}
+
+/* Points per second of steps for operator KIND of ORDER on an N^3 grid with CPML. */
+static int step_rate(const struct sl_device *dev, int kind, int order, int n, double *rate)
+{
+    struct wave_params p = {.n = {n, n, n}, .d = {10, 10, 10}, .order = order, .op = kind,
+                            .pml = {PML, PML, PML, PML, PML, PML}, .pml_reflection = 1e-4, .f_ref = 10};
+    p.dt = 0.5 * stability_dt_max_op(kind, order, 0, p.d, V0, false);
+    size_t nn = (size_t)n * n * n;
+    float *v = malloc(nn * sizeof *v);
+    if (!v)
+        return err_set(-ENOMEM, "bench dispersion: out of memory");
+    for (size_t i = 0; i < nn; i++)
+        v[i] = (float)V0;
+    struct wave_sim *s;
+    int rc = wave_create(dev, &p, v, &s);
+    free(v);
+    if (rc < 0)
+        return rc;
+    int steps = 2;
+    double t = 0;
+    for (int pass = 0; pass < 8 && rc == 0; pass++) { /* grow until a pass takes 0.3 s */
+        if ((rc = wave_step(s)) < 0 || (rc = wave_sync(s)) < 0)
+            break;
+        double t0 = now_s();
+        for (int it = 0; it < steps && rc == 0; it++)
+            rc = wave_step(s);
+        if (rc == 0)
+            rc = wave_sync(s);
+        t = now_s() - t0;
+        if (t > 0.3)
+            break;
+        steps *= 2;
+    }
+    /* then the best of three passes of that length (a shared machine's noise only adds) */
+    for (int rep = 0; rep < 3 && rc == 0; rep++) {
+        double t0 = now_s();
+        for (int it = 0; it < steps && rc == 0; it++)
+            rc = wave_step(s);
+        if (rc == 0)
+            rc = wave_sync(s);
+        t = fmin(t, now_s() - t0);
+    }
+    const double pts = (double)(n + 2 * PML) * (n + 2 * PML) * (n + 2 * PML);
+    *rate = pts * steps / t;
+    wave_destroy(s);
+    return rc;
+}
+
+struct row {
+    int kind, order;
+    double cfl;
+    double ppw, h, dt, err, rate, shot_s, work;
+    long grid[3], steps;
+    bool met;
+};
+
+static int tradeoff(const struct opts *o, const struct sl_device *dev)
+{
+    static const double ppws[] = {2.4, 2.6, 2.8, 3.0, 3.2, 3.5, 3.8, 4.2, 4.6, 5.0, 5.5, 6.0, 7.0, 8.0};
+    const int nppw = (int)(sizeof ppws / sizeof *ppws);
+    const double fmax = wavelet_ricker_fmax(o->f_peak);
+    struct row rows[2 * 8 * 4];
+    int nr = 0;
+    for (int c = 0; c < o->ncfl; c++)
+        for (int k = 0; k < 2; k++)
+            for (int i = 0; i < o->no; i++) {
+                if (o->orders[i] < 4)
+                    continue;
+                struct row *w = &rows[nr++];
+                *w = (struct row){.kind = k, .order = o->orders[i], .cfl = o->cfls[c]};
+                for (int j = 0; j < nppw && !w->met; j++) {
+                    const double h = V0 / (fmax * ppws[j]);
+                    int rc = trace_error(dev, o, k, o->orders[i], w->cfl, h, &w->err, &w->dt);
+                    if (rc < 0)
+                        return rc;
+                    w->ppw = ppws[j];
+                    w->h = h;
+                    w->met = w->err <= o->target;
+                }
+                int rc = step_rate(dev, k, o->orders[i], o->rate_n, &w->rate);
+                if (rc < 0)
+                    return rc;
+                double pts = 1;
+                for (int a = 0; a < 3; a++) {
+                    w->grid[a] = (long)ceil(o->survey[a] / w->h) + 2 * PML;
+                    pts *= (double)w->grid[a];
+                }
+                const double hh[3] = {w->h, w->h, w->h};
+                w->steps = (long)ceil(o->t_max / (w->cfl * stability_dt_max_op(k, o->orders[i], 0, hh, V0, false)));
+                w->work = pts * (double)w->steps;
+                w->shot_s = w->work / w->rate;
+            }
+    /* Taylor 8th order's time per shot at each cfl: the reference of the last column */
+    double ref[4], refw[4];
+    for (int c = 0; c < o->ncfl; c++) {
+        ref[c] = refw[c] = NAN;
+        for (int i = 0; i < nr; i++)
+            if (rows[i].kind == PROP_OP_TAYLOR && rows[i].order == 8 && rows[i].met && rows[i].cfl == o->cfls[c]) {
+                ref[c] = rows[i].shot_s;
+                refw[c] = rows[i].work;
+            }
+    }
+    char dev_name[128];
+    snprintf(dev_name, sizeof dev_name, "%s", dev->kind == SL_DEVICE_CUDA ? "GPU" : "CPU");
+    if (!o->json) {
+        printf("## Trade-off: coarsest grid for a trace within %.3g %% rel L2 (offset %g m, f_peak %g Hz, fmax %g Hz), "
+               "time per shot of a %g x %g x %g m survey, %g s (%s, step rate on %d^3 + CPML)\n\n",
+               100 * o->target, o->offset, o->f_peak, fmax, o->survey[0], o->survey[1], o->survey[2], o->t_max,
+               dev_name, o->rate_n);
+        printf("| operator | order | cfl | ppw at fmax | h (m) | trace rel L2 | dt (ms) | survey grid | steps | "
+               "work (Gpt-steps) | work vs taylor 8 | Mpts/s | time per shot (s) | vs taylor 8 |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for (int i = 0; i < nr; i++) {
+            const struct row *w = &rows[i];
+            if (!w->met) {
+                printf("| %s | %d | %g | > %.1f | n/a | %.3g %% at %.1f ppw | n/a | n/a | n/a | n/a | n/a | %.1f | n/a | "
+                       "n/a |\n",
+                       operator_name(w->kind), w->order, w->cfl, w->ppw, 100 * w->err, w->ppw, w->rate / 1e6);
+                continue;
+            }
+            int c = 0;
+            while (c + 1 < o->ncfl && o->cfls[c] != w->cfl)
+                c++;
+            printf("| %s | %d | %g | %.1f | %.2f | %.3g %% | %.3f | %ld x %ld x %ld | %ld | %.4g | %.2fx | %.1f | %.4g | "
+                   "%.2fx |\n",
+                   operator_name(w->kind), w->order, w->cfl, w->ppw, w->h, 100 * w->err, 1e3 * w->dt, w->grid[0],
+                   w->grid[1], w->grid[2], w->steps, w->work / 1e9, refw[c] / w->work, w->rate / 1e6, w->shot_s,
+                   ref[c] / w->shot_s);
+        }
+        printf("\n(vs taylor 8: how many times less work / faster than Taylor 8th order at the same trace accuracy "
+               "and cfl; work = survey grid points x steps, free of the timing noise of a shared machine)\n");
+    } else {
+        printf("\"tradeoff\": {\"device\": \"%s\", \"target\": %g, \"rows\": [", dev_name, o->target);
+        for (int i = 0; i < nr; i++) {
+            const struct row *w = &rows[i];
+            printf("%s{\"operator\": \"%s\", \"order\": %d, \"cfl\": %g, \"met\": %s, \"ppw\": %.2f, \"h\": %.4f, \"err\": %.5g, "
+                   "\"dt\": %.6g, \"steps\": %ld, \"work\": %.6g, \"rate\": %.6g, \"shot_s\": %.6g}",
+                   i ? ", " : "", operator_name(w->kind), w->order, w->cfl, w->met ? "true" : "false", w->ppw, w->h, w->err,
+                   w->dt, w->steps, w->work, w->rate, w->shot_s);
+        }
+        printf("]}}\n");
+    }
+    return 0;
+}
+
+int bench_dispersion(int argc, char **argv)
+{
+    struct opts o = {.orders = {2, 4, 6, 8, 10, 12, 14, 16}, .no = 8, .target = 0.01, .cfls = {0.9, 0.2}, .ncfl = 2,
+                     .f_peak = 15,
+                     .offset = 600, .survey = {4000, 4000, 2000}, .t_max = 4, .rate_n = 0, .device = "auto"};
+    for (int i = 1; i < argc; i++) {
+        const bool more = i + 1 < argc;
+        if (!strcmp(argv[i], "--json"))
+            o.json = true;
+        else if (!strcmp(argv[i], "--orders") && more) {
+            o.no = options_ints(argv[++i], o.orders, 1, 8);
+            for (int k = 0; k < o.no; k++)
+                if (o.orders[k] < 2 || o.orders[k] > 16 || o.orders[k] % 2)
+                    o.no = -1;
+            if (o.no < 0) {
+                fprintf(stderr, "bench dispersion: --orders takes 1 to 8 even orders 2..16 separated by commas\n");
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--target") && more)
+            o.target = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--cfl") && more) {
+            o.ncfl = options_doubles(argv[++i], o.cfls, 1, 4);
+            for (int k = 0; k < o.ncfl; k++)
+                if (!(o.cfls[k] > 0 && o.cfls[k] <= 1))
+                    o.ncfl = -1;
+            if (o.ncfl < 0) {
+                fprintf(stderr, "bench dispersion: --cfl takes 1 to 4 fractions in (0, 1] separated by commas\n");
+                return 2;
+            }
+        }
+        else if (!strcmp(argv[i], "--f-peak") && more)
+            o.f_peak = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--offset") && more)
+            o.offset = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--survey") && more) {
+            if (options_doubles(argv[++i], o.survey, 3, 3) != 3) {
+                fprintf(stderr, "bench dispersion: --survey takes three lengths in m (X,Y,Z)\n");
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--t-max") && more)
+            o.t_max = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--rate-n") && more)
+            o.rate_n = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--device") && more)
+            o.device = argv[++i];
+        else {
+            fprintf(stderr, "bench dispersion: unknown option '%s'\n", argv[i]);
+            return 2;
+        }
+    }
+    if (!(o.target > 0 && o.target < 1) || !(o.f_peak > 0) || !(o.offset > 0) ||
+        !(o.t_max > 0) || o.rate_n < 0 || !(o.survey[0] > 0 && o.survey[1] > 0 && o.survey[2] > 0)) {
+        fprintf(stderr, "bench dispersion: need 0 < target < 1 and positive f-peak, offset, survey, "
+                        "t-max\n");
+        return 2;
+    }
+    log_set_level(LOG_WARN);
+    struct sl_device dev;
+    if (backend_select(o.device, &dev) < 0) {
+        fprintf(stderr, "bench dispersion: %s\n", err_msg());
+        return 1;
+    }
+    if (o.rate_n == 0)
+        o.rate_n = dev.kind == SL_DEVICE_CUDA ? 512 : 96;
+    dispersion_table(&o);
+    if (tradeoff(&o, &dev) < 0) {
+        fprintf(stderr, "bench dispersion: %s\n", err_msg());
+        return 1;
+    }
+    return 0;
+}
