@@ -4,6 +4,7 @@
 #   make BUILD=debug     -O0 -g build into build/debug
 #   make SAN=1           AddressSanitizer + UBSan (CPU only) into build/san
 #   make CUDA=0          CPU-only build into build/cpu (also what you get without nvcc)
+#   make MPI=0           without MPI even where Open MPI is installed (one rank; docs/mpi.md)
 #   make test            the layering check (tests/layers.sh), then every test that needs
 #                        no GPU (Criterion)
 #   make layers          the layering check alone
@@ -18,6 +19,7 @@
 #   conf/ io/ kernels/ stream/ tools/  *.c *.cpp (*.cu with CUDA) -> libseislive.a
 #   */*_main.c                                              -> programs
 #   tests/*.c -> build/*/unit-tests    tests/gpu/*.c -> build/*/gpu-tests
+#   (tests/*_main.c are the tests' own programs: seislive-mpi_prop runs under mpirun)
 #   tests/fuzz/fuzz_*.c -> unit-tests (corpus replay) and build/fuzz/fuzz-NAME
 
 NVCC      ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -65,6 +67,19 @@ PKGS     := cairo libmicrohttpd libxml-2.0
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
 
+# MPI (Open MPI from Debian: openmpi-bin libopenmpi-dev, tools/install-deps.sh; docs/mpi.md).
+# Found through pkg-config's ompi-c; MPI=0 builds without it (one rank, as where it is
+# missing).  Only stream/mpi*.c see the MPI headers and -DSEISLIVE_MPI, and only the
+# programs that run jobs link it: the rest of the build is the same with or without.
+ifeq ($(SAN),1)
+  MPI ?= 0
+endif
+MPI      ?= $(if $(shell pkg-config --exists ompi-c 2>/dev/null && echo y),1,0)
+ifeq ($(MPI),1)
+  MPI_CFLAGS := -DSEISLIVE_MPI=1 $(shell pkg-config --cflags ompi-c)
+  MPI_LIBS   := $(shell pkg-config --libs ompi-c)
+endif
+
 CFLAGS   += -std=c11 $(WARN) $(OPT) $(SANFLAGS) $(INCS) $(DEFS) $(PKG_CFLAGS) -fopenmp -MMD -MP
 CXXFLAGS += -std=c++17 -DTOML_HEADER_ONLY=0 -DTOML_SHARED_LIB=1 $(WARN) $(OPT) $(SANFLAGS) $(INCS) $(DEFS) -MMD -MP
 # libfftw3 (double): the time-dispersion transforms (kernels/time_dispersion.h).
@@ -91,7 +106,7 @@ prog_name = $(if $(filter seislive_main.c,$(notdir $(1))),seislive,seislive-$(pa
 PROGS    := $(foreach m,$(MAINS),$(O)/$(call prog_name,$(m)))
 
 # The fuzz targets are plain functions: unit-tests replays their corpora (gcc, no clang).
-TEST_SRC := $(wildcard tests/*.c) $(wildcard tests/fuzz/fuzz_*.c)
+TEST_SRC := $(filter-out $(MAINS),$(wildcard tests/*.c)) $(wildcard tests/fuzz/fuzz_*.c)
 GPU_SRC  := $(wildcard tests/gpu/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(O)/%.o)
 GPU_OBJ  := $(GPU_SRC:%.c=$(O)/%.o) $(filter $(O)/tests/support%.o $(O)/tests/test_locate_synth%.o,$(TEST_OBJ))
@@ -138,9 +153,19 @@ $(O)/%.cu.o: %.cu
 
 define prog_rule
 $(O)/$(call prog_name,$(1)): $(O)/$(1:.c=.o) $(O)/libseislive.a
-	flock $$@.lock $$(CXX) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
+	flock $$@.lock $$(CXX) $$(LDFLAGS) $$^ $$(LDLIBS) $$(PROG_LIBS) -o $$@
 endef
 $(foreach m,$(MAINS),$(eval $(call prog_rule,$(m))))
+
+# The MPI objects: compiled with MPI's headers and -DSEISLIVE_MPI when MPI=1 (rebuilt when
+# that choice changes: $(O)/gen/mpi.flags); linked into the programs that run jobs.
+MPI_OBJ := $(patsubst %.c,$(O)/%.o,$(wildcard stream/mpi*.c))
+$(MPI_OBJ): CFLAGS += $(MPI_CFLAGS)
+$(MPI_OBJ): $(O)/gen/mpi.flags
+$(O)/gen/mpi.flags: FORCE
+	@mkdir -p $(@D)
+	@echo '$(MPI_CFLAGS) $(MPI_LIBS)' > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(O)/seislive $(O)/seislive-mpi_prop $(O)/unit-tests $(O)/gpu-tests $(O)/seislive-bench: PROG_LIBS += $(MPI_LIBS)
 
 # CUDA code that only the benchmark (tools/*.cu: research kernel variants, the pipeline
 # benchmark's burn kernel) or only the GPU tests (tests/gpu/*.cu) use stays out of the
@@ -153,10 +178,10 @@ $(O)/gpu-tests: $(GPU_CU:%.cu=$(O)/%.cu.o)
 $(O)/gpu-tests: $(if $(filter 1,$(CUDA)),$(O)/tools/wave_research.cu.o)
 
 $(O)/unit-tests: $(TEST_OBJ) $(O)/libseislive.a
-	$(LOCK) $(CXX) $(LDFLAGS) $^ $(LDLIBS) -lcriterion -o $@
+	$(LOCK) $(CXX) $(LDFLAGS) $^ $(LDLIBS) $(PROG_LIBS) -lcriterion -o $@
 
 $(O)/gpu-tests: $(GPU_OBJ) $(O)/libseislive.a
-	$(LOCK) $(CXX) $(LDFLAGS) $^ $(LDLIBS) -lcriterion -o $@
+	$(LOCK) $(CXX) $(LDFLAGS) $^ $(LDLIBS) $(PROG_LIBS) -lcriterion -o $@
 
 # Tests run the programs of the same build; SEISLIVE_BUILD tells them where.  One test
 # per core, each (and the programs it starts) on one OpenMP thread: NPROC tests of NPROC

@@ -526,6 +526,26 @@ static bool device_spec_valid(const char *s)
     return v < 1024;
 }
 
+/* [runtime] decompose, split and device_map (docs/mpi.md): what can never run is refused
+ * here; what depends on the rank count is checked when it is known (stream/decompose.c). */
+static int check_ranks(const struct sl_config *cfg)
+{
+    const struct runtime_conf *r = &cfg->runtime;
+    if (r->decompose == DECOMPOSE_SHOTS)
+        return cross_error(cfg, "runtime.decompose", "\"shots\" (shot-parallel migration) is not implemented "
+                           "yet (docs/mpi.md); use \"none\" or \"domain\"");
+    const int *sp = r->split;
+    if ((sp[0] || sp[1] || sp[2]) && (sp[0] != 1 || sp[1] < 1 || sp[2] < 1))
+        return cross_error(cfg, "runtime.split", "[%d, %d, %d]: give [1, ny, nz] with ny, nz >= 1 (x is never "
+                           "cut: the rows along x stay whole), or [0, 0, 0] to choose from the grid",
+                           sp[0], sp[1], sp[2]);
+    for (const char *c = r->device_map; *c; c++)
+        if (!((*c >= '0' && *c <= '9') || (*c == ',' && c[1] >= '0' && c[1] <= '9' && c != r->device_map)))
+            return cross_error(cfg, "runtime.device_map", "\"%s\" is not a list of GPU numbers \"A,B,..\"",
+                               r->device_map);
+    return 0;
+}
+
 /* The TTI keys of [model]: a non-zero constant or a file only with physics = "tti" (an
  * anisotropy the run would silently ignore is a mistake; the zero defaults, as the
  * example file writes them, are harmless), a file and a non-zero constant not both; the
@@ -697,7 +717,7 @@ static int validate_cross(const struct sl_config *cfg)
     if (!device_spec_valid(cfg->runtime.device))
         return cross_error(cfg, "runtime.device", "\"%s\" is not \"auto\", \"cpu\" or \"cuda:N\"",
                            cfg->runtime.device);
-    return 0;
+    return check_ranks(cfg);
 }
 
 /* ---- load --------------------------------------------------------------- */

@@ -40,6 +40,7 @@ enum socket_kind { SOCK_PULL, SOCK_SUB };
 enum data_format { FMT_AUTO, FMT_SEGY, FMT_SU, FMT_MSEED, FMT_F32, FMT_SAC };
 enum io_method { IO_AUTO, IO_URING, IO_PREAD };
 enum physics_kind { PHYSICS_ACOUSTIC, PHYSICS_TTI };
+enum decompose_kind { DECOMPOSE_NONE, DECOMPOSE_DOMAIN, DECOMPOSE_SHOTS }; /* [runtime] decompose (docs/mpi.md) */
 enum operator_kind { OPERATOR_TAYLOR, OPERATOR_OPTIMIZED, OPERATOR_IMPLICIT }; /* twin of kernels/propagator.h's enum prop_op_kind */ /* twin of kernels/propagator.h's enum prop_physics */
 enum time_dispersion_kind { TIME_DISPERSION_NONE, TIME_DISPERSION_CORRECT }; /* docs/time-dispersion.md */
 
@@ -229,6 +230,10 @@ struct runtime_conf {
     char *device;           /* "auto" | "cpu" | "cuda:N" */
     int threads;            /* OpenMP threads; 0 = all cores */
     double metrics_interval;/* s between status messages */
+    int decompose;          /* enum decompose_kind: how MPI ranks share the work (docs/mpi.md) */
+    int split[3];           /* domain: subdomains along x, y, z; all 0 = chosen from the grid */
+    int ranks;              /* `check`: the rank count to plan for; 0 = this run's (1 without mpirun) */
+    char *device_map;       /* "" = GPU by local rank; else "A,B,..": GPU of local rank i */
 };
 
 struct log_conf {

@@ -40,6 +40,7 @@ static const char *const io_methods[] = {"auto", "uring", "pread", NULL};
 static const char *const physics_kinds[] = {"acoustic", "tti", NULL};
 static const char *const operator_kinds[] = {"taylor", "optimized", "implicit", NULL};
 static const char *const time_dispersion_kinds[] = {"none", "correct", NULL};
+static const char *const decompose_kinds[] = {"none", "domain", "shots", NULL};
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
 
 #define END {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0}
@@ -369,6 +370,18 @@ static const struct conf_key runtime_keys[] = {
      "CPU threads for the reference kernels; 0 = all cores", 0},
     {"metrics_interval", KT_DOUBLE, OFF(runtime, metrics_interval), 0, 0, 0, 1e6, NULL, "5.0", "s",
      "seconds between status messages and metric log lines; 0 = never", 0},
+    {"decompose", KT_ENUM, OFF(runtime, decompose), 0, 0, 0, 0, decompose_kinds, "\"none\"", "",
+     "how MPI ranks (mpirun -np N) share the work: none (one rank does it all), domain (the grid of "
+     "each shot cut into slabs, one per rank; the model job), shots (not yet); docs/mpi.md", 0},
+    {"split", KT_INT_VEC, OFF(runtime, split), 3, 0, 0, 4096, NULL, "[0, 0, 0]", "",
+     "decompose = domain: subdomains along x, y, z (x must be 1; product = ranks); [0, 0, 0] = "
+     "chosen from the grid and the rank count (z first, y too when z runs short)", 0},
+    {"ranks", KT_INT, OFF(runtime, ranks), 0, 0, 0, 65536, NULL, "0", "",
+     "seislive check: plan the decomposition for this many ranks; 0 = the ranks of this run "
+     "(1 without mpirun); `check --ranks N` overrides", 0},
+    {"device_map", KT_STRING, OFF(runtime, device_map), 0, KF_NO_RANGE, 0, 0, NULL, "\"\"", "",
+     "with several ranks and device = auto: \"\" = GPU number = local rank (mod GPUs); "
+     "\"A,B,..\" = the GPU of local rank 0, 1, ..", 0},
     END};
 
 static const struct conf_key log_keys[] = {
@@ -387,7 +400,7 @@ const struct conf_section conf_sections[] = {
     {"locate", "microseismic detection and location by coherent stacking", locate_keys},
     {"input", "where units (shots, trace blocks) come from", input_keys},
     {"output", "publishing, files and crash-safe state", output_keys},
-    {"runtime", "device and threads", runtime_keys},
+    {"runtime", "device, threads and MPI ranks", runtime_keys},
     {"log", "logging", log_keys},
     {NULL, NULL, NULL},
 };

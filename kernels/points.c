@@ -43,6 +43,29 @@ int points_weights_1d(double x, int interp, int *first, float *w)
     return ns;
 }
 
+int points_axis_weights(double x, int interp, bool fold, int *first, float *w)
+{
+    int ns = points_weights_1d(x, interp, first, w);
+    if (fold && *first < 0) {
+        /* Support above the surface: the field there is the odd mirror of the field
+         * below (p(-m) = -p(m), p(0) = 0), so fold each weight onto its mirror node
+         * with the opposite sign (Hicks 2002) and start the support at the
+         * surface.  Exact for sampling, and by adjointness for injection. */
+        float f[POINTS_MAX_SUPPORT] = {0};
+        for (int k = 0; k < ns; k++) {
+            int idx = *first + k;
+            if (idx > 0)
+                f[idx] += w[k];
+            else if (idx < 0)
+                f[-idx] -= w[k];
+        }
+        for (int k = 0; k < ns; k++)
+            w[k] = f[k];
+        *first = 0;
+    }
+    return ns;
+}
+
 int wave_points_create(struct wave_sim *s, const double *xyz, size_t n, int interp,
                        struct wave_points **out)
 {
@@ -87,24 +110,7 @@ int wave_points_create(struct wave_sim *s, const double *xyz, size_t n, int inte
             }
             int first;
             float *w = pts->w + (3 * i + a) * ns;
-            points_weights_1d(x, interp, &first, w);
-            if (a == 2 && p->free_surface && first < 0) {
-                /* Support above the surface: the field there is the odd mirror of the field
-                 * below (p(-m) = -p(m), p(0) = 0), so fold each weight onto its mirror node
-                 * with the opposite sign (Hicks 2002) and start the support at the
-                 * surface.  Exact for sampling, and by adjointness for injection. */
-                float f[POINTS_MAX_SUPPORT] = {0};
-                for (int k = 0; k < ns; k++) {
-                    int idx = first + k;
-                    if (idx > 0)
-                        f[idx] += w[k];
-                    else if (idx < 0)
-                        f[-idx] -= w[k];
-                }
-                for (int k = 0; k < ns; k++)
-                    w[k] = f[k];
-                first = 0;
-            }
+            points_axis_weights(x, interp, a == 2 && p->free_surface, &first, w);
             int lo = first + L->off[a], hi = lo + ns - 1;
             if (lo < L->pad_off[a] || hi >= L->pad_off[a] + L->npad[a]) {
                 wave_points_destroy(pts);

@@ -16,6 +16,8 @@
 #ifndef SEISLIVE_POINTS_H
 #define SEISLIVE_POINTS_H
 
+#include <stdbool.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,6 +32,12 @@ int points_support(int interp);
 /* Weights for a point at X grid units (fractional index along one axis): *FIRST gets the
  * index of the first node, W the points_support() weights.  Returns the support. */
 int points_weights_1d(double x, int interp, int *first, float *w);
+
+/* The weights wave_points_create gives along one axis: points_weights_1d, then, when FOLD
+ * (the z axis under a free surface at index 0), the support above the surface folded onto
+ * its mirror nodes (*FIRST becomes 0).  Subdomains (stream/decompose_points.c) compute the
+ * whole grid's weights with it, so theirs are the same bit for bit. */
+int points_axis_weights(double x, int interp, bool fold, int *first, float *w);
 
 #ifdef __cplusplus
 }

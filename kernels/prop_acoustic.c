@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/points_nodes.h"
 #include "kernels/prop_wave.h"
 #include "kernels/propagator.h"
 #include "kernels/wave.h"
@@ -158,6 +159,14 @@ static int a_points_create(struct prop *s, const double *xyz, size_t n, int inte
     return rc;
 }
 
+static int a_nodes_create(struct prop *s, const int *ijk, size_t n, struct prop_points **out)
+{
+    struct wave_points *p = NULL;
+    int rc = wave_points_create_nodes(W(s), ijk, n, &p);
+    *out = (struct prop_points *)p;
+    return rc;
+}
+
 static void a_points_destroy(struct prop_points *pts) { wave_points_destroy((struct wave_points *)pts); }
 
 static int a_inject(struct prop *s, const struct prop_points *pts, const float *amps, size_t stride, float scale,
@@ -236,4 +245,5 @@ const struct prop_ops prop_acoustic_ops = {
     .halo_pack = a_halo_pack,
     .halo_unpack = a_halo_unpack,
     .describe = a_describe,
+    .nodes_create = a_nodes_create,
 };

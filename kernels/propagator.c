@@ -119,6 +119,15 @@ int prop_points_create(struct prop *s, const double *xyz, size_t n, int interp, 
     return s->ops->points_create(s, xyz, n, interp, out);
 }
 
+int prop_points_create_nodes(struct prop *s, const int *ijk, size_t n, struct prop_points **out)
+{
+    *out = NULL;
+    if (!s->ops->nodes_create)
+        return err_set(-ENOTSUP, "%s propagator: no single-node point sets (a decomposed grid's sources and "
+                       "receivers) yet", s->ops->name);
+    return s->ops->nodes_create(s, ijk, n, out);
+}
+
 void prop_points_destroy(struct prop *s, struct prop_points *pts)
 {
     if (s && pts)

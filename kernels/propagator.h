@@ -189,6 +189,8 @@ struct prop_ops {
     int (*halo_pack)(struct prop *s, int face, float *buf);
     int (*halo_unpack)(struct prop *s, int face, const float *buf);
     void (*describe)(const struct prop *s, char *buf, size_t len);
+    /* optional (NULL: -ENOTSUP): single-node point sets (prop_points_create_nodes) */
+    int (*nodes_create)(struct prop *s, const int *ijk, size_t n, struct prop_points **out);
 };
 
 /* Every simulation starts with this header (implementations embed it first). */
@@ -267,6 +269,12 @@ int prop_state_load(struct prop *s, const void *buf, bool on_device);
 size_t prop_halo_count(const struct prop *s, int face);
 int prop_halo_pack(struct prop *s, int face, float *buf);
 int prop_halo_unpack(struct prop *s, int face, const float *buf);
+
+/* N single grid nodes, weight 1 each, at interior indices IJK (3 per node; layer cells
+ * allowed): a subdomain injects and samples through them with the whole grid's weights
+ * where a point's support crosses a cut (kernels/points_nodes.h, stream/decompose_points.c).
+ * Destroyed with prop_points_destroy.  -ENOTSUP for a physics without them (TTI). */
+int prop_points_create_nodes(struct prop *s, const int *ijk, size_t n, struct prop_points **out);
 
 /* A one-line description of what a step runs (physics, operator, kernel variant). */
 void prop_describe(const struct prop *s, char *buf, size_t len);

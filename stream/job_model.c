@@ -25,9 +25,12 @@
 #include "kernels/propagator.h"
 #include "kernels/time_dispersion.h"
 #include "kernels/wavelet.h"
+#include "stream/decompose_model.h"
+#include "stream/decompose_report.h"
 #include "stream/error.h"
 #include "stream/job.h"
 #include "stream/log.h"
+#include "stream/mpi.h"
 #include "stream/signals.h"
 #include "stream/stability_conf.h"
 
@@ -247,20 +250,23 @@ fail:
     return rc;
 }
 
-static int write_snapshot(const struct sl_config *cfg, struct prop *s, int shot, int step, float *buf)
+static int write_snapshot(const struct sl_config *cfg, struct prop *s, struct dd_model *dd, int shot, int step,
+                          float *buf)
 {
     const struct prop_layout *L = prop_layout(s);
-    int rc = prop_copy_out(s, false, buf);
-    if (rc < 0)
+    int rc = dd ? dd_model_field(dd, buf) : prop_copy_out(s, false, buf);
+    if (rc < 0 || sl_mpi_rank() != 0) /* rank 0 writes outputs */
         return rc;
+    const struct prop_grid *g = &prop_params_of(s)->grid;
+    const int *n = dd ? g->global_n : L->n;
     char path[4096];
     mkdir(cfg->propagator.snapshot_dir, 0755);
     snprintf(path, sizeof path, "%s/shot%04d_step%06d_%dx%dx%d.f32", cfg->propagator.snapshot_dir,
-             shot, step, L->n[0], L->n[1], L->n[2]);
+             shot, step, n[0], n[1], n[2]);
     FILE *f = fopen(path, "wb");
     if (!f)
         return err_set(-errno, "%s: %s", path, strerror(errno));
-    size_t nn = (size_t)L->n[0] * L->n[1] * L->n[2];
+    size_t nn = (size_t)n[0] * n[1] * n[2];
     size_t w = fwrite(buf, sizeof(float), nn, f);
     if (fclose(f) != 0 || w != nn)
         return err_set(-EIO, "%s: write failed", path);
@@ -284,6 +290,7 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
              pl.model.n[0], pl.model.n[1], pl.model.n[2], pl.is2d ? " (2D)" : "", pl.model.vmin, pl.model.vmax, pl.dt,
              pl.dt_max, pl.nt, pl.ppw, pl.fmax, nsrc, pl.nrec, output);
     struct prop *s = NULL;
+    struct dd_model *dd = NULL; /* [runtime] decompose = "domain": this rank's part (stream/decompose_model.h) */
     struct prop_points *rp = NULL, *sp = NULL;
     struct segy_writer *w = NULL;
     char part[4200] = "";
@@ -296,9 +303,13 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
     float *gwav = NULL, *gtr = NULL; /* device copies (GPU only) */
     struct prop_model pm;
     stability_prop_model(&pl.model, &pm);
-    if ((rc = prop_create(dev, &pl.pp, &pm, &s)) < 0)
+    if (cfg->runtime.decompose == DECOMPOSE_DOMAIN) {
+        if ((rc = dd_model_open(cfg, dev, &pl.pp, &pm, pl.rec, pl.nrec, pl.nt, &s, &dd)) < 0)
+            goto done;
+    } else if ((rc = prop_create(dev, &pl.pp, &pm, &s)) < 0) {
         goto done;
-    if ((rc = prop_points_create(s, pl.rec, pl.nrec, PROP_INTERP_SINC, &rp)) < 0) {
+    }
+    if (!dd && (rc = prop_points_create(s, pl.rec, pl.nrec, PROP_INTERP_SINC, &rp)) < 0) {
         err_prefix(rc, "[acquisition] receivers");
         goto done;
     }
@@ -322,7 +333,7 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
      * stopped or failed half way never leaves a short file under the name a user (or
      * seislive-gen --reuse) takes for the result. */
     snprintf(part, sizeof part, "%s.part", output);
-    if ((rc = segy_writer_open(part, pl.ns_out, interval, -100, text, &w)) < 0)
+    if (sl_mpi_rank() == 0 && (rc = segy_writer_open(part, pl.ns_out, interval, -100, text, &w)) < 0)
         goto done;
     tr = malloc(pl.nrec * ((size_t)pl.nt + 1) * sizeof *tr);
     out = malloc((size_t)pl.ns_out * sizeof *out);
@@ -347,7 +358,7 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
         const double *src = cfg->acquisition.sources.p[is];
         prop_points_destroy(s, sp);
         sp = NULL;
-        if ((rc = prop_points_create(s, src, 1, PROP_INTERP_SINC, &sp)) < 0) {
+        if (dd ? (rc = dd_model_source(dd, src)) < 0 : (rc = prop_points_create(s, src, 1, PROP_INTERP_SINC, &sp)) < 0) {
             err_prefix(rc, "[acquisition] sources[%zu]", is);
             break;
         }
@@ -356,18 +367,19 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
         if ((rc = dev_zero(dev, dtr, tr_bytes, NULL)) < 0) /* sample 0 of every trace */
             break;
         for (int it = 0; it < pl.nt; it++) {
-            if (signals_stop_requested()) {
+            if (dd ? dd_model_stop(dd, it) : signals_stop_requested()) {
                 log_warn("stop requested: abandoning shot %zu at step %d of %d", is + 1, it, pl.nt);
                 stopped = true;
                 goto done;
             }
-            if ((rc = prop_step(s)) < 0 ||
-                (rc = prop_inject(s, sp, wav + it, 1, 1.0f, PROP_INJECT_PHYSICAL | bufs)) < 0 ||
-                (rc = prop_sample(s, rp, dtr + it + 1, (size_t)pl.nt + 1, bufs)) < 0)
+            if (dd ? (rc = dd_model_step(dd, pl.wavelet + it, it)) < 0
+                   : ((rc = prop_step(s)) < 0 ||
+                      (rc = prop_inject(s, sp, wav + it, 1, 1.0f, PROP_INJECT_PHYSICAL | bufs)) < 0 ||
+                      (rc = prop_sample(s, rp, dtr + it + 1, (size_t)pl.nt + 1, bufs)) < 0))
                 goto done;
             int se = cfg->propagator.snapshot_every;
             if (se > 0 && (it + 1) % se == 0 &&
-                (rc = write_snapshot(cfg, s, (int)is + 1, it + 1, snap)) < 0)
+                (rc = write_snapshot(cfg, s, dd, (int)is + 1, it + 1, snap)) < 0)
                 goto done;
             double t = now_s();
             if (t - t_log >= 5.0) {
@@ -380,7 +392,9 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
         }
         if (on_gpu && ((rc = dev_sync(dev)) < 0 || (rc = dev_copy(dev, tr, dtr, tr_bytes, DEV_D2H, NULL)) < 0))
             break;
-        if (pl.tdt) {
+        if (dd && (rc = dd_model_traces(dd, tr)) < 0) /* onto rank 0, which alone writes */
+            break;
+        if (pl.tdt && w) {
             /* the traces as the physics records them (time_dispersion_plan) */
             double oob = 0;
             if ((rc = tdt_apply(pl.tdt, TDT_INVERSE, tr, pl.nrec, (size_t)pl.nt + 1, &oob)) < 0)
@@ -390,7 +404,7 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
                          "delays it past its window (above %.4g Hz): dropped", is + 1, oob,
                          acos(0.25) / (M_PI * pl.dt));
         }
-        for (size_t r = 0; r < pl.nrec && rc == 0; r++) {
+        for (size_t r = 0; r < pl.nrec && rc == 0 && w; r++) {
             wavelet_resample(tr + r * (pl.nt + 1), (size_t)pl.nt + 1, pl.dt, out, (size_t)pl.ns_out,
                              pl.dt_out);
             struct segy_trace_info ti = {.shot = (int32_t)is + 1, .channel = (int32_t)r + 1};
@@ -415,6 +429,7 @@ done:;
                    part, output);
     prop_points_destroy(s, sp);
     prop_points_destroy(s, rp);
+    dd_model_close(dd);
     prop_destroy(s);
     dev_free(dev, gwav);
     dev_free(dev, gtr);
@@ -448,6 +463,11 @@ static int model_report(const struct sl_config *cfg, FILE *out)
             fprintf(out, "time dispersion: not corrected ([propagator] time_dispersion = \"none\")\n");
         fprintf(out, "shots: %zu, receivers: %zu, output samples: %d at %.6g s\n",
                 cfg->acquisition.sources.n, pl.nrec, pl.ns_out, pl.dt_out);
+    }
+    /* [runtime] decompose = "domain": subdomains, halo bytes and memory per rank */
+    if (out && (rc = dd_report(cfg, &pl.pp, pl.rec, pl.nrec, pl.nt, (size_t)pl.model.n[0] * pl.model.n[1] * pl.model.n[2] * sizeof(float), out)) < 0) {
+        plan_free(&pl);
+        return rc;
     }
     plan_free(&pl);
     return 0;

@@ -77,6 +77,16 @@ static void write_all(int fd, const char *buf, size_t len)
     }
 }
 
+static char g_rank_tag[32]; /* "[r1/4] " with several MPI ranks, else "" */
+
+void log_set_rank(int rank, int size)
+{
+    if (size > 1)
+        snprintf(g_rank_tag, sizeof g_rank_tag, "[r%d/%d] ", rank, size);
+    else
+        g_rank_tag[0] = '\0';
+}
+
 /* Format one line (timestamp, level, component, message, newline) into LINE. */
 static size_t format_line(char *line, size_t cap, enum log_level level, const char *component,
                           const char *fmt, va_list ap)
@@ -85,9 +95,9 @@ static size_t format_line(char *line, size_t cap, enum log_level level, const ch
     struct tm tm;
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
-    int n = snprintf(line, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %-8s ",
+    int n = snprintf(line, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s %s%-8s ",
                      tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, ts.tv_nsec / 1000000, level_names[level], component);
+                     tm.tm_sec, ts.tv_nsec / 1000000, level_names[level], g_rank_tag, component);
     if (n < 0)
         return 0;
     int m = vsnprintf(line + n, cap - (size_t)n - 1, fmt, ap);

@@ -39,6 +39,10 @@ int log_reopen(void);
  * file is let go promptly even while nothing is logged. */
 void log_poll(void);
 
+/* With SIZE > 1 (several MPI ranks, stream/mpi.h), every line carries "[rRANK/SIZE]"
+ * after its level, so the ranks' lines can be told apart in one stream or file. */
+void log_set_rank(int rank, int size);
+
 void log_write(enum log_level level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void log_vwrite(enum log_level level, const char *component, const char *fmt, va_list ap);

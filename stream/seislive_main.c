@@ -13,6 +13,7 @@
 #include "stream/error.h"
 #include "stream/job.h"
 #include "stream/log.h"
+#include "stream/mpi.h"
 #include "stream/signals.h"
 #include "version.h"
 
@@ -28,6 +29,8 @@ static const char usage_text[] =
     "                          quantities (stable dt, time dispersion, memory, strategy)\n"
     "  run -c FILE             run the configured job until its input ends or SIGTERM\n"
     "  model -c FILE -o OUT    forward-model the configured shots into the SEG-Y file OUT\n"
+    "                          (several ranks: mpirun -np N seislive model ..., with\n"
+    "                          [runtime] decompose = \"domain\"; docs/mpi.md)\n"
     "  reference               print the configuration key reference (Markdown)\n"
     "  example                 print an example configuration with every key\n"
     "\n"
@@ -36,6 +39,7 @@ static const char usage_text[] =
     "  -o, --output FILE       output file (model)\n"
     "  -d, --device SPEC       override [runtime] device: auto, cpu or cuda:N\n"
     "  -q, --quiet             check: print only errors (nothing when FILE can run)\n"
+    "  -n, --ranks N           check: plan [runtime] decompose for N MPI ranks\n"
     "  -h, --help              this text\n"
     "  -V, --version           version, git revision and whether CUDA is compiled in\n"
     "\n"
@@ -50,6 +54,7 @@ static void print_version(void)
     printf("seislive %s (git %s, %s build)\n", SEISLIVE_VERSION, SEISLIVE_GIT_REV,
            SEISLIVE_BUILD_KIND);
     printf("CUDA: %s\n", backend_cuda_compiled() ? "compiled in" : "not compiled in (CPU only)");
+    printf("MPI: %s\n", sl_mpi_compiled() ? "compiled in (mpirun -np N; docs/mpi.md)" : "not compiled in (one rank)");
 }
 
 struct args {
@@ -58,6 +63,7 @@ struct args {
     const char *output;
     const char *device;
     int quiet;
+    int ranks;              /* check --ranks N; 0 = not given */
 };
 
 static int parse_args(int argc, char **argv, struct args *a)
@@ -66,17 +72,27 @@ static int parse_args(int argc, char **argv, struct args *a)
         {"config", required_argument, NULL, 'c'}, {"output", required_argument, NULL, 'o'},
         {"device", required_argument, NULL, 'd'}, {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0}};
+        {"ranks", required_argument, NULL, 'n'},  {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
     int opt;
     opterr = 0;
     /* GNU getopt permutes: options may come before or after the command. */
-    while ((opt = getopt_long(argc, argv, "c:o:d:qhV", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "c:o:d:qhVn:", longopts, NULL)) != -1) {
         switch (opt) {
         case 'c': a->config = optarg; break;
         case 'o': a->output = optarg; break;
         case 'd': a->device = optarg; break;
         case 'q': a->quiet = 1; break;
+        case 'n': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 65536) {
+                fprintf(stderr, "seislive: --ranks %s: a number of ranks 1..65536\n", optarg);
+                return -EINVAL;
+            }
+            a->ranks = (int)v;
+            break;
+        }
         case 'h': fputs(usage_text, stdout); exit(EXIT_OK);
         case 'V': print_version(); exit(EXIT_OK);
         default:
@@ -127,6 +143,17 @@ static int load_config(const struct args *a, struct sl_config *cfg)
     return EXIT_OK;
 }
 
+/* decompose = "domain" where the job has no decomposition yet (docs/mpi.md): refused by
+ * check and run alike.  Returns true with err_msg() set. */
+static bool domain_refused(const struct sl_config *cfg, const char *path)
+{
+    if (cfg->runtime.decompose != DECOMPOSE_DOMAIN || cfg->job.kind == JOB_MODEL)
+        return false;
+    err_set(-EINVAL, "%s: [runtime] decompose = \"domain\" runs the model job only so far (seislive model, or [job] "
+            "kind = \"model\"), not \"%s\" (docs/mpi.md)", path, config_enum_name("job", "kind", cfg->job.kind));
+    return true;
+}
+
 static int cmd_check(const struct args *a)
 {
     struct sl_config cfg;
@@ -138,6 +165,8 @@ static int cmd_check(const struct args *a)
     /* -q prints only errors: warnings (dispersion, ...) are for the full check. */
     if (a->quiet && cfg.log.level < LOG_ERROR)
         log_set_level(LOG_ERROR);
+    if (a->ranks) /* the rank count the decomposition report plans for (docs/mpi.md) */
+        cfg.runtime.ranks = a->ranks;
     if (!a->quiet) {
         printf("# %s: valid\n# resolved configuration (defaults filled in)\n\n", a->config);
         config_print(&cfg, stdout);
@@ -155,7 +184,8 @@ static int cmd_check(const struct args *a)
     /* What run would fail on (endpoints, paths, model file and values), then the
      * job's own derived quantities. */
     const struct job_ops *job = job_find(cfg.job.kind);
-    if (check_runnable(&cfg, out) < 0 || (job && job->report && job->report(&cfg, out) < 0)) {
+    if (domain_refused(&cfg, a->config) || check_runnable(&cfg, out) < 0 ||
+        (job && job->report && job->report(&cfg, out) < 0)) {
         fprintf(stderr, "seislive: %s\n", err_msg());
         rc = EXIT_USAGE;
     }
@@ -182,8 +212,25 @@ static int cmd_run(const struct args *a, bool model_only)
         config_free(&cfg);
         return EXIT_USAGE;
     }
+    /* Several ranks: each does its part of a decomposed job, or they would all do the whole
+     * job (docs/mpi.md); and each takes its own GPU by local rank unless told otherwise. */
+    if (sl_mpi_size() > 1 && cfg.runtime.decompose == DECOMPOSE_NONE) {
+        log_error("%s: %d MPI ranks but [runtime] decompose = \"none\": every rank would run the whole job; set "
+                  "decompose = \"domain\" or run one rank (docs/mpi.md)", a->config, sl_mpi_size());
+        config_free(&cfg);
+        return EXIT_USAGE;
+    }
+    if (domain_refused(&cfg, a->config)) {
+        log_error("%s", err_msg());
+        config_free(&cfg);
+        return EXIT_USAGE;
+    }
+    char spec[64], why[256];
+    sl_mpi_device_spec(cfg.runtime.device, cfg.runtime.device_map,
+                       sl_mpi_size() > 1 && !strcmp(cfg.runtime.device, "auto") ? backend_cuda_count(why, sizeof why) : 0,
+                       spec, sizeof spec);
     struct sl_device dev;
-    if (backend_select(cfg.runtime.device, &dev) < 0) {
+    if (backend_select(spec, &dev) < 0) {
         log_error("%s", err_msg());
         config_free(&cfg);
         return EXIT_NO_DEVICE;
@@ -217,7 +264,19 @@ static int cmd_run(const struct args *a, bool model_only)
     return EXIT_OK;
 }
 
+static int dispatch(int argc, char **argv);
+
+/* MPI around everything (stream/mpi.h): one rank unless started by mpirun. */
 int main(int argc, char **argv)
+{
+    if (sl_mpi_init(&argc, &argv) < 0) {
+        fprintf(stderr, "seislive: %s\n", err_msg());
+        return EXIT_USAGE;
+    }
+    return sl_mpi_finish(dispatch(argc, argv));
+}
+
+static int dispatch(int argc, char **argv)
 {
     struct args a;
     if (parse_args(argc, argv, &a) < 0)

@@ -12,6 +12,8 @@ mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 B=${SEISLIVE_BUILD:-$PWD/build/release}
 export SEISLIVE_BUILD=$B
+# Open MPI's runtime libraries, when the bundle carries them (tools/gpu-bundle.sh)
+[ -d "$B/lib" ] && export LD_LIBRARY_PATH=$B/lib:$LD_LIBRARY_PATH
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv \
   | tee "$out/gpu.txt"
 "$B/seislive" --version | tee -a "$out/gpu.txt"

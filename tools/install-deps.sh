@@ -5,12 +5,14 @@
 # chromium: the test that loads the page in a real (headless) browser.
 # libfftw3-dev: the time-dispersion transforms (kernels/time_dispersion.h).
 # libxml2-dev writes QuakeML; libxml2-utils (xmllint) validates it against the schema in tests.
+# openmpi-bin, libopenmpi-dev: several ranks (mpirun -np N; docs/mpi.md); the tests run
+# real mpirun, so CI needs them.
 # build-essential also builds ringserver for the SeedLink tests (../shared/tools/ringserver.sh:
 # a C compiler and make; tar and gzip are part of every Debian system).
 set -euo pipefail
 pkgs=(build-essential pkg-config libzmq3-dev liburing-dev libsegyio-dev libmseed-dev
       libtomlplusplus-dev libjansson-dev libpng-dev libcairo2-dev libcriterion-dev
-      libmicrohttpd-dev libfftw3-dev xxd chromium libxml2-dev libxml2-utils
+      libmicrohttpd-dev libfftw3-dev xxd chromium libxml2-dev libxml2-utils openmpi-bin libopenmpi-dev
       python3 python3-numpy python3-zmq)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,284 @@
+/* decompose_model — the model job's rank-local part (stream/decompose_model.h). */
+#define LOG_COMPONENT "decompose"
+#include "stream/decompose_model.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/device.h"
+#include "stream/decompose.h"
+#include "stream/decompose_halo.h"
+#include "stream/decompose_points.h"
+#include "stream/error.h"
+#include "stream/log.h"
+#include "stream/mpi.h"
+#include "stream/signals.h"
+
+/* How often the ranks agree on a stop request (steps). */
+#define STOP_EVERY 16
+
+struct dd_model {
+    struct dd_plan plan;
+    int rank, size, nt;
+    struct prop *s;
+    struct dd_halo halo;
+    struct dd_points rec, src;
+    struct dd_points *shares;  /* rank 0: every rank's receiver share */
+    float *vals;               /* rec.nslots x (nt + 1) */
+    const double *rec_xyz;
+    size_t nrec;
+};
+
+/* FNV-1a of the resolved configuration as `check` prints it: every key, every section. */
+static uint64_t config_hash(const struct sl_config *cfg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return 0;
+    config_print(cfg, f);
+    fclose(f);
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)buf[i];
+        h *= 1099511628211ull;
+    }
+    free(buf);
+    return h;
+}
+
+/* The part of the whole interior V (N points) that the subdomain G holds. */
+static float *sub_volume(const int n[3], const struct prop_grid *g, const float *v)
+{
+    float *o = malloc((size_t)g->n[0] * g->n[1] * g->n[2] * sizeof *o);
+    if (!o)
+        return NULL;
+    for (int k = 0; k < g->n[2]; k++)
+        for (int j = 0; j < g->n[1]; j++)
+            memcpy(o + ((size_t)k * g->n[1] + j) * g->n[0],
+                   v + ((size_t)(k + g->origin[2]) * n[1] + j + g->origin[1]) * n[0] + g->origin[0],
+                   g->n[0] * sizeof *o);
+    return o;
+}
+
+/* The whole model's largest velocity, as wave_create finds it (a float maximum). */
+static double velocity_max(const int n[3], const float *v)
+{
+    size_t nn = (size_t)n[0] * n[1] * n[2];
+    float m = 0;
+    for (size_t i = 0; i < nn; i++)
+        if (v[i] > m)
+            m = v[i];
+    return m;
+}
+
+static int open_rank(struct dd_model *d, const struct sl_config *cfg, const struct sl_device *dev,
+                     const struct prop_params *whole, const struct prop_model *m)
+{
+    if (whole->physics != PROP_ACOUSTIC)
+        return err_set(-ENOTSUP, "[runtime] decompose = \"domain\": the %s propagator has no halo exchange yet; "
+                       "acoustic only (docs/mpi.md)", prop_physics_name(whole->physics));
+    /* On a GPU the halo planes, the node amplitudes and samples go through host buffers
+     * (the staged transport: prop_halo_pack / _unpack copy device <-> host); NCCL between
+     * distinct GPUs is not there yet (docs/mpi.md). */
+    if (dev_is_gpu(dev))
+        log_info("decompose = \"domain\" on %s: halo planes staged through host memory over MPI", dev->name);
+    int rc = dd_plan_make(whole, d->size, cfg->runtime.split, &d->plan);
+    if (rc < 0)
+        return rc;
+    struct prop_params sp;
+    double vmax = whole->vmax_cpml > 0 ? whole->vmax_cpml : velocity_max(whole->grid.n, m->vp);
+    dd_sub_params(&d->plan, d->rank, vmax, &sp);
+    float *v = sub_volume(whole->grid.n, &sp.grid, m->vp);
+    if (!v)
+        return err_set(-ENOMEM, "decompose: out of memory for the subdomain's model");
+    struct prop_model sm = {.vp = v};
+    rc = prop_create(dev, &sp, &sm, &d->s);
+    free(v);
+    if (rc < 0)
+        return rc;
+    if ((rc = dd_halo_init(&d->halo, &d->plan, d->rank, d->s)) < 0)
+        return rc;
+    if ((rc = dd_points_plan(&d->plan, d->rank, d->rec_xyz, d->nrec, &d->rec)) < 0) {
+        err_prefix(rc, "[acquisition] receivers");
+        return rc;
+    }
+    if ((rc = dd_points_bind(&d->rec, d->s)) < 0)
+        return rc;
+    d->vals = calloc((d->rec.nslots ? d->rec.nslots : 1) * ((size_t)d->nt + 1), sizeof *d->vals);
+    if (!d->vals)
+        return err_set(-ENOMEM, "decompose: out of memory for %zu trace values", d->rec.nslots);
+    if (d->rank == 0) {
+        d->shares = calloc((size_t)d->size, sizeof *d->shares);
+        if (!d->shares)
+            return err_set(-ENOMEM, "decompose: out of memory");
+        for (int r = 0; r < d->size; r++)
+            if ((rc = dd_points_plan(&d->plan, r, d->rec_xyz, d->nrec, &d->shares[r])) < 0)
+                return rc;
+    }
+    struct dd_rank_info ri;
+    if ((rc = dd_rank_info(&d->plan, d->rank, &ri)) < 0)
+        return rc;
+    log_info("subdomain %d of %d (split %d x %d x %d): x %d..%d, y %d..%d, z %d..%d (%d x %d x %d points, %d x %d x "
+             "%d with layers); halo %.1f KiB sent per step; %zu receiver values per step (%zu support nodes); "
+             "propagator %.1f MiB", d->rank, d->size, d->plan.split[0], d->plan.split[1], d->plan.split[2],
+             ri.origin[0], ri.origin[0] + ri.n[0] - 1, ri.origin[1], ri.origin[1] + ri.n[1] - 1, ri.origin[2],
+             ri.origin[2] + ri.n[2] - 1, ri.n[0], ri.n[1], ri.n[2], ri.npad[0], ri.npad[1], ri.npad[2],
+             ri.halo_bytes / 1024.0, d->rec.nslots, d->rec.nnodes, ri.prop_bytes / 1048576.0);
+    return 0;
+}
+
+int dd_model_open(const struct sl_config *cfg, const struct sl_device *dev, const struct prop_params *whole,
+                  const struct prop_model *m, const double *rec, size_t nrec, int nt, struct prop **s,
+                  struct dd_model **out)
+{
+    *out = NULL;
+    *s = NULL;
+    int rc = sl_mpi_same(config_hash(cfg), "configuration");
+    if (rc < 0)
+        return rc;
+    struct dd_model *d = calloc(1, sizeof *d);
+    if (!d)
+        return sl_mpi_agree(err_set(-ENOMEM, "decompose: out of memory"));
+    d->rank = sl_mpi_rank();
+    d->size = sl_mpi_size();
+    d->nt = nt;
+    d->rec_xyz = rec;
+    d->nrec = nrec;
+    rc = sl_mpi_agree(open_rank(d, cfg, dev, whole, m));
+    if (rc < 0) {
+        struct prop *mine = d->s;
+        dd_model_close(d);
+        if (mine)
+            prop_destroy(mine);
+        return rc;
+    }
+    *s = d->s;
+    *out = d;
+    return 0;
+}
+
+int dd_model_source(struct dd_model *d, const double xyz[3])
+{
+    dd_points_free(&d->src, d->s);
+    int rc = dd_points_plan(&d->plan, d->rank, xyz, 1, &d->src);
+    if (rc == 0)
+        rc = dd_points_bind(&d->src, d->s);
+    memset(d->vals, 0, (d->rec.nslots ? d->rec.nslots : 1) * ((size_t)d->nt + 1) * sizeof *d->vals);
+    return sl_mpi_agree(rc);
+}
+
+int dd_model_step(struct dd_model *d, const float *amp, int it)
+{
+    int rc;
+    if ((rc = prop_step(d->s)) < 0 ||
+        (rc = dd_points_inject(&d->src, d->s, amp, 1, 1.0f, PROP_INJECT_PHYSICAL)) < 0 ||
+        (rc = dd_halo_begin(&d->halo, d->s)) < 0)
+        return rc;
+    /* sampling reads only owned nodes: it runs while the halo planes travel */
+    if ((rc = dd_points_sample(&d->rec, d->s, d->vals + it + 1, (size_t)d->nt + 1)) < 0)
+        return rc;
+    return dd_halo_end(&d->halo, d->s);
+}
+
+bool dd_model_stop(struct dd_model *d, int it)
+{
+    (void)d;
+    if (it % STOP_EVERY != 0)
+        return false;
+    bool stop = sl_mpi_any(signals_stop_requested());
+    if (stop)
+        sl_mpi_all_know(); /* rank 0 reports the stop as a failure: not one to abort on */
+    return stop;
+}
+
+int dd_model_traces(struct dd_model *d, float *tr)
+{
+    const size_t nt1 = (size_t)d->nt + 1;
+    float *all = NULL;
+    size_t *counts = NULL;
+    const float **vals = NULL;
+    int rc = 0;
+    if (d->rank == 0) {
+        counts = malloc((size_t)d->size * sizeof *counts);
+        vals = malloc((size_t)d->size * sizeof *vals);
+        size_t total = 0;
+        for (int r = 0; counts && r < d->size; r++)
+            total += counts[r] = d->shares[r].nslots * nt1;
+        all = malloc((total ? total : 1) * sizeof *all);
+        if (!counts || !vals || !all)
+            rc = err_set(-ENOMEM, "decompose: out of memory gathering traces");
+    }
+    if ((rc = sl_mpi_agree(rc)) == 0)
+        rc = sl_mpi_gather(d->vals, d->rec.nslots * nt1, all, counts);
+    if (rc == 0 && d->rank == 0) {
+        size_t at = 0;
+        for (int r = 0; r < d->size; r++) {
+            vals[r] = all + at;
+            at += counts[r];
+        }
+        dd_points_assemble(d->shares, d->size, vals, nt1, tr);
+    }
+    free(all);
+    free(counts);
+    free(vals);
+    return rc;
+}
+
+int dd_model_field(struct dd_model *d, float *field)
+{
+    const struct prop_grid *g = &prop_params_of(d->s)->grid;
+    const int *n = d->plan.whole.grid.n;
+    size_t mine = (size_t)g->n[0] * g->n[1] * g->n[2], total = (size_t)n[0] * n[1] * n[2];
+    float *sub = malloc(mine * sizeof *sub), *all = NULL;
+    size_t *counts = NULL;
+    int rc = sub ? prop_copy_out(d->s, false, sub) : err_set(-ENOMEM, "decompose: out of memory");
+    if (d->rank == 0 && rc == 0) {
+        all = malloc(total * sizeof *all);
+        counts = malloc((size_t)d->size * sizeof *counts);
+        if (!all || !counts)
+            rc = err_set(-ENOMEM, "decompose: out of memory gathering the field");
+        for (int r = 0; rc == 0 && r < d->size; r++) {
+            struct prop_params sp;
+            dd_sub_params(&d->plan, r, 1.0, &sp);
+            counts[r] = (size_t)sp.grid.n[0] * sp.grid.n[1] * sp.grid.n[2];
+        }
+    }
+    if ((rc = sl_mpi_agree(rc)) == 0)
+        rc = sl_mpi_gather(sub, mine, all, counts);
+    if (rc == 0 && d->rank == 0) {
+        const float *b = all;
+        for (int r = 0; r < d->size; r++) {
+            struct prop_params sp;
+            dd_sub_params(&d->plan, r, 1.0, &sp);
+            const struct prop_grid *q = &sp.grid;
+            for (int k = 0; k < q->n[2]; k++)
+                for (int j = 0; j < q->n[1]; j++, b += q->n[0])
+                    memcpy(field + ((size_t)(k + q->origin[2]) * n[1] + j + q->origin[1]) * n[0] + q->origin[0], b,
+                           q->n[0] * sizeof *field);
+        }
+    }
+    free(sub);
+    free(all);
+    free(counts);
+    return rc;
+}
+
+void dd_model_close(struct dd_model *d)
+{
+    if (!d)
+        return;
+    dd_points_free(&d->src, d->s);
+    dd_points_free(&d->rec, d->s);
+    if (d->shares)
+        for (int r = 0; r < d->size; r++)
+            dd_points_free(&d->shares[r], NULL);
+    free(d->shares);
+    free(d->vals);
+    dd_halo_free(&d->halo);
+    dd_plan_free(&d->plan);
+    free(d);
+}

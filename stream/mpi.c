@@ -1,0 +1,283 @@
+/* mpi — Open MPI behind stream/mpi.h, or the one-rank case without it. */
+#define LOG_COMPONENT "mpi"
+#include "stream/mpi.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream/error.h"
+#include "stream/log.h"
+
+#ifdef SEISLIVE_MPI
+#include <mpi.h>
+_Static_assert(sizeof(MPI_Request) <= sizeof(uint64_t), "MPI_Request does not fit struct sl_mpi_xfer");
+#endif
+
+static int g_rank = 0, g_size = 1, g_local = 0;
+#ifdef SEISLIVE_MPI
+static bool g_started = false; /* MPI_Init called */
+#endif
+static bool g_agreed = false;  /* the last failure was agreed by every rank */
+
+bool sl_mpi_compiled(void)
+{
+#ifdef SEISLIVE_MPI
+    return true;
+#else
+    return false;
+#endif
+}
+
+/* The world size an MPI launcher announced in the environment, or 0. */
+static int launcher_size(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", NULL};
+    for (int i = 0; vars[i]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return atoi(v) > 0 ? atoi(v) : 1;
+    }
+    return getenv("PMIX_RANK") ? 1 : 0;
+}
+
+int sl_mpi_init(int *argc, char ***argv)
+{
+    int announced = launcher_size();
+#ifdef SEISLIVE_MPI
+    if (announced == 0)
+        return 0;
+    int provided = 0;
+    /* FUNNELED: OpenMP threads compute, only the job's thread calls MPI */
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return err_set(-EIO, "MPI_Init failed");
+    g_started = true;
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &g_local);
+    MPI_Comm_free(&node);
+    log_set_rank(g_rank, g_size);
+    if (g_size > 1)
+        log_debug("rank %d of %d, local rank %d (MPI thread level %d)", g_rank, g_size, g_local, provided);
+    return 0;
+#else
+    (void)argc;
+    (void)argv;
+    if (announced > 1)
+        return err_set(-ENOTSUP, "started by an MPI launcher with %d ranks, but this seislive was built without "
+                       "MPI: install openmpi-bin and libopenmpi-dev (make deps) and rebuild, or run it without "
+                       "mpirun (docs/mpi.md)", announced);
+    return 0;
+#endif
+}
+
+int sl_mpi_finish(int code)
+{
+#ifdef SEISLIVE_MPI
+    if (g_started) {
+        if (code != 0 && g_size > 1 && !g_agreed) {
+            log_error("rank %d ends the job (exit %d): the other ranks cannot go on without it", g_rank, code);
+            MPI_Abort(MPI_COMM_WORLD, code);
+        }
+        MPI_Finalize();
+        g_started = false;
+    }
+#endif
+    return code;
+}
+
+int sl_mpi_rank(void) { return g_rank; }
+int sl_mpi_size(void) { return g_size; }
+int sl_mpi_local_rank(void) { return g_local; }
+
+void sl_mpi_device_spec(const char *spec, const char *map, int ngpu, char *out, size_t len)
+{
+    snprintf(out, len, "%s", spec);
+    if (g_size <= 1 || strcmp(spec, "auto") != 0)
+        return;
+    if (map && *map) {
+        int count = 1;
+        for (const char *c = map; *c; c++)
+            count += *c == ',';
+        const char *c = map;
+        for (int i = 0; i < g_local % count; i++)
+            c = strchr(c, ',') + 1;
+        snprintf(out, len, "cuda:%d", atoi(c));
+    } else if (ngpu > 0) {
+        snprintf(out, len, "cuda:%d", g_local % ngpu);
+    }
+}
+
+int sl_mpi_agree(int rc)
+{
+#ifdef SEISLIVE_MPI
+    if (g_size > 1) {
+        int mine[2] = {rc, g_rank}, worst[2];
+        MPI_Allreduce(mine, worst, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
+        if (worst[0] < 0) {
+            g_agreed = true;
+            if (rc == 0)
+                return err_set(-ECANCELED, "rank %d of %d failed (its log says why)", worst[1], g_size);
+            return rc;
+        }
+        return 0;
+    }
+#endif
+    if (rc < 0)
+        g_agreed = true;
+    return rc;
+}
+
+void sl_mpi_all_know(void) { g_agreed = true; }
+
+int sl_mpi_same(uint64_t fp, const char *what)
+{
+#ifdef SEISLIVE_MPI
+    if (g_size > 1) {
+        uint64_t *all = malloc((size_t)g_size * sizeof *all);
+        if (!all)
+            return sl_mpi_agree(err_set(-ENOMEM, "mpi: out of memory"));
+        MPI_Allgather(&fp, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+        int bad = -1;
+        for (int r = 1; r < g_size && bad < 0; r++)
+            if (all[r] != all[0])
+                bad = r;
+        uint64_t f0 = all[0], fb = bad >= 0 ? all[bad] : 0;
+        free(all);
+        if (bad >= 0) {
+            g_agreed = true;
+            return err_set(-EINVAL, "rank %d runs another %s than rank 0 (fingerprint %016llx, rank 0's %016llx): "
+                           "every rank must start with the same one", bad, what, (unsigned long long)fb,
+                           (unsigned long long)f0);
+        }
+    }
+#else
+    (void)fp;
+    (void)what;
+#endif
+    return 0;
+}
+
+bool sl_mpi_any(bool flag)
+{
+#ifdef SEISLIVE_MPI
+    if (g_size > 1) {
+        int in = flag, out = 0;
+        MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+        return out != 0;
+    }
+#endif
+    return flag;
+}
+
+int sl_mpi_bcast(void *buf, size_t bytes)
+{
+#ifdef SEISLIVE_MPI
+    if (g_size > 1) {
+        if (bytes > INT_MAX)
+            return err_set(-EOVERFLOW, "mpi: broadcast of %zu bytes", bytes);
+        MPI_Bcast(buf, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+    }
+#else
+    (void)buf;
+    (void)bytes;
+#endif
+    return 0;
+}
+
+int sl_mpi_gather(const float *send, size_t n, float *recv, const size_t *counts)
+{
+    if (g_size <= 1) {
+        if (n && recv != send)
+            memcpy(recv, send, n * sizeof *send);
+        return 0;
+    }
+#ifdef SEISLIVE_MPI
+    if (n > INT_MAX)
+        return err_set(-EOVERFLOW, "mpi: gather of %zu floats from rank %d", n, g_rank);
+    int *cnt = NULL, *disp = NULL;
+    if (g_rank == 0) {
+        cnt = malloc((size_t)g_size * sizeof *cnt);
+        disp = malloc((size_t)g_size * sizeof *disp);
+        if (!cnt || !disp) {
+            free(cnt);
+            free(disp);
+            return err_set(-ENOMEM, "mpi: out of memory");
+        }
+        size_t at = 0;
+        for (int r = 0; r < g_size; r++) {
+            if (counts[r] > INT_MAX || at > INT_MAX) {
+                free(cnt);
+                free(disp);
+                return err_set(-EOVERFLOW, "mpi: gather of %zu floats at %zu", counts[r], at);
+            }
+            cnt[r] = (int)counts[r];
+            disp[r] = (int)at;
+            at += counts[r];
+        }
+    }
+    int rc = MPI_Gatherv(send, (int)n, MPI_FLOAT, recv, cnt, disp, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    free(cnt);
+    free(disp);
+    return rc == MPI_SUCCESS ? 0 : err_set(-EIO, "MPI_Gatherv failed");
+#else
+    (void)counts;
+    return 0;
+#endif
+}
+
+#ifdef SEISLIVE_MPI
+static int post(struct sl_mpi_xfer *x, float *buf, size_t n, int peer, int tag, bool send)
+{
+    if (x->n >= SL_MPI_MAX_REQ)
+        return err_set(-EOVERFLOW, "mpi: more than %d transfers at once", SL_MPI_MAX_REQ);
+    if (n > INT_MAX)
+        return err_set(-EOVERFLOW, "mpi: a message of %zu floats", n);
+    MPI_Request r;
+    int rc = send ? MPI_Isend(buf, (int)n, MPI_FLOAT, peer, tag, MPI_COMM_WORLD, &r)
+                  : MPI_Irecv(buf, (int)n, MPI_FLOAT, peer, tag, MPI_COMM_WORLD, &r);
+    if (rc != MPI_SUCCESS)
+        return err_set(-EIO, "mpi: %s of %zu floats with rank %d failed", send ? "MPI_Isend" : "MPI_Irecv", n, peer);
+    memcpy(&x->req[x->n++], &r, sizeof r);
+    return 0;
+}
+#endif
+
+int sl_mpi_irecv(struct sl_mpi_xfer *x, float *buf, size_t n, int peer, int tag)
+{
+#ifdef SEISLIVE_MPI
+    return post(x, buf, n, peer, tag, false);
+#else
+    (void)x, (void)buf, (void)n, (void)tag;
+    return err_set(-ENOTSUP, "mpi: a transfer with rank %d in a build without MPI", peer);
+#endif
+}
+
+int sl_mpi_isend(struct sl_mpi_xfer *x, const float *buf, size_t n, int peer, int tag)
+{
+#ifdef SEISLIVE_MPI
+    return post(x, (float *)buf, n, peer, tag, true);
+#else
+    (void)x, (void)buf, (void)n, (void)tag;
+    return err_set(-ENOTSUP, "mpi: a transfer with rank %d in a build without MPI", peer);
+#endif
+}
+
+int sl_mpi_wait(struct sl_mpi_xfer *x)
+{
+#ifdef SEISLIVE_MPI
+    MPI_Request r[SL_MPI_MAX_REQ];
+    for (int i = 0; i < x->n; i++)
+        memcpy(&r[i], &x->req[i], sizeof r[i]);
+    int rc = x->n ? MPI_Waitall(x->n, r, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    x->n = 0;
+    return rc == MPI_SUCCESS ? 0 : err_set(-EIO, "mpi: MPI_Waitall failed");
+#else
+    x->n = 0;
+    return 0;
+#endif
+}
