@@ -2,7 +2,6 @@
 #define LOG_COMPONENT "mseed"
 #include "io/mseed_read.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <libmseed.h>
 #include <math.h>
@@ -13,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "io/dir_list.h"
 #include "stream/error.h"
 #include "stream/log.h"
 
@@ -357,11 +357,6 @@ static int read_file(const char *path, struct mseed_set *set, struct mseed_stats
     return rc;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int mseed_read_path(const char *path, struct mseed_set *set, struct mseed_stats *st)
 {
     struct stat sb;
@@ -369,36 +364,11 @@ int mseed_read_path(const char *path, struct mseed_set *set, struct mseed_stats 
         return err_set(-errno, "%s: %s", path, strerror(errno));
     if (!S_ISDIR(sb.st_mode))
         return read_file(path, set, st);
-    DIR *d = opendir(path);
-    if (!d)
-        return err_set(-errno, "%s: cannot open directory: %s", path, strerror(errno));
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    for (struct dirent *de; (de = readdir(d));) {
-        if (de->d_name[0] == '.')
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **p = realloc(names, cap * sizeof *p);
-            if (!p) {
-                rc = err_set(-ENOMEM, "%s: out of memory", path);
-                break;
-            }
-            names = p;
-        }
-        size_t l = strlen(path) + strlen(de->d_name) + 2;
-        names[n] = malloc(l);
-        if (!names[n]) {
-            rc = err_set(-ENOMEM, "%s: out of memory", path);
-            break;
-        }
-        snprintf(names[n], l, "%s/%s", path, de->d_name);
-        n++;
-    }
-    closedir(d);
-    if (!rc && n) /* an empty folder: names is NULL, and qsort(NULL, 0) is undefined */
-        qsort(names, n, sizeof *names, cmp_str);
+    char **names;
+    size_t n;
+    int rc = dir_list_sorted(path, &names, &n);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < n; i++) {
         if (!rc && stop_now())
             rc = err_set(-ECANCELED, "%s: stopped before %s", path, names[i]);

@@ -3,7 +3,6 @@
 #define LOG_COMPONENT "locate-job"
 #include "stream/locate_files.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <glob.h>
 #include <stdint.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "io/dir_list.h"
 #include "io/iso_time.h"
 #include "io/sac_read.h"
 #include "stream/error.h"
@@ -52,43 +52,15 @@ static int read_one(const char *path, int format, struct mseed_set *set, struct 
     return rc;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* A folder's regular files, sorted by name (as mseed_read_path does for miniSEED). */
 static int read_dir(const char *path, int format, struct mseed_set *set, struct locate_files_stats *st,
                     int (*stop)(void))
 {
-    DIR *d = opendir(path);
-    if (!d)
-        return err_set(-errno, "%s: cannot open directory: %s", path, strerror(errno));
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    for (struct dirent *de; !rc && (de = readdir(d));) {
-        if (de->d_name[0] == '.')
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **p = realloc(names, cap * sizeof *p);
-            if (!p) {
-                rc = err_set(-ENOMEM, "%s: out of memory", path);
-                break;
-            }
-            names = p;
-        }
-        size_t l = strlen(path) + strlen(de->d_name) + 2;
-        if (!(names[n] = malloc(l))) {
-            rc = err_set(-ENOMEM, "%s: out of memory", path);
-            break;
-        }
-        snprintf(names[n++], l, "%s/%s", path, de->d_name);
-    }
-    closedir(d);
-    if (!rc && n)
-        qsort(names, n, sizeof *names, cmp_str);
+    char **names;
+    size_t n;
+    int rc = dir_list_sorted(path, &names, &n);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < n; i++) {
         struct stat sb;
         if (!rc && stop && stop())
