@@ -208,7 +208,7 @@ int rtm_engine_create(const struct rtm_params *p, const struct sl_device *dev, c
                                      e->n[1] == 1, tti_lim, rule[0] ? rule : NULL,
                                      rule[0] ? "slowest qP phase velocity" : NULL,
                                      /* the operator's own symbol maximum (kernels/operator.h) */
-                                     p->op_kind, p->op_band, 0};
+                                     p->op_kind, p->op_band, 0, p->time_dispersion};
         rc = stability_pick_dt(&sp, vslow, e->vmax, e->fmax, &e->dt, NULL, NULL);
     }
     /* the time-dispersion transforms hold below 1 / (pi dt) only (kernels/time_dispersion.h) */

@@ -74,15 +74,17 @@ int stability_pick_dt(const struct stability_params *sp, double vmin, double vma
                  "numerical dispersion (refine the grid or lower the frequency)",
                  q, fmax, sp->vmin_what ? sp->vmin_what : "vmin", vmin, sp->ppw_min);
     if (sp->dispersion_max > 0) {
-        struct dispersion_grid g = {.d = {sp->d[0], sp->d[1], sp->d[2]}, .two_d = sp->two_d, .v = vmin, .dt = *dt};
+        struct dispersion_grid g = {.d = {sp->d[0], sp->d[1], sp->d[2]}, .two_d = sp->two_d, .v = vmin,
+                                    .dt = sp->time_corrected ? 0 : *dt};
         if (operator_design(sp->op_kind, sp->order, sp->op_band, &g.op) < 0)
             return 0; /* an operator without a symbol here (refused where it is created) */
         double e = dispersion_error(&g, q, DISP_WORST);
         if (!(fabs(e) <= sp->dispersion_max))
-            log_warn("phase-velocity error %+.3g %% (worst direction, space and time, %s operator order %d) at %g Hz "
+            log_warn("phase-velocity error %+.3g %% (worst direction, %s, %s operator order %d) at %g Hz "
                      "(%s %g m/s, %.2f points per wavelength) exceeds dispersion_max %g %%: at this dt it holds from "
                      "%.2f points per wavelength on (refine the grid, lower the frequency or dt, or take a better operator)",
-                     100 * e, operator_name(sp->op_kind), sp->order, fmax, sp->vmin_what ? sp->vmin_what : "vmin", vmin,
+                     100 * e, sp->time_corrected ? "space alone: the time dispersion is corrected" : "space and time",
+                     operator_name(sp->op_kind), sp->order, fmax, sp->vmin_what ? sp->vmin_what : "vmin", vmin,
                      q, 100 * sp->dispersion_max, dispersion_ppw_at(&g, sp->dispersion_max, DISP_WORST));
     }
     return 0;

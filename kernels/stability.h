@@ -69,6 +69,10 @@ struct stability_params {
     /* Warn when the worst-direction phase-velocity error in space and time at fmax of the
      * slowest wave (kernels/dispersion.h) exceeds this fraction; 0: no such warning. */
     double dispersion_max;
+    /* The leapfrog's time dispersion is removed from the results (time_dispersion =
+     * "correct", kernels/time_dispersion.h): the verdict above is then on the error in
+     * space alone, which is what such results keep. */
+    bool time_corrected;
 };
 
 /* Resolve the time step of SP for a model with velocities VMIN..VMAX and a source

@@ -45,9 +45,11 @@ int stability_model_limit(const struct sl_config *cfg, const struct sl_model *m,
  * step DT, the phase-velocity error of the slowest wave (VSLOW m/s) at FMAX in space alone
  * and in space and time (axis, face diagonal, body diagonal, worst direction;
  * kernels/dispersion.h) and the points per wavelength at which 1 % and 0.1 % are reached,
- * printed on OUT, with whether the worst space-and-time error is within [propagator]
- * dispersion_max (the log warning is stability_pick_dt's, in the job's report).  *ERR (optional) gets that worst error (NAN for an operator without a
- * symbol here: implicit until it lands).  -EINVAL for a refused operator band. */
+ * printed on OUT, with whether the worst error is within [propagator] dispersion_max:
+ * the space-and-time error, or the error in space alone when time_dispersion = "correct"
+ * removes the time part from the results (the log warning is stability_pick_dt's, in the
+ * job's report).  *ERR (optional) gets that worst error.  -EINVAL for a refused operator
+ * band. */
 int stability_dispersion_report(const struct sl_config *cfg, double vslow, double fmax, double dt, FILE *out,
                                 double *err);
 

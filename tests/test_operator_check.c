@@ -124,6 +124,41 @@ Test(operator_check, dispersion_max_warns, .timeout = 120)
     free(dir);
 }
 
+/* With time_dispersion = "correct" the results keep the error in space alone (the time
+ * part is removed: kernels/time_dispersion.h), so the dispersion_max verdict, in check and
+ * in the job's warning, is on that error.  The threshold is put between the two errors
+ * the report itself prints: above it without the correction, below it with. */
+Test(operator_check, dispersion_max_judges_space_alone_when_time_is_corrected, .timeout = 120)
+{
+    char *dir = test_tmpdir();
+    struct run_result r = check_with(dir, "operator = \"optimized\"");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    double es[4], est[4];
+    errors_of(r.out, "phase-velocity error, space alone:", es);
+    errors_of(r.out, "phase-velocity error, space and time:", est);
+    test_run_free(&r);
+    cr_assert_gt(fabs(est[3]), 1.2 * fabs(es[3]), "space %g, space and time %g: the case needs a time error",
+                 es[3], est[3]);
+    const double mid = 0.5 * (fabs(es[3]) + fabs(est[3]));
+    char extra[256];
+    snprintf(extra, sizeof extra, "operator = \"optimized\"\ndispersion_max = %.6g", mid);
+    r = check_with(dir, extra);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_not_null(strstr(r.out, "exceeds [propagator] dispersion_max"), "%s", r.out);
+    cr_expect_not_null(strstr(r.err, "exceeds dispersion_max"), "%s", r.err);
+    test_run_free(&r);
+    snprintf(extra, sizeof extra, "operator = \"optimized\"\ndispersion_max = %.6g\ntime_dispersion = \"correct\"", mid);
+    r = check_with(dir, extra);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_not_null(strstr(r.out, "time_dispersion = \"correct\": the results keep the error in space alone"), "%s",
+                       r.out);
+    cr_expect_not_null(strstr(r.out, "within [propagator] dispersion_max"), "%s", r.out);
+    cr_expect_null(strstr(r.err, "exceeds dispersion_max"), "%s", r.err);
+    test_run_free(&r);
+    test_rmtree(dir);
+    free(dir);
+}
+
 Test(operator_check, tti_refuses_optimized, .timeout = 60)
 {
     char *dir = test_tmpdir();
