@@ -476,6 +476,20 @@ int seedlink_blocks_add(struct seedlink_blocks *b, const struct seedlink_record 
     b->st[s].last_seq = r->seq;
     int64_t k0 = index_of(b, r->t0_ns), k1 = k0 + r->n;
     if (!b->started && k0 < b->cursor) {
+        /* Before the first block the cursor follows the oldest record back, and every
+         * buffer grows by the distance: bounded as the far-ahead case is, or one stale
+         * record (a station whose newest data are a day or a century old) sizes the
+         * buffers from its time stamp (cursor - k0 samples per channel). */
+        int64_t hi = k1;
+        for (int j = 0; j < b->nch; j++)
+            hi = b->ch[j].hw > hi ? b->ch[j].hw : hi;
+        if (hi - k0 > max_buffer(b)) {
+            b->rejected++;
+            log_warn("%s sequence %" PRIu64 ": starts %lld samples (%.3f s) before the data buffered, "
+                     "more than the buffer holds (%lld): record rejected", nm, r->seq, (long long)(b->cursor - k0),
+                     (double)(b->cursor - k0) / b->rate, (long long)max_buffer(b));
+            return 1;
+        }
         int rc = move_cursor_back(b, k0);
         if (rc)
             return rc;

@@ -516,3 +516,37 @@ Test(seedlink_proto, a_time_jump_moves_the_grid_without_a_huge_buffer)
     seedlink_blocks_destroy(b);
     free(mem);
 }
+
+Test(seedlink_proto, a_stale_record_before_the_first_block_does_not_size_the_buffers)
+{
+    static float x[100];
+    for (int i = 0; i < 100; i++)
+        x[i] = (float)(i + 1);
+    struct seedlink_blocks *b;
+    cr_assert_eq(seedlink_blocks_create(&b, 50, 1.0), 0);
+    struct seedlink_record r = rec("HHZ", 1, 0, 100, x);
+    cr_assert_eq(seedlink_blocks_add(b, &r, 0.0), 0);
+    /* before the first block, a record of another channel 250 years older (7.9e11
+     * samples at 100 Hz): moving the cursor back to it would ask 7.9e11 samples of
+     * every channel's buffer */
+    r = rec("HHN", 2, -789000000000LL, 100, x);
+    int rc = seedlink_blocks_add(b, &r, 0.0);
+    cr_assert_eq(rc, 1, "rejected (1), not an error (%d: %s)", rc, err_msg());
+    struct seedlink_blocks_stats st;
+    seedlink_blocks_stats(b, &st);
+    cr_expect_eq(st.rejected, 1, "counted");
+    /* the live data go on as if the stale record had not come */
+    size_t bytes = seedlink_blocks_bytes(b);
+    char *mem = malloc(bytes);
+    struct trace_block blk;
+    const char *res;
+    cr_assert(seedlink_blocks_ready(b, true, 0.0));
+    cr_assert_eq(emit(b, mem, bytes, &blk, &res), 0, "%s", err_msg());
+    cr_expect_eq(blk.t0_ns, 100000000000LL, "the first block starts at the live record");
+    cr_expect_eq(blk.ns, 50);
+    int z = strcmp(blk.chan[0].cha, "HHZ") == 0 ? 0 : 1;
+    for (int k = 0; k < 50; k++)
+        cr_expect_eq(blk.data[z * 50 + k], (float)(k + 1), "HHZ sample %d", k);
+    seedlink_blocks_destroy(b);
+    free(mem);
+}
