@@ -8,12 +8,16 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "io/mseed_write.h"
 #include "io/seedlink.h"
 #include "io/seedlink_blocks.h"
+#include "io/seedlink_source.h"
 #include "stream/error.h"
 
 /* A client connected to a "server" that already sent BYTES (N of them) and then, when
@@ -549,4 +553,127 @@ Test(seedlink_proto, a_stale_record_before_the_first_block_does_not_size_the_buf
         cr_expect_eq(blk.data[z * 50 + k], (float)(k + 1), "HHZ sample %d", k);
     seedlink_blocks_destroy(b);
     free(mem);
+}
+
+/* ---- the source against a scripted v3 server (a thread on a loopback port) ---- */
+
+struct fake_server {
+    int lfd;
+    const char *packets; /* sent after END */
+    size_t n;
+};
+
+static void *fake_server_run(void *arg)
+{
+    struct fake_server *f = arg;
+    int fd = accept(f->lfd, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    char line[512];
+    size_t k = 0;
+    char ch;
+    while (read(fd, &ch, 1) == 1) {
+        if (ch != '\n') {
+            if (ch != '\r' && k < sizeof line - 1)
+                line[k++] = ch;
+            continue;
+        }
+        line[k] = '\0';
+        k = 0;
+        const char *reply = "OK\r\n";
+        if (strcmp(line, "HELLO") == 0)
+            reply = "SeedLink v3.1 (fake) :: SLPROTO:3.1\r\nfake server\r\n";
+        else if (strcmp(line, "INFO STREAMS") == 0)
+            reply = "ERROR\r\n"; /* no stream list: the client asks for the selector */
+        else if (strcmp(line, "END") == 0) {
+            (void)!write(fd, f->packets, f->n);
+            continue;
+        } else if (strcmp(line, "BYE") == 0)
+            break;
+        (void)!write(fd, reply, strlen(reply));
+    }
+    close(fd);
+    return NULL;
+}
+
+struct fake_rt {
+    char *base;
+    struct slot_hdr hdr[1];
+    int blocks;
+    int64_t t0[16], samples;
+    uint64_t rejected;
+};
+
+static bool frt_stopping(void *rt) { (void)rt; return false; }
+static int frt_reserve(void *rt) { memset(((struct fake_rt *)rt)->hdr, 0, sizeof(struct slot_hdr)); return 0; }
+static void frt_unreserve(void *rt, int i) { (void)rt, (void)i; }
+static void frt_count(void *rt, uint64_t received, uint64_t rejected)
+{
+    (void)received;
+    ((struct fake_rt *)rt)->rejected += rejected;
+}
+static void frt_rejected(void *rt, const char *what) { (void)rt, (void)what; }
+static void frt_commit(void *rt, int i)
+{
+    struct fake_rt *f = rt;
+    const struct trace_block *b = &f->hdr[i].block;
+    if (f->blocks < 16)
+        f->t0[f->blocks] = b->t0_ns;
+    f->blocks++;
+    for (int k = 0; k < b->nrec * b->ns; k++)
+        f->samples += b->mask[k] != 0;
+}
+
+Test(seedlink_proto, a_record_time_beyond_int64_ns_is_rejected_not_wrapped, .timeout = 30)
+{
+    /* year 2400: its start in ns does not fit int64 (the years 1685-2255 do) */
+    static char pk[3 * 520];
+    memcpy(pk, "SL000001", 8);
+    record(pk + 8, "S1", "HHZ", 100000000000LL, 100, 1.0f);
+    unsigned char *y = (unsigned char *)pk + 8 + 20; /* BTime year */
+    if (y[0] == 0x07 && y[1] == 0xB2)
+        y[0] = 0x09, y[1] = 0x60; /* big endian */
+    else
+        y[0] = 0x60, y[1] = 0x09;
+    memcpy(pk + 520, "SL000002", 8);
+    record(pk + 528, "S1", "HHZ", 100000000000LL, 100, 1.0f);
+    memcpy(pk + 1040, "SL000003", 8);
+    record(pk + 1048, "S1", "HHZ", 101000000000LL, 100, 101.0f);
+
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    cr_assert_eq(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
+    cr_assert_eq(listen(lfd, 1), 0);
+    cr_assert_eq(getsockname(lfd, (struct sockaddr *)&a, &al), 0);
+    struct fake_server fs = {.lfd = lfd, .packets = pk, .n = sizeof pk};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, fake_server_run, &fs), 0);
+
+    char server[64];
+    snprintf(server, sizeof server, "127.0.0.1:%d", ntohs(a.sin_port));
+    char *streams[1] = {"XX_S1"};
+    struct seedlink_source_conf c = {.server = server, .streams = streams, .n_streams = 1, .protocol = 3,
+                                     .timeout_s = 10, .backoff_max_s = 1, .latency_s = 0.1, .idle_s = 1.0,
+                                     .start_ns = INT64_MIN, .block_samples = 50};
+    struct seedlink_source *s;
+    cr_assert_eq(seedlink_source_open(&s, &c), 0, "%s", err_msg());
+    struct source src = seedlink_source_as_source(s);
+    static struct fake_rt rt;
+    static const struct ingest_ops ops = {.stopping = frt_stopping, .reserve = frt_reserve, .commit = frt_commit,
+                                          .unreserve = frt_unreserve, .count = frt_count,
+                                          .rejected = frt_rejected};
+    rt.base = malloc(1 << 20);
+    struct ingest in = {.nslots = 1, .slot_bytes = 1 << 20, .base = rt.base, .hdr = rt.hdr, .ops = &ops, .rt = &rt};
+    int rc = src.run(src.ctx, &in);
+    src.close(src.ctx);
+    pthread_join(th, NULL);
+    close(lfd);
+    cr_assert_eq(rc, 0, "%s", err_msg());
+    cr_expect_eq(rt.rejected, 1, "the year-2400 record rejected and counted");
+    cr_expect_eq(rt.samples, 200, "the two good records, every sample");
+    cr_assert_eq(rt.blocks, 4);
+    for (int i = 0; i < rt.blocks && i < 16; i++)
+        cr_expect_eq(rt.t0[i], 100000000000LL + i * 500000000LL, "block %d t0 %lld", i, (long long)rt.t0[i]);
+    free(rt.base);
 }
