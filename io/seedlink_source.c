@@ -152,6 +152,16 @@ static int take_record(struct seedlink_source *s, struct ingest *in, const struc
                  s->server, p->seq);
         return 0;
     }
+    /* one sample at most every 1000 s, as the wire format bounds dt: a slower rate
+     * (miniSEED 2 reaches 9.3e-10 Hz) overflowed the record's end in ns below, and as
+     * the first record's rate it became the grid, rejecting every real record after */
+    if (m->numsamples > 0 && m->samprate < 1e-3) {
+        s->rejected++;
+        ingest_count(in, 0, 1);
+        log_warn("SeedLink %s sequence %" PRIu64 ": record rejected: sample rate %g Hz (one sample in more than "
+                 "1000 s)", s->server, p->seq, m->samprate);
+        return 0;
+    }
     int64_t n = m->numsamples;
     if ((size_t)n > s->xcap) {
         float *x = realloc(s->x, (size_t)n * sizeof *x);

@@ -624,17 +624,12 @@ static void frt_commit(void *rt, int i)
         f->samples += b->mask[k] != 0;
 }
 
-Test(seedlink_proto, a_record_time_beyond_int64_ns_is_rejected_not_wrapped, .timeout = 30)
+/* Run the source against the scripted server sending PK (three "SL" packets of 520
+ * bytes, the first one damaged by the caller, then two good records of 100 samples from
+ * t = 100 s and 101 s), and check that the first is rejected and counted and the
+ * good ones give the same blocks as alone. */
+static void first_packet_rejected(char *pk)
 {
-    /* year 2400: its start in ns does not fit int64 (the years 1685-2255 do) */
-    static char pk[3 * 520];
-    memcpy(pk, "SL000001", 8);
-    record(pk + 8, "S1", "HHZ", 100000000000LL, 100, 1.0f);
-    unsigned char *y = (unsigned char *)pk + 8 + 20; /* BTime year */
-    if (y[0] == 0x07 && y[1] == 0xB2)
-        y[0] = 0x09, y[1] = 0x60; /* big endian */
-    else
-        y[0] = 0x60, y[1] = 0x09;
     memcpy(pk + 520, "SL000002", 8);
     record(pk + 528, "S1", "HHZ", 100000000000LL, 100, 1.0f);
     memcpy(pk + 1040, "SL000003", 8);
@@ -646,7 +641,7 @@ Test(seedlink_proto, a_record_time_beyond_int64_ns_is_rejected_not_wrapped, .tim
     cr_assert_eq(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
     cr_assert_eq(listen(lfd, 1), 0);
     cr_assert_eq(getsockname(lfd, (struct sockaddr *)&a, &al), 0);
-    struct fake_server fs = {.lfd = lfd, .packets = pk, .n = sizeof pk};
+    struct fake_server fs = {.lfd = lfd, .packets = pk, .n = 3 * 520};
     pthread_t th;
     cr_assert_eq(pthread_create(&th, NULL, fake_server_run, &fs), 0);
 
@@ -660,6 +655,7 @@ Test(seedlink_proto, a_record_time_beyond_int64_ns_is_rejected_not_wrapped, .tim
     cr_assert_eq(seedlink_source_open(&s, &c), 0, "%s", err_msg());
     struct source src = seedlink_source_as_source(s);
     static struct fake_rt rt;
+    memset(&rt, 0, sizeof rt);
     static const struct ingest_ops ops = {.stopping = frt_stopping, .reserve = frt_reserve, .commit = frt_commit,
                                           .unreserve = frt_unreserve, .count = frt_count,
                                           .rejected = frt_rejected};
@@ -670,10 +666,45 @@ Test(seedlink_proto, a_record_time_beyond_int64_ns_is_rejected_not_wrapped, .tim
     pthread_join(th, NULL);
     close(lfd);
     cr_assert_eq(rc, 0, "%s", err_msg());
-    cr_expect_eq(rt.rejected, 1, "the year-2400 record rejected and counted");
+    cr_expect_eq(rt.rejected, 1, "the damaged record rejected and counted");
     cr_expect_eq(rt.samples, 200, "the two good records, every sample");
     cr_assert_eq(rt.blocks, 4);
     for (int i = 0; i < rt.blocks && i < 16; i++)
         cr_expect_eq(rt.t0[i], 100000000000LL + i * 500000000LL, "block %d t0 %lld", i, (long long)rt.t0[i]);
     free(rt.base);
+}
+
+/* The first record: 100 samples at t = 100 s; YEAR (0: as written) and the sample rate
+ * factor and multiplier (0: as written) patched in its fixed header. */
+static void damaged_first(char *pk, int year, int factor, int mult)
+{
+    memcpy(pk, "SL000001", 8);
+    record(pk + 8, "S1", "HHZ", 100000000000LL, 100, 1.0f);
+    unsigned char *h = (unsigned char *)pk + 8;
+    bool be = h[20] == 0x07 && h[21] == 0xB2; /* year 1970, big endian */
+    int at[3] = {20, 32, 34}, v[3] = {year, factor, mult};
+    for (int k = 0; k < 3; k++) {
+        if (!v[k])
+            continue;
+        unsigned u = (unsigned)v[k] & 0xFFFF;
+        h[at[k]] = (unsigned char)(be ? u >> 8 : u & 0xFF);
+        h[at[k] + 1] = (unsigned char)(be ? u & 0xFF : u >> 8);
+    }
+}
+
+Test(seedlink_proto, a_record_time_beyond_int64_ns_is_rejected_not_wrapped, .timeout = 30)
+{
+    /* year 2400: its start in ns does not fit int64 (the years 1685-2255 do) */
+    static char pk[3 * 520];
+    damaged_first(pk, 2400, 0, 0);
+    first_packet_rejected(pk);
+}
+
+Test(seedlink_proto, a_sample_rate_below_the_wire_formats_is_rejected, .timeout = 30)
+{
+    /* factor -32767, multiplier -32767: one sample every 32767^2 s (9.3e-10 Hz); 100
+     * samples span 1.07e20 ns, beyond int64, and the grid would take this rate */
+    static char pk[3 * 520];
+    damaged_first(pk, 0, -32767, -32767);
+    first_packet_rejected(pk);
 }
