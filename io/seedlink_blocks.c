@@ -71,7 +71,7 @@ int seedlink_blocks_create(struct seedlink_blocks **out, int block_samples, doub
         return err_set(-EINVAL, "seedlink blocks: block_samples %d (1 .. %d)", block_samples, 1 << 24);
     struct seedlink_blocks *b = calloc(1, sizeof *b);
     if (!b)
-        return -ENOMEM;
+        return err_set(-ENOMEM, "seedlink: out of memory");
     b->ns = block_samples;
     b->latency_s = latency_s > 0 ? latency_s : 0;
     b->floor = INT64_MIN;
@@ -105,7 +105,7 @@ static int station_index(struct seedlink_blocks *b, const char *id)
         return err_set(-E2BIG, "seedlink: more than %d stations", MAX_STATIONS);
     struct station *p = realloc(b->st, (size_t)(b->nst + 1) * sizeof *p);
     if (!p)
-        return -ENOMEM;
+        return err_set(-ENOMEM, "seedlink: out of memory");
     b->st = p;
     struct station *s = &p[b->nst];
     memset(s, 0, sizeof *s);
@@ -137,7 +137,7 @@ static int add_chan(struct seedlink_blocks *b, const struct trace_channel *id, c
         return s;
     struct chan *p = realloc(b->ch, (size_t)(b->nch + 1) * sizeof *p);
     if (!p)
-        return -ENOMEM;
+        return err_set(-ENOMEM, "seedlink: out of memory");
     b->ch = p;
     struct chan *c = &p[b->nch];
     memset(c, 0, sizeof *c);
@@ -296,7 +296,7 @@ static int build_resume(struct seedlink_blocks *b)
     if (need > b->resume_cap) {
         char *p = realloc(b->resume, need);
         if (!p)
-            return -ENOMEM;
+            return err_set(-ENOMEM, "seedlink: out of memory");
         b->resume = p;
         b->resume_cap = need;
     }
@@ -333,9 +333,16 @@ static int64_t time_of(const struct seedlink_blocks *b, int64_t k)
 }
 
 /* The most samples a channel buffer holds past the cursor. */
+/* The latency part of the buffer in samples is capped: the rate comes off the wire (a
+ * record may claim 1e9 Hz), and latency x rate would size every channel's buffer.  2^22
+ * samples (16 MiB a channel) hold 70 minutes of latency at 1 kHz, 11 hours at 100 Hz. */
+#define LATENCY_SAMPLES_MAX ((int64_t)1 << 22)
+
 static int64_t max_buffer(const struct seedlink_blocks *b)
 {
-    return (int64_t)4 * b->ns + (int64_t)ceil(b->latency_s * b->rate) + RECORD_ROOM;
+    double lat = ceil(b->latency_s * b->rate);
+    int64_t l = lat < (double)LATENCY_SAMPLES_MAX ? (int64_t)lat : LATENCY_SAMPLES_MAX;
+    return (int64_t)4 * b->ns + l + RECORD_ROOM;
 }
 
 bool seedlink_blocks_fits(const struct seedlink_blocks *b, int64_t end_ns)
@@ -365,11 +372,11 @@ static int reserve(struct chan *c, int64_t n)
         cap *= 2;
     float *x = realloc(c->x, (size_t)cap * sizeof *x);
     if (!x)
-        return -ENOMEM;
+        return err_set(-ENOMEM, "seedlink: out of memory");
     c->x = x;
     uint8_t *m = realloc(c->m, (size_t)cap);
     if (!m)
-        return -ENOMEM;
+        return err_set(-ENOMEM, "seedlink: out of memory");
     c->m = m;
     memset(c->m + c->cap, 0, (size_t)(cap - c->cap));
     c->cap = cap;
@@ -404,7 +411,7 @@ static int push_pending(struct chan *c, uint64_t seq, int64_t end)
         int cap = c->qcap ? 2 * c->qcap : 16;
         struct pending *q = realloc(c->q, (size_t)cap * sizeof *q);
         if (!q)
-            return -ENOMEM;
+            return err_set(-ENOMEM, "seedlink: out of memory");
         c->q = q;
         c->qcap = cap;
     }

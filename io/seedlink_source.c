@@ -47,7 +47,7 @@ int seedlink_source_open(struct seedlink_source **out, const struct seedlink_sou
         return err_set(-EINVAL, "[input] streams: no stream selected (e.g. [\"XX_S01:HH?\"])");
     struct seedlink_source *s = calloc(1, sizeof *s);
     if (!s)
-        return -ENOMEM;
+        return err_set(-ENOMEM, "seedlink: out of memory");
     s->c = *c;
     snprintf(s->server, sizeof s->server, "%s", c->server);
     s->sel = calloc(c->n_streams, sizeof *s->sel);
@@ -162,11 +162,21 @@ static int take_record(struct seedlink_source *s, struct ingest *in, const struc
                  "1000 s)", s->server, p->seq, m->samprate);
         return 0;
     }
+    /* and at most 1 MHz (no seismic recorder comes near): miniSEED 2 reaches 1.07e9 Hz,
+     * and as the first record's rate that became the grid too, rejecting every real
+     * record after it (the buffers' latency part is capped besides: seedlink_blocks.c) */
+    if (m->numsamples > 0 && m->samprate > 1e6) {
+        s->rejected++;
+        ingest_count(in, 0, 1);
+        log_warn("SeedLink %s sequence %" PRIu64 ": record rejected: sample rate %g Hz (above 1 MHz)", s->server,
+                 p->seq, m->samprate);
+        return 0;
+    }
     int64_t n = m->numsamples;
     if ((size_t)n > s->xcap) {
         float *x = realloc(s->x, (size_t)n * sizeof *x);
         if (!x)
-            return -ENOMEM;
+            return err_set(-ENOMEM, "seedlink: out of memory");
         s->x = x;
         s->xcap = (size_t)n;
     }
@@ -304,7 +314,7 @@ static int negotiate(struct seedlink_source *s, struct seedlink_conn *c)
         }
     if (!asked) {
         free(st);
-        return -ENOMEM;
+        return err_set(-ENOMEM, "seedlink: out of memory");
     }
     for (int k = 0; !rc && k < s->nsel; k++) {
         const struct seedlink_selector *sel = &s->sel[k];

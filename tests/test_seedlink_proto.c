@@ -708,3 +708,12 @@ Test(seedlink_proto, a_sample_rate_below_the_wire_formats_is_rejected, .timeout 
     damaged_first(pk, 0, -32767, -32767);
     first_packet_rejected(pk);
 }
+
+Test(seedlink_proto, a_sample_rate_above_1_mhz_is_rejected, .timeout = 30)
+{
+    /* factor 32767, multiplier 32767: 1.07e9 Hz; as the first record's rate it would be
+     * the grid, and every 100 Hz record after it would be rejected */
+    static char pk[3 * 520];
+    damaged_first(pk, 0, 32767, 32767);
+    first_packet_rejected(pk);
+}
