@@ -565,7 +565,7 @@ int implicit_cu_sweep_x(const wave_sim *s, const IArgs &A, cudaStream_t st)
     const long long rows = (long long)(A.bhi[1] - A.blo[1]) * (A.bhi[2] - A.blo[2]);
     if (r1 <= r0 || rows <= 0)
         return 0;
-    if (s->p.tuning.implicit_x == WAVE_IMPLICIT_X_WARP)
+    if (wave_implicit_x_of(&s->p.tuning) == WAVE_IMPLICIT_X_WARP)
         return sweep_x_warp(s, A, st, r0, r1, rows);
     int pitch = r1 - r0 + 2 * K;
     pitch |= 1; /* odd: the 32 lines of a block fall in 32 different banks */
@@ -596,7 +596,7 @@ static int sweep_march(const wave_sim *s, const IArgs &A, cudaStream_t st)
     if (nx <= 0 || no <= 0 || r1 <= r0)
         return 0;
     const int nc = (r1 - r0 + YZ_CH - 1) / YZ_CH;
-    if (s->p.tuning.implicit_yz == WAVE_IMPLICIT_YZ_CHUNKS && !A.ifc_out && nc <= YZ_NC_MAX)
+    if (wave_implicit_yz_of(&s->p.tuning) == WAVE_IMPLICIT_YZ_CHUNKS && !A.ifc_out && nc <= YZ_NC_MAX)
         return with_k(s->imp->K, [&](auto kk) {
             constexpr int KK = decltype(kk)::value;
             const int w = YZ_THREADS / nc >= 32 ? 32 : 16;

@@ -1155,8 +1155,8 @@ int wave_state_load(struct wave_sim *s, const void *buf, bool on_device)
 void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len)
 {
     if (s->imp) {
-        const bool warp = s->p.tuning.implicit_x == WAVE_IMPLICIT_X_WARP;
-        const bool chunks = s->p.tuning.implicit_yz == WAVE_IMPLICIT_YZ_CHUNKS;
+        const bool warp = wave_implicit_x_of(&s->p.tuning) == WAVE_IMPLICIT_X_WARP;
+        const bool chunks = wave_implicit_yz_of(&s->p.tuning) == WAVE_IMPLICIT_YZ_CHUNKS;
         char how[96];
         snprintf(how, sizeof how, "x lines %s, y/z %s", warp ? "one per warp" : "in shared memory",
                  chunks ? "lines in register chunks" : "marching columns");

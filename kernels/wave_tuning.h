@@ -68,6 +68,19 @@ enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_N = 3,
 };
 
+/* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
+ * GPU timings say so (docs/operators.md). */
+#define WAVE_IMPLICIT_X_PROD WAVE_IMPLICIT_X_THREAD
+#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_MARCH
+static inline int wave_implicit_x_of(const struct wave_tuning *t)
+{
+    return t->implicit_x ? t->implicit_x : WAVE_IMPLICIT_X_PROD;
+}
+static inline int wave_implicit_yz_of(const struct wave_tuning *t)
+{
+    return t->implicit_yz ? t->implicit_yz : WAVE_IMPLICIT_YZ_PROD;
+}
+
 #define WAVE_PREFETCH_MAX 3     /* ring: 1..3 planes in flight, regs: 1..2 */
 #define WAVE_LAYER_ZCHUNK_DEFAULT 48
 

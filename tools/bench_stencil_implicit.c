@@ -100,7 +100,7 @@ int bench_stencil_implicit(const struct sl_device *dev, const int *sizes, int ns
                     const double points = (double)r->size * r->size * (two_d ? 1 : r->size);
                     r->gpts = points * steps / t / 1e9;
                     r->ms = t / steps * 1e3;
-                    const bool chunks = vars[vi].implicit_yz == WAVE_IMPLICIT_YZ_CHUNKS;
+                    const bool chunks = wave_implicit_yz_of(&vars[vi]) == WAVE_IMPLICIT_YZ_CHUNKS;
                     r->floor_bpp = bench_implicit_floor_bpp(two_d, chunks) + (c ? 32.0 * dims * pml / r->size : 0.0);
                     r->floor_gpts = bw / r->floor_bpp;
                     fprintf(stderr, "stencil: implicit [%s] order %d %d^%d CPML %s: %.1f Gpts/s\n", r->variant,
