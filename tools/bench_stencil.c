@@ -435,9 +435,9 @@ int bench_stencil(int argc, char **argv)
         for (int j = 0; j < n_taylor; j++)
             if (!strcmp(rows[j].kernel, "tiled") && rows[j].order == rows[i].order && rows[j].size == rows[i].size &&
                 rows[j].cpml == rows[i].cpml)
-                printf("implicit order %d %d^%d CPML %s: %.2fx the time per point of tiled Taylor order %d "
+                printf("implicit order %d %d^%d CPML %s [%s]: %.2fx the time per point of tiled Taylor order %d "
                        "(%.3f vs %.3f ms/step)\n", rows[i].order, rows[i].size, dims, rows[i].cpml ? "on" : "off",
-                       rows[i].ms / rows[j].ms, rows[j].order, rows[i].ms, rows[j].ms);
+                       rows[i].variant, rows[i].ms / rows[j].ms, rows[j].order, rows[i].ms, rows[j].ms);
     }
     free(rows);
     return 0;
