@@ -16,6 +16,7 @@
 #include "kernels/propagator.h"
 #include "kernels/random_boundary.h"
 #include "kernels/wave_internal.h"
+#include "kernels/wave_tuning.h"
 #include "stream/error.h"
 
 #define ALIGN_X 32 /* x rows rounded up to 128 bytes */
@@ -1154,9 +1155,14 @@ int wave_state_load(struct wave_sim *s, const void *buf, bool on_device)
 void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len)
 {
     if (s->imp) {
+        const bool warp = wave_implicit_x_of(&s->p.tuning) == WAVE_IMPLICIT_X_WARP;
+        const bool chunks = wave_implicit_yz_of(&s->p.tuning) == WAVE_IMPLICIT_YZ_CHUNKS;
+        char how[96];
+        snprintf(how, sizeof how, "x lines %s, y/z %s", warp ? "one per warp" : "in shared memory",
+                 chunks ? "lines in register chunks" : "marching columns");
         snprintf(buf, len, "implicit order %d band %.3f b %.3f: %s%s, CPML %s", s->p.order, s->imp->co.band,
-                 s->imp->co.b, on_gpu(s) ? "x lines in shared memory, y/z marching columns" : "CPU reference (OpenMP)",
-                 wave_is_2d(s) ? ", 2D" : "", s->cpml_on ? "on" : "off");
+                 s->imp->co.b, on_gpu(s) ? how : "CPU reference (OpenMP)", wave_is_2d(s) ? ", 2D" : "",
+                 s->cpml_on ? "on" : "off");
         return;
     }
 #ifdef SEISLIVE_CUDA

@@ -123,6 +123,8 @@ struct wave_tuning {
     int cpml_overlap;       /* 0 default (CPML on a second stream), 1 on, -1 off */
     int naive_block[2];     /* naive kernel thread block W x H; 0 = default */
     int layer_zchunk;       /* z planes per CPML layer block; 0 = default (48) */
+    int implicit_x;         /* implicit operator's x sweep: 0 default, else enum wave_implicit_x */
+    int implicit_yz;        /* implicit operator's y, z sweeps: 0 default, else enum wave_implicit_yz */
 };
 
 struct wave_params {

@@ -11,10 +11,20 @@
 static const char *const tile_names[WAVE_TILE_N] = {NULL, "16x1", "8x1", "8x2", "4x4", "8x4"};
 static const char *const pipe_names[WAVE_PIPE_N] = {NULL, "ring", "regs"};
 static const char *const cpml_names[WAVE_CPML_N] = {NULL, "split", "fused", "lines"};
+static const char *const implicit_x_names[WAVE_IMPLICIT_X_N] = {NULL, "thread", "warp"};
+static const char *const implicit_yz_names[WAVE_IMPLICIT_YZ_N] = {NULL, "march", "chunks"};
 
 const char *wave_tile_name(int tile) { return tile > 0 && tile < WAVE_TILE_N ? tile_names[tile] : NULL; }
 const char *wave_pipe_name(int pipe) { return pipe > 0 && pipe < WAVE_PIPE_N ? pipe_names[pipe] : NULL; }
 const char *wave_cpml_name(int cpml) { return cpml > 0 && cpml < WAVE_CPML_N ? cpml_names[cpml] : NULL; }
+const char *wave_implicit_x_name(int x)
+{
+    return x > 0 && x < WAVE_IMPLICIT_X_N ? implicit_x_names[x] : NULL;
+}
+const char *wave_implicit_yz_name(int yz)
+{
+    return yz > 0 && yz < WAVE_IMPLICIT_YZ_N ? implicit_yz_names[yz] : NULL;
+}
 
 /* The index of VAL in NAMES[1..N-1], or -1. */
 static int lookup(const char *const *names, int n, const char *val)
@@ -70,9 +80,15 @@ int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val)
     } else if (!strcmp(key, "layer-zchunk")) {
         if ((v = def ? 0 : whole(val, 1, 1 << 20)) >= 0)
             t->layer_zchunk = v;
+    } else if (!strcmp(key, "implicit-x")) {
+        if ((v = def ? 0 : lookup(implicit_x_names, WAVE_IMPLICIT_X_N, val)) >= 0)
+            t->implicit_x = v;
+    } else if (!strcmp(key, "implicit-yz")) {
+        if ((v = def ? 0 : lookup(implicit_yz_names, WAVE_IMPLICIT_YZ_N, val)) >= 0)
+            t->implicit_yz = v;
     } else
         return err_set(-EINVAL, "wave tuning: unknown choice '%s' (tile, pipe, prefetch, cpml, cpml-overlap, "
-                                "naive-block, layer-zchunk)", key);
+                                "naive-block, layer-zchunk, implicit-x, implicit-yz)", key);
     if (v < 0)
         return err_set(-EINVAL, "wave tuning: %s '%s' is not one of its values (kernels/wave_tuning.h)", key, val);
     return 0;
@@ -92,6 +108,10 @@ int wave_tuning_check(const struct wave_tuning *t, int kernel)
         return err_set(-EINVAL, "wave tuning: cpml_overlap %d: 0, 1 (on) or -1 (off)", t->cpml_overlap);
     if (t->layer_zchunk < 0)
         return err_set(-EINVAL, "wave tuning: layer_zchunk %d: 0 or > 0", t->layer_zchunk);
+    if (t->implicit_x < 0 || t->implicit_x >= WAVE_IMPLICIT_X_N)
+        return err_set(-EINVAL, "wave tuning: implicit_x %d: 0, 1 (thread) or 2 (warp)", t->implicit_x);
+    if (t->implicit_yz < 0 || t->implicit_yz >= WAVE_IMPLICIT_YZ_N)
+        return err_set(-EINVAL, "wave tuning: implicit_yz %d: 0, 1 (march) or 2 (chunks)", t->implicit_yz);
     const int w = t->naive_block[0], h = t->naive_block[1];
     if ((w || h) && !naive_block_ok(w, h))
         return err_set(-EINVAL, "wave tuning: naive_block %dx%d: W a multiple of 32, W x H <= 1024 (or 0x0)", w, h);

@@ -52,6 +52,35 @@ enum wave_cpml_arr {
 /* tuning.cpml_overlap */
 enum { WAVE_OVERLAP_DEFAULT = 0, WAVE_OVERLAP_ON = 1, WAVE_OVERLAP_OFF = -1 };
 
+/* tuning.implicit_x: how the implicit operator's x sweep solves its lines (CUDA). */
+enum wave_implicit_x {
+    WAVE_IMPLICIT_X_DEFAULT = 0,
+    WAVE_IMPLICIT_X_THREAD = 1, /* one line per thread, 32 lines per block in shared memory (default) */
+    WAVE_IMPLICIT_X_WARP = 2,   /* one line per warp: each lane a chunk, the chunks linked by a warp scan */
+    WAVE_IMPLICIT_X_N = 3,
+};
+
+/* tuning.implicit_yz: how the implicit operator's y and z sweeps solve their lines (CUDA). */
+enum wave_implicit_yz {
+    WAVE_IMPLICIT_YZ_DEFAULT = 0,
+    WAVE_IMPLICIT_YZ_MARCH = 1,  /* a thread marches a column, d stored and read back (default) */
+    WAVE_IMPLICIT_YZ_CHUNKS = 2, /* a block holds whole lines in registers, chunks linked (<= 512 rows) */
+    WAVE_IMPLICIT_YZ_N = 3,
+};
+
+/* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
+ * GPU timings say so (docs/operators.md). */
+#define WAVE_IMPLICIT_X_PROD WAVE_IMPLICIT_X_THREAD
+#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_MARCH
+static inline int wave_implicit_x_of(const struct wave_tuning *t)
+{
+    return t->implicit_x ? t->implicit_x : WAVE_IMPLICIT_X_PROD;
+}
+static inline int wave_implicit_yz_of(const struct wave_tuning *t)
+{
+    return t->implicit_yz ? t->implicit_yz : WAVE_IMPLICIT_YZ_PROD;
+}
+
 #define WAVE_PREFETCH_MAX 3     /* ring: 1..3 planes in flight, regs: 1..2 */
 #define WAVE_LAYER_ZCHUNK_DEFAULT 48
 
@@ -59,6 +88,8 @@ enum { WAVE_OVERLAP_DEFAULT = 0, WAVE_OVERLAP_ON = 1, WAVE_OVERLAP_OFF = -1 };
 const char *wave_tile_name(int tile);
 const char *wave_pipe_name(int pipe);
 const char *wave_cpml_name(int cpml);
+const char *wave_implicit_x_name(int x);
+const char *wave_implicit_yz_name(int yz);
 
 /* Set the field KEY of T from the text VAL, as seislive-bench stencil's flags spell them:
  *   tile          16x1 | 8x1 | 8x2 | 4x4 | 8x4
@@ -68,6 +99,8 @@ const char *wave_cpml_name(int cpml);
  *   cpml-overlap  on | off
  *   naive-block   WxH (W a multiple of 32, W x H <= 1024)
  *   layer-zchunk  N > 0
+ *   implicit-x    thread | warp
+ *   implicit-yz   march | chunks
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
 int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
 

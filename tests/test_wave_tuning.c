@@ -27,6 +27,24 @@ Test(wave_tuning, names_round_trip)
         cr_assert_eq(wave_tuning_set(&t, "cpml", wave_cpml_name(v)), 0, "%s", err_msg());
         cr_assert_eq(t.cpml, v);
     }
+    for (int v = 1; v < WAVE_IMPLICIT_X_N; v++) {
+        struct wave_tuning t = {0};
+        cr_assert_eq(wave_tuning_set(&t, "implicit-x", wave_implicit_x_name(v)), 0, "%s", err_msg());
+        cr_assert_eq(t.implicit_x, v);
+    }
+    for (int v = 1; v < WAVE_IMPLICIT_YZ_N; v++) {
+        struct wave_tuning t = {0};
+        cr_assert_eq(wave_tuning_set(&t, "implicit-yz", wave_implicit_yz_name(v)), 0, "%s", err_msg());
+        cr_assert_eq(t.implicit_yz, v);
+    }
+    cr_assert_str_eq(wave_implicit_x_name(WAVE_IMPLICIT_X_WARP), "warp");
+    cr_assert_str_eq(wave_implicit_yz_name(WAVE_IMPLICIT_YZ_CHUNKS), "chunks");
+    cr_assert_null(wave_implicit_x_name(0));
+    cr_assert_null(wave_implicit_yz_name(WAVE_IMPLICIT_YZ_N));
+    /* 0 means the production choice, never itself */
+    struct wave_tuning z = {0};
+    cr_assert_eq(wave_implicit_x_of(&z), WAVE_IMPLICIT_X_PROD);
+    cr_assert_eq(wave_implicit_yz_of(&z), WAVE_IMPLICIT_YZ_PROD);
     cr_assert_null(wave_tile_name(0));
     cr_assert_null(wave_tile_name(WAVE_TILE_N));
     cr_assert_str_eq(wave_tile_name(WAVE_TILE_8x2), "8x2");
@@ -49,7 +67,10 @@ Test(wave_tuning, numbers_and_switches)
     cr_assert_eq(wave_tuning_set(&t, "layer-zchunk", "5"), 0);
     cr_assert_eq(t.layer_zchunk, 5);
     /* "default" puts each back to 0 */
-    const char *keys[] = {"tile", "pipe", "prefetch", "cpml", "cpml-overlap", "naive-block", "layer-zchunk"};
+    cr_assert_eq(wave_tuning_set(&t, "implicit-x", "warp"), 0);
+    cr_assert_eq(wave_tuning_set(&t, "implicit-yz", "chunks"), 0);
+    const char *keys[] = {"tile",        "pipe",         "prefetch",   "cpml", "cpml-overlap",
+                          "naive-block", "layer-zchunk", "implicit-x", "implicit-yz"};
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
         cr_assert_eq(wave_tuning_set(&t, keys[k], "default"), 0, "%s", keys[k]);
     struct wave_tuning zero = {0};
@@ -62,7 +83,7 @@ Test(wave_tuning, bad_values_refused)
         {"tile", "8x8"},         {"tile", ""},          {"pipe", "rings"},          {"prefetch", "0"},
         {"prefetch", "4"},       {"prefetch", "2x"},    {"cpml", "line"},           {"cpml-overlap", "1"},
         {"naive-block", "48x4"}, {"naive-block", "512x4"}, {"naive-block", "128x4x"}, {"layer-zchunk", "0"},
-        {"layer-zchunk", "-3"},  {"tiles", "8x2"},
+        {"layer-zchunk", "-3"},  {"tiles", "8x2"},     {"implicit-x", "chunks"},   {"implicit-yz", "warp"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         struct wave_tuning t = {0};
@@ -96,6 +117,10 @@ Test(wave_tuning, combinations_checked)
     struct wave_tuning u = {.cpml = 7};
     cr_assert_eq(wave_tuning_check(&u, WAVE_KERNEL_TILED), -EINVAL);
     u = (struct wave_tuning){.cpml_overlap = 2};
+    cr_assert_eq(wave_tuning_check(&u, WAVE_KERNEL_TILED), -EINVAL);
+    u = (struct wave_tuning){.implicit_x = WAVE_IMPLICIT_X_N};
+    cr_assert_eq(wave_tuning_check(&u, WAVE_KERNEL_TILED), -EINVAL);
+    u = (struct wave_tuning){.implicit_yz = -1};
     cr_assert_eq(wave_tuning_check(&u, WAVE_KERNEL_TILED), -EINVAL);
     u = (struct wave_tuning){.naive_block = {64, 0}};
     cr_assert_eq(wave_tuning_check(&u, WAVE_KERNEL_NAIVE), -EINVAL);

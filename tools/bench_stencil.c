@@ -8,7 +8,7 @@
  *                          [--tile T] [--pipe P] [--prefetch N] [--cpml C] [--cpml-overlap on|off]
  *                          [--naive-block WxH] [--layer-zchunk N] [--2d]
  *                          [--physics acoustic|tti|both] [--tti-orders 8] [--operator OP]
- *                          [--operators taylor,implicit]
+ *                          [--operators taylor,implicit] [--implicit-variants X/YZ,...]
  *
  * The kernel choices are the fields of struct wave_tuning (kernels/wave_tuning.h,
  * docs/TUNING.md), one flag each; unset ones keep the production default.  --variants
@@ -29,7 +29,9 @@
  * --operators taylor,implicit (default taylor) adds the implicit operator's rows
  * (tools/bench_stencil_implicit.c: kernel "implicit" at --orders, its own byte floor of
  * 56 B per point in 3D, and its time per point against the tiled Taylor row of the same
- * order and size). */
+ * order and size).  --implicit-variants thread/march,warp/chunks runs those rows once per
+ * variant X/YZ (struct wave_tuning.implicit_x / implicit_yz, "default" for either; without
+ * the flag: the production default only). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +158,8 @@ int bench_stencil(int argc, char **argv)
     const char *variants[64];
     int nvariants = 0;
     struct wave_tuning base = {0};
+    struct wave_tuning ivars[8] = {{0}};
+    int nivars = 1;
     for (int i = 1; i < argc; i++) {
         const char *tflag = NULL;
         for (size_t k = 0; k < sizeof tuning_flags / sizeof *tuning_flags; k++)
@@ -222,6 +226,29 @@ int bench_stencil(int argc, char **argv)
             implicit = strstr(ops, "implicit") != NULL;
             if (!taylor && !implicit) {
                 fprintf(stderr, "seislive-bench: --operators takes taylor and/or implicit (comma separated)\n");
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--implicit-variants") && i + 1 < argc) {
+            char list[256];
+            snprintf(list, sizeof list, "%s", argv[++i]);
+            nivars = 0;
+            for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+                char *yz = strchr(tok, '/');
+                if (yz)
+                    *yz++ = 0;
+                struct wave_tuning t = {0};
+                if (nivars >= 8 || !yz || wave_tuning_set(&t, "implicit-x", tok) < 0 ||
+                    wave_tuning_set(&t, "implicit-yz", yz) < 0) {
+                    fprintf(stderr, "seislive-bench: --implicit-variants: %s\n",
+                            nivars >= 8 ? "at most 8 variants"
+                            : !yz       ? "each variant is X/YZ (thread|warp|default / march|chunks|default)"
+                                        : err_msg());
+                    return 2;
+                }
+                ivars[nivars++] = t;
+            }
+            if (nivars == 0) {
+                fprintf(stderr, "seislive-bench: --implicit-variants takes X/YZ,... (e.g. thread/march,warp/chunks)\n");
                 return 2;
             }
         } else if (!strcmp(argv[i], "--tti-orders") && i + 1 < argc) {
@@ -320,7 +347,7 @@ int bench_stencil(int argc, char **argv)
     int nir = !implicit || !acoustic ? 0
               : !irows ? -1
                        : bench_stencil_implicit(&dev, sizes, nsizes, orders, norders, steps, pml, two_d, nocpml_rows, bw,
-                                                irows, MAXROWS);
+                                                ivars, nivars, irows, MAXROWS);
     if (nir < 0) {
         fprintf(stderr, "stencil: %s\n", irows ? err_msg() : "out of memory");
         return 1;
@@ -388,9 +415,10 @@ int bench_stencil(int argc, char **argv)
                "written; %% of roofline against 36 B), plus with CPML 48 B per layer element (psi, zeta, chi of "
                "both fields: 36 + %d x %d / SIZE B/point)\n", 96 * dims, pml);
     if (implicit)
-        printf("implicit rows: the sweeps' byte floor %.0f B/point (x: p, lap; y: p, d twice, lap twice; z: p, d "
-               "twice, lap, vel, q twice; tools/bench_stencil_implicit.c), plus with CPML as above; %% of roofline "
-               "against 16 B\n", bench_implicit_floor_bpp(two_d));
+        printf("implicit rows: the sweeps' byte floor %.0f B/point with y/z marching (x: p, lap; y: p, d twice, lap "
+               "twice; z: p, d twice, lap, vel, q twice), %.0f with y/z chunks (d stays in registers; "
+               "tools/bench_stencil_implicit.c), plus with CPML as above; %% of roofline against 16 B\n",
+               bench_implicit_floor_bpp(two_d, false), bench_implicit_floor_bpp(two_d, true));
     printf("\n");
     printf("| kernel | variant | order | size | CPML | ms/step | Gpts/s | %% of roofline | byte floor (Gpts/s) | "
            "%% of floor |\n");
@@ -407,9 +435,9 @@ int bench_stencil(int argc, char **argv)
         for (int j = 0; j < n_taylor; j++)
             if (!strcmp(rows[j].kernel, "tiled") && rows[j].order == rows[i].order && rows[j].size == rows[i].size &&
                 rows[j].cpml == rows[i].cpml)
-                printf("implicit order %d %d^%d CPML %s: %.2fx the time per point of tiled Taylor order %d "
+                printf("implicit order %d %d^%d CPML %s [%s]: %.2fx the time per point of tiled Taylor order %d "
                        "(%.3f vs %.3f ms/step)\n", rows[i].order, rows[i].size, dims, rows[i].cpml ? "on" : "off",
-                       rows[i].ms / rows[j].ms, rows[j].order, rows[i].ms, rows[j].ms);
+                       rows[i].variant, rows[i].ms / rows[j].ms, rows[j].order, rows[i].ms, rows[j].ms);
     }
     free(rows);
     return 0;

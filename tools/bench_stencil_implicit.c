@@ -6,7 +6,10 @@
  *   y sweep  read p, write d, read d (back sweep), read + write lap 5 floats
  *   z sweep  read p, write d, read d, read lap, read vel, read q, write q   7 floats
  * 3D: 14 floats = 56 B/point (the explicit step's floor is 16: 3.5x); 2D (x and z): 9
- * floats = 36 B/point.  With CPML, the explicit rows' 16 B per psi/zeta layer element on
+ * floats = 36 B/point.  With the y/z sweeps in register chunks (tuning implicit_yz =
+ * chunks: d never stored, p read once by the z sweep): y read p, read + write lap (3), z
+ * read p, lap, vel, q, write q (5): 3D 10 floats = 40 B/point, 2D 7 = 28.
+ * With CPML, the explicit rows' 16 B per psi/zeta layer element on
  * top.  The step is timed as wave_step runs it (psi, the sweeps, free surface none). */
 #include "tools/bench_stencil_implicit.h"
 
@@ -17,9 +20,13 @@
 
 #include "kernels/propagator.h"
 #include "kernels/wave.h"
+#include "kernels/wave_tuning.h"
 #include "stream/error.h"
 
-double bench_implicit_floor_bpp(bool two_d) { return two_d ? 36.0 : 56.0; }
+double bench_implicit_floor_bpp(bool two_d, bool chunks)
+{
+    return chunks ? (two_d ? 28.0 : 40.0) : (two_d ? 36.0 : 56.0);
+}
 
 static double now_s(void)
 {
@@ -28,10 +35,11 @@ static double now_s(void)
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
-static int create(const struct sl_device *dev, int order, int size, int pml, bool two_d, struct wave_sim **out)
+static int create(const struct sl_device *dev, int order, int size, int pml, bool two_d,
+                  const struct wave_tuning *var, struct wave_sim **out)
 {
     struct wave_params p = {.d = {10, 10, 10}, .order = order, .op = PROP_OP_IMPLICIT, .pml_reflection = 1e-4,
-                            .f_ref = 10};
+                            .f_ref = 10, .tuning = *var};
     for (int a = 0; a < 3; a++)
         p.n[a] = size - 2 * pml;
     for (int f = 0; f < 6; f++)
@@ -54,48 +62,52 @@ static int create(const struct sl_device *dev, int order, int size, int pml, boo
 }
 
 int bench_stencil_implicit(const struct sl_device *dev, const int *sizes, int nsizes, const int *orders, int norders,
-                           int steps, int pml, bool two_d, bool nocpml_rows, double bw, struct tti_row *rows, int max)
+                           int steps, int pml, bool two_d, bool nocpml_rows, double bw,
+                           const struct wave_tuning *vars, int nvars,
+                           struct tti_row *rows, int max)
 {
     int nr = 0;
     const int dims = two_d ? 2 : 3;
     for (int si = 0; si < nsizes; si++)
-        for (int oi = 0; oi < norders; oi++) {
-            struct wave_sim *s;
-            int rc = create(dev, orders[oi], sizes[si], pml, two_d, &s);
-            if (rc < 0)
-                return err_prefix(rc, "implicit order %d %d^%d", orders[oi], sizes[si], dims);
-            for (int c = 1; c >= (nocpml_rows ? 0 : 1) && nr < max; c--) {
-                struct tti_row *r = &rows[nr];
-                r->kernel = "implicit";
-                r->order = orders[oi];
-                r->size = sizes[si];
-                r->cpml = c;
-                wave_set_cpml(s, c);
-                wave_describe_kernel(s, r->variant, sizeof r->variant);
-                for (int i = 0; i < 3 && rc == 0; i++)
-                    rc = wave_step(s);
-                if (rc == 0)
-                    rc = wave_sync(s);
-                double t0 = now_s();
-                for (int i = 0; i < steps && rc == 0; i++)
-                    rc = wave_step(s);
-                if (rc == 0)
-                    rc = wave_sync(s);
-                double t = now_s() - t0;
-                if (rc < 0) {
-                    wave_destroy(s);
-                    return err_prefix(rc, "implicit order %d %d^%d", r->order, r->size, dims);
+        for (int oi = 0; oi < norders; oi++)
+            for (int vi = 0; vi < nvars; vi++) {
+                struct wave_sim *s;
+                int rc = create(dev, orders[oi], sizes[si], pml, two_d, &vars[vi], &s);
+                if (rc < 0)
+                    return err_prefix(rc, "implicit order %d %d^%d", orders[oi], sizes[si], dims);
+                for (int c = 1; c >= (nocpml_rows ? 0 : 1) && nr < max; c--) {
+                    struct tti_row *r = &rows[nr];
+                    r->kernel = "implicit";
+                    r->order = orders[oi];
+                    r->size = sizes[si];
+                    r->cpml = c;
+                    wave_set_cpml(s, c);
+                    wave_describe_kernel(s, r->variant, sizeof r->variant);
+                    for (int i = 0; i < 3 && rc == 0; i++)
+                        rc = wave_step(s);
+                    if (rc == 0)
+                        rc = wave_sync(s);
+                    double t0 = now_s();
+                    for (int i = 0; i < steps && rc == 0; i++)
+                        rc = wave_step(s);
+                    if (rc == 0)
+                        rc = wave_sync(s);
+                    double t = now_s() - t0;
+                    if (rc < 0) {
+                        wave_destroy(s);
+                        return err_prefix(rc, "implicit order %d %d^%d", r->order, r->size, dims);
+                    }
+                    const double points = (double)r->size * r->size * (two_d ? 1 : r->size);
+                    r->gpts = points * steps / t / 1e9;
+                    r->ms = t / steps * 1e3;
+                    const bool chunks = wave_implicit_yz_of(&vars[vi]) == WAVE_IMPLICIT_YZ_CHUNKS;
+                    r->floor_bpp = bench_implicit_floor_bpp(two_d, chunks) + (c ? 32.0 * dims * pml / r->size : 0.0);
+                    r->floor_gpts = bw / r->floor_bpp;
+                    fprintf(stderr, "stencil: implicit [%s] order %d %d^%d CPML %s: %.1f Gpts/s\n", r->variant,
+                            r->order, r->size, dims, c ? "on" : "off", r->gpts);
+                    nr++;
                 }
-                const double points = (double)r->size * r->size * (two_d ? 1 : r->size);
-                r->gpts = points * steps / t / 1e9;
-                r->ms = t / steps * 1e3;
-                r->floor_bpp = bench_implicit_floor_bpp(two_d) + (c ? 32.0 * dims * pml / r->size : 0.0);
-                r->floor_gpts = bw / r->floor_bpp;
-                fprintf(stderr, "stencil: implicit [%s] order %d %d^%d CPML %s: %.1f Gpts/s\n", r->variant, r->order,
-                        r->size, dims, c ? "on" : "off", r->gpts);
-                nr++;
+                wave_destroy(s);
             }
-            wave_destroy(s);
-        }
     return nr;
 }

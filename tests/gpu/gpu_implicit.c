@@ -5,7 +5,9 @@
  * buffers and the reverse steps that use them.  ||gpu - cpu|| / ||cpu|| < 1e-5 over the
  * whole state.  Then the strategies on the GPU: the boundary strategy's reconstruction
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
- * forward snapshot. */
+ * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
+ * a line per thread or per warp; implicit_yz: marching columns or register chunks) is
+ * checked: the GPU simulation gets it, the CPU one ignores it. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include "kernels/propagator.h"
 #include "kernels/random_boundary.h"
 #include "kernels/wave.h"
+#include "kernels/wave_tuning.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "tests/gpu/gpu_support.h"
@@ -83,21 +86,22 @@ static void compare_states(struct wave_sim *c, struct wave_sim *g, const char *w
     free(sg);
 }
 
-static void compare_case(int order, bool cpml, bool fs, bool two_d)
+static void compare_case(int order, bool cpml, bool fs, bool two_d, int xvar, int yzvar)
 {
     struct sl_device cpu, gpu;
     cr_assert_eq(backend_select("cpu", &cpu), 0);
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
     struct wave_params p = {.n = {37, 29, 23}, .d = {10, 12, 9}, .order = order, .op = PROP_OP_IMPLICIT,
                             .dt = 4e-4, .pml = {7, 9, 8, 6, fs ? 0 : 10, 5}, .pml_reflection = 1e-4, .f_ref = 12,
-                            .free_surface = fs};
+                            .free_surface = fs, .tuning = {.implicit_x = xvar, .implicit_yz = yzvar}};
     if (two_d) {
         p.n[1] = 1;
         p.pml[2] = p.pml[3] = 0;
         p.face[2] = p.face[3] = WAVE_FACE_NONE;
     }
     char what[96];
-    snprintf(what, sizeof what, "order %d cpml %d fs %d %s", order, cpml, fs, two_d ? "2D" : "3D");
+    snprintf(what, sizeof what, "order %d cpml %d fs %d %s x %s yz %s", order, cpml, fs, two_d ? "2D" : "3D",
+             wave_implicit_x_name(xvar), wave_implicit_yz_name(yzvar));
     size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
     float *v = malloc(nn * sizeof *v);
     srand(order * 10 + 100 * cpml + 1000 * fs + 10000 * two_d);
@@ -169,13 +173,15 @@ Test(gpu_implicit, kernels_match_cpu_reference, .timeout = 300)
 {
     GPU_REQUIRED();
     const int orders[3] = {2, 8, 16};
-    for (int o = 0; o < 3; o++) {
-        compare_case(orders[o], true, false, false);  /* 3D CPML */
-        compare_case(orders[o], false, false, false); /* CPML off */
-        compare_case(orders[o], true, true, false);   /* free surface */
-        compare_case(orders[o], true, true, true);    /* 2D, free surface */
-        compare_case(orders[o], true, false, true);   /* 2D */
-    }
+    for (int x = WAVE_IMPLICIT_X_THREAD; x < WAVE_IMPLICIT_X_N; x++)
+        for (int yz = WAVE_IMPLICIT_YZ_MARCH; yz < WAVE_IMPLICIT_YZ_N; yz++)
+            for (int o = 0; o < 3; o++) {
+                compare_case(orders[o], true, false, false, x, yz);  /* 3D CPML */
+                compare_case(orders[o], false, false, false, x, yz); /* CPML off */
+                compare_case(orders[o], true, true, false, x, yz);   /* free surface */
+                compare_case(orders[o], true, true, true, x, yz);    /* 2D, free surface */
+                compare_case(orders[o], true, false, true, x, yz);   /* 2D */
+            }
 }
 
 /* The boundary strategy on the GPU: strips (with the interface values) in device memory
@@ -187,66 +193,70 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
     struct sl_device gpu;
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
     const double fp = 12;
-    for (int strategy = 0; strategy < 2; strategy++) {
-        struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
-                                .dt = 7e-4, .pml = {12, 12, 12, 12, 12, 12}, .pml_reflection = 1e-4, .f_ref = fp};
-        if (strategy == 1) {
-            for (int f = 0; f < 6; f++)
-                p.face[f] = WAVE_FACE_RANDOM;
-            p.face[4] = WAVE_FACE_FREE;
-            p.pml[4] = 0;
-        }
-        size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
-        float *v = malloc(nn * sizeof *v);
-        srand(5);
-        for (size_t i = 0; i < nn; i++)
-            v[i] = 1800.0f + 100.0f * (float)rand() / RAND_MAX;
-        struct wave_sim *s;
-        cr_assert_eq(wave_create(&gpu, &p, v, &s), 0, "%s", err_msg());
-        if (strategy == 1) {
-            struct random_boundary rb = {.width = 12, .seed = 3, .vmin = 1800,
-                                         .vstable = 0.95 * 2 * 10 / (p.dt * sqrt(3 * implicit_symbol_max(8, 0)))};
-            cr_assert_eq(wave_randomize_layers(s, &rb, 1), 0, "%s", err_msg());
-        }
-        const double src[3] = {301.3, 251.1, 201.7};
-        struct wave_points *ps;
-        cr_assert_eq(wave_points_create(s, src, 1, WAVE_INTERP_SINC, &ps), 0, "%s", err_msg());
-        const int N = 300, M = 120;
-        size_t ns = strategy == 0 ? wave_strip_count(s) : 0;
-        float *strips = NULL;
-        if (ns)
-            cr_assert_eq(dev_alloc(&gpu, (size_t)(N + 1) * ns * sizeof(float), (void **)&strips), 0, "%s",
-                         err_msg());
-        float *snap = malloc(nn * sizeof *snap), *back = malloc(nn * sizeof *back);
-        for (int it = 0; it < N; it++) {
-            float a = (float)wavelet_ricker(it * p.dt, fp, wavelet_ricker_delay(fp));
-            cr_assert_eq(wave_step(s), 0, "%s", err_msg());
-            cr_assert_eq(wave_inject(s, ps, &a, 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
+    /* the reference (thread / march) and the fast pair (warp / chunks) */
+    for (int x = WAVE_IMPLICIT_X_THREAD; x < WAVE_IMPLICIT_X_N; x++)
+        for (int strategy = 0; strategy < 2; strategy++) {
+            const int yz = x == WAVE_IMPLICIT_X_THREAD ? WAVE_IMPLICIT_YZ_MARCH : WAVE_IMPLICIT_YZ_CHUNKS;
+            struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
+                                    .dt = 7e-4, .pml = {12, 12, 12, 12, 12, 12}, .pml_reflection = 1e-4, .f_ref = fp,
+                                    .tuning = {.implicit_x = x, .implicit_yz = yz}};
+            if (strategy == 1) {
+                for (int f = 0; f < 6; f++)
+                    p.face[f] = WAVE_FACE_RANDOM;
+                p.face[4] = WAVE_FACE_FREE;
+                p.pml[4] = 0;
+            }
+            size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+            float *v = malloc(nn * sizeof *v);
+            srand(5);
+            for (size_t i = 0; i < nn; i++)
+                v[i] = 1800.0f + 100.0f * (float)rand() / RAND_MAX;
+            struct wave_sim *s;
+            cr_assert_eq(wave_create(&gpu, &p, v, &s), 0, "%s", err_msg());
+            if (strategy == 1) {
+                struct random_boundary rb = {.width = 12, .seed = 3, .vmin = 1800,
+                                             .vstable = 0.95 * 2 * 10 / (p.dt * sqrt(3 * implicit_symbol_max(8, 0)))};
+                cr_assert_eq(wave_randomize_layers(s, &rb, 1), 0, "%s", err_msg());
+            }
+            const double src[3] = {301.3, 251.1, 201.7};
+            struct wave_points *ps;
+            cr_assert_eq(wave_points_create(s, src, 1, WAVE_INTERP_SINC, &ps), 0, "%s", err_msg());
+            const int N = 300, M = 120;
+            size_t ns = strategy == 0 ? wave_strip_count(s) : 0;
+            float *strips = NULL;
             if (ns)
-                cr_assert_eq(wave_strip_save(s, strips + (size_t)(it + 1) * ns, true), 0, "%s", err_msg());
-            if (it + 1 == M)
-                cr_assert_eq(wave_copy_out(s, false, snap), 0);
+                cr_assert_eq(dev_alloc(&gpu, (size_t)(N + 1) * ns * sizeof(float), (void **)&strips), 0, "%s",
+                             err_msg());
+            float *snap = malloc(nn * sizeof *snap), *back = malloc(nn * sizeof *back);
+            for (int it = 0; it < N; it++) {
+                float a = (float)wavelet_ricker(it * p.dt, fp, wavelet_ricker_delay(fp));
+                cr_assert_eq(wave_step(s), 0, "%s", err_msg());
+                cr_assert_eq(wave_inject(s, ps, &a, 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
+                if (ns)
+                    cr_assert_eq(wave_strip_save(s, strips + (size_t)(it + 1) * ns, true), 0, "%s", err_msg());
+                if (it + 1 == M)
+                    cr_assert_eq(wave_copy_out(s, false, snap), 0);
+            }
+            wave_swap(s);
+            wave_set_reverse_interior(s, ns > 0);
+            for (int n = N - 1; n > M; n--) {
+                float a = (float)wavelet_ricker(n * p.dt, fp, wavelet_ricker_delay(fp));
+                cr_assert_eq(wave_step_reverse(s), 0, "%s", err_msg());
+                cr_assert_eq(wave_inject(s, ps, &a, 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
+                if (ns)
+                    cr_assert_eq(wave_strip_load(s, strips + (size_t)(n - 1) * ns, true), 0, "%s", err_msg());
+            }
+            cr_assert_eq(wave_copy_out(s, false, back), 0);
+            double e = test_rel_l2_f32(back, snap, nn);
+            fprintf(stderr, "gpu implicit: %s strategy, x %s yz %s, %d steps back: rel L2 %.3g\n",
+                    ns ? "boundary" : "random", wave_implicit_x_name(x), wave_implicit_yz_name(yz), N - 1 - M, e);
+            cr_assert_lt(e, 1e-4);
+            if (strips)
+                dev_free(&gpu, strips);
+            wave_points_destroy(ps);
+            wave_destroy(s);
+            free(snap);
+            free(back);
+            free(v);
         }
-        wave_swap(s);
-        wave_set_reverse_interior(s, ns > 0);
-        for (int n = N - 1; n > M; n--) {
-            float a = (float)wavelet_ricker(n * p.dt, fp, wavelet_ricker_delay(fp));
-            cr_assert_eq(wave_step_reverse(s), 0, "%s", err_msg());
-            cr_assert_eq(wave_inject(s, ps, &a, 1, 1.0f, WAVE_INJECT_PHYSICAL), 0);
-            if (ns)
-                cr_assert_eq(wave_strip_load(s, strips + (size_t)(n - 1) * ns, true), 0, "%s", err_msg());
-        }
-        cr_assert_eq(wave_copy_out(s, false, back), 0);
-        double e = test_rel_l2_f32(back, snap, nn);
-        fprintf(stderr, "gpu implicit: %s strategy, %d steps back: rel L2 %.3g\n", ns ? "boundary" : "random",
-                N - 1 - M, e);
-        cr_assert_lt(e, 1e-4);
-        if (strips)
-            dev_free(&gpu, strips);
-        wave_points_destroy(ps);
-        wave_destroy(s);
-        free(snap);
-        free(back);
-        free(v);
-    }
 }
