@@ -55,7 +55,7 @@ enum { WAVE_OVERLAP_DEFAULT = 0, WAVE_OVERLAP_ON = 1, WAVE_OVERLAP_OFF = -1 };
 /* tuning.implicit_x: how the implicit operator's x sweep solves its lines (CUDA). */
 enum wave_implicit_x {
     WAVE_IMPLICIT_X_DEFAULT = 0,
-    WAVE_IMPLICIT_X_THREAD = 1, /* one line per thread, 32 lines per block in shared memory (default) */
+    WAVE_IMPLICIT_X_THREAD = 1, /* one line per thread, 32 lines per block in shared memory */
     WAVE_IMPLICIT_X_WARP = 2,   /* one line per warp: each lane a chunk, the chunks linked by a warp scan */
     WAVE_IMPLICIT_X_N = 3,
 };
@@ -63,15 +63,18 @@ enum wave_implicit_x {
 /* tuning.implicit_yz: how the implicit operator's y and z sweeps solve their lines (CUDA). */
 enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_DEFAULT = 0,
-    WAVE_IMPLICIT_YZ_MARCH = 1,  /* a thread marches a column, d stored and read back (default) */
+    WAVE_IMPLICIT_YZ_MARCH = 1,  /* a thread marches a column, d stored and read back */
     WAVE_IMPLICIT_YZ_CHUNKS = 2, /* a block holds whole lines in registers, chunks linked (<= 512 rows) */
     WAVE_IMPLICIT_YZ_N = 3,
 };
 
 /* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
- * GPU timings say so (docs/operators.md). */
-#define WAVE_IMPLICIT_X_PROD WAVE_IMPLICIT_X_THREAD
-#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_MARCH
+ * GPU timings say so.  Measured on the H100, 512^3, order 8, all four pairs in one run
+ * (docs/PERFORMANCE.md, 2026-11-24 09:35 UTC): warp/chunks 3.95 ms without CPML (5.18
+ * warp/march, 5.62 thread/chunks, 6.83 thread/march), 5.96 ms with (5.81 warp/march,
+ * 8.93 thread/march): warp/chunks, the fastest without CPML and within 3 % with it. */
+#define WAVE_IMPLICIT_X_PROD WAVE_IMPLICIT_X_WARP
+#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_CHUNKS
 static inline int wave_implicit_x_of(const struct wave_tuning *t)
 {
     return t->implicit_x ? t->implicit_x : WAVE_IMPLICIT_X_PROD;
