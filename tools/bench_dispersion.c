@@ -284,7 +284,7 @@ struct row {
 
 static int tradeoff(const struct opts *o, const struct sl_device *dev)
 {
-    static const double ppws[] = {2.4, 2.6, 2.8, 3.0, 3.2, 3.5, 3.8, 4.2, 4.6, 5.0, 5.5, 6.0, 7.0, 8.0};
+    static const double ppws[] = {2.0, 2.2, 2.4, 2.6, 2.8, 3.0, 3.2, 3.5, 3.8, 4.2, 4.6, 5.0, 5.5, 6.0, 7.0, 8.0};
     const int nppw = (int)(sizeof ppws / sizeof *ppws);
     const double fmax = wavelet_ricker_fmax(o->f_peak);
     static struct row rows[PROP_OP_COUNT * 8 * 4 * 2];
@@ -389,8 +389,8 @@ static int tradeoff(const struct opts *o, const struct sl_device *dev)
                    100 * w->err, 1e3 * w->dt, w->grid[0], w->grid[1], w->grid[2], w->steps, tds, w->work / 1e9,
                    brefw / w->work, w->rate / 1e6, w->shot_s, bref / w->shot_s, vs);
         }
-        printf("\n(ppw: the coarsest of 2.4, 2.6, ..., 8 points per wavelength at fmax whose trace meets the target, "
-               "the same criterion for every row; \"<= 2.4\": met at the coarsest tried; \"not reached\": the error "
+        printf("\n(ppw: the coarsest of 2.0, 2.2, 2.4, 2.6, ..., 8 points per wavelength at fmax whose trace meets the target, "
+               "the same criterion for every row; \"<= 2.0\": met at the coarsest tried; \"not reached\": the error "
                "at the finest tried.  time dispersion \"corrected\": the trace computed with the wavelet "
                "forward-transformed and inverse-transformed after, as [propagator] time_dispersion = \"correct\" "
                "does; tdt: the host's time for the transforms of a shot of %d traces, included in the time per shot "
