@@ -182,6 +182,12 @@ Test(operator_check, bench_dispersion_help, .timeout = 30)
     cr_expect_not_null(strstr(r.out, "usage: seislive-bench dispersion"), "%s", r.out);
     cr_expect_not_null(strstr(r.out, "--target"), "%s", r.out);
     cr_expect_not_null(strstr(r.out, "--cfl"), "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "--tdc"), "%s", r.out);
+    test_run_free(&r);
+    const char *bad_tdc[] = {test_prog("seislive-bench"), "dispersion", "--tdc", "maybe", NULL};
+    cr_assert_eq(test_run(bad_tdc, 30, &r), 0);
+    cr_expect_eq(r.status, 1, "exit %d", r.status);
+    cr_expect_not_null(strstr(r.err, "--tdc takes none, correct or both, not 'maybe'"), "%s", r.err);
     test_run_free(&r);
     const char *bad[] = {test_prog("seislive-bench"), "dispersion", "--orders", "7", NULL};
     cr_assert_eq(test_run(bad, 30, &r), 0);

@@ -3,7 +3,8 @@
  *
  *   seislive-bench dispersion [--orders 2,4,...,16] [--target 0.01] [--cfl 0.9,0.2]
  *                             [--f-peak 15] [--offset 600] [--survey 4000,4000,2000]
- *                             [--t-max 4] [--rate-n N] [--device SPEC] [--json]
+ *                             [--t-max 4] [--rate-n N] [--tdc none|correct|both]
+ *                             [--receivers 10000] [--device SPEC] [--json]
  *
  * Table 1, the dispersion table (kernels/dispersion.h, space alone): per operator and
  * half-width the points per wavelength from which the phase-velocity error stays within
@@ -20,8 +21,21 @@
  * grid: the grid's points x steps over the step rate measured for the operator's order on
  * a RATE_N^3 grid on the same device (the rate, not a whole shot, is timed: a survey
  * volume at the finest grid does not fit a CPU run; the optimized stencil costs what
- * Taylor's of the same order does, measured here too).  The last column compares with
- * Taylor 8th order at the same cfl. */
+ * Taylor's of the same order does, measured here too; the implicit operator's own step
+ * is measured the same way, wave_create with op = implicit).
+ *
+ * Every operator (taylor, optimized, implicit) runs at every cfl with and without the
+ * time-dispersion correction (--tdc; [propagator] time_dispersion = "correct",
+ * kernels/time_dispersion.h): with it the trace is computed exactly as the model job does
+ * it, the Ricker sampled at the step's dt forward-transformed (FTDT) before it is
+ * injected, the recorded trace inverse-transformed (ITDT) after, then compared with the
+ * same analytic trace.  The criterion is the same for every row.  The corrected rows'
+ * time per shot adds what the transforms cost on the host for a survey shot (the FTDT of
+ * the wavelet and the ITDT of RECEIVERS traces of steps + 1 samples, OpenMP as in the
+ * job, timed here), and their work adds that time as point-steps at the row's step rate.
+ * The comparison columns are against Taylor 8th order: at its best setting in the table
+ * (the fastest row of it that meets the target, any cfl, corrected or not) and at the
+ * same cfl and correction. */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -35,6 +49,7 @@
 #include "kernels/operator.h"
 #include "kernels/propagator.h"
 #include "kernels/stability.h"
+#include "kernels/time_dispersion.h"
 #include "kernels/wave.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
@@ -57,6 +72,8 @@ struct opts {
     double target, cfls[4], f_peak, offset, survey[3], t_max;
     int ncfl;
     int rate_n;
+    int tdc_from, tdc_to; /* 0 none, 1 correct */
+    int receivers;
     const char *device;
     bool json;
 };
@@ -110,9 +127,13 @@ static void dispersion_table(const struct opts *o)
 /* ---- table 2 ---- */
 
 /* The relative L2 error of the trace at OFFSET (along (0.96, 0.2, 0.2)-ish, on nodes) for
- * operator KIND of ORDER on spacing H; *DT gets the step used. */
+ * operator KIND of ORDER on spacing H; *DT gets the step used.  TDC: with the
+ * time-dispersion correction as the model job applies it (stream/job_model.c: the
+ * wavelet of nt + 1 samples FTDT'd, the trace of nt + 1 samples ITDT'd); a wavelet
+ * beyond the leapfrog's band at this dt cannot be corrected (the job refuses it): *ERR =
+ * INFINITY. */
 static int trace_error(const struct sl_device *dev, const struct opts *o, int kind, int order, double cfl, double h,
-                       double *err, double *dt)
+                       bool tdc, double *err, double *dt)
 {
     const int nx = (int)ceil(o->offset * 0.96 / h), nyz = (int)ceil(o->offset * 0.2 / h);
     const int margin = 6;
@@ -125,27 +146,41 @@ static int trace_error(const struct sl_device *dev, const struct opts *o, int ki
     const double r = sqrt((double)nx * nx + 2.0 * nyz * nyz) * h;
     const double t0 = wavelet_ricker_delay(o->f_peak);
     const int nt = (int)((t0 + r / V0 + 1.5 / o->f_peak) / p.dt);
+    if (tdc && wavelet_ricker_fmax(o->f_peak) >= tdt_band_limit(p.dt)) {
+        *err = INFINITY;
+        return 0;
+    }
     size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
     float *v = malloc(nn * sizeof *v), *tr = calloc((size_t)nt + 1, sizeof *tr);
-    if (!v || !tr) {
+    float *wl = malloc(((size_t)nt + 1) * sizeof *wl);
+    if (!v || !tr || !wl) {
         free(v);
         free(tr);
+        free(wl);
         return err_set(-ENOMEM, "bench dispersion: out of memory");
     }
+    for (int it = 0; it <= nt; it++)
+        wl[it] = (float)wavelet_ricker(it * p.dt, o->f_peak, t0);
+    struct tdt *tt = NULL;
+    int rc = 0;
+    if (tdc && (rc = tdt_create((size_t)nt + 1, p.dt, &tt)) == 0)
+        rc = tdt_apply(tt, TDT_FORWARD, wl, 1, (size_t)nt + 1, NULL);
     for (size_t i = 0; i < nn; i++)
         v[i] = (float)V0;
     struct wave_sim *s = NULL;
     struct wave_points *ps = NULL, *pr = NULL;
-    int rc = wave_create(dev, &p, v, &s);
+    if (rc == 0)
+        rc = wave_create(dev, &p, v, &s);
     if (rc == 0)
         rc = wave_points_create(s, src, 1, WAVE_INTERP_NEAREST, &ps);
     if (rc == 0)
         rc = wave_points_create(s, rec, 1, WAVE_INTERP_NEAREST, &pr);
     for (int it = 0; rc == 0 && it < nt; it++) {
-        float a = (float)wavelet_ricker(it * p.dt, o->f_peak, t0);
-        if ((rc = wave_step(s)) == 0 && (rc = wave_inject(s, ps, &a, 1, 1.0f, WAVE_INJECT_PHYSICAL)) == 0)
+        if ((rc = wave_step(s)) == 0 && (rc = wave_inject(s, ps, wl + it, 1, 1.0f, WAVE_INJECT_PHYSICAL)) == 0)
             rc = wave_sample(s, pr, tr + it + 1, 1, 0);
     }
+    if (rc == 0 && tdc)
+        rc = tdt_apply(tt, TDT_INVERSE, tr, 1, (size_t)nt + 1, NULL);
     if (rc == 0) {
         double num = 0, den = 0;
         for (int it = 0; it <= nt; it++) {
@@ -158,8 +193,37 @@ static int trace_error(const struct sl_device *dev, const struct opts *o, int ki
     wave_points_destroy(ps);
     wave_points_destroy(pr);
     wave_destroy(s);
+    tdt_destroy(tt);
     free(v);
     free(tr);
+    free(wl);
+    return rc;
+}
+
+/* Seconds the host spends on a survey shot's correction: the FTDT of the wavelet and the
+ * ITDT of NREC traces of N samples at DT (OpenMP over the traces, as in the model job).
+ * Up to 512 traces are transformed and the time scaled to NREC: the cost is per trace. */
+static int tdt_cost(size_t n, double dt, int nrec, double *sec)
+{
+    const int m = nrec < 512 ? nrec : 512;
+    float *x = calloc(n * (size_t)(m + 1), sizeof *x);
+    if (!x)
+        return err_set(-ENOMEM, "bench dispersion: out of memory");
+    for (int i = 0; i <= m; i++) /* a Ricker of 15 Hz at 0.2 s in every trace: the content is irrelevant to the cost */
+        for (size_t k = 0; k < n; k++)
+            x[(size_t)i * n + k] = (float)wavelet_ricker((double)k * dt, 15, 0.2);
+    double t0 = now_s();
+    struct tdt *t;
+    int rc = tdt_create(n, dt, &t);
+    if (rc == 0) {
+        if ((rc = tdt_apply(t, TDT_FORWARD, x, 1, n, NULL)) == 0) {
+            double t1 = now_s();
+            rc = tdt_apply(t, TDT_INVERSE, x + n, (size_t)m, n, NULL);
+            *sec = (t1 - t0) + (now_s() - t1) * nrec / m;
+        }
+        tdt_destroy(t);
+    }
+    free(x);
     return rc;
 }
 
@@ -211,59 +275,74 @@ static int step_rate(const struct sl_device *dev, int kind, int order, int n, do
 }
 
 struct row {
-    int kind, order;
+    int kind, order, tdc;
     double cfl;
-    double ppw, h, dt, err, rate, shot_s, work;
+    double ppw, h, dt, err, rate, shot_s, work, tdt_s;
     long grid[3], steps;
-    bool met;
+    bool met, coarsest; /* coarsest: met at the coarsest grid tried (it may allow a coarser one) */
 };
 
 static int tradeoff(const struct opts *o, const struct sl_device *dev)
 {
-    static const double ppws[] = {2.4, 2.6, 2.8, 3.0, 3.2, 3.5, 3.8, 4.2, 4.6, 5.0, 5.5, 6.0, 7.0, 8.0};
+    static const double ppws[] = {2.0, 2.2, 2.4, 2.6, 2.8, 3.0, 3.2, 3.5, 3.8, 4.2, 4.6, 5.0, 5.5, 6.0, 7.0, 8.0};
     const int nppw = (int)(sizeof ppws / sizeof *ppws);
     const double fmax = wavelet_ricker_fmax(o->f_peak);
-    struct row rows[2 * 8 * 4];
+    static struct row rows[PROP_OP_COUNT * 8 * 4 * 2];
+    double rates[PROP_OP_COUNT][17] = {{0}}; /* the step rate, once per operator and order */
     int nr = 0;
     for (int c = 0; c < o->ncfl; c++)
-        for (int k = 0; k < 2; k++)
-            for (int i = 0; i < o->no; i++) {
-                if (o->orders[i] < 4)
-                    continue;
-                struct row *w = &rows[nr++];
-                *w = (struct row){.kind = k, .order = o->orders[i], .cfl = o->cfls[c]};
-                for (int j = 0; j < nppw && !w->met; j++) {
-                    const double h = V0 / (fmax * ppws[j]);
-                    int rc = trace_error(dev, o, k, o->orders[i], w->cfl, h, &w->err, &w->dt);
-                    if (rc < 0)
-                        return rc;
-                    w->ppw = ppws[j];
-                    w->h = h;
-                    w->met = w->err <= o->target;
+        for (int tdc = o->tdc_from; tdc <= o->tdc_to; tdc++)
+            for (int k = 0; k < PROP_OP_COUNT; k++)
+                for (int i = 0; i < o->no; i++) {
+                    if (o->orders[i] < 4)
+                        continue;
+                    struct row *w = &rows[nr++];
+                    *w = (struct row){.kind = k, .order = o->orders[i], .cfl = o->cfls[c], .tdc = tdc};
+                    for (int j = 0; j < nppw && !w->met; j++) {
+                        const double h = V0 / (fmax * ppws[j]);
+                        int rc = trace_error(dev, o, k, o->orders[i], w->cfl, h, tdc, &w->err, &w->dt);
+                        if (rc < 0)
+                            return err_prefix(rc, "%s order %d cfl %g%s at %.1f ppw", operator_name(k), o->orders[i],
+                                              w->cfl, tdc ? " corrected" : "", ppws[j]);
+                        w->ppw = ppws[j];
+                        w->h = h;
+                        w->met = w->err <= o->target;
+                        w->coarsest = w->met && j == 0;
+                    }
+                    fprintf(stderr, "dispersion: %s %d cfl %g%s: %.3g %% at %.1f ppw\n", operator_name(k),
+                            o->orders[i], w->cfl, tdc ? " corrected" : "", 100 * w->err, w->ppw);
+                    double *rate = &rates[k][o->orders[i]];
+                    if (*rate == 0) {
+                        int rc = step_rate(dev, k, o->orders[i], o->rate_n, rate);
+                        if (rc < 0)
+                            return err_prefix(rc, "%s order %d step rate", operator_name(k), o->orders[i]);
+                    }
+                    w->rate = *rate;
+                    double pts = 1;
+                    for (int a = 0; a < 3; a++) {
+                        w->grid[a] = (long)ceil(o->survey[a] / w->h) + 2 * PML;
+                        pts *= (double)w->grid[a];
+                    }
+                    const double hh[3] = {w->h, w->h, w->h};
+                    const double dt = w->cfl * stability_dt_max_op(k, o->orders[i], 0, hh, V0, false);
+                    w->steps = (long)ceil(o->t_max / dt);
+                    w->work = pts * (double)w->steps;
+                    w->shot_s = w->work / w->rate;
+                    if (tdc && w->met) {
+                        int rc = tdt_cost((size_t)w->steps + 1, dt, o->receivers, &w->tdt_s);
+                        if (rc < 0)
+                            return err_prefix(rc, "tdt cost");
+                        w->shot_s += w->tdt_s;
+                        w->work += w->tdt_s * w->rate;
+                    }
                 }
-                int rc = step_rate(dev, k, o->orders[i], o->rate_n, &w->rate);
-                if (rc < 0)
-                    return rc;
-                double pts = 1;
-                for (int a = 0; a < 3; a++) {
-                    w->grid[a] = (long)ceil(o->survey[a] / w->h) + 2 * PML;
-                    pts *= (double)w->grid[a];
-                }
-                const double hh[3] = {w->h, w->h, w->h};
-                w->steps = (long)ceil(o->t_max / (w->cfl * stability_dt_max_op(k, o->orders[i], 0, hh, V0, false)));
-                w->work = pts * (double)w->steps;
-                w->shot_s = w->work / w->rate;
-            }
-    /* Taylor 8th order's time per shot at each cfl: the reference of the last column */
-    double ref[4], refw[4];
-    for (int c = 0; c < o->ncfl; c++) {
-        ref[c] = refw[c] = NAN;
-        for (int i = 0; i < nr; i++)
-            if (rows[i].kind == PROP_OP_TAYLOR && rows[i].order == 8 && rows[i].met && rows[i].cfl == o->cfls[c]) {
-                ref[c] = rows[i].shot_s;
-                refw[c] = rows[i].work;
-            }
-    }
+    /* Taylor 8th order: at its best setting (fastest met row) and per cfl and correction */
+    int best = -1;
+    for (int i = 0; i < nr; i++)
+        if (rows[i].kind == PROP_OP_TAYLOR && rows[i].order == 8 && rows[i].met &&
+            (best < 0 || rows[i].shot_s < rows[best].shot_s))
+            best = i;
+    const double bref = best >= 0 ? rows[best].shot_s : NAN, brefw = best >= 0 ? rows[best].work : NAN;
     char dev_name[128];
     snprintf(dev_name, sizeof dev_name, "%s", dev->kind == SL_DEVICE_CUDA ? "GPU" : "CPU");
     if (!o->json) {
@@ -271,36 +350,64 @@ static int tradeoff(const struct opts *o, const struct sl_device *dev)
                "time per shot of a %g x %g x %g m survey, %g s (%s, step rate on %d^3 + CPML)\n\n",
                100 * o->target, o->offset, o->f_peak, fmax, o->survey[0], o->survey[1], o->survey[2], o->t_max,
                dev_name, o->rate_n);
-        printf("| operator | order | cfl | ppw at fmax | h (m) | trace rel L2 | dt (ms) | survey grid | steps | "
-               "work (Gpt-steps) | work vs taylor 8 | Mpts/s | time per shot (s) | vs taylor 8 |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        if (best >= 0)
+            printf("Reference: taylor 8 at its best setting here: cfl %g, %s, %.4g s per shot.\n\n", rows[best].cfl,
+                   rows[best].tdc ? "corrected" : "uncorrected", bref);
+        else
+            printf("Reference: taylor 8 reaches the target in no row here (n/a).\n\n");
+        printf("| operator | order | cfl | time dispersion | ppw at fmax | h (m) | trace rel L2 | dt (ms) | survey grid | "
+               "steps | tdt (s) | work (Gpt-steps) | work vs best taylor 8 | Mpts/s | time per shot (s) | "
+               "vs best taylor 8 | vs taylor 8 same cfl + correction |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (int i = 0; i < nr; i++) {
             const struct row *w = &rows[i];
+            const char *td = w->tdc ? "corrected" : "none";
             if (!w->met) {
-                printf("| %s | %d | %g | > %.1f | n/a | %.3g %% at %.1f ppw | n/a | n/a | n/a | n/a | n/a | %.1f | n/a | "
-                       "n/a |\n",
-                       operator_name(w->kind), w->order, w->cfl, w->ppw, 100 * w->err, w->ppw, w->rate / 1e6);
+                char e[48];
+                if (isinf(w->err))
+                    snprintf(e, sizeof e, "beyond the band at %.1f ppw", w->ppw);
+                else
+                    snprintf(e, sizeof e, "%.3g %% at %.1f ppw", 100 * w->err, w->ppw);
+                printf("| %s | %d | %g | %s | not reached (> %.1f) | n/a | %s | n/a | n/a | n/a | n/a | n/a | n/a | "
+                       "%.1f | n/a | n/a | n/a |\n",
+                       operator_name(w->kind), w->order, w->cfl, td, w->ppw, e, w->rate / 1e6);
                 continue;
             }
-            int c = 0;
-            while (c + 1 < o->ncfl && o->cfls[c] != w->cfl)
-                c++;
-            printf("| %s | %d | %g | %.1f | %.2f | %.3g %% | %.3f | %ld x %ld x %ld | %ld | %.4g | %.2fx | %.1f | %.4g | "
-                   "%.2fx |\n",
-                   operator_name(w->kind), w->order, w->cfl, w->ppw, w->h, 100 * w->err, 1e3 * w->dt, w->grid[0],
-                   w->grid[1], w->grid[2], w->steps, w->work / 1e9, refw[c] / w->work, w->rate / 1e6, w->shot_s,
-                   ref[c] / w->shot_s);
+            double same = NAN; /* taylor 8 at the same cfl and correction */
+            for (int j = 0; j < nr; j++)
+                if (rows[j].kind == PROP_OP_TAYLOR && rows[j].order == 8 && rows[j].met && rows[j].cfl == w->cfl &&
+                    rows[j].tdc == w->tdc)
+                    same = rows[j].shot_s;
+            char tds[32] = "-", vs[32] = "n/a";
+            if (w->tdc)
+                snprintf(tds, sizeof tds, "%.3g", w->tdt_s);
+            if (!isnan(same))
+                snprintf(vs, sizeof vs, "%.2fx", same / w->shot_s);
+            printf("| %s | %d | %g | %s | %s%.1f | %.2f | %.3g %% | %.3f | %ld x %ld x %ld | %ld | %s | %.4g | %.2fx | "
+                   "%.1f | %.4g | %.2fx | %s |\n",
+                   operator_name(w->kind), w->order, w->cfl, td, w->coarsest ? "<= " : "", w->ppw, w->h,
+                   100 * w->err, 1e3 * w->dt, w->grid[0], w->grid[1], w->grid[2], w->steps, tds, w->work / 1e9,
+                   brefw / w->work, w->rate / 1e6, w->shot_s, bref / w->shot_s, vs);
         }
-        printf("\n(vs taylor 8: how many times less work / faster than Taylor 8th order at the same trace accuracy "
-               "and cfl; work = survey grid points x steps, free of the timing noise of a shared machine)\n");
+        printf("\n(ppw: the coarsest of 2.0, 2.2, 2.4, 2.6, ..., 8 points per wavelength at fmax whose trace meets the target, "
+               "the same criterion for every row; \"<= 2.0\": met at the coarsest tried; \"not reached\": the error "
+               "at the finest tried.  time dispersion \"corrected\": the trace computed with the wavelet "
+               "forward-transformed and inverse-transformed after, as [propagator] time_dispersion = \"correct\" "
+               "does; tdt: the host's time for the transforms of a shot of %d traces, included in the time per shot "
+               "and, as point-steps at the step rate, in the work.  vs: how many times less work / faster than Taylor "
+               "8th order; work = survey grid points x steps, free of the timing noise of a shared machine)\n",
+               o->receivers);
     } else {
-        printf("\"tradeoff\": {\"device\": \"%s\", \"target\": %g, \"rows\": [", dev_name, o->target);
+        printf("\"tradeoff\": {\"device\": \"%s\", \"target\": %g, \"receivers\": %d, \"rows\": [", dev_name,
+               o->target, o->receivers);
         for (int i = 0; i < nr; i++) {
             const struct row *w = &rows[i];
-            printf("%s{\"operator\": \"%s\", \"order\": %d, \"cfl\": %g, \"met\": %s, \"ppw\": %.2f, \"h\": %.4f, \"err\": %.5g, "
-                   "\"dt\": %.6g, \"steps\": %ld, \"work\": %.6g, \"rate\": %.6g, \"shot_s\": %.6g}",
-                   i ? ", " : "", operator_name(w->kind), w->order, w->cfl, w->met ? "true" : "false", w->ppw, w->h, w->err,
-                   w->dt, w->steps, w->work, w->rate, w->shot_s);
+            printf("%s{\"operator\": \"%s\", \"order\": %d, \"cfl\": %g, \"time_dispersion\": \"%s\", "
+                   "\"met\": %s, \"ppw\": %.2f, \"h\": %.4f, \"err\": %.5g, \"dt\": %.6g, \"steps\": %ld, "
+                   "\"tdt_s\": %.6g, \"work\": %.6g, \"rate\": %.6g, \"shot_s\": %.6g}",
+                   i ? ", " : "", operator_name(w->kind), w->order, w->cfl, w->tdc ? "correct" : "none",
+                   w->met ? "true" : "false", w->ppw, w->h, isinf(w->err) ? -1.0 : w->err, w->dt, w->steps, w->tdt_s,
+                   w->work, w->rate, w->shot_s);
         }
         printf("]}}\n");
     }
@@ -311,7 +418,8 @@ int bench_dispersion(int argc, char **argv)
 {
     struct opts o = {.orders = {2, 4, 6, 8, 10, 12, 14, 16}, .no = 8, .target = 0.01, .cfls = {0.9, 0.2}, .ncfl = 2,
                      .f_peak = 15,
-                     .offset = 600, .survey = {4000, 4000, 2000}, .t_max = 4, .rate_n = 0, .device = "auto"};
+                     .offset = 600, .survey = {4000, 4000, 2000}, .t_max = 4, .rate_n = 0, .tdc_from = 0, .tdc_to = 1,
+                     .receivers = 10000, .device = "auto"};
     for (int i = 1; i < argc; i++) {
         const bool more = i + 1 < argc;
         if (!strcmp(argv[i], "--json"))
@@ -350,6 +458,20 @@ int bench_dispersion(int argc, char **argv)
             o.t_max = atof(argv[++i]);
         else if (!strcmp(argv[i], "--rate-n") && more)
             o.rate_n = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--tdc") && more) {
+            const char *m = argv[++i];
+            if (!strcmp(m, "none"))
+                o.tdc_from = o.tdc_to = 0;
+            else if (!strcmp(m, "correct"))
+                o.tdc_from = o.tdc_to = 1;
+            else if (!strcmp(m, "both"))
+                o.tdc_from = 0, o.tdc_to = 1;
+            else {
+                fprintf(stderr, "bench dispersion: --tdc takes none, correct or both, not '%s'\n", m);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--receivers") && more)
+            o.receivers = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--device") && more)
             o.device = argv[++i];
         else {
@@ -358,9 +480,9 @@ int bench_dispersion(int argc, char **argv)
         }
     }
     if (!(o.target > 0 && o.target < 1) || !(o.f_peak > 0) || !(o.offset > 0) ||
-        !(o.t_max > 0) || o.rate_n < 0 || !(o.survey[0] > 0 && o.survey[1] > 0 && o.survey[2] > 0)) {
+        !(o.t_max > 0) || o.rate_n < 0 || o.receivers < 1 || !(o.survey[0] > 0 && o.survey[1] > 0 && o.survey[2] > 0)) {
         fprintf(stderr, "bench dispersion: need 0 < target < 1 and positive f-peak, offset, survey, "
-                        "t-max\n");
+                        "t-max, receivers\n");
         return 2;
     }
     log_set_level(LOG_WARN);

@@ -6,7 +6,8 @@
 #      so the same Gpts/s and byte floor are expected);
 #   3. seislive-bench dispersion: the dispersion table and the end-to-end trade-off (the
 #      coarsest grid for a 1 % trace and the time per shot of a 4 x 4 x 2 km, 4 s survey)
-#      at cfl 0.9 and 0.2, orders 8 and 16.
+#      at cfl 0.9 and 0.2, orders 8 and 16, taylor, optimized and implicit, each without
+#      and with the time-dispersion correction (--tdc both, the default).
 # Logs into $OUT (or ./gpu-out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
