@@ -73,6 +73,7 @@ struct implicit_state {
     /* CUDA */
     float *d_cp, *d_inv;
     float *d_scratch;               /* the x sweeps' transposed intermediate etc. */
+    int smem_optin;                 /* CUDA: the device's opt-in shared memory per block (bytes) */
 };
 
 /* Set up S's implicit state after wave_shell_init (S->p.op == PROP_OP_IMPLICIT): design,

@@ -26,6 +26,10 @@ extern "C" int implicit_cu_alloc(struct wave_sim *s)
         (rc = alloc_f(s, &im->lap, s->L.count)) < 0 || (rc = alloc_f(s, &im->d_scratch, s->L.count)) < 0 ||
         (rc = alloc_f(s, &im->ifc, im->ifc_count)) < 0)
         return err_prefix(rc, "wave: implicit operator");
+    /* the x sweeps' shared-memory limit, asked once here and not at every step */
+    int dev = 0;
+    CUDA_TRY(cudaGetDevice(&dev));
+    CUDA_TRY(cudaDeviceGetAttribute(&im->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     if ((rc = dev_copy(s->dev, im->d_cp, im->cp, im->nmax * sizeof(float), DEV_H2D, NULL)) < 0 ||
         (rc = dev_copy(s->dev, im->d_inv, im->inv, im->nmax * sizeof(float), DEV_H2D, NULL)) < 0)
         return rc;

@@ -511,21 +511,6 @@ __global__ void __launch_bounds__(YZ_THREADS, 2) k_sweep_chunks(IArgs A, int r0,
 
 /* ---- launchers ------------------------------------------------------------------------- */
 
-template <class F>
-static int with_k(int K, F &&f)
-{
-    switch (K) {
-    case 1: return f(std::integral_constant<int, 1>{});
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 3: return f(std::integral_constant<int, 3>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 5: return f(std::integral_constant<int, 5>{});
-    case 6: return f(std::integral_constant<int, 6>{});
-    case 7: return f(std::integral_constant<int, 7>{});
-    case 8: return f(std::integral_constant<int, 8>{});
-    }
-    return err_set(-EINVAL, "implicit: half-width %d not supported on CUDA", K);
-}
 
 /* The line-per-warp x sweep (k_sweep_x_warp). */
 static int sweep_x_warp(const wave_sim *s, const IArgs &A, cudaStream_t st, int r0, int r1, long long rows)
@@ -534,15 +519,12 @@ static int sweep_x_warp(const wave_sim *s, const IArgs &A, cudaStream_t st, int 
     const int ch = ((m + 31) / 32) | 1; /* odd: the lanes' rows in 32 different banks */
     const int wpitch = 2 * m + 2 * K;
     const size_t shmem = ((size_t)2 * m + (size_t)XW_WARPS * wpitch) * sizeof(float);
-    int dev = 0, optin = 0, sms = 0;
-    CUDA_TRY(cudaGetDevice(&dev));
-    CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    const int optin = s->imp->smem_optin, sms = sm_count(s);
     if (shmem > (size_t)optin)
         return err_set(-ENOTSUP, "implicit: x lines of %d points do not fit the x sweep's shared memory (at most "
                        "%zu points)", m, ((size_t)optin / sizeof(float) - 2 * (size_t)XW_WARPS * K) /
                                               (2 + 2 * (size_t)XW_WARPS));
-    return with_k(K, [&](auto kk) {
+    return with_r(s, [&](auto kk) {
         constexpr int KK = decltype(kk)::value;
         auto kern = k_sweep_x_warp<KK, KK>;
         CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem));
@@ -571,14 +553,11 @@ int implicit_cu_sweep_x(const wave_sim *s, const IArgs &A, cudaStream_t st)
     int pitch = r1 - r0 + 2 * K;
     pitch |= 1; /* odd: the 32 lines of a block fall in 32 different banks */
     const size_t shmem = (size_t)XROWS * pitch * sizeof(float);
-    int dev = 0, optin = 0;
-    CUDA_TRY(cudaGetDevice(&dev));
-    CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    const size_t max_sh = (size_t)optin; /* H100: 227 KB, A100: 163 KB */
+    const size_t max_sh = (size_t)s->imp->smem_optin; /* H100: 227 KB, A100: 163 KB */
     if (shmem > max_sh)
         return err_set(-ENOTSUP, "implicit: x lines of %d points do not fit the x sweep's shared memory (at most "
                        "%zu points)", r1 - r0, max_sh / sizeof(float) / XROWS - 2 * K);
-    return with_k(K, [&](auto kk) {
+    return with_r(s, [&](auto kk) {
         constexpr int KK = decltype(kk)::value;
         auto kern = k_sweep_x<KK, KK>;
         CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem));
@@ -598,7 +577,7 @@ static int sweep_march(const wave_sim *s, const IArgs &A, cudaStream_t st)
         return 0;
     const int nc = (r1 - r0 + YZ_CH - 1) / YZ_CH;
     if (wave_implicit_yz_of(&s->p.tuning) == WAVE_IMPLICIT_YZ_CHUNKS && !A.ifc_out && nc <= YZ_NC_MAX)
-        return with_k(s->imp->K, [&](auto kk) {
+        return with_r(s, [&](auto kk) {
             constexpr int KK = decltype(kk)::value;
             const int w = YZ_THREADS / nc >= 32 ? 32 : 16;
             dim3 blk(w, nc), grd((nx + w - 1) / w, no);
@@ -606,7 +585,7 @@ static int sweep_march(const wave_sim *s, const IArgs &A, cudaStream_t st)
             CUDA_TRY_LAUNCH();
             return 0;
         });
-    return with_k(s->imp->K, [&](auto kk) {
+    return with_r(s, [&](auto kk) {
         constexpr int KK = decltype(kk)::value;
         dim3 blk(128), grd((nx + 127) / 128, no);
         k_sweep_march<KK, KK, AX><<<grd, blk, 0, st>>>(A, r0, r1);

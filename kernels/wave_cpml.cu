@@ -322,13 +322,14 @@ static int launch_lines(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_
     return 0;
 }
 
-/* Split CPML (the straightforward arrangement): psi in place in the layers, then the
- * stretched update of the 3 axis groups. */
+/* psi <- b psi + a dp/dx_a in place over every axis's layers: the first half of split,
+ * and alone for the implicit operator, whose sweeps add the stretched terms themselves
+ * (kernels/implicit_kernels.cu).  Threads over x and y; a 2D grid has one y row, so its
+ * blocks are x only. */
 template <int R, bool Y>
-static int launch_split(wave_sim *s, const Box &in, const KArgs &a, const PArgs &m, cudaStream_t st)
+static int launch_psi(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_t st)
 {
     const struct wave_layout *L = &s->L;
-    /* threads over x and y; a 2D grid has one y row, so its blocks are x only */
     constexpr int BX = Y ? 32 : 256, BYK = Y ? 8 : 1;
     for (int ax = 0; ax < 3; ax++) {
         if (!s->slab_count[ax])
@@ -346,6 +347,20 @@ static int launch_split(wave_sim *s, const Box &in, const KArgs &a, const PArgs 
             k_psi<R, 2><<<grd, blk, 0, st>>>(a, m, n[0], n[1], n[2]);
         CUDA_TRY_LAUNCH();
     }
+    return 0;
+}
+
+/* Split CPML (the straightforward arrangement): psi in place in the layers, then the
+ * stretched update of the 3 axis groups. */
+template <int R, bool Y>
+static int launch_split(wave_sim *s, const Box &in, const KArgs &a, const PArgs &m, cudaStream_t st)
+{
+    const struct wave_layout *L = &s->L;
+    /* threads over x and y; a 2D grid has one y row, so its blocks are x only */
+    constexpr int BX = Y ? 32 : 256, BYK = Y ? 8 : 1;
+    int rc = launch_psi<R, Y>(s, a, m, st);
+    if (rc)
+        return rc;
     /* The layers as 3 disjoint groups, both faces of an axis in one launch: z layers
      * whole, y layers within the inner z range, x layers within inner y and z. */
     for (int ax = 2; ax >= 0; ax--) {
@@ -375,31 +390,6 @@ static int launch_split(wave_sim *s, const Box &in, const KArgs &a, const PArgs 
     return 0;
 }
 
-
-/* psi <- b psi + a dp/dx_a in place over every axis's layers (the first half of split):
- * for the implicit operator, whose sweeps add the stretched terms themselves
- * (kernels/implicit_kernels.cu). */
-template <int R, bool Y>
-static int launch_psi(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_t st)
-{
-    const struct wave_layout *L = &s->L;
-    constexpr int BX = Y ? 32 : 256, BYK = Y ? 8 : 1;
-    for (int ax = 0; ax < 3; ax++) {
-        if (!s->slab_count[ax])
-            continue;
-        int n[3] = {L->npad[0], L->npad[1], L->npad[2]};
-        n[ax] = L->pml[2 * ax] + L->pml[2 * ax + 1];
-        dim3 blk(BX, BYK), grd((n[0] + BX - 1) / BX, (n[1] + BYK - 1) / BYK, n[2]);
-        if (ax == 0)
-            k_psi<R, 0><<<grd, blk, 0, st>>>(a, m, n[0], n[1], n[2]);
-        else if (ax == 1)
-            k_psi<R, 1><<<grd, blk, 0, st>>>(a, m, n[0], n[1], n[2]);
-        else
-            k_psi<R, 2><<<grd, blk, 0, st>>>(a, m, n[0], n[1], n[2]);
-        CUDA_TRY_LAUNCH();
-    }
-    return 0;
-}
 
 int wave_cu_psi(wave_sim *s, cudaStream_t st)
 {
