@@ -923,15 +923,21 @@ void config_print_example(FILE *out)
     }
 }
 
-uint64_t config_fingerprint(const struct sl_config *cfg)
+/* FNV-1a-style hash of the resolved values of SECTIONS (NULL: all, as config_print).
+ * The offset constant is one digit short of FNV's: state files keep the fingerprints it
+ * gave, so it stays. */
+static uint64_t hash_sections(const struct sl_config *cfg, const char *const *sections)
 {
-    /* FNV-1a over the resolved values of the sections that change the numbers. */
-    static const char *const numeric[] = {"job", "model", "propagator", "rtm", "locate", NULL};
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    for (int i = 0; numeric[i]; i++)
-        print_section(f, cfg, schema_section(numeric[i]));
+    if (!f)
+        return 0;
+    if (sections)
+        for (int i = 0; sections[i]; i++)
+            print_section(f, cfg, schema_section(sections[i]));
+    else
+        config_print(cfg, f);
     fclose(f);
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < len; i++) {
@@ -941,6 +947,15 @@ uint64_t config_fingerprint(const struct sl_config *cfg)
     free(buf);
     return h;
 }
+
+uint64_t config_fingerprint(const struct sl_config *cfg)
+{
+    /* the sections that change the numbers */
+    static const char *const numeric[] = {"job", "model", "propagator", "rtm", "locate", NULL};
+    return hash_sections(cfg, numeric);
+}
+
+uint64_t config_fingerprint_all(const struct sl_config *cfg) { return hash_sections(cfg, NULL); }
 
 const char *config_enum_name(const char *section, const char *key, int value)
 {

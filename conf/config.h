@@ -281,6 +281,10 @@ void config_print_example(FILE *out);
  * (used by the state checkpoint to refuse resuming under another config). */
 uint64_t config_fingerprint(const struct sl_config *cfg);
 
+/* The same hash over the whole resolved configuration as `check` prints it, every key of
+ * every section (ranks of one MPI job compare it: they must run the same config). */
+uint64_t config_fingerprint_all(const struct sl_config *cfg);
+
 /* The enum's name, as written in the file. */
 const char *config_enum_name(const char *section, const char *key, int value);
 

@@ -31,25 +31,6 @@ struct dd_model {
     size_t nrec;
 };
 
-/* FNV-1a of the resolved configuration as `check` prints it: every key, every section. */
-static uint64_t config_hash(const struct sl_config *cfg)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return 0;
-    config_print(cfg, f);
-    fclose(f);
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)buf[i];
-        h *= 1099511628211ull;
-    }
-    free(buf);
-    return h;
-}
-
 /* The part of the whole interior V (N points) that the subdomain G holds. */
 static float *sub_volume(const int n[3], const struct prop_grid *g, const float *v)
 {
@@ -137,7 +118,7 @@ int dd_model_open(const struct sl_config *cfg, const struct sl_device *dev, cons
 {
     *out = NULL;
     *s = NULL;
-    int rc = sl_mpi_same(config_hash(cfg), "configuration");
+    int rc = sl_mpi_same(config_fingerprint_all(cfg), "configuration");
     if (rc < 0)
         return rc;
     struct dd_model *d = calloc(1, sizeof *d);
