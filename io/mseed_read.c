@@ -304,13 +304,11 @@ int mseed_read_buffer(const char *name, char *buf, size_t len, struct mseed_set 
                 msr_free(&m);
                 return err_set(-ENOMEM, "%s: out of memory", name);
             }
-            /* ns since 1970, plus a block, must fit int64: the years 1685-2255 (the bound
-             * of the wire format's t0_ns too).  A far-off start time overflowed the
-             * conversion below (found by the mseed fuzz target). */
-            const int64_t lim = 9000000000000000000LL / (1000000000 / HPTMODULUS);
+            /* a far-off start time overflowed the conversion below (found by the mseed
+             * fuzz target) */
             if (!MS_ISRATETOLERABLE(m->samprate, t->rate)) {
                 reject(st, name, off, "sample rate differs from the channel's earlier records");
-            } else if (m->starttime > lim || m->starttime < -lim) {
+            } else if (!mseed_start_fits(m->starttime)) {
                 reject(st, name, off, "start time outside the years 1685-2255");
             } else if (append_samples(t, m->sampletype, m->datasamples, m->numsamples,
                                               (int64_t)m->starttime * (1000000000 / HPTMODULUS), st, name, off) != 0) {
@@ -355,6 +353,12 @@ static int read_file(const char *path, struct mseed_set *set, struct mseed_stats
     free(buf);
     st->files++;
     return rc;
+}
+
+bool mseed_start_fits(int64_t hptime)
+{
+    const int64_t lim = 9000000000000000000LL / (1000000000 / HPTMODULUS);
+    return hptime <= lim && hptime >= -lim;
 }
 
 int mseed_read_path(const char *path, struct mseed_set *set, struct mseed_stats *st)

@@ -23,6 +23,7 @@
 #ifndef SEISLIVE_MSEED_READ_H
 #define SEISLIVE_MSEED_READ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,6 +85,11 @@ void mseed_read_set_stop(int (*stop)(void));
 int mseed_read_buffer(const char *name, char *buf, size_t len, struct mseed_set *set, struct mseed_stats *st);
 /* A file, or every regular file in a directory (sorted by name), in that order. */
 int mseed_read_path(const char *path, struct mseed_set *set, struct mseed_stats *st);
+
+/* Whether a record's libmseed start time (HPTMODULUS ticks since 1970) can be taken: its
+ * ns, plus a block after it, must fit int64, i.e. the years 1685-2255 (the wire format's
+ * t0_ns bound too).  libmseed 2 takes years to 65535, which overflowed the conversion. */
+bool mseed_start_fits(int64_t hptime);
 
 /* Samples X[0..N) of channel ID at RATE from T0_NS (a SAC file, io/sac_read.h) into SET,
  * with the continuity rules above (NAME for messages). */

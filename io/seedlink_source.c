@@ -141,11 +141,9 @@ static int take_record(struct seedlink_source *s, struct ingest *in, const struc
         return 0;
     }
     MSRecord *m = s->msr;
-    /* ns since 1970 (and a block after it) must fit int64: the years 1685-2255, as the
-     * file reader and the wire format bound them.  libmseed 2 takes years to 65535, and
-     * the conversion below wrapped a year-2400 record to 1815 (a block there). */
-    const int64_t lim = 9000000000000000000LL / (1000000000 / HPTMODULUS);
-    if (m->starttime > lim || m->starttime < -lim) {
+    /* as the file reader bounds it: the conversion below wrapped a year-2400 record to
+     * 1815 (a block there) */
+    if (!mseed_start_fits(m->starttime)) {
         s->rejected++;
         ingest_count(in, 0, 1);
         log_warn("SeedLink %s sequence %" PRIu64 ": record rejected: start time outside the years 1685-2255",
