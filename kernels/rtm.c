@@ -63,6 +63,8 @@ void rtm_engine_set_cancel(struct rtm_engine *e, rtm_cancel_fn fn, void *user)
     e->cancel_user = user;
 }
 
+void rtm_engine_set_domain(struct rtm_engine *e, const struct rtm_domain *d) { e->dom = d; }
+
 void rtm_engine_set_mem_probe(struct rtm_engine *e, rtm_mem_probe_fn fn, void *user)
 {
     e->probe = fn;
@@ -314,11 +316,50 @@ int rtm_engine_shot_params(const struct rtm_engine *e, const struct rtm_shot *sh
 
 /* ---- one shot ---------------------------------------------------------------------------- */
 
+/* Decomposed: every rank's raw accumulators, downloaded, gathered on rank 0 into the
+ * whole patch (in the whole grid's order), where the imaging condition is applied over
+ * the whole patch as one rank applies it (its eps is a fraction of the whole shot's
+ * largest illumination): the image is the one-rank image bit for bit on the CPU. */
+static int finish_domain(struct mig *m, const struct rtm_plan *pl, float *image, float *illum)
+{
+    const struct rtm_domain *d = m->e->dom;
+    const int na = imaging_needs_receiver(m->cond) ? 3 : 2;
+    const size_t fb = m->cells * sizeof(float), whole = subvolume_cells(&pl->sv);
+    const bool root = d->rank == 0;
+    float *loc[3] = {NULL, NULL, NULL}, *all[3] = {NULL, NULL, NULL};
+    const float *dev[3] = {m->acc.num, m->acc.ill_s, m->acc.ill_r};
+    int rc = 0;
+    for (int k = 0; k < na && rc == 0; k++) {
+        if (!(loc[k] = malloc(fb ? fb : 1)) || (root && !(all[k] = malloc(whole * sizeof(float)))))
+            rc = err_set(-ENOMEM, "rtm: image gather of %zu cells", whole);
+        else
+            rc = dev_copy(m->dev, loc[k], dev[k], fb, DEV_D2H, NULL);
+    }
+    if ((rc = d->agree(d->ctx, rc)) == 0)
+        rc = d->gather(d->ctx, (const float *const *)loc, all, na, pl->sv.n);
+    if (rc == 0 && root) {
+        struct imaging_box b = {{pl->sv.n[0], pl->sv.n[1], pl->sv.n[2]}, {0, 0, 0}, {pl->sv.n[0], pl->sv.n[1]}};
+        struct imaging_acc acc = {.num = all[0], .ill_s = all[1], .ill_r = all[2]};
+        if (illum)
+            memcpy(illum, all[1], whole * sizeof(float));
+        imaging_finalize_cpu(&b, m->cond, &acc, acc.num);
+        if (image)
+            memcpy(image, acc.num, whole * sizeof(float));
+    }
+    for (int k = 0; k < 3; k++) {
+        free(loc[k]);
+        free(all[k]);
+    }
+    return rc;
+}
+
 /* The shot image (and illumination) down to the caller's buffers. */
-static int finish(struct mig *m, float *image, float *illum)
+static int finish(struct mig *m, const struct rtm_plan *pl, float *image, float *illum)
 {
     if (rtm_stop_requested(m->e))
         return err_set(-ECANCELED, "stop requested");
+    if (m->e->dom)
+        return finish_domain(m, pl, image, illum);
     int rc = rtm_finalize_image(m);
     size_t fb = m->cells * sizeof(float);
     if (rc == 0 && image)
@@ -389,15 +430,23 @@ static int migrate(struct rtm_engine *e, const struct rtm_shot *shot, float *ima
     int rc = rtm_plan_shot(e, shot, force, force_schedule, cb != NULL, &ts, &pl);
     if (rc == 0)
         rc = rtm_setup(&m, shot, &pl, &ts);
+    /* decomposed: a shot every rank's plan accepted; a setup failure on any rank is every
+     * rank's (the plan's own failures were agreed in rtm_plan_shot) */
+    if (e->dom)
+        rc = e->dom->agree(e->dom->ctx, rc);
     double t_sweep = rtm_now_s(), t_sweep_end = t_sweep;
     if (rc == 0) {
         rc = rtm_run_strategy(&m, pl.strategy, pl.schedule, pl.snaps);
         t_sweep_end = rtm_now_s();
         if (rc < 0)
             err_prefix(rc, "shot %" PRId64 " (%s)", shot->id, rtm_strategy_name(pl.strategy));
+        /* a stop is decided by all ranks together (the job's cancel function); any other
+         * failure here is this rank's alone while its peers wait for its halo */
+        if (rc < 0 && rc != -ECANCELED && e->dom)
+            e->dom->fail(e->dom->ctx, rc);
     }
     if (rc == 0)
-        rc = finish(&m, image, illum);
+        rc = finish(&m, &pl, image, illum);
     if (rc == 0) {
         double secs = rtm_now_s() - t0;
         log_shot(&m, &pl, shot->id, secs);

@@ -213,6 +213,51 @@ double rtm_engine_dt(const struct rtm_engine *e);
 typedef bool (*rtm_cancel_fn)(void *user);
 void rtm_engine_set_cancel(struct rtm_engine *e, rtm_cancel_fn fn, void *user);
 
+/* A shot's grid decomposed over ranks ([runtime] decompose = "domain"; the caller --
+ * stream/decompose_rtm.c -- supplies these, so kernels/ knows nothing of MPI).  Each rank
+ * runs the engine on the same shot; the engine creates its simulations on this rank's
+ * subdomain, injects through single-node sets with the whole grid's weights, calls
+ * exchange after every step (and injection) of each simulation, and hands the shot's raw
+ * accumulators to gather, which assembles them in the whole grid's order on rank 0;
+ * rank 0 then applies the imaging condition over the whole patch, exactly as one rank
+ * does.  Every call below is made by every rank at the same point of a shot. */
+struct rtm_nodes {
+    struct prop_points *pts;  /* single nodes on the simulation (the engine destroys it) */
+    size_t n;                 /* nodes */
+    int *point;               /* per node: its point (malloc'd; the engine frees it) */
+    float *w;                 /* per node: wx wy wz, as the whole grid's injection multiplies
+                                 them (malloc'd; the engine frees it) */
+};
+struct rtm_domain {
+    void *ctx;
+    /* A new shot whose receiver simulation is WHOLE: this rank's part of it into *SUB
+     * (HALO faces at the cuts; vmax_cpml: WHOLE's, or its model's largest velocity). */
+    int (*begin)(void *ctx, const struct prop_params *whole, double vmax_cpml, struct prop_params *sub);
+    /* S (this rank's part of a simulation of the shot) will be exchanged: its buffers. */
+    int (*attach)(void *ctx, struct prop *s);
+    /* The halo planes of S's current field to and from the neighbours. */
+    int (*exchange)(void *ctx, struct prop *s);
+    /* The points XYZ (N, metres) with interpolation INTERP on the whole grid WHOLE of S:
+     * this rank's support nodes on S with the whole grid's weights (-EINVAL where the
+     * whole grid's prop_points_create refuses them). */
+    int (*points)(void *ctx, const struct prop_params *whole, struct prop *s, const double *xyz, size_t n,
+                  int interp, struct rtm_nodes *out);
+    /* Every rank's RC: the worst one on every rank. */
+    int (*agree)(void *ctx, int rc);
+    /* Rank 0's N ints in V on every rank. */
+    int (*share)(void *ctx, int *v, int n);
+    /* NA compact arrays over this rank's part of the shot's image box (LOCAL) into the
+     * whole box's arrays (WHOLE, rank 0 only: x fastest over WHOLE_N). */
+    int (*gather)(void *ctx, const float *const *local, float *const *whole, int na, const int whole_n[3]);
+    /* A failure of this rank alone in the middle of the sweeps (its peers wait for its
+     * halo): end the whole job. */
+    void (*fail)(void *ctx, int rc);
+    /* The rank ("rank" in the whole job's numbering), 0 images and hands the patch out. */
+    int rank;
+};
+/* Decompose the next shots with D (borrowed; NULL: the whole grid on this process). */
+void rtm_engine_set_domain(struct rtm_engine *e, const struct rtm_domain *d);
+
 /* Tests: the free-memory query behind rtm_shot_stats.mem_device, instead of the
  * device's (cudaMemGetInfo); it then measures on the CPU too.  NULL restores it. */
 typedef int (*rtm_mem_probe_fn)(void *user, size_t *free_b);

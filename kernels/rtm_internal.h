@@ -39,6 +39,7 @@ struct rtm_engine {
     void *cancel_user;
     rtm_mem_probe_fn probe;
     void *probe_user;
+    const struct rtm_domain *dom; /* decomposed over ranks (rtm_engine_set_domain), or NULL */
 };
 
 static inline bool rtm_stop_requested(const struct rtm_engine *e)
@@ -67,6 +68,7 @@ struct rtm_plan {
     float *vsub;             /* the sub-volume's velocity */
     float *psub[4];          /* TTI: its parameter volumes (NULL: the engine's constant) */
     struct prop_params pp;   /* the receiver simulation on the sub-volume */
+    struct prop_params sub;  /* decomposed: this rank's part of pp (rtm_domain.begin) */
     struct rtm_mem_input mi;
     struct rtm_mem mem;
     int strategy, schedule, snaps;
@@ -99,8 +101,10 @@ struct mig {
     bool gpu;
     struct prop *u, *q;
     struct prop_points *src, *rec;
-    float *wav;              /* nt + 1 wavelet samples (device) */
-    float *dat;              /* ntr x (nt + 1) traces (device) */
+    float *wav;              /* nt + 1 wavelet samples (device); decomposed: per source node */
+    size_t wav_stride;       /* between the wavelets of the source's points: 1, or nt + 1 */
+    float *dat;              /* ntr x (nt + 1) traces (device); decomposed: per receiver node */
+    struct rtm_nodes srcn, recn; /* decomposed: the points' nodes on this rank (rtm_domain.points) */
     int nt, k, cond;
     struct imaging_box bq;   /* image box in the receiver sim */
     struct imaging_box bc;   /* a compact stored field */
@@ -133,6 +137,10 @@ struct imaging_box rtm_box_of(const struct prop *s);
  * clock) goes on.  M is released by rtm_mig_release, also after a failure. */
 int rtm_setup(struct mig *m, const struct rtm_shot *shot, const struct rtm_plan *pl, double *t);
 void rtm_mig_release(struct mig *m);
+
+/* After each step (and injection) of simulation S in the sweeps: its halo planes
+ * exchanged when the shot is decomposed (rtm_domain.exchange); nothing otherwise. */
+int rtm_after_step(struct mig *m, struct prop *s);
 
 /* Run STRATEGY (SCHEDULE, SNAPS for checkpoint) on M: the forward and backward sweeps
  * with the imaging condition.  The device is synchronised after. */

@@ -162,8 +162,19 @@ static int choose(struct rtm_engine *e, const struct rtm_shot *shot, int force, 
     return 0;
 }
 
-int rtm_plan_shot(struct rtm_engine *e, const struct rtm_shot *shot, int force, int force_schedule, bool diag,
-                  double *t, struct rtm_plan *pl)
+/* The largest velocity of the sub-volume as the propagator finds it for its CPML (a
+ * float maximum): a decomposed shot's subdomains take it, so their layers are the whole's. */
+static double vmax_of(const float *v, size_t n)
+{
+    float m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i] > m)
+            m = v[i];
+    return m;
+}
+
+static int plan_local(struct rtm_engine *e, const struct rtm_shot *shot, int force, int force_schedule, bool diag,
+                      double *t, struct rtm_plan *pl)
 {
     memset(pl, 0, sizeof *pl);
     pl->k = e->p.image_every > 0 ? e->p.image_every : 1;
@@ -197,13 +208,44 @@ int rtm_plan_shot(struct rtm_engine *e, const struct rtm_shot *shot, int force, 
     rtm_stage_done(shot->id, "receivers and sub-volume cut", t);
 
     rtm_shot_params(e, &pl->sv, pl->dt, &pl->pp);
-    pl->mi = (struct rtm_mem_input){pl->pp, e->p.random.width, pl->nt, pl->k, pl->nkeep, pl->cond,
-                                    e->p.checkpoints, e->p.checkpoint_schedule};
+    if (e->dom) {
+        /* decomposed: this rank's part; its memory is what the strategy must fit */
+        if (e->p.physics != PROP_ACOUSTIC)
+            return err_set(-ENOTSUP, "rtm: [runtime] decompose = \"domain\": the %s propagator has no halo "
+                           "exchange yet; acoustic only (docs/mpi.md)", prop_physics_name(e->p.physics));
+        rc = e->dom->begin(e->dom->ctx, &pl->pp, vmax_of(pl->vsub, subvolume_cells(&pl->sv)), &pl->sub);
+        if (rc < 0)
+            return err_prefix(rc, "shot %" PRId64, shot->id);
+    }
+    pl->mi = (struct rtm_mem_input){e->dom ? pl->sub : pl->pp, e->p.random.width, pl->nt, pl->k, pl->nkeep,
+                                    pl->cond, e->p.checkpoints, e->p.checkpoint_schedule};
     if ((rc = rtm_memory_estimate(&pl->mi, &pl->mem)) < 0)
         return rc;
     if ((rc = choose(e, shot, force, force_schedule, diag, pl)) < 0)
         return rc;
     rtm_stage_done(shot->id, "memory plan", t);
+    return 0;
+}
+
+int rtm_plan_shot(struct rtm_engine *e, const struct rtm_shot *shot, int force, int force_schedule, bool diag,
+                  double *t, struct rtm_plan *pl)
+{
+    int rc = plan_local(e, shot, force, force_schedule, diag, t, pl);
+    if (!e->dom)
+        return rc;
+    /* Decomposed: a shot one rank refuses is refused by all, and every rank runs the
+     * strategy rank 0 planned (auto: rank 0's pick for its subdomain, under its budget;
+     * the cuts balance the subdomains, so theirs need about as much). */
+    if ((rc = e->dom->agree(e->dom->ctx, rc)) < 0)
+        return rc;
+    int v[3] = {pl->strategy, pl->schedule, pl->snaps};
+    if ((rc = e->dom->share(e->dom->ctx, v, 3)) < 0)
+        return rc;
+    if (v[0] != pl->strategy)
+        log_info("shot %" PRId64 ": %s, as rank 0 planned", shot->id, rtm_strategy_name(v[0]));
+    pl->strategy = v[0];
+    pl->schedule = v[1];
+    pl->snaps = v[2];
     return 0;
 }
 

@@ -102,23 +102,83 @@ static int resample_traces(const struct rtm_engine *e, const struct rtm_shot *sh
 
 /* The receiver simulation q, and the source simulation u: q's twin, or for the random
  * strategy its own with random-velocity layers instead of CPML. */
+/* Decomposed: the part of the sub-volume's velocity V (whole interior N) that this
+ * rank's subdomain G holds. */
+static float *subdomain_velocity(const int n[3], const struct prop_grid *g, const float *v)
+{
+    float *o = malloc((size_t)g->n[0] * g->n[1] * g->n[2] * sizeof *o);
+    if (!o)
+        return NULL;
+    for (int k = 0; k < g->n[2]; k++)
+        for (int j = 0; j < g->n[1]; j++)
+            memcpy(o + ((size_t)k * g->n[1] + j) * g->n[0],
+                   v + ((size_t)(k + g->origin[2]) * n[1] + j + g->origin[1]) * n[0] + g->origin[0],
+                   g->n[0] * sizeof *o);
+    return o;
+}
+
+/* Decomposed, random strategy: this rank's part of the random-layer simulation.  Its
+ * faces as rtm_random_params makes them, and the HALO faces' widths the whole random
+ * grid's (they place the subdomain in it: its layers are wider than the CPML's). */
+static void random_sub_params(const struct rtm_engine *e, const struct rtm_plan *pl, struct prop_params *out)
+{
+    struct prop_params whole;
+    rtm_random_params(&pl->pp, e->p.random.width, &whole);
+    rtm_random_params(&pl->sub, e->p.random.width, out);
+    for (int f = 0; f < PROP_FACES; f++)
+        if (out->grid.face[f] == PROP_FACE_HALO)
+            out->grid.width[f] = whole.grid.width[f];
+}
+
+/* Decomposed: the points XYZ (N) on simulation S of the whole grid WHOLE as this rank's
+ * nodes (sinc falls back to trilinear where its support does not fit, as points_for). */
+static int nodes_for(struct mig *m, const struct prop_params *whole, struct prop *s, const double *xyz, size_t n,
+                     int interp, struct rtm_nodes *out)
+{
+    const struct rtm_domain *d = m->e->dom;
+    int rc = d->points(d->ctx, whole, s, xyz, n, interp, out);
+    if (rc < 0 && interp == PROP_INTERP_SINC) {
+        log_debug("sinc support does not fit (%s); trilinear instead", err_msg());
+        rc = d->points(d->ctx, whole, s, xyz, n, PROP_INTERP_TRILINEAR, out);
+    }
+    return rc;
+}
+
 static int simulations(struct mig *m, const struct rtm_shot *shot, const struct rtm_plan *pl, double *t)
 {
     struct rtm_engine *e = m->e;
+    const struct rtm_domain *dom = e->dom;
     /* TTI's parameters (ignored by the acoustic physics): the sub-volumes, or the constants */
-    const struct prop_model model = {.vp = pl->vsub, .epsilon = pl->psub[0], .delta = pl->psub[1],
-                                     .theta = pl->psub[2], .phi = pl->psub[3], .epsilon0 = e->par0[0],
-                                     .delta0 = e->par0[1], .theta0 = e->par0[2], .phi0 = e->par0[3]};
-    int rc = prop_create(m->dev, &pl->pp, &model, &m->q);
-    if (rc < 0)
+    struct prop_model model = {.vp = pl->vsub, .epsilon = pl->psub[0], .delta = pl->psub[1],
+                               .theta = pl->psub[2], .phi = pl->psub[3], .epsilon0 = e->par0[0],
+                               .delta0 = e->par0[1], .theta0 = e->par0[2], .phi0 = e->par0[3]};
+    float *vdom = NULL;
+    if (dom && !(vdom = subdomain_velocity(pl->sv.n, &pl->sub.grid, pl->vsub)))
+        return err_set(-ENOMEM, "shot %" PRId64 ": subdomain velocity", shot->id);
+    if (dom)
+        model.vp = vdom; /* acoustic only (rtm_plan_shot) */
+    const struct prop_params *qp = dom ? &pl->sub : &pl->pp;
+    int rc = prop_create(m->dev, qp, &model, &m->q);
+    if (rc == 0 && dom)
+        rc = dom->attach(dom->ctx, m->q);
+    if (rc < 0) {
+        free(vdom);
         return rc;
+    }
     rtm_stage_done(shot->id, "receiver simulation", t);
-    m->mem += prop_memory_bytes(&pl->pp);
+    m->mem += prop_memory_bytes(qp);
     rtm_note_peak(m);
+    struct prop_params rp, rwhole;
+    rtm_random_params(&pl->pp, e->p.random.width, &rwhole);
     if (pl->strategy == RTM_RANDOM) {
-        struct prop_params rp;
-        rtm_random_params(&pl->pp, e->p.random.width, &rp);
-        if ((rc = prop_create(m->dev, &rp, &model, &m->u)) < 0)
+        if (dom)
+            random_sub_params(e, pl, &rp);
+        else
+            rp = rwhole;
+        rc = prop_create(m->dev, &rp, &model, &m->u);
+        free(vdom);
+        vdom = NULL;
+        if (rc < 0)
             return rc;
         m->mem += prop_memory_bytes(&rp);
         struct random_boundary rb = {
@@ -136,15 +196,31 @@ static int simulations(struct mig *m, const struct rtm_shot *shot, const struct 
         prop_set_absorbing(m->u, false);
     } else {
         /* the same model as q: its velocity copied on the device */
+        free(vdom);
         if ((rc = prop_create_like(m->q, &m->u)) < 0)
             return rc;
-        m->mem += prop_memory_bytes(&pl->pp);
+        m->mem += prop_memory_bytes(qp);
     }
+    if (dom && (rc = dom->attach(dom->ctx, m->u)) < 0)
+        return rc;
     rtm_note_peak(m);
     rtm_stage_done(shot->id, "source simulation", t);
     /* on a 2D model the source sits on the line exactly (rtm_check_line let it within
      * float rounding of it) */
     double src[3] = {shot->src[0], rtm_is_2d(e) ? e->o[1] : shot->src[1], shot->src[2]};
+    if (dom) {
+        /* every rank the nodes it owns of the whole grid's supports; their amplitudes are
+         * the whole grid's products (uploads) */
+        m->src = NULL;
+        if ((rc = nodes_for(m, pl->strategy == RTM_RANDOM ? &rwhole : &pl->pp, m->u, src, 1, e->p.src_interp,
+                            &m->srcn)) < 0 ||
+            (rc = nodes_for(m, &pl->pp, m->q, pl->rxyz, (size_t)pl->nkeep, e->p.rec_interp, &m->recn)) < 0)
+            return err_prefix(rc, "shot %" PRId64, shot->id);
+        m->src = m->srcn.pts;
+        m->rec = m->recn.pts;
+        m->srcn.pts = m->recn.pts = NULL; /* released with m->src, m->rec */
+        return 0;
+    }
     if ((rc = points_for(m->u, src, 1, e->p.src_interp, &m->src)) < 0 ||
         (rc = points_for(m->q, pl->rxyz, (size_t)pl->nkeep, e->p.rec_interp, &m->rec)) < 0)
         return err_prefix(rc, "shot %" PRId64, shot->id);
@@ -171,6 +247,26 @@ static int tdt_inputs(const struct rtm_shot *shot, struct tdt *tdt, float *x, si
     return 0;
 }
 
+/* Decomposed: the amplitudes of node set NS from the points' signals X (NT1 samples per
+ * point), on the device into *OUT: node k's sample t is x[point k][t] * w[k], the very
+ * float the whole grid's injection adds through that node (amp * (wx wy wz), the
+ * injection's scale being 1), so each rank adds what the whole grid adds there. */
+static int node_amplitudes(struct mig *m, const struct rtm_nodes *ns, const float *x, size_t nt1, float **out)
+{
+    const size_t cells = (ns->n ? ns->n : 1) * nt1;
+    float *h = malloc(cells * sizeof *h);
+    if (!h)
+        return err_set(-ENOMEM, "rtm: amplitudes of %zu nodes", ns->n);
+    for (size_t k = 0; k < ns->n; k++)
+        for (size_t t = 0; t < nt1; t++)
+            h[k * nt1 + t] = x[(size_t)ns->point[k] * nt1 + t] * ns->w[k];
+    int rc = rtm_alloc(m, cells * sizeof *h, out);
+    if (rc == 0)
+        rc = dev_copy(m->dev, *out, h, cells * sizeof *h, DEV_H2D, NULL);
+    free(h);
+    return rc;
+}
+
 /* The wavelet and the kept traces at the propagator dt, on the device. */
 static int uploads(struct mig *m, const struct rtm_shot *shot, const struct rtm_plan *pl, double *t)
 {
@@ -179,7 +275,8 @@ static int uploads(struct mig *m, const struct rtm_shot *shot, const struct rtm_
     /* Every receiver kept, at the propagator's dt and length: the shot's own trace array
      * is what the device needs, so it goes up without a host copy (480 MB for the
      * reference shot of seislive-bench rtm).  Not when the traces are transformed. */
-    const bool direct = !e->p.time_dispersion && pl->nkeep == shot->ntr && (size_t)shot->ns == nt1 &&
+    const bool dom = e->dom != NULL;
+    const bool direct = !dom && !e->p.time_dispersion && pl->nkeep == shot->ntr && (size_t)shot->ns == nt1 &&
                         fabs(shot->dt - pl->dt) <= 1e-9 * pl->dt;
     const size_t hostn = direct ? nt1 : (size_t)pl->nkeep * nt1;
     float *host = malloc((hostn > nt1 ? hostn : nt1) * sizeof(float));
@@ -197,9 +294,12 @@ static int uploads(struct mig *m, const struct rtm_shot *shot, const struct rtm_
         free(host);
         return rc;
     }
-    if (rc == 0)
+    m->wav_stride = dom ? nt1 : 1;
+    if (rc == 0 && dom)
+        rc = node_amplitudes(m, &m->srcn, host, nt1, &m->wav);
+    if (rc == 0 && !dom)
         rc = rtm_alloc(m, nt1 * sizeof(float), &m->wav);
-    if (rc == 0)
+    if (rc == 0 && !dom)
         rc = dev_copy(m->dev, m->wav, host, nt1 * sizeof(float), DEV_H2D, NULL);
     if (rc == 0) {
         rtm_stage_done(shot->id, "points and wavelet", t);
@@ -210,7 +310,9 @@ static int uploads(struct mig *m, const struct rtm_shot *shot, const struct rtm_
     }
     tdt_destroy(tdt);
     const size_t tb = (size_t)pl->nkeep * nt1 * sizeof(float);
-    if (rc == 0 && (rc = rtm_alloc(m, tb, &m->dat)) == 0)
+    if (rc == 0 && dom)
+        rc = node_amplitudes(m, &m->recn, host, nt1, &m->dat);
+    else if (rc == 0 && (rc = rtm_alloc(m, tb, &m->dat)) == 0)
         rc = dev_copy(m->dev, m->dat, direct ? shot->data : host, tb, DEV_H2D, NULL);
     free(host);
     if (rc == 0)
@@ -276,6 +378,14 @@ void rtm_mig_release(struct mig *m)
         dev_sync(m->dev);
     prop_points_destroy(m->u, m->src);
     prop_points_destroy(m->q, m->rec);
+    free(m->srcn.point);
+    free(m->srcn.w);
+    free(m->recn.point);
+    free(m->recn.w);
+    if (m->srcn.pts) /* a setup that failed between the node sets and m->src, m->rec */
+        prop_points_destroy(m->u, m->srcn.pts);
+    if (m->recn.pts)
+        prop_points_destroy(m->q, m->recn.pts);
     prop_destroy(m->u);
     prop_destroy(m->q);
     dev_free(m->dev, m->wav);

@@ -40,6 +40,14 @@ static int accumulate(struct mig *m, const struct imaging_box *bu, const float *
     return 0;
 }
 
+/* The one place the sweeps meet a decomposed shot (rtm_internal.h): every step of u
+ * (forward, reverse) and of q, once injected (and its strip restored), sends its
+ * halo planes to the neighbours and takes theirs before anything reads or steps it. */
+int rtm_after_step(struct mig *m, struct prop *s)
+{
+    return m->e->dom ? m->e->dom->exchange(m->e->dom->ctx, s) : 0;
+}
+
 static unsigned inj_flags(const struct mig *m)
 {
     return PROP_INJECT_PHYSICAL | (m->gpu ? PROP_BUF_DEVICE : 0u);
@@ -51,7 +59,9 @@ static int fwd_step(struct mig *m)
     int it = (int)prop_step_index(m->u);
     int rc = prop_step(m->u);
     if (rc == 0)
-        rc = prop_inject(m->u, m->src, m->wav + it, 1, 1.0f, inj_flags(m));
+        rc = prop_inject(m->u, m->src, m->wav + it, m->wav_stride, 1.0f, inj_flags(m));
+    if (rc == 0)
+        rc = rtm_after_step(m, m->u);
     m->fwd++;
     if (rc == 0 && m->fwd % STOP_POLL == 0 && rtm_stop_requested(m->e))
         rc = err_set(-ECANCELED, "stop requested");
@@ -96,6 +106,8 @@ static int visit(struct mig *m, int n, const struct imaging_box *bu, const float
         m->bwd++;
         if (rc == 0)
             rc = prop_inject(m->q, m->rec, m->dat + n + 1, (size_t)m->nt + 1, 1.0f, inj_flags(m));
+        if (rc == 0)
+            rc = rtm_after_step(m, m->q);
     }
     if (rc == 0 && u && n % m->k == 0)
         rc = accumulate(m, bu, u);
@@ -177,9 +189,11 @@ static int run_reverse(struct mig *m, bool strips)
             if (rc == 0)
                 rc = prop_step_reverse(m->u);
             if (rc == 0)
-                rc = prop_inject(m->u, m->src, m->wav + n, 1, 1.0f, inj_flags(m));
+                rc = prop_inject(m->u, m->src, m->wav + n, m->wav_stride, 1.0f, inj_flags(m));
             if (rc == 0 && strips)
                 rc = prop_strip_load(m->u, buf + (size_t)(n - 2) * sc, m->gpu);
+            if (rc == 0)
+                rc = rtm_after_step(m, m->u);
             if (rc == 0)
                 rc = mark_u(m);
             m->fwd++;

@@ -27,10 +27,18 @@ static int part_of(const struct dd_plan *p, int a, int i)
 
 int dd_points_plan(const struct dd_plan *p, int rank, const double *xyz, size_t n, struct dd_points *out)
 {
+    return dd_points_plan_interp(p, rank, xyz, n, PROP_INTERP_SINC, out);
+}
+
+int dd_points_plan_interp(const struct dd_plan *p, int rank, const double *xyz, size_t n, int interp,
+                          struct dd_points *out)
+{
     memset(out, 0, sizeof *out);
     const struct prop_grid *g = &p->whole.grid;
     const bool two_d = g->n[1] == 1;
-    const int ns = POINTS_MAX_SUPPORT, nsy = two_d ? 1 : ns, nrow = nsy * ns;
+    const int ns = points_support(interp), nsy = two_d ? 1 : ns, nrow = nsy * ns;
+    if (!ns)
+        return err_set(-EINVAL, "decompose: unknown interpolation %d", interp);
     out->n = n;
     out->ns = ns;
     out->nsy = nsy;
@@ -61,7 +69,7 @@ int dd_points_plan(const struct dd_plan *p, int rank, const double *xyz, size_t 
                                i, xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2], "xyz"[a], g->o[a],
                                g->o[a] + (g->n[a] - 1) * g->d[a]);
             }
-            points_axis_weights(x, WAVE_INTERP_SINC, a == 2 && g->face[4] == PROP_FACE_FREE, first, w);
+            points_axis_weights(x, interp, a == 2 && g->face[4] == PROP_FACE_FREE, first, w);
             if (*first < -layers(p, 2 * a) || *first + ns - 1 > g->n[a] - 1 + layers(p, 2 * a + 1)) {
                 dd_points_free(out, NULL);
                 return err_set(-EINVAL, "point %zu at (%g, %g, %g) m: its interpolation support (%d nodes) leaves "

@@ -13,7 +13,7 @@
  *     Rows along x are never cut, so each rank computes the terms of the rows it owns;
  *     a point whose rows are all on one rank is summed there, the others' terms go to
  *     rank 0, which adds them in the whole grid's order (dd_points_assemble).
- * Interpolation is sinc (PROP_INTERP_SINC), the model job's. */
+ * Interpolation: sinc (PROP_INTERP_SINC), the model job's, or as dd_points_plan_interp says. */
 #ifndef SEISLIVE_DECOMPOSE_POINTS_H
 #define SEISLIVE_DECOMPOSE_POINTS_H
 
@@ -47,6 +47,9 @@ struct dd_points {
  * grid, or whose support leaves it with its layers, is refused as the whole grid would
  * (-EINVAL naming it).  No propagator needed: rank 0 computes every rank's share. */
 int dd_points_plan(const struct dd_plan *p, int rank, const double *xyz, size_t n, struct dd_points *out);
+/* The same with interpolation INTERP (enum prop_interp: the rtm job's trilinear receivers). */
+int dd_points_plan_interp(const struct dd_plan *p, int rank, const double *xyz, size_t n, int interp,
+                          struct dd_points *out);
 /* Create the node set of the share on this rank's propagator S. */
 int dd_points_bind(struct dd_points *dp, struct prop *s);
 void dd_points_free(struct dd_points *dp, struct prop *s);

@@ -12,10 +12,13 @@
 #include "io/model.h"
 #include "io/picture.h"
 #include "io/wire.h"
+#include "kernels/device.h"
 #include "kernels/rtm.h"
+#include "stream/decompose_rtm.h"
 #include "stream/error.h"
 #include "stream/log.h"
 #include "stream/job_rtm_report.h"
+#include "stream/mpi.h"
 #include "stream/pipeline.h"
 #include "stream/rtm_config.h"
 #include "stream/signals.h"
@@ -317,6 +320,68 @@ static int rtm_migrate(void *ctx, const struct shot *shot, struct image_stack *s
     return rc;
 }
 
+/* [runtime] decompose = "domain", rank 0: the shot handed to the other ranks, then
+ * migrated by all (stream/decompose_rtm.h); rank 0 alone stacks it.  Whatever can refuse
+ * the shot on rank 0 alone (a replayed id, no memory for its patch) does so before it is
+ * handed out: once handed out, every rank migrates it. */
+static int rtm_migrate_domain(void *ctx, const struct shot *shot, struct image_stack *stack)
+{
+    struct rtm_engine *e = ctx;
+    if (image_stack_has(stack, shot->id))
+        return err_set(-EEXIST, "shot %lld is already in the stack", (long long)shot->id);
+    struct rtm_shot_stats st;
+    const struct rtm_shot v = rtm_shot_of(shot);
+    struct image_patch p;
+    int rc = rtm_engine_patch(e, &v, p.off, p.n);
+    if (rc < 0)
+        return rc;
+    size_t cells = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *img = malloc(cells * sizeof(float)), *ill = malloc(cells * sizeof(float));
+    if (!img || !ill)
+        rc = err_set(-ENOMEM, "shot %lld: image of %zu cells", (long long)shot->id, cells);
+    if (rc == 0)
+        rc = dd_rtm_send_shot(shot);
+    if (rc == 0)
+        rc = rtm_engine_migrate_patch(e, &v, img, ill, &st);
+    if (rc == 0) {
+        p.image = img;
+        p.illum = ill;
+        rc = image_stack_add(stack, shot->id, &p);
+    }
+    if (rc == 0)
+        log_info("shot %lld migrated on %d ranks: %s, %d steps, %.2f s", (long long)shot->id, sl_mpi_size(),
+                 rtm_strategy_name(st.strategy), st.nt, st.seconds);
+    free(img);
+    free(ill);
+    return rc;
+}
+
+/* [runtime] decompose = "domain", the other ranks: migrate the shots rank 0 hands out
+ * (their part of each) until it says the input has ended; its result is theirs. */
+static int rtm_follow(struct rtm_engine *e)
+{
+    for (;;) {
+        struct shot s;
+        bool end = false;
+        int rc0 = 0, rc = dd_rtm_recv(&s, &end, &rc0);
+        if (rc < 0)
+            return rc; /* this rank alone: sl_mpi_finish ends the job */
+        if (end) {
+            if (rc0 < 0) {
+                sl_mpi_all_know();
+                return err_set(rc0, "rank 0 ended the job with an error (its log says why)");
+            }
+            return 0;
+        }
+        rc = rtm_engine_migrate_patch(e, RTM_SHOT(&s), NULL, NULL, NULL);
+        /* a failure here is every rank's (the engine agrees on them or ends the job):
+         * rank 0 reports the shot; this rank goes on with the next one */
+        if (rc < 0)
+            log_debug("shot %lld: %s", (long long)s.id, err_msg());
+        dd_rtm_shot_free(&s);
+    }
+}
+
 /* The engine's stop request: SIGTERM / SIGINT (kernels/ knows nothing of signals). */
 static bool stop_flag(void *user)
 {
@@ -343,11 +408,40 @@ static int rtm_run(const struct sl_config *cfg, const struct sl_device *dev, con
     struct rtm_engine *e;
     rc = rtm_engine_create_cfg(cfg, dev, &vol, &e);
     model_free(&m);
-    if (rc)
+    struct dd_rtm *dd = NULL;
+    if (cfg->runtime.decompose == DECOMPOSE_DOMAIN) {
+        /* every rank built its engine (the same on all): a failure is every rank's */
+        if ((rc = sl_mpi_agree(rc)) == 0 && (rc = dd_rtm_open(cfg, &dd)) == 0) {
+            rtm_engine_set_domain(e, dd_rtm_domain(dd));
+            rtm_engine_set_cancel(e, dd_rtm_cancel, NULL);
+            if (dev_is_gpu(dev))
+                log_info("decompose = \"domain\" on %s: halo planes staged through host memory over MPI",
+                         dev->name);
+        }
+        if (rc < 0) {
+            rtm_engine_destroy(e);
+            return rc;
+        }
+    } else if (rc) {
         return rc;
-    rtm_engine_set_cancel(e, stop_flag, NULL);
+    } else {
+        rtm_engine_set_cancel(e, stop_flag, NULL);
+    }
     j.ctx = e;
-    rc = shot_job_run(cfg, dev, &j, NULL);
+    if (dd && sl_mpi_rank() != 0) {
+        rc = rtm_follow(e);
+    } else {
+        if (dd)
+            j.migrate = rtm_migrate_domain;
+        rc = shot_job_run(cfg, dev, &j, NULL);
+        if (dd) {
+            int erc = dd_rtm_send_end(rc);
+            if (rc < 0)
+                sl_mpi_all_know(); /* the others return it too */
+            rc = rc < 0 ? rc : erc;
+        }
+    }
+    dd_rtm_close(dd);
     rtm_engine_destroy(e);
     return rc;
 }

@@ -50,8 +50,9 @@ int sl_mpi_init(int *argc, char ***argv)
     if (announced == 0)
         return 0;
     int provided = 0;
-    /* FUNNELED: OpenMP threads compute, only the job's thread calls MPI */
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+    /* SERIALIZED: OpenMP threads compute; one thread at a time calls MPI, not always the
+     * main one (the rtm job's pipeline migrates on its worker thread) */
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
         return err_set(-EIO, "MPI_Init failed");
     g_started = true;
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -88,6 +89,16 @@ int sl_mpi_finish(int code)
     }
 #endif
     return code;
+}
+
+void sl_mpi_abort(int code)
+{
+    code = code < 0 ? 1 : code;
+#ifdef SEISLIVE_MPI
+    if (g_started && g_size > 1)
+        MPI_Abort(MPI_COMM_WORLD, code);
+#endif
+    exit(code);
 }
 
 int sl_mpi_rank(void) { return g_rank; }

@@ -46,6 +46,9 @@ int sl_mpi_local_rank(void);
  * kept for every rank (several ranks on one GPU, as the tests do).  Into OUT. */
 void sl_mpi_device_spec(const char *spec, const char *map, int ngpu, char *out, size_t len);
 
+/* End the whole job now with CODE (MPI_Abort with several ranks, exit otherwise): a
+ * failure of this rank alone where its peers would wait for it forever. */
+void sl_mpi_abort(int code);
 /* Every rank passes its RC (0 or a negative errno); each gets the smallest (the worst).
  * A rank whose own RC was 0 gets -ECANCELED with err_msg() naming the failing rank. */
 int sl_mpi_agree(int rc);

@@ -147,10 +147,11 @@ static int load_config(const struct args *a, struct sl_config *cfg)
  * check and run alike.  Returns true with err_msg() set. */
 static bool domain_refused(const struct sl_config *cfg, const char *path)
 {
-    if (cfg->runtime.decompose != DECOMPOSE_DOMAIN || cfg->job.kind == JOB_MODEL)
+    if (cfg->runtime.decompose != DECOMPOSE_DOMAIN || cfg->job.kind == JOB_MODEL || cfg->job.kind == JOB_RTM)
         return false;
-    err_set(-EINVAL, "%s: [runtime] decompose = \"domain\" runs the model job only so far (seislive model, or [job] "
-            "kind = \"model\"), not \"%s\" (docs/mpi.md)", path, config_enum_name("job", "kind", cfg->job.kind));
+    err_set(-EINVAL, "%s: [runtime] decompose = \"domain\" runs the model and rtm jobs only so far (seislive model, "
+            "or [job] kind = \"model\" or \"rtm\"), not \"%s\" (docs/mpi.md)", path,
+            config_enum_name("job", "kind", cfg->job.kind));
     return true;
 }
 

@@ -181,17 +181,17 @@ Test(mpi_check, config_refuses_what_never_runs)
     o = check("decompose = \"shots\"", NULL, 2);
     cr_assert_not_null(strstr(o, "not implemented yet"), "%s", o);
     free(o);
-    /* the rtm job has no decomposition yet: check refuses it as run does */
+    /* the locate job has no decomposition yet: check refuses it as run does */
     char *dir = test_tmpdir();
-    char *c = test_write_file(dir, "rtm.toml",
-                              "[job]\nkind = \"rtm\"\n[model]\ntype = \"constant\"\nvelocity = 2000.0\n"
-                              "n = [30, 24, 28]\n[input]\nkind = \"zmq\"\n[runtime]\ndevice = \"cpu\"\n"
-                              "decompose = \"domain\"\n");
+    char *c = test_write_file(dir, "locate.toml",
+                              "[job]\nkind = \"locate\"\n[model]\ntype = \"constant\"\nvelocity = 2000.0\n"
+                              "n = [30, 24, 28]\n[input]\nkind = \"zmq\"\n[locate]\nstations = \"/dev/null\"\n"
+                              "[runtime]\ndevice = \"cpu\"\ndecompose = \"domain\"\n");
     const char *argv[] = {test_prog("seislive"), "check", "-q", "-c", c, NULL};
     struct run_result r;
     cr_assert_eq(test_run(argv, 60, &r), 0);
     cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
-    cr_assert_not_null(strstr(r.err, "runs the model job only so far"), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "runs the model and rtm jobs only so far"), "%s", r.err);
     test_run_free(&r);
     test_rmtree(dir);
     free(dir);

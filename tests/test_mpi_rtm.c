@@ -1,0 +1,192 @@
+/* The rtm job on a decomposed grid under a real mpirun ([runtime] decompose = "domain",
+ * docs/mpi.md): 2, 3 and 4 ranks (4 also as split [1, 2, 2]) write the final image of
+ * the one-rank run (decompose = "none") byte for byte, for every strategy (full,
+ * checkpoint binomial and uniform, boundary, random, auto) and every imaging condition
+ * (xcorr, source, receiver, both), orders 4 to 16, with the cuts crossing the CPML
+ * layers of the x and y faces, the random layers of the random strategy, under a free
+ * surface, and in 2D.  Two shots per run: one whose source sits near the middle of the
+ * grid and whose receivers lie every ~2 planes from top to bottom (the supports of some
+ * straddle every cut, some reach into the layers), one shallow; so the adjoint injection
+ * of the data, the source injection, the halo exchange of both wavefields, the per-rank
+ * strips, checkpoints and random layers and the gathering of the accumulators before the
+ * imaging condition all have to be the one-rank run's for the bytes to match. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/segy_write.h"
+#include "stream/error.h"
+#include "tests/mpi_support.h"
+#include "tests/support.h"
+
+enum { NX = 20, NY = 14, NZ = 34, NS = 81 };
+static const double D = 10.0;
+
+/* Two shots into DIR/shots.segy (1 ms samples, 0.08 s): deterministic traces with
+ * energy over the whole record (the image must not be zero anywhere it is compared). */
+static void write_shots(const char *dir, bool fs, bool two_d)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/shots.segy", dir);
+    struct segy_writer *w;
+    cr_assert_eq(segy_writer_open(path, NS, 1000, -100, "seislive test_mpi_rtm", &w), 0, "%s", err_msg());
+    float tr[NS];
+    for (int shot = 1; shot <= 2; shot++) {
+        const int nrec = shot == 1 ? 17 : 9;
+        for (int r = 0; r < nrec; r++) {
+            struct segy_trace_info t = {.shot = shot, .channel = r + 1};
+            t.src[0] = shot == 1 ? 93.7 : 121.0;
+            t.src[1] = two_d ? 0.0 : shot == 1 ? 63.0 : 48.5;
+            t.src[2] = shot == 1 ? 166.0 : (fs ? 12.0 : 23.0);
+            /* shot 1: from the top to the bottom every ~2 planes; shot 2: near the top */
+            double z = shot == 1 ? (fs ? 0.35 + r * 1.97 : 0.6 + r * 1.94) : 1.3 + 0.11 * r;
+            if (z > NZ - 1)
+                z = NZ - 1;
+            t.rec[0] = fmod(14.0 + 11.3 * r, 185.0);
+            t.rec[1] = two_d ? 0.0 : 7.0 + 9.7 * (r % 13);
+            t.rec[2] = D * z;
+            for (int k = 0; k < NS; k++)
+                tr[k] = (float)(sin(0.31 * k + 1.7 * r + shot) * exp(-0.0004 * (k - 40) * (k - 40)) +
+                                0.2 * cos(0.9 * k - r));
+            cr_assert_eq(segy_writer_trace(w, &t, tr), 0, "%s", err_msg());
+        }
+    }
+    cr_assert_eq(segy_writer_close(w), 0, "%s", err_msg());
+}
+
+struct rcase {
+    const char *strategy;   /* [rtm] strategy, with extra [rtm] lines */
+    const char *imaging;
+    int np;
+    const char *runtime;    /* extra [runtime] lines of the decomposed run */
+};
+
+static char *write_conf(const char *dir, const char *name, int order, bool fs, bool two_d, const struct rcase *c,
+                        const char *runtime)
+{
+    char text[8192];
+    snprintf(text, sizeof text,
+             "[job]\nkind = \"rtm\"\n\n"
+             "[model]\ntype = \"layered\"\nn = [%d, %d, %d]\nd = [10.0, 10.0, 10.0]\no = [0.0, 0.0, 0.0]\n"
+             "layer_depths = [95.0, 211.0]\nlayer_velocities = [1800.0, 2300.0, 2700.0]\n\n"
+             "[propagator]\norder = %d\nt_max = 0.08\nf_peak = 18.0\npml_width = [5, 6, 4, 5, 6, 5]\n"
+             "free_surface = %s\nppw_min = 0.1\n\n"
+             "[rtm]\nstrategy = %s\nimaging = \"%s\"\naperture = 1000.0\nrandom_width = 7\n\n"
+             "[input]\nkind = \"files\"\npaths = [\"%s/shots.segy\"]\n\n"
+             "[output]\ndir = \"%s/out_%s\"\npictures = false\n\n"
+             "[runtime]\ndevice = \"cpu\"\n%s\n",
+             NX, two_d ? 1 : NY, NZ, order, fs ? "true" : "false", c->strategy, c->imaging, dir, dir, name, runtime);
+    char file[128];
+    snprintf(file, sizeof file, "%s.toml", name);
+    return test_write_file(dir, file, text);
+}
+
+static char *read_image(const char *dir, const char *name, size_t *n)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/out_%s/image.f32", dir, name);
+    char *b = mpi_slurp(path, n);
+    cr_assert_not_null(b, "%s not written", path);
+    return b;
+}
+
+/* Each case: the one-rank image, then its ranks' image; the same bytes. */
+static void same_as_one_rank(int order, bool fs, bool two_d, const struct rcase *cases, int ncase)
+{
+    mpi_need();
+    char *dir = test_tmpdir();
+    write_shots(dir, fs, two_d);
+    for (int k = 0; k < ncase; k++) {
+        const struct rcase *c = &cases[k];
+        char what[512], one[32], many[32];
+        snprintf(what, sizeof what, "order %d%s%s, strategy %s, imaging %s, %d ranks %s", order,
+                 fs ? ", free surface" : "", two_d ? ", 2D" : "", c->strategy, c->imaging, c->np, c->runtime);
+        snprintf(one, sizeof one, "one%d", k);
+        snprintf(many, sizeof many, "np%d_%d", c->np, k);
+        char *c1 = write_conf(dir, one, order, fs, two_d, c, "decompose = \"none\"");
+        char rt[256];
+        snprintf(rt, sizeof rt, "decompose = \"domain\"\n%s", c->runtime);
+        char *cn = write_conf(dir, many, order, fs, two_d, c, rt);
+        struct run_result r;
+        const char *argv[] = {test_prog("seislive"), "run", "-c", c1, NULL};
+        cr_assert_eq(test_run(argv, 60, &r), 0);
+        cr_assert_eq(r.status, 0, "one rank, %s: exit %d: %s", what, r.status, r.err);
+        test_run_free(&r);
+        const char *args[] = {"run", "-c", cn, NULL};
+        cr_assert_eq(mpi_run(c->np, args, 60, &r), 0);
+        cr_assert_eq(r.status, 0, "%s: exit %d: %s", what, r.status, r.err);
+        cr_assert_not_null(strstr(r.err, "[r1/"), "rank 1's log lines carry its rank: %s", r.err);
+        cr_assert_not_null(strstr(r.err, "migrated on"), "rank 0 migrated the shots with the others: %s", r.err);
+        test_run_free(&r);
+        size_t n1, n2;
+        char *a = read_image(dir, one, &n1), *b = read_image(dir, many, &n2);
+        cr_assert_eq(n1, (size_t)NX * (two_d ? 1 : NY) * NZ * sizeof(float), "%s: image of %zu bytes", what, n1);
+        const float *fa = (const float *)a, *fb = (const float *)b;
+        double peak = 0;
+        for (size_t i = 0; i < n1 / sizeof(float); i++) {
+            cr_assert(isfinite(fa[i]), "%s: one-rank image value %zu is %g", what, i, fa[i]);
+            peak = fmax(peak, fabs(fa[i]));
+        }
+        cr_assert_gt(peak, 0, "%s: the one-rank image is zero", what);
+        cr_assert_eq(n2, n1, "%s: %zu bytes, one rank %zu", what, n2, n1);
+        if (memcmp(a, b, n1)) {
+            size_t first = 0;
+            while (memcmp(fa + first, fb + first, sizeof *fa) == 0)
+                first++;
+            cr_assert_fail("%s: the image differs from one rank's, first at cell %zu (%.9g vs %.9g; rel L2 %.3g)",
+                           what, first, fb[first], fa[first], test_rel_l2_f32(fb, fa, n1 / sizeof(float)));
+        }
+        free(a);
+        free(b);
+        free(c1);
+        free(cn);
+    }
+    test_rmtree(dir);
+    free(dir);
+}
+
+static const char YZ[] = "split = [1, 2, 2]";
+
+Test(mpi_rtm, every_strategy_and_condition_cpml_faces, .timeout = 240)
+{
+    const struct rcase cases[] = {
+        {"\"full\"", "xcorr", 2, ""},
+        {"\"checkpoint\"\ncheckpoint_schedule = \"binomial\"\ncheckpoints = 4", "source", 3, ""},
+        {"\"checkpoint\"\ncheckpoint_schedule = \"uniform\"\ncheckpoints = 5", "receiver", 4, ""},
+        {"\"boundary\"", "both", 4, YZ},
+        {"\"random\"", "xcorr", 3, ""},
+        {"\"random\"", "both", 4, YZ},
+        {"\"auto\"", "source", 2, ""},
+    };
+    same_as_one_rank(8, false, false, cases, (int)(sizeof cases / sizeof *cases));
+    fprintf(stderr, "mpi_rtm: order 8, CPML faces: every strategy and condition on 2, 3, 4 (and 1 x 2 x 2) "
+            "ranks: bitwise the one-rank image\n");
+}
+
+Test(mpi_rtm, free_surface_orders_4_and_16, .timeout = 240)
+{
+    const struct rcase o4[] = {
+        {"\"boundary\"", "source", 3, ""},
+        {"\"random\"", "receiver", 2, ""},
+    };
+    same_as_one_rank(4, true, false, o4, 2);
+    const struct rcase o16[] = {
+        {"\"checkpoint\"", "xcorr", 4, ""},
+        {"\"boundary\"", "both", 2, ""},
+    };
+    same_as_one_rank(16, true, false, o16, 2);
+    fprintf(stderr, "mpi_rtm: free surface, orders 4 and 16: bitwise the one-rank image\n");
+}
+
+Test(mpi_rtm, two_d, .timeout = 240)
+{
+    const struct rcase cases[] = {
+        {"\"boundary\"", "xcorr", 3, ""},
+        {"\"random\"", "source", 2, ""},
+        {"\"full\"", "both", 4, ""},
+    };
+    same_as_one_rank(6, false, true, cases, 3);
+    fprintf(stderr, "mpi_rtm: 2D, order 6: bitwise the one-rank image\n");
+}
