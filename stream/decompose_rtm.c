@@ -201,7 +201,7 @@ static void h_fail(void *ctx, int rc)
     sl_mpi_abort(rc);
 }
 
-int dd_rtm_open(const struct sl_config *cfg, struct dd_rtm **out)
+int dd_rtm_open(const struct sl_config *cfg, const struct prop_params *model_grid, struct dd_rtm **out)
 {
     *out = NULL;
     int rc = sl_mpi_same(config_fingerprint_all(cfg), "configuration");
@@ -223,6 +223,13 @@ int dd_rtm_open(const struct sl_config *cfg, struct dd_rtm **out)
         return err_set(-ENOTSUP, "[runtime] decompose = \"domain\": the tti propagator has no halo exchange yet; "
                        "acoustic only (docs/mpi.md)");
     }
+    struct dd_plan p;
+    if ((rc = dd_plan_make(model_grid, d->size, d->split, &p)) < 0) {
+        free(d);
+        sl_mpi_all_know();
+        return err_prefix(rc, "the rtm job's model grid (with its layers: the largest grid of a shot)");
+    }
+    dd_plan_free(&p);
     *out = d;
     return 0;
 }

@@ -27,9 +27,13 @@ extern "C" {
 
 struct dd_rtm;
 
-/* This rank's side of the decomposition of CFG's shots (refused on every rank when the
- * ranks run different configurations, or for a physics without halo exchange). */
-int dd_rtm_open(const struct sl_config *cfg, struct dd_rtm **out);
+/* This rank's side of the decomposition of CFG's shots.  MODEL_GRID: the propagator
+ * parameters of a shot covering the whole model (the largest shot grid: a shot's is its
+ * sub-volume).  Refused on every rank, with the reason: ranks running different
+ * configurations, a physics without halo exchange, a model grid the rank count cannot
+ * split (stream/decompose.h; a smaller shot grid that cannot be split is that shot's
+ * refusal, logged, the job going on). */
+int dd_rtm_open(const struct sl_config *cfg, const struct prop_params *model_grid, struct dd_rtm **out);
 /* The hooks to give the engine (rtm_engine_set_domain); valid until dd_rtm_close. */
 const struct rtm_domain *dd_rtm_domain(struct dd_rtm *d);
 void dd_rtm_close(struct dd_rtm *d);

@@ -14,6 +14,8 @@
 #include "io/wire.h"
 #include "kernels/device.h"
 #include "kernels/rtm.h"
+#include "kernels/rtm_memory.h"
+#include "stream/decompose_report.h"
 #include "stream/decompose_rtm.h"
 #include "stream/error.h"
 #include "stream/log.h"
@@ -389,6 +391,18 @@ static bool stop_flag(void *user)
     return signals_stop_requested();
 }
 
+/* The propagator parameters of a shot covering the whole model N, D, O at DT: the
+ * largest grid a shot can have (rtm_prop_params, as the engine and its report make them). */
+static void model_grid_params(const struct sl_config *cfg, const int n[3], const double d[3], const double o[3],
+                              double dt, struct prop_params *pp)
+{
+    struct rtm_params rp;
+    char dt_name[640];
+    rtm_params_from_config(cfg, &rp, dt_name, sizeof dt_name);
+    struct subvolume sv = {{0, 0, 0}, {n[0], n[1], n[2]}, {o[0], o[1], o[2]}};
+    rtm_prop_params(&rp, n[1] == 1, d, &sv, dt, pp);
+}
+
 static int rtm_run(const struct sl_config *cfg, const struct sl_device *dev, const char *output)
 {
     (void)output;
@@ -411,7 +425,10 @@ static int rtm_run(const struct sl_config *cfg, const struct sl_device *dev, con
     struct dd_rtm *dd = NULL;
     if (cfg->runtime.decompose == DECOMPOSE_DOMAIN) {
         /* every rank built its engine (the same on all): a failure is every rank's */
-        if ((rc = sl_mpi_agree(rc)) == 0 && (rc = dd_rtm_open(cfg, &dd)) == 0) {
+        struct prop_params grid;
+        if ((rc = sl_mpi_agree(rc)) == 0)
+            model_grid_params(cfg, j.n, j.d, j.o, rtm_engine_dt(e), &grid);
+        if (rc == 0 && (rc = dd_rtm_open(cfg, &grid, &dd)) == 0) {
             rtm_engine_set_domain(e, dd_rtm_domain(dd));
             rtm_engine_set_cancel(e, dd_rtm_cancel, NULL);
             if (dev_is_gpu(dev))
@@ -450,6 +467,18 @@ static int rtm_run(const struct sl_config *cfg, const struct sl_device *dev, con
 static int rtm_check(const struct sl_config *cfg, FILE *out)
 {
     int rc = rtm_report(cfg, out);
+    if (rc == 0 && out && cfg->runtime.decompose == DECOMPOSE_DOMAIN) {
+        /* a shot's grid is its sub-volume: the whole model's is the largest (dt does not
+         * change the split, the halo or the memory) */
+        struct prop_params grid;
+        model_grid_params(cfg, cfg->model.n, cfg->model.d, cfg->model.o, 1e-3, &grid);
+        fprintf(out, "\n[rtm] decomposed: every shot's grid (its sub-volume with layers) is cut so; the whole "
+                     "model's, the largest a shot can have:\n");
+        rc = dd_report(cfg, &grid, NULL, 0, 0, (size_t)cfg->model.n[0] * cfg->model.n[1] * cfg->model.n[2] * 4, out);
+        if (rc == 0)
+            fprintf(out, "(each rank holds two such wavefields -- source and receiver -- and its strategy's storage "
+                         "for its part; every rank reads the whole model)\n");
+    }
     if (rc == 0 && out)
         fprintf(out, "\n[input] %d pinned slots x %.1f MiB = %.1f MiB host memory (plus a %.1f MiB "
                      "staging buffer for file input); the image stack %.1f MiB x 2 (image, "
