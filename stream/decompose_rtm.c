@@ -28,7 +28,13 @@ struct dd_rtm {
     struct prop *sim[DD_RTM_SIMS]; /* this shot's simulations and their halos */
     struct dd_halo halo[DD_RTM_SIMS];
     int shots;                     /* shots begun (the first is logged at info level) */
+    long exchanges;                /* this shot's, the same count on every rank */
 };
+
+/* How often the ranks agree on a stop request (exchanges): mpirun forwards SIGTERM to
+ * every rank and ends the ones still running a moment later, so the engine's own polls
+ * (every RTM_STOP_POLL steps, and between the stages) are too far apart. */
+#define STOP_EVERY 16
 
 static void drop_shot(struct dd_rtm *d)
 {
@@ -45,6 +51,7 @@ static int h_begin(void *ctx, const struct prop_params *whole, double vmax_cpml,
 {
     struct dd_rtm *d = ctx;
     drop_shot(d);
+    d->exchanges = 0;
     int rc = dd_plan_make(whole, d->size, d->split, &d->plan);
     if (rc < 0)
         return rc;
@@ -79,6 +86,10 @@ static int h_attach(void *ctx, struct prop *s)
 static int h_exchange(void *ctx, struct prop *s)
 {
     struct dd_rtm *d = ctx;
+    if (++d->exchanges % STOP_EVERY == 0 && dd_rtm_cancel(NULL)) {
+        log_info("stop requested: every rank leaves the shot at the same step (exchange %ld)", d->exchanges);
+        return err_set(-ECANCELED, "stop requested");
+    }
     for (int i = 0; i < DD_RTM_SIMS; i++)
         if (d->sim[i] == s) {
             int rc = dd_halo_begin(&d->halo[i], s);

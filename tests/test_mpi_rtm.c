@@ -9,12 +9,17 @@
  * straddle every cut, some reach into the layers), one shallow; so the adjoint injection
  * of the data, the source injection, the halo exchange of both wavefields, the per-rank
  * strips, checkpoints and random layers and the gathering of the accumulators before the
- * imaging condition all have to be the one-rank run's for the bytes to match. */
+ * imaging condition all have to be the one-rank run's for the bytes to match.  SIGTERM to
+ * mpirun in the middle of a shot: both ranks leave it at the same step, rank 0 saves the
+ * state (no shot in it) and the job ends as a stopped run. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "io/segy_write.h"
 #include "stream/error.h"
@@ -189,4 +194,68 @@ Test(mpi_rtm, two_d, .timeout = 240)
     };
     same_as_one_rank(6, false, true, cases, 3);
     fprintf(stderr, "mpi_rtm: 2D, order 6: bitwise the one-rank image\n");
+}
+
+Test(mpi_rtm, sigterm_stops_every_rank_at_the_same_step, .timeout = 120)
+{
+    const char *mpirun = mpi_need();
+    char *dir = test_tmpdir();
+    write_shots(dir, false, false);
+    /* a larger grid than the others, so a shot lasts seconds */
+    char text[4096];
+    snprintf(text, sizeof text,
+             "[job]\nkind = \"rtm\"\n[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [60, 40, 80]\n"
+             "d = [10.0, 10.0, 10.0]\n[propagator]\norder = 8\nt_max = 0.08\nf_peak = 18.0\npml_width = 10\n"
+             "ppw_min = 0.1\n[rtm]\nstrategy = \"boundary\"\naperture = 1000.0\n"
+             "[input]\nkind = \"files\"\npaths = [\"%s/shots.segy\"]\n"
+             "[output]\ndir = \"%s/out\"\nstate_dir = \"%s/state\"\npictures = false\n"
+             "[runtime]\ndevice = \"cpu\"\ndecompose = \"domain\"\n", dir, dir, dir);
+    char *c = test_write_file(dir, "long.toml", text);
+    char log[4200];
+    snprintf(log, sizeof log, "%s/long.log", dir);
+    pid_t pid = test_fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        FILE *lf = freopen(log, "w", stderr);
+        (void)lf;
+        dup2(2, 1);
+        execl(mpirun, mpirun, "--oversubscribe", "-np", "2", test_prog("seislive"), "run", "-c", c, (char *)NULL);
+        _exit(127);
+    }
+    size_t n;
+    for (int i = 0; i < 600; i++) {
+        char *l = mpi_slurp(log, &n);
+        bool ready = l && strstr(l, "[r0/2] decompose subdomain") && strstr(l, "[r1/2] decompose subdomain");
+        free(l);
+        if (ready)
+            break;
+        usleep(100000);
+    }
+    usleep(500000);
+    kill(pid, SIGTERM);
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    char *l = mpi_slurp(log, &n);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "mpirun: status %d: %s", st, l);
+    long at[2] = {-1, -1};
+    for (int r = 0; r < 2; r++) {
+        char key[128];
+        snprintf(key, sizeof key, "[r%d/2] decompose stop requested: every rank leaves the shot at the same step "
+                 "(exchange ", r);
+        char *p = strstr(l, key);
+        cr_assert_not_null(p, "rank %d did not stop in the shot: %s", r, l);
+        at[r] = atol(p + strlen(key));
+    }
+    cr_assert_eq(at[0], at[1], "rank 0 stopped at exchange %ld, rank 1 at %ld", at[0], at[1]);
+    cr_assert_eq(at[0] % 16, 0, "the ranks stop together every 16 exchanges: %ld", at[0]);
+    cr_assert_not_null(strstr(l, "[r0/2] main     stopped by signal 15"), "%s", l);
+    cr_assert_null(strstr(l, "migrated on"), "no shot was migrated to the end: %s", l);
+    char state[4300];
+    snprintf(state, sizeof state, "%s/state/state.bin", dir);
+    cr_assert_eq(access(state, F_OK), 0, "rank 0 saved the state: %s", l);
+    fprintf(stderr, "mpi_rtm: SIGTERM: both ranks left the shot at exchange %ld\n", at[0]);
+    free(l);
+    free(c);
+    test_rmtree(dir);
+    free(dir);
 }
