@@ -11,7 +11,8 @@
  * strips, checkpoints and random layers and the gathering of the accumulators before the
  * imaging condition all have to be the one-rank run's for the bytes to match.  SIGTERM to
  * mpirun in the middle of a shot: both ranks leave it at the same step, rank 0 saves the
- * state (no shot in it) and the job ends as a stopped run. */
+ * state (no shot in it) and the job ends as a stopped run.  A model grid too thin for
+ * the ranks is refused at start by every rank, with the reason. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <signal.h>
@@ -256,6 +257,33 @@ Test(mpi_rtm, sigterm_stops_every_rank_at_the_same_step, .timeout = 120)
     fprintf(stderr, "mpi_rtm: SIGTERM: both ranks left the shot at exchange %ld\n", at[0]);
     free(l);
     free(c);
+    test_rmtree(dir);
+    free(dir);
+}
+
+Test(mpi_rtm, a_model_grid_too_thin_for_the_ranks_is_refused_by_every_rank, .timeout = 60)
+{
+    mpi_need();
+    char *dir = test_tmpdir();
+    write_shots(dir, false, false);
+    /* order 16: 8 planes per subdomain; 34 z-planes hold 4, 14 y-planes one: 5 ranks cannot */
+    const struct rcase c = {"\"full\"", "xcorr", 5, ""};
+    char *cn = write_conf(dir, "np5", 16, false, false, &c, "decompose = \"domain\"");
+    struct run_result r;
+    const char *args[] = {"run", "-c", cn, NULL};
+    cr_assert_eq(mpi_run(5, args, 60, &r), 0);
+    cr_assert_neq(r.status, 0, "5 ranks ran: %s", r.err);
+    for (int k = 0; k < 5; k++) {
+        char key[64];
+        snprintf(key, sizeof key, "[r%d/5] main     rtm job failed: the rtm job's model grid", k);
+        cr_assert_not_null(strstr(r.err, key), "rank %d does not say why: %s", k, r.err);
+    }
+    cr_assert_not_null(strstr(r.err, "5 ranks are more than the grid allows"), "%s", r.err);
+    char img[4300];
+    snprintf(img, sizeof img, "%s/out_np5/image.f32", dir);
+    cr_assert_neq(access(img, F_OK), 0, "an image written by a refused run");
+    test_run_free(&r);
+    free(cn);
     test_rmtree(dir);
     free(dir);
 }
