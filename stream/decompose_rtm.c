@@ -287,7 +287,7 @@ int dd_rtm_send_shot(const struct shot *s)
 {
     struct shot_msg m = {.id = s->id, .ns = s->ns, .ntr = s->ntr, .dt = s->dt,
                          .src = {s->src[0], s->src[1], s->src[2]}};
-    int rc = sl_mpi_bcast(&m, sizeof m);
+    int rc = sl_mpi_bcast_idle(&m, sizeof m);
     if (rc == 0)
         rc = bcast_big(s->rec, (size_t)s->ntr * 3 * sizeof(float));
     if (rc == 0)
@@ -298,14 +298,15 @@ int dd_rtm_send_shot(const struct shot *s)
 int dd_rtm_send_end(int rc)
 {
     struct shot_msg m = {.end = 1, .rc = rc};
-    return sl_mpi_bcast(&m, sizeof m);
+    return sl_mpi_bcast_idle(&m, sizeof m);
 }
 
 int dd_rtm_recv(struct shot *s, bool *end, int *rc0)
 {
     memset(s, 0, sizeof *s);
     struct shot_msg m;
-    int rc = sl_mpi_bcast(&m, sizeof m);
+    /* this rank may wait here as long as rank 0 waits for the stream's next shot */
+    int rc = sl_mpi_bcast_idle(&m, sizeof m);
     if (rc < 0)
         return rc;
     *end = m.end != 0;

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "stream/error.h"
@@ -192,6 +193,31 @@ int sl_mpi_bcast(void *buf, size_t bytes)
         if (bytes > INT_MAX)
             return err_set(-EOVERFLOW, "mpi: broadcast of %zu bytes", bytes);
         MPI_Bcast(buf, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+    }
+#else
+    (void)buf;
+    (void)bytes;
+#endif
+    return 0;
+}
+
+int sl_mpi_bcast_idle(void *buf, size_t bytes)
+{
+#ifdef SEISLIVE_MPI
+    if (g_size > 1) {
+        if (bytes > INT_MAX)
+            return err_set(-EOVERFLOW, "mpi: broadcast of %zu bytes", bytes);
+        MPI_Request req;
+        if (MPI_Ibcast(buf, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
+            return err_set(-EIO, "MPI_Ibcast failed");
+        for (;;) {
+            int done = 0;
+            if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                return err_set(-EIO, "MPI_Test failed");
+            if (done)
+                break;
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+        }
     }
 #else
     (void)buf;

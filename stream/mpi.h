@@ -62,6 +62,10 @@ int sl_mpi_same(uint64_t fp, const char *what);
 bool sl_mpi_any(bool flag);
 /* Rank 0's BYTES at BUF to every rank. */
 int sl_mpi_bcast(void *buf, size_t bytes);
+/* The same, where the other ranks may wait long for rank 0 (the next shot of a stream):
+ * a non-blocking broadcast polled every millisecond, so a waiting rank sleeps instead of
+ * spinning a core.  Every rank must call this one (not sl_mpi_bcast) for the message. */
+int sl_mpi_bcast_idle(void *buf, size_t bytes);
 /* Rank r's N floats at SEND to rank 0, placed one rank after the other into RECV (rank 0
  * only; COUNTS[r] floats each, known to rank 0). */
 int sl_mpi_gather(const float *send, size_t n, float *recv, const size_t *counts);
