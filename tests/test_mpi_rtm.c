@@ -67,6 +67,7 @@ struct rcase {
     const char *imaging;
     int np;
     const char *runtime;    /* extra [runtime] lines of the decomposed run */
+    const char *prop;       /* extra [propagator] lines of both runs, or NULL */
 };
 
 static char *write_conf(const char *dir, const char *name, int order, bool fs, bool two_d, const struct rcase *c,
@@ -78,12 +79,12 @@ static char *write_conf(const char *dir, const char *name, int order, bool fs, b
              "[model]\ntype = \"layered\"\nn = [%d, %d, %d]\nd = [10.0, 10.0, 10.0]\no = [0.0, 0.0, 0.0]\n"
              "layer_depths = [95.0, 211.0]\nlayer_velocities = [1800.0, 2300.0, 2700.0]\n\n"
              "[propagator]\norder = %d\nt_max = 0.08\nf_peak = 18.0\npml_width = [5, 6, 4, 5, 6, 5]\n"
-             "free_surface = %s\nppw_min = 0.1\n\n"
+             "free_surface = %s\nppw_min = 0.1\n%s\n"
              "[rtm]\nstrategy = %s\nimaging = \"%s\"\naperture = 1000.0\nrandom_width = 7\n\n"
              "[input]\nkind = \"files\"\npaths = [\"%s/shots.segy\"]\n\n"
              "[output]\ndir = \"%s/out_%s\"\npictures = false\n\n"
              "[runtime]\ndevice = \"cpu\"\n%s\n",
-             NX, two_d ? 1 : NY, NZ, order, fs ? "true" : "false", c->strategy, c->imaging, dir, dir, name, runtime);
+             NX, two_d ? 1 : NY, NZ, order, fs ? "true" : "false", c->prop ? c->prop : "", c->strategy, c->imaging, dir, dir, name, runtime);
     char file[128];
     snprintf(file, sizeof file, "%s.toml", name);
     return test_write_file(dir, file, text);
@@ -107,8 +108,9 @@ static void same_as_one_rank(int order, bool fs, bool two_d, const struct rcase 
     for (int k = 0; k < ncase; k++) {
         const struct rcase *c = &cases[k];
         char what[512], one[32], many[32];
-        snprintf(what, sizeof what, "order %d%s%s, strategy %s, imaging %s, %d ranks %s", order,
-                 fs ? ", free surface" : "", two_d ? ", 2D" : "", c->strategy, c->imaging, c->np, c->runtime);
+        snprintf(what, sizeof what, "order %d%s%s, strategy %s, imaging %s, %d ranks %s %s", order,
+                 fs ? ", free surface" : "", two_d ? ", 2D" : "", c->strategy, c->imaging, c->np, c->runtime,
+                 c->prop ? c->prop : "");
         snprintf(one, sizeof one, "one%d", k);
         snprintf(many, sizeof many, "np%d_%d", c->np, k);
         char *c1 = write_conf(dir, one, order, fs, two_d, c, "decompose = \"none\"");
@@ -158,13 +160,13 @@ static const char YZ[] = "split = [1, 2, 2]";
 Test(mpi_rtm, every_strategy_and_condition_cpml_faces, .timeout = 240)
 {
     const struct rcase cases[] = {
-        {"\"full\"", "xcorr", 2, ""},
-        {"\"checkpoint\"\ncheckpoint_schedule = \"binomial\"\ncheckpoints = 4", "source", 3, ""},
-        {"\"checkpoint\"\ncheckpoint_schedule = \"uniform\"\ncheckpoints = 5", "receiver", 4, ""},
-        {"\"boundary\"", "both", 4, YZ},
-        {"\"random\"", "xcorr", 3, ""},
-        {"\"random\"", "both", 4, YZ},
-        {"\"auto\"", "source", 2, ""},
+        {"\"full\"", "xcorr", 2, "", NULL},
+        {"\"checkpoint\"\ncheckpoint_schedule = \"binomial\"\ncheckpoints = 4", "source", 3, "", NULL},
+        {"\"checkpoint\"\ncheckpoint_schedule = \"uniform\"\ncheckpoints = 5", "receiver", 4, "", NULL},
+        {"\"boundary\"", "both", 4, YZ, NULL},
+        {"\"random\"", "xcorr", 3, "", NULL},
+        {"\"random\"", "both", 4, YZ, NULL},
+        {"\"auto\"", "source", 2, "", NULL},
     };
     same_as_one_rank(8, false, false, cases, (int)(sizeof cases / sizeof *cases));
     fprintf(stderr, "mpi_rtm: order 8, CPML faces: every strategy and condition on 2, 3, 4 (and 1 x 2 x 2) "
@@ -174,13 +176,13 @@ Test(mpi_rtm, every_strategy_and_condition_cpml_faces, .timeout = 240)
 Test(mpi_rtm, free_surface_orders_4_and_16, .timeout = 240)
 {
     const struct rcase o4[] = {
-        {"\"boundary\"", "source", 3, ""},
-        {"\"random\"", "receiver", 2, ""},
+        {"\"boundary\"", "source", 3, "", NULL},
+        {"\"random\"", "receiver", 2, "", NULL},
     };
     same_as_one_rank(4, true, false, o4, 2);
     const struct rcase o16[] = {
-        {"\"checkpoint\"", "xcorr", 4, ""},
-        {"\"boundary\"", "both", 2, ""},
+        {"\"checkpoint\"", "xcorr", 4, "", NULL},
+        {"\"boundary\"", "both", 2, "", NULL},
     };
     same_as_one_rank(16, true, false, o16, 2);
     fprintf(stderr, "mpi_rtm: free surface, orders 4 and 16: bitwise the one-rank image\n");
@@ -189,12 +191,14 @@ Test(mpi_rtm, free_surface_orders_4_and_16, .timeout = 240)
 Test(mpi_rtm, two_d, .timeout = 240)
 {
     const struct rcase cases[] = {
-        {"\"boundary\"", "xcorr", 3, ""},
-        {"\"random\"", "source", 2, ""},
-        {"\"full\"", "both", 4, ""},
+        {"\"boundary\"", "xcorr", 3, "", NULL},
+        {"\"random\"", "source", 2, "", NULL},
+        {"\"full\"", "both", 4, "", NULL},
+        /* the wavelet and traces through the time-dispersion transform before the nodes */
+        {"\"checkpoint\"", "source", 2, "", "time_dispersion = \"correct\""},
     };
-    same_as_one_rank(6, false, true, cases, 3);
-    fprintf(stderr, "mpi_rtm: 2D, order 6: bitwise the one-rank image\n");
+    same_as_one_rank(6, false, true, cases, 4);
+    fprintf(stderr, "mpi_rtm: 2D, order 6 (also with time_dispersion = \"correct\"): bitwise the one-rank image\n");
 }
 
 Test(mpi_rtm, sigterm_stops_every_rank_at_the_same_step, .timeout = 120)
@@ -267,7 +271,7 @@ Test(mpi_rtm, a_model_grid_too_thin_for_the_ranks_is_refused_by_every_rank, .tim
     char *dir = test_tmpdir();
     write_shots(dir, false, false);
     /* order 16: 8 planes per subdomain; 34 z-planes hold 4, 14 y-planes one: 5 ranks cannot */
-    const struct rcase c = {"\"full\"", "xcorr", 5, ""};
+    const struct rcase c = {"\"full\"", "xcorr", 5, "", NULL};
     char *cn = write_conf(dir, "np5", 16, false, false, &c, "decompose = \"domain\"");
     struct run_result r;
     const char *args[] = {"run", "-c", cn, NULL};
