@@ -100,8 +100,6 @@ static int resample_traces(const struct rtm_engine *e, const struct rtm_shot *sh
     return 0;
 }
 
-/* The receiver simulation q, and the source simulation u: q's twin, or for the random
- * strategy its own with random-velocity layers instead of CPML. */
 /* Decomposed: the part of the sub-volume's velocity V (whole interior N) that this
  * rank's subdomain G holds. */
 static float *subdomain_velocity(const int n[3], const struct prop_grid *g, const float *v)
@@ -131,19 +129,24 @@ static void random_sub_params(const struct rtm_engine *e, const struct rtm_plan 
 }
 
 /* Decomposed: the points XYZ (N) on simulation S of the whole grid WHOLE as this rank's
- * nodes (sinc falls back to trilinear where its support does not fit, as points_for). */
+ * nodes (sinc falls back to trilinear where its support does not fit, as points_for;
+ * only then: that refusal is the whole grid's, the same on every rank, where another
+ * failure of one rank must not leave it alone with other weights). */
 static int nodes_for(struct mig *m, const struct prop_params *whole, struct prop *s, const double *xyz, size_t n,
                      int interp, struct rtm_nodes *out)
 {
     const struct rtm_domain *d = m->e->dom;
     int rc = d->points(d->ctx, whole, s, xyz, n, interp, out);
-    if (rc < 0 && interp == PROP_INTERP_SINC) {
+    if (rc == -EINVAL && interp == PROP_INTERP_SINC) {
         log_debug("sinc support does not fit (%s); trilinear instead", err_msg());
         rc = d->points(d->ctx, whole, s, xyz, n, PROP_INTERP_TRILINEAR, out);
     }
     return rc;
 }
 
+/* The receiver simulation q, and the source simulation u: q's twin, or for the random
+ * strategy its own with random-velocity layers instead of CPML (decomposed: this rank's
+ * parts of them, and the points as its nodes). */
 static int simulations(struct mig *m, const struct rtm_shot *shot, const struct rtm_plan *pl, double *t)
 {
     struct rtm_engine *e = m->e;
