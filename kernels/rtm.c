@@ -470,5 +470,7 @@ int rtm_engine_source_wavefield(struct rtm_engine *e, const struct rtm_shot *sho
 {
     if (strategy == RTM_AUTO)
         return err_set(-EINVAL, "rtm_engine_source_wavefield: name a strategy");
+    if (e->dom) /* it would hand over each rank's part only */
+        return err_set(-ENOTSUP, "rtm_engine_source_wavefield: not on a decomposed grid");
     return migrate(e, shot, NULL, NULL, NULL, strategy, schedule, cb, ctx);
 }
