@@ -366,8 +366,10 @@ static int rtm_follow(struct rtm_engine *e)
         struct shot s;
         bool end = false;
         int rc0 = 0, rc = dd_rtm_recv(&s, &end, &rc0);
-        if (rc < 0)
-            return rc; /* this rank alone: sl_mpi_finish ends the job */
+        if (rc < 0) { /* this rank alone, while rank 0 hands out the shot: end the job */
+            log_error("%s: this rank cannot follow rank 0, so the whole job ends", err_msg());
+            sl_mpi_abort(rc);
+        }
         if (end) {
             if (rc0 < 0) {
                 sl_mpi_all_know();
