@@ -812,10 +812,52 @@ static int part_segments(const struct wave_sim *s, int part, int j, int k, int s
 static inline int imax(int a, int b) { return a > b ? a : b; }
 static inline int imin(int a, int b) { return a < b ? a : b; }
 
+/* Whether padded cell (i, j, k) is in a cut slab (computed by the first part of a step). */
+static inline bool in_slab(const struct wave_sim *s, int i, int j, int k)
+{
+    const struct wave_layout *L = &s->L;
+    const bool *cut = s->part_cut;
+    const int h = L->halo;
+    return (cut[0] && i < h) || (cut[1] && i >= L->npad[0] - h) || (cut[2] && j < h) ||
+           (cut[3] && j >= L->npad[1] - h) || (cut[4] && k < h) || (cut[5] && k >= L->npad[2] - h);
+}
+
+/* The free surface of step part PART: p = 0 on the surface cells and the odd mirror of
+ * the cells below it that this part computed (the halo columns beyond the padded grid go
+ * with the rest).  Each part mirrors its cells before their source nodes are injected,
+ * as the whole step mirrors before any injection. */
+static void free_surface_part_cpu(struct wave_sim *s, int part)
+{
+    if (part == WAVE_PART_ALL) {
+        free_surface_cpu(s);
+        return;
+    }
+    const struct wave_layout *L = &s->L;
+    const int h = L->halo;
+    const size_t sy = L->stride_y, sz = L->stride_z;
+    float *q = s->prev;
+    const int ny = L->dim[1];
+    for (int y = 0; y < ny; y++)
+        for (int x = 0; x < (int)sy; x++) {
+            const int i = x - L->pad_off[0], j = y - L->pad_off[1];
+            const bool padded = i >= 0 && i < L->npad[0] && j >= 0 && j < L->npad[1];
+            const size_t e = (size_t)y * sy + x;
+            for (int m = 0; m <= h; m++) {
+                const bool cut = padded && in_slab(s, i, j, m);
+                if (cut != (part == WAVE_PART_CUT))
+                    continue;
+                if (m == 0)
+                    q[(size_t)h * sz + e] = 0.0f;
+                else
+                    q[(size_t)(h - m) * sz + e] = -q[(size_t)(h + m) * sz + e];
+            }
+        }
+}
+
 /* INTERIOR (reverse steps without CPML only): update the box inside the layers.  PART
  * (wave_step_part): only the cells of that part, each computed exactly as the whole
  * step computes it; the CPML memory psi is updated by the first part (it reads p(n)
- * only), the free surface's plane zeroed in each part's cells and mirrored by the last. */
+ * only); each part applies the free surface to its own cells (free_surface_part_cpu). */
 static void step_cpu(struct wave_sim *s, bool cpml, bool interior, int part)
 {
     const struct wave_layout *L = &s->L;
@@ -879,14 +921,10 @@ static void step_cpu(struct wave_sim *s, bool cpml, bool interior, int part)
                     pml_row(s, p, q, j, k, imax(x1, sa), sb, lap);
                 }
             }
-            /* a part's cells of the surface plane are p = 0 already when the next part
-             * runs (the first part's planes are sent before the last part mirrors) */
-            if (part != WAVE_PART_ALL && k == 0 && s->p.free_surface)
-                memset(q + row + sa, 0, (size_t)(sb - sa) * sizeof *q);
             }
         }
-    if (s->p.free_surface && part != WAVE_PART_CUT)
-        free_surface_cpu(s);
+    if (s->p.free_surface)
+        free_surface_part_cpu(s, part);
 }
 
 void wave_swap(struct wave_sim *s)

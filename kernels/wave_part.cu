@@ -11,14 +11,51 @@
  * layer terms in another order, so against it they agree to float rounding there. */
 #include "kernels/wave_cuda.h"
 
-/* p = 0 on the surface-plane cells of box B (padded x, y; the plane is allocated z = h)
- * of the new level: a part's planes are sent before the second part mirrors. */
-__global__ void k_zero_surface(float *q, long long sy, long long sz, int h, int hy, Box b)
+/* The free surface of step part PART (kernels/wave.c: free_surface_part_cpu): p = 0 on
+ * the surface cells, the odd mirror of the cells below, for the cells this part computed
+ * (membership as there: the cut slabs, the halo columns with the rest).  One thread per
+ * element of the allocated plane. */
+struct Cut {
+    bool f[6];
+    int npad[3], h, pad0, pad1;
+};
+
+__global__ void k_free_surface_part(float *q, long long plane, int dim0, Cut c, bool first)
 {
-    int i = b.lo[0] + blockIdx.x * blockDim.x + threadIdx.x, j = b.lo[1] + blockIdx.y;
-    if (i >= b.hi[0])
+    long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= plane)
         return;
-    q[(long long)h * sz + (long long)(j + hy) * sy + i + h] = 0.0f;
+    const int i = (int)(e % dim0) - c.pad0, j = (int)(e / dim0) - c.pad1, h = c.h;
+    const bool padded = i >= 0 && i < c.npad[0] && j >= 0 && j < c.npad[1];
+    const bool col = padded && ((c.f[0] && i < h) || (c.f[1] && i >= c.npad[0] - h) || (c.f[2] && j < h) ||
+                                (c.f[3] && j >= c.npad[1] - h));
+    for (int m = 0; m <= h; m++) {
+        const bool cut = col || (padded && ((c.f[4] && m < h) || (c.f[5] && m >= c.npad[2] - h)));
+        if (cut != first)
+            continue;
+        if (m == 0)
+            q[(long long)h * plane + e] = 0.0f;
+        else
+            q[(long long)(h - m) * plane + e] = -q[(long long)(h + m) * plane + e];
+    }
+}
+
+static int free_surface_part(wave_sim *s, bool first, cudaStream_t st)
+{
+    const struct wave_layout *L = &s->L;
+    Cut c;
+    for (int f = 0; f < 6; f++)
+        c.f[f] = s->part_cut[f];
+    for (int a = 0; a < 3; a++)
+        c.npad[a] = L->npad[a];
+    c.h = L->halo;
+    c.pad0 = L->pad_off[0];
+    c.pad1 = L->pad_off[1];
+    long long plane = (long long)L->stride_z;
+    k_free_surface_part<<<(unsigned)((plane + 255) / 256), 256, 0, st>>>(s->prev, plane, (int)L->stride_y, c,
+                                                                         first);
+    CUDA_TRY_LAUNCH();
+    return 0;
 }
 
 /* Box [LO, HI) of allocated cells of F to or from the contiguous BUF (x fastest). */
@@ -49,9 +86,8 @@ static Box intersect(const Box &a, const Box &b)
 }
 
 /* The cells of box B: the interior kernel over those outside the layers (IN), k_pml
- * over those inside them; with the surface plane zeroed where B holds it (FS). */
-static int run_box(wave_sim *s, const WavePlan &pl, bool cpml, const Box &in, const Box &b, bool fs,
-                   cudaStream_t st)
+ * over those inside them. */
+static int run_box(wave_sim *s, const WavePlan &pl, bool cpml, const Box &in, const Box &b, cudaStream_t st)
 {
     if (box_empty(b))
         return 0;
@@ -61,13 +97,6 @@ static int run_box(wave_sim *s, const WavePlan &pl, bool cpml, const Box &in, co
         return rc;
     if (cpml && (rc = wave_cu_pml_clip(s, in, b, st)) < 0)
         return rc;
-    if (fs && b.lo[2] == 0) {
-        const struct wave_layout *L = &s->L;
-        dim3 grd((b.hi[0] - b.lo[0] + 127) / 128, b.hi[1] - b.lo[1]);
-        k_zero_surface<<<grd, 128, 0, st>>>(s->prev, (long long)L->stride_y, (long long)L->stride_z, L->halo,
-                                           L->pad_off[1], b);
-        CUDA_TRY_LAUNCH();
-    }
     return 0;
 }
 
@@ -91,9 +120,9 @@ extern "C" int wave_cu_step_part(struct wave_sim *s, bool cpml, int part)
         rest.hi[ax] = s->part_cut[2 * ax + 1] ? L->npad[ax] - h : L->npad[ax];
     }
     if (part == WAVE_PART_REST) {
-        if ((rc = run_box(s, pl, cpml, in, rest, false, st)) < 0)
+        if ((rc = run_box(s, pl, cpml, in, rest, st)) < 0)
             return rc;
-        return s->p.free_surface ? wave_cu_free_surface(s, st) : 0;
+        return s->p.free_surface ? free_surface_part(s, false, st) : 0;
     }
     if (cpml && (rc = wave_cu_psi(s, st)) < 0)
         return rc;
@@ -113,10 +142,10 @@ extern "C" int wave_cu_step_part(struct wave_sim *s, bool cpml, int part)
              * high one starts where the low one ends */
             if (side && s->part_cut[2 * ax] && b.lo[ax] < h)
                 b.lo[ax] = h;
-            if ((rc = run_box(s, pl, cpml, in, b, s->p.free_surface, st)) < 0)
+            if ((rc = run_box(s, pl, cpml, in, b, st)) < 0)
                 return rc;
         }
-    return 0;
+    return s->p.free_surface ? free_surface_part(s, true, st) : 0;
 }
 
 extern "C" int wave_cu_halo_io(struct wave_sim *s, const int lo[3], const int hi[3], float *buf, bool pack,
