@@ -131,14 +131,16 @@ int dd_halo_connect(struct dd_halo *h, int want)
         free(all);
         return rc;
     }
-    char why[256];
+    char why[256], lib[240] = "";
     int nccl = choose(all, size, want, me.nccl_ok || !h->gpu ? NULL : loadwhy, why, sizeof why);
     free(all);
+    if (me.nccl_ok)
+        snprintf(lib, sizeof lib, " (rank %d loaded NCCL %s)", rank, sl_nccl_version());
     if (!nccl) {
         if (want == DD_WANT_NCCL) {
             sl_mpi_all_know();
-            return err_set(-EINVAL, "[runtime] halo_transport = \"nccl\" cannot be used: %s; use \"auto\" or "
-                           "\"staged\" (docs/mpi.md)", why);
+            return err_set(-EINVAL, "[runtime] halo_transport = \"nccl\" cannot be used: %s%s; use \"auto\" or "
+                           "\"staged\" (docs/mpi.md)", why, lib);
         }
         if (h->gpu) {
             snprintf(h->why, sizeof h->why, "staged (MPI through pinned host buffers): %s", why);

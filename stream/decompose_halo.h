@@ -67,7 +67,7 @@ int dd_halo_init(struct dd_halo *h, const struct dd_plan *p, int rank, struct pr
  * auto takes NCCL when every rank is on a GPU, no two ranks share one (UUIDs compared:
  * NCCL refuses duplicate GPUs) and libnccl.so.2 loads on every rank, else keeps staged
  * and logs why; nccl refuses (-EINVAL, every rank) when that is impossible, saying why;
- * staged keeps it.  The CPU keeps mpi whatever WANT says. */
+ * staged keeps it.  The CPU keeps mpi (want nccl: refused, a rank runs on the CPU). */
 int dd_halo_connect(struct dd_halo *h, int want);
 /* The stream S's work is queued on (GPU), so that the exchange waits for the planes and
  * the next step for the halo through events, not by stopping the host.  Without it,

@@ -90,6 +90,15 @@ Test(bench_scaling, two_ranks_cpu_table, .timeout = 120)
     check_row(r.out, "strong", 2, "28 x 20 x 24 (1 x 1 x 2)");
     cr_assert_not_null(strstr(r.out, "| mode | ranks |"), "the header: %s", r.out);
     test_run_free(&r);
+    /* NCCL asked for where it cannot run: refused on every rank, saying why */
+    const char *nccl[] = {mpirun, "--oversubscribe", "-np", "2", test_prog("seislive-bench"), "scaling", "--weak",
+                          "16", "--mode", "weak", "--steps", "1", "--pml", "2", "--device", "cpu", "--transport",
+                          "nccl", NULL};
+    cr_assert_eq(test_run(nccl, 60, &r), 0);
+    cr_assert_neq(r.status, 0, "nccl on the CPU must be refused");
+    cr_assert_not_null(strstr(r.err, "halo_transport = \"nccl\" cannot be used: rank 0 runs on the CPU"), "%s",
+                       r.err);
+    test_run_free(&r);
 }
 
 Test(bench_scaling, one_rank_and_bad_options, .timeout = 60)

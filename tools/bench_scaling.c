@@ -75,19 +75,28 @@ static int make_prop(const struct sl_device *dev, const struct prop_params *p, s
     const struct prop_grid *g = &p->grid;
     const size_t nn = (size_t)g->n[0] * g->n[1] * g->n[2];
     float *v = malloc(nn * sizeof *v), *f = malloc(nn * sizeof *f);
-    if (!v || !f) {
+    double *ax[3] = {malloc(g->n[0] * sizeof(double)), malloc(g->n[1] * sizeof(double)),
+                     malloc(g->n[2] * sizeof(double))};
+    if (!v || !f || !ax[0] || !ax[1] || !ax[2]) {
         free(v);
         free(f);
+        for (int a = 0; a < 3; a++)
+            free(ax[a]);
         return err_set(-ENOMEM, "bench scaling: out of memory for %zu points", nn);
     }
+    for (int a = 0; a < 3; a++)
+        for (int i = 0; i < g->n[a]; i++)
+            ax[a][i] = a == 1 ? cos(0.07 * (i + g->origin[a])) : sin((a ? 0.03 : 0.05) * (i + g->origin[a]));
+#pragma omp parallel for schedule(static)
     for (int k = 0; k < g->n[2]; k++)
         for (int j = 0; j < g->n[1]; j++)
             for (int i = 0; i < g->n[0]; i++) {
                 size_t e = ((size_t)k * g->n[1] + j) * g->n[0] + i;
-                int z = k + g->origin[2], y = j + g->origin[1], x = i + g->origin[0];
-                v[e] = 2000.0f + 1000.0f * (float)(z % 97) / 97.0f;
-                f[e] = (float)(1e-3 * (1.5 + sin(0.05 * x) * cos(0.07 * y) * sin(0.03 * z)));
+                v[e] = 2000.0f + 1000.0f * (float)((k + g->origin[2]) % 97) / 97.0f;
+                f[e] = (float)(1e-3 * (1.5 + ax[0][i] * ax[1][j] * ax[2][k]));
             }
+    for (int a = 0; a < 3; a++)
+        free(ax[a]);
     struct prop_model m = {.vp = v};
     int rc = prop_create(dev, p, &m, out);
     if (rc == 0 && ((rc = prop_copy_in(*out, false, f)) < 0 || (rc = prop_copy_in(*out, true, f)) < 0)) {
