@@ -220,6 +220,10 @@ int dd_halo_begin(struct dd_halo *h, struct prop *s)
             if (h->nb[f] >= 0)
                 rc = prop_halo_unpack_async(s, f, h->drecv[f], h->stream);
     }
+    /* a caller that gave no stream may change the field right after begin (as it could
+     * when pack copied synchronously): the planes leave the field before begin returns */
+    if (rc == 0 && !h->sim_stream_set)
+        rc = dev_stream_sync(h->dev, h->stream);
     h->begun = rc == 0;
     return rc;
 }

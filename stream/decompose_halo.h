@@ -70,8 +70,10 @@ int dd_halo_init(struct dd_halo *h, const struct dd_plan *p, int rank, struct pr
  * staged keeps it.  The CPU keeps mpi (want nccl: refused, a rank runs on the CPU). */
 int dd_halo_connect(struct dd_halo *h, int want);
 /* The stream S's work is queued on (GPU), so that the exchange waits for the planes and
- * the next step for the halo through events, not by stopping the host.  Without it,
- * begin synchronises the simulation and end the halo stream. */
+ * the next step for the halo through events, not by stopping the host; then the planes
+ * next to the cuts must not change between begin and end (the pack may still be reading
+ * them).  Without it, begin synchronises the simulation before and the pack after (the
+ * field is free again when begin returns), and end the halo stream. */
 void dd_halo_set_stream(struct dd_halo *h, void *sim_stream);
 int dd_halo_begin(struct dd_halo *h, struct prop *s);
 int dd_halo_end(struct dd_halo *h, struct prop *s);
