@@ -2,8 +2,9 @@
  * tools/bench_scaling.c): under `mpirun -np 2` at a tiny size its table has a weak and a
  * strong row for 2 ranks, with the grids and splits the options ask for, positive finite
  * times, Gpts/s and efficiency, a measured halo time, a hidden share that is a number, and
- * the CPU's transport (mpi); alone (one rank) the halo columns say n/a.  No timing is
- * asserted: timings belong to the benchmark's tables. */
+ * the CPU's transport (mpi), and its --verify line says the overlapped steps it times
+ * are the one-rank steps bit for bit; alone (one rank) the halo columns say n/a.  No
+ * timing is asserted: timings belong to the benchmark's tables. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -82,10 +83,14 @@ Test(bench_scaling, two_ranks_cpu_table, .timeout = 120)
     const char *mpirun = mpi_need();
     const char *argv[] = {mpirun, "--oversubscribe", "-np", "2", test_prog("seislive-bench"), "scaling", "--weak",
                           "20", "--strong", "28,20,24", "--steps", "2", "--pml", "3", "--order", "4", "--device",
-                          "cpu", NULL};
+                          "cpu", "--verify", "22,18,30", "--verify-steps", "12", NULL};
     struct run_result r;
     cr_assert_eq(test_run(argv, 100, &r), 0);
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    /* --verify: the overlapped steps the rows time are the one-rank steps, bit for bit */
+    cr_assert_not_null(strstr(r.out, "verify: 22 x 18 x 30, 12 overlapped steps on 2 ranks (mpi) vs one rank: "
+                                     "relative L2 0, max |diff| / max 0, 0 of 11880 points differ in any bit: ok"),
+                       "%s", r.out);
     check_row(r.out, "weak", 2, "20 x 20 x 40 (1 x 1 x 2)");
     check_row(r.out, "strong", 2, "28 x 20 x 24 (1 x 1 x 2)");
     cr_assert_not_null(strstr(r.out, "| mode | ranks |"), "the header: %s", r.out);

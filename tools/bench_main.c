@@ -97,12 +97,15 @@ static const struct {
      "  (run under mpirun -np N: the row of N ranks, with 1 rank measured inside the run)\n"
      "  --weak E               weak scaling: an E^3 subdomain per rank (default 512)\n"
      "  --strong NX,NY,NZ      strong scaling: one grid cut among the ranks (default 1024,1024,512)\n"
-     "  --mode M               weak, strong or both (default both)\n"
+     "  --mode M               weak, strong, both (default) or none (--verify alone)\n"
      "  --order O              space order (default 8)\n"
      "  --steps N              time steps per phase (default 20)\n"
      "  --pml N                CPML width on the whole grid's faces (default 20)\n"
      "  --device SPEC          auto (GPU = local rank mod GPUs, else CPU), cpu or cuda:N (every rank)\n"
-     "  --transport T          auto, nccl or staged (default auto; docs/mpi.md)\n"},
+     "  --transport T          auto, nccl or staged (default auto; docs/mpi.md)\n"
+     "  --verify NX,NY,NZ      first check V overlapped steps of that grid against one rank\n"
+     "                         (bitwise on the CPU, 1e-5 on a GPU; exit 1 otherwise)\n"
+     "  --verify-steps V       steps of --verify (default 30)\n"},
 };
 
 /* -h or --help anywhere among a benchmark's arguments. */

@@ -4,7 +4,8 @@
  *
  *   mpirun -np N seislive-bench scaling [--weak E] [--strong NX,NY,NZ] [--mode weak|strong|both]
  *                                       [--order O] [--steps S] [--pml W] [--device SPEC]
- *                                       [--transport auto|nccl|staged] [--json]
+ *                                       [--transport auto|nccl|staged] [--verify NX,NY,NZ]
+ *                                       [--verify-steps V] [--json]
  *
  * One run measures the row of its own rank count N (run it with -np 1, 2, 4 ...):
  *   weak    an E^3 subdomain per rank: the whole grid E x E x (N E), cut along z;
@@ -40,7 +41,8 @@
 #include "tools/bench.h"
 
 struct opts {
-    int weak, strong[3], mode; /* mode bit 1 weak, bit 2 strong */
+    int weak, strong[3], mode; /* mode bit 1 weak, bit 2 strong (4: neither) */
+    int verify[3], verify_steps; /* --verify NX,NY,NZ (0: none), --verify-steps */
     int order, steps, pml, want, json;
     char device[64];
 };
@@ -230,6 +232,115 @@ static int measure(const struct opts *o, const struct sl_device *dev, const char
     return rc;
 }
 
+/* --verify: V overlapped steps of the decomposed grid N against the same steps of the
+ * whole grid on rank 0, the interior field gathered there.  Not a test (those are
+ * tests/test_mpi_*.c on the CPU): the check that the rows below time a correct exchange,
+ * on the device and transport they run.  Bitwise required on the CPU, 1e-5 on a GPU (its
+ * parts run the split CPML arrangement, the whole step the default one). */
+static int verify(const struct opts *o, const struct sl_device *dev)
+{
+    const int rank = sl_mpi_rank(), size = sl_mpi_size();
+    struct prop_params whole, sp;
+    whole_params(o, o->verify, &whole);
+    struct dd_plan plan;
+    const int split0[3] = {0, 0, 0};
+    int rc = sl_mpi_agree(dd_plan_make(&whole, size, split0, &plan));
+    if (rc < 0)
+        return rc;
+    dd_sub_params(&plan, rank, 3000, &sp);
+    const struct prop_grid *g = &sp.grid;
+    const size_t mine = (size_t)g->n[0] * g->n[1] * g->n[2];
+    const size_t nn = (size_t)o->verify[0] * o->verify[1] * o->verify[2];
+    struct prop *s = NULL;
+    struct dd_halo h;
+    memset(&h, 0, sizeof h);
+    void *stream = NULL;
+    float *sub = malloc(mine * sizeof *sub), *all = NULL, *ref = NULL;
+    size_t *counts = NULL;
+    rc = sub ? make_prop(dev, &sp, &s) : err_set(-ENOMEM, "bench scaling: out of memory");
+    if (rc == 0)
+        rc = dd_halo_init(&h, &plan, rank, s);
+    if (rc == 0 && dev_is_gpu(dev) && (rc = dev_stream_create(dev, &stream)) == 0) {
+        prop_set_stream(s, stream);
+        dd_halo_set_stream(&h, stream);
+    }
+    if ((rc = sl_mpi_agree(rc)) == 0)
+        rc = dd_halo_connect(&h, o->want);
+    /* the initial field's halo from the neighbours, then the overlapped steps */
+    if (rc == 0 && (rc = dd_halo_begin(&h, s)) == 0)
+        rc = dd_halo_end(&h, s);
+    for (int i = 0; i < o->verify_steps && rc == 0; i++)
+        rc = one_step(s, &h, PH_STEP);
+    if (rc == 0)
+        rc = prop_copy_out(s, false, sub);
+    if (rank == 0 && rc == 0) {
+        struct prop *w = NULL;
+        all = malloc(nn * sizeof *all);
+        ref = malloc(nn * sizeof *ref);
+        counts = malloc((size_t)size * sizeof *counts);
+        rc = all && ref && counts ? make_prop(dev, &whole, &w) : err_set(-ENOMEM, "bench scaling: out of memory");
+        for (int i = 0; i < o->verify_steps && rc == 0; i++)
+            rc = prop_step(w);
+        if (rc == 0)
+            rc = prop_copy_out(w, false, ref);
+        prop_destroy(w);
+        for (int r = 0; rc == 0 && r < size; r++) {
+            struct prop_params q;
+            dd_sub_params(&plan, r, 3000, &q);
+            counts[r] = (size_t)q.grid.n[0] * q.grid.n[1] * q.grid.n[2];
+        }
+    }
+    if ((rc = sl_mpi_agree(rc)) == 0)
+        rc = sl_mpi_gather(sub, mine, all, counts);
+    if (rc == 0 && rank == 0) {
+        double num = 0, den = 0, dmax = 0, vmax = 0;
+        size_t differ = 0;
+        const float *b = all;
+        const int *n = o->verify;
+        for (int r = 0; r < size; r++) {
+            struct prop_params q;
+            dd_sub_params(&plan, r, 3000, &q);
+            const struct prop_grid *qg = &q.grid;
+            for (int k = 0; k < qg->n[2]; k++)
+                for (int j = 0; j < qg->n[1]; j++)
+                    for (int i = 0; i < qg->n[0]; i++, b++) {
+                        const float want = ref[((size_t)(k + qg->origin[2]) * n[1] + j + qg->origin[1]) * n[0] + i +
+                                               qg->origin[0]];
+                        const double d = (double)*b - want;
+                        differ += memcmp(b, &want, sizeof want) != 0;
+                        num += d * d;
+                        den += (double)want * want;
+                        dmax = fmax(dmax, fabs(d));
+                        vmax = fmax(vmax, fabs(want));
+                    }
+        }
+        const double l2 = den > 0 ? sqrt(num / den) : INFINITY;
+        const bool gpu = dev_is_gpu(dev), ok = gpu ? l2 < 1e-5 : differ == 0;
+        printf("verify: %d x %d x %d, %d overlapped steps on %d ranks (%s) vs one rank: relative L2 %.3g, max |diff| "
+               "/ max %.3g, %zu of %zu points differ in any bit: %s (%s)\n\n",
+               n[0], n[1], n[2], o->verify_steps, size, size > 1 ? dd_halo_transport_name(h.transport) : "none", l2,
+               vmax > 0 ? dmax / vmax : INFINITY, differ, nn, ok ? "ok" : "FAILED",
+               gpu ? "a GPU needs < 1e-5" : "the CPU needs bitwise");
+        fflush(stdout);
+        if (!ok)
+            rc = err_set(-EIO, "--verify failed: the decomposed grid is not the one-rank grid");
+    }
+    rc = sl_mpi_agree(rc);
+    dd_halo_free(&h);
+    if (s) {
+        prop_sync(s);
+        prop_set_stream(s, NULL);
+        prop_destroy(s);
+    }
+    dev_stream_destroy(dev, stream);
+    dd_plan_free(&plan);
+    free(sub);
+    free(all);
+    free(ref);
+    free(counts);
+    return rc;
+}
+
 static void print_row(const struct opts *o, const struct row *r, bool first)
 {
     const double pts = (double)r->n[0] * r->n[1] * r->n[2];
@@ -260,7 +371,8 @@ static void print_row(const struct opts *o, const struct row *r, bool first)
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-    *o = (struct opts){.weak = 512, .strong = {1024, 1024, 512}, .mode = 3, .order = 8, .steps = 20, .pml = 20};
+    *o = (struct opts){.weak = 512, .strong = {1024, 1024, 512}, .mode = 3, .order = 8, .steps = 20, .pml = 20,
+                       .verify_steps = 30};
     snprintf(o->device, sizeof o->device, "auto");
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -280,8 +392,25 @@ static int parse(int argc, char **argv, struct opts *o)
                 fprintf(stderr, "bench scaling: --strong NX,NY,NZ, not %s\n", v);
                 return -1;
             }
+        } else if (!strcmp(a, "--verify")) {
+            if (sscanf(v, "%d,%d,%d", &o->verify[0], &o->verify[1], &o->verify[2]) != 3 || o->verify[0] < 8 ||
+                o->verify[1] < 8 || o->verify[2] < 8 || o->verify[0] > 2048 || o->verify[1] > 2048 ||
+                o->verify[2] > 2048) {
+                fprintf(stderr, "bench scaling: --verify NX,NY,NZ (8..2048 each), not %s\n", v);
+                return -1;
+            }
+        } else if (!strcmp(a, "--verify-steps")) {
+            o->verify_steps = atoi(v);
+            if (o->verify_steps < 1 || o->verify_steps > 100000) {
+                fprintf(stderr, "bench scaling: --verify-steps 1..100000\n");
+                return -1;
+            }
         } else if (!strcmp(a, "--mode"))
-            o->mode = !strcmp(v, "weak") ? 1 : !strcmp(v, "strong") ? 2 : !strcmp(v, "both") ? 3 : 0;
+            o->mode = !strcmp(v, "weak")     ? 1
+                      : !strcmp(v, "strong") ? 2
+                      : !strcmp(v, "both")   ? 3
+                      : !strcmp(v, "none")   ? 4
+                                             : 0;
         else if (!strcmp(a, "--order"))
             o->order = atoi(v);
         else if (!strcmp(a, "--steps"))
@@ -322,6 +451,8 @@ int bench_scaling(int argc, char **argv)
     int rc = sl_mpi_agree(select_device(&o, &dev));
     struct row rows[2];
     int nrow = 0;
+    if (rc == 0 && o.verify[0])
+        rc = verify(&o, &dev);
     if (rc == 0 && (o.mode & 1)) {
         const int whole[3] = {o.weak, o.weak, o.weak * size}, one[3] = {o.weak, o.weak, o.weak};
         rc = measure(&o, &dev, "weak", whole, one, &rows[nrow++]);
@@ -334,7 +465,7 @@ int bench_scaling(int argc, char **argv)
         sl_mpi_all_know();
         return sl_mpi_finish(1);
     }
-    if (rank == 0) {
+    if (rank == 0 && nrow) {
         char desc[256];
         snprintf(desc, sizeof desc, "%s", dev.name);
         if (o.json) {
