@@ -166,6 +166,8 @@ $(O)/gen/mpi.flags: FORCE
 	@mkdir -p $(@D)
 	@echo '$(MPI_CFLAGS) $(MPI_LIBS)' > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 $(O)/seislive $(O)/seislive-mpi_prop $(O)/unit-tests $(O)/gpu-tests $(O)/seislive-bench: PROG_LIBS += $(MPI_LIBS)
+# NCCL's types for stream/halo_nccl.c (the library itself is dlopen'ed at run time).
+$(O)/stream/halo_nccl.o: CFLAGS += $(if $(filter 1,$(CUDA)),-I$(CUDA_HOME)/include)
 
 # CUDA code that only the benchmark (tools/*.cu: research kernel variants, the pipeline
 # benchmark's burn kernel) or only the GPU tests (tests/gpu/*.cu) use stays out of the

@@ -41,6 +41,7 @@ enum data_format { FMT_AUTO, FMT_SEGY, FMT_SU, FMT_MSEED, FMT_F32, FMT_SAC };
 enum io_method { IO_AUTO, IO_URING, IO_PREAD };
 enum physics_kind { PHYSICS_ACOUSTIC, PHYSICS_TTI };
 enum decompose_kind { DECOMPOSE_NONE, DECOMPOSE_DOMAIN, DECOMPOSE_SHOTS }; /* [runtime] decompose (docs/mpi.md) */
+enum halo_transport { HALO_AUTO, HALO_NCCL, HALO_STAGED }; /* [runtime] halo_transport (docs/mpi.md) */
 enum operator_kind { OPERATOR_TAYLOR, OPERATOR_OPTIMIZED, OPERATOR_IMPLICIT }; /* twin of kernels/propagator.h's enum prop_op_kind */ /* twin of kernels/propagator.h's enum prop_physics */
 enum time_dispersion_kind { TIME_DISPERSION_NONE, TIME_DISPERSION_CORRECT }; /* docs/time-dispersion.md */
 
@@ -234,6 +235,7 @@ struct runtime_conf {
     int split[3];           /* domain: subdomains along x, y, z; all 0 = chosen from the grid */
     int ranks;              /* `check`: the rank count to plan for; 0 = this run's (1 without mpirun) */
     char *device_map;       /* "" = GPU by local rank; else "A,B,..": GPU of local rank i */
+    int halo_transport;     /* enum halo_transport: domain on GPUs (docs/mpi.md) */
 };
 
 struct log_conf {

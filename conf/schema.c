@@ -41,6 +41,7 @@ static const char *const physics_kinds[] = {"acoustic", "tti", NULL};
 static const char *const operator_kinds[] = {"taylor", "optimized", "implicit", NULL};
 static const char *const time_dispersion_kinds[] = {"none", "correct", NULL};
 static const char *const decompose_kinds[] = {"none", "domain", "shots", NULL};
+static const char *const halo_transports[] = {"auto", "nccl", "staged", NULL};
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
 
 #define END {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0}
@@ -382,6 +383,10 @@ static const struct conf_key runtime_keys[] = {
     {"device_map", KT_STRING, OFF(runtime, device_map), 0, KF_NO_RANGE, 0, 0, NULL, "\"\"", "",
      "with several ranks and device = auto: \"\" = GPU number = local rank (mod GPUs); "
      "\"A,B,..\" = the GPU of local rank 0, 1, ..", 0},
+    {"halo_transport", KT_ENUM, OFF(runtime, halo_transport), 0, 0, 0, 0, halo_transports, "\"auto\"", "",
+     "decompose = domain on GPUs: how halo planes travel: auto (NCCL when every rank has its own GPU "
+     "and libnccl.so.2 loads, else staged), nccl (refused when impossible), staged (MPI through "
+     "pinned host buffers); the CPU always uses MPI; docs/mpi.md", 0},
     END};
 
 static const struct conf_key log_keys[] = {

@@ -120,6 +120,13 @@ int dev_mem(const struct sl_device *dev, size_t *free_b, size_t *total_b)
     return 0;
 }
 
+int dev_uuid(const struct sl_device *dev, unsigned char out[16])
+{
+    ON_GPU(dev, dev_cu_uuid(dev->index, out));
+    memset(out, 0, 16);
+    return err_set(-ENODEV, "device: the CPU has no GPU UUID");
+}
+
 int dev_sync(const struct sl_device *dev)
 {
     ON_GPU(dev, dev_cu_sync());

@@ -79,6 +79,14 @@ int dev_cu_mem(size_t *free_b, size_t *total_b)
     return 0;
 }
 
+int dev_cu_uuid(int index, unsigned char out[16])
+{
+    cudaDeviceProp prop;
+    CUDA_TRY(cudaGetDeviceProperties(&prop, index));
+    memcpy(out, prop.uuid.bytes, 16);
+    return 0;
+}
+
 int dev_cu_sync(void)
 {
     CUDA_TRY(cudaDeviceSynchronize());

@@ -62,6 +62,10 @@ int dev_host_unregister(const struct sl_device *dev, void *p);
 /* Free and total bytes of the device (CUDA), or the available and total host memory. */
 int dev_mem(const struct sl_device *dev, size_t *free_b, size_t *total_b);
 
+/* The 16-byte UUID of the GPU (CUDA; -ENODEV on the CPU): ranks compare them to know
+ * whether they run on distinct GPUs (an index is only local to a host and a process). */
+int dev_uuid(const struct sl_device *dev, unsigned char out[16]);
+
 /* ---- streams and events --------------------------------------------------------------- */
 
 /* Wait for all work queued on the device. */
@@ -95,6 +99,7 @@ int dev_cu_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, siz
 int dev_cu_host_register(void *p, size_t bytes);
 int dev_cu_host_unregister(void *p);
 int dev_cu_mem(size_t *free_b, size_t *total_b);
+int dev_cu_uuid(int index, unsigned char out[16]);
 int dev_cu_sync(void);
 int dev_cu_stream_create(void **s);
 void dev_cu_stream_destroy(void *s);

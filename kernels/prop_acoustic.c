@@ -201,6 +201,21 @@ static size_t a_halo_count(const struct prop *s, int face) { return wave_halo_co
 static int a_halo_pack(struct prop *s, int face, float *buf) { return wave_halo_pack(W(s), face, buf); }
 static int a_halo_unpack(struct prop *s, int face, const float *buf) { return wave_halo_unpack(W(s), face, buf); }
 
+static int a_step_part(struct prop *s, int part)
+{
+    return wave_step_part(W(s), part == PROP_PART_CUT_SLABS ? WAVE_PART_CUT
+                                : part == PROP_PART_REST    ? WAVE_PART_REST
+                                : part == PROP_PART_ALL     ? WAVE_PART_ALL : -1);
+}
+static int a_halo_pack_async(struct prop *s, int face, float *buf, void *stream)
+{
+    return wave_halo_pack_async(W(s), face, buf, stream);
+}
+static int a_halo_unpack_async(struct prop *s, int face, const float *buf, void *stream)
+{
+    return wave_halo_unpack_async(W(s), face, buf, stream);
+}
+
 static void a_describe(const struct prop *s, char *buf, size_t len)
 {
     char k[200];
@@ -246,4 +261,7 @@ const struct prop_ops prop_acoustic_ops = {
     .halo_unpack = a_halo_unpack,
     .describe = a_describe,
     .nodes_create = a_nodes_create,
+    .step_part = a_step_part,
+    .halo_pack_async = a_halo_pack_async,
+    .halo_unpack_async = a_halo_unpack_async,
 };

@@ -159,6 +159,34 @@ size_t prop_halo_count(const struct prop *s, int face) { return s->ops->halo_cou
 int prop_halo_pack(struct prop *s, int face, float *buf) { return s->ops->halo_pack(s, face, buf); }
 int prop_halo_unpack(struct prop *s, int face, const float *buf) { return s->ops->halo_unpack(s, face, buf); }
 
+int prop_step_part(struct prop *s, int part)
+{
+    if (part == PROP_PART_ALL)
+        return prop_step(s);
+    if (!s->ops->step_part)
+        return err_set(-ENOTSUP, "%s: no step in parts", s->ops->name);
+    return s->ops->step_part(s, part);
+}
+
+bool prop_has_step_part(const struct prop *s)
+{
+    return s->ops->step_part && !(s->p.physics == PROP_ACOUSTIC && s->p.op.kind == PROP_OP_IMPLICIT);
+}
+
+int prop_halo_pack_async(struct prop *s, int face, float *buf, void *stream)
+{
+    if (!s->ops->halo_pack_async)
+        return s->ops->halo_pack(s, face, buf);
+    return s->ops->halo_pack_async(s, face, buf, stream);
+}
+
+int prop_halo_unpack_async(struct prop *s, int face, const float *buf, void *stream)
+{
+    if (!s->ops->halo_unpack_async)
+        return s->ops->halo_unpack(s, face, buf);
+    return s->ops->halo_unpack_async(s, face, buf, stream);
+}
+
 void prop_describe(const struct prop *s, char *buf, size_t len)
 {
     if (len)

@@ -191,6 +191,10 @@ struct prop_ops {
     void (*describe)(const struct prop *s, char *buf, size_t len);
     /* optional (NULL: -ENOTSUP): single-node point sets (prop_points_create_nodes) */
     int (*nodes_create)(struct prop *s, const int *ijk, size_t n, struct prop_points **out);
+    /* optional (NULL: -ENOTSUP): a step in parts, halo planes on a stream (below) */
+    int (*step_part)(struct prop *s, int part);
+    int (*halo_pack_async)(struct prop *s, int face, float *buf, void *stream);
+    int (*halo_unpack_async)(struct prop *s, int face, const float *buf, void *stream);
 };
 
 /* Every simulation starts with this header (implementations embed it first). */
@@ -269,6 +273,26 @@ int prop_state_load(struct prop *s, const void *buf, bool on_device);
 size_t prop_halo_count(const struct prop *s, int face);
 int prop_halo_pack(struct prop *s, int face, float *buf);
 int prop_halo_unpack(struct prop *s, int face, const float *buf);
+
+/* ---- subdomains: a step in parts, so the halo exchange runs beside the interior ----
+ * prop_step_part(s, PROP_PART_CUT_SLABS) computes only the `halo` planes next to every
+ * HALO face (what prop_halo_pack sends) and leaves them in the current field: pack them,
+ * inject into them, start their exchange; prop_step_part(s, PROP_PART_REST) then
+ * computes every other cell and ends the step.  The pair is prop_step bit for bit (CPU;
+ * CUDA: see kernels/wave.h, wave_step_part).  Between the two, the other cells of the
+ * current field are not the new level yet: inject into them and sample after REST.
+ * PROP_PART_ALL is prop_step.  -ENOTSUP where a physics or operator has no parts (TTI,
+ * the implicit operator): step whole and exchange after. */
+enum prop_part { PROP_PART_ALL = 0, PROP_PART_CUT_SLABS = 1, PROP_PART_REST = 2 };
+int prop_step_part(struct prop *s, int part);
+/* Whether S steps in parts (prop_step_part does not answer -ENOTSUP). */
+bool prop_has_step_part(const struct prop *s);
+/* prop_halo_pack / _unpack without synchronising: BUF is device memory on a GPU (host
+ * memory on the CPU, where these are the calls above) and the copy is queued on STREAM
+ * (cudaStream_t; NULL the default stream).  The caller orders STREAM after the work
+ * that wrote the planes and the next step after the unpack (events, kernels/device.h). */
+int prop_halo_pack_async(struct prop *s, int face, float *buf, void *stream);
+int prop_halo_unpack_async(struct prop *s, int face, const float *buf, void *stream);
 
 /* N single grid nodes, weight 1 each, at interior indices IJK (3 per node; layer cells
  * allowed): a subdomain injects and samples through them with the whole grid's weights

@@ -770,8 +770,95 @@ static void free_surface_cpu(struct wave_sim *s)
     }
 }
 
-/* INTERIOR (reverse steps without CPML only): update the box inside the layers. */
-static void step_cpu(struct wave_sim *s, bool cpml, bool interior)
+/* The x segments [seg[2m], seg[2m+1]) of padded row (j, k) that step PART updates
+ * (WAVE_PART_ALL: the whole row).  The cut slabs are the `halo` padded planes next to
+ * each HALO face (what wave_halo_pack sends); the rest is the box inside them.  Returns
+ * the number of segments (0..2). */
+static int part_segments(const struct wave_sim *s, int part, int j, int k, int seg[4])
+{
+    const struct wave_layout *L = &s->L;
+    const int h = L->halo, n0 = L->npad[0];
+    if (part == WAVE_PART_ALL) {
+        seg[0] = 0;
+        seg[1] = n0;
+        return 1;
+    }
+    const bool *cut = s->part_cut;
+    const bool in_yz = (cut[2] && j < h) || (cut[3] && j >= L->npad[1] - h) || (cut[4] && k < h) ||
+                       (cut[5] && k >= L->npad[2] - h);
+    const int lo = cut[0] ? h : 0, hi = cut[1] ? n0 - h : n0;
+    if (part == WAVE_PART_REST) {
+        seg[0] = lo;
+        seg[1] = hi;
+        return in_yz || lo >= hi ? 0 : 1;
+    }
+    if (in_yz) {
+        seg[0] = 0;
+        seg[1] = n0;
+        return 1;
+    }
+    int m = 0;
+    if (lo > 0) {
+        seg[2 * m] = 0;
+        seg[2 * m++ + 1] = lo < n0 ? lo : n0;
+    }
+    if (hi < n0) { /* a row shorter than 2 halos: the high slab starts after the low one */
+        seg[2 * m] = hi > lo ? hi : lo;
+        seg[2 * m++ + 1] = n0;
+    }
+    return m;
+}
+
+static inline int imax(int a, int b) { return a > b ? a : b; }
+static inline int imin(int a, int b) { return a < b ? a : b; }
+
+/* Whether padded cell (i, j, k) is in a cut slab (computed by the first part of a step). */
+static inline bool in_slab(const struct wave_sim *s, int i, int j, int k)
+{
+    const struct wave_layout *L = &s->L;
+    const bool *cut = s->part_cut;
+    const int h = L->halo;
+    return (cut[0] && i < h) || (cut[1] && i >= L->npad[0] - h) || (cut[2] && j < h) ||
+           (cut[3] && j >= L->npad[1] - h) || (cut[4] && k < h) || (cut[5] && k >= L->npad[2] - h);
+}
+
+/* The free surface of step part PART: p = 0 on the surface cells and the odd mirror of
+ * the cells below it that this part computed (the halo columns beyond the padded grid go
+ * with the rest).  Each part mirrors its cells before their source nodes are injected,
+ * as the whole step mirrors before any injection. */
+static void free_surface_part_cpu(struct wave_sim *s, int part)
+{
+    if (part == WAVE_PART_ALL) {
+        free_surface_cpu(s);
+        return;
+    }
+    const struct wave_layout *L = &s->L;
+    const int h = L->halo;
+    const size_t sy = L->stride_y, sz = L->stride_z;
+    float *q = s->prev;
+    const int ny = L->dim[1];
+    for (int y = 0; y < ny; y++)
+        for (int x = 0; x < (int)sy; x++) {
+            const int i = x - L->pad_off[0], j = y - L->pad_off[1];
+            const bool padded = i >= 0 && i < L->npad[0] && j >= 0 && j < L->npad[1];
+            const size_t e = (size_t)y * sy + x;
+            for (int m = 0; m <= h; m++) {
+                const bool cut = padded && in_slab(s, i, j, m);
+                if (cut != (part == WAVE_PART_CUT))
+                    continue;
+                if (m == 0)
+                    q[(size_t)h * sz + e] = 0.0f;
+                else
+                    q[(size_t)(h - m) * sz + e] = -q[(size_t)(h + m) * sz + e];
+            }
+        }
+}
+
+/* INTERIOR (reverse steps without CPML only): update the box inside the layers.  PART
+ * (wave_step_part): only the cells of that part, each computed exactly as the whole
+ * step computes it; the CPML memory psi is updated by the first part (it reads p(n)
+ * only); each part applies the free surface to its own cells (free_surface_part_cpu). */
+static void step_cpu(struct wave_sim *s, bool cpml, bool interior, int part)
 {
     const struct wave_layout *L = &s->L;
     const int r = s->r, h = L->halo;
@@ -781,7 +868,7 @@ static void step_cpu(struct wave_sim *s, bool cpml, bool interior)
     const float *vel = s->vel;
     cpml = cpml && (s->slab_count[0] + s->slab_count[1] + s->slab_count[2]) > 0;
     interior = interior && !cpml;
-    if (cpml)
+    if (cpml && part != WAVE_PART_REST)
         psi_update_cpu(s);
     const float *cx = s->c2[0], *cy = s->c2[1], *cz = s->c2[2];
     const float c0 = cx[0] + cy[0] + cz[0], c0_2d = cx[0] + cz[0];
@@ -792,6 +879,10 @@ static void step_cpu(struct wave_sim *s, bool cpml, bool interior)
     for (int k = k0; k < k1; k++)
         for (int j = j0; j < j1; j++) {
             size_t row = (size_t)(k + h) * sz + (size_t)(j + L->pad_off[1]) * sy + h;
+            int seg[4];
+            const int nseg = part_segments(s, part, j, k, seg);
+            for (int g = 0; g < nseg; g++) {
+            const int sa = seg[2 * g], sb = seg[2 * g + 1];
             int x0 = interior ? L->pml[0] : 0, x1 = interior ? L->npad[0] - L->pml[1] : L->npad[0];
             bool all_pml = false;
             if (cpml) {
@@ -800,9 +891,11 @@ static void step_cpu(struct wave_sim *s, bool cpml, bool interior)
                 x0 = all_pml ? x1 : L->pml[0];
                 x1 = all_pml ? x1 : L->npad[0] - L->pml[1];
             }
+            /* the plain cells of this segment; pml_row below takes the layer cells */
+            const int p0 = imax(x0, sa), p1 = imin(x1, sb);
             if (two_d) {
                 /* 2D: no y term at all (there is no y neighbour to read) */
-                for (int i = x0; i < x1; i++) {
+                for (int i = p0; i < p1; i++) {
                     size_t c = row + i;
                     float lap = c0_2d * p[c];
                     for (int l = 1; l <= r; l++)
@@ -810,7 +903,7 @@ static void step_cpu(struct wave_sim *s, bool cpml, bool interior)
                     q[c] = 2.0f * p[c] - q[c] + vel[c] * lap;
                 }
             } else {
-                for (int i = x0; i < x1; i++) {
+                for (int i = p0; i < p1; i++) {
                     size_t c = row + i;
                     float lap = c0 * p[c];
                     for (int l = 1; l <= r; l++)
@@ -819,18 +912,19 @@ static void step_cpu(struct wave_sim *s, bool cpml, bool interior)
                     q[c] = 2.0f * p[c] - q[c] + vel[c] * lap;
                 }
             }
-            if (!cpml)
-                continue;
-            float lap[L->npad[0]];
-            if (all_pml) {
-                pml_row(s, p, q, j, k, 0, L->npad[0], lap);
-            } else {
-                pml_row(s, p, q, j, k, 0, x0, lap);
-                pml_row(s, p, q, j, k, x1, L->npad[0], lap);
+            if (cpml) {
+                float lap[L->npad[0]];
+                if (all_pml) {
+                    pml_row(s, p, q, j, k, sa, sb, lap);
+                } else {
+                    pml_row(s, p, q, j, k, sa, imin(x0, sb), lap);
+                    pml_row(s, p, q, j, k, imax(x1, sa), sb, lap);
+                }
+            }
             }
         }
     if (s->p.free_surface)
-        free_surface_cpu(s);
+        free_surface_part_cpu(s, part);
 }
 
 void wave_swap(struct wave_sim *s)
@@ -844,6 +938,8 @@ void wave_swap(struct wave_sim *s)
 static int step_any(struct wave_sim *s, bool cpml, bool interior)
 {
     int rc = 0;
+    if (s->in_part)
+        return err_set(-EINVAL, "wave: a step while a step in parts is half done (wave_step_part)");
 #ifdef SEISLIVE_CUDA
     if (on_gpu(s))
         rc = s->imp ? implicit_cu_step(s, cpml, interior) : wave_cu_step(s, cpml, interior);
@@ -852,7 +948,7 @@ static int step_any(struct wave_sim *s, bool cpml, bool interior)
     if (s->imp)
         rc = implicit_step_cpu(s, cpml, interior);
     else
-        step_cpu(s, cpml, interior);
+        step_cpu(s, cpml, interior, WAVE_PART_ALL);
     if (rc < 0)
         return rc;
     if (s->imp && !on_gpu(s) && s->p.free_surface)
@@ -867,6 +963,44 @@ int wave_step(struct wave_sim *s)
     if (!rc)
         s->step++;
     return rc;
+}
+
+/* The first part computes its cells into prev and swaps, so that cur holds the new
+ * level's cut slabs for wave_halo_pack and injection; the last part swaps back, computes
+ * the rest into prev, mirrors the free surface and swaps again: after both, the
+ * simulation is where wave_step leaves it, with every cell computed once, as there. */
+int wave_step_part(struct wave_sim *s, int part)
+{
+    if (part == WAVE_PART_ALL)
+        return wave_step(s);
+    if (part != WAVE_PART_CUT && part != WAVE_PART_REST)
+        return err_set(-EINVAL, "wave: step part %d: unknown", part);
+    if (s->imp)
+        return err_set(-ENOTSUP, "wave: the implicit operator's sweeps span the whole grid: no step in parts");
+    if ((part == WAVE_PART_CUT) == s->in_part)
+        return err_set(-EINVAL, "wave: step part %s %s", part == WAVE_PART_CUT ? "cut slabs" : "rest",
+                       s->in_part ? "again before the rest" : "without the cut slabs first");
+    for (int f = 0; f < 6; f++)
+        s->part_cut[f] = s->p.face[f] == WAVE_FACE_HALO;
+    if (part == WAVE_PART_REST)
+        wave_swap(s);
+    int rc = 0;
+#ifdef SEISLIVE_CUDA
+    if (on_gpu(s))
+        rc = wave_cu_step_part(s, s->cpml_on, part);
+    else
+#endif
+        step_cpu(s, s->cpml_on, false, part);
+    if (rc < 0) {
+        if (part == WAVE_PART_REST)
+            wave_swap(s);
+        return rc;
+    }
+    wave_swap(s);
+    s->in_part = part == WAVE_PART_CUT;
+    if (part == WAVE_PART_REST)
+        s->step++;
+    return 0;
 }
 
 int wave_step_reverse(struct wave_sim *s)
@@ -1104,6 +1238,31 @@ static int halo_io(struct wave_sim *s, int face, float *buf, bool pack)
 
 int wave_halo_pack(struct wave_sim *s, int face, float *buf) { return halo_io(s, face, buf, true); }
 int wave_halo_unpack(struct wave_sim *s, int face, const float *buf) { return halo_io(s, face, (float *)buf, false); }
+
+static int halo_io_async(struct wave_sim *s, int face, float *buf, bool pack, void *stream)
+{
+#ifdef SEISLIVE_CUDA
+    if (on_gpu(s)) {
+        if (face < 0 || face > 5 || s->p.face[face] != WAVE_FACE_HALO)
+            return err_set(-EINVAL, "wave: face %d is not a HALO face", face);
+        int lo[3], hi[3];
+        halo_box(s, face, !pack, lo, hi);
+        return wave_cu_halo_io(s, lo, hi, buf, pack, stream);
+    }
+#endif
+    (void)stream;
+    return halo_io(s, face, buf, pack);
+}
+
+int wave_halo_pack_async(struct wave_sim *s, int face, float *buf, void *stream)
+{
+    return halo_io_async(s, face, buf, true, stream);
+}
+
+int wave_halo_unpack_async(struct wave_sim *s, int face, const float *buf, void *stream)
+{
+    return halo_io_async(s, face, (float *)buf, false, stream);
+}
 
 /* ---- checkpoints ----------------------------------------------------------------------- */
 

@@ -360,6 +360,32 @@ size_t wave_halo_count(const struct wave_sim *s, int face);
  * CUDA: strided copies through kernels/device.h; they synchronise the simulation. */
 int wave_halo_pack(struct wave_sim *s, int face, float *buf);
 int wave_halo_unpack(struct wave_sim *s, int face, const float *buf);
+/* The same without synchronising: BUF is device memory on CUDA (host memory on the CPU,
+ * where these are the calls above), and the copy is queued on STREAM (a cudaStream_t,
+ * NULL the default stream), which the caller orders after the step that wrote the
+ * planes (an event) and before the step that reads the halo.  For an exchange that
+ * runs beside the next part of a step (wave_step_part). */
+int wave_halo_pack_async(struct wave_sim *s, int face, float *buf, void *stream);
+int wave_halo_unpack_async(struct wave_sim *s, int face, const float *buf, void *stream);
+
+/* ---- a step in two parts: the cut slabs first, then the rest ---------------------------- *
+ * So that the planes the neighbours need are ready early and their exchange runs while
+ * the rest of the grid is computed:
+ *   wave_step_part(s, WAVE_PART_CUT);   the `halo` padded planes next to every HALO face
+ *                                       (what wave_halo_pack sends); afterwards cur holds
+ *                                       them at the new level (pack them, inject into them)
+ *                                       while its other cells are not computed yet;
+ *   wave_step_part(s, WAVE_PART_REST);  every other cell, the free-surface mirror; then
+ *                                       S is where wave_step leaves it, bit for bit on the
+ *                                       CPU (each cell computed by the same code).
+ * CUDA: both parts run the split CPML arrangement (k_psi, then k_pml over the layer cells
+ * of each part), so they equal a wave_step with tuning.cpml = split bit for bit, and the
+ * default (lines) to float rounding in the layers.  Between the parts no other step,
+ * sampling or copy of cur sees a whole level.  A grid without HALO faces computes
+ * nothing in the first part.  WAVE_PART_ALL is wave_step.  -ENOTSUP for the implicit
+ * operator (its sweeps span the grid); -EINVAL for parts out of order. */
+enum wave_part { WAVE_PART_ALL = 0, WAVE_PART_CUT = 1, WAVE_PART_REST = 2 };
+int wave_step_part(struct wave_sim *s, int part);
 
 /* ---- benchmarks ----------------------------------------------------------------------- */
 

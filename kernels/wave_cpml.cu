@@ -425,3 +425,58 @@ int wave_cu_free_surface(wave_sim *s, cudaStream_t st)
     CUDA_TRY_LAUNCH();
     return 0;
 }
+
+/* ---- the split CPML over part of the grid (a step in parts: kernels/wave_part.cu) ------- */
+
+/* k_pml over the layer cells inside CLIP (padded coordinates) only, per face so that a
+ * clip along an axis maps to one range of that face's slab indices; the groups are
+ * launch_split's (z layers whole, y layers within IN's z range, x layers within IN's y
+ * and z), so every cell is computed as the split arrangement's step computes it.  psi
+ * must be updated already (wave_cu_psi). */
+template <int R, bool Y>
+static int launch_pml_clip(wave_sim *s, const Box &in, const Box &clip, const KArgs &a, const PArgs &m,
+                           cudaStream_t st)
+{
+    const struct wave_layout *L = &s->L;
+    constexpr int BX = Y ? 32 : 256, BYK = Y ? 8 : 1;
+    for (int ax = 2; ax >= 0; ax--) {
+        const int wlo = L->pml[2 * ax], whi = L->pml[2 * ax + 1], np = L->npad[ax];
+        for (int side = 0; side < 2; side++) {
+            if (!(side ? whi : wlo))
+                continue;
+            const int p0 = side ? np - whi : 0, p1 = side ? np : wlo, js0 = side ? wlo : 0;
+            const int c0 = max(p0, clip.lo[ax]), c1 = min(p1, clip.hi[ax]);
+            if (c0 >= c1)
+                continue;
+            Box b;
+            for (int q = 0; q < 3; q++) {
+                if (q == ax) {
+                    b.lo[q] = c0 - p0 + js0;
+                    b.hi[q] = c1 - p0 + js0;
+                } else if (q > ax) {
+                    b.lo[q] = max(in.lo[q], clip.lo[q]);
+                    b.hi[q] = min(in.hi[q], clip.hi[q]);
+                } else {
+                    b.lo[q] = max(0, clip.lo[q]);
+                    b.hi[q] = min(L->npad[q], clip.hi[q]);
+                }
+            }
+            if (box_empty(b))
+                continue;
+            dim3 blk(BX, BYK), grd((b.hi[0] - b.lo[0] + BX - 1) / BX, (b.hi[1] - b.lo[1] + BYK - 1) / BYK,
+                                   b.hi[2] - b.lo[2]);
+            k_pml<R, Y><<<grd, blk, 0, st>>>(a, m, ax, b);
+            CUDA_TRY_LAUNCH();
+        }
+    }
+    return 0;
+}
+
+int wave_cu_pml_clip(wave_sim *s, const Box &in, const Box &clip, cudaStream_t st)
+{
+    const KArgs a = kargs(s);
+    const PArgs m = pargs(s);
+    return with_r_y(s, [&](auto r, auto y) {
+        return launch_pml_clip<decltype(r)::value, decltype(y)::value>(s, in, clip, a, m, st);
+    });
+}

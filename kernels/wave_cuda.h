@@ -196,6 +196,9 @@ int wave_cu_cpml_lines(wave_sim *s, cudaStream_t st);
 int wave_cu_free_surface(wave_sim *s, cudaStream_t st);
 /* psi in place over every axis's layers alone (split's first half; the implicit operator) */
 int wave_cu_psi(wave_sim *s, cudaStream_t st);
+/* split's second half (k_pml) over the layer cells inside CLIP (padded coordinates) only:
+ * a step in parts (wave_part.cu) */
+int wave_cu_pml_clip(wave_sim *s, const Box &in, const Box &clip, cudaStream_t st);
 
 /* psi(n+1) was written to psi_alt: it becomes psi (the fused and lines arrangements). */
 static inline void wave_cu_swap_psi(wave_sim *s)

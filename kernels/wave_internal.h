@@ -35,6 +35,8 @@ struct wave_sim {
     size_t scratch_bytes;
     struct implicit_state *imp; /* op = implicit: its coefficients, scratch and the boundary
                                    strategy's interface values (kernels/implicit.h); else NULL */
+    bool part_cut[6];           /* wave_step_part: the faces whose slabs the first part takes */
+    bool in_part;               /* the first part of a step done, the rest not yet */
 };
 
 struct wave_points {
@@ -120,6 +122,12 @@ void wave_cu_free(struct wave_sim *s);
  * kept while wave.c calls them: it can call dev_copy / dev_zero / dev_stream_sync. */
 /* INTERIOR: update only the box inside the absorbing layers (reverse steps, no CPML). */
 int wave_cu_step(struct wave_sim *s, bool cpml, bool interior);
+/* One part of a step (wave_step_part; kernels/wave_part.cu): the cells of PART into prev,
+ * on the simulation's stream (no swap here). */
+int wave_cu_step_part(struct wave_sim *s, bool cpml, int part);
+/* The box [LO, HI) of allocated cells of cur to or from BUF (device memory, x fastest,
+ * wave_halo_pack's layout) on STREAM. */
+int wave_cu_halo_io(struct wave_sim *s, const int lo[3], const int hi[3], float *buf, bool pack, void *stream);
 int wave_cu_set_vel(struct wave_sim *s, const float *v, bool on_device);
 int wave_cu_get_vel(struct wave_sim *s, float *host);
 struct random_boundary;

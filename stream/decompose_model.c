@@ -19,11 +19,25 @@
 /* How often the ranks agree on a stop request (steps). */
 #define STOP_EVERY 16
 
+/* The source's owned nodes split by the part of a step that computes them (the cut
+ * slabs, the rest), so that each is injected right after its part: the slabs' before
+ * their planes are sent, the rest's after the rest is computed.  Each node gets the very
+ * product dd_points_inject gives it (cells are independent), so the split changes no bit. */
+struct src_split {
+    struct prop_points *set[2];
+    float *buf[2];
+    size_t n[2];
+    unsigned char *which;       /* per owned node, in dd_points order: 0 slabs, 1 rest */
+};
+
 struct dd_model {
     struct dd_plan plan;
     int rank, size, nt;
     struct prop *s;
     struct dd_halo halo;
+    bool parts;                 /* the step in parts, the exchange beside the rest */
+    void *stream;               /* GPU: the simulation's stream (the halo has its own) */
+    struct src_split split;
     struct dd_points rec, src;
     struct dd_points *shares;  /* rank 0: every rank's receiver share */
     float *vals;               /* rec.nslots x (nt + 1) */
@@ -45,6 +59,95 @@ static float *sub_volume(const int n[3], const struct prop_grid *g, const float 
     return o;
 }
 
+static void split_free(struct src_split *sp, struct prop *s)
+{
+    for (int k = 0; k < 2; k++) {
+        if (sp->set[k])
+            prop_points_destroy(s, sp->set[k]);
+        free(sp->buf[k]);
+    }
+    free(sp->which);
+    memset(sp, 0, sizeof *sp);
+}
+
+/* Whether interior node IJK of grid G lies in the `halo` planes next to a HALO face. */
+static bool in_cut_slab(const struct prop_grid *g, int halo, const int ijk[3])
+{
+    for (int a = 0; a < 3; a++)
+        if ((g->face[2 * a] == PROP_FACE_HALO && ijk[a] < halo) ||
+            (g->face[2 * a + 1] == PROP_FACE_HALO && ijk[a] >= g->n[a] - halo))
+            return true;
+    return false;
+}
+
+/* The node sets of the split, in dd_points_bind's node order. */
+static int split_bind(struct dd_model *d)
+{
+    const struct dd_points *dp = &d->src;
+    struct src_split *sp = &d->split;
+    const struct prop_grid *g = &prop_params_of(d->s)->grid;
+    const int ns = dp->ns, nsy = dp->nsy, nrow = ns * nsy;
+    const size_t m = dp->nnodes ? dp->nnodes : 1;
+    int *ijk[2] = {malloc(3 * m * sizeof(int)), malloc(3 * m * sizeof(int))};
+    sp->which = malloc(m);
+    sp->buf[0] = malloc(m * sizeof(float));
+    sp->buf[1] = malloc(m * sizeof(float));
+    int rc = 0;
+    if (!ijk[0] || !ijk[1] || !sp->which || !sp->buf[0] || !sp->buf[1])
+        rc = err_set(-ENOMEM, "decompose: out of memory for the source's nodes");
+    size_t k = 0;
+    for (size_t i = 0; rc == 0 && i < dp->n; i++) {
+        if (dp->slot[i] == (size_t)-1)
+            continue;
+        const int *f = dp->first + 3 * i;
+        for (int kz = 0; kz < ns; kz++)
+            for (int ky = 0; ky < nsy; ky++) {
+                if (dp->row_owner[i * nrow + kz * nsy + ky] != dp->rank)
+                    continue;
+                for (int kx = 0; kx < ns; kx++, k++) {
+                    const int n3[3] = {f[0] + kx - g->origin[0], f[1] + ky - g->origin[1],
+                                       f[2] + kz - g->origin[2]};
+                    const int w = in_cut_slab(g, d->plan.halo, n3) ? 0 : 1;
+                    sp->which[k] = (unsigned char)w;
+                    memcpy(ijk[w] + 3 * sp->n[w]++, n3, sizeof n3);
+                }
+            }
+    }
+    for (int w = 0; rc == 0 && w < 2; w++)
+        if (sp->n[w])
+            rc = prop_points_create_nodes(d->s, ijk[w], sp->n[w], &sp->set[w]);
+    free(ijk[0]);
+    free(ijk[1]);
+    return rc;
+}
+
+/* dd_points_inject for the nodes of part W of the split. */
+static int split_inject(struct dd_model *d, const float *amps, int w)
+{
+    const struct dd_points *dp = &d->src;
+    struct src_split *sp = &d->split;
+    if (!sp->n[w])
+        return 0;
+    const int ns = dp->ns, nsy = dp->nsy, nrow = ns * nsy;
+    size_t k = 0, at = 0;
+    for (size_t i = 0; i < dp->n; i++) {
+        if (dp->slot[i] == (size_t)-1)
+            continue;
+        const float amp = amps[i];
+        const float *wx = dp->w + 3 * i * ns, *wy = wx + ns, *wz = wy + ns;
+        for (int kz = 0; kz < ns; kz++)
+            for (int ky = 0; ky < nsy; ky++) {
+                if (dp->row_owner[i * nrow + kz * nsy + ky] != dp->rank)
+                    continue;
+                /* the product dd_points_inject computes (and wave_inject adds) */
+                for (int kx = 0; kx < ns; kx++, k++)
+                    if (sp->which[k] == w)
+                        sp->buf[w][at++] = amp * (wx[kx] * wy[ky] * wz[kz]);
+            }
+    }
+    return prop_inject(d->s, sp->set[w], sp->buf[w], 1, 1.0f, PROP_INJECT_PHYSICAL);
+}
+
 /* The whole model's largest velocity, as wave_create finds it (a float maximum). */
 static double velocity_max(const int n[3], const float *v)
 {
@@ -62,11 +165,6 @@ static int open_rank(struct dd_model *d, const struct sl_config *cfg, const stru
     if (whole->physics != PROP_ACOUSTIC)
         return err_set(-ENOTSUP, "[runtime] decompose = \"domain\": the %s propagator has no halo exchange yet; "
                        "acoustic only (docs/mpi.md)", prop_physics_name(whole->physics));
-    /* On a GPU the halo planes, the node amplitudes and samples go through host buffers
-     * (the staged transport: prop_halo_pack / _unpack copy device <-> host); NCCL between
-     * distinct GPUs is not there yet (docs/mpi.md). */
-    if (dev_is_gpu(dev))
-        log_info("decompose = \"domain\" on %s: halo planes staged through host memory over MPI", dev->name);
     int rc = dd_plan_make(whole, d->size, cfg->runtime.split, &d->plan);
     if (rc < 0)
         return rc;
@@ -83,6 +181,15 @@ static int open_rank(struct dd_model *d, const struct sl_config *cfg, const stru
         return rc;
     if ((rc = dd_halo_init(&d->halo, &d->plan, d->rank, d->s)) < 0)
         return rc;
+    /* the simulation on a stream of its own, which the halo stream waits for and makes
+     * wait through events: the host never waits for the interior */
+    if (dev_is_gpu(dev)) {
+        if ((rc = dev_stream_create(dev, &d->stream)) < 0)
+            return rc;
+        prop_set_stream(d->s, d->stream);
+        dd_halo_set_stream(&d->halo, d->stream);
+    }
+    d->parts = prop_has_step_part(d->s);
     if ((rc = dd_points_plan(&d->plan, d->rank, d->rec_xyz, d->nrec, &d->rec)) < 0) {
         err_prefix(rc, "[acquisition] receivers");
         return rc;
@@ -130,6 +237,16 @@ int dd_model_open(const struct sl_config *cfg, const struct sl_device *dev, cons
     d->rec_xyz = rec;
     d->nrec = nrec;
     rc = sl_mpi_agree(open_rank(d, cfg, dev, whole, m));
+    if (rc == 0) {
+        const int want = cfg->runtime.halo_transport == HALO_NCCL     ? DD_WANT_NCCL
+                         : cfg->runtime.halo_transport == HALO_STAGED ? DD_WANT_STAGED
+                                                                      : DD_WANT_AUTO;
+        rc = dd_halo_connect(&d->halo, want);
+        if (rc == 0 && d->rank == 0)
+            log_info("halo exchange: %s, %s", d->halo.why,
+                     d->parts ? "overlapped with the interior (the cut slabs first)"
+                              : "after each step (this operator has no step in parts)");
+    }
     if (rc < 0) {
         struct prop *mine = d->s;
         dd_model_close(d);
@@ -144,17 +261,35 @@ int dd_model_open(const struct sl_config *cfg, const struct sl_device *dev, cons
 
 int dd_model_source(struct dd_model *d, const double xyz[3])
 {
+    split_free(&d->split, d->s);
     dd_points_free(&d->src, d->s);
     int rc = dd_points_plan(&d->plan, d->rank, xyz, 1, &d->src);
     if (rc == 0)
         rc = dd_points_bind(&d->src, d->s);
+    if (rc == 0 && d->parts)
+        rc = split_bind(d);
     memset(d->vals, 0, (d->rec.nslots ? d->rec.nslots : 1) * ((size_t)d->nt + 1) * sizeof *d->vals);
     return sl_mpi_agree(rc);
+}
+
+/* The overlapped step: the cut slabs, their source nodes, the exchange started; the
+ * rest of the grid computed meanwhile (on a GPU: queued, the host goes on to the
+ * exchange's end), its source nodes; then the samples. */
+static int step_overlapped(struct dd_model *d, const float *amp, int it)
+{
+    int rc;
+    if ((rc = prop_step_part(d->s, PROP_PART_CUT_SLABS)) < 0 || (rc = split_inject(d, amp, 0)) < 0 ||
+        (rc = dd_halo_begin(&d->halo, d->s)) < 0 || (rc = prop_step_part(d->s, PROP_PART_REST)) < 0 ||
+        (rc = dd_halo_end(&d->halo, d->s)) < 0 || (rc = split_inject(d, amp, 1)) < 0)
+        return rc;
+    return dd_points_sample(&d->rec, d->s, d->vals + it + 1, (size_t)d->nt + 1);
 }
 
 int dd_model_step(struct dd_model *d, const float *amp, int it)
 {
     int rc;
+    if (d->parts)
+        return step_overlapped(d, amp, it);
     if ((rc = prop_step(d->s)) < 0 ||
         (rc = dd_points_inject(&d->src, d->s, amp, 1, 1.0f, PROP_INJECT_PHYSICAL)) < 0 ||
         (rc = dd_halo_begin(&d->halo, d->s)) < 0)
@@ -252,6 +387,7 @@ void dd_model_close(struct dd_model *d)
 {
     if (!d)
         return;
+    split_free(&d->split, d->s);
     dd_points_free(&d->src, d->s);
     dd_points_free(&d->rec, d->s);
     if (d->shares)
@@ -260,6 +396,12 @@ void dd_model_close(struct dd_model *d)
     free(d->shares);
     free(d->vals);
     dd_halo_free(&d->halo);
+    if (d->stream) {
+        /* the caller destroys the propagator after this: back to the default stream */
+        prop_sync(d->s);
+        prop_set_stream(d->s, NULL);
+        dev_stream_destroy(prop_device(d->s), d->stream);
+    }
     dd_plan_free(&d->plan);
     free(d);
 }

@@ -7,8 +7,10 @@
  * and exchanges the halo planes after every step (stream/decompose_halo.h).  Rank 0
  * gathers the traces (and snapshots) at the end of each shot and alone writes outputs.
  * The traces equal the one-rank run's bit for bit on the CPU backend (tests/test_mpi_model.c).
- * So far: acoustic physics; on a GPU every transfer is staged through host memory
- * (correct, not fast: no NCCL, no overlap yet). */
+ * The exchange runs beside the interior: the step in parts (prop_step_part: the planes
+ * next to the cuts, the exchange begun, the rest, the exchange ended), over MPI (CPU),
+ * NCCL or pinned staging (GPU; [runtime] halo_transport, stream/decompose_halo.h).
+ * So far: acoustic physics. */
 #ifndef SEISLIVE_DECOMPOSE_MODEL_H
 #define SEISLIVE_DECOMPOSE_MODEL_H
 
@@ -35,7 +37,7 @@ int dd_model_open(const struct sl_config *cfg, const struct sl_device *dev, cons
                   struct dd_model **out);
 /* A new shot from the point XYZ (m); clears the traces. */
 int dd_model_source(struct dd_model *d, const double xyz[3]);
-/* Step IT: step, inject AMP (host memory, also on a GPU), record, exchange the halos. */
+/* Step IT: step, inject AMP (host memory, also on a GPU), exchange the halos, record. */
 int dd_model_step(struct dd_model *d, const float *amp, int it);
 /* Whether to stop (any rank asked): decided together every few steps, so every rank
  * leaves the loop at the same step. */

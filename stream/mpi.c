@@ -226,6 +226,23 @@ int sl_mpi_bcast_idle(void *buf, size_t bytes)
     return 0;
 }
 
+int sl_mpi_allgather(const void *send, size_t bytes, void *recv)
+{
+    if (g_size <= 1) {
+        if (bytes && recv != send)
+            memcpy(recv, send, bytes);
+        return 0;
+    }
+#ifdef SEISLIVE_MPI
+    if (bytes > INT_MAX)
+        return err_set(-EOVERFLOW, "mpi: allgather of %zu bytes", bytes);
+    int rc = MPI_Allgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
+    return rc == MPI_SUCCESS ? 0 : err_set(-EIO, "MPI_Allgather failed");
+#else
+    return 0;
+#endif
+}
+
 int sl_mpi_gather(const float *send, size_t n, float *recv, const size_t *counts)
 {
     if (g_size <= 1) {

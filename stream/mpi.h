@@ -60,6 +60,8 @@ void sl_mpi_all_know(void);
 int sl_mpi_same(uint64_t fp, const char *what);
 /* Logical OR of FLAG over the ranks (a stop request seen by any rank stops all). */
 bool sl_mpi_any(bool flag);
+/* Every rank's BYTES at SEND, in rank order, into RECV (size x BYTES) on every rank. */
+int sl_mpi_allgather(const void *send, size_t bytes, void *recv);
 /* Rank 0's BYTES at BUF to every rank. */
 int sl_mpi_bcast(void *buf, size_t bytes);
 /* The same, where the other ranks may wait long for rank 0 (the next shot of a stream):

@@ -1,5 +1,5 @@
 /* seislive-bench — benchmarks that print tables (never tests): stencil, rtm, stack,
- * pipeline, dispersion.  `seislive-bench NAME [--json] [options]`, `seislive-bench all`.
+ * pipeline, dispersion, scaling.  `seislive-bench NAME [--json] [options]`, `seislive-bench all`.
  * Each benchmark lives in tools/bench_<name>.c and has one line in the table below. */
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,6 +16,8 @@ static const struct bench benches[] = {
     {"tdt", "time-dispersion correction: forward / inverse transform of a shot's traces on the host", bench_tdt},
     {"dispersion", "ppw for 1 % / 0.1 % per operator and order; coarsest grid and time per shot for a trace accuracy",
      bench_dispersion},
+    {"scaling", "under mpirun -np N: domain decomposition's ms/step, Gpts/s, efficiency vs 1 rank, halo hidden",
+     bench_scaling},
     {NULL, NULL, NULL},
 };
 
@@ -91,6 +93,19 @@ static const struct {
      "  --tdc none|correct|both  trade-off rows without / with the time-dispersion correction (default both)\n"
      "  --receivers N          traces per survey shot the correction transforms (default 10000)\n"
      "  --device SPEC          auto, cpu or cuda:N (default auto)\n"},
+    {"scaling",
+     "  (run under mpirun -np N: the row of N ranks, with 1 rank measured inside the run)\n"
+     "  --weak E               weak scaling: an E^3 subdomain per rank (default 512)\n"
+     "  --strong NX,NY,NZ      strong scaling: one grid cut among the ranks (default 1024,1024,512)\n"
+     "  --mode M               weak, strong, both (default) or none (--verify alone)\n"
+     "  --order O              space order (default 8)\n"
+     "  --steps N              time steps per phase (default 20)\n"
+     "  --pml N                CPML width on the whole grid's faces (default 20)\n"
+     "  --device SPEC          auto (GPU = local rank mod GPUs, else CPU), cpu or cuda:N (every rank)\n"
+     "  --transport T          auto, nccl or staged (default auto; docs/mpi.md)\n"
+     "  --verify NX,NY,NZ      first check V overlapped steps of that grid against one rank\n"
+     "                         (bitwise on the CPU, 1e-5 on a GPU; exit 1 otherwise)\n"
+     "  --verify-steps V       steps of --verify (default 30)\n"},
 };
 
 /* -h or --help anywhere among a benchmark's arguments. */
@@ -116,7 +131,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: seislive-bench NAME [--json] [options]\n\nbenchmarks:\n");
     for (const struct bench *b = benches; b->name; b++)
         fprintf(f, "  %-10s %s\n", b->name, b->doc);
-    fprintf(f, "  %-10s every benchmark above, with its defaults\n", "all");
+    fprintf(f, "  %-10s every benchmark above but scaling, with its defaults\n", "all");
 }
 
 int main(int argc, char **argv)
@@ -128,6 +143,8 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "all") == 0) {
         int rc = 0;
         for (const struct bench *b = benches; b->name; b++) {
+            if (!strcmp(b->name, "scaling"))
+                continue; /* a run per rank count, under mpirun: not one of a series */
             char *args[] = {(char *)b->name, NULL};
             rc |= b->run(1, args) != 0;
         }
