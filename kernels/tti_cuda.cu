@@ -105,6 +105,13 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
         return err_set(-ENOMEM, "tti: out of memory");
     s->gpu = g;
     g->naive = w->p.kernel == WAVE_KERNEL_NAIVE;
+    const int pipe = w->p.tuning.pipe;
+    if (pipe < 0 || pipe > TTI_TILED_COLS)
+        return err_set(-EINVAL, "tti: tuning.pipe %d: 0 (default), %d (ring) or %d (column queues)", pipe,
+                       TTI_TILED_RING, TTI_TILED_COLS);
+    g->tiled = pipe ? pipe : TTI_TILED_PROD;
+    if (g->tiled == TTI_TILED_COLS && !tti_cu_cols_supports(s))
+        g->tiled = TTI_TILED_RING;
     const size_t n = w->L.count;
     int rc;
     float **fields[] = {&w->cur, &w->prev, &w->vel, &s->q, &s->qprev};
@@ -248,6 +255,11 @@ __global__ void k_tti_mirror(float *p, float *q, long long plane, int h)
 
 static bool use_tiled(const tti_sim *s) { return !G(s)->naive && tti_cu_tiled_supports(s); }
 
+static int run_tiled(const tti_sim *s, const Box &b, cudaStream_t st)
+{
+    return G(s)->tiled == TTI_TILED_COLS ? tti_cu_cols(s, b, st) : tti_cu_tiled(s, b, st);
+}
+
 extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
 {
     const wave_sim *w = &s->w;
@@ -285,7 +297,7 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
         if (rc == 0)
             rc = tti_cu_pass2(s, upd, cpml, st);
     } else if (whole) {
-        rc = tti_cu_tiled(s, upd, st);
+        rc = run_tiled(s, upd, st);
     } else {
         const int n1 = box_minus(all, rim, parts);
         for (int i = 0; i < n1 && rc == 0; i++)
@@ -294,7 +306,7 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
         for (int i = 0; i < n2 && rc == 0; i++)
             rc = tti_cu_pass2(s, parts[i], cpml, st);
         if (rc == 0)
-            rc = tti_cu_tiled(s, core, st);
+            rc = run_tiled(s, core, st);
     }
     if (rc == 0 && w->p.free_surface) {
         const long long plane = (long long)L->stride_z;
@@ -396,6 +408,9 @@ extern "C" int tti_cu_state(struct tti_sim *s, char *buf, bool on_device, bool s
 extern "C" void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len)
 {
     const bool tiled = use_tiled(s);
-    snprintf(buf, len, "CUDA %s%s, sigma %g, CPML %s", tiled ? "tiled (fused, shared-memory s)" : "naive (2 passes)",
+    const char *what = !tiled                           ? "naive (2 passes)"
+                       : G(s)->tiled == TTI_TILED_COLS ? "tiled columns (fused, register queues, 32x16)"
+                                                       : "tiled ring (fused, shared-memory ring of planes)";
+    snprintf(buf, len, "CUDA %s%s, sigma %g, CPML %s", what,
              wave_is_2d(&s->w) ? ", 2D" : "", s->sigma, s->w.cpml_on ? "on" : "off");
 }

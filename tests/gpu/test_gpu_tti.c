@@ -17,6 +17,7 @@
 #include "kernels/device.h"
 #include "kernels/random_boundary.h"
 #include "kernels/tti.h"
+#include "kernels/wave_tuning.h"
 #include "stream/error.h"
 #include "tests/gpu/gpu_support.h"
 
@@ -42,6 +43,7 @@ struct tcase {
     const char *name;
     int order, kernel;
     bool two_d, fs, random;
+    int pipe; /* wave_tuning.pipe: the tiled variant (kernels/tti_cuda.h), 0 the default */
 };
 
 struct pair {
@@ -80,7 +82,8 @@ static void run_case(const struct tcase *t)
     cr_assert_eq(backend_select("cpu", &P.cpu), 0);
     cr_assert_eq(backend_select("cuda:0", &P.gpu), 0, "%s", err_msg());
     struct wave_params p = {.n = {37, 29, 41}, .d = {10, 12, 9}, .order = t->order, .pml = {7, 9, 8, 6, 10, 5},
-                            .pml_reflection = 1e-4, .f_ref = 12, .kernel = t->kernel};
+                            .pml_reflection = 1e-4, .f_ref = 12, .kernel = t->kernel,
+                            .tuning = {.pipe = t->pipe}};
     if (t->two_d) {
         p.n[1] = 1;
         p.pml[2] = p.pml[3] = 0;
@@ -96,7 +99,7 @@ static void run_case(const struct tcase *t)
     }
     const size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
     float *vp = malloc(nn * 4), *ep = malloc(nn * 4), *de = malloc(nn * 4), *th = malloc(nn * 4), *ph = malloc(nn * 4);
-    srand(t->order * 7 + t->kernel * 131 + t->two_d * 17 + t->fs * 3 + t->random * 1001);
+    srand(t->order * 7 + t->kernel * 131 + t->two_d * 17 + t->fs * 3 + t->random * 1001 + t->pipe * 5003);
     for (size_t i = 0; i < nn; i++) {
         vp[i] = (float)urand(1500, 3000);
         ep[i] = (float)urand(0, 0.3);
@@ -112,6 +115,10 @@ static void run_case(const struct tcase *t)
     tti_describe(P.g, desc, sizeof desc);
     fprintf(stderr, "%s: %s\n", t->name, desc);
     cr_assert(strstr(desc, t->kernel == WAVE_KERNEL_NAIVE ? "naive" : "tiled"), "%s runs %s", t->name, desc);
+    /* the variant asked for is the one that runs (2D grids: the ring only) */
+    if (t->kernel == WAVE_KERNEL_TILED && t->pipe)
+        cr_assert(strstr(desc, t->pipe == WAVE_PIPE_REGS && !t->two_d ? "tiled columns" : "tiled ring"), "%s runs %s",
+                  t->name, desc);
     if (t->random) {
         const struct random_boundary rb = {RB_RAMP_LINEAR, RB_RANGE_FULL, 5, 42,
                                            random_boundary_vstable_dims(t->order, p.dt, p.d, t->two_d), 1500.0,
@@ -240,12 +247,13 @@ static void run_case(const struct tcase *t)
     free(ph);
 }
 
-#define CASE(nm, ord, kern, twod, fsurf, rnd)                                                           \
+#define CASEV(nm, ord, kern, twod, fsurf, rnd, pip)                                                     \
     Test(gpu_tti, nm, .timeout = 300)                                                                   \
     {                                                                                                   \
-        const struct tcase t = {#nm, ord, kern, twod, fsurf, rnd};                                       \
+        const struct tcase t = {#nm, ord, kern, twod, fsurf, rnd, pip};                                  \
         run_case(&t);                                                                                   \
     }
+#define CASE(nm, ord, kern, twod, fsurf, rnd) CASEV(nm, ord, kern, twod, fsurf, rnd, 0)
 
 CASE(naive_3d_cpml, 8, WAVE_KERNEL_NAIVE, false, false, false)
 CASE(tiled_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false)
@@ -259,3 +267,16 @@ CASE(tiled_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true)
 CASE(tiled_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false)
 CASE(tiled_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false)
 CASE(naive_3d_order16, 16, WAVE_KERNEL_NAIVE, false, false, false)
+
+/* every tiled variant by name (kernels/tti_cuda.h), whichever is the default: the shared
+ * ring (tti_tiled.cu) and the column queues (tti_cols.cu) */
+CASEV(ring_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RING)
+CASEV(ring_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_RING)
+CASEV(ring_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, WAVE_PIPE_RING)
+CASEV(columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS)
+CASEV(columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS)
+CASEV(columns_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, WAVE_PIPE_REGS)
+CASEV(columns_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS)
+CASEV(columns_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS)
+CASEV(columns_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS)
+CASEV(columns_2d_falls_back_to_ring, 8, WAVE_KERNEL_TILED, true, false, false, WAVE_PIPE_REGS)
