@@ -22,6 +22,9 @@
  * per plane enough.  Global loads for plane K+R+1 (queues), K+2 (the cells no queue
  * holds), the tilt of K+2 and the update's operands of k+1 are issued one plane ahead.
  *
+ * HR (research): the halo columns' queues live in shared memory instead of registers,
+ * each thread reading and writing only its own column's slots.
+ *
  * Arithmetic as the CPU reference (tti-spec.md): L = S_x + S_z + S_y per field, H1 =
  * (m_x + m_y) + m_z (the CPU sums (m_x + m_z) + m_y: a rounding apart), the update of
  * tti_update.  Orders 2..8 (R <= 4); 2D grids run tti_tiled.cu's kernel. */
@@ -33,15 +36,18 @@ namespace {
  * then fall in distinct shared-memory banks */
 constexpr int odd4(int w) { return w + ((12 - w % 8) % 8); }
 
-template <int R, int BXW, int BYH>
+template <int R, int BXW, int BYH, bool HR>
 struct CCfg {
     static constexpr int FS = odd4(BXW + 4 * R), FH = BYH + 4 * R; /* f plane: stride, rows */
     static constexpr int UXS = odd4(BXW + 2 * R), UYS = BXW;       /* u_x, u_y planes */
     static constexpr int FPL = FS * FH, UXN = UXS * BYH, UYN = UYS * (BYH + 2 * R);
     static constexpr int FIELD = FPL + UXN + UYN; /* floats per field and buffer */
-    static constexpr size_t bytes = sizeof(float) * 2 * 2 * FIELD;
     static constexpr int NT = BXW * BYH;
     static constexpr int NHY = 2 * R * BXW, NH = NHY + 2 * R * BYH;           /* halo cross */
+    /* HR: the halo columns' queues in shared memory, each plane in two slots of 2(2R+1)
+     * so that the 2R+1 live ones are contiguous from any start */
+    static constexpr int HRN = HR ? 2 * 2 * (2 * R + 1) * NH : 0;
+    static constexpr size_t bytes = sizeof(float) * (2 * 2 * FIELD + HRN);
     static constexpr int NEY = 2 * R * BXW, NEX = 2 * R * BYH, NE = NEY + NEX + 4 * R * R; /* others */
     static_assert(NH <= NT && NE <= NT, "one halo column and one other cell per thread");
     static_assert(NHY % 32 == 0 && NH % 32 == 0, "halo kinds warp-uniform");
@@ -78,10 +84,10 @@ __device__ __forceinline__ uint32_t ldt(const TArgs &a, const Col &c, int P)
 
 } // namespace
 
-template <int R, int BXW, int BYH>
+template <int R, int BXW, int BYH, bool HR>
 __global__ void __launch_bounds__(BXW *BYH, 1) k_tti_cols(TArgs a, Box b, int zchunk, int d0, int d1, int d2)
 {
-    using C = CCfg<R, BXW, BYH>;
+    using C = CCfg<R, BXW, BYH, HR>;
     constexpr int Q = 2 * R + 1;
     extern __shared__ float sm[];
     const int tx = threadIdx.x, ty = threadIdx.y, t = ty * BXW + tx;
@@ -130,13 +136,21 @@ __global__ void __launch_bounds__(BXW *BYH, 1) k_tti_cols(TArgs a, Box b, int zc
 
     /* the queues: f(K-R..K+R) of the tile and halo columns; u_z(K-2R..K), L(K-R..K),
      * (m_x + m_y)(K-R..K-1) of the tile column */
-    float q[2][Q], qh[2][Q], uz[2][Q], lq[2][R + 1], hq[2][R];
+    float q[2][Q], qh[2][HR ? 1 : Q], uz[2][Q], lq[2][R + 1], hq[2][R];
+    float *const hring = sm + 4 * C::FIELD + t; /* HR: [field][slot][NH], this column */
+    int hb = 0;                                 /* HR: the slot of plane K-R */
 #pragma unroll
     for (int f = 0; f < 2; f++) {
 #pragma unroll
         for (int j = 0; j < Q; j++) {
             q[f][j] = ldf(a, f, ct, kb - 2 * R + j, d2);
-            qh[f][j] = hok ? ldf(a, f, ch, kb - 2 * R + j, d2) : 0.0f;
+            const float v = hok ? ldf(a, f, ch, kb - 2 * R + j, d2) : 0.0f;
+            if constexpr (HR) {
+                if (ownH)
+                    hring[(f * 2 * Q + j) * C::NH] = hring[(f * 2 * Q + j + Q) * C::NH] = v;
+            } else {
+                qh[f][j] = v;
+            }
             uz[f][j] = 0.0f;
         }
 #pragma unroll
@@ -152,7 +166,7 @@ __global__ void __launch_bounds__(BXW *BYH, 1) k_tti_cols(TArgs a, Box b, int zc
         float *F = buf(kb - R, f);
         F[ft] = q[f][R];
         if (ownH)
-            F[fh] = qh[f][R];
+            F[fh] = HR ? hring[(f * 2 * Q + R) * C::NH] : qh[f][HR ? 0 : R];
         if (ownE)
             F[fe] = eok ? ldf(a, f, ce, kb - R, d2) : 0.0f;
         xcur[f] = eok ? ldf(a, f, ce, kb - R + 1, d2) : 0.0f;
@@ -211,7 +225,11 @@ __global__ void __launch_bounds__(BXW *BYH, 1) k_tti_cols(TArgs a, Box b, int zc
                 for (int l = 1; l <= R; l++) {
                     hx += a.c1[0][l] * (Ph[l] - Ph[-l]);
                     hyv += a.c1[1][l] * (Ph[l * C::FS] - Ph[-l * C::FS]);
-                    hz += a.c1[2][l] * (qh[f][R + l] - qh[f][R - l]);
+                    if constexpr (HR)
+                        hz += a.c1[2][l] * (hring[(f * 2 * Q + hb + R + l) * C::NH] -
+                                            hring[(f * 2 * Q + hb + R - l) * C::NH]);
+                    else
+                        hz += a.c1[2][l] * (qh[f][R + l] - qh[f][R - l]);
                 }
                 const float sh = hin ? nh.x * hx + nh.y * hyv + nh.z * hz : 0.0f;
                 F[uh] = (hyk ? nh.y : nh.x) * sh;
@@ -265,7 +283,7 @@ __global__ void __launch_bounds__(BXW *BYH, 1) k_tti_cols(TArgs a, Box b, int zc
             float *F = buf(K + 1, f);
             F[ft] = q[f][R + 1];
             if (ownH)
-                F[fh] = qh[f][R + 1];
+                F[fh] = HR ? hring[(f * 2 * Q + hb + R + 1) * C::NH] : qh[f][HR ? 0 : R + 1];
             if (ownE)
                 F[fe] = xcur[f];
         }
@@ -291,30 +309,40 @@ __global__ void __launch_bounds__(BXW *BYH, 1) k_tti_cols(TArgs a, Box b, int zc
 #pragma unroll
         for (int f = 0; f < 2; f++) {
 #pragma unroll
-            for (int j = 0; j < 2 * R; j++) {
+            for (int j = 0; j < 2 * R; j++)
                 q[f][j] = q[f][j + 1];
-                qh[f][j] = qh[f][j + 1];
-            }
             q[f][2 * R] = nf[f];
-            qh[f][2 * R] = nfh[f];
+            if constexpr (HR) {
+                /* plane K+R+1 takes the slot of K-R, read for the last time above (only
+                 * this thread touches its column's slots: no barrier needed) */
+                if (ownH)
+                    hring[(f * 2 * Q + hb) * C::NH] = hring[(f * 2 * Q + hb + Q) * C::NH] = nfh[f];
+            } else {
+#pragma unroll
+                for (int j = 0; j < 2 * R; j++)
+                    qh[f][j] = qh[f][j + 1];
+                qh[f][2 * R] = nfh[f];
+            }
         }
+        if constexpr (HR)
+            hb = hb + 1 == Q ? 0 : hb + 1;
     }
 }
 
 #define TC_TX 32
 #define TC_TY 16
 
-template <int R>
+template <int R, bool HR>
 static int launch(const tti_sim *s, const Box &in, cudaStream_t st)
 {
     constexpr int BXW = TC_TX, BYH = TC_TY;
-    using C = CCfg<R, BXW, BYH>;
+    using C = CCfg<R, BXW, BYH, HR>;
     static int per_sm = 0; /* once per instantiation, as tti_tiled.cu's launcher */
     if (!per_sm) {
-        CUDA_TRY(cudaFuncSetAttribute(k_tti_cols<R, BXW, BYH>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        CUDA_TRY(cudaFuncSetAttribute(k_tti_cols<R, BXW, BYH, HR>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       (int)C::bytes));
         int n = 0;
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_tti_cols<R, BXW, BYH>, BXW * BYH, C::bytes));
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_tti_cols<R, BXW, BYH, HR>, BXW * BYH, C::bytes));
         per_sm = n > 0 ? n : 1;
     }
     const struct wave_layout *L = &s->w.L;
@@ -336,22 +364,22 @@ static int launch(const tti_sim *s, const Box &in, cudaStream_t st)
         }
     }
     dim3 blk(BXW, BYH), grd(gx, gy, (nz + zc - 1) / zc);
-    k_tti_cols<R, BXW, BYH><<<grd, blk, C::bytes, st>>>(tti_args(s), in, zc, L->dim[0], L->dim[1], L->dim[2]);
+    k_tti_cols<R, BXW, BYH, HR><<<grd, blk, C::bytes, st>>>(tti_args(s), in, zc, L->dim[0], L->dim[1], L->dim[2]);
     CUDA_TRY_LAUNCH();
     return 0;
 }
 
 bool tti_cu_cols_supports(const tti_sim *s) { return !wave_is_2d(&s->w) && s->w.r >= 1 && s->w.r <= 4; }
 
-int tti_cu_cols(const tti_sim *s, const Box &b, cudaStream_t st)
+int tti_cu_cols(const tti_sim *s, const Box &b, bool halo_shared, cudaStream_t st)
 {
     if (box_empty(b))
         return 0;
     switch (s->w.r) {
-    case 1: return launch<1>(s, b, st);
-    case 2: return launch<2>(s, b, st);
-    case 3: return launch<3>(s, b, st);
-    case 4: return launch<4>(s, b, st);
+    case 1: return halo_shared ? launch<1, true>(s, b, st) : launch<1, false>(s, b, st);
+    case 2: return halo_shared ? launch<2, true>(s, b, st) : launch<2, false>(s, b, st);
+    case 3: return halo_shared ? launch<3, true>(s, b, st) : launch<3, false>(s, b, st);
+    case 4: return halo_shared ? launch<4, true>(s, b, st) : launch<4, false>(s, b, st);
     }
     return err_set(-ENOTSUP, "tti: the column-queue kernel holds orders 2..8 (order %d)", 2 * s->w.r);
 }

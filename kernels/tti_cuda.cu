@@ -106,11 +106,11 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
     s->gpu = g;
     g->naive = w->p.kernel == WAVE_KERNEL_NAIVE;
     const int pipe = w->p.tuning.pipe;
-    if (pipe < 0 || pipe > TTI_TILED_COLS)
-        return err_set(-EINVAL, "tti: tuning.pipe %d: 0 (default), %d (ring) or %d (column queues)", pipe,
-                       TTI_TILED_RING, TTI_TILED_COLS);
+    if (pipe < 0 || pipe > TTI_TILED_COLS_HS)
+        return err_set(-EINVAL, "tti: tuning.pipe %d: 0 (default), %d (ring), %d (column queues) or %d (column queues, "
+                       "halo queues in shared memory)", pipe, TTI_TILED_RING, TTI_TILED_COLS, TTI_TILED_COLS_HS);
     g->tiled = pipe ? pipe : TTI_TILED_PROD;
-    if (g->tiled == TTI_TILED_COLS && !tti_cu_cols_supports(s))
+    if (g->tiled != TTI_TILED_RING && !tti_cu_cols_supports(s))
         g->tiled = TTI_TILED_RING;
     const size_t n = w->L.count;
     int rc;
@@ -257,7 +257,8 @@ static bool use_tiled(const tti_sim *s) { return !G(s)->naive && tti_cu_tiled_su
 
 static int run_tiled(const tti_sim *s, const Box &b, cudaStream_t st)
 {
-    return G(s)->tiled == TTI_TILED_COLS ? tti_cu_cols(s, b, st) : tti_cu_tiled(s, b, st);
+    const int k = G(s)->tiled;
+    return k == TTI_TILED_RING ? tti_cu_tiled(s, b, st) : tti_cu_cols(s, b, k == TTI_TILED_COLS_HS, st);
 }
 
 extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
@@ -408,9 +409,11 @@ extern "C" int tti_cu_state(struct tti_sim *s, char *buf, bool on_device, bool s
 extern "C" void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len)
 {
     const bool tiled = use_tiled(s);
-    const char *what = !tiled                           ? "naive (2 passes)"
-                       : G(s)->tiled == TTI_TILED_COLS ? "tiled columns (fused, register queues, 32x16)"
-                                                       : "tiled ring (fused, shared-memory ring of planes)";
+    const int k = G(s)->tiled;
+    const char *what = !tiled                   ? "naive (2 passes)"
+                       : k == TTI_TILED_COLS    ? "tiled columns (fused, register queues, 32x16)"
+                       : k == TTI_TILED_COLS_HS ? "tiled columns (fused, register queues, 32x16, halo queues shared)"
+                                                : "tiled ring (fused, shared-memory ring of planes)";
     snprintf(buf, len, "CUDA %s%s, sigma %g, CPML %s", what,
              wave_is_2d(&s->w) ? ", 2D" : "", s->sigma, s->w.cpml_on ? "on" : "off");
 }

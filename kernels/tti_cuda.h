@@ -73,8 +73,10 @@ struct TtiGpu {
 /* The tiled twin's variants, chosen at create by wave_params.tuning.pipe (the acoustic
  * tiled kernel's "how planes come in"): 0 the production default (TTI_TILED_PROD),
  * WAVE_PIPE_RING the shared ring of planes (tti_tiled.cu), WAVE_PIPE_REGS the column
- * register queues (tti_cols.cu, 3D only: 2D grids run the ring). */
-enum tti_tiled_kind { TTI_TILED_RING = 1, TTI_TILED_COLS = 2 };
+ * register queues (tti_cols.cu, 3D only: 2D grids run the ring), and a research value
+ * the acoustic kernels do not have: the column kernel with the s-halo columns' queues in
+ * shared memory (18 registers fewer, 16 shared-memory reads more per halo column). */
+enum tti_tiled_kind { TTI_TILED_RING = 1, TTI_TILED_COLS = 2, TTI_TILED_COLS_HS = 3 };
 #define TTI_TILED_PROD TTI_TILED_RING
 
 /* Everything a TTI kernel reads: fields, medium, scratch, CPML memory, weights. */
@@ -128,7 +130,7 @@ int tti_cu_tiled(const tti_sim *s, const Box &b, cudaStream_t st);
 /* Whether the tiled kernel runs grids like S (else the plan falls back to the naive). */
 bool tti_cu_tiled_supports(const tti_sim *s);
 /* tti_cols.cu: the column-queue variant of tti_cu_tiled (same contract), 3D orders 2..8. */
-int tti_cu_cols(const tti_sim *s, const Box &b, cudaStream_t st);
+int tti_cu_cols(const tti_sim *s, const Box &b, bool halo_shared, cudaStream_t st);
 bool tti_cu_cols_supports(const tti_sim *s);
 #endif
 

@@ -89,12 +89,12 @@ int bench_stencil_tti(const struct sl_device *dev, const int *sizes, int nsizes,
     int nr = 0;
     for (int si = 0; si < nsizes; si++)
         for (int oi = 0; oi < norders; oi++)
-            for (int kv = 0; kv < 3; kv++) {
-                /* the naive twin, then each tiled variant (kernels/tti_cuda.h): the shared
-                 * ring and the column queues (2D grids run the ring for both) */
-                const int k = kv ? WAVE_KERNEL_TILED : WAVE_KERNEL_NAIVE;
-                const int pipe = kv == 1 ? WAVE_PIPE_RING : kv == 2 ? WAVE_PIPE_REGS : 0;
-                if (!use[k] || (two_d && kv == 2))
+            for (int kv = 0; kv < 4; kv++) {
+                /* the naive twin, then each tiled variant (enum tti_tiled_kind,
+                 * kernels/tti_cuda.h: 1 the shared ring, 2 the column queues, 3 the same
+                 * with the halo queues in shared memory; 2D grids run the ring only) */
+                const int k = kv ? WAVE_KERNEL_TILED : WAVE_KERNEL_NAIVE, pipe = kv;
+                if (!use[k] || (two_d && kv >= 2))
                     continue;
                 struct tti_sim *s;
                 int rc = create(dev, k, pipe, orders[oi], sizes[si], pml, two_d, &s);

@@ -117,8 +117,12 @@ static void run_case(const struct tcase *t)
     cr_assert(strstr(desc, t->kernel == WAVE_KERNEL_NAIVE ? "naive" : "tiled"), "%s runs %s", t->name, desc);
     /* the variant asked for is the one that runs (2D grids: the ring only) */
     if (t->kernel == WAVE_KERNEL_TILED && t->pipe)
-        cr_assert(strstr(desc, t->pipe == WAVE_PIPE_REGS && !t->two_d ? "tiled columns" : "tiled ring"), "%s runs %s",
-                  t->name, desc);
+        cr_assert(strstr(desc, t->pipe == WAVE_PIPE_RING || t->two_d ? "tiled ring"
+                               : t->pipe == 3                    ? "halo queues shared"
+                                                                 : "tiled columns (fused, register queues, 32x16)"),
+                  "%s runs %s", t->name, desc);
+    if (t->kernel == WAVE_KERNEL_TILED && t->pipe == WAVE_PIPE_REGS && !t->two_d)
+        cr_assert(!strstr(desc, "halo queues shared"), "%s runs %s", t->name, desc);
     if (t->random) {
         const struct random_boundary rb = {RB_RAMP_LINEAR, RB_RANGE_FULL, 5, 42,
                                            random_boundary_vstable_dims(t->order, p.dt, p.d, t->two_d), 1500.0,
@@ -280,3 +284,8 @@ CASEV(columns_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RE
 CASEV(columns_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS)
 CASEV(columns_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS)
 CASEV(columns_2d_falls_back_to_ring, 8, WAVE_KERNEL_TILED, true, false, false, WAVE_PIPE_REGS)
+/* 3: the column queues with the halo queues in shared memory (enum tti_tiled_kind) */
+CASEV(columns_hs_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 3)
+CASEV(columns_hs_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 3)
+CASEV(columns_hs_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 3)
+CASEV(columns_hs_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, 3)
