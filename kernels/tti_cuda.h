@@ -58,6 +58,7 @@ void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len);
 #endif
 
 #ifdef __CUDACC__
+#include "kernels/cpml.h"
 #include "kernels/wave_cuda.h"
 
 /* Private state behind tti_sim.gpu. */
@@ -68,6 +69,7 @@ struct TtiGpu {
                        each of 6r neighbours made pass 2 gather-bound) */
     bool naive;   /* wave_params.kernel == WAVE_KERNEL_NAIVE */
     int tiled;    /* the tiled kernel that runs: enum tti_tiled_kind */
+    bool layers_tiled; /* the tiled plan's second pass beside the core: tti_layers.cu */
 };
 
 /* The tiled twin's variants, chosen at create by wave_params.tuning.pipe (the acoustic
@@ -78,6 +80,12 @@ struct TtiGpu {
  * shared memory (18 registers fewer, 16 shared-memory reads more per halo column). */
 enum tti_tiled_kind { TTI_TILED_RING = 1, TTI_TILED_COLS = 2, TTI_TILED_COLS_HS = 3 };
 #define TTI_TILED_PROD TTI_TILED_RING
+
+/* The tiled plan's second pass in the boxes beside the core (the CPML layers and a rim r
+ * thick), chosen by wave_params.tuning.cpml: 0 the default (TTI_LAYERS_PROD), 1 the naive
+ * pass 2 (tti_naive.cu), 2 its tiled form (tti_layers.cu; 3D, 2D grids run the naive). */
+enum tti_layers_kind { TTI_LAYERS_NAIVE = 1, TTI_LAYERS_TILED = 2 };
+#define TTI_LAYERS_PROD TTI_LAYERS_NAIVE
 
 /* Everything a TTI kernel reads: fields, medium, scratch, CPML memory, weights. */
 struct TArgs {
@@ -108,6 +116,23 @@ __device__ __forceinline__ float3 tti_axis(const float2 *__restrict__ tab, uint3
     return make_float3(th.x * ph.y, th.x * ph.x, th.y);
 }
 
+/* Slab element of axis AX (wave_slab_elem's layout) for padded (i, j, k); JS: the index
+ * across the layers of that axis (t_js). */
+__device__ __forceinline__ long long t_slab(const TArgs &a, int ax, int i, int j, int k, int js)
+{
+    if (ax == 0)
+        return ((long long)k * a.npad[1] + j) * (a.pml[0] + a.pml[1]) + js;
+    if (ax == 1)
+        return ((long long)k * (a.pml[2] + a.pml[3]) + js) * a.npad[0] + i;
+    return ((long long)js * a.npad[1] + j) * a.npad[0] + i;
+}
+
+/* The index of padded coordinate X across axis AX's layers, -1 outside them. */
+__device__ __forceinline__ int t_js(const TArgs &a, int ax, int x)
+{
+    return cpml_slab_index(x, a.npad[ax], a.pml[2 * ax], a.pml[2 * ax + 1]);
+}
+
 /* The update of tti-spec.md at element C from p(n), q(n) there and L, H1 of both fields. */
 __device__ __forceinline__ void tti_update(const TArgs &a, long long c, float p, float q, float lp, float lq,
                                            float hp, float hq)
@@ -124,6 +149,8 @@ __device__ __forceinline__ void tti_update(const TArgs &a, long long c, float p,
 /* tti_naive.cu: pass 1 over box B (psi updated where CPML), pass 2 over box B. */
 int tti_cu_pass1(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st);
 int tti_cu_pass2(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st);
+/* tti_layers.cu: pass 2 over box B as a tiled kernel (2D: tti_cu_pass2). */
+int tti_cu_layer2(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st);
 /* tti_tiled.cu: the fused update over box B, CPML off inside B's reach (B's s halo must
  * not need psi: the caller keeps B r cells away from any CPML layer). */
 int tti_cu_tiled(const tti_sim *s, const Box &b, cudaStream_t st);

@@ -30,11 +30,11 @@ static double now_s(void)
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
-static int create(const struct sl_device *dev, int kernel, int pipe, int order, int size, int pml, bool two_d,
-                  struct tti_sim **out)
+static int create(const struct sl_device *dev, int kernel, int pipe, int layers, int order, int size, int pml,
+                  bool two_d, struct tti_sim **out)
 {
     struct wave_params p = {.d = {10, 10, 10}, .order = order, .pml_reflection = 1e-4, .f_ref = 10,
-                            .kernel = kernel, .tuning = {.pipe = pipe}};
+                            .kernel = kernel, .tuning = {.pipe = pipe, .cpml = layers}};
     for (int a = 0; a < 3; a++)
         p.n[a] = size - 2 * pml;
     for (int f = 0; f < 6; f++)
@@ -89,15 +89,17 @@ int bench_stencil_tti(const struct sl_device *dev, const int *sizes, int nsizes,
     int nr = 0;
     for (int si = 0; si < nsizes; si++)
         for (int oi = 0; oi < norders; oi++)
-            for (int kv = 0; kv < 4; kv++) {
+            for (int kv = 0; kv < 5; kv++) {
                 /* the naive twin, then each tiled variant (enum tti_tiled_kind,
                  * kernels/tti_cuda.h: 1 the shared ring, 2 the column queues, 3 the same
-                 * with the halo queues in shared memory; 2D grids run the ring only) */
-                const int k = kv ? WAVE_KERNEL_TILED : WAVE_KERNEL_NAIVE, pipe = kv;
+                 * with the halo queues in shared memory; 2D grids run the ring only), and
+                 * 4: the column queues with the tiled second pass beside the core */
+                const int k = kv ? WAVE_KERNEL_TILED : WAVE_KERNEL_NAIVE, pipe = kv == 4 ? 2 : kv;
+                const int layers = kv == 4 ? 2 : 0;
                 if (!use[k] || (two_d && kv >= 2))
                     continue;
                 struct tti_sim *s;
-                int rc = create(dev, k, pipe, orders[oi], sizes[si], pml, two_d, &s);
+                int rc = create(dev, k, pipe, layers, orders[oi], sizes[si], pml, two_d, &s);
                 if (rc < 0)
                     return err_prefix(rc, "%s order %d %d^%d", names[k], orders[oi], sizes[si], dims);
                 for (int c = 1; c >= 0 && nr < max; c--) {

@@ -43,7 +43,8 @@ struct tcase {
     const char *name;
     int order, kernel;
     bool two_d, fs, random;
-    int pipe; /* wave_tuning.pipe: the tiled variant (kernels/tti_cuda.h), 0 the default */
+    int pipe;   /* wave_tuning.pipe: the tiled variant (kernels/tti_cuda.h), 0 the default */
+    int layers; /* wave_tuning.cpml: the second pass beside the tiled core, 0 the default */
 };
 
 struct pair {
@@ -83,7 +84,7 @@ static void run_case(const struct tcase *t)
     cr_assert_eq(backend_select("cuda:0", &P.gpu), 0, "%s", err_msg());
     struct wave_params p = {.n = {37, 29, 41}, .d = {10, 12, 9}, .order = t->order, .pml = {7, 9, 8, 6, 10, 5},
                             .pml_reflection = 1e-4, .f_ref = 12, .kernel = t->kernel,
-                            .tuning = {.pipe = t->pipe}};
+                            .tuning = {.pipe = t->pipe, .cpml = t->layers}};
     if (t->two_d) {
         p.n[1] = 1;
         p.pml[2] = p.pml[3] = 0;
@@ -99,7 +100,7 @@ static void run_case(const struct tcase *t)
     }
     const size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
     float *vp = malloc(nn * 4), *ep = malloc(nn * 4), *de = malloc(nn * 4), *th = malloc(nn * 4), *ph = malloc(nn * 4);
-    srand(t->order * 7 + t->kernel * 131 + t->two_d * 17 + t->fs * 3 + t->random * 1001 + t->pipe * 5003);
+    srand(t->order * 7 + t->kernel * 131 + t->two_d * 17 + t->fs * 3 + t->random * 1001 + t->pipe * 5003 + t->layers * 7);
     for (size_t i = 0; i < nn; i++) {
         vp[i] = (float)urand(1500, 3000);
         ep[i] = (float)urand(0, 0.3);
@@ -121,6 +122,8 @@ static void run_case(const struct tcase *t)
                                : t->pipe == 3                    ? "halo queues shared"
                                                                  : "tiled columns (fused, register queues, 32x16)"),
                   "%s runs %s", t->name, desc);
+    cr_assert(!strstr(desc, "tiled layer pass") == !(t->kernel == WAVE_KERNEL_TILED && t->layers == 2 && !t->two_d),
+              "%s runs %s", t->name, desc);
     if (t->kernel == WAVE_KERNEL_TILED && t->pipe == WAVE_PIPE_REGS && !t->two_d)
         cr_assert(!strstr(desc, "halo queues shared"), "%s runs %s", t->name, desc);
     if (t->random) {
@@ -251,12 +254,13 @@ static void run_case(const struct tcase *t)
     free(ph);
 }
 
-#define CASEV(nm, ord, kern, twod, fsurf, rnd, pip)                                                     \
+#define CASEL(nm, ord, kern, twod, fsurf, rnd, pip, lay)                                                \
     Test(gpu_tti, nm, .timeout = 300)                                                                   \
     {                                                                                                   \
-        const struct tcase t = {#nm, ord, kern, twod, fsurf, rnd, pip};                                  \
+        const struct tcase t = {#nm, ord, kern, twod, fsurf, rnd, pip, lay};                             \
         run_case(&t);                                                                                   \
     }
+#define CASEV(nm, ord, kern, twod, fsurf, rnd, pip) CASEL(nm, ord, kern, twod, fsurf, rnd, pip, 0)
 #define CASE(nm, ord, kern, twod, fsurf, rnd) CASEV(nm, ord, kern, twod, fsurf, rnd, 0)
 
 CASE(naive_3d_cpml, 8, WAVE_KERNEL_NAIVE, false, false, false)
@@ -289,3 +293,11 @@ CASEV(columns_hs_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 3)
 CASEV(columns_hs_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 3)
 CASEV(columns_hs_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 3)
 CASEV(columns_hs_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, 3)
+/* the tiled second pass beside the core (wave_tuning.cpml 2, kernels/tti_layers.cu) with
+ * either tiled core, and the naive one asked for by name (1) */
+CASEL(layers_tiled_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 2)
+CASEL(layers_tiled_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 2)
+CASEL(layers_tiled_ring_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RING, 2)
+CASEL(layers_tiled_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 2)
+CASEL(layers_tiled_2d_falls_back, 8, WAVE_KERNEL_TILED, true, false, false, WAVE_PIPE_REGS, 2)
+CASEL(layers_naive_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 1)
