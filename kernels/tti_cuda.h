@@ -70,6 +70,7 @@ struct TtiGpu {
     bool naive;   /* wave_params.kernel == WAVE_KERNEL_NAIVE */
     int tiled;    /* the tiled kernel that runs: enum tti_tiled_kind */
     bool layers_tiled; /* the tiled plan's second pass beside the core: tti_layers.cu */
+    bool layers1_tiled; /* and its first pass */
 };
 
 /* The tiled twin's variants, chosen at create by wave_params.tuning.pipe (the acoustic
@@ -81,10 +82,11 @@ struct TtiGpu {
 enum tti_tiled_kind { TTI_TILED_RING = 1, TTI_TILED_COLS = 2, TTI_TILED_COLS_HS = 3 };
 #define TTI_TILED_PROD TTI_TILED_RING
 
-/* The tiled plan's second pass in the boxes beside the core (the CPML layers and a rim r
+/* The tiled plan's passes in the boxes beside the core (the CPML layers and a rim r
  * thick), chosen by wave_params.tuning.cpml: 0 the default (TTI_LAYERS_PROD), 1 the naive
- * pass 2 (tti_naive.cu), 2 its tiled form (tti_layers.cu; 3D, 2D grids run the naive). */
-enum tti_layers_kind { TTI_LAYERS_NAIVE = 1, TTI_LAYERS_TILED = 2 };
+ * passes (tti_naive.cu), 2 pass 2 tiled (tti_layers.cu), 3 both tiled (3D; 2D grids run
+ * the naive ones). */
+enum tti_layers_kind { TTI_LAYERS_NAIVE = 1, TTI_LAYERS_TILED = 2, TTI_LAYERS_TILED12 = 3 };
 #define TTI_LAYERS_PROD TTI_LAYERS_NAIVE
 
 /* Everything a TTI kernel reads: fields, medium, scratch, CPML memory, weights. */
@@ -151,6 +153,8 @@ int tti_cu_pass1(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st);
 int tti_cu_pass2(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st);
 /* tti_layers.cu: pass 2 over box B as a tiled kernel (2D: tti_cu_pass2). */
 int tti_cu_layer2(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st);
+/* tti_layers.cu: pass 1 over box B as a tiled kernel (2D: tti_cu_pass1). */
+int tti_cu_layer1(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st);
 /* tti_tiled.cu: the fused update over box B, CPML off inside B's reach (B's s halo must
  * not need psi: the caller keeps B r cells away from any CPML layer). */
 int tti_cu_tiled(const tti_sim *s, const Box &b, cudaStream_t st);

@@ -1,4 +1,5 @@
-/* tti_layers — the second naive pass (tti_naive.cu's k_tti_pass2: L and H1 with the CPML
+/* tti_layers — the two naive passes' tiled forms (tti_layers.cu, below: pass 1 too) for
+ * the boxes beside the tiled core.  Pass 2: the second naive pass (tti_naive.cu's k_tti_pass2: L and H1 with the CPML
  * terms, then the update) as a tiled kernel, for the boxes beside the tiled core where
  * the CPML memory makes s the first pass's (3D).  Same arithmetic in the same order;
  * only where the neighbours come from differs: pass 2 reads 2 x (6R + 1) values of f and
@@ -155,7 +156,106 @@ __global__ void __launch_bounds__(TL_W *TL_H, 2) k_tti_layer2(TArgs a, Box b, in
     }
 }
 
+/* Pass 1 (tti_naive.cu's k_tti_pass1: s = n . (grad f + psi), psi updated, the products
+ * n_a s into u) tiled the same way: f of the column in a register queue, the f plane
+ * with an R halo in x and y in shared memory. */
 template <int R>
+__global__ void __launch_bounds__(TL_W *TL_H, 2) k_tti_layer1(TArgs a, Box b, int zchunk, bool cpml, int d0, int d1,
+                                                            int d2)
+{
+    constexpr int W = TL_W, H = TL_H, FW = W + 2 * R, FH = H + 2 * R, NT = W * H, Q = 2 * R + 1;
+    __shared__ float sf[2][FH][FW];
+    const int tx = threadIdx.x, ty = threadIdx.y, t = ty * W + tx;
+    const int x0 = b.lo[0] + blockIdx.x * W, y0 = b.lo[1] + blockIdx.y * H;
+    const int kb = b.lo[2] + blockIdx.z * zchunk, ke = min(kb + zchunk, b.hi[2]);
+    const int i = x0 + tx, j = y0 + ty;
+    const bool mine = i < b.hi[0] && j < b.hi[1];
+    const long long sz = a.sz;
+    auto at = [&](int px, int py, bool &ok) -> long long {
+        const int gx = px + a.h, gy = py + a.hy;
+        ok = gx >= 0 && gx < d0 && gy >= 0 && gy < d1;
+        return (long long)gy * a.sy + gx;
+    };
+    auto ld = [&](const float *__restrict__ arr, long long base, bool ok, int P) -> float {
+        const int gz = P + a.h;
+        return ok && gz >= 0 && gz < d2 ? __ldg(arr + base + (long long)gz * sz) : 0.0f;
+    };
+    bool okt;
+    const long long bt = at(i, j, okt);
+    float fq[2][Q]; /* f of planes K-R .. K+R */
+#pragma unroll
+    for (int f = 0; f < 2; f++) {
+#pragma unroll
+        for (int q = 0; q < 2 * R; q++)
+            fq[f][q] = ld(a.f[f], bt, okt, kb - R + q);
+    }
+    for (int K = kb; K < ke; K++) {
+#pragma unroll
+        for (int f = 0; f < 2; f++)
+            fq[f][2 * R] = ld(a.f[f], bt, okt, K + R);
+        const uint32_t tl = mine ? __ldg(a.tilt + bt + (long long)(K + a.h) * sz) : 0u;
+        __syncthreads(); /* the previous plane's shared reads are done */
+        /* the tile's rows, columns -R .. W+R */
+        for (int e = t; e < H * FW; e += NT) {
+            const int r = e / FW, c = e % FW;
+            bool ok;
+            const long long g = at(x0 - R + c, y0 + r, ok);
+#pragma unroll
+            for (int f = 0; f < 2; f++)
+                sf[f][r + R][c] = ld(a.f[f], g, ok, K);
+        }
+        /* the tile's columns, the R rows above and below it */
+        for (int e = t; e < 2 * R * W; e += NT) {
+            const int r0 = e / W, c = e % W, r = r0 < R ? r0 : H + r0;
+            bool ok;
+            const long long g = at(x0 + c, y0 - R + r, ok);
+#pragma unroll
+            for (int f = 0; f < 2; f++)
+                sf[f][r][c + R] = ld(a.f[f], g, ok, K);
+        }
+        __syncthreads();
+        if (mine) {
+            const int k = K;
+            const long long c = bt + (long long)(k + a.h) * sz;
+            const int xv[3] = {i, j, k};
+            const float3 n = tti_axis(a.tab, tl);
+            const float nn[3] = {n.x, n.y, n.z};
+#pragma unroll
+            for (int f = 0; f < 2; f++) {
+                float s = 0;
+#pragma unroll
+                for (int ax = 0; ax < 3; ax++) {
+                    float g = 0;
+#pragma unroll
+                    for (int l = 1; l <= R; l++) {
+                        const float up = ax == 0 ? sf[f][ty + R][tx + R + l] : ax == 1 ? sf[f][ty + R + l][tx + R] : fq[f][R + l];
+                        const float dn = ax == 0 ? sf[f][ty + R][tx + R - l] : ax == 1 ? sf[f][ty + R - l][tx + R] : fq[f][R - l];
+                        g += a.c1[ax][l] * (up - dn);
+                    }
+                    const int js = cpml ? t_js(a, ax, xv[ax]) : -1;
+                    if (js >= 0) {
+                        float *ps = a.psi[f][ax] + t_slab(a, ax, i, j, k, js);
+                        const float v = a.pb[ax][xv[ax]] * *ps + a.pa[ax][xv[ax]] * g;
+                        *ps = v;
+                        g += v;
+                    }
+                    s = ax == 0 ? nn[0] * g : s + nn[ax] * g;
+                }
+                a.u[f][0][c] = nn[0] * s;
+                a.u[f][1][c] = nn[1] * s;
+                a.u[f][2][c] = nn[2] * s;
+            }
+        }
+#pragma unroll
+        for (int f = 0; f < 2; f++) {
+#pragma unroll
+            for (int q = 0; q < 2 * R; q++)
+                fq[f][q] = fq[f][q + 1];
+        }
+    }
+}
+
+template <int R, bool P1>
 static int launch(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st)
 {
     const struct wave_layout *L = &s->w.L;
@@ -168,7 +268,10 @@ static int launch(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st)
     int zc = (int)((nz + nch - 1) / nch);
     zc = zc < 4 * R ? 4 * R : zc;
     dim3 blk(TL_W, TL_H), grd(gx, gy, (nz + zc - 1) / zc);
-    k_tti_layer2<R><<<grd, blk, 0, st>>>(tti_args(s), b, zc, cpml, L->dim[0], L->dim[1], L->dim[2]);
+    if (P1)
+        k_tti_layer1<R><<<grd, blk, 0, st>>>(tti_args(s), b, zc, cpml, L->dim[0], L->dim[1], L->dim[2]);
+    else
+        k_tti_layer2<R><<<grd, blk, 0, st>>>(tti_args(s), b, zc, cpml, L->dim[0], L->dim[1], L->dim[2]);
     CUDA_TRY_LAUNCH();
     return 0;
 }
@@ -179,5 +282,14 @@ int tti_cu_layer2(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st)
         return 0;
     if (wave_is_2d(&s->w))
         return tti_cu_pass2(s, b, cpml, st);
-    return with_r(&s->w, [&](auto r) { return launch<decltype(r)::value>(s, b, cpml, st); });
+    return with_r(&s->w, [&](auto r) { return launch<decltype(r)::value, false>(s, b, cpml, st); });
+}
+
+int tti_cu_layer1(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st)
+{
+    if (box_empty(b))
+        return 0;
+    if (wave_is_2d(&s->w))
+        return tti_cu_pass1(s, b, cpml, st);
+    return with_r(&s->w, [&](auto r) { return launch<decltype(r)::value, true>(s, b, cpml, st); });
 }

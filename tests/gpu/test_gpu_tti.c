@@ -122,7 +122,9 @@ static void run_case(const struct tcase *t)
                                : t->pipe == 3                    ? "halo queues shared"
                                                                  : "tiled columns (fused, register queues, 32x16)"),
                   "%s runs %s", t->name, desc);
-    cr_assert(!strstr(desc, "tiled layer pass") == !(t->kernel == WAVE_KERNEL_TILED && t->layers == 2 && !t->two_d),
+    cr_assert(!strstr(desc, "tiled layer pass") == !(t->kernel == WAVE_KERNEL_TILED && t->layers >= 2 && !t->two_d),
+              "%s runs %s", t->name, desc);
+    cr_assert(!strstr(desc, "tiled layer passes 1+2") == !(t->kernel == WAVE_KERNEL_TILED && t->layers == 3 && !t->two_d),
               "%s runs %s", t->name, desc);
     if (t->kernel == WAVE_KERNEL_TILED && t->pipe == WAVE_PIPE_REGS && !t->two_d)
         cr_assert(!strstr(desc, "halo queues shared"), "%s runs %s", t->name, desc);
@@ -294,10 +296,14 @@ CASEV(columns_hs_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 3)
 CASEV(columns_hs_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 3)
 CASEV(columns_hs_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, 3)
 /* the tiled second pass beside the core (wave_tuning.cpml 2, kernels/tti_layers.cu) with
- * either tiled core, and the naive one asked for by name (1) */
+ * either tiled core, both passes tiled (3), and the naive ones asked for by name (1) */
 CASEL(layers_tiled_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 2)
 CASEL(layers_tiled_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 2)
 CASEL(layers_tiled_ring_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RING, 2)
 CASEL(layers_tiled_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 2)
 CASEL(layers_tiled_2d_falls_back, 8, WAVE_KERNEL_TILED, true, false, false, WAVE_PIPE_REGS, 2)
 CASEL(layers_naive_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 1)
+CASEL(layers12_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 3)
+CASEL(layers12_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 3)
+CASEL(layers12_ring_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RING, 3)
+CASEL(layers12_columns_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 3)
