@@ -111,12 +111,13 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
                        "halo queues in shared memory)", pipe, TTI_TILED_RING, TTI_TILED_COLS, TTI_TILED_COLS_HS);
     g->tiled = pipe ? pipe : TTI_TILED_PROD;
     const int lay = w->p.tuning.cpml;
-    if (lay < 0 || lay > TTI_LAYERS_TILED12)
-        return err_set(-EINVAL, "tti: tuning.cpml %d: 0 (default), %d (naive passes beside the core), %d (pass 2 tiled) "
-                       "or %d (both tiled)", lay, TTI_LAYERS_NAIVE, TTI_LAYERS_TILED, TTI_LAYERS_TILED12);
+    if (lay < 0 || lay > TTI_LAYERS_MARCH12)
+        return err_set(-EINVAL, "tti: tuning.cpml %d: 0 (default), %d (naive passes beside the core) or %d..%d (z-marching "
+                       "passes, kernels/tti_cuda.h)", lay, TTI_LAYERS_NAIVE, TTI_LAYERS_STAGED2, TTI_LAYERS_MARCH12);
     const int layk = lay ? lay : TTI_LAYERS_PROD;
-    g->layers_tiled = layk >= TTI_LAYERS_TILED && !wave_is_2d(w);
-    g->layers1_tiled = layk == TTI_LAYERS_TILED12 && !wave_is_2d(w);
+    g->layers_tiled = layk >= TTI_LAYERS_STAGED2 && !wave_is_2d(w);
+    g->layers1_tiled = (layk == TTI_LAYERS_STAGED12 || layk == TTI_LAYERS_MARCH12) && !wave_is_2d(w);
+    g->layers_staged = layk == TTI_LAYERS_STAGED2 || layk == TTI_LAYERS_STAGED12;
     if (g->tiled != TTI_TILED_RING && !tti_cu_cols_supports(s))
         g->tiled = TTI_TILED_RING;
     const size_t n = w->L.count;
@@ -309,10 +310,12 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
     } else {
         const int n1 = box_minus(all, rim, parts);
         for (int i = 0; i < n1 && rc == 0; i++)
-            rc = G(s)->layers1_tiled ? tti_cu_layer1(s, parts[i], cpml, st) : tti_cu_pass1(s, parts[i], cpml, st);
+            rc = G(s)->layers1_tiled ? tti_cu_layer1(s, parts[i], cpml, G(s)->layers_staged, st)
+                                     : tti_cu_pass1(s, parts[i], cpml, st);
         const int n2 = box_minus(upd, core, parts);
         for (int i = 0; i < n2 && rc == 0; i++)
-            rc = G(s)->layers_tiled ? tti_cu_layer2(s, parts[i], cpml, st) : tti_cu_pass2(s, parts[i], cpml, st);
+            rc = G(s)->layers_tiled ? tti_cu_layer2(s, parts[i], cpml, G(s)->layers_staged, st)
+                                    : tti_cu_pass2(s, parts[i], cpml, st);
         if (rc == 0)
             rc = run_tiled(s, core, st);
     }
@@ -422,9 +425,9 @@ extern "C" void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len)
                        : k == TTI_TILED_COLS_HS ? "tiled columns (fused, register queues, 32x16, halo queues shared)"
                                                 : "tiled ring (fused, shared-memory ring of planes)";
     snprintf(buf, len, "CUDA %s%s%s, sigma %g, CPML %s", what,
-             !tiled                    ? ""
-             : G(s)->layers1_tiled     ? ", tiled layer passes 1+2"
-             : G(s)->layers_tiled      ? ", tiled layer pass"
-                                       : "",
+             !tiled || !G(s)->layers_tiled ? ""
+             : G(s)->layers_staged         ? (G(s)->layers1_tiled ? ", tiled layer passes 1+2" : ", tiled layer pass")
+             : G(s)->layers1_tiled         ? ", marching layer passes 1+2"
+                                           : ", marching layer pass 2",
              wave_is_2d(&s->w) ? ", 2D" : "", s->sigma, s->w.cpml_on ? "on" : "off");
 }

@@ -69,8 +69,9 @@ struct TtiGpu {
                        each of 6r neighbours made pass 2 gather-bound) */
     bool naive;   /* wave_params.kernel == WAVE_KERNEL_NAIVE */
     int tiled;    /* the tiled kernel that runs: enum tti_tiled_kind */
-    bool layers_tiled; /* the tiled plan's second pass beside the core: tti_layers.cu */
+    bool layers_tiled;  /* the tiled plan's second pass beside the core: tti_layers.cu */
     bool layers1_tiled; /* and its first pass */
+    bool layers_staged; /* their x-y neighbours staged in shared memory (else from L1) */
 };
 
 /* The tiled twin's variants, chosen at create by wave_params.tuning.pipe (the acoustic
@@ -80,13 +81,22 @@ struct TtiGpu {
  * the acoustic kernels do not have: the column kernel with the s-halo columns' queues in
  * shared memory (18 registers fewer, 16 shared-memory reads more per halo column). */
 enum tti_tiled_kind { TTI_TILED_RING = 1, TTI_TILED_COLS = 2, TTI_TILED_COLS_HS = 3 };
-#define TTI_TILED_PROD TTI_TILED_RING
+/* H100, 512^3, order 8 (2026-11-24 10:37 UTC, both in one run): columns 4.37 ms per step
+ * without CPML (ring 7.52, halo queues shared 4.73), 8.85 ms with (ring 11.58) */
+#define TTI_TILED_PROD TTI_TILED_COLS
 
 /* The tiled plan's passes in the boxes beside the core (the CPML layers and a rim r
  * thick), chosen by wave_params.tuning.cpml: 0 the default (TTI_LAYERS_PROD), 1 the naive
- * passes (tti_naive.cu), 2 pass 2 tiled (tti_layers.cu), 3 both tiled (3D; 2D grids run
- * the naive ones). */
-enum tti_layers_kind { TTI_LAYERS_NAIVE = 1, TTI_LAYERS_TILED = 2, TTI_LAYERS_TILED12 = 3 };
+ * passes (tti_naive.cu); the z-marching forms of tti_layers.cu (3D; 2D grids run the
+ * naive ones), their x-y neighbours staged in shared memory: 2 pass 2, 3 both passes;
+ * read from global memory (L1): 4 pass 2, 5 both passes. */
+enum tti_layers_kind {
+    TTI_LAYERS_NAIVE = 1,
+    TTI_LAYERS_STAGED2 = 2,
+    TTI_LAYERS_STAGED12 = 3,
+    TTI_LAYERS_MARCH2 = 4,
+    TTI_LAYERS_MARCH12 = 5,
+};
 #define TTI_LAYERS_PROD TTI_LAYERS_NAIVE
 
 /* Everything a TTI kernel reads: fields, medium, scratch, CPML memory, weights. */
@@ -152,9 +162,9 @@ __device__ __forceinline__ void tti_update(const TArgs &a, long long c, float p,
 int tti_cu_pass1(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st);
 int tti_cu_pass2(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st);
 /* tti_layers.cu: pass 2 over box B as a tiled kernel (2D: tti_cu_pass2). */
-int tti_cu_layer2(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st);
+int tti_cu_layer2(const tti_sim *s, const Box &b, bool cpml, bool staged, cudaStream_t st);
 /* tti_layers.cu: pass 1 over box B as a tiled kernel (2D: tti_cu_pass1). */
-int tti_cu_layer1(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st);
+int tti_cu_layer1(const tti_sim *s, const Box &b, bool cpml, bool staged, cudaStream_t st);
 /* tti_tiled.cu: the fused update over box B, CPML off inside B's reach (B's s halo must
  * not need psi: the caller keeps B r cells away from any CPML layer). */
 int tti_cu_tiled(const tti_sim *s, const Box &b, cudaStream_t st);

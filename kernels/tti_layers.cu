@@ -14,7 +14,7 @@
 #define TL_W 32
 #define TL_H 8
 
-template <int R>
+template <int R, bool SH>
 __global__ void __launch_bounds__(TL_W *TL_H, 2) k_tti_layer2(TArgs a, Box b, int zchunk, bool cpml, int d0, int d1,
                                                          int d2)
 {
@@ -55,31 +55,33 @@ __global__ void __launch_bounds__(TL_W *TL_H, 2) k_tti_layer2(TArgs a, Box b, in
             fq[f][2 * R] = ld(a.f[f], bt, okt, K + R);
             uq[f][2 * R] = ldz(f, K + R);
         }
-        __syncthreads(); /* the previous plane's shared reads are done */
-        /* the tile's rows, columns -R .. W+R: f and u_x */
-        for (int e = t; e < H * FW; e += NT) {
-            const int r = e / FW, c = e % FW;
-            bool ok;
-            const long long g = at(x0 - R + c, y0 + r, ok);
+        if constexpr (SH) {
+            __syncthreads(); /* the previous plane's shared reads are done */
+            /* the tile's rows, columns -R .. W+R: f and u_x */
+            for (int e = t; e < H * FW; e += NT) {
+                const int r = e / FW, c = e % FW;
+                bool ok;
+                const long long g = at(x0 - R + c, y0 + r, ok);
 #pragma unroll
-            for (int f = 0; f < 2; f++) {
-                sf[f][r + R][c] = ld(a.f[f], g, ok, K);
-                sx[f][r][c] = ld(a.u[f][0], g, ok, K);
+                for (int f = 0; f < 2; f++) {
+                    sf[f][r + R][c] = ld(a.f[f], g, ok, K);
+                    sx[f][r][c] = ld(a.u[f][0], g, ok, K);
+                }
             }
-        }
-        /* the tile's columns, rows -R .. H+R: u_y, and f of the rows outside the tile */
-        for (int e = t; e < FH * W; e += NT) {
-            const int r = e / W, c = e % W;
-            bool ok;
-            const long long g = at(x0 + c, y0 - R + r, ok);
+            /* the tile's columns, rows -R .. H+R: u_y, and f of the rows outside the tile */
+            for (int e = t; e < FH * W; e += NT) {
+                const int r = e / W, c = e % W;
+                bool ok;
+                const long long g = at(x0 + c, y0 - R + r, ok);
 #pragma unroll
-            for (int f = 0; f < 2; f++) {
-                sy[f][r][c] = ld(a.u[f][1], g, ok, K);
-                if (r < R || r >= H + R)
-                    sf[f][r][c + R] = ld(a.f[f], g, ok, K);
+                for (int f = 0; f < 2; f++) {
+                    sy[f][r][c] = ld(a.u[f][1], g, ok, K);
+                    if (r < R || r >= H + R)
+                        sf[f][r][c + R] = ld(a.f[f], g, ok, K);
+                }
             }
+            __syncthreads();
         }
-        __syncthreads();
         if (mine) {
             const int k = K;
             const long long c = bt + (long long)(k + a.h) * sz;
@@ -97,7 +99,13 @@ __global__ void __launch_bounds__(TL_W *TL_H, 2) k_tti_layer2(TArgs a, Box b, in
 #pragma unroll
                     for (int l = 1; l <= R; l++) {
                         float fp, fm, up, dn;
-                        if (ax == 0) {
+                        if (!SH && ax < 2) { /* straight from global memory (L1) */
+                            const long long st = ax == 0 ? 1 : a.sy;
+                            fp = __ldg(a.f[f] + c + l * st);
+                            fm = __ldg(a.f[f] + c - l * st);
+                            up = __ldg(a.u[f][ax] + c + l * st);
+                            dn = __ldg(a.u[f][ax] + c - l * st);
+                        } else if (ax == 0) {
                             fp = sf[f][ty + R][tx + R + l];
                             fm = sf[f][ty + R][tx + R - l];
                             up = sx[f][ty][tx + R + l];
@@ -159,8 +167,8 @@ __global__ void __launch_bounds__(TL_W *TL_H, 2) k_tti_layer2(TArgs a, Box b, in
 /* Pass 1 (tti_naive.cu's k_tti_pass1: s = n . (grad f + psi), psi updated, the products
  * n_a s into u) tiled the same way: f of the column in a register queue, the f plane
  * with an R halo in x and y in shared memory. */
-template <int R>
-__global__ void __launch_bounds__(TL_W *TL_H, 2) k_tti_layer1(TArgs a, Box b, int zchunk, bool cpml, int d0, int d1,
+template <int R, bool SH>
+__global__ void __launch_bounds__(TL_W *TL_H, SH ? 2 : 3) k_tti_layer1(TArgs a, Box b, int zchunk, bool cpml, int d0, int d1,
                                                             int d2)
 {
     constexpr int W = TL_W, H = TL_H, FW = W + 2 * R, FH = H + 2 * R, NT = W * H, Q = 2 * R + 1;
@@ -194,26 +202,28 @@ __global__ void __launch_bounds__(TL_W *TL_H, 2) k_tti_layer1(TArgs a, Box b, in
         for (int f = 0; f < 2; f++)
             fq[f][2 * R] = ld(a.f[f], bt, okt, K + R);
         const uint32_t tl = mine ? __ldg(a.tilt + bt + (long long)(K + a.h) * sz) : 0u;
-        __syncthreads(); /* the previous plane's shared reads are done */
-        /* the tile's rows, columns -R .. W+R */
-        for (int e = t; e < H * FW; e += NT) {
-            const int r = e / FW, c = e % FW;
-            bool ok;
-            const long long g = at(x0 - R + c, y0 + r, ok);
+        if constexpr (SH) {
+            __syncthreads(); /* the previous plane's shared reads are done */
+            /* the tile's rows, columns -R .. W+R */
+            for (int e = t; e < H * FW; e += NT) {
+                const int r = e / FW, c = e % FW;
+                bool ok;
+                const long long g = at(x0 - R + c, y0 + r, ok);
 #pragma unroll
-            for (int f = 0; f < 2; f++)
-                sf[f][r + R][c] = ld(a.f[f], g, ok, K);
-        }
-        /* the tile's columns, the R rows above and below it */
-        for (int e = t; e < 2 * R * W; e += NT) {
-            const int r0 = e / W, c = e % W, r = r0 < R ? r0 : H + r0;
-            bool ok;
-            const long long g = at(x0 + c, y0 - R + r, ok);
+                for (int f = 0; f < 2; f++)
+                    sf[f][r + R][c] = ld(a.f[f], g, ok, K);
+            }
+            /* the tile's columns, the R rows above and below it */
+            for (int e = t; e < 2 * R * W; e += NT) {
+                const int r0 = e / W, c = e % W, r = r0 < R ? r0 : H + r0;
+                bool ok;
+                const long long g = at(x0 + c, y0 - R + r, ok);
 #pragma unroll
-            for (int f = 0; f < 2; f++)
-                sf[f][r][c + R] = ld(a.f[f], g, ok, K);
+                for (int f = 0; f < 2; f++)
+                    sf[f][r][c + R] = ld(a.f[f], g, ok, K);
+            }
+            __syncthreads();
         }
-        __syncthreads();
         if (mine) {
             const int k = K;
             const long long c = bt + (long long)(k + a.h) * sz;
@@ -228,8 +238,18 @@ __global__ void __launch_bounds__(TL_W *TL_H, 2) k_tti_layer1(TArgs a, Box b, in
                     float g = 0;
 #pragma unroll
                     for (int l = 1; l <= R; l++) {
-                        const float up = ax == 0 ? sf[f][ty + R][tx + R + l] : ax == 1 ? sf[f][ty + R + l][tx + R] : fq[f][R + l];
-                        const float dn = ax == 0 ? sf[f][ty + R][tx + R - l] : ax == 1 ? sf[f][ty + R - l][tx + R] : fq[f][R - l];
+                        float up, dn;
+                        if (ax == 2) {
+                            up = fq[f][R + l];
+                            dn = fq[f][R - l];
+                        } else if (!SH) { /* straight from global memory (L1) */
+                            const long long st = ax == 0 ? 1 : a.sy;
+                            up = __ldg(a.f[f] + c + l * st);
+                            dn = __ldg(a.f[f] + c - l * st);
+                        } else {
+                            up = ax == 0 ? sf[f][ty + R][tx + R + l] : sf[f][ty + R + l][tx + R];
+                            dn = ax == 0 ? sf[f][ty + R][tx + R - l] : sf[f][ty + R - l][tx + R];
+                        }
                         g += a.c1[ax][l] * (up - dn);
                     }
                     const int js = cpml ? t_js(a, ax, xv[ax]) : -1;
@@ -255,7 +275,7 @@ __global__ void __launch_bounds__(TL_W *TL_H, 2) k_tti_layer1(TArgs a, Box b, in
     }
 }
 
-template <int R, bool P1>
+template <int R, bool P1, bool SH>
 static int launch(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st)
 {
     const struct wave_layout *L = &s->w.L;
@@ -269,27 +289,33 @@ static int launch(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st)
     zc = zc < 4 * R ? 4 * R : zc;
     dim3 blk(TL_W, TL_H), grd(gx, gy, (nz + zc - 1) / zc);
     if (P1)
-        k_tti_layer1<R><<<grd, blk, 0, st>>>(tti_args(s), b, zc, cpml, L->dim[0], L->dim[1], L->dim[2]);
+        k_tti_layer1<R, SH><<<grd, blk, 0, st>>>(tti_args(s), b, zc, cpml, L->dim[0], L->dim[1], L->dim[2]);
     else
-        k_tti_layer2<R><<<grd, blk, 0, st>>>(tti_args(s), b, zc, cpml, L->dim[0], L->dim[1], L->dim[2]);
+        k_tti_layer2<R, SH><<<grd, blk, 0, st>>>(tti_args(s), b, zc, cpml, L->dim[0], L->dim[1], L->dim[2]);
     CUDA_TRY_LAUNCH();
     return 0;
 }
 
-int tti_cu_layer2(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st)
+int tti_cu_layer2(const tti_sim *s, const Box &b, bool cpml, bool staged, cudaStream_t st)
 {
     if (box_empty(b))
         return 0;
     if (wave_is_2d(&s->w))
         return tti_cu_pass2(s, b, cpml, st);
-    return with_r(&s->w, [&](auto r) { return launch<decltype(r)::value, false>(s, b, cpml, st); });
+    return with_r(&s->w, [&](auto r) {
+        return staged ? launch<decltype(r)::value, false, true>(s, b, cpml, st)
+                      : launch<decltype(r)::value, false, false>(s, b, cpml, st);
+    });
 }
 
-int tti_cu_layer1(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st)
+int tti_cu_layer1(const tti_sim *s, const Box &b, bool cpml, bool staged, cudaStream_t st)
 {
     if (box_empty(b))
         return 0;
     if (wave_is_2d(&s->w))
         return tti_cu_pass1(s, b, cpml, st);
-    return with_r(&s->w, [&](auto r) { return launch<decltype(r)::value, true>(s, b, cpml, st); });
+    return with_r(&s->w, [&](auto r) {
+        return staged ? launch<decltype(r)::value, true, true>(s, b, cpml, st)
+                      : launch<decltype(r)::value, true, false>(s, b, cpml, st);
+    });
 }
