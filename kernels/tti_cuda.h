@@ -81,8 +81,8 @@ struct TtiGpu {
  * the acoustic kernels do not have: the column kernel with the s-halo columns' queues in
  * shared memory (18 registers fewer, 16 shared-memory reads more per halo column). */
 enum tti_tiled_kind { TTI_TILED_RING = 1, TTI_TILED_COLS = 2, TTI_TILED_COLS_HS = 3 };
-/* H100, 512^3, order 8 (2026-11-24 10:37 UTC, both in one run): columns 4.37 ms per step
- * without CPML (ring 7.52, halo queues shared 4.73), 8.85 ms with (ring 11.58) */
+/* H100, 512^3, order 8 (2026-11-24 10:37 and 10:57 UTC, all in each run): columns 4.38 ms
+ * per step without CPML (ring 7.53, halo queues shared 4.73), 8.86 ms with (ring 11.58) */
 #define TTI_TILED_PROD TTI_TILED_COLS
 
 /* The tiled plan's passes in the boxes beside the core (the CPML layers and a rim r
@@ -97,6 +97,8 @@ enum tti_layers_kind {
     TTI_LAYERS_MARCH2 = 4,
     TTI_LAYERS_MARCH12 = 5,
 };
+/* H100, 512^3, order 8, CPML (2026-11-24 10:57 UTC, columns core): naive 8.86 ms per step,
+ * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90 */
 #define TTI_LAYERS_PROD TTI_LAYERS_NAIVE
 
 /* Everything a TTI kernel reads: fields, medium, scratch, CPML memory, weights. */
