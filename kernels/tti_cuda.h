@@ -6,7 +6,12 @@
  *                 into global scratch, psi updated), pass 2 (L, H1 with chi, the update),
  *                 one thread per point; also the layer kernels of the tiled plan
  *   tti_tiled.cu  the shared-memory tiled twin over a box without CPML: s computed in
- *                 shared memory over the tile and an r halo, never written to memory
+ *                 shared memory over the tile and an r halo from a ring of planes,
+ *                 never written to memory (2D; in 3D a research variant)
+ *   tti_cols.cu   the 3D tiled twin over such a box: the z neighbours of the tile and
+ *                 its s halo in per-column register queues, one barrier per plane
+ *   tti_layers.cu z-marching forms of the two naive passes for the boxes beside the
+ *                 core (research variants: measured slower than the naive passes)
  *
  * The medium on the device is the quantised one of kernels/tti_internal.h: vel (float),
  * ed and tilt (uint32), 12 bytes per point.  The axis n = (st cp, st sp, ct) is read
