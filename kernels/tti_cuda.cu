@@ -1,6 +1,7 @@
 /* tti_cuda — the host side of the CUDA TTI twins (kernels/tti_cuda.h): device memory, the
  * medium and its n tables, the step plan, and what moves in and out (copies, strips,
- * states, random layers).  Kernels: tti_naive.cu, tti_tiled.cu.
+ * states, random layers).  Kernels: tti_naive.cu, tti_tiled.cu, tti_cols.cu, tti_layers.cu
+ * (which of them the tiled plan runs: struct TtiGpu, chosen at alloc from the tuning).
  *
  * Step plan (tti-spec.md's arithmetic in every kernel):
  *   naive               pass 1 over the padded grid, pass 2 over the update box;
@@ -105,6 +106,21 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
         return err_set(-ENOMEM, "tti: out of memory");
     s->gpu = g;
     g->naive = w->p.kernel == WAVE_KERNEL_NAIVE;
+    const int pipe = w->p.tuning.pipe;
+    if (pipe < 0 || pipe > TTI_TILED_COLS_HS)
+        return err_set(-EINVAL, "tti: tuning.pipe %d: 0 (default), %d (ring), %d (column queues) or %d (column queues, "
+                       "halo queues in shared memory)", pipe, TTI_TILED_RING, TTI_TILED_COLS, TTI_TILED_COLS_HS);
+    g->tiled = pipe ? pipe : TTI_TILED_PROD;
+    const int lay = w->p.tuning.cpml;
+    if (lay < 0 || lay > TTI_LAYERS_MARCH12)
+        return err_set(-EINVAL, "tti: tuning.cpml %d: 0 (default), %d (naive passes beside the core) or %d..%d (z-marching "
+                       "passes, kernels/tti_cuda.h)", lay, TTI_LAYERS_NAIVE, TTI_LAYERS_STAGED2, TTI_LAYERS_MARCH12);
+    const int layk = lay ? lay : TTI_LAYERS_PROD;
+    g->layers_tiled = layk >= TTI_LAYERS_STAGED2 && !wave_is_2d(w);
+    g->layers1_tiled = (layk == TTI_LAYERS_STAGED12 || layk == TTI_LAYERS_MARCH12) && !wave_is_2d(w);
+    g->layers_staged = layk == TTI_LAYERS_STAGED2 || layk == TTI_LAYERS_STAGED12;
+    if (g->tiled != TTI_TILED_RING && !tti_cu_cols_supports(s))
+        g->tiled = TTI_TILED_RING;
     const size_t n = w->L.count;
     int rc;
     float **fields[] = {&w->cur, &w->prev, &w->vel, &s->q, &s->qprev};
@@ -248,6 +264,12 @@ __global__ void k_tti_mirror(float *p, float *q, long long plane, int h)
 
 static bool use_tiled(const tti_sim *s) { return !G(s)->naive && tti_cu_tiled_supports(s); }
 
+static int run_tiled(const tti_sim *s, const Box &b, cudaStream_t st)
+{
+    const int k = G(s)->tiled;
+    return k == TTI_TILED_RING ? tti_cu_tiled(s, b, st) : tti_cu_cols(s, b, k == TTI_TILED_COLS_HS, st);
+}
+
 extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
 {
     const wave_sim *w = &s->w;
@@ -285,16 +307,18 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
         if (rc == 0)
             rc = tti_cu_pass2(s, upd, cpml, st);
     } else if (whole) {
-        rc = tti_cu_tiled(s, upd, st);
+        rc = run_tiled(s, upd, st);
     } else {
         const int n1 = box_minus(all, rim, parts);
         for (int i = 0; i < n1 && rc == 0; i++)
-            rc = tti_cu_pass1(s, parts[i], cpml, st);
+            rc = G(s)->layers1_tiled ? tti_cu_layer1(s, parts[i], cpml, G(s)->layers_staged, st)
+                                     : tti_cu_pass1(s, parts[i], cpml, st);
         const int n2 = box_minus(upd, core, parts);
         for (int i = 0; i < n2 && rc == 0; i++)
-            rc = tti_cu_pass2(s, parts[i], cpml, st);
+            rc = G(s)->layers_tiled ? tti_cu_layer2(s, parts[i], cpml, G(s)->layers_staged, st)
+                                    : tti_cu_pass2(s, parts[i], cpml, st);
         if (rc == 0)
-            rc = tti_cu_tiled(s, core, st);
+            rc = run_tiled(s, core, st);
     }
     if (rc == 0 && w->p.free_surface) {
         const long long plane = (long long)L->stride_z;
@@ -396,6 +420,15 @@ extern "C" int tti_cu_state(struct tti_sim *s, char *buf, bool on_device, bool s
 extern "C" void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len)
 {
     const bool tiled = use_tiled(s);
-    snprintf(buf, len, "CUDA %s%s, sigma %g, CPML %s", tiled ? "tiled (fused, shared-memory s)" : "naive (2 passes)",
+    const int k = G(s)->tiled;
+    const char *what = !tiled                   ? "naive (2 passes)"
+                       : k == TTI_TILED_COLS    ? "tiled columns (fused, register queues, 32x16)"
+                       : k == TTI_TILED_COLS_HS ? "tiled columns (fused, register queues, 32x16, halo queues shared)"
+                                                : "tiled ring (fused, shared-memory ring of planes)";
+    snprintf(buf, len, "CUDA %s%s%s, sigma %g, CPML %s", what,
+             !tiled || !G(s)->layers_tiled ? ""
+             : G(s)->layers_staged         ? (G(s)->layers1_tiled ? ", tiled layer passes 1+2" : ", tiled layer pass")
+             : G(s)->layers1_tiled         ? ", marching layer passes 1+2"
+                                           : ", marching layer pass 2",
              wave_is_2d(&s->w) ? ", 2D" : "", s->sigma, s->w.cpml_on ? "on" : "off");
 }

@@ -6,7 +6,12 @@
  *                 into global scratch, psi updated), pass 2 (L, H1 with chi, the update),
  *                 one thread per point; also the layer kernels of the tiled plan
  *   tti_tiled.cu  the shared-memory tiled twin over a box without CPML: s computed in
- *                 shared memory over the tile and an r halo, never written to memory
+ *                 shared memory over the tile and an r halo from a ring of planes,
+ *                 never written to memory (2D; in 3D a research variant)
+ *   tti_cols.cu   the 3D tiled twin over such a box: the z neighbours of the tile and
+ *                 its s halo in per-column register queues, one barrier per plane
+ *   tti_layers.cu z-marching forms of the two naive passes for the boxes beside the
+ *                 core (research variants: measured slower than the naive passes)
  *
  * The medium on the device is the quantised one of kernels/tti_internal.h: vel (float),
  * ed and tilt (uint32), 12 bytes per point.  The axis n = (st cp, st sp, ct) is read
@@ -58,6 +63,7 @@ void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len);
 #endif
 
 #ifdef __CUDACC__
+#include "kernels/cpml.h"
 #include "kernels/wave_cuda.h"
 
 /* Private state behind tti_sim.gpu. */
@@ -67,7 +73,38 @@ struct TtiGpu {
                        neighbours' products directly: recomputing n from the tilt code at
                        each of 6r neighbours made pass 2 gather-bound) */
     bool naive;   /* wave_params.kernel == WAVE_KERNEL_NAIVE */
+    int tiled;    /* the tiled kernel that runs: enum tti_tiled_kind */
+    bool layers_tiled;  /* the tiled plan's second pass beside the core: tti_layers.cu */
+    bool layers1_tiled; /* and its first pass */
+    bool layers_staged; /* their x-y neighbours staged in shared memory (else from L1) */
 };
+
+/* The tiled twin's variants, chosen at create by wave_params.tuning.pipe (the acoustic
+ * tiled kernel's "how planes come in"): 0 the production default (TTI_TILED_PROD),
+ * WAVE_PIPE_RING the shared ring of planes (tti_tiled.cu), WAVE_PIPE_REGS the column
+ * register queues (tti_cols.cu, 3D only: 2D grids run the ring), and a research value
+ * the acoustic kernels do not have: the column kernel with the s-halo columns' queues in
+ * shared memory (18 registers fewer, 16 shared-memory reads more per halo column). */
+enum tti_tiled_kind { TTI_TILED_RING = 1, TTI_TILED_COLS = 2, TTI_TILED_COLS_HS = 3 };
+/* H100, 512^3, order 8 (2026-11-24 10:37 and 10:57 UTC, all in each run): columns 4.38 ms
+ * per step without CPML (ring 7.53, halo queues shared 4.73), 8.86 ms with (ring 11.58) */
+#define TTI_TILED_PROD TTI_TILED_COLS
+
+/* The tiled plan's passes in the boxes beside the core (the CPML layers and a rim r
+ * thick), chosen by wave_params.tuning.cpml: 0 the default (TTI_LAYERS_PROD), 1 the naive
+ * passes (tti_naive.cu); the z-marching forms of tti_layers.cu (3D; 2D grids run the
+ * naive ones), their x-y neighbours staged in shared memory: 2 pass 2, 3 both passes;
+ * read from global memory (L1): 4 pass 2, 5 both passes. */
+enum tti_layers_kind {
+    TTI_LAYERS_NAIVE = 1,
+    TTI_LAYERS_STAGED2 = 2,
+    TTI_LAYERS_STAGED12 = 3,
+    TTI_LAYERS_MARCH2 = 4,
+    TTI_LAYERS_MARCH12 = 5,
+};
+/* H100, 512^3, order 8, CPML (2026-11-24 10:57 UTC, columns core): naive 8.86 ms per step,
+ * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90 */
+#define TTI_LAYERS_PROD TTI_LAYERS_NAIVE
 
 /* Everything a TTI kernel reads: fields, medium, scratch, CPML memory, weights. */
 struct TArgs {
@@ -98,6 +135,23 @@ __device__ __forceinline__ float3 tti_axis(const float2 *__restrict__ tab, uint3
     return make_float3(th.x * ph.y, th.x * ph.x, th.y);
 }
 
+/* Slab element of axis AX (wave_slab_elem's layout) for padded (i, j, k); JS: the index
+ * across the layers of that axis (t_js). */
+__device__ __forceinline__ long long t_slab(const TArgs &a, int ax, int i, int j, int k, int js)
+{
+    if (ax == 0)
+        return ((long long)k * a.npad[1] + j) * (a.pml[0] + a.pml[1]) + js;
+    if (ax == 1)
+        return ((long long)k * (a.pml[2] + a.pml[3]) + js) * a.npad[0] + i;
+    return ((long long)js * a.npad[1] + j) * a.npad[0] + i;
+}
+
+/* The index of padded coordinate X across axis AX's layers, -1 outside them. */
+__device__ __forceinline__ int t_js(const TArgs &a, int ax, int x)
+{
+    return cpml_slab_index(x, a.npad[ax], a.pml[2 * ax], a.pml[2 * ax + 1]);
+}
+
 /* The update of tti-spec.md at element C from p(n), q(n) there and L, H1 of both fields. */
 __device__ __forceinline__ void tti_update(const TArgs &a, long long c, float p, float q, float lp, float lq,
                                            float hp, float hq)
@@ -114,11 +168,18 @@ __device__ __forceinline__ void tti_update(const TArgs &a, long long c, float p,
 /* tti_naive.cu: pass 1 over box B (psi updated where CPML), pass 2 over box B. */
 int tti_cu_pass1(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st);
 int tti_cu_pass2(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st);
+/* tti_layers.cu: pass 2 over box B as a tiled kernel (2D: tti_cu_pass2). */
+int tti_cu_layer2(const tti_sim *s, const Box &b, bool cpml, bool staged, cudaStream_t st);
+/* tti_layers.cu: pass 1 over box B as a tiled kernel (2D: tti_cu_pass1). */
+int tti_cu_layer1(const tti_sim *s, const Box &b, bool cpml, bool staged, cudaStream_t st);
 /* tti_tiled.cu: the fused update over box B, CPML off inside B's reach (B's s halo must
  * not need psi: the caller keeps B r cells away from any CPML layer). */
 int tti_cu_tiled(const tti_sim *s, const Box &b, cudaStream_t st);
 /* Whether the tiled kernel runs grids like S (else the plan falls back to the naive). */
 bool tti_cu_tiled_supports(const tti_sim *s);
+/* tti_cols.cu: the column-queue variant of tti_cu_tiled (same contract), 3D orders 2..8. */
+int tti_cu_cols(const tti_sim *s, const Box &b, bool halo_shared, cudaStream_t st);
+bool tti_cu_cols_supports(const tti_sim *s);
 #endif
 
 #endif

@@ -11,21 +11,6 @@
 
 #include "kernels/cpml.h"
 
-/* Slab element of axis A (wave_slab_elem's layout) for padded (i, j, k). */
-__device__ __forceinline__ long long t_slab(const TArgs &a, int ax, int i, int j, int k, int js)
-{
-    if (ax == 0)
-        return ((long long)k * a.npad[1] + j) * (a.pml[0] + a.pml[1]) + js;
-    if (ax == 1)
-        return ((long long)k * (a.pml[2] + a.pml[3]) + js) * a.npad[0] + i;
-    return ((long long)js * a.npad[1] + j) * a.npad[0] + i;
-}
-
-__device__ __forceinline__ int t_js(const TArgs &a, int ax, int x)
-{
-    return cpml_slab_index(x, a.npad[ax], a.pml[2 * ax], a.pml[2 * ax + 1]);
-}
-
 /* The point of thread (blockIdx, threadIdx) in box B, false when past its end.  3D:
  * threads over x and y, blocks over z; 2D: threads over x and z. */
 template <bool Y>

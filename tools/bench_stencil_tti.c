@@ -1,5 +1,7 @@
 /* bench_stencil_tti — the TTI rows of `seislive-bench stencil` (tools/bench_stencil.c):
- * the step of kernels/tti.h with the naive and the tiled CUDA twin, in a homogeneous
+ * the step of kernels/tti.h with the naive CUDA twin and each tiled variant (the shared
+ * ring of planes and the column register queues, kernels/tti_cuda.h; `--kernels tiled`
+ * runs both, each row naming its variant), in a homogeneous
  * tilted medium (v_pz 2000 m/s, eps 0.2, delta 0.1, theta 30 deg, phi 20 deg), with and
  * without CPML.
  *
@@ -15,6 +17,7 @@
 
 #include "kernels/device.h"
 #include "kernels/tti.h"
+#include "kernels/wave_tuning.h"
 #include "stream/error.h"
 #include "tools/bench_stencil_tti.h"
 
@@ -27,11 +30,11 @@ static double now_s(void)
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
-static int create(const struct sl_device *dev, int kernel, int order, int size, int pml, bool two_d,
-                  struct tti_sim **out)
+static int create(const struct sl_device *dev, int kernel, int pipe, int layers, int order, int size, int pml,
+                  bool two_d, struct tti_sim **out)
 {
     struct wave_params p = {.d = {10, 10, 10}, .order = order, .pml_reflection = 1e-4, .f_ref = 10,
-                            .kernel = kernel};
+                            .kernel = kernel, .tuning = {.pipe = pipe, .cpml = layers}};
     for (int a = 0; a < 3; a++)
         p.n[a] = size - 2 * pml;
     for (int f = 0; f < 6; f++)
@@ -86,11 +89,18 @@ int bench_stencil_tti(const struct sl_device *dev, const int *sizes, int nsizes,
     int nr = 0;
     for (int si = 0; si < nsizes; si++)
         for (int oi = 0; oi < norders; oi++)
-            for (int k = WAVE_KERNEL_NAIVE; k <= WAVE_KERNEL_TILED; k++) {
-                if (!use[k])
+            for (int kv = 0; kv < 8; kv++) {
+                /* the naive twin, then each tiled variant (enum tti_tiled_kind,
+                 * kernels/tti_cuda.h: 1 the shared ring, 2 the column queues, 3 the same
+                 * with the halo queues in shared memory; 2D grids run the ring only), and
+                 * 4..7: the column queues with each z-marching form of the passes beside
+                 * the core (enum tti_layers_kind 2..5, kernels/tti_layers.cu) */
+                const int k = kv ? WAVE_KERNEL_TILED : WAVE_KERNEL_NAIVE, pipe = kv >= 4 ? 2 : kv;
+                const int layers = kv >= 4 ? kv - 2 : 1;
+                if (!use[k] || (two_d && kv >= 2))
                     continue;
                 struct tti_sim *s;
-                int rc = create(dev, k, orders[oi], sizes[si], pml, two_d, &s);
+                int rc = create(dev, k, pipe, layers, orders[oi], sizes[si], pml, two_d, &s);
                 if (rc < 0)
                     return err_prefix(rc, "%s order %d %d^%d", names[k], orders[oi], sizes[si], dims);
                 for (int c = 1; c >= 0 && nr < max; c--) {

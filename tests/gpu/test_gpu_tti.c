@@ -17,6 +17,7 @@
 #include "kernels/device.h"
 #include "kernels/random_boundary.h"
 #include "kernels/tti.h"
+#include "kernels/wave_tuning.h"
 #include "stream/error.h"
 #include "tests/gpu/gpu_support.h"
 
@@ -42,6 +43,8 @@ struct tcase {
     const char *name;
     int order, kernel;
     bool two_d, fs, random;
+    int pipe;   /* wave_tuning.pipe: the tiled variant (kernels/tti_cuda.h), 0 the default */
+    int layers; /* wave_tuning.cpml: the second pass beside the tiled core, 0 the default */
 };
 
 struct pair {
@@ -80,7 +83,8 @@ static void run_case(const struct tcase *t)
     cr_assert_eq(backend_select("cpu", &P.cpu), 0);
     cr_assert_eq(backend_select("cuda:0", &P.gpu), 0, "%s", err_msg());
     struct wave_params p = {.n = {37, 29, 41}, .d = {10, 12, 9}, .order = t->order, .pml = {7, 9, 8, 6, 10, 5},
-                            .pml_reflection = 1e-4, .f_ref = 12, .kernel = t->kernel};
+                            .pml_reflection = 1e-4, .f_ref = 12, .kernel = t->kernel,
+                            .tuning = {.pipe = t->pipe, .cpml = t->layers}};
     if (t->two_d) {
         p.n[1] = 1;
         p.pml[2] = p.pml[3] = 0;
@@ -96,7 +100,7 @@ static void run_case(const struct tcase *t)
     }
     const size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
     float *vp = malloc(nn * 4), *ep = malloc(nn * 4), *de = malloc(nn * 4), *th = malloc(nn * 4), *ph = malloc(nn * 4);
-    srand(t->order * 7 + t->kernel * 131 + t->two_d * 17 + t->fs * 3 + t->random * 1001);
+    srand(t->order * 7 + t->kernel * 131 + t->two_d * 17 + t->fs * 3 + t->random * 1001 + t->pipe * 5003 + t->layers * 7);
     for (size_t i = 0; i < nn; i++) {
         vp[i] = (float)urand(1500, 3000);
         ep[i] = (float)urand(0, 0.3);
@@ -112,6 +116,22 @@ static void run_case(const struct tcase *t)
     tti_describe(P.g, desc, sizeof desc);
     fprintf(stderr, "%s: %s\n", t->name, desc);
     cr_assert(strstr(desc, t->kernel == WAVE_KERNEL_NAIVE ? "naive" : "tiled"), "%s runs %s", t->name, desc);
+    /* the variant asked for is the one that runs (2D grids: the ring only) */
+    if (t->kernel == WAVE_KERNEL_TILED && t->pipe)
+        cr_assert(strstr(desc, t->pipe == WAVE_PIPE_RING || t->two_d ? "tiled ring"
+                               : t->pipe == 3                    ? "halo queues shared"
+                                                                 : "tiled columns (fused, register queues, 32x16)"),
+                  "%s runs %s", t->name, desc);
+    /* the passes beside the core asked for (wave_tuning.cpml, kernels/tti_cuda.h) */
+    const bool lay = t->kernel == WAVE_KERNEL_TILED && !t->two_d;
+    cr_assert(!strstr(desc, "tiled layer pass") == !(lay && (t->layers == 2 || t->layers == 3)), "%s runs %s", t->name,
+              desc);
+    cr_assert(!strstr(desc, "layer passes 1+2") == !(lay && (t->layers == 3 || t->layers == 5)), "%s runs %s", t->name,
+              desc);
+    cr_assert(!strstr(desc, "marching layer pass") == !(lay && (t->layers == 4 || t->layers == 5)), "%s runs %s",
+              t->name, desc);
+    if (t->kernel == WAVE_KERNEL_TILED && t->pipe == WAVE_PIPE_REGS && !t->two_d)
+        cr_assert(!strstr(desc, "halo queues shared"), "%s runs %s", t->name, desc);
     if (t->random) {
         const struct random_boundary rb = {RB_RAMP_LINEAR, RB_RANGE_FULL, 5, 42,
                                            random_boundary_vstable_dims(t->order, p.dt, p.d, t->two_d), 1500.0,
@@ -240,12 +260,14 @@ static void run_case(const struct tcase *t)
     free(ph);
 }
 
-#define CASE(nm, ord, kern, twod, fsurf, rnd)                                                           \
+#define CASEL(nm, ord, kern, twod, fsurf, rnd, pip, lay)                                                \
     Test(gpu_tti, nm, .timeout = 300)                                                                   \
     {                                                                                                   \
-        const struct tcase t = {#nm, ord, kern, twod, fsurf, rnd};                                       \
+        const struct tcase t = {#nm, ord, kern, twod, fsurf, rnd, pip, lay};                             \
         run_case(&t);                                                                                   \
     }
+#define CASEV(nm, ord, kern, twod, fsurf, rnd, pip) CASEL(nm, ord, kern, twod, fsurf, rnd, pip, 0)
+#define CASE(nm, ord, kern, twod, fsurf, rnd) CASEV(nm, ord, kern, twod, fsurf, rnd, 0)
 
 CASE(naive_3d_cpml, 8, WAVE_KERNEL_NAIVE, false, false, false)
 CASE(tiled_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false)
@@ -259,3 +281,40 @@ CASE(tiled_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true)
 CASE(tiled_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false)
 CASE(tiled_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false)
 CASE(naive_3d_order16, 16, WAVE_KERNEL_NAIVE, false, false, false)
+
+/* every tiled variant by name (kernels/tti_cuda.h), whichever is the default: the shared
+ * ring (tti_tiled.cu) and the column queues (tti_cols.cu) */
+CASEV(ring_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RING)
+CASEV(ring_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_RING)
+CASEV(ring_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, WAVE_PIPE_RING)
+CASEV(columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS)
+CASEV(columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS)
+CASEV(columns_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, WAVE_PIPE_REGS)
+CASEV(columns_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS)
+CASEV(columns_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS)
+CASEV(columns_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS)
+CASEV(columns_2d_falls_back_to_ring, 8, WAVE_KERNEL_TILED, true, false, false, WAVE_PIPE_REGS)
+/* 3: the column queues with the halo queues in shared memory (enum tti_tiled_kind) */
+CASEV(columns_hs_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 3)
+CASEV(columns_hs_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 3)
+CASEV(columns_hs_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 3)
+CASEV(columns_hs_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, 3)
+/* the tiled second pass beside the core (wave_tuning.cpml 2, kernels/tti_layers.cu) with
+ * either tiled core, both passes tiled (3), and the naive ones asked for by name (1) */
+CASEL(layers_tiled_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 2)
+CASEL(layers_tiled_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 2)
+CASEL(layers_tiled_ring_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RING, 2)
+CASEL(layers_tiled_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 2)
+CASEL(layers_tiled_2d_falls_back, 8, WAVE_KERNEL_TILED, true, false, false, WAVE_PIPE_REGS, 2)
+CASEL(layers_naive_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 1)
+CASEL(layers12_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 3)
+CASEL(layers12_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 3)
+CASEL(layers12_ring_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RING, 3)
+CASEL(layers12_columns_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 3)
+/* the z-marching passes beside the core with x-y neighbours from L1 (4: pass 2, 5: both) */
+CASEL(layers_march2_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 4)
+CASEL(layers_march12_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 5)
+CASEL(layers_march12_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 5)
+CASEL(layers_march12_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 5)
+CASEL(layers_march12_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 5)
+CASEL(layers_march2_ring_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_RING, 4)
