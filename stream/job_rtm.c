@@ -19,6 +19,7 @@
 #include "stream/pipeline.h"
 #include "stream/rtm_config.h"
 #include "stream/signals.h"
+#include "stream/shots.h"
 #include "stream/sources.h"
 #include "stream/state.h"
 
@@ -51,6 +52,8 @@ static int shot_process(void *ctx, const struct pipeline_unit *u, bool snapshot)
         log_error("%s", err_msg()); /* never a silent skip: counted as rejected too */
         return -EEXIST;
     }
+    if (c->j->submit) /* decompose = "shots": stacked when a rank returns it (stream/shots.h) */
+        return c->j->submit(c->j->ctx, &u->hdr->shot, digest, u->hdr->origin, &c->stack);
     if (c->stacked_now == 0)
         c->t_first = now_s();
     int rc = c->j->migrate(c->j->ctx, &u->hdr->shot, &c->stack);
@@ -155,7 +158,9 @@ static int shot_finish(void *ctx, const struct slot_hdr *h, const struct pipelin
      * watched) the shots and time still to come, from the share of the input read. */
     double el = now_s() - c->t_first, per = c->stacked_now > 0 ? el / (double)c->stacked_now : 0;
     double f = h->input_frac;
-    if (f > 0 && f < 1)
+    if (c->j->submit) {
+        /* decompose = "shots": the dispatcher logs each shot as it is stacked */
+    } else if (f > 0 && f < 1)
         log_info("%s: shot %lld stacked (%lld shots, %.2f s per shot; input %.0f %% read: "
                  "about %.0f shots and %.0f s to come)", h->origin, (long long)h->id,
                  (long long)c->stack.shots, per, 100 * f,
@@ -199,8 +204,8 @@ static int final_pictures(struct shot_ctx *c, const struct image_meta *im, const
 static int shot_end(void *ctx, const struct pipeline_io *io, bool ckpt, bool stopped)
 {
     struct shot_ctx *c = ctx;
-    int rc = 0;
-    if (ckpt)
+    int rc = c->j->drain ? c->j->drain(c->j->ctx, &c->stack, stopped) : 0;
+    if (!rc && ckpt)
         rc = checkpoint(c);
     if (!rc)
         rc = publish_image(c, io, !stopped, 0);
@@ -286,6 +291,7 @@ int shot_job_run(const struct sl_config *cfg, const struct sl_device *dev, const
     }
     struct pipeline_conf pc;
     pipeline_conf_from(cfg, j->name, &pc);
+    pc.pub.ranks = j->progress;
     struct pipeline_ops ops = {.name = j->name, .ctx = &c, .skip = shot_skip,
                                .process = shot_process, .finish = shot_finish, .end = shot_end};
     struct metrics m;
@@ -293,8 +299,9 @@ int shot_job_run(const struct sl_config *cfg, const struct sl_device *dev, const
     rc = pipeline_run(&pc, dev, zctx, &src, &ops, &m);
     src.close(src.ctx);
     zmq_ctx_term(zctx);
-    log_info("%lld shots stacked in this run, %lld in the image", (long long)c.stacked_now,
-             (long long)c.stack.shots);
+    if (!j->submit)
+        log_info("%lld shots stacked in this run, %lld in the image", (long long)c.stacked_now,
+                 (long long)c.stack.shots);
     if (log_get_level() <= LOG_INFO)
         metrics_print(&m, stderr);
     if (mout)
@@ -340,15 +347,20 @@ static int rtm_run(const struct sl_config *cfg, const struct sl_device *dev, con
         vol.d[k] = j.d[k] = m.d[k];
         vol.o[k] = j.o[k] = m.o[k];
     }
-    struct rtm_engine *e;
-    rc = rtm_engine_create_cfg(cfg, dev, &vol, &e);
+    struct rtm_engine *e = NULL;
+    if (!shots_dispatcher(cfg)) /* decompose = "shots": rank 0 migrates nothing */
+        rc = rtm_engine_create_cfg(cfg, dev, &vol, &e);
     model_free(&m);
     if (rc)
         return rc;
-    rtm_engine_set_cancel(e, stop_flag, NULL);
+    if (e)
+        rtm_engine_set_cancel(e, stop_flag, NULL);
     j.ctx = e;
-    rc = shot_job_run(cfg, dev, &j, NULL);
-    rtm_engine_destroy(e);
+    j.patch = shots_rtm_patch;
+    rc = cfg->runtime.decompose == DECOMPOSE_SHOTS ? shots_job_run(cfg, dev, &j, NULL)
+                                                   : shot_job_run(cfg, dev, &j, NULL);
+    if (e)
+        rtm_engine_destroy(e);
     return rc;
 }
 

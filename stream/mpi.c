@@ -50,8 +50,9 @@ int sl_mpi_init(int *argc, char ***argv)
     if (announced == 0)
         return 0;
     int provided = 0;
-    /* FUNNELED: OpenMP threads compute, only the job's thread calls MPI */
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+    /* SERIALIZED: OpenMP threads compute, one thread at a time calls MPI -- the main
+     * thread, or with decompose = "shots" rank 0's pipeline worker while main waits */
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
         return err_set(-EIO, "MPI_Init failed");
     g_started = true;
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);

@@ -147,6 +147,12 @@ static int load_config(const struct args *a, struct sl_config *cfg)
  * check and run alike.  Returns true with err_msg() set. */
 static bool domain_refused(const struct sl_config *cfg, const char *path)
 {
+    /* `seislive model -c` of an rtm job's file: the config check saw the rtm job */
+    if (cfg->runtime.decompose == DECOMPOSE_SHOTS && cfg->job.kind != JOB_RTM) {
+        err_set(-EINVAL, "%s: [runtime] decompose = \"shots\" hands the shots of the rtm job out to the ranks; the "
+                "%s job has none (docs/mpi.md)", path, config_enum_name("job", "kind", cfg->job.kind));
+        return true;
+    }
     if (cfg->runtime.decompose != DECOMPOSE_DOMAIN || cfg->job.kind == JOB_MODEL)
         return false;
     err_set(-EINVAL, "%s: [runtime] decompose = \"domain\" runs the model job only so far (seislive model, or [job] "
@@ -216,7 +222,7 @@ static int cmd_run(const struct args *a, bool model_only)
      * job (docs/mpi.md); and each takes its own GPU by local rank unless told otherwise. */
     if (sl_mpi_size() > 1 && cfg.runtime.decompose == DECOMPOSE_NONE) {
         log_error("%s: %d MPI ranks but [runtime] decompose = \"none\": every rank would run the whole job; set "
-                  "decompose = \"domain\" or run one rank (docs/mpi.md)", a->config, sl_mpi_size());
+                  "decompose = \"domain\" (model job) or \"shots\" (rtm job), or run one rank (docs/mpi.md)", a->config, sl_mpi_size());
         config_free(&cfg);
         return EXIT_USAGE;
     }
