@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "stream/error.h"
 
@@ -111,6 +112,14 @@ int sl_mpi_shots_recv(struct shot *s, int64_t *seq)
 {
     struct shot_head h;
     memset(s, 0, sizeof *s);
+    /* A live stream may leave the workers idle for hours: a blocking MPI_Recv spins a
+     * core the whole time (Open MPI polls), so look every millisecond instead. */
+    for (int flag = 0; !flag;) {
+        if (MPI_Iprobe(0, T_SHOT_HDR, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return err_set(-EIO, "waiting for a shot from rank 0: MPI_Iprobe failed");
+        if (!flag)
+            nanosleep(&(struct timespec){0, 1000000L}, NULL);
+    }
     if (MPI_Recv(&h, sizeof h, MPI_BYTE, 0, T_SHOT_HDR, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS)
         return err_set(-EIO, "waiting for a shot from rank 0: MPI_Recv failed");
     if (h.seq < 0)

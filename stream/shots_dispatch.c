@@ -288,9 +288,13 @@ static int drain(void *ctx, struct image_stack *stack, bool stopped)
             nap();
     }
     stack_ready(d, stack);
-    if (d->len > 0)
-        log_info("%zu shots handed out after the one stopped are not stacked: they are migrated again on "
-                 "restart, in the same order (the sum's order is kept)", d->len);
+    if (d->len > 0) {
+        int given_up = 0, after = 0, out = 0;
+        for (size_t i = 0; i < d->len; i++)
+            given_up += d->q[i].state == P_FAILED, after += d->q[i].state == P_DONE, out += d->q[i].state == P_OUT;
+        log_info("not stacked: %d shots given up, %d finished after a given-up one, %d still out: all are migrated "
+                 "again on restart, in the same order (the sum's order is kept)", given_up, after, out);
+    }
     while (d->len > 0)
         pop_front(d);
     for (int r = 1; r < d->nranks; r++) {

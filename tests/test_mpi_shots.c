@@ -383,6 +383,57 @@ Test(mpi_shots, a_killed_worker_ends_the_job_and_the_restart_gives_the_same_imag
     free(dir);
 }
 
+/* SIGTERM to every process of the job, as `systemctl stop` sends it to the unit's whole
+ * cgroup (mpirun forwards it as well, but only after a delay of its own): the workers
+ * give up their shots, rank 0 saves the shots stacked in order and every rank exits 0
+ * (mpirun itself says 1 after a signal); the restart ends with the one-rank image. */
+Test(mpi_shots, sigterm_saves_the_state_and_the_restart_gives_the_same_image, .timeout = 150)
+{
+    const char *mpirun = mpi_need();
+    char *dir = test_tmpdir();
+    char *segy = write_shots(dir);
+    float *want = one_rank_image(dir, segy);
+    char *c = write_cfg(dir, "term", segy, "decompose = \"shots\"", "");
+    char log[4200];
+    snprintf(log, sizeof log, "%s/term.log", dir);
+    const char *argv[] = {mpirun, "--oversubscribe", "-np", "3", test_prog("seislive"), "run", "-c", c, NULL};
+    pid_t pid = spawn_mpirun(argv, log);
+    size_t n;
+    for (int i = 0; i < 3000 && ts_count_in_file(log, " stacked (migrated by rank") < 2; i++)
+        usleep(10000);
+    pid_t ranks[3];
+    for (int k = 0; k < 3; k++)
+        cr_assert_gt(ranks[k] = rank_pid(pid, k), 0, "rank %d not found", k);
+    for (int k = 0; k < 3; k++)
+        kill(ranks[k], SIGTERM);
+    kill(pid, SIGTERM);
+    int st = wait_for(pid, 30);
+    char *l = mpi_slurp(log, &n);
+    cr_assert(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) <= 1, "mpirun: status %d after SIGTERM: %s", st, l);
+    cr_assert_not_null(strstr(l, "[r0/3] main     stopped by signal 15; state saved in"), "%s", l);
+    cr_assert_null(strstr(l, "exited on signal"), "a rank died of the signal: %s", l);
+    cr_assert_null(strstr(l, "returned\na non-zero exit code"), "a rank failed: %s", l);
+    free(l);
+    const char *args[] = {"run", "-c", c, NULL};
+    struct run_result r;
+    cr_assert_eq(mpi_run(3, args, 90, &r), 0);
+    cr_assert_eq(r.status, 0, "restart: exit %d: %s", r.status, r.err);
+    const char *res = strstr(r.err, "resumed with ");
+    cr_assert_not_null(res, "the restart did not resume: %s", r.err);
+    int resumed = atoi(res + strlen("resumed with "));
+    cr_assert(resumed >= 2 && resumed < NSHOT, "resumed with %d shots: the stop was not mid-run", resumed);
+    test_run_free(&r);
+    same_image(want, dir, "term", "stopped + restarted");
+    ledger_once(dir, "term", c);
+    fprintf(stderr, "mpi_shots: SIGTERM, then the restart resumed with %d shots: bitwise the one-rank image\n",
+            resumed);
+    free(c);
+    free(want);
+    free(segy);
+    test_rmtree(dir);
+    free(dir);
+}
+
 Test(mpi_shots, a_throttled_worker_does_not_hold_the_others, .timeout = 150)
 {
     const char *mpirun = mpi_need();
