@@ -28,6 +28,8 @@ static const char usage_text[] =
     "                          model file); print the resolved configuration and the derived\n"
     "                          quantities (stable dt, time dispersion, memory, strategy)\n"
     "  run -c FILE             run the configured job until its input ends or SIGTERM\n"
+    "                          (the rtm job on several ranks: mpirun -np N seislive run ...,\n"
+    "                          with [runtime] decompose = \"shots\"; docs/mpi.md)\n"
     "  model -c FILE -o OUT    forward-model the configured shots into the SEG-Y file OUT\n"
     "                          (several ranks: mpirun -np N seislive model ..., with\n"
     "                          [runtime] decompose = \"domain\"; docs/mpi.md)\n"
