@@ -375,6 +375,8 @@ static int rtm_check(const struct sl_config *cfg, FILE *out)
                 cfg->input.slots, cfg->input.slot_mib, cfg->input.slots * cfg->input.slot_mib,
                 cfg->input.kind == INPUT_FILES ? cfg->input.slot_mib : 0.0,
                 (double)cfg->model.n[0] * cfg->model.n[1] * cfg->model.n[2] * 4 / 1048576.0);
+    if (rc == 0 && out)
+        shots_report(cfg, out); /* decompose = "shots": who does what, the image per shot */
     return rc;
 }
 

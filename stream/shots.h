@@ -23,6 +23,7 @@
 #define SEISLIVE_SHOTS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "conf/config.h"
 #include "kernels/backend.h"
@@ -45,6 +46,10 @@ bool shots_dispatcher(const struct sl_config *cfg);
  * stop; with one rank, shot_job_run itself.  Every rank calls it.  0 or < 0. */
 int shots_job_run(const struct sl_config *cfg, const struct sl_device *dev, const struct shot_job *j,
                   struct metrics *m);
+
+/* `seislive check` with decompose = "shots": the ranks' roles for [runtime] ranks (or
+ * this run's) and what each shot sends to rank 0.  Nothing for another decompose. */
+void shots_report(const struct sl_config *cfg, FILE *out);
 
 /* A worker rank's loop (stream/shots_worker.c). */
 int shots_worker_run(const struct sl_device *dev, const struct shot_job *j);

@@ -318,6 +318,24 @@ static int drain(void *ctx, struct image_stack *stack, bool stopped)
     return d->fatal ? d->fatal : rc;
 }
 
+void shots_report(const struct sl_config *cfg, FILE *out)
+{
+    if (cfg->runtime.decompose != DECOMPOSE_SHOTS)
+        return;
+    const int ranks = cfg->runtime.ranks > 0 ? cfg->runtime.ranks : sl_mpi_size();
+    const double cells = (double)cfg->model.n[0] * cfg->model.n[1] * cfg->model.n[2];
+    if (ranks == 1) {
+        fprintf(out, "\ndecomposition: shots, 1 rank: it migrates every shot itself (the one-rank job)\n");
+        return;
+    }
+    fprintf(out, "\ndecomposition: shots, %d ranks: rank 0 reads the input, hands the shots out and stacks "
+                 "(no engine, no device memory); ranks 1..%d migrate, one shot each at a time\n"
+                 "  per shot to rank 0: its image and illumination over its patch, at most the whole grid "
+                 "%d x %d x %d = %.1f MiB\n"
+                 "  rank 0 holds the stack and the images back before an earlier one (docs/mpi.md)\n",
+            ranks, ranks - 1, cfg->model.n[0], cfg->model.n[1], cfg->model.n[2], cells * 8 / 1048576.0);
+}
+
 int shots_job_run(const struct sl_config *cfg, const struct sl_device *dev, const struct shot_job *j,
                   struct metrics *m)
 {

@@ -504,7 +504,7 @@ static void refused(const char *dir, const char *text, const char *says)
     free(c);
 }
 
-Test(mpi_shots, bad_setups_refused, .timeout = 60)
+Test(mpi_shots, check_reports_and_bad_setups_refused, .timeout = 60)
 {
     char *dir = test_tmpdir();
     refused(dir,
@@ -517,6 +517,17 @@ Test(mpi_shots, bad_setups_refused, .timeout = 60)
             "\"shots\" hands the shots of the rtm job out to the ranks; the locate job has none");
     refused(dir, RTM_CFG "decompose = \"shots\"\nsplit = [1, 1, 2]\n[input]\nkind = \"zmq\"\n",
             "with \"shots\" each rank migrates whole shots: leave it [0, 0, 0]");
+    /* check plans for the rank count: the roles and the image each shot sends */
+    char *c = test_write_file(dir, "ok.toml", RTM_CFG "decompose = \"shots\"\n[input]\nkind = \"zmq\"\n");
+    const char *argv[] = {test_prog("seislive"), "check", "-c", c, "--ranks", "3", NULL};
+    struct run_result r;
+    cr_assert_eq(test_run(argv, 30, &r), 0);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_assert_not_null(strstr(r.out, "decomposition: shots, 3 ranks: rank 0 reads the input, hands the shots out"),
+                       "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "at most the whole grid 40 x 30 x 30 = 0.3 MiB"), "%s", r.out); /* 36000 x 8 B */
+    test_run_free(&r);
+    free(c);
     test_rmtree(dir);
     free(dir);
 }
