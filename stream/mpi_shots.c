@@ -13,6 +13,10 @@
 #ifdef SEISLIVE_MPI
 #include <mpi.h>
 
+/* A patch goes in messages of at most this many floats (1 GiB): MPI counts are int, and a
+ * 1024^3 image with its illumination is 2^31 floats. */
+#define PATCH_CHUNK ((size_t)1 << 28)
+
 /* Tags of their own (nothing else talks in a shots run; distinct all the same). */
 enum { T_SHOT_HDR = 7101, T_SHOT_REC, T_SHOT_DATA, T_REPLY = 7111, T_PATCH };
 
@@ -55,23 +59,32 @@ int sl_mpi_shots_send_stop(int peer)
     return 0;
 }
 
-/* Receive the float message TAG from PEER into a malloc'd buffer of exactly WANT
- * floats: the length is checked (MPI_Probe) before anything is allocated. */
-static int recv_floats(int peer, int tag, size_t want, float **out, const char *what)
+/* Receive WANT floats sent as messages TAG from PEER of CHUNK floats each (the last one
+ * shorter) into a malloc'd buffer: each message's length is checked (MPI_Probe) against
+ * what the header announced before it is received. */
+static int recv_floats(int peer, int tag, size_t want, size_t chunk, float **out, const char *what)
 {
-    MPI_Status st;
-    int n = 0;
-    if (MPI_Probe(peer, tag, MPI_COMM_WORLD, &st) != MPI_SUCCESS ||
-        MPI_Get_count(&st, MPI_FLOAT, &n) != MPI_SUCCESS)
-        return err_set(-EIO, "%s from rank %d: MPI_Probe failed", what, peer);
-    if (n < 0 || (size_t)n != want)
-        return err_set(-EPROTO, "%s from rank %d: %d floats, the header announced %zu", what, peer, n, want);
     float *b = malloc(want ? want * sizeof *b : 1);
     if (!b)
         return err_set(-ENOMEM, "%s from rank %d: %zu floats", what, peer, want);
-    if (MPI_Recv(b, n, MPI_FLOAT, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-        free(b);
-        return err_set(-EIO, "%s from rank %d: MPI_Recv failed", what, peer);
+    for (size_t at = 0; at < want; at += chunk) { /* WANT > 0: a shot has traces, a patch cells */
+        size_t k = want - at < chunk ? want - at : chunk;
+        MPI_Status st;
+        int n = 0;
+        if (MPI_Probe(peer, tag, MPI_COMM_WORLD, &st) != MPI_SUCCESS ||
+            MPI_Get_count(&st, MPI_FLOAT, &n) != MPI_SUCCESS) {
+            free(b);
+            return err_set(-EIO, "%s from rank %d: MPI_Probe failed", what, peer);
+        }
+        if (n < 0 || (size_t)n != k) {
+            free(b);
+            return err_set(-EPROTO, "%s from rank %d: a message of %d floats at float %zu, the header announced "
+                           "%zu in all", what, peer, n, at, want);
+        }
+        if (MPI_Recv(b + at, n, MPI_FLOAT, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            free(b);
+            return err_set(-EIO, "%s from rank %d: MPI_Recv failed", what, peer);
+        }
     }
     *out = b;
     return 0;
@@ -93,18 +106,17 @@ int sl_mpi_shots_poll(struct shots_reply *r, int *from, float **patch)
     r->msg[sizeof r->msg - 1] = '\0';
     if (r->seq < 0 || r->rc != 0)
         return 1;
+    /* a patch is at most the grid, itself bounded where it was configured; here the
+     * product is only kept from overflowing before it sizes an allocation */
     size_t cells = 1;
     for (int k = 0; k < 3; k++) {
-        if (r->n[k] <= 0 || cells > (size_t)INT_MAX / (size_t)r->n[k])
+        if (r->n[k] <= 0 || cells > ((size_t)1 << 40) / (size_t)r->n[k])
             return err_set(-EPROTO, "shot %lld from rank %d: a patch of %d x %d x %d cells", (long long)r->id,
                            st.MPI_SOURCE, r->n[0], r->n[1], r->n[2]);
         cells *= (size_t)r->n[k];
     }
     size_t want = cells * (r->has_illum ? 2 : 1);
-    if (want > (size_t)INT_MAX)
-        return err_set(-EPROTO, "shot %lld from rank %d: a patch of %zu floats", (long long)r->id, st.MPI_SOURCE,
-                       want);
-    int rc = recv_floats(st.MPI_SOURCE, T_PATCH, want, patch, "a shot image");
+    int rc = recv_floats(st.MPI_SOURCE, T_PATCH, want, PATCH_CHUNK, patch, "a shot image");
     return rc < 0 ? rc : 1;
 }
 
@@ -128,9 +140,9 @@ int sl_mpi_shots_recv(struct shot *s, int64_t *seq)
     if (h.ntr <= 0 || h.ns <= 0 || count_of((size_t)h.ntr * 3, &nrec) ||
         count_of((size_t)h.ntr * (size_t)h.ns, &ndata))
         return err_set(-EPROTO, "shot %lld from rank 0: %d traces of %d samples", (long long)h.id, h.ntr, h.ns);
-    int rc = recv_floats(0, T_SHOT_REC, nrec, &s->rec, "receivers");
+    int rc = recv_floats(0, T_SHOT_REC, nrec, (size_t)INT_MAX, &s->rec, "receivers");
     if (!rc)
-        rc = recv_floats(0, T_SHOT_DATA, ndata, &s->data, "samples");
+        rc = recv_floats(0, T_SHOT_DATA, ndata, (size_t)INT_MAX, &s->data, "samples");
     if (rc) {
         free(s->rec);
         memset(s, 0, sizeof *s);
@@ -147,16 +159,14 @@ int sl_mpi_shots_recv(struct shot *s, int64_t *seq)
 
 int sl_mpi_shots_reply(const struct shots_reply *r, const float *patch)
 {
+    size_t n = r->seq < 0 || r->rc != 0 ? 0 : (size_t)r->n[0] * r->n[1] * r->n[2] * (r->has_illum ? 2 : 1);
     if (MPI_Send(r, sizeof *r, MPI_BYTE, 0, T_REPLY, MPI_COMM_WORLD) != MPI_SUCCESS)
         return err_set(-EIO, "replying to rank 0 failed");
-    if (r->seq < 0 || r->rc != 0)
-        return 0;
-    size_t n = (size_t)r->n[0] * r->n[1] * r->n[2] * (r->has_illum ? 2 : 1);
-    if (n > (size_t)INT_MAX)
-        return err_set(-EOVERFLOW, "shot %lld: an image of %zu floats does not fit one MPI message",
-                       (long long)r->id, n);
-    if (MPI_Send(patch, (int)n, MPI_FLOAT, 0, T_PATCH, MPI_COMM_WORLD) != MPI_SUCCESS)
-        return err_set(-EIO, "shot %lld: sending its image to rank 0 failed", (long long)r->id);
+    for (size_t at = 0; at < n; at += PATCH_CHUNK) {
+        size_t k = n - at < PATCH_CHUNK ? n - at : PATCH_CHUNK;
+        if (MPI_Send(patch + at, (int)k, MPI_FLOAT, 0, T_PATCH, MPI_COMM_WORLD) != MPI_SUCCESS)
+            return err_set(-EIO, "shot %lld: sending its image to rank 0 failed", (long long)r->id);
+    }
     return 0;
 }
 
