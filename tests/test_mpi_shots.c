@@ -6,7 +6,8 @@
  * within seconds; the restart from the checkpoint ends with the same image and each shot
  * once.  A worker throttled from outside (SIGSTOP / SIGCONT most of the time, the way a
  * GPU shared with another job slows a rank) migrates fewer shots while the other takes
- * the rest.  Bad setups are refused with the reason. */
+ * the rest.  A ZeroMQ stream (rank 0's input alone) gives the same image.  Bad setups are
+ * refused with the reason; `check` says who does what. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <jansson.h>
@@ -21,6 +22,7 @@
 
 #include "conf/config.h"
 #include "io/image_files.h"
+#include "io/wire.h"
 #include "stream/error.h"
 #include "stream/state.h"
 #include "tests/mpi_support.h"
@@ -483,6 +485,53 @@ Test(mpi_shots, a_throttled_worker_does_not_hold_the_others, .timeout = 150)
     free(l);
     same_image(want, dir, "slow", "a throttled worker");
     ledger_once(dir, "slow", c);
+    free(c);
+    free(want);
+    free(segy);
+    test_rmtree(dir);
+    free(dir);
+}
+
+/* The input is rank 0's alone: a ZeroMQ stream (rank 0 binds, the workers open nothing)
+ * gives the image of the same shots read from the file by one rank. */
+Test(mpi_shots, zeromq_input_on_three_ranks, .timeout = 120)
+{
+    const char *mpirun = mpi_need();
+    char *dir = test_tmpdir();
+    char *segy = write_shots(dir);
+    float *want = one_rank_image(dir, segy);
+    char text[24576], ep[4200], log[4200];
+    snprintf(ep, sizeof ep, "ipc://%s/in", dir);
+    snprintf(log, sizeof log, "%s/zmq.log", dir);
+    snprintf(text, sizeof text,
+             RTM_CFG "decompose = \"shots\"\n[input]\nkind = \"zmq\"\nendpoint = \"%s\"\nslots = 2\nslot_mib = 1.0\n"
+                     "[output]\ndir = \"%s/zmq\"\nstate_dir = \"%s/zmq-state\"\ncheckpoint_every = 1\n"
+                     "[log]\nlevel = \"info\"\n",
+             ep, dir, dir);
+    char *c = test_write_file(dir, "zmq.toml", text);
+    const char *argv[] = {mpirun, "--oversubscribe", "-np", "3", test_prog("seislive"), "run", "-c", c, NULL};
+    pid_t pid = spawn_mpirun(argv, log);
+    for (int i = 0; i < 1000 && access(ep + strlen("ipc://"), F_OK) != 0; i++)
+        usleep(10000); /* rank 0 has bound */
+    void *z = zmq_ctx_new();
+    void *push = ts_push(z, ep);
+    for (int k = 0; k < NSHOT; k++) {
+        struct shot sh;
+        ts_make_shot(k, NTR, NS, &sh);
+        cr_assert_eq(wire_send_shot_f32(push, &sh, k, 0), 0);
+        ts_shot_free(&sh);
+    }
+    cr_assert_eq(wire_send_end(push, 0), 0);
+    int st = wait_for(pid, 60);
+    size_t n;
+    char *l = mpi_slurp(log, &n);
+    cr_assert(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "mpirun: status %d: %s", st, l);
+    cr_assert_eq(shots_of_rank(l, 1) + shots_of_rank(l, 2), NSHOT, "%s", l);
+    free(l);
+    zmq_close(push);
+    zmq_ctx_term(z);
+    same_image(want, dir, "zmq", "3 ranks, ZeroMQ input");
+    ledger_once(dir, "zmq", c);
     free(c);
     free(want);
     free(segy);
