@@ -2,8 +2,8 @@
  * docs/mpi.md): the rtm job over a SEG-Y file of 8 shots on 3 ranks (rank 0 reads and
  * stacks, ranks 1 and 2 migrate what they are handed) writes the image of the one-rank
  * run (decompose = "none") bit for bit, with each shot in the ledger once; the status
- * topic carries each rank's progress.  A worker killed with SIGKILL mid-run ends the job
- * within seconds; the restart from the checkpoint ends with the same image and each shot
+ * topic carries each rank's progress.  A worker, or rank 0, killed with SIGKILL mid-run
+ * ends the job within seconds; the restart from the checkpoint ends with the same image and each shot
  * once.  A worker throttled from outside (SIGSTOP / SIGCONT most of the time, the way a
  * GPU shared with another job slows a rank) migrates fewer shots while the other takes
  * the rest.  A ZeroMQ stream (rank 0's input alone) gives the same image.  Bad setups are
@@ -317,7 +317,10 @@ static int wait_for(pid_t pid, double timeout_s)
     return -1;
 }
 
-Test(mpi_shots, a_killed_worker_ends_the_job_and_the_restart_gives_the_same_image, .timeout = 150)
+/* Rank VICTIM of 3 killed with SIGKILL once two shots are stacked: the job ends within
+ * seconds, no rank left; the restart resumes from the checkpoint and ends with the
+ * one-rank image, each shot once. */
+static void kill_and_restart(int victim_rank)
 {
     const char *mpirun = mpi_need();
     char *dir = test_tmpdir();
@@ -328,7 +331,7 @@ Test(mpi_shots, a_killed_worker_ends_the_job_and_the_restart_gives_the_same_imag
     snprintf(log, sizeof log, "%s/kill.log", dir);
     const char *argv[] = {mpirun, "--oversubscribe", "-np", "3", test_prog("seislive"), "run", "-c", c, NULL};
     pid_t pid = spawn_mpirun(argv, log);
-    /* two shots stacked (and checkpointed): then kill rank 1 while it migrates */
+    /* two shots stacked (and checkpointed): then kill the victim while shots are out */
     size_t n;
     for (int i = 0; i < 3000; i++) {
         char *l = mpi_slurp(log, &n);
@@ -340,9 +343,10 @@ Test(mpi_shots, a_killed_worker_ends_the_job_and_the_restart_gives_the_same_imag
             break;
         usleep(10000);
     }
-    pid_t victim = rank_pid(pid, 1), others[2] = {rank_pid(pid, 0), rank_pid(pid, 2)};
-    cr_assert_gt(victim, 0, "rank 1's process not found");
-    cr_assert(others[0] > 0 && others[1] > 0, "ranks 0 and 2 not found");
+    int other_rank[2] = {victim_rank == 0 ? 1 : 0, 2};
+    pid_t victim = rank_pid(pid, victim_rank), others[2] = {rank_pid(pid, other_rank[0]), rank_pid(pid, 2)};
+    cr_assert_gt(victim, 0, "rank %d's process not found", victim_rank);
+    cr_assert(others[0] > 0 && others[1] > 0, "the other ranks not found");
     cr_assert_eq(kill(victim, SIGKILL), 0);
     struct timespec ts0, ts1;
     clock_gettime(CLOCK_MONOTONIC, &ts0);
@@ -360,10 +364,10 @@ Test(mpi_shots, a_killed_worker_ends_the_job_and_the_restart_gives_the_same_imag
             if (alive)
                 usleep(100000);
         }
-        cr_assert(!alive, "rank %d (pid %d) outlived the job by 5 s", 2 * k, (int)others[k]);
+        cr_assert(!alive, "rank %d (pid %d) outlived the job by 5 s", other_rank[k], (int)others[k]);
     }
     free(l);
-    fprintf(stderr, "mpi_shots: rank 1 killed: mpirun ended %.1f s later (status %d)\n", t, st);
+    fprintf(stderr, "mpi_shots: rank %d killed: mpirun ended %.1f s later (status %d)\n", victim_rank, t, st);
 
     /* the restart resumes from the checkpoint (mid-run: some shots, not all) */
     const char *args[] = {"run", "-c", c, NULL};
@@ -377,12 +381,24 @@ Test(mpi_shots, a_killed_worker_ends_the_job_and_the_restart_gives_the_same_imag
     test_run_free(&r);
     same_image(want, dir, "kill", "killed + restarted");
     ledger_once(dir, "kill", c);
-    fprintf(stderr, "mpi_shots: restart resumed with %d shots: bitwise the one-rank image\n", resumed);
+    fprintf(stderr, "mpi_shots: rank %d killed, the restart resumed with %d shots: bitwise the one-rank image\n",
+            victim_rank, resumed);
     free(c);
     free(want);
     free(segy);
     test_rmtree(dir);
     free(dir);
+}
+
+Test(mpi_shots, a_killed_worker_ends_the_job_and_the_restart_gives_the_same_image, .timeout = 150)
+{
+    kill_and_restart(1);
+}
+
+/* rank 0 is the one that writes the ledger and the checkpoints */
+Test(mpi_shots, a_killed_rank_0_ends_the_job_and_the_restart_gives_the_same_image, .timeout = 150)
+{
+    kill_and_restart(0);
 }
 
 /* SIGTERM to every process of the job, as `systemctl stop` sends it to the unit's whole
