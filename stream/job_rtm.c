@@ -29,7 +29,12 @@ struct shot_ctx {
     struct image_stack stack;
     int64_t stacked_now;     /* shots stacked in this run */
     double t_first;          /* monotonic s: the first shot of this run began */
+    const struct pipeline_conf *pc;  /* decompose = "shots": its publish and checkpoint cadence */
+    int64_t since_pub, since_ckpt;   /* ... counted in shots stacked */
+    double t_pub, t_ckpt;
 };
+
+static int shots_grew(struct shot_ctx *c, const struct pipeline_io *io, int n);
 
 static bool shot_skip(void *ctx, const struct slot_hdr *h)
 {
@@ -52,8 +57,10 @@ static int shot_process(void *ctx, const struct pipeline_unit *u, bool snapshot)
         log_error("%s", err_msg()); /* never a silent skip: counted as rejected too */
         return -EEXIST;
     }
-    if (c->j->submit) /* decompose = "shots": stacked when a rank returns it (stream/shots.h) */
-        return c->j->submit(c->j->ctx, &u->hdr->shot, digest, u->hdr->origin, &c->stack);
+    if (c->j->submit) { /* decompose = "shots": stacked when a rank returns it (stream/shots.h) */
+        int n = c->j->submit(c->j->ctx, &u->hdr->shot, digest, u->hdr->origin, &c->stack);
+        return n < 0 ? n : shots_grew(c, pipeline_worker_io(), n);
+    }
     if (c->stacked_now == 0)
         c->t_first = now_s();
     int rc = c->j->migrate(c->j->ctx, &u->hdr->shot, &c->stack);
@@ -150,17 +157,57 @@ static int checkpoint(struct shot_ctx *c)
     return rc;
 }
 
+/* decompose = "shots": N more shots in the stack, returned by the ranks.  Publish and
+ * checkpoint by the shots stacked ([output] image_every / checkpoint_every and their
+ * intervals), as one rank does by the shots it migrates: a shot handed out is not in the
+ * image yet. */
+static int shots_grew(struct shot_ctx *c, const struct pipeline_io *io, int n)
+{
+    if (n <= 0)
+        return 0;
+    const struct pipeline_conf *pc = c->pc;
+    double t = now_s();
+    c->since_pub += n;
+    c->since_ckpt += n;
+    bool ckpt = pc->checkpoint_every > 0 &&
+                (c->since_ckpt >= pc->checkpoint_every ||
+                 (pc->checkpoint_interval > 0 && t - c->t_ckpt >= pc->checkpoint_interval));
+    bool publish = io && io->pub &&
+                   (c->since_pub >= pc->publish_every ||
+                    (pc->publish_interval > 0 && t - c->t_pub >= pc->publish_interval));
+    int rc = 0;
+    if (ckpt) {
+        c->since_ckpt = 0;
+        c->t_ckpt = t;
+        rc = checkpoint(c);
+    }
+    if (!rc && publish) {
+        c->since_pub = 0;
+        c->t_pub = t;
+        rc = publish_image(c, io, false, 0);
+    }
+    return rc;
+}
+
+/* struct pipeline_ops.idle: decompose = "shots" takes in the images returned meanwhile. */
+static int shot_idle(void *ctx, const struct pipeline_io *io)
+{
+    struct shot_ctx *c = ctx;
+    int n = c->j->poll ? c->j->poll(c->j->ctx, &c->stack) : 0;
+    return n < 0 ? n : shots_grew(c, io, n);
+}
+
 static int shot_finish(void *ctx, const struct slot_hdr *h, const struct pipeline_io *io,
                        bool publish, bool ckpt)
 {
     struct shot_ctx *c = ctx;
+    if (c->j->submit) /* decompose = "shots": handed out, not stacked yet (shots_grew) */
+        return 0;
     /* Progress: the time per shot of this run, and for a known-length input (files, not
      * watched) the shots and time still to come, from the share of the input read. */
     double el = now_s() - c->t_first, per = c->stacked_now > 0 ? el / (double)c->stacked_now : 0;
     double f = h->input_frac;
-    if (c->j->submit) {
-        /* decompose = "shots": the dispatcher logs each shot as it is stacked */
-    } else if (f > 0 && f < 1)
+    if (f > 0 && f < 1)
         log_info("%s: shot %lld stacked (%lld shots, %.2f s per shot; input %.0f %% read: "
                  "about %.0f shots and %.0f s to come)", h->origin, (long long)h->id,
                  (long long)c->stack.shots, per, 100 * f,
@@ -292,8 +339,10 @@ int shot_job_run(const struct sl_config *cfg, const struct sl_device *dev, const
     struct pipeline_conf pc;
     pipeline_conf_from(cfg, j->name, &pc);
     pc.pub.ranks = j->progress;
-    struct pipeline_ops ops = {.name = j->name, .ctx = &c, .skip = shot_skip,
-                               .process = shot_process, .finish = shot_finish, .end = shot_end};
+    c.pc = &pc;
+    c.t_pub = c.t_ckpt = now_s();
+    struct pipeline_ops ops = {.name = j->name, .ctx = &c, .skip = shot_skip, .process = shot_process,
+                               .finish = shot_finish, .idle = j->poll ? shot_idle : NULL, .end = shot_end};
     struct metrics m;
     metrics_init(&m);
     rc = pipeline_run(&pc, dev, zctx, &src, &ops, &m);

@@ -49,11 +49,13 @@ struct shot_job {
      * stack and sends all of it. */
     int (*patch)(void *ctx, const struct shot *shot, float **buf, struct image_patch *p);
     /* Set on rank 0 by shots_job_run: SUBMIT replaces MIGRATE (the shot goes to a worker
-     * rank; returned images are added into STACK in submission order), DRAIN waits for
-     * the shots still out before the end's checkpoint and image, PROGRESS (per rank) goes
-     * out with every status. */
+     * rank), POLL takes the images returned meanwhile, and both add them into STACK in
+     * submission order and return how many they added (or < 0); DRAIN waits for the
+     * shots still out before the end's checkpoint and image; PROGRESS (per rank) goes out
+     * with every status.  With them, image_every and checkpoint_every count shots added. */
     int (*submit)(void *ctx, const struct shot *shot, uint64_t digest, const char *origin,
                   struct image_stack *stack);
+    int (*poll)(void *ctx, struct image_stack *stack);
     int (*drain)(void *ctx, struct image_stack *stack, bool stopped);
     struct shots_progress *progress;
 };

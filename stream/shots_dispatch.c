@@ -77,9 +77,10 @@ static void pop_front(struct dispatcher *d)
 }
 
 /* Add the returned images at the head of the queue into STACK, in order, up to the
- * first shot still out (or stopped). */
-static void stack_ready(struct dispatcher *d, struct image_stack *stack)
+ * first shot still out (or stopped).  Returns how many were added. */
+static int stack_ready(struct dispatcher *d, struct image_stack *stack)
 {
+    int added = 0;
     while (d->len > 0 && d->q[0].state != P_OUT && !d->cut) {
         struct pending *p = &d->q[0];
         if (p->state == P_FAILED) {
@@ -106,6 +107,7 @@ static void stack_ready(struct dispatcher *d, struct image_stack *stack)
             pthread_mutex_unlock(&d->prog.mu);
             log_info("%s: shot %lld stacked (migrated by rank %d in %.2f s; %lld shots)", p->origin,
                      (long long)p->id, p->rank, p->rep.seconds, (long long)stack->shots);
+            added++;
         } else {
             count_rejected();
             log_error("%s: shot %lld from rank %d not stacked: %s", p->origin, (long long)p->id, p->rank, err_msg());
@@ -118,6 +120,7 @@ static void stack_ready(struct dispatcher *d, struct image_stack *stack)
     pthread_mutex_lock(&d->prog.mu);
     d->prog.waiting = waiting;
     pthread_mutex_unlock(&d->prog.mu);
+    return added;
 }
 
 /* Take the replies waiting (all of them; none: return at once).  Returns how many, or
@@ -197,10 +200,22 @@ static void nap(void)
     nanosleep(&ts, NULL);
 }
 
+/* struct shot_job.poll: the images returned meanwhile, stacked in order. */
+static int poll_ranks(void *ctx, struct image_stack *stack)
+{
+    struct dispatcher *d = ctx;
+    int rc = take_replies(d);
+    int added = stack_ready(d, stack);
+    if (rc < 0)
+        return rc;
+    return d->fatal ? d->fatal : added;
+}
+
 /* struct shot_job.submit: hand SHOT to the first rank that asks. */
 static int submit(void *ctx, const struct shot *shot, uint64_t digest, const char *origin, struct image_stack *stack)
 {
     struct dispatcher *d = ctx;
+    int added = 0;
     if (d->fatal)
         return d->fatal;
     /* A shot id already out: never stacked twice (image_stack_check covers the stack). */
@@ -211,7 +226,7 @@ static int submit(void *ctx, const struct shot *shot, uint64_t digest, const cha
                            d->q[i].digest == digest ? "" : " with a different content");
     for (;;) {
         int rc = take_replies(d);
-        stack_ready(d, stack);
+        added += stack_ready(d, stack);
         if (rc < 0)
             return rc;
         if (d->fatal)
@@ -254,7 +269,8 @@ static int submit(void *ctx, const struct shot *shot, uint64_t digest, const cha
     d->prog.r[peer].current = shot->id;
     pthread_mutex_unlock(&d->prog.mu);
     log_debug("%s: shot %lld to rank %d", p->origin, (long long)shot->id, peer);
-    return 0;
+    int n = poll_ranks(d, stack); /* what came back meanwhile, stacked now rather than later */
+    return n < 0 ? n : added + n;
 }
 
 /* struct shot_job.drain: wait for the shots out, stack them, tell the workers to stop. */
@@ -361,6 +377,7 @@ int shots_job_run(const struct sl_config *cfg, const struct sl_device *dev, cons
     j0.ctx = &d;
     j0.migrate = NULL;
     j0.submit = submit;
+    j0.poll = poll_ranks;
     j0.drain = drain;
     j0.progress = &d.prog;
     rc = shot_job_run(cfg, dev, &j0, m);

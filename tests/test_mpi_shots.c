@@ -132,6 +132,27 @@ static void ledger_once(const char *dir, const char *name, const char *cfgpath)
     config_free(&c);
 }
 
+/* Wait (up to 30 s) until the checkpoint in DIR/NAME-state holds N shots. */
+static void wait_ledger(const char *dir, const char *name, const char *cfgpath, size_t n)
+{
+    struct sl_config c;
+    cr_assert_eq(config_load(cfgpath, &c), 0, "%s", err_msg());
+    char sd[4200];
+    snprintf(sd, sizeof sd, "%s/%s-state", dir, name);
+    size_t have = 0;
+    for (int i = 0; i < 3000 && have < n; i++) {
+        struct state st;
+        if (state_load(sd, config_fingerprint(&c), &st) == 0) {
+            have = st.n_ledger;
+            state_free(&st);
+        }
+        if (have < n)
+            usleep(10000);
+    }
+    config_free(&c);
+    cr_assert_geq(have, n, "%s: the checkpoint never held %zu shots", sd, n);
+}
+
 /* How many shots rank R migrated, from rank 0's "stacked (migrated by rank R" lines. */
 static int shots_of_rank(const char *log, int r)
 {
@@ -331,18 +352,9 @@ static void kill_and_restart(int victim_rank)
     snprintf(log, sizeof log, "%s/kill.log", dir);
     const char *argv[] = {mpirun, "--oversubscribe", "-np", "3", test_prog("seislive"), "run", "-c", c, NULL};
     pid_t pid = spawn_mpirun(argv, log);
-    /* two shots stacked (and checkpointed): then kill the victim while shots are out */
+    /* two shots stacked and checkpointed: then kill the victim while shots are out */
     size_t n;
-    for (int i = 0; i < 3000; i++) {
-        char *l = mpi_slurp(log, &n);
-        int stacked = 0;
-        for (const char *p = l; p && (p = strstr(p, " stacked (migrated by rank")); p++)
-            stacked++;
-        free(l);
-        if (stacked >= 2)
-            break;
-        usleep(10000);
-    }
+    wait_ledger(dir, "kill", c, 2);
     int other_rank[2] = {victim_rank == 0 ? 1 : 0, 2};
     pid_t victim = rank_pid(pid, victim_rank), others[2] = {rank_pid(pid, other_rank[0]), rank_pid(pid, 2)};
     cr_assert_gt(victim, 0, "rank %d's process not found", victim_rank);
@@ -417,8 +429,7 @@ Test(mpi_shots, sigterm_saves_the_state_and_the_restart_gives_the_same_image, .t
     const char *argv[] = {mpirun, "--oversubscribe", "-np", "3", test_prog("seislive"), "run", "-c", c, NULL};
     pid_t pid = spawn_mpirun(argv, log);
     size_t n;
-    for (int i = 0; i < 3000 && ts_count_in_file(log, " stacked (migrated by rank") < 2; i++)
-        usleep(10000);
+    wait_ledger(dir, "term", c, 2);
     pid_t ranks[3];
     for (int k = 0; k < 3; k++)
         cr_assert_gt(ranks[k] = rank_pid(pid, k), 0, "rank %d not found", k);
@@ -509,35 +520,48 @@ Test(mpi_shots, a_throttled_worker_does_not_hold_the_others, .timeout = 150)
 }
 
 /* The input is rank 0's alone: a ZeroMQ stream (rank 0 binds, the workers open nothing)
- * gives the image of the same shots read from the file by one rank. */
+ * gives the image of the same shots read from the file by one rank.  Sent one at a time,
+ * each shot is in a published image before the next is sent: rank 0 takes a returned
+ * image in while its input is idle, it does not wait for the next shot to do so. */
 Test(mpi_shots, zeromq_input_on_three_ranks, .timeout = 120)
 {
     const char *mpirun = mpi_need();
     char *dir = test_tmpdir();
     char *segy = write_shots(dir);
     float *want = one_rank_image(dir, segy);
-    char text[24576], ep[4200], log[4200];
+    char text[24576], ep[4200], ep_out[4200], log[4200];
     snprintf(ep, sizeof ep, "ipc://%s/in", dir);
+    snprintf(ep_out, sizeof ep_out, "ipc://%s/out", dir);
     snprintf(log, sizeof log, "%s/zmq.log", dir);
     snprintf(text, sizeof text,
              RTM_CFG "decompose = \"shots\"\n[input]\nkind = \"zmq\"\nendpoint = \"%s\"\nslots = 2\nslot_mib = 1.0\n"
                      "[output]\ndir = \"%s/zmq\"\nstate_dir = \"%s/zmq-state\"\ncheckpoint_every = 1\n"
-                     "[log]\nlevel = \"info\"\n",
-             ep, dir, dir);
+                     "endpoint = \"%s\"\n[log]\nlevel = \"info\"\n",
+             ep, dir, dir, ep_out);
     char *c = test_write_file(dir, "zmq.toml", text);
     const char *argv[] = {mpirun, "--oversubscribe", "-np", "3", test_prog("seislive"), "run", "-c", c, NULL};
     pid_t pid = spawn_mpirun(argv, log);
     for (int i = 0; i < 1000 && access(ep + strlen("ipc://"), F_OK) != 0; i++)
         usleep(10000); /* rank 0 has bound */
     void *z = zmq_ctx_new();
+    void *sub = ts_sub(z, ep_out, "image", 0);
     void *push = ts_push(z, ep);
     for (int k = 0; k < NSHOT; k++) {
         struct shot sh;
         ts_make_shot(k, NTR, NS, &sh);
         cr_assert_eq(wire_send_shot_f32(push, &sh, k, 0), 0);
         ts_shot_free(&sh);
+        struct ts_msg m;
+        cr_assert_eq(ts_recv_image(sub, k + 1, false, &m, 30000), 0, "no image with %d shots before shot %d was sent",
+                     k + 1, k + 1);
+        ts_msg_free(&m);
     }
     cr_assert_eq(wire_send_end(push, 0), 0);
+    struct ts_msg fm;
+    cr_assert_eq(ts_recv_image(sub, NSHOT, true, &fm, 30000), 0, "no final image");
+    cr_assert_eq(fm.payload_len, (size_t)CELLS * sizeof(float));
+    cr_assert_eq(memcmp(fm.payload, want, fm.payload_len), 0, "the final image published differs from one rank's");
+    ts_msg_free(&fm);
     int st = wait_for(pid, 60);
     size_t n;
     char *l = mpi_slurp(log, &n);
@@ -545,6 +569,7 @@ Test(mpi_shots, zeromq_input_on_three_ranks, .timeout = 120)
     cr_assert_eq(shots_of_rank(l, 1) + shots_of_rank(l, 2), NSHOT, "%s", l);
     free(l);
     zmq_close(push);
+    zmq_close(sub);
     zmq_ctx_term(z);
     same_image(want, dir, "zmq", "3 ranks, ZeroMQ input");
     ledger_once(dir, "zmq", c);
