@@ -47,6 +47,8 @@ struct dispatcher {
     int64_t images;           /* shot images received, their bytes, the time receiving them */
     double image_bytes, image_s;
     int fatal;                /* a worker's device failed (-EIO): the run ends */
+    bool stopping;            /* a worker gave a shot up: it was told to stop, so is the job */
+    char abandoned[128];      /* ranks that kept their shots past STOP_WAIT_S ("" none) */
 };
 
 bool shots_parallel(const struct sl_config *cfg)
@@ -182,6 +184,13 @@ static int take_replies(struct dispatcher *d)
             } else if (r.rc == -ECANCELED) {
                 log_info("%s: shot %lld given up by rank %d (stop requested): not stacked, migrated again on "
                          "restart", p->origin, (long long)r.id, from);
+                /* a stop seen by one rank stops them all (mpirun forwards signals; a rank
+                 * signalled alone would otherwise give up every shot it is handed) */
+                if (!d->stopping && !signals_stop_requested()) {
+                    log_warn("rank %d was told to stop: the whole job stops, as on SIGTERM", from);
+                    pipeline_request_stop();
+                }
+                d->stopping = true;
             } else if (r.rc < 0) {
                 count_rejected();
                 log_warn("%s: shot %lld rejected by rank %d: %s", p->origin, (long long)r.id, from, r.msg);
@@ -218,6 +227,8 @@ static int submit(void *ctx, const struct shot *shot, uint64_t digest, const cha
     int added = 0;
     if (d->fatal)
         return d->fatal;
+    if (d->stopping)
+        return -ECANCELED;
     /* A shot id already out: never stacked twice (image_stack_check covers the stack). */
     for (size_t i = 0; i < d->len; i++)
         if (d->q[i].id == shot->id)
@@ -231,10 +242,10 @@ static int submit(void *ctx, const struct shot *shot, uint64_t digest, const cha
             return rc;
         if (d->fatal)
             return d->fatal;
+        if (signals_stop_requested() || d->stopping)
+            return -ECANCELED; /* the slot is released: the shot is replayed on restart */
         if (d->nidle > 0)
             break;
-        if (signals_stop_requested())
-            return -ECANCELED; /* the slot is released: the shot is replayed on restart */
         if (rc == 0)
             nap();
     }
@@ -285,13 +296,20 @@ static int drain(void *ctx, struct image_stack *stack, bool stopped)
             out |= d->q[i].state == P_OUT;
         if (!out || d->fatal)
             break;
-        if (!stopped && signals_stop_requested()) {
+        if (!stopped && (signals_stop_requested() || d->stopping)) {
             stopped = true;
             t_stop = now_s();
         }
         if (stopped && now_s() - t_stop > STOP_WAIT_S) {
-            log_warn("stopping: %zu shots still out after %.0f s; saving the image without them", d->len,
-                     STOP_WAIT_S);
+            /* dead or hung: mpirun ends a dead one; a hung one would hold the job (and
+             * MPI_Finalize) forever: shots_job_run ends the job once the state is saved */
+            size_t at = 0;
+            for (size_t i = 0; i < d->len && at + 12 < sizeof d->abandoned; i++)
+                if (d->q[i].state == P_OUT)
+                    at += (size_t)snprintf(d->abandoned + at, sizeof d->abandoned - at, "%s%d", at ? ", " : "",
+                                           d->q[i].rank);
+            log_warn("stopping: rank(s) %s still hold their shots %.0f s after the stop; saving the image "
+                     "without them", d->abandoned, STOP_WAIT_S);
             break;
         }
         int n = take_replies(d);
@@ -381,6 +399,9 @@ int shots_job_run(const struct sl_config *cfg, const struct sl_device *dev, cons
     j0.drain = drain;
     j0.progress = &d.prog;
     rc = shot_job_run(cfg, dev, &j0, m);
+    if (rc == 0 && d.abandoned[0])
+        rc = err_set(-ETIMEDOUT, "rank(s) %s did not give their shots back within %.0f s of the stop: the state is "
+                     "saved without them; ending the job rather than waiting for them", d.abandoned, STOP_WAIT_S);
     while (d.len > 0)
         pop_front(&d);
     free(d.q);
