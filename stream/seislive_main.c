@@ -262,6 +262,8 @@ static int cmd_run(const struct args *a, bool model_only)
         if (cfg.job.kind == JOB_MODEL)
             log_info("stopped by signal %d; the model job keeps no state: its output is incomplete",
                      signals_last());
+        else if (sd && sd[0] && cfg.runtime.decompose == DECOMPOSE_SHOTS && sl_mpi_rank() > 0)
+            log_info("stopped by signal %d; rank 0 saves the state in %s", signals_last(), sd);
         else if (sd && sd[0])
             log_info("stopped by signal %d; state saved in %s", signals_last(), sd);
         else
