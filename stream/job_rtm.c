@@ -319,6 +319,13 @@ static int resume(struct shot_ctx *c)
 int shot_job_run(const struct sl_config *cfg, const struct sl_device *dev, const struct shot_job *j,
                  struct metrics *mout)
 {
+    /* decompose = "shots": rank 0 hands the shots out, the other ranks migrate them
+     * (stream/shots.h; it comes back here on rank 0 with J's submit set) */
+    if (cfg->runtime.decompose == DECOMPOSE_SHOTS && !j->submit) {
+        if (shots_parallel(cfg))
+            return shots_job_run(cfg, dev, j, mout);
+        log_info("[runtime] decompose = \"shots\" with one rank: it migrates every shot itself");
+    }
     struct shot_ctx c = {.j = j, .cfg = cfg};
     int rc = image_stack_init(&c.stack, j->n, j->d, j->o);
     if (rc)
@@ -390,26 +397,22 @@ static int rtm_run(const struct sl_config *cfg, const struct sl_device *dev, con
     struct rtm_volume vol;
     rtm_volume_of_model(&m, &vol);
     struct shot_job j = {.name = "rtm", .fingerprint = config_fingerprint(cfg),
-                         .laplacian = cfg->rtm.laplacian, .migrate = rtm_migrate};
+                         .laplacian = cfg->rtm.laplacian, .migrate = rtm_migrate,
+                         .patch = shots_rtm_patch /* decompose = "shots": a worker rank's migration */};
     for (int k = 0; k < 3; k++) {
         vol.n[k] = j.n[k] = m.n[k];
         vol.d[k] = j.d[k] = m.d[k];
         vol.o[k] = j.o[k] = m.o[k];
     }
-    struct rtm_engine *e = NULL;
-    if (!shots_dispatcher(cfg)) /* decompose = "shots": rank 0 migrates nothing */
-        rc = rtm_engine_create_cfg(cfg, dev, &vol, &e);
+    struct rtm_engine *e;
+    rc = rtm_engine_create_cfg(cfg, dev, &vol, &e);
     model_free(&m);
     if (rc)
         return rc;
-    if (e)
-        rtm_engine_set_cancel(e, stop_flag, NULL);
+    rtm_engine_set_cancel(e, stop_flag, NULL);
     j.ctx = e;
-    j.patch = shots_rtm_patch;
-    rc = cfg->runtime.decompose == DECOMPOSE_SHOTS ? shots_job_run(cfg, dev, &j, NULL)
-                                                   : shot_job_run(cfg, dev, &j, NULL);
-    if (e)
-        rtm_engine_destroy(e);
+    rc = shot_job_run(cfg, dev, &j, NULL);
+    rtm_engine_destroy(e);
     return rc;
 }
 

@@ -16,9 +16,10 @@
  * in-order prefix with its ledger, so after a crash the replay stacks the rest in the
  * same order again: exactly once, and the same image.
  *
- * Rank 0 migrates nothing (it creates no engine): while migrating it could not answer
- * the workers, and they would wait for it.  N GPUs: run N + 1 ranks (rank 0 shares a
- * GPU and uses none of its memory).  One rank: the ordinary job, nothing handed out. */
+ * Rank 0 migrates nothing (its engine holds a host copy of the model, no device memory):
+ * while migrating it could not answer the workers, and they would wait for it.  N GPUs:
+ * run N + 1 ranks (rank 0 shares a GPU and uses none of its memory).  One rank: the
+ * ordinary job, nothing handed out. */
 #ifndef SEISLIVE_SHOTS_H
 #define SEISLIVE_SHOTS_H
 
@@ -37,13 +38,11 @@ extern "C" {
 
 /* decompose = "shots" with several ranks. */
 bool shots_parallel(const struct sl_config *cfg);
-/* ... and this is rank 0, which hands the shots out and migrates none: the job need not
- * build a migration engine. */
-bool shots_dispatcher(const struct sl_config *cfg);
 
-/* Run J as decompose = "shots": rank 0 runs shot_job_run handing the shots out, the
- * other ranks migrate what they are given (J's patch, else its migrate) until told to
- * stop; with one rank, shot_job_run itself.  Every rank calls it.  0 or < 0. */
+/* Run J as decompose = "shots" (shot_job_run calls it): rank 0 runs shot_job_run handing
+ * the shots out, the other ranks migrate what they are given (J's patch, else its
+ * migrate) until told to stop; with one rank, shot_job_run itself.  Every rank calls it.
+ * 0 or < 0. */
 int shots_job_run(const struct sl_config *cfg, const struct sl_device *dev, const struct shot_job *j,
                   struct metrics *m);
 

@@ -56,11 +56,6 @@ bool shots_parallel(const struct sl_config *cfg)
     return cfg->runtime.decompose == DECOMPOSE_SHOTS && sl_mpi_size() > 1;
 }
 
-bool shots_dispatcher(const struct sl_config *cfg)
-{
-    return shots_parallel(cfg) && sl_mpi_rank() == 0;
-}
-
 static void count_rejected(void)
 {
     const struct pipeline_io *io = pipeline_worker_io();
@@ -363,7 +358,7 @@ void shots_report(const struct sl_config *cfg, FILE *out)
         return;
     }
     fprintf(out, "\ndecomposition: shots, %d ranks: rank 0 reads the input, hands the shots out and stacks "
-                 "(no engine, no device memory); ranks 1..%d migrate, one shot each at a time\n"
+                 "(no device memory); ranks 1..%d migrate, one shot each at a time\n"
                  "  per shot to rank 0: its image and illumination over its patch, at most the whole grid "
                  "%d x %d x %d = %.1f MiB\n"
                  "  rank 0 holds the stack and the images back before an earlier one (docs/mpi.md)\n",
@@ -373,10 +368,8 @@ void shots_report(const struct sl_config *cfg, FILE *out)
 int shots_job_run(const struct sl_config *cfg, const struct sl_device *dev, const struct shot_job *j,
                   struct metrics *m)
 {
-    if (!shots_parallel(cfg)) {
-        log_info("[runtime] decompose = \"shots\" with one rank: it migrates every shot itself");
-        return shot_job_run(cfg, dev, j, m);
-    }
+    if (!shots_parallel(cfg))
+        return shot_job_run(cfg, dev, j, m); /* the one-rank job */
     /* every rank must run the same job: a worker with another model would return images
      * of another grid (the check is collective: before anything is handed out) */
     int rc = sl_mpi_same(config_fingerprint_all(cfg), "configuration");
