@@ -50,8 +50,8 @@ int sl_mpi_init(int *argc, char ***argv)
     if (announced == 0)
         return 0;
     int provided = 0;
-    /* SERIALIZED: OpenMP threads compute, one thread at a time calls MPI -- the main
-     * thread, or with decompose = "shots" rank 0's pipeline worker while main waits */
+    /* SERIALIZED: OpenMP threads compute; one thread at a time calls MPI, not always the
+     * main one (the rtm job's pipeline migrates on its worker thread) */
     if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
         return err_set(-EIO, "MPI_Init failed");
     g_started = true;

@@ -149,16 +149,21 @@ static int load_config(const struct args *a, struct sl_config *cfg)
  * check and run alike.  Returns true with err_msg() set. */
 static bool domain_refused(const struct sl_config *cfg, const char *path)
 {
-    /* `seislive model -c` of an rtm job's file: the config check saw the rtm job */
-    if (cfg->runtime.decompose == DECOMPOSE_SHOTS && cfg->job.kind != JOB_RTM) {
-        err_set(-EINVAL, "%s: [runtime] decompose = \"shots\" hands the shots of the rtm job out to the ranks; the "
-                "%s job has none (docs/mpi.md)", path, config_enum_name("job", "kind", cfg->job.kind));
-        return true;
-    }
     if (cfg->runtime.decompose != DECOMPOSE_DOMAIN || cfg->job.kind == JOB_MODEL)
         return false;
     err_set(-EINVAL, "%s: [runtime] decompose = \"domain\" runs the model job only so far (seislive model, or [job] "
             "kind = \"model\"), not \"%s\" (docs/mpi.md)", path, config_enum_name("job", "kind", cfg->job.kind));
+    return true;
+}
+
+/* decompose = "shots" where the job has no shots: the config check refuses it, but
+ * `seislive model -c` of an rtm job's file makes a model job of it after that check. */
+static bool shots_refused(const struct sl_config *cfg, const char *path)
+{
+    if (cfg->runtime.decompose != DECOMPOSE_SHOTS || cfg->job.kind == JOB_RTM)
+        return false;
+    err_set(-EINVAL, "%s: [runtime] decompose = \"shots\" hands the shots of the rtm job out to the ranks; the %s "
+            "job has none (docs/mpi.md)", path, config_enum_name("job", "kind", cfg->job.kind));
     return true;
 }
 
@@ -192,7 +197,7 @@ static int cmd_check(const struct args *a)
     /* What run would fail on (endpoints, paths, model file and values), then the
      * job's own derived quantities. */
     const struct job_ops *job = job_find(cfg.job.kind);
-    if (domain_refused(&cfg, a->config) || check_runnable(&cfg, out) < 0 ||
+    if (domain_refused(&cfg, a->config) || shots_refused(&cfg, a->config) || check_runnable(&cfg, out) < 0 ||
         (job && job->report && job->report(&cfg, out) < 0)) {
         fprintf(stderr, "seislive: %s\n", err_msg());
         rc = EXIT_USAGE;
@@ -228,7 +233,7 @@ static int cmd_run(const struct args *a, bool model_only)
         config_free(&cfg);
         return EXIT_USAGE;
     }
-    if (domain_refused(&cfg, a->config)) {
+    if (domain_refused(&cfg, a->config) || shots_refused(&cfg, a->config)) {
         log_error("%s", err_msg());
         config_free(&cfg);
         return EXIT_USAGE;

@@ -634,6 +634,15 @@ Test(mpi_shots, check_reports_and_bad_setups_refused, .timeout = 60)
                        "%s", r.out);
     cr_assert_not_null(strstr(r.out, "at most the whole grid 40 x 30 x 30 = 0.3 MiB"), "%s", r.out); /* 36000 x 8 B */
     test_run_free(&r);
+    /* `seislive model` of that file makes a model job of it, after the config check */
+    char out[4200];
+    snprintf(out, sizeof out, "%s/x.segy", dir);
+    const char *margv[] = {test_prog("seislive"), "model", "-c", c, "-o", out, NULL};
+    cr_assert_eq(test_run(margv, 30, &r), 0);
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_assert_not_null(strstr(r.err, "\"shots\" hands the shots of the rtm job out to the ranks; the model job has none"),
+                       "%s", r.err);
+    test_run_free(&r);
     free(c);
     test_rmtree(dir);
     free(dir);
