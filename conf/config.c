@@ -531,10 +531,16 @@ static bool device_spec_valid(const char *s)
 static int check_ranks(const struct sl_config *cfg)
 {
     const struct runtime_conf *r = &cfg->runtime;
-    if (r->decompose == DECOMPOSE_SHOTS)
-        return cross_error(cfg, "runtime.decompose", "\"shots\" (shot-parallel migration) is not implemented "
-                           "yet (docs/mpi.md); use \"none\" or \"domain\"");
     const int *sp = r->split;
+    /* shots are the rtm job's units: the model job has one grid to cut ("domain"), the
+     * locate job a stream of time blocks whose state runs from one block to the next */
+    if (r->decompose == DECOMPOSE_SHOTS && cfg->job.kind != JOB_RTM)
+        return cross_error(cfg, "runtime.decompose", "\"shots\" hands the shots of the rtm job out to the ranks; "
+                           "the %s job has none (docs/mpi.md)%s", config_enum_name("job", "kind", cfg->job.kind),
+                           cfg->job.kind == JOB_MODEL ? ": use \"domain\" to run it on several ranks" : "");
+    if (r->decompose == DECOMPOSE_SHOTS && (sp[0] || sp[1] || sp[2]))
+        return cross_error(cfg, "runtime.split", "[%d, %d, %d] cuts a grid (decompose = \"domain\"); with \"shots\" "
+                           "each rank migrates whole shots: leave it [0, 0, 0]", sp[0], sp[1], sp[2]);
     if ((sp[0] || sp[1] || sp[2]) && (sp[0] != 1 || sp[1] < 1 || sp[2] < 1))
         return cross_error(cfg, "runtime.split", "[%d, %d, %d]: give [1, ny, nz] with ny, nz >= 1 (x is never "
                            "cut: the rows along x stay whole), or [0, 0, 0] to choose from the grid",

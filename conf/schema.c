@@ -373,7 +373,8 @@ static const struct conf_key runtime_keys[] = {
      "seconds between status messages and metric log lines; 0 = never", 0},
     {"decompose", KT_ENUM, OFF(runtime, decompose), 0, 0, 0, 0, decompose_kinds, "\"none\"", "",
      "how MPI ranks (mpirun -np N) share the work: none (one rank does it all), domain (the grid of "
-     "each shot cut into slabs, one per rank; the model and rtm jobs), shots (not yet); docs/mpi.md", 0},
+     "each shot cut into slabs, one per rank; the model and rtm jobs), shots (the rtm job's shots "
+     "handed out to the ranks, one image); docs/mpi.md", 0},
     {"split", KT_INT_VEC, OFF(runtime, split), 3, 0, 0, 4096, NULL, "[0, 0, 0]", "",
      "decompose = domain: subdomains along x, y, z (x must be 1; product = ranks); [0, 0, 0] = "
      "chosen from the grid and the rank count (z first, y too when z runs short)", 0},

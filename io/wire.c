@@ -924,6 +924,11 @@ char *wire_encode_status(const struct wire_status *s)
         json_object_set_new(o, "stations", sta);
     else
         json_decref(sta);
+    json_t *rk = s->ranks ? json_loads(s->ranks, 0, NULL) : NULL;
+    if (json_is_array(rk))
+        json_object_set_new(o, "ranks", rk);
+    else
+        json_decref(rk);
     if (s->units_total > 0) {
         json_object_set_new(o, "units_total", json_integer((json_int_t)s->units_total));
         /* At the rate so far; none before the first unit. */

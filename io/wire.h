@@ -246,6 +246,7 @@ struct wire_status {
     int64_t units_total;    /* the survey's length when known, else -1 (no "eta_s") */
     double unit_ms_mean, unit_ms_p95; /* compute time per unit over the last units */
     const char *stations;   /* locate: per-station health, a JSON object (stream/station_health.h); NULL = none */
+    const char *ranks;      /* decompose = "shots": per-rank progress, a JSON array (stream/shots_progress.h); NULL = none */
 };
 
 /* malloc'd JSON text of each out header. */

@@ -24,6 +24,7 @@
 #include "stream/pipeline.h"
 #include "stream/rtm_config.h"
 #include "stream/signals.h"
+#include "stream/shots.h"
 #include "stream/sources.h"
 #include "stream/state.h"
 
@@ -33,7 +34,12 @@ struct shot_ctx {
     struct image_stack stack;
     int64_t stacked_now;     /* shots stacked in this run */
     double t_first;          /* monotonic s: the first shot of this run began */
+    const struct pipeline_conf *pc;  /* decompose = "shots": its publish and checkpoint cadence */
+    int64_t since_pub, since_ckpt;   /* ... counted in shots stacked */
+    double t_pub, t_ckpt;
 };
+
+static int shots_grew(struct shot_ctx *c, const struct pipeline_io *io, int n);
 
 static bool shot_skip(void *ctx, const struct slot_hdr *h)
 {
@@ -55,6 +61,10 @@ static int shot_process(void *ctx, const struct pipeline_unit *u, bool snapshot)
     if (image_stack_check(&c->stack, u->hdr->id, digest, u->hdr->origin) < 0) {
         log_error("%s", err_msg()); /* never a silent skip: counted as rejected too */
         return -EEXIST;
+    }
+    if (c->j->submit) { /* decompose = "shots": stacked when a rank returns it (stream/shots.h) */
+        int n = c->j->submit(c->j->ctx, &u->hdr->shot, digest, u->hdr->origin, &c->stack);
+        return n < 0 ? n : shots_grew(c, pipeline_worker_io(), n);
     }
     if (c->stacked_now == 0)
         c->t_first = now_s();
@@ -152,10 +162,52 @@ static int checkpoint(struct shot_ctx *c)
     return rc;
 }
 
+/* decompose = "shots": N more shots in the stack, returned by the ranks.  Publish and
+ * checkpoint by the shots stacked ([output] image_every / checkpoint_every and their
+ * intervals), as one rank does by the shots it migrates: a shot handed out is not in the
+ * image yet. */
+static int shots_grew(struct shot_ctx *c, const struct pipeline_io *io, int n)
+{
+    if (n <= 0)
+        return 0;
+    const struct pipeline_conf *pc = c->pc;
+    double t = now_s();
+    c->since_pub += n;
+    c->since_ckpt += n;
+    bool ckpt = pc->checkpoint_every > 0 &&
+                (c->since_ckpt >= pc->checkpoint_every ||
+                 (pc->checkpoint_interval > 0 && t - c->t_ckpt >= pc->checkpoint_interval));
+    bool publish = io && io->pub &&
+                   (c->since_pub >= pc->publish_every ||
+                    (pc->publish_interval > 0 && t - c->t_pub >= pc->publish_interval));
+    int rc = 0;
+    if (ckpt) {
+        c->since_ckpt = 0;
+        c->t_ckpt = t;
+        rc = checkpoint(c);
+    }
+    if (!rc && publish) {
+        c->since_pub = 0;
+        c->t_pub = t;
+        rc = publish_image(c, io, false, 0);
+    }
+    return rc;
+}
+
+/* struct pipeline_ops.idle: decompose = "shots" takes in the images returned meanwhile. */
+static int shot_idle(void *ctx, const struct pipeline_io *io)
+{
+    struct shot_ctx *c = ctx;
+    int n = c->j->poll ? c->j->poll(c->j->ctx, &c->stack) : 0;
+    return n < 0 ? n : shots_grew(c, io, n);
+}
+
 static int shot_finish(void *ctx, const struct slot_hdr *h, const struct pipeline_io *io,
                        bool publish, bool ckpt)
 {
     struct shot_ctx *c = ctx;
+    if (c->j->submit) /* decompose = "shots": handed out, not stacked yet (shots_grew) */
+        return 0;
     /* Progress: the time per shot of this run, and for a known-length input (files, not
      * watched) the shots and time still to come, from the share of the input read. */
     double el = now_s() - c->t_first, per = c->stacked_now > 0 ? el / (double)c->stacked_now : 0;
@@ -204,8 +256,8 @@ static int final_pictures(struct shot_ctx *c, const struct image_meta *im, const
 static int shot_end(void *ctx, const struct pipeline_io *io, bool ckpt, bool stopped)
 {
     struct shot_ctx *c = ctx;
-    int rc = 0;
-    if (ckpt)
+    int rc = c->j->drain ? c->j->drain(c->j->ctx, &c->stack, stopped) : 0;
+    if (!rc && ckpt)
         rc = checkpoint(c);
     if (!rc)
         rc = publish_image(c, io, !stopped, 0);
@@ -272,6 +324,13 @@ static int resume(struct shot_ctx *c)
 int shot_job_run(const struct sl_config *cfg, const struct sl_device *dev, const struct shot_job *j,
                  struct metrics *mout)
 {
+    /* decompose = "shots": rank 0 hands the shots out, the other ranks migrate them
+     * (stream/shots.h; it comes back here on rank 0 with J's submit set) */
+    if (cfg->runtime.decompose == DECOMPOSE_SHOTS && !j->submit) {
+        if (shots_parallel(cfg))
+            return shots_job_run(cfg, dev, j, mout);
+        log_info("[runtime] decompose = \"shots\" with one rank: it migrates every shot itself");
+    }
     struct shot_ctx c = {.j = j, .cfg = cfg};
     int rc = image_stack_init(&c.stack, j->n, j->d, j->o);
     if (rc)
@@ -291,15 +350,19 @@ int shot_job_run(const struct sl_config *cfg, const struct sl_device *dev, const
     }
     struct pipeline_conf pc;
     pipeline_conf_from(cfg, j->name, &pc);
-    struct pipeline_ops ops = {.name = j->name, .ctx = &c, .skip = shot_skip,
-                               .process = shot_process, .finish = shot_finish, .end = shot_end};
+    pc.pub.ranks = j->progress;
+    c.pc = &pc;
+    c.t_pub = c.t_ckpt = now_s();
+    struct pipeline_ops ops = {.name = j->name, .ctx = &c, .skip = shot_skip, .process = shot_process,
+                               .finish = shot_finish, .idle = j->poll ? shot_idle : NULL, .end = shot_end};
     struct metrics m;
     metrics_init(&m);
     rc = pipeline_run(&pc, dev, zctx, &src, &ops, &m);
     src.close(src.ctx);
     zmq_ctx_term(zctx);
-    log_info("%lld shots stacked in this run, %lld in the image", (long long)c.stacked_now,
-             (long long)c.stack.shots);
+    if (!j->submit)
+        log_info("%lld shots stacked in this run, %lld in the image", (long long)c.stacked_now,
+                 (long long)c.stack.shots);
     if (log_get_level() <= LOG_INFO)
         metrics_print(&m, stderr);
     if (mout)
@@ -415,7 +478,8 @@ static int rtm_run(const struct sl_config *cfg, const struct sl_device *dev, con
     struct rtm_volume vol;
     rtm_volume_of_model(&m, &vol);
     struct shot_job j = {.name = "rtm", .fingerprint = config_fingerprint(cfg),
-                         .laplacian = cfg->rtm.laplacian, .migrate = rtm_migrate};
+                         .laplacian = cfg->rtm.laplacian, .migrate = rtm_migrate,
+                         .patch = shots_rtm_patch /* decompose = "shots": a worker rank's migration */};
     for (int k = 0; k < 3; k++) {
         vol.n[k] = j.n[k] = m.n[k];
         vol.d[k] = j.d[k] = m.d[k];
@@ -488,6 +552,8 @@ static int rtm_check(const struct sl_config *cfg, FILE *out)
                 cfg->input.slots, cfg->input.slot_mib, cfg->input.slots * cfg->input.slot_mib,
                 cfg->input.kind == INPUT_FILES ? cfg->input.slot_mib : 0.0,
                 (double)cfg->model.n[0] * cfg->model.n[1] * cfg->model.n[2] * 4 / 1048576.0);
+    if (rc == 0 && out)
+        shots_report(cfg, out); /* decompose = "shots": who does what, the image per shot */
     return rc;
 }
 

@@ -33,6 +33,8 @@ extern "C" {
  * rejected and the run goes on; -EIO ends the run). */
 typedef int (*shot_migrate_fn)(void *ctx, const struct shot *shot, struct image_stack *stack);
 
+struct shots_progress;
+
 struct shot_job {
     const char *name;        /* "rtm" */
     int n[3];                /* image grid */
@@ -41,6 +43,21 @@ struct shot_job {
     bool laplacian;          /* publish and write the Laplacian-filtered image */
     shot_migrate_fn migrate;
     void *ctx;
+    /* decompose = "shots" (stream/shots.h).  PATCH (may be NULL): the shot's image as a
+     * patch of the grid, image then illumination in one malloc'd block *BUF -- what a
+     * worker rank sends back; without it a worker migrates into a zeroed whole-grid
+     * stack and sends all of it. */
+    int (*patch)(void *ctx, const struct shot *shot, float **buf, struct image_patch *p);
+    /* Set on rank 0 by shots_job_run: SUBMIT replaces MIGRATE (the shot goes to a worker
+     * rank), POLL takes the images returned meanwhile, and both add them into STACK in
+     * submission order and return how many they added (or < 0); DRAIN waits for the
+     * shots still out before the end's checkpoint and image; PROGRESS (per rank) goes out
+     * with every status.  With them, image_every and checkpoint_every count shots added. */
+    int (*submit)(void *ctx, const struct shot *shot, uint64_t digest, const char *origin,
+                  struct image_stack *stack);
+    int (*poll)(void *ctx, struct image_stack *stack);
+    int (*drain)(void *ctx, struct image_stack *stack, bool stopped);
+    struct shots_progress *progress;
 };
 
 /* Run J with the [input] and [output] of CFG on DEV.  M (may be NULL): metrics out.

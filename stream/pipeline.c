@@ -303,8 +303,11 @@ static void *worker_main(void *arg)
         }
         log_poll(); /* a pending SIGHUP: reopen the log file even while nothing is logged */
         int i = stop_now(r) ? -ECANCELED : slots_acquire(&r->slots, 100);
-        if (i == -ETIMEDOUT)
+        if (i == -ETIMEDOUT) {
+            if (ops->idle && (rc = ops->idle(ops->ctx, &w->io)) != 0)
+                break;
             continue;
+        }
         if (i < 0)
             break; /* -EPIPE: input ended; -ECANCELED: stop */
         struct slot_hdr *h = &r->slots.hdr[i];

@@ -71,6 +71,10 @@ struct pipeline_ops {
      * checkpoint as asked. */
     int (*finish)(void *ctx, const struct slot_hdr *h, const struct pipeline_io *io, bool publish,
                   bool checkpoint);
+    /* No unit for 100 ms (may be NULL): a job whose results also come from elsewhere takes
+     * them in (decompose = "shots": shot images returned by the ranks, stream/shots.h).
+     * Returns 0, or < 0 to end the run. */
+    int (*idle)(void *ctx, const struct pipeline_io *io);
     /* After the last finish (input ended, or STOPPED by a signal): the final checkpoint
      * (CHECKPOINT: state is on), the final publication and files. */
     int (*end)(void *ctx, const struct pipeline_io *io, bool checkpoint, bool stopped);

@@ -12,6 +12,7 @@
 #include "io/wire.h"
 #include "stream/error.h"
 #include "stream/log.h"
+#include "stream/shots_progress.h"
 
 #define MAX_FRAMES (PUBLISHER_MAX_PAYLOAD + 2) /* topic + header + payload on XPUB */
 
@@ -247,11 +248,14 @@ static void send_status(struct publisher *p, struct pub_state *st, const char *h
     /* copied under the table's lock here, on the publisher thread, never the worker's */
     char *stations = p->conf.stations ? station_health_status(p->conf.stations, STATION_HEALTH_LIST) : NULL;
     s.stations = stations;
+    char *ranks = p->conf.ranks ? shots_progress_json(p->conf.ranks) : NULL; /* under its lock */
+    s.ranks = ranks;
     memcpy(s.topic_count, st->topic_count, sizeof s.topic_count);
     memcpy(s.topic_last_seq, st->topic_last_seq, sizeof s.topic_last_seq);
     zmq_msg_t f[2];
     char *js = wire_encode_status(&s);
     free(stations);
+    free(ranks);
     if (text_frames(f, WIRE_TOPIC_STATUS, js) < 0) {
         counter_add(p, &p->m->pub_send_failed);
         log_warn("status seq %llu not sent: out of memory", (unsigned long long)s.seq);

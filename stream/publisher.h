@@ -44,6 +44,8 @@
 extern "C" {
 #endif
 
+struct shots_progress;
+
 struct publisher_conf {
     const char *endpoint;       /* "tcp://...", "ipc://..." */
     int hwm;
@@ -57,6 +59,7 @@ struct publisher_conf {
     const char *version;        /* for status ("version"); NULL = not sent */
     uint64_t fingerprint;       /* for status ("config_fingerprint"); 0 = not sent */
     struct station_health *stations; /* locate: per-station health for status; NULL = none */
+    struct shots_progress *ranks; /* decompose = "shots": per-rank progress for status; NULL = none */
 };
 
 struct publisher {

@@ -28,6 +28,8 @@ static const char usage_text[] =
     "                          model file); print the resolved configuration and the derived\n"
     "                          quantities (stable dt, time dispersion, memory, strategy)\n"
     "  run -c FILE             run the configured job until its input ends or SIGTERM\n"
+    "                          (the rtm job on several ranks: mpirun -np N seislive run ...,\n"
+    "                          with [runtime] decompose = \"shots\"; docs/mpi.md)\n"
     "  model -c FILE -o OUT    forward-model the configured shots into the SEG-Y file OUT\n"
     "                          (several ranks: mpirun -np N seislive model ..., with\n"
     "                          [runtime] decompose = \"domain\"; docs/mpi.md)\n"
@@ -155,6 +157,17 @@ static bool domain_refused(const struct sl_config *cfg, const char *path)
     return true;
 }
 
+/* decompose = "shots" where the job has no shots: the config check refuses it, but
+ * `seislive model -c` of an rtm job's file makes a model job of it after that check. */
+static bool shots_refused(const struct sl_config *cfg, const char *path)
+{
+    if (cfg->runtime.decompose != DECOMPOSE_SHOTS || cfg->job.kind == JOB_RTM)
+        return false;
+    err_set(-EINVAL, "%s: [runtime] decompose = \"shots\" hands the shots of the rtm job out to the ranks; the %s "
+            "job has none (docs/mpi.md)", path, config_enum_name("job", "kind", cfg->job.kind));
+    return true;
+}
+
 static int cmd_check(const struct args *a)
 {
     struct sl_config cfg;
@@ -185,7 +198,7 @@ static int cmd_check(const struct args *a)
     /* What run would fail on (endpoints, paths, model file and values), then the
      * job's own derived quantities. */
     const struct job_ops *job = job_find(cfg.job.kind);
-    if (domain_refused(&cfg, a->config) || check_runnable(&cfg, out) < 0 ||
+    if (domain_refused(&cfg, a->config) || shots_refused(&cfg, a->config) || check_runnable(&cfg, out) < 0 ||
         (job && job->report && job->report(&cfg, out) < 0)) {
         fprintf(stderr, "seislive: %s\n", err_msg());
         rc = EXIT_USAGE;
@@ -217,11 +230,11 @@ static int cmd_run(const struct args *a, bool model_only)
      * job (docs/mpi.md); and each takes its own GPU by local rank unless told otherwise. */
     if (sl_mpi_size() > 1 && cfg.runtime.decompose == DECOMPOSE_NONE) {
         log_error("%s: %d MPI ranks but [runtime] decompose = \"none\": every rank would run the whole job; set "
-                  "decompose = \"domain\" or run one rank (docs/mpi.md)", a->config, sl_mpi_size());
+                  "decompose = \"domain\" (model job) or \"shots\" (rtm job), or run one rank (docs/mpi.md)", a->config, sl_mpi_size());
         config_free(&cfg);
         return EXIT_USAGE;
     }
-    if (domain_refused(&cfg, a->config)) {
+    if (domain_refused(&cfg, a->config) || shots_refused(&cfg, a->config)) {
         log_error("%s", err_msg());
         config_free(&cfg);
         return EXIT_USAGE;
@@ -255,6 +268,8 @@ static int cmd_run(const struct args *a, bool model_only)
         if (cfg.job.kind == JOB_MODEL)
             log_info("stopped by signal %d; the model job keeps no state: its output is incomplete",
                      signals_last());
+        else if (sd && sd[0] && cfg.runtime.decompose == DECOMPOSE_SHOTS && sl_mpi_rank() > 0)
+            log_info("stopped by signal %d; rank 0 saves the state in %s", signals_last(), sd);
         else if (sd && sd[0])
             log_info("stopped by signal %d; state saved in %s", signals_last(), sd);
         else

@@ -178,8 +178,8 @@ Test(mpi_check, config_refuses_what_never_runs)
     o = check("device_map = \"0,,1\"", NULL, 2);
     cr_assert_not_null(strstr(o, "device_map"), "%s", o);
     free(o);
-    o = check("decompose = \"shots\"", NULL, 2);
-    cr_assert_not_null(strstr(o, "not implemented yet"), "%s", o);
+    o = check("decompose = \"shots\"", NULL, 2); /* the model job: no shots to hand out */
+    cr_assert_not_null(strstr(o, "\"shots\" hands the shots of the rtm job out to the ranks"), "%s", o);
     free(o);
     /* the locate job has no decomposition yet: check refuses it as run does */
     char *dir = test_tmpdir();
