@@ -13,6 +13,9 @@
 #ifndef SEISLIVE_CPML_H
 #define SEISLIVE_CPML_H
 
+#include <stdint.h>
+#include <string.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -40,6 +43,27 @@ static inline CPML_HD int cpml_slab_index(int i, int npad, int wlo, int whi)
     if (i >= npad - whi)
         return i - (npad - whi) + wlo;
     return -1;
+}
+
+/* bfloat16 storage of the memory variables (wave_params.cpml_memory = BF16): the top 16
+ * bits of the fp32 value, rounded to nearest even (NaN kept quiet).  The CPU reference
+ * stores with this; the CUDA kernels with __float2bfloat16_rn, which rounds the same way
+ * (no flush to zero in this build), so both hold the same value for the same fp32. */
+static inline CPML_HD uint16_t cpml_bf16_of(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+static inline CPML_HD float cpml_bf16_val(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
 }
 
 #ifdef __cplusplus

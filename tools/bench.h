@@ -16,5 +16,6 @@ int bench_stack(int argc, char **argv);
 int bench_pipeline(int argc, char **argv);
 int bench_tdt(int argc, char **argv);
 int bench_dispersion(int argc, char **argv);
+int bench_cpml(int argc, char **argv);
 
 #endif

@@ -16,6 +16,7 @@ static const struct bench benches[] = {
     {"tdt", "time-dispersion correction: forward / inverse transform of a shot's traces on the host", bench_tdt},
     {"dispersion", "ppw for 1 % / 0.1 % per operator and order; coarsest grid and time per shot for a trace accuracy",
      bench_dispersion},
+    {"cpml", "CPML reflection per layer width, damping and memory storage (fp32 / bf16), on the CPU", bench_cpml},
     {NULL, NULL, NULL},
 };
 
@@ -26,6 +27,8 @@ static const struct {
 } bench_options[] = {
     {"stencil",
      "  --sizes N,N,...        cube edges in points (default 256,512)\n"
+     "  --grids NXxNYxNZ,...   padded grids that are not cubes (e.g. 400x400x200, the RTM reference shot)\n"
+     "  --cpml-memory LIST     fp32 and/or bf16: storage of the CPML memory, tiled rows once per storage\n"
      "  --orders O,O,...       space orders (default 2,4,8,16)\n"
      "  --operator OP          acoustic rows' derivative operator: taylor (default), optimized, implicit\n"
      "  --steps N              time steps per measurement (default 50)\n"
@@ -91,6 +94,11 @@ static const struct {
      "  --tdc none|correct|both  trade-off rows without / with the time-dispersion correction (default both)\n"
      "  --receivers N          traces per survey shot the correction transforms (default 10000)\n"
      "  --device SPEC          auto, cpu or cuda:N (default auto)\n"},
+    {"cpml",
+     "  --widths N,N,...       layer widths in cells (default 8,10,12,16,20)\n"
+     "  --reflection R,...     theoretical reflection coefficients of the damping (default 1e-4)\n"
+     "  --memory LIST          fp32 and/or bf16: storage of psi and zeta (default both)\n"
+     "  --order O              space order (default 8)\n"},
 };
 
 /* -h or --help anywhere among a benchmark's arguments. */

@@ -1,0 +1,203 @@
+/* bench_cpml — `seislive-bench cpml`: how much the CPML reflects, per layer width,
+ * theoretical reflection coefficient (the profile's damping, [propagator] pml_reflection)
+ * and storage of its memory variables (wave_params.cpml_memory), on the CPU reference.
+ *
+ *   seislive-bench cpml [--widths 8,10,12,16,20] [--reflection 1e-4,...] [--memory fp32,bf16]
+ *                       [--order 8] [--json]
+ *
+ * The measurement is tests/test_wave_physics.c's (cpml_reflection_each_face_40db): a
+ * Ricker of 15 Hz peak (fmax 37.5 Hz) at the centre of a 31^3 interior of 10 m cells at
+ * 2000 m/s, six receivers 100 m from it towards each face (50 m from the face), dt 1 ms,
+ * the window long enough to hold the wave reflected by the near face and short enough
+ * to end before the echo of the reference run's own walls; the reference is the same
+ * run in a domain 30 cells larger on every side.  Reflection = 10 log10 of the energy
+ * of (trace - reference) over the reference's, per face; the table gives the worst and
+ * the best face.  Rows with bf16 memory also give the difference of their traces from
+ * the fp32 row of the same width and coefficient (relative L2 over all six traces and
+ * in dB), the error of the storage alone.  The step's cost grows with the width (the
+ * layers' bytes: tools/bench_stencil.c's byte floor, measured there on the GPU). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/backend.h"
+#include "kernels/wave.h"
+#include "kernels/wavelet.h"
+#include "stream/error.h"
+#include "tools/bench.h"
+#include "tools/options.h"
+
+enum { NREC = 6, EXT = 30 };
+
+/* Traces (NREC x (NT + 1)) of the reflection setup with W layers (0: the large domain
+ * with rigid walls) into TR. */
+static int traces(const struct sl_device *dev, int order, int w, double refl, int mem, int nt, float *tr)
+{
+    const double c = 2000, fp = 15, h = 10;
+    struct wave_params p = {.n = {31, 31, 31}, .d = {h, h, h}, .order = order, .dt = 1e-3,
+                            .pml_reflection = refl, .f_ref = fp, .cpml_memory = mem};
+    for (int f = 0; f < 6; f++)
+        p.pml[f] = w;
+    if (w == 0)
+        for (int a = 0; a < 3; a++) {
+            p.n[a] += 2 * EXT;
+            p.o[a] = -EXT * h;
+        }
+    const size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *v = malloc(nn * sizeof *v);
+    if (!v)
+        return err_set(-ENOMEM, "out of memory");
+    for (size_t i = 0; i < nn; i++)
+        v[i] = (float)c;
+    const double src[3] = {150, 150, 150};
+    const double rec[NREC][3] = {{50, 150, 150}, {250, 150, 150}, {150, 50, 150},
+                                 {150, 250, 150}, {150, 150, 50}, {150, 150, 250}};
+    struct wave_sim *s = NULL;
+    struct wave_points *ps = NULL, *pr = NULL;
+    int rc = wave_create(dev, &p, v, &s);
+    free(v);
+    if (rc == 0)
+        rc = wave_points_create(s, src, 1, WAVE_INTERP_SINC, &ps);
+    if (rc == 0)
+        rc = wave_points_create(s, &rec[0][0], NREC, WAVE_INTERP_SINC, &pr);
+    const double t0 = wavelet_ricker_delay(fp);
+    for (int r = 0; r < NREC; r++)
+        tr[r * (nt + 1)] = 0;
+    for (int it = 0; it < nt && rc == 0; it++) {
+        float a = (float)wavelet_ricker(it * p.dt, fp, t0);
+        rc = wave_step(s);
+        if (rc == 0)
+            rc = wave_inject(s, ps, &a, 1, 1.0f, WAVE_INJECT_PHYSICAL);
+        if (rc == 0)
+            rc = wave_sample(s, pr, tr + it + 1, nt + 1, 0);
+    }
+    wave_points_destroy(ps);
+    wave_points_destroy(pr);
+    wave_destroy(s);
+    return rc;
+}
+
+/* 10 log10 of the energy of A - B over that of B, over N samples. */
+static double diff_db(const float *a, const float *b, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+        den += (double)b[i] * b[i];
+    }
+    return 10 * log10(num / den);
+}
+
+int bench_cpml(int argc, char **argv)
+{
+    int widths[16] = {8, 10, 12, 16, 20}, nw = 5, order = 8;
+    double refl[8] = {1e-4}, *rf = refl;
+    int nr = 1, mems[2] = {WAVE_CPML_MEM_FP32, WAVE_CPML_MEM_BF16}, nm = 2;
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--widths") && i + 1 < argc) {
+            if ((nw = options_ints(argv[++i], widths, 1, 16)) < 0) {
+                fprintf(stderr, "seislive-bench: --widths takes 1 to 16 whole numbers separated by commas\n");
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--reflection") && i + 1 < argc) {
+            if ((nr = options_doubles(argv[++i], rf, 1, 8)) < 0) {
+                fprintf(stderr, "seislive-bench: --reflection takes 1 to 8 numbers in (0, 1) separated by commas\n");
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--memory") && i + 1 < argc) {
+            char list[64];
+            snprintf(list, sizeof list, "%s", argv[++i]);
+            nm = 0;
+            for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+                int m = !strcmp(tok, "fp32") ? WAVE_CPML_MEM_FP32 : !strcmp(tok, "bf16") ? WAVE_CPML_MEM_BF16 : -1;
+                if (m < 0 || nm >= 2) {
+                    fprintf(stderr, "seislive-bench: --memory takes fp32 and/or bf16 (comma separated)\n");
+                    return 2;
+                }
+                mems[nm++] = m;
+            }
+        } else if (!strcmp(argv[i], "--order") && i + 1 < argc)
+            order = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--json"))
+            json = true;
+        else {
+            fprintf(stderr, "cpml: unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+    for (int w = 0; w < nw; w++)
+        if (widths[w] < 1 || widths[w] > 60) {
+            fprintf(stderr, "seislive-bench: --widths: %d: must be 1..60\n", widths[w]);
+            return 2;
+        }
+    struct sl_device dev;
+    if (backend_select("cpu", &dev) < 0) {
+        fprintf(stderr, "cpml: %s\n", err_msg());
+        return 1;
+    }
+    const double c = 2000, fp = 15;
+    const int nt = (int)((wavelet_ricker_delay(fp) + 200.0 / c + 1.2 / fp) / 1e-3);
+    const size_t ns = (size_t)NREC * (nt + 1);
+    float *ref = malloc(ns * sizeof *ref), *t32 = malloc(ns * sizeof *t32), *t = malloc(ns * sizeof *t);
+    if (!ref || !t32 || !t)
+        return 1;
+    if (traces(&dev, order, 0, 1e-4, WAVE_CPML_MEM_FP32, nt, ref) < 0) {
+        fprintf(stderr, "cpml: reference run: %s\n", err_msg());
+        return 1;
+    }
+    if (json)
+        printf("{\"bench\":\"cpml\",\"order\":%d,\"steps\":%d,\"rows\":[", order, nt);
+    else {
+        printf("CPU reference, order %d, 31^3 interior of 10 m cells, 2000 m/s, Ricker 15 Hz, %d steps of 1 ms; "
+               "reflection per face against a domain %d cells larger (dB, worst and best of the 6 faces); bf16 "
+               "rows: their traces against the fp32 row's\n\n", order, nt, EXT);
+        printf("| width | pml_reflection | memory | worst face (dB) | best face (dB) | vs fp32: rel L2 | vs fp32 (dB) |\n");
+        printf("| ---: | ---: | --- | ---: | ---: | ---: | ---: |\n");
+    }
+    int row = 0;
+    for (int w = 0; w < nw; w++)
+        for (int r = 0; r < nr; r++) {
+            bool have32 = false;
+            for (int m = 0; m < nm; m++) {
+                float *out = mems[m] == WAVE_CPML_MEM_FP32 ? t32 : t;
+                if (traces(&dev, order, widths[w], rf[r], mems[m], nt, out) < 0) {
+                    fprintf(stderr, "cpml: width %d: %s\n", widths[w], err_msg());
+                    return 1;
+                }
+                double worst = -1e9, best = 1e9;
+                for (int f = 0; f < NREC; f++) {
+                    double db = diff_db(out + f * (nt + 1), ref + f * (nt + 1), nt + 1);
+                    worst = db > worst ? db : worst;
+                    best = db < best ? db : best;
+                }
+                double rl2 = NAN, rdb = NAN;
+                if (mems[m] == WAVE_CPML_MEM_FP32)
+                    have32 = true;
+                else if (have32) {
+                    rdb = diff_db(t, t32, ns);
+                    rl2 = pow(10.0, rdb / 20.0);
+                }
+                const char *mn = mems[m] == WAVE_CPML_MEM_FP32 ? "fp32" : "bf16";
+                if (json)
+                    printf("%s{\"width\":%d,\"pml_reflection\":%g,\"memory\":\"%s\",\"worst_db\":%.2f,\"best_db\":%.2f,"
+                           "\"vs_fp32_rel_l2\":%.3g}", row ? "," : "", widths[w], rf[r], mn, worst, best,
+                           isnan(rl2) ? -1.0 : rl2);
+                else if (isnan(rl2))
+                    printf("| %d | %g | %s | %.1f | %.1f | - | - |\n", widths[w], rf[r], mn, worst, best);
+                else
+                    printf("| %d | %g | %s | %.1f | %.1f | %.2e | %.1f |\n", widths[w], rf[r], mn, worst, best, rl2,
+                           rdb);
+                fflush(stdout);
+                row++;
+            }
+        }
+    if (json)
+        printf("]}\n");
+    free(ref);
+    free(t32);
+    free(t);
+    return 0;
+}
