@@ -348,6 +348,10 @@ static void fill_stats(const struct mig *m, const struct rtm_plan *pl, int64_t i
         stats->mem_need[s] = pl->mem.need[s];
     stats->fwd_steps = m->fwd;
     stats->bwd_steps = m->bwd;
+    stats->schedule = pl->schedule;
+    stats->snaps = pl->snaps;
+    stats->image_every = m->k;
+    stats->image_cells = m->cells;
     stats->seconds = secs;
     stats->setup_s = t_sweep - t0;
     stats->sweep_fwd_s = (m->t_fwd_end > 0 ? m->t_fwd_end : t_sweep_end) - t_sweep;

@@ -182,6 +182,10 @@ struct rtm_shot_stats {
     size_t mem_need[RTM_STRATEGIES]; /* bytes each strategy would need (auto: 0) */
     long fwd_steps;         /* source-wavefield steps, recomputation included */
     long bwd_steps;         /* receiver-wavefield steps */
+    int schedule, snaps;    /* checkpoint: the schedule (enum rtm_ckpt_schedule) and its slots;
+                               random: the schedule (RTM_RANDOM_FORWARD or -1) */
+    int image_every;        /* the imaging interval the shot used (image_every, auto resolved) */
+    size_t image_cells;     /* cells of the image box */
     double seconds;         /* wall time of the migration */
     /* where it went (wall clock, device synchronised at each boundary): setup (sub-volume,
      * simulations, uploads), the sweeps (boundary and random: forward, then backward;
