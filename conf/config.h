@@ -117,7 +117,7 @@ struct rtm_conf {
     int checkpoints;        /* number of checkpoints; 0 = sqrt(nt) */
     int checkpoint_schedule;/* enum ckpt_schedule */
     int imaging;            /* enum imaging_cond */
-    int image_every;        /* steps */
+    int image_every;        /* steps; 0 = auto (kernels/rtm.h rtm_image_every_auto) */
     bool laplacian;
     double aperture;        /* m, added on each side of the receiver spread */
     int random_ramp;        /* enum random_ramp */

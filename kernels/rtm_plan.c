@@ -162,16 +162,30 @@ static int choose(struct rtm_engine *e, const struct rtm_shot *shot, int force, 
     return 0;
 }
 
+int rtm_image_every_auto(double fmax, double dt)
+{
+    if (!(fmax > 0) || !(dt > 0) || !isfinite(fmax) || !isfinite(dt))
+        return 1;
+    /* the tolerance keeps an exact ratio (1 / (2 fmax dt) = 4, say) from rounding down */
+    const double k = floor(1.0 / (2.0 * fmax * dt) * (1 + 1e-9));
+    return k < 1 ? 1 : k > 1e6 ? 1000000 : (int)k;
+}
+
+int rtm_image_every_of(int every, double fmax, double dt)
+{
+    return every > 0 ? every : rtm_image_every_auto(fmax, dt);
+}
+
 int rtm_plan_shot(struct rtm_engine *e, const struct rtm_shot *shot, int force, int force_schedule, bool diag,
                   double *t, struct rtm_plan *pl)
 {
     memset(pl, 0, sizeof *pl);
-    pl->k = e->p.image_every > 0 ? e->p.image_every : 1;
     pl->cond = e->p.imaging;
     pl->dt = e->dt;
     int rc = rtm_engine_steps(e, shot, &pl->nt, &pl->dt);
     if (rc < 0)
         return rc;
+    pl->k = rtm_image_every_of(e->p.image_every, e->fmax, pl->dt);
     if (rtm_engine_cut_record(e, shot))
         log_warn("shot %" PRId64 ": record of %g s is longer than [propagator] t_max = %g s: its first "
                  "%g s are migrated (raise t_max to use more)", shot->id, (shot->ns - 1) * shot->dt,
@@ -229,7 +243,7 @@ static int plan_only(struct rtm_engine *e, const struct rtm_shot *shot, size_t n
     }
     struct prop_params pp;
     rtm_shot_params(e, &sv, dt, &pp);
-    struct rtm_mem_input mi = {pp, e->p.random.width, nt, e->p.image_every > 0 ? e->p.image_every : 1, nkeep,
+    struct rtm_mem_input mi = {pp, e->p.random.width, nt, rtm_image_every_of(e->p.image_every, e->fmax, dt), nkeep,
                                e->p.imaging, e->p.checkpoints, e->p.checkpoint_schedule};
     struct rtm_mem mem;
     if ((rc = rtm_memory_estimate(&mi, &mem)) < 0)

@@ -10,7 +10,7 @@
  *
  *   seislive-bench rtm [--json] [--n NX NY NZ] [--pml W] [--steps N] [--rx R]
  *                      [--order K] [--d M] [--device SPEC] [--kernel auto|naive|tiled]
- *                      [--strategies a,b,...] [--image-every K] [--repeat N]
+ *                      [--strategies a,b,...] [--image-every K|auto] [--repeat N]
  *                      [--one-stream] [--imaging-scalar] [--verbose] [--physics acoustic|tti]
  *
  * --physics tti migrates the same shot through the TTI propagator (kernels/tti.h): v(z)
@@ -22,6 +22,9 @@
  * docs/TUNING.md): boundary and random step both wavefields on one CUDA stream; the
  * imaging condition accumulates one cell per thread instead of four (float4).  Neither
  * changes the image.
+ *
+ * --image-every auto images at the engine's default interval (image_every = 0:
+ * floor(1 / (2 fmax dt)), kernels/rtm.h); the tables say the interval each run used.
  *
  * --repeat N migrates the shot N times per strategy and reports the median time (and
  * the fastest and slowest); a second table splits the median run into its phases.
@@ -251,8 +254,14 @@ int bench_rtm(int argc, char **argv)
             tuning.one_stream = true;
         else if (!strcmp(argv[i], "--imaging-scalar"))
             tuning.imaging_scalar = true;
-        else if (!strcmp(argv[i], "--image-every") && i + 1 < argc)
-            every = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--image-every") && i + 1 < argc) {
+            i++;
+            every = !strcmp(argv[i], "auto") ? 0 : atoi(argv[i]);
+            if (every < 1 && strcmp(argv[i], "auto")) {
+                fprintf(stderr, "bench rtm: --image-every takes a whole number >= 1 or auto\n");
+                return 2;
+            }
+        }
         else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
             repeat = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--rx") && i + 1 < argc)
@@ -277,7 +286,7 @@ int bench_rtm(int argc, char **argv)
     int n[3];
     for (int a = 0; a < 3; a++) {
         n[a] = ntot[a] - 2 * pml;
-        if (n[a] < 8 || steps < 2 || rx < 1 || every < 1 || repeat < 1 || repeat > 99) {
+        if (n[a] < 8 || steps < 2 || rx < 1 || every < 0 || repeat < 1 || repeat > 99) {
             fprintf(stderr, "bench rtm: grid %d x %d x %d with %d-cell layers, %d steps, %d receivers: too small\n",
                     ntot[0], ntot[1], ntot[2], pml, steps, rx);
             return 2;
@@ -519,11 +528,12 @@ int bench_rtm(int argc, char **argv)
         printf("]}\n");
     } else {
         printf("rtm reference shot (%s) on %s: %d x %d x %d points at %g m including %d-cell absorbing layers, order %d, "
-               "%d steps of %.3g ms, %d x %d receivers, imaging every %d step%s, kernel %s%s%s; propagator alone: "
+               "%d steps of %.3g ms, %d x %d receivers, imaging every %d step%s%s, kernel %s%s%s; propagator alone: "
                "%.2f Gpts/s; median of %d run%s\n\n",
                tti ? "TTI: eps 0.2, delta 0.1, tilt 30 deg" : "acoustic", dev.name, ntot[0], ntot[1], ntot[2], d,
-               pml, order, steps, dt * 1e3, rx, rx, every,
-               every == 1 ? "" : "s", kernel == 1 ? "naive" : kernel == 2 ? "tiled" : "auto",
+               pml, order, steps, dt * 1e3, rx, rx, rtm_image_every_of(every, wavelet_ricker_fmax(prm.f_peak), dt),
+               rtm_image_every_of(every, wavelet_ricker_fmax(prm.f_peak), dt) == 1 ? "" : "s",
+               every ? "" : " (auto: floor(1 / (2 fmax dt)))", kernel == 1 ? "naive" : kernel == 2 ? "tiled" : "auto",
                tuning.one_stream ? ", one stream" : "", tuning.imaging_scalar ? ", scalar imaging" : "",
                rate * 1e-9, repeat, repeat == 1 ? "" : "s");
         printf("| strategy | time (s) | peak device memory (MiB) | allocated (MiB) | planned (MiB) | wavefield steps | "
