@@ -43,6 +43,7 @@ enum physics_kind { PHYSICS_ACOUSTIC, PHYSICS_TTI };
 enum decompose_kind { DECOMPOSE_NONE, DECOMPOSE_DOMAIN, DECOMPOSE_SHOTS }; /* [runtime] decompose (docs/mpi.md) */
 enum operator_kind { OPERATOR_TAYLOR, OPERATOR_OPTIMIZED, OPERATOR_IMPLICIT }; /* twin of kernels/propagator.h's enum prop_op_kind */ /* twin of kernels/propagator.h's enum prop_physics */
 enum time_dispersion_kind { TIME_DISPERSION_NONE, TIME_DISPERSION_CORRECT }; /* docs/time-dispersion.md */
+enum cpml_memory_kind { CPML_MEMORY_FP32, CPML_MEMORY_BF16 }; /* twin of kernels/wave.h's enum wave_cpml_memory */
 
 /* A list of points [[x, y, z], ...] in metres. */
 struct point_list {
@@ -101,6 +102,7 @@ struct propagator_conf {
     double operator_band;   /* fraction of the Nyquist wavenumber; 0 = the operator's default */
     int time_dispersion;    /* enum time_dispersion_kind */
     double dispersion_max;  /* warn above this phase-velocity error at fmax (fraction; 0: off) */
+    int cpml_memory;        /* enum cpml_memory_kind: storage of the CPML memory variables */
 };
 
 struct acquisition_conf {

@@ -40,6 +40,7 @@ static const char *const io_methods[] = {"auto", "uring", "pread", NULL};
 static const char *const physics_kinds[] = {"acoustic", "tti", NULL};
 static const char *const operator_kinds[] = {"taylor", "optimized", "implicit", NULL};
 static const char *const time_dispersion_kinds[] = {"none", "correct", NULL};
+static const char *const cpml_memory_kinds[] = {"fp32", "bf16", NULL};
 static const char *const decompose_kinds[] = {"none", "domain", "shots", NULL};
 static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL};
 
@@ -140,6 +141,8 @@ static const struct conf_key propagator_keys[] = {
      "none, or correct: remove the leapfrog's time dispersion (Koene et al. 2018; docs/time-dispersion.md): model, the wavelet transformed before and the traces after propagation; rtm, the wavelet and the recorded traces transformed before propagation", 0},
     {"dispersion_max", KT_DOUBLE, OFF(propagator, dispersion_max), 0, 0, 0, 0.5, NULL, "0.01", "",
      "warn when the worst-direction phase-velocity error (space and time, the configured operator and dt) of the slowest wave at the wavelet's maximum frequency exceeds this fraction; 0 = no such warning (docs/operators.md)", 0},
+    {"cpml_memory", KT_ENUM, OFF(propagator, cpml_memory), 0, 0, 0, 0, cpml_memory_kinds, "\"fp32\"", "",
+     "storage of the absorbing layers' memory variables: fp32 (the reference), or bf16 (rounded to bfloat16, half the layers' bytes per step; acoustic physics with the taylor or optimized operator, and on CUDA the tiled kernel; traces within -68 to -85 dB of fp32's, absorption unchanged: docs/PERFORMANCE.md, seislive-bench cpml)", 0},
     END};
 
 static const struct conf_key acquisition_keys[] = {
