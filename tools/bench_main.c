@@ -55,7 +55,7 @@ static const struct {
      "  --steps N              time steps (default 3000)\n"
      "  --rx N                 receivers (default 200)\n"
      "  --order O              space order (default 8)\n"
-     "  --image-every N        imaging step interval (default 1)\n"
+     "  --image-every N|auto   imaging step interval (default 1; auto: floor(1 / (2 fmax dt)))\n"
      "  --repeat N             runs per strategy, the median is shown (default 1)\n"
      "  --strategies LIST      default boundary,random,checkpoint,checkpoint-uniform,full\n"
      "  --kernel K             auto, naive or tiled (default auto)\n"
@@ -63,6 +63,7 @@ static const struct {
      "  --physics P            acoustic (default) or tti (eps 0.2, delta 0.1, 30 degree tilt)\n"
      "  --one-stream           source and receiver wavefields on one stream\n"
      "  --imaging-scalar       the scalar imaging kernel\n"
+     "  --cpml-memory M        fp32 (default) or bf16: storage of the CPML memory\n"
      "  --verbose              per-run details\n"},
     {"stack",
      "  --grids N,N,...        trial-grid edges in points (default 32,64,96,128,160)\n"

@@ -12,11 +12,15 @@
  *                      [--order K] [--d M] [--device SPEC] [--kernel auto|naive|tiled]
  *                      [--strategies a,b,...] [--image-every K|auto] [--repeat N]
  *                      [--one-stream] [--imaging-scalar] [--verbose] [--physics acoustic|tti]
+ *                      [--cpml-memory fp32|bf16]
  *
  * --physics tti migrates the same shot through the TTI propagator (kernels/tti.h): v(z)
  * is v_pz, with eps 0.2, delta 0.1, a 30 degree tilt at azimuth 20 degrees everywhere
  * (constants: the kernels read the same packed medium either way) and dt 0.9 of the
  * TTI limit (tti_dt_max) instead of the acoustic one.
+ *
+ * --cpml-memory bf16 stores the CPML memory in bfloat16 ([propagator] cpml_memory; its
+ * floor then counts 8 B per element).
  *
  * --one-stream and --imaging-scalar set the engine's tuning (struct rtm_tuning,
  * docs/TUNING.md): boundary and random step both wavefields on one CUDA stream; the
@@ -230,7 +234,7 @@ struct row {
 int bench_rtm(int argc, char **argv)
 {
     int ntot[3] = {400, 400, 200}, pml = 20, steps = 3000, rx = 200, order = 8, json = 0, kernel = 0;
-    int every = 1, repeat = 1, verbose = 0;
+    int every = 1, repeat = 1, verbose = 0, cpml_memory = WAVE_CPML_MEM_FP32;
     bool tti = false;
     struct rtm_tuning tuning = {0};
     double d = 12.5;
@@ -254,6 +258,14 @@ int bench_rtm(int argc, char **argv)
             tuning.one_stream = true;
         else if (!strcmp(argv[i], "--imaging-scalar"))
             tuning.imaging_scalar = true;
+        else if (!strcmp(argv[i], "--cpml-memory") && i + 1 < argc) {
+            i++;
+            cpml_memory = !strcmp(argv[i], "fp32") ? WAVE_CPML_MEM_FP32 : !strcmp(argv[i], "bf16") ? WAVE_CPML_MEM_BF16 : -1;
+            if (cpml_memory < 0) {
+                fprintf(stderr, "bench rtm: --cpml-memory takes fp32 or bf16\n");
+                return 2;
+            }
+        }
         else if (!strcmp(argv[i], "--image-every") && i + 1 < argc) {
             i++;
             every = !strcmp(argv[i], "auto") ? 0 : atoi(argv[i]);
@@ -313,6 +325,7 @@ int bench_rtm(int argc, char **argv)
     prm.f_peak = 10.0;
     prm.f_ref = 10.0;
     prm.prop_tuning.kernel = kernel;
+    prm.cpml_memory = cpml_memory;
     const double dd[3] = {d, d, d};
     /* TTI: the reference medium below, dt from its (smaller) limit */
     const double te = 0.2, tdl = 0.1, tth = M_PI / 6, tph = M_PI / 9;
@@ -388,6 +401,7 @@ int bench_rtm(int argc, char **argv)
     prop_params_init(&pp, n, dd, o0, dt, pml);
     pp.op.order = order;
     pp.pml_reflection = prm.pml_reflection;
+    pp.cpml_memory = cpml_memory;
     pp.f_ref = 10.0;
     pp.tuning.kernel = kernel;
     pp.physics = prm.physics;
@@ -402,7 +416,7 @@ int bench_rtm(int argc, char **argv)
     double npad = (double)ntot[0] * ntot[1] * ntot[2];
     /* the byte floor's sizes and the copy bandwidth of this device (CUDA only) */
     struct floor_in fl = {.N = npad, .I = (double)n[0] * n[1] * n[2], .C = (double)cells, .bpp = tti ? 36 : 16,
-                          .bpe = tti ? 48 : 16, .acc = 8.0 * (2 + (imaging_needs_receiver(prm.imaging) ? 1 : 0))};
+                          .bpe = tti ? 48 : cpml_memory == WAVE_CPML_MEM_BF16 ? 8 : 16, .acc = 8.0 * (2 + (imaging_needs_receiver(prm.imaging) ? 1 : 0))};
     for (int a = 0; a < 3; a++)
         fl.E += 2.0 * pml * npad / ntot[a]; /* axis a's two layers span the other two axes */
     if ((rc = shot_sizes(&dev, &pp, &pm, &fl.S, &fl.state)) < 0) {
@@ -528,14 +542,14 @@ int bench_rtm(int argc, char **argv)
         printf("]}\n");
     } else {
         printf("rtm reference shot (%s) on %s: %d x %d x %d points at %g m including %d-cell absorbing layers, order %d, "
-               "%d steps of %.3g ms, %d x %d receivers, imaging every %d step%s%s, kernel %s%s%s; propagator alone: "
+               "%d steps of %.3g ms, %d x %d receivers, imaging every %d step%s%s, kernel %s%s%s%s; propagator alone: "
                "%.2f Gpts/s; median of %d run%s\n\n",
                tti ? "TTI: eps 0.2, delta 0.1, tilt 30 deg" : "acoustic", dev.name, ntot[0], ntot[1], ntot[2], d,
                pml, order, steps, dt * 1e3, rx, rx, rtm_image_every_of(every, wavelet_ricker_fmax(prm.f_peak), dt),
                rtm_image_every_of(every, wavelet_ricker_fmax(prm.f_peak), dt) == 1 ? "" : "s",
                every ? "" : " (auto: floor(1 / (2 fmax dt)))", kernel == 1 ? "naive" : kernel == 2 ? "tiled" : "auto",
                tuning.one_stream ? ", one stream" : "", tuning.imaging_scalar ? ", scalar imaging" : "",
-               rate * 1e-9, repeat, repeat == 1 ? "" : "s");
+               cpml_memory == WAVE_CPML_MEM_BF16 ? ", bf16 CPML memory" : "", rate * 1e-9, repeat, repeat == 1 ? "" : "s");
         printf("| strategy | time (s) | peak device memory (MiB) | allocated (MiB) | planned (MiB) | wavefield steps | "
                "stencil-predicted (s) | time / predicted | note |\n");
         printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
