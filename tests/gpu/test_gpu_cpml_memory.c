@@ -10,8 +10,12 @@
  * bits (FMA contraction, the lines arrangement's summation order), and where such a
  * difference straddles a bf16 rounding boundary the stored values differ by one bf16
  * unit, 2^-8 of the value.  The memory's relative L2 difference is then 2^-8 times the
- * square root of the share of elements that straddled; it must be < 1e-3 (every
- * element off by a unit would give 3.9e-3, a wrong kernel O(1)), and it is printed. */
+ * square root of the share of elements that straddled; it must be < 1e-3 (a rounding
+ * that is not to nearest even, e.g. truncation, gives about 2^-8 / sqrt(3) = 2.3e-3
+ * over every element, a wrong kernel O(1)), and it is printed.  The random states are
+ * white noise, the worst case for such straddles (their first derivatives cancel).
+ * The kernels use psi(n+1) as stored (rounded) for d psi / dx, as the CPU reads it back:
+ * before they did, p differed from the CPU by 1.2e-4 (H100, 2026-11-24 11:05 UTC). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -163,10 +167,11 @@ static void bf16_case(int order, bool fs, bool two_d)
     double e_mem = rel_mem(sg, sc, &mp, &ndiff);
     fprintf(stderr, "gpu bf16 cpml: order %2d fs %d %s: cur %.2e prev %.2e traces %.2e memory %.2e (%zu of %zu "
             "elements differ)\n", order, fs, two_d ? "2D" : "3D", e_cur, e_prev, e_tr, e_mem, ndiff, nmem);
-    cr_assert_lt(e_cur, 1e-5);
-    cr_assert_lt(e_prev, 1e-5);
-    cr_assert_lt(e_tr, 1e-5);
-    cr_assert_lt(e_mem, 1e-3);
+    /* expect, not assert: every case runs and prints its numbers */
+    cr_expect_lt(e_cur, 1e-5, "order %d fs %d %s: p(n+1) %.3g", order, fs, two_d ? "2D" : "3D", e_cur);
+    cr_expect_lt(e_prev, 1e-5, "order %d fs %d %s: p(n) %.3g", order, fs, two_d ? "2D" : "3D", e_prev);
+    cr_expect_lt(e_tr, 1e-5, "order %d fs %d %s: traces %.3g", order, fs, two_d ? "2D" : "3D", e_tr);
+    cr_expect_lt(e_mem, 1e-3, "order %d fs %d %s: memory %.3g", order, fs, two_d ? "2D" : "3D", e_mem);
     free(st);
     free(sc);
     free(sg);
