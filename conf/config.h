@@ -103,6 +103,7 @@ struct propagator_conf {
     int time_dispersion;    /* enum time_dispersion_kind */
     double dispersion_max;  /* warn above this phase-velocity error at fmax (fraction; 0: off) */
     int cpml_memory;        /* enum cpml_memory_kind: storage of the CPML memory variables */
+    int pml_degree;         /* polynomial degree of the CPML damping profile */
 };
 
 struct acquisition_conf {

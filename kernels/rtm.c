@@ -35,6 +35,7 @@ void rtm_params_init(struct rtm_params *p)
         p->pml[f] = 20;
     p->free_surface = false;
     p->pml_reflection = 1e-4;
+    p->pml_degree = 2;
     p->f_ref = 15.0;
     p->tti_sigma = TTI_SIGMA_DEFAULT;
     p->dt = 0.0;

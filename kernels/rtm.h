@@ -129,6 +129,7 @@ struct rtm_params {
     struct prop_tuning prop_tuning;
     double tti_sigma;       /* TTI: v_sz^2 = v_pz^2 (epsilon - delta_eff) / tti_sigma (0.75) */
     int cpml_memory;        /* storage of the CPML memory (enum wave_cpml_memory; 0 fp32) */
+    int pml_degree;         /* CPML damping's polynomial degree (kernels/cpml.h); 0 = 2 */
     /* the time step (TTI: the limit is tti_dt_max_model, kernels/tti.h): dt = 0 is cfl x the largest stable dt; a dt above it is refused
      * (kernels/stability.h), the message naming it DT_NAME (NULL: "dt"; read during
      * rtm_engine_create only) */

@@ -39,6 +39,7 @@ void rtm_prop_params(const struct rtm_params *p, bool two_d, const double d[3], 
     pp->tuning = p->prop_tuning;
     pp->tti_sigma = p->tti_sigma;
     pp->cpml_memory = p->cpml_memory;
+    pp->pml_degree = p->pml_degree;
 }
 
 void rtm_shot_params(const struct rtm_engine *e, const struct subvolume *sv, double dt, struct prop_params *pp)

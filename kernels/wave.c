@@ -147,6 +147,9 @@ int wave_params_check(const struct wave_params *p)
         return err_set(-EINVAL, "wave: pml_reflection %g: must be in (0, 1)", p->pml_reflection);
     if (!(p->f_ref >= 0))
         return err_set(-EINVAL, "wave: f_ref %g: must be >= 0", p->f_ref);
+    if (p->pml_degree < 0 || p->pml_degree > CPML_DEGREE_MAX)
+        return err_set(-EINVAL, "wave: pml_degree %d: must be 1..%d (0: 2, the reference)", p->pml_degree,
+                       CPML_DEGREE_MAX);
     if (p->cpml_memory != WAVE_CPML_MEM_FP32 && p->cpml_memory != WAVE_CPML_MEM_BF16)
         return err_set(-EINVAL, "wave: cpml_memory %d: unknown (0 fp32, 1 bf16)", p->cpml_memory);
     if (p->cpml_memory == WAVE_CPML_MEM_BF16 && p->op == PROP_OP_IMPLICIT)
@@ -331,7 +334,7 @@ int wave_shell_init(struct wave_sim *s, const struct sl_device *dev, const struc
          * subdomain holding a face of the whole grid (same width, the whole model's
          * vmax_cpml) has that face's profile, bit for bit. */
         cpml_profile(np, s->L.pml[2 * a], s->L.pml[2 * a + 1], p->d[a], p->dt, vmax,
-                     p->pml_reflection, p->f_ref, s->ha[a], s->hb[a]);
+                     p->pml_reflection, p->f_ref, p->pml_degree ? p->pml_degree : 2, s->ha[a], s->hb[a]);
     }
     return 0;
 }

@@ -151,6 +151,8 @@ struct wave_params {
     struct wave_tuning tuning; /* CUDA kernel choices (ignored on the CPU) */
     int cpml_memory;        /* enum wave_cpml_memory: how psi and zeta are stored (CPU and
                                CUDA alike, so the CPU stays the reference) */
+    int pml_degree;         /* polynomial degree of the CPML damping (kernels/cpml.h), 1..6;
+                               0 = 2, the reference profile */
 };
 
 /* Storage of the CPML memory variables psi and zeta (wave_params.cpml_memory).  The

@@ -3,7 +3,10 @@
  * and storage of its memory variables (wave_params.cpml_memory), on the CPU reference.
  *
  *   seislive-bench cpml [--widths 8,10,12,16,20] [--reflection 1e-4,...] [--memory fp32,bf16]
- *                       [--order 8] [--json]
+ *                       [--degrees 2,4] [--order 8] [--json]
+ *
+ * --degrees: the damping profile's polynomial degree ([propagator] pml_degree,
+ * kernels/cpml.h; default 2, the reference).
  *
  * The setup is tests/test_wave_physics.c's (cpml_reflection_each_face_40db): a Ricker
  * of 15 Hz peak (fmax 37.5 Hz) at the centre of a 31^3 interior of 10 m cells at 2000
@@ -37,11 +40,12 @@ enum { NREC = 6 };
 
 /* Traces (NREC x (NT + 1)) of the reflection setup with W layers (0: the large domain
  * with rigid walls) into TR. */
-static int traces(const struct sl_device *dev, int order, int w, int ext, double refl, int mem, int nt, float *tr)
+static int traces(const struct sl_device *dev, int order, int w, int ext, double refl, int mem, int deg, int nt,
+                  float *tr)
 {
     const double c = 2000, fp = 15, h = 10;
     struct wave_params p = {.n = {31, 31, 31}, .d = {h, h, h}, .order = order, .dt = 1e-3,
-                            .pml_reflection = refl, .f_ref = fp, .cpml_memory = mem};
+                            .pml_reflection = refl, .f_ref = fp, .cpml_memory = mem, .pml_degree = deg};
     for (int f = 0; f < 6; f++)
         p.pml[f] = w;
     if (w == 0)
@@ -103,7 +107,7 @@ static int window_steps(int w)
 
 int bench_cpml(int argc, char **argv)
 {
-    int widths[16] = {8, 10, 12, 16, 20}, nw = 5, order = 8;
+    int widths[16] = {8, 10, 12, 16, 20}, nw = 5, order = 8, degs[8] = {2}, nd = 1;
     double refl[8] = {1e-4}, *rf = refl;
     int nr = 1, mems[2] = {WAVE_CPML_MEM_FP32, WAVE_CPML_MEM_BF16}, nm = 2;
     bool json = false;
@@ -129,6 +133,11 @@ int bench_cpml(int argc, char **argv)
                     return 2;
                 }
                 mems[nm++] = m;
+            }
+        } else if (!strcmp(argv[i], "--degrees") && i + 1 < argc) {
+            if ((nd = options_ints(argv[++i], degs, 1, 8)) < 0) {
+                fprintf(stderr, "seislive-bench: --degrees takes 1 to 8 whole numbers (1..6) separated by commas\n");
+                return 2;
             }
         } else if (!strcmp(argv[i], "--order") && i + 1 < argc)
             order = atoi(argv[++i]);
@@ -159,7 +168,7 @@ int bench_cpml(int argc, char **argv)
           *t = malloc((size_t)NREC * (ntmax + 1) * sizeof *t), *rw = malloc((size_t)NREC * (ntmax + 1) * sizeof *rw);
     if (!ref || !t32 || !t || !rw)
         return 1;
-    if (traces(&dev, order, 0, ext, 1e-4, WAVE_CPML_MEM_FP32, ntmax, ref) < 0) {
+    if (traces(&dev, order, 0, ext, 1e-4, WAVE_CPML_MEM_FP32, 2, ntmax, ref) < 0) {
         fprintf(stderr, "cpml: reference run: %s\n", err_msg());
         return 1;
     }
@@ -170,8 +179,9 @@ int bench_cpml(int argc, char **argv)
                "both echoes of the layers (inner face and outer wall); reflection per face against a domain %d "
                "cells larger (dB, worst and best of the 6 faces); bf16 rows: their traces against the fp32 row's\n\n",
                order, ext);
-        printf("| width | pml_reflection | memory | worst face (dB) | best face (dB) | vs fp32: rel L2 | vs fp32 (dB) |\n");
-        printf("| ---: | ---: | --- | ---: | ---: | ---: | ---: |\n");
+        printf("| width | degree | pml_reflection | memory | worst face (dB) | best face (dB) | vs fp32: rel L2 | "
+               "vs fp32 (dB) |\n");
+        printf("| ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n");
     }
     int row = 0;
     for (int w = 0; w < nw; w++) {
@@ -179,11 +189,12 @@ int bench_cpml(int argc, char **argv)
         const size_t ns = (size_t)NREC * (nt + 1);
         for (int f = 0; f < NREC; f++) /* the reference cut to this window */
             memcpy(rw + (size_t)f * (nt + 1), ref + (size_t)f * (ntmax + 1), (nt + 1) * sizeof *rw);
+        for (int di = 0; di < nd; di++)
         for (int r = 0; r < nr; r++) {
             bool have32 = false;
             for (int m = 0; m < nm; m++) {
                 float *out = mems[m] == WAVE_CPML_MEM_FP32 ? t32 : t;
-                if (traces(&dev, order, widths[w], 0, rf[r], mems[m], nt, out) < 0) {
+                if (traces(&dev, order, widths[w], 0, rf[r], mems[m], degs[di], nt, out) < 0) {
                     fprintf(stderr, "cpml: width %d: %s\n", widths[w], err_msg());
                     return 1;
                 }
@@ -202,14 +213,14 @@ int bench_cpml(int argc, char **argv)
                 }
                 const char *mn = mems[m] == WAVE_CPML_MEM_FP32 ? "fp32" : "bf16";
                 if (json)
-                    printf("%s{\"width\":%d,\"pml_reflection\":%g,\"memory\":\"%s\",\"worst_db\":%.2f,\"best_db\":%.2f,"
-                           "\"vs_fp32_rel_l2\":%.3g}", row ? "," : "", widths[w], rf[r], mn, worst, best,
-                           isnan(rl2) ? -1.0 : rl2);
+                    printf("%s{\"width\":%d,\"degree\":%d,\"pml_reflection\":%g,\"memory\":\"%s\",\"worst_db\":%.2f,"
+                           "\"best_db\":%.2f,\"vs_fp32_rel_l2\":%.3g}", row ? "," : "", widths[w], degs[di], rf[r], mn,
+                           worst, best, isnan(rl2) ? -1.0 : rl2);
                 else if (isnan(rl2))
-                    printf("| %d | %g | %s | %.1f | %.1f | - | - |\n", widths[w], rf[r], mn, worst, best);
+                    printf("| %d | %d | %g | %s | %.1f | %.1f | - | - |\n", widths[w], degs[di], rf[r], mn, worst, best);
                 else
-                    printf("| %d | %g | %s | %.1f | %.1f | %.2e | %.1f |\n", widths[w], rf[r], mn, worst, best, rl2,
-                           rdb);
+                    printf("| %d | %d | %g | %s | %.1f | %.1f | %.2e | %.1f |\n", widths[w], degs[di], rf[r], mn, worst,
+                           best, rl2, rdb);
                 fflush(stdout);
                 row++;
             }

@@ -99,6 +99,7 @@ static const struct {
      "  --widths N,N,...       layer widths in cells (default 8,10,12,16,20)\n"
      "  --reflection R,...     theoretical reflection coefficients of the damping (default 1e-4)\n"
      "  --memory LIST          fp32 and/or bf16: storage of psi and zeta (default both)\n"
+     "  --degrees N,N,...      polynomial degrees of the damping profile (default 2)\n"
      "  --order O              space order (default 8)\n"},
 };
 
