@@ -144,7 +144,7 @@ static const struct conf_key propagator_keys[] = {
     {"dispersion_max", KT_DOUBLE, OFF(propagator, dispersion_max), 0, 0, 0, 0.5, NULL, "0.01", "",
      "warn when the worst-direction phase-velocity error (space and time, the configured operator and dt) of the slowest wave at the wavelet's maximum frequency exceeds this fraction; 0 = no such warning (docs/operators.md)", 0},
     {"cpml_memory", KT_ENUM, OFF(propagator, cpml_memory), 0, 0, 0, 0, cpml_memory_kinds, "\"fp32\"", "",
-     "storage of the absorbing layers' memory variables: fp32 (the reference), or bf16 (rounded to bfloat16, half the layers' bytes per step; acoustic physics with the taylor or optimized operator, and on CUDA the tiled kernel; traces within -61 to -72 dB of fp32's, which leaves 20 layers at -62 instead of -65 dB of reflection: docs/model.md, seislive-bench cpml)", 0},
+     "storage of the absorbing layers' memory variables: fp32 (the reference), or bf16 (rounded to bfloat16, half the layers' bytes per step; acoustic physics with the taylor or optimized operator, and on CUDA the tiled kernel; traces within -61 to -72 dB of fp32's, which leaves 20 layers at -62 instead of -65 dB of reflection; measured 1-2 % faster at orders 4-8 on the H100, slower at 16: docs/model.md)", 0},
     END};
 
 static const struct conf_key acquisition_keys[] = {
