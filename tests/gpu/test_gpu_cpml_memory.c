@@ -15,7 +15,8 @@
  * over every element, a wrong kernel O(1)), and it is printed.  The random states are
  * white noise, the worst case for such straddles (their first derivatives cancel).
  * The kernels use psi(n+1) as stored (rounded) for d psi / dx, as the CPU reads it back:
- * before they did, p differed from the CPU by 1.2e-4 (H100, 2026-11-24 11:05 UTC). */
+ * before they did, p differed from the CPU by 1.2e-4 (H100, the first GPU batch of
+ * 2026-11-24). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
