@@ -1,5 +1,7 @@
 /* The CUDA propagator with bf16 CPML memory (wave_params.cpml_memory = BF16, the lines
- * arrangement of the tiled kernel) against the CPU reference with the same storage, on
+ * arrangement of the tiled kernel), and with the damping profile of degree 4
+ * (wave_params.pml_degree, fp32 and bf16), against the CPU reference with the same
+ * storage and profile, on
  * random models and random states (both time levels random, the memory random bf16
  * values), odd grid sizes, orders 2, 4, 8, 16, with and without a free surface, 3D and
  * 2D, 12 steps with injection and sampling.
@@ -88,14 +90,17 @@ static double rel_mem(const char *a, const char *b, const struct parts *m, size_
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-static void bf16_case(int order, bool fs, bool two_d)
+/* MEM: enum wave_cpml_memory; DEGREE: the damping profile's degree (kernels/cpml.h). */
+static void mem_case(int order, bool fs, bool two_d, int mem, int degree)
 {
+    const bool h16 = mem == WAVE_CPML_MEM_BF16;
     struct sl_device cpu, gpu;
     cr_assert_eq(backend_select("cpu", &cpu), 0);
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
     struct wave_params p = {.n = {37, 29, 23}, .d = {10, 12, 9}, .order = order, .dt = 5e-4,
                             .pml = {7, 9, 8, 6, fs ? 0 : 10, 5}, .pml_reflection = 1e-4, .f_ref = 12,
-                            .free_surface = fs, .kernel = WAVE_KERNEL_TILED, .cpml_memory = WAVE_CPML_MEM_BF16};
+                            .free_surface = fs, .kernel = WAVE_KERNEL_TILED, .cpml_memory = mem,
+                            .pml_degree = degree};
     if (two_d) {
         p.n[1] = 1;
         p.pml[2] = p.pml[3] = 0;
@@ -103,7 +108,7 @@ static void bf16_case(int order, bool fs, bool two_d)
     }
     size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
     float *v = malloc(nn * sizeof *v);
-    srand(order + 100 * fs + 1000 * two_d + 7);
+    srand(order + 100 * fs + 1000 * two_d + 10000 * degree + 7);
     for (size_t i = 0; i < nn; i++)
         v[i] = 1500.0f + 1500.0f * (frand() + 0.5f);
     struct wave_sim *c, *g;
@@ -111,9 +116,9 @@ static void bf16_case(int order, bool fs, bool two_d)
     cr_assert_eq(wave_create(&gpu, &p, v, &g), 0, "%s", err_msg());
     char desc[160];
     wave_describe_kernel(g, desc, sizeof desc);
-    cr_assert(strstr(desc, "CPML lines bf16") != NULL, "order %d: ran [%s]", order, desc);
+    cr_assert(strstr(desc, h16 ? "CPML lines bf16" : "CPML lines") != NULL, "order %d: ran [%s]", order, desc);
     wave_describe_kernel(c, desc, sizeof desc);
-    cr_assert(strstr(desc, "bf16 memory") != NULL, "CPU: [%s]", desc);
+    cr_assert_eq(strstr(desc, "bf16 memory") != NULL, h16, "CPU: [%s]", desc);
     /* a random state: fields random on the padded grid (zero halo), memory random bf16 */
     const struct wave_layout *L = wave_layout(c);
     size_t sb = wave_state_bytes(c);
@@ -130,8 +135,12 @@ static void bf16_case(int order, bool fs, bool two_d)
     struct parts mp = mem_parts(c);
     for (int k = 0; k < mp.n; k++) {
         uint16_t *h = (uint16_t *)(st + mp.off[k]);
+        float *f = (float *)(st + mp.off[k]);
         for (size_t e = 0; e < mp.count[k]; e++)
-            h[e] = cpml_bf16_of(1e-3f * frand());
+            if (h16)
+                h[e] = cpml_bf16_of(1e-3f * frand());
+            else
+                f[e] = 1e-3f * frand();
     }
     cr_assert_eq(wave_state_load(c, st, false), 0);
     cr_assert_eq(wave_state_load(g, st, false), 0, "%s", err_msg());
@@ -165,14 +174,19 @@ static void bf16_case(int order, bool fs, bool two_d)
     size_t ndiff = 0, nmem = 0;
     for (int k = 0; k < mp.n; k++)
         nmem += mp.count[k];
-    double e_mem = rel_mem(sg, sc, &mp, &ndiff);
-    fprintf(stderr, "gpu bf16 cpml: order %2d fs %d %s: cur %.2e prev %.2e traces %.2e memory %.2e (%zu of %zu "
-            "elements differ)\n", order, fs, two_d ? "2D" : "3D", e_cur, e_prev, e_tr, e_mem, ndiff, nmem);
+    double e_mem = h16 ? rel_mem(sg, sc, &mp, &ndiff)
+                       : rel((const float *)(sg + mp.off[0]), (const float *)(sc + mp.off[0]), nmem);
+    if (!h16) /* the parts lie one after another from the first */
+        for (size_t e = 0; e < nmem; e++)
+            ndiff += memcmp(sg + mp.off[0] + 4 * e, sc + mp.off[0] + 4 * e, 4) != 0;
+    fprintf(stderr, "gpu %s cpml, degree %d: order %2d fs %d %s: cur %.2e prev %.2e traces %.2e memory %.2e (%zu of "
+            "%zu elements differ)\n", h16 ? "bf16" : "fp32", degree, order, fs, two_d ? "2D" : "3D", e_cur, e_prev,
+            e_tr, e_mem, ndiff, nmem);
     /* expect, not assert: every case runs and prints its numbers */
     cr_expect_lt(e_cur, 1e-5, "order %d fs %d %s: p(n+1) %.3g", order, fs, two_d ? "2D" : "3D", e_cur);
     cr_expect_lt(e_prev, 1e-5, "order %d fs %d %s: p(n) %.3g", order, fs, two_d ? "2D" : "3D", e_prev);
     cr_expect_lt(e_tr, 1e-5, "order %d fs %d %s: traces %.3g", order, fs, two_d ? "2D" : "3D", e_tr);
-    cr_expect_lt(e_mem, 1e-3, "order %d fs %d %s: memory %.3g", order, fs, two_d ? "2D" : "3D", e_mem);
+    cr_expect_lt(e_mem, h16 ? 1e-3 : 1e-5, "order %d fs %d %s: memory %.3g", order, fs, two_d ? "2D" : "3D", e_mem);
     free(st);
     free(sc);
     free(sg);
@@ -192,7 +206,21 @@ Test(gpu_cpml_memory, bf16_matches_cpu_reference, .timeout = 300)
     for (int o = 0; o < 4; o++)
         for (int fs = 0; fs < 2; fs++)
             for (int d2 = 0; d2 < 2; d2++)
-                bf16_case(orders[o], fs, d2);
+                mem_case(orders[o], fs, d2, WAVE_CPML_MEM_BF16, 2);
+}
+
+/* The damping degree changes only the profiles, computed on the host for both devices:
+ * degree 4 (fp32 memory) against the CPU to 1e-5 over the whole state, as for the
+ * default degree (tests/gpu/test_gpu_wave.c), and with bf16 memory as above. */
+Test(gpu_cpml_memory, degree_4_matches_cpu_reference, .timeout = 120)
+{
+    GPU_REQUIRED();
+    const int orders[2] = {4, 8};
+    for (int o = 0; o < 2; o++)
+        for (int d2 = 0; d2 < 2; d2++) {
+            mem_case(orders[o], d2, d2, WAVE_CPML_MEM_FP32, 4);
+            mem_case(orders[o], d2, d2, WAVE_CPML_MEM_BF16, 4);
+        }
 }
 
 /* The arrangements that do not hold bf16 memory refuse it at create, naming why. */
