@@ -723,6 +723,16 @@ static int validate_cross(const struct sl_config *cfg)
     if (!device_spec_valid(cfg->runtime.device))
         return cross_error(cfg, "runtime.device", "\"%s\" is not \"auto\", \"cpu\" or \"cuda:N\"",
                            cfg->runtime.device);
+    const struct propagator_conf *pc = &cfg->propagator;
+    if (pc->cpml_memory == CPML_MEMORY_BF16 && pc->physics == PHYSICS_TTI)
+        return cross_error(cfg, "propagator.cpml_memory", "\"bf16\" is for the acoustic propagator; physics "
+                           "\"tti\" keeps fp32 memory");
+    if (pc->cpml_memory == CPML_MEMORY_BF16 && pc->op == OPERATOR_IMPLICIT)
+        return cross_error(cfg, "propagator.cpml_memory", "\"bf16\" is for the explicit operators (taylor, "
+                           "optimized); the implicit operator keeps fp32 memory");
+    if (pc->cpml_memory == CPML_MEMORY_BF16 && pc->kernel == KERNEL_NAIVE)
+        return cross_error(cfg, "propagator.cpml_memory", "\"bf16\" runs in the tiled CUDA kernel's CPML "
+                           "arrangement; kernel \"naive\" keeps fp32 memory");
     return check_ranks(cfg);
 }
 

@@ -44,6 +44,7 @@ enum decompose_kind { DECOMPOSE_NONE, DECOMPOSE_DOMAIN, DECOMPOSE_SHOTS }; /* [r
 enum halo_transport { HALO_AUTO, HALO_NCCL, HALO_STAGED }; /* [runtime] halo_transport (docs/mpi.md) */
 enum operator_kind { OPERATOR_TAYLOR, OPERATOR_OPTIMIZED, OPERATOR_IMPLICIT }; /* twin of kernels/propagator.h's enum prop_op_kind */ /* twin of kernels/propagator.h's enum prop_physics */
 enum time_dispersion_kind { TIME_DISPERSION_NONE, TIME_DISPERSION_CORRECT }; /* docs/time-dispersion.md */
+enum cpml_memory_kind { CPML_MEMORY_FP32, CPML_MEMORY_BF16 }; /* twin of kernels/wave.h's enum wave_cpml_memory */
 
 /* A list of points [[x, y, z], ...] in metres. */
 struct point_list {
@@ -102,6 +103,8 @@ struct propagator_conf {
     double operator_band;   /* fraction of the Nyquist wavenumber; 0 = the operator's default */
     int time_dispersion;    /* enum time_dispersion_kind */
     double dispersion_max;  /* warn above this phase-velocity error at fmax (fraction; 0: off) */
+    int cpml_memory;        /* enum cpml_memory_kind: storage of the CPML memory variables */
+    int pml_degree;         /* polynomial degree of the CPML damping profile */
 };
 
 struct acquisition_conf {
@@ -118,7 +121,7 @@ struct rtm_conf {
     int checkpoints;        /* number of checkpoints; 0 = sqrt(nt) */
     int checkpoint_schedule;/* enum ckpt_schedule */
     int imaging;            /* enum imaging_cond */
-    int image_every;        /* steps */
+    int image_every;        /* steps; 0 = auto (kernels/rtm.h rtm_image_every_auto) */
     bool laplacian;
     double aperture;        /* m, added on each side of the receiver spread */
     int random_ramp;        /* enum random_ramp */

@@ -46,6 +46,8 @@ static int to_wave(const struct prop_params *p, struct wave_params *wp)
     wp->pml_reflection = p->pml_reflection;
     wp->f_ref = p->f_ref;
     wp->kernel = p->tuning.kernel;
+    wp->cpml_memory = p->cpml_memory;
+    wp->pml_degree = p->pml_degree;
     return 0;
 }
 

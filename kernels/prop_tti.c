@@ -59,6 +59,9 @@ static int to_wave(const struct prop_params *p, struct wave_params *wp)
     wp->vmax_cpml = p->vmax_cpml;
     wp->pml_reflection = p->pml_reflection;
     wp->f_ref = p->f_ref;
+    wp->pml_degree = p->pml_degree;
+    if (p->cpml_memory != 0)
+        return err_set(-ENOTSUP, "tti: bf16 CPML memory is for the acoustic propagator; TTI keeps fp32");
     return 0;
 }
 

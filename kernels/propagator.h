@@ -112,6 +112,9 @@ struct prop_params {
     struct prop_tuning tuning;
     double tti_sigma;           /* TTI: v_sz^2 = v_pz^2 (epsilon - delta_eff) / tti_sigma (> 0;
                                    prop_params_init: 0.75); ignored by other physics */
+    int cpml_memory;            /* acoustic: storage of the CPML memory, enum wave_cpml_memory
+                                   (kernels/wave.h; 0 fp32, the reference); TTI: 0 only */
+    int pml_degree;             /* CPML damping's polynomial degree (kernels/cpml.h); 0 = 2 */
 };
 
 /* The earth model on the interior grid (host memory, x fastest, n[0] n[1] n[2]). */

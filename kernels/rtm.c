@@ -35,6 +35,7 @@ void rtm_params_init(struct rtm_params *p)
         p->pml[f] = 20;
     p->free_surface = false;
     p->pml_reflection = 1e-4;
+    p->pml_degree = 2;
     p->f_ref = 15.0;
     p->tti_sigma = TTI_SIGMA_DEFAULT;
     p->dt = 0.0;
@@ -48,7 +49,7 @@ void rtm_params_init(struct rtm_params *p)
     p->checkpoints = 0;
     p->checkpoint_schedule = RTM_CKPT_BINOMIAL;
     p->imaging = IMAGING_XCORR;
-    p->image_every = 1;
+    p->image_every = 0; /* auto: rtm_image_every_auto */
     p->aperture = 1000.0;
     p->memory_budget = 0.0;
     p->random.ramp = RB_RAMP_EXPONENTIAL;
@@ -222,6 +223,14 @@ int rtm_engine_create(const struct rtm_params *p, const struct sl_device *dev, c
         rtm_engine_destroy(e);
         return rc;
     }
+    const int k = rtm_image_every_of(p->image_every, e->fmax, e->dt);
+    if (p->image_every > 0)
+        log_info("rtm: imaging every %d step%s (image_every as given; auto would take %d: 1 / (2 fmax dt), fmax "
+                 "%.4g Hz, dt %.4g ms)", k, k == 1 ? "" : "s", rtm_image_every_auto(e->fmax, e->dt), e->fmax,
+                 e->dt * 1e3);
+    else
+        log_info("rtm: imaging every %d step%s (image_every = 0, auto: the image's Nyquist, k = floor(1 / (2 fmax "
+                 "dt)) with the wavelet's fmax %.4g Hz and dt %.4g ms)", k, k == 1 ? "" : "s", e->fmax, e->dt * 1e3);
     *out = e;
     return 0;
 }
@@ -366,6 +375,19 @@ static int finish(struct mig *m, const struct rtm_plan *pl, float *image, float 
         rc = dev_copy(m->dev, image, m->acc.num, fb, DEV_D2H, NULL);
     if (rc == 0 && illum)
         rc = dev_copy(m->dev, illum, m->acc.ill_s, fb, DEV_D2H, NULL);
+    /* Imaged every k steps, each sample stands for k of them (rtm_image_every_auto):
+     * the raw sums, the cross-correlation image and the illumination, get weight k, so
+     * their amplitude does not depend on the interval.  The normalized images are ratios
+     * of such sums and need none.  k = 1: nothing changes. */
+    if (rc == 0 && m->k > 1) {
+        const float w = (float)m->k;
+        if (image && m->cond == IMAGING_XCORR)
+            for (size_t i = 0; i < m->cells; i++)
+                image[i] *= w;
+        if (illum)
+            for (size_t i = 0; i < m->cells; i++)
+                illum[i] *= w;
+    }
     return rc;
 }
 
@@ -389,6 +411,10 @@ static void fill_stats(const struct mig *m, const struct rtm_plan *pl, int64_t i
         stats->mem_need[s] = pl->mem.need[s];
     stats->fwd_steps = m->fwd;
     stats->bwd_steps = m->bwd;
+    stats->schedule = pl->schedule;
+    stats->snaps = pl->snaps;
+    stats->image_every = m->k;
+    stats->image_cells = m->cells;
     stats->seconds = secs;
     stats->setup_s = t_sweep - t0;
     stats->sweep_fwd_s = (m->t_fwd_end > 0 ? m->t_fwd_end : t_sweep_end) - t_sweep;

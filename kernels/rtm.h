@@ -128,6 +128,8 @@ struct rtm_params {
     double f_ref;           /* Hz: CPML reference frequency (the Ricker peak) */
     struct prop_tuning prop_tuning;
     double tti_sigma;       /* TTI: v_sz^2 = v_pz^2 (epsilon - delta_eff) / tti_sigma (0.75) */
+    int cpml_memory;        /* storage of the CPML memory (enum wave_cpml_memory; 0 fp32) */
+    int pml_degree;         /* CPML damping's polynomial degree (kernels/cpml.h); 0 = 2 */
     /* the time step (TTI: the limit is tti_dt_max_model, kernels/tti.h): dt = 0 is cfl x the largest stable dt; a dt above it is refused
      * (kernels/stability.h), the message naming it DT_NAME (NULL: "dt"; read during
      * rtm_engine_create only) */
@@ -154,7 +156,7 @@ struct rtm_params {
     int checkpoints;        /* checkpoint snaps; 0 = ceil(sqrt(nt + 1)) */
     int checkpoint_schedule;/* enum rtm_ckpt_schedule */
     int imaging;            /* enum imaging_cond_kind (kernels/imaging.h) */
-    int image_every;        /* steps */
+    int image_every;        /* steps; 0 = auto: rtm_image_every_auto (the image's Nyquist) */
     double aperture;        /* m, added on each side of the receiver spread */
     double memory_budget;   /* MiB one shot may use; 0 = 90 % of the device's free memory */
     struct rtm_random random;
@@ -182,6 +184,10 @@ struct rtm_shot_stats {
     size_t mem_need[RTM_STRATEGIES]; /* bytes each strategy would need (auto: 0) */
     long fwd_steps;         /* source-wavefield steps, recomputation included */
     long bwd_steps;         /* receiver-wavefield steps */
+    int schedule, snaps;    /* checkpoint: the schedule (enum rtm_ckpt_schedule) and its slots;
+                               random: the schedule (RTM_RANDOM_FORWARD or -1) */
+    int image_every;        /* the imaging interval the shot used (image_every, auto resolved) */
+    size_t image_cells;     /* cells of the image box */
     double seconds;         /* wall time of the migration */
     /* where it went (wall clock, device synchronised at each boundary): setup (sub-volume,
      * simulations, uploads), the sweeps (boundary and random: forward, then backward;
@@ -285,6 +291,20 @@ int rtm_engine_memory(struct rtm_engine *e, const struct rtm_shot *shot, size_t 
 /* The strategy auto would pick for SHOT under the engine's budget (memory_budget or the
  * device's free memory); -ENOMEM when none fits. */
 int rtm_engine_pick(struct rtm_engine *e, const struct rtm_shot *shot, int *strategy);
+
+/* The imaging interval of image_every = 0 (auto): the largest K with K DT <= 1 / (2 FMAX),
+ * at least 1.  Why: the image is the time integral of u q, and u and q both hold
+ * frequencies up to FMAX (the wavelet's maximum frequency), so their product holds
+ * frequencies up to 2 FMAX; a sum of samples every K DT equals the integral when the
+ * product has nothing at the sampling rate 1 / (K DT) and its multiples (they alias
+ * onto zero frequency, the image), i.e. when 1 / (K DT) >= 2 FMAX.  FMAX is where the
+ * wavelet's spectrum falls to 3 % of its peak (kernels/wavelet.h), so the content left
+ * at 2 FMAX is small (tests/test_rtm_strategies.c measures the images' convergence).
+ * The image and the illumination are then summed with weight K (each sample stands for
+ * K steps), so their amplitude does not depend on the interval. */
+int rtm_image_every_auto(double fmax, double dt);
+/* The interval a shot uses: EVERY when > 0 (given explicitly, it wins), else the auto one. */
+int rtm_image_every_of(int every, double fmax, double dt);
 
 /* Force the strategy of the next shots (tests, benchmark): RTM_* of enum
  * rtm_strategy_kind; RTM_AUTO restores the configured choice. */

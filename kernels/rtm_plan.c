@@ -38,6 +38,8 @@ void rtm_prop_params(const struct rtm_params *p, bool two_d, const double d[3], 
     pp->f_ref = p->f_ref;
     pp->tuning = p->prop_tuning;
     pp->tti_sigma = p->tti_sigma;
+    pp->cpml_memory = p->cpml_memory;
+    pp->pml_degree = p->pml_degree;
 }
 
 void rtm_shot_params(const struct rtm_engine *e, const struct subvolume *sv, double dt, struct prop_params *pp)
@@ -162,6 +164,20 @@ static int choose(struct rtm_engine *e, const struct rtm_shot *shot, int force, 
     return 0;
 }
 
+int rtm_image_every_auto(double fmax, double dt)
+{
+    if (!(fmax > 0) || !(dt > 0) || !isfinite(fmax) || !isfinite(dt))
+        return 1;
+    /* the tolerance keeps an exact ratio (1 / (2 fmax dt) = 4, say) from rounding down */
+    const double k = floor(1.0 / (2.0 * fmax * dt) * (1 + 1e-9));
+    return k < 1 ? 1 : k > 1e6 ? 1000000 : (int)k;
+}
+
+int rtm_image_every_of(int every, double fmax, double dt)
+{
+    return every > 0 ? every : rtm_image_every_auto(fmax, dt);
+}
+
 /* The largest velocity of the sub-volume as the propagator finds it for its CPML (a
  * float maximum): a decomposed shot's subdomains take it, so their layers are the whole's. */
 static double vmax_of(const float *v, size_t n)
@@ -177,12 +193,12 @@ static int plan_local(struct rtm_engine *e, const struct rtm_shot *shot, int for
                       double *t, struct rtm_plan *pl)
 {
     memset(pl, 0, sizeof *pl);
-    pl->k = e->p.image_every > 0 ? e->p.image_every : 1;
     pl->cond = e->p.imaging;
     pl->dt = e->dt;
     int rc = rtm_engine_steps(e, shot, &pl->nt, &pl->dt);
     if (rc < 0)
         return rc;
+    pl->k = rtm_image_every_of(e->p.image_every, e->fmax, pl->dt);
     if (rtm_engine_cut_record(e, shot))
         log_warn("shot %" PRId64 ": record of %g s is longer than [propagator] t_max = %g s: its first "
                  "%g s are migrated (raise t_max to use more)", shot->id, (shot->ns - 1) * shot->dt,
@@ -271,7 +287,7 @@ static int plan_only(struct rtm_engine *e, const struct rtm_shot *shot, size_t n
     }
     struct prop_params pp;
     rtm_shot_params(e, &sv, dt, &pp);
-    struct rtm_mem_input mi = {pp, e->p.random.width, nt, e->p.image_every > 0 ? e->p.image_every : 1, nkeep,
+    struct rtm_mem_input mi = {pp, e->p.random.width, nt, rtm_image_every_of(e->p.image_every, e->fmax, dt), nkeep,
                                e->p.imaging, e->p.checkpoints, e->p.checkpoint_schedule};
     struct rtm_mem mem;
     if ((rc = rtm_memory_estimate(&mi, &mem)) < 0)

@@ -147,6 +147,14 @@ int wave_params_check(const struct wave_params *p)
         return err_set(-EINVAL, "wave: pml_reflection %g: must be in (0, 1)", p->pml_reflection);
     if (!(p->f_ref >= 0))
         return err_set(-EINVAL, "wave: f_ref %g: must be >= 0", p->f_ref);
+    if (p->pml_degree < 0 || p->pml_degree > CPML_DEGREE_MAX)
+        return err_set(-EINVAL, "wave: pml_degree %d: must be 1..%d (0: 2, the reference)", p->pml_degree,
+                       CPML_DEGREE_MAX);
+    if (p->cpml_memory != WAVE_CPML_MEM_FP32 && p->cpml_memory != WAVE_CPML_MEM_BF16)
+        return err_set(-EINVAL, "wave: cpml_memory %d: unknown (0 fp32, 1 bf16)", p->cpml_memory);
+    if (p->cpml_memory == WAVE_CPML_MEM_BF16 && p->op == PROP_OP_IMPLICIT)
+        return err_set(-EINVAL, "wave: bf16 CPML memory is for the explicit operators (taylor, optimized); the "
+                       "implicit operator keeps fp32");
     int rc = check_faces(p);
     if (rc == 0 && p->op == PROP_OP_IMPLICIT)
         rc = implicit_params_check(p);
@@ -326,7 +334,7 @@ int wave_shell_init(struct wave_sim *s, const struct sl_device *dev, const struc
          * subdomain holding a face of the whole grid (same width, the whole model's
          * vmax_cpml) has that face's profile, bit for bit. */
         cpml_profile(np, s->L.pml[2 * a], s->L.pml[2 * a + 1], p->d[a], p->dt, vmax,
-                     p->pml_reflection, p->f_ref, s->ha[a], s->hb[a]);
+                     p->pml_reflection, p->f_ref, p->pml_degree ? p->pml_degree : 2, s->ha[a], s->hb[a]);
     }
     return 0;
 }
@@ -600,9 +608,26 @@ bool wave_cpml_enabled(const struct wave_sim *s) { return s->cpml_on; }
 
 /* ---- CPU reference step ----------------------------------------------------------------- */
 
+/* Element E of CPML memory BASE (psi or zeta of an axis), stored as fp32 or, with H
+ * (wave_params.cpml_memory = BF16), as bfloat16 in the first half of the buffer; the
+ * arithmetic is fp32 either way.  Loops branch on H once per row (-O3 unswitches them),
+ * so the fp32 path is the arithmetic it always was. */
+static inline float mem_ld(const float *base, size_t e, bool h)
+{
+    return h ? cpml_bf16_val(((const uint16_t *)base)[e]) : base[e];
+}
+static inline void mem_st(float *base, size_t e, float v, bool h)
+{
+    if (h)
+        ((uint16_t *)base)[e] = cpml_bf16_of(v);
+    else
+        base[e] = v;
+}
+
 /* psi <- b psi + a dp/dx_a over the layers of every axis (from p(n)). */
 static void psi_update_cpu(struct wave_sim *s)
 {
+    const bool h16 = s->p.cpml_memory == WAVE_CPML_MEM_BF16;
     const struct wave_layout *L = &s->L;
     const float *p = s->cur;
     const size_t st[3] = {1, L->stride_y, L->stride_z};
@@ -633,18 +658,18 @@ static void psi_update_cpu(struct wave_sim *s)
                         for (int l = 1; l <= r; l++)
                             d1 += c1[l] * (p[c + l] - p[c - l]);
                         size_t e = wave_slab_elem(L, 0, i, j, k, cpml_slab_index(i, L->npad[0], L->pml[0], L->pml[1]));
-                        psi[e] = pb[i] * psi[e] + pa[i] * d1;
+                        mem_st(psi, e, pb[i] * mem_ld(psi, e, h16) + pa[i] * d1, h16);
                     }
                 } else {
                     const int x = a == 1 ? j : k;
                     const float av = pa[x], bv = pb[x];
-                    float *ps = psi + wave_slab_elem(L, a, 0, j, k, js);
+                    const size_t e0 = wave_slab_elem(L, a, 0, j, k, js);
                     for (int i = 0; i < L->npad[0]; i++) {
                         size_t c = row + i;
                         float d1 = 0;
                         for (int l = 1; l <= r; l++)
                             d1 += c1[l] * (p[c + l * st[a]] - p[c - l * st[a]]);
-                        ps[i] = bv * ps[i] + av * d1;
+                        mem_st(psi, e0 + i, bv * mem_ld(psi, e0 + i, h16) + av * d1, h16);
                     }
                 }
             }
@@ -689,6 +714,7 @@ static void pml_row(struct wave_sim *s, const float *p, float *q, int j, int k, 
     const size_t sst[3] = {1, (size_t)L->npad[0], (size_t)L->npad[0] * L->npad[1]};
     const size_t row = (size_t)(k + L->halo) * L->stride_z + (size_t)(j + L->pad_off[1]) * L->stride_y + L->halo;
     const int r = s->r;
+    const bool h16 = s->p.cpml_memory == WAVE_CPML_MEM_BF16;
     float cu[WAVE_ORDER_MAX / 2 + 1], cd[WAVE_ORDER_MAX / 2 + 1];
     size_t ou[WAVE_ORDER_MAX / 2 + 1], od[WAVE_ORDER_MAX / 2 + 1];
     for (int i = i0; i < i1; i++)
@@ -711,19 +737,20 @@ static void pml_row(struct wave_sim *s, const float *p, float *q, int j, int k, 
         }
         dpsi_taps(s, a, x, js, sst[a], cu, cd, ou, od);
         const float av = s->pa[a][x], bv = s->pb[a][x];
-        const float *psi = s->psi[a] + wave_slab_elem(L, a, 0, j, k, js);
-        float *zeta = s->zeta[a] + wave_slab_elem(L, a, 0, j, k, js);
+        const float *psi = s->psi[a];
+        float *zeta = s->zeta[a];
+        const size_t e0 = wave_slab_elem(L, a, 0, j, k, js);
         for (int i = i0; i < i1; i++) {
-            size_t c = row + i;
+            size_t c = row + i, e = e0 + i;
             float d2 = c2[0] * p[c];
             float dpsi = 0;
             for (int l = 1; l <= r; l++) {
                 d2 += c2[l] * (p[c + l * st[a]] + p[c - l * st[a]]);
-                dpsi += cu[l] * psi[i + ou[l]] - cd[l] * psi[i - od[l]];
+                dpsi += cu[l] * mem_ld(psi, e + ou[l], h16) - cd[l] * mem_ld(psi, e - od[l], h16);
             }
             float t = d2 + dpsi;
-            float z = bv * zeta[i] + av * t;
-            zeta[i] = z;
+            float z = bv * mem_ld(zeta, e, h16) + av * t;
+            mem_st(zeta, e, z, h16);
             lap[i] += t + z;
         }
     }
@@ -742,10 +769,10 @@ static void pml_row(struct wave_sim *s, const float *p, float *q, int j, int k, 
             const float *psi = s->psi[0];
             float dpsi = 0;
             for (int l = 1; l <= r; l++)
-                dpsi += cu[l] * psi[e + ou[l]] - cd[l] * psi[e - od[l]];
+                dpsi += cu[l] * mem_ld(psi, e + ou[l], h16) - cd[l] * mem_ld(psi, e - od[l], h16);
             float t = d2 + dpsi;
-            float z = s->pb[0][i] * s->zeta[0][e] + s->pa[0][i] * t;
-            s->zeta[0][e] = z;
+            float z = s->pb[0][i] * mem_ld(s->zeta[0], e, h16) + s->pa[0][i] * t;
+            mem_st(s->zeta[0], e, z, h16);
             lap[i] += t + z;
         }
         q[c] = 2.0f * p[c] - q[c] + s->vel[c] * lap[i];
@@ -1330,7 +1357,8 @@ void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len)
         return;
     }
 #endif
-    snprintf(buf, len, "CPU reference (OpenMP)%s, CPML %s", wave_is_2d(s) ? ", 2D" : "", s->cpml_on ? "on" : "off");
+    snprintf(buf, len, "CPU reference (OpenMP)%s, CPML %s", wave_is_2d(s) ? ", 2D" : "",
+             !s->cpml_on ? "off" : s->p.cpml_memory == WAVE_CPML_MEM_BF16 ? "on, bf16 memory" : "on");
 }
 
 #ifndef SEISLIVE_CUDA

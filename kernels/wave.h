@@ -149,6 +149,20 @@ struct wave_params {
     int global_n[3];        /* the whole interior grid (all 0: this grid is whole).  A face
                                that is not HALO must lie on the whole grid's boundary */
     struct wave_tuning tuning; /* CUDA kernel choices (ignored on the CPU) */
+    int cpml_memory;        /* enum wave_cpml_memory: how psi and zeta are stored (CPU and
+                               CUDA alike, so the CPU stays the reference) */
+    int pml_degree;         /* polynomial degree of the CPML damping (kernels/cpml.h), 1..6;
+                               0 = 2, the reference profile */
+};
+
+/* Storage of the CPML memory variables psi and zeta (wave_params.cpml_memory).  The
+ * arithmetic is fp32 either way; BF16 rounds each stored value to bfloat16 (round to
+ * nearest even: 8 significant bits, fp32's exponent range, so no scaling of the field's
+ * units is needed), which halves the bytes the layers add to a step.  The buffers keep
+ * their fp32 size (a saved state has the same layout; the upper half is unused). */
+enum wave_cpml_memory {
+    WAVE_CPML_MEM_FP32 = 0, /* the reference */
+    WAVE_CPML_MEM_BF16 = 1, /* explicit operators (taylor, optimized) only */
 };
 
 /* Where things are in the arrays of a simulation (all counts in elements). */

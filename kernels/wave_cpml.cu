@@ -11,7 +11,36 @@
  * The third, fused (k_layer), is a research variant: tools/wave_research.cu. */
 #include "kernels/wave_cuda.h"
 
+#include <cuda_bf16.h>
+
 #include "kernels/cpml.h"
+
+/* ---- CPML memory storage (wave_params.cpml_memory) -------------------------------------- */
+
+/* The lines kernels take the storage of psi and zeta as a template argument M: float (the
+ * reference) or unsigned short holding bfloat16 (BF16: the top 16 bits of the fp32 value,
+ * rounded to nearest even, as kernels/cpml.h's cpml_bf16_of does for the CPU).  The
+ * buffers are the fp32 ones, used from their start; the arithmetic is fp32 either way. */
+__device__ __forceinline__ float mld(const float *p) { return *p; }
+__device__ __forceinline__ float mld(const unsigned short *p) { return __uint_as_float((unsigned)*p << 16); }
+__device__ __forceinline__ float mldg(const float *p) { return __ldg(p); }
+__device__ __forceinline__ float mldg(const unsigned short *p)
+{
+    return __uint_as_float((unsigned)__ldg(p) << 16);
+}
+__device__ __forceinline__ void mst(float *p, float v) { *p = v; }
+__device__ __forceinline__ void mst(unsigned short *p, float v) { *p = __bfloat16_as_ushort(__float2bfloat16_rn(v)); }
+/* V as the storage holds it: the CPU reference's d psi / dx reads psi(n+1) back from
+ * memory, so the kernels, which keep psi(n+1) in registers, use its stored value too
+ * (the arithmetic matches; without this the bf16 run differed from the CPU by 1e-4). */
+template <class M>
+__device__ __forceinline__ float mround(float v)
+{
+    if constexpr (std::is_same<M, unsigned short>::value)
+        return __bfloat162float(__float2bfloat16_rn(v));
+    else
+        return v;
+}
 
 /* ---- CPML ------------------------------------------------------------------------------ */
 
@@ -115,7 +144,7 @@ __global__ void k_pml(KArgs a, PArgs m, int gax, Box b)
 /* positions per load batch in k_line (8 measured the same on the H100) */
 #define LU 4
 
-template <int R, int A>
+template <int R, int A, class M>
 __global__ void __launch_bounds__(128) k_line(KArgs a, PArgs m, int dimA)
 {
     static_assert(A == 1 || A == 2, "x lines: k_line_x");
@@ -142,7 +171,9 @@ __global__ void __launch_bounds__(128) k_line(KArgs a, PArgs m, int dimA)
         est = (long long)np0 * np1;
     }
     const float *__restrict__ p = a.p;
-    const float *__restrict__ psi = m.psi[A];
+    const M *__restrict__ psi = reinterpret_cast<const M *>(m.psi[A]);
+    M *__restrict__ zeta = reinterpret_cast<M *>(m.zeta[A]);
+    M *__restrict__ psi_out = reinterpret_cast<M *>(m.psi_out[A]);
     const float *__restrict__ pa = m.pa[A];
     const float *__restrict__ pb = m.pb[A];
     auto P = [&](int x) { /* p at coordinate x of the line (0 outside the allocation) */
@@ -168,7 +199,7 @@ __global__ void __launch_bounds__(128) k_line(KArgs a, PArgs m, int dimA)
 #pragma unroll
                 for (int l = 1; l <= R; l++)
                     d1 += a.c1[A][l] * (pq[u + R + l] - pq[u + R - l]);
-                v = __ldg(pb + y) * __ldg(psi + e0 + js * est) + __ldg(pa + y) * d1;
+                v = mround<M>(__ldg(pb + y) * mldg(psi + e0 + js * est) + __ldg(pa + y) * d1);
             }
             sq[u] = v;
         }
@@ -180,11 +211,11 @@ __global__ void __launch_bounds__(128) k_line(KArgs a, PArgs m, int dimA)
             for (int u = 0; u < LU; u++) {
                 const int x = xb + u, y = x + R, jy = cpml_slab_index(y, np, wlo, whi);
                 pn[u] = P(x + 2 * R);
-                po[u] = jy >= 0 ? __ldg(psi + e0 + jy * est) : 0.0f;
+                po[u] = jy >= 0 ? mldg(psi + e0 + jy * est) : 0.0f;
                 const bool ok = x < s1;
                 const int js = ok ? cpml_slab_index(x, np, wlo, whi) : 0;
                 const long long c = c0 + (long long)x * st;
-                zo[u] = ok ? m.zeta[A][e0 + js * est] : 0.0f;
+                zo[u] = ok ? mld(zeta + e0 + js * est) : 0.0f;
                 qo[u] = ok ? a.q[c] : 0.0f;
                 vo[u] = ok ? __ldg(a.vel + c) : 0.0f;
             }
@@ -202,7 +233,7 @@ __global__ void __launch_bounds__(128) k_line(KArgs a, PArgs m, int dimA)
 #pragma unroll
                         for (int l = 1; l <= R; l++)
                             d1 += a.c1[A][l] * (pq[3 * R + l] - pq[3 * R - l]);
-                        v = __ldg(pb + y) * po[u] + __ldg(pa + y) * d1;
+                        v = mround<M>(__ldg(pb + y) * po[u] + __ldg(pa + y) * d1);
                     }
                     sq[2 * R] = v;
                 }
@@ -215,8 +246,8 @@ __global__ void __launch_bounds__(128) k_line(KArgs a, PArgs m, int dimA)
                     dpsi += a.c1[A][l] * (sq[R + l] - sq[R - l]);
                 }
                 const float t = d2 + dpsi, z = __ldg(pb + x) * zo[u] + __ldg(pa + x) * t;
-                m.zeta[A][e] = z;
-                m.psi_out[A][e] = sq[R];
+                mst(zeta + e, z);
+                mst(psi_out + e, sq[R]);
                 a.q[c] = qo[u] + vo[u] * (dpsi + z);
 #pragma unroll
                 for (int w = 0; w < 4 * R; w++)
@@ -233,7 +264,7 @@ __global__ void __launch_bounds__(128) k_line(KArgs a, PArgs m, int dimA)
  * lane t of a chunk owns x = base - R + t, computes psi_x(n+1) there from p(n) and
  * psi_x(n), and the lanes R .. 31-R, whose R neighbours on both sides are lanes of the
  * same warp, take dpsi_x from their neighbours by shuffles and update zeta_x and q. */
-template <int R>
+template <int R, class M>
 __global__ void __launch_bounds__(128) k_line_x(KArgs a, PArgs m, int dim0)
 {
     constexpr int OUT = 32 - 2 * R; /* points finished per chunk */
@@ -247,6 +278,9 @@ __global__ void __launch_bounds__(128) k_line_x(KArgs a, PArgs m, int dim0)
     const long long c0 = (long long)(k + h) * a.sz + (long long)(j + a.hy) * a.sy + h;
     const long long e0 = row * (wlo + whi);
     const float *__restrict__ p = a.p;
+    const M *__restrict__ psi = reinterpret_cast<const M *>(m.psi[0]);
+    M *__restrict__ zeta = reinterpret_cast<M *>(m.zeta[0]);
+    M *__restrict__ psi_out = reinterpret_cast<M *>(m.psi_out[0]);
     for (int seg = 0; seg < 2; seg++) { /* one warp, both layers of its row (measured:
                                            a block per layer was 25 % slower) */
         const int s0 = seg ? np0 - whi : 0, s1 = seg ? np0 : wlo;
@@ -265,7 +299,7 @@ __global__ void __launch_bounds__(128) k_line_x(KArgs a, PArgs m, int dim0)
 #pragma unroll
                 for (int l = 1; l <= R; l++)
                     d1 += a.c1[0][l] * (pv[R + l] - pv[R - l]);
-                psn = __ldg(m.pb[0] + x) * __ldg(m.psi[0] + e0 + js) + __ldg(m.pa[0] + x) * d1;
+                psn = mround<M>(__ldg(m.pb[0] + x) * mldg(psi + e0 + js) + __ldg(m.pa[0] + x) * d1);
             }
             float dpsi = 0;
 #pragma unroll
@@ -277,9 +311,9 @@ __global__ void __launch_bounds__(128) k_line_x(KArgs a, PArgs m, int dim0)
                 for (int l = 1; l <= R; l++)
                     d2 += a.c2[0][l] * (pv[R + l] + pv[R - l]);
                 const long long e = e0 + js, c = c0 + x;
-                const float t = d2 + dpsi, z = __ldg(m.pb[0] + x) * m.zeta[0][e] + __ldg(m.pa[0] + x) * t;
-                m.zeta[0][e] = z;
-                m.psi_out[0][e] = psn;
+                const float t = d2 + dpsi, z = __ldg(m.pb[0] + x) * mld(zeta + e) + __ldg(m.pa[0] + x) * t;
+                mst(zeta + e, z);
+                mst(psi_out + e, psn);
                 a.q[c] += __ldg(a.vel + c) * (dpsi + z);
             }
         }
@@ -300,7 +334,7 @@ __global__ void k_free_surface(float *q, long long plane, int h)
 
 /* Lines CPML: after the interior kernel has updated the whole grid, the corrections of
  * x, y and z in turn (same stream), then psi(n+1) becomes psi. */
-template <int R>
+template <int R, class M>
 static int launch_lines(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_t st)
 {
     const struct wave_layout *L = &s->L;
@@ -311,11 +345,11 @@ static int launch_lines(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_
         dim3 blk(128), grd((nu + 127) / 128, nv, 2);
         if (ax == 0) {
             long long rows = (long long)L->npad[1] * L->npad[2];
-            k_line_x<R><<<(unsigned)((rows + 3) / 4), 128, 0, st>>>(a, m, L->dim[0]);
+            k_line_x<R, M><<<(unsigned)((rows + 3) / 4), 128, 0, st>>>(a, m, L->dim[0]);
         } else if (ax == 1)
-            k_line<R, 1><<<grd, blk, 0, st>>>(a, m, L->dim[1]);
+            k_line<R, 1, M><<<grd, blk, 0, st>>>(a, m, L->dim[1]);
         else
-            k_line<R, 2><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
+            k_line<R, 2, M><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
         CUDA_TRY_LAUNCH();
     }
     wave_cu_swap_psi(s);
@@ -413,7 +447,9 @@ int wave_cu_cpml_lines(wave_sim *s, cudaStream_t st)
 {
     const KArgs a = kargs(s);
     const PArgs m = pargs(s);
-    return with_r(s, [&](auto r) { return launch_lines<decltype(r)::value>(s, a, m, st); });
+    if (s->p.cpml_memory == WAVE_CPML_MEM_BF16)
+        return with_r(s, [&](auto r) { return launch_lines<decltype(r)::value, unsigned short>(s, a, m, st); });
+    return with_r(s, [&](auto r) { return launch_lines<decltype(r)::value, float>(s, a, m, st); });
 }
 
 /* p = 0 on the surface plane z = o[2] of p(n+1) (s->prev until the swap); odd mirror above. */

@@ -89,6 +89,10 @@ int wave_cu_plan(const wave_sim *s, WavePlan *pl)
                                     "CPML: leave tile and pipe at 0 and cpml at lines or split", RING2D_W);
         pl->tile = 0;
     }
+    if (s->p.cpml_memory == WAVE_CPML_MEM_BF16 && pl->cpml != WAVE_CPML_LINES)
+        return err_set(-EINVAL, "wave: bf16 CPML memory runs in the tiled kernel's lines arrangement only (kernel "
+                                "%s, CPML %s): use kernel = tiled with cpml = lines, or fp32 CPML memory",
+                       pl->naive ? "naive" : "tiled", wave_cpml_name(pl->cpml));
     pl->research = !pl->naive && (!pl->ring || (!pl->two_d && pl->tile != ring_default_tile(r)) ||
                                   pl->depth != ring_default_depth(r));
     if ((pl->research || pl->cpml == WAVE_CPML_FUSED) && !research) {
@@ -167,7 +171,8 @@ extern "C" int wave_cu_describe(const struct wave_sim *s, char *buf, size_t len)
         return rc;
     }
     const bool cp = s->cpml_on && s->slab_count[0] + s->slab_count[1] + s->slab_count[2] > 0;
-    const char *cm = !cp ? "off" : wave_cpml_name(pl.cpml);
+    /* bf16 memory runs in the lines arrangement only (the plan refuses the others) */
+    const char *cm = !cp ? "off" : s->p.cpml_memory == WAVE_CPML_MEM_BF16 ? "lines bf16" : wave_cpml_name(pl.cpml);
     const char *ov = cp && pl.cpml != WAVE_CPML_LINES && pl.overlap ? ", 2 streams" : "";
     const char *dims = pl.two_d ? ", 2D" : "";
     if (pl.naive) {

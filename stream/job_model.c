@@ -240,6 +240,8 @@ static int make_plan(const struct sl_config *cfg, struct plan *pl)
     pp->tuning.kernel = pc->kernel;
     pp->physics = pc->physics == PHYSICS_TTI ? PROP_TTI : PROP_ACOUSTIC;
     pp->tti_sigma = pc->tti_sigma;
+    pp->cpml_memory = pc->cpml_memory;
+    pp->pml_degree = pc->pml_degree;
     if ((rc = prop_check(pp)) < 0)
         goto fail;
     free(user);

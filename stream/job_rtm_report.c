@@ -131,7 +131,8 @@ int rtm_report(const struct sl_config *cfg, FILE *out)
     rtm_params_from_config(cfg, &rp, dt_name, sizeof dt_name);
     struct prop_params pp;
     rtm_prop_params(&rp, m.n[1] == 1, m.d, &sv, dt, &pp);
-    struct rtm_mem_input mi = {pp, cfg->rtm.random_width, nt, cfg->rtm.image_every, (int)inside,
+    const int every = rtm_image_every_of(cfg->rtm.image_every, fmax, dt);
+    struct rtm_mem_input mi = {pp, cfg->rtm.random_width, nt, every, (int)inside,
                                cfg->rtm.imaging, cfg->rtm.checkpoints, cfg->rtm.checkpoint_schedule};
     struct rtm_mem mem;
     if ((rc = rtm_memory_estimate(&mi, &mem)) < 0)
@@ -151,6 +152,14 @@ int rtm_report(const struct sl_config *cfg, FILE *out)
     fprintf(out, "[rtm] sub-volume %d x %d x %d cells at (%d, %d, %d) + absorbing layers; %d steps of %.4g ms (stable "
                  "up to %.4g ms)\n",
             sv.n[0], sv.n[1], sv.n[2], sv.off[0], sv.off[1], sv.off[2], nt, dt * 1e3, dt_max * 1e3);
+    if (cfg->rtm.image_every > 0)
+        fprintf(out, "[rtm] imaging every %d step%s (image_every as configured; auto, image_every = 0, would take %d: "
+                     "floor(1 / (2 fmax dt)), the image's Nyquist, with the wavelet's fmax %.4g Hz)\n",
+                every, every == 1 ? "" : "s", rtm_image_every_auto(fmax, dt), fmax);
+    else
+        fprintf(out, "[rtm] imaging every %d step%s (image_every = 0, auto: floor(1 / (2 fmax dt)), the image's "
+                     "Nyquist, with the wavelet's fmax %.4g Hz and dt %.4g ms; set image_every to choose)\n",
+                every, every == 1 ? "" : "s", fmax, dt * 1e3);
     if (p->time_dispersion == TIME_DISPERSION_CORRECT) {
         /* what rtm_engine_create refuses, said here first (kernels/time_dispersion.h) */
         char where[512];

@@ -41,6 +41,8 @@ void rtm_params_from_config(const struct sl_config *cfg, struct rtm_params *p, c
     rtm_params_init(p);
     p->physics = pc->physics == PHYSICS_TTI ? PROP_TTI : PROP_ACOUSTIC;
     p->tti_sigma = pc->tti_sigma;
+    p->cpml_memory = pc->cpml_memory;
+    p->pml_degree = pc->pml_degree;
     p->order = pc->order;
     p->op_kind = pc->op;
     p->op_band = pc->operator_band;

@@ -11,6 +11,7 @@
 #include "kernels/backend.h"
 #include "kernels/imaging.h"
 #include "kernels/random_boundary.h"
+#include "kernels/wave.h"
 #include "kernels/rtm.h"
 #include "stream/error.h"
 #include "stream/rtm_config.h"
@@ -45,6 +46,10 @@ Test(rtm_params, init_holds_the_config_defaults)
     cr_assert_eq(a.checkpoint_schedule, b.checkpoint_schedule);
     cr_assert_eq(a.imaging, b.imaging);
     cr_assert_eq(a.image_every, b.image_every);
+    cr_assert_eq(a.image_every, 0, "auto is the default");
+    cr_assert_eq(a.cpml_memory, b.cpml_memory);
+    cr_assert_eq(a.pml_degree, b.pml_degree);
+    cr_assert_eq(b.pml_degree, 2, "the reference profile is the default");
     cr_assert_eq(a.aperture, b.aperture);
     cr_assert_eq(a.memory_budget, b.memory_budget);
     cr_assert_eq(a.random.ramp, b.random.ramp);
@@ -77,6 +82,8 @@ Test(rtm_params, config_keys_carried_through)
     cfg.rtm.checkpoint_schedule = CKPT_UNIFORM;
     cfg.rtm.imaging = IMG_RECEIVER;
     cfg.rtm.image_every = 3;
+    cfg.propagator.cpml_memory = CPML_MEMORY_BF16;
+    cfg.propagator.pml_degree = 4;
     cfg.rtm.aperture = 250.0;
     cfg.rtm.memory_budget = 64.0;
     cfg.rtm.random_ramp = RAMP_QUADRATIC;
@@ -103,6 +110,8 @@ Test(rtm_params, config_keys_carried_through)
     cr_assert_eq(p.checkpoint_schedule, RTM_CKPT_UNIFORM);
     cr_assert_eq(p.imaging, IMAGING_RECEIVER);
     cr_assert_eq(p.image_every, 3);
+    cr_assert_eq(p.cpml_memory, WAVE_CPML_MEM_BF16);
+    cr_assert_eq(p.pml_degree, 4);
     cr_assert_eq(p.aperture, 250.0);
     cr_assert_eq(p.memory_budget, 64.0);
     cr_assert_eq(p.random.ramp, RB_RAMP_QUADRATIC);

@@ -141,6 +141,7 @@ static struct rtm_engine *engine(int phys, const float *v_mig)
     p.aperture = 1e6;
     p.strategy = RTM_FULL;
     p.imaging = IMAGING_XCORR;
+    p.image_every = 1; /* every step, as these expectations were measured (the default is auto) */
     p.random.width = PML;
     struct rtm_volume vol = {.n = {NX, 1, NZ}, .d = {D, D, D}, .o = {0, 0, 0}, .v = v_mig, .epsilon0 = EPS,
                              .delta0 = DELTA, .theta0 = TILT};

@@ -17,5 +17,6 @@ int bench_pipeline(int argc, char **argv);
 int bench_tdt(int argc, char **argv);
 int bench_dispersion(int argc, char **argv);
 int bench_scaling(int argc, char **argv);
+int bench_cpml(int argc, char **argv);
 
 #endif

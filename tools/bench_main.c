@@ -18,6 +18,7 @@ static const struct bench benches[] = {
      bench_dispersion},
     {"scaling", "under mpirun -np N: domain decomposition's ms/step, Gpts/s, efficiency vs 1 rank, halo hidden",
      bench_scaling},
+    {"cpml", "CPML reflection per layer width, damping and memory storage (fp32 / bf16), on the CPU", bench_cpml},
     {NULL, NULL, NULL},
 };
 
@@ -28,6 +29,8 @@ static const struct {
 } bench_options[] = {
     {"stencil",
      "  --sizes N,N,...        cube edges in points (default 256,512)\n"
+     "  --grids NXxNYxNZ,...   padded grids that are not cubes (e.g. 400x400x200, the RTM reference shot)\n"
+     "  --cpml-memory LIST     fp32 and/or bf16: storage of the CPML memory, tiled rows once per storage\n"
      "  --orders O,O,...       space orders (default 2,4,8,16)\n"
      "  --operator OP          acoustic rows' derivative operator: taylor (default), optimized, implicit\n"
      "  --steps N              time steps per measurement (default 50)\n"
@@ -54,7 +57,7 @@ static const struct {
      "  --steps N              time steps (default 3000)\n"
      "  --rx N                 receivers (default 200)\n"
      "  --order O              space order (default 8)\n"
-     "  --image-every N        imaging step interval (default 1)\n"
+     "  --image-every N|auto   imaging step interval (default 1; auto: floor(1 / (2 fmax dt)))\n"
      "  --repeat N             runs per strategy, the median is shown (default 1)\n"
      "  --strategies LIST      default boundary,random,checkpoint,checkpoint-uniform,full\n"
      "  --kernel K             auto, naive or tiled (default auto)\n"
@@ -62,6 +65,7 @@ static const struct {
      "  --physics P            acoustic (default) or tti (eps 0.2, delta 0.1, 30 degree tilt)\n"
      "  --one-stream           source and receiver wavefields on one stream\n"
      "  --imaging-scalar       the scalar imaging kernel\n"
+     "  --cpml-memory M        fp32 (default) or bf16: storage of the CPML memory\n"
      "  --verbose              per-run details\n"},
     {"stack",
      "  --grids N,N,...        trial-grid edges in points (default 32,64,96,128,160)\n"
@@ -106,6 +110,12 @@ static const struct {
      "  --verify NX,NY,NZ      first check V overlapped steps of that grid against one rank\n"
      "                         (bitwise on the CPU, 1e-5 on a GPU; exit 1 otherwise)\n"
      "  --verify-steps V       steps of --verify (default 30)\n"},
+    {"cpml",
+     "  --widths N,N,...       layer widths in cells (default 8,10,12,16,20)\n"
+     "  --reflection R,...     theoretical reflection coefficients of the damping (default 1e-4)\n"
+     "  --memory LIST          fp32 and/or bf16: storage of psi and zeta (default both)\n"
+     "  --degrees N,N,...      polynomial degrees of the damping profile (default 2)\n"
+     "  --order O              space order (default 8)\n"},
 };
 
 /* -h or --help anywhere among a benchmark's arguments. */

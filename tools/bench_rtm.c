@@ -10,21 +10,60 @@
  *
  *   seislive-bench rtm [--json] [--n NX NY NZ] [--pml W] [--steps N] [--rx R]
  *                      [--order K] [--d M] [--device SPEC] [--kernel auto|naive|tiled]
- *                      [--strategies a,b,...] [--image-every K] [--repeat N]
+ *                      [--strategies a,b,...] [--image-every K|auto] [--repeat N]
  *                      [--one-stream] [--imaging-scalar] [--verbose] [--physics acoustic|tti]
+ *                      [--cpml-memory fp32|bf16]
  *
  * --physics tti migrates the same shot through the TTI propagator (kernels/tti.h): v(z)
  * is v_pz, with eps 0.2, delta 0.1, a 30 degree tilt at azimuth 20 degrees everywhere
  * (constants: the kernels read the same packed medium either way) and dt 0.9 of the
  * TTI limit (tti_dt_max) instead of the acoustic one.
  *
+ * --cpml-memory bf16 stores the CPML memory in bfloat16 ([propagator] cpml_memory; its
+ * floor then counts 8 B per element).
+ *
  * --one-stream and --imaging-scalar set the engine's tuning (struct rtm_tuning,
  * docs/TUNING.md): boundary and random step both wavefields on one CUDA stream; the
  * imaging condition accumulates one cell per thread instead of four (float4).  Neither
  * changes the image.
  *
+ * --image-every auto images at the engine's default interval (image_every = 0:
+ * floor(1 / (2 fmax dt)), kernels/rtm.h); the tables say the interval each run used.
+ *
  * --repeat N migrates the shot N times per strategy and reports the median time (and
- * the fastest and slowest); a second table splits the median run into its phases. */
+ * the fastest and slowest); a second table splits the median run into its phases.
+ *
+ * Byte floor (a third table): the bytes each strategy must move on this shot, over the
+ * device-to-device copy bandwidth measured in the same run (CUDA; "n/a" on the CPU),
+ * and the share of that floor the median run reached.  Counted per step and phase from
+ * the steps the run made (rtm_shot_stats), with N the padded points, I the points inside
+ * the layers, E the CPML memory elements (psi and zeta of every axis's layers), S the
+ * boundary strip's cells, C the image box's cells, nt steps, every k-th one imaged:
+ *   propagation step with CPML     16 N + 16 E  (p(n), p(n-1), v read, p(n+1) written;
+ *                                               psi and zeta read and written; TTI:
+ *                                               36 N + 48 E, tools/bench_stencil_tti.c)
+ *   step without CPML (random u)   16 N
+ *   reverse step of boundary's u   16 I         (the interior only; strips restore the rest)
+ *   strip saved / loaded           4 S each     (the buffer side; the field side is the
+ *                                               step's own write)
+ *   checkpoint stored / restored   the state's bytes (both levels and the CPML memory)
+ *   u stored / read back (full,    4 C each
+ *     uniform checkpoint buffers)
+ *   imaging step                   8 C per accumulator read-modified-written: the image
+ *                                  and the source illumination, plus the receiver
+ *                                  illumination where the condition needs it (u and q
+ *                                  are read by their own steps; a fused pass reads them
+ *                                  once)
+ * and per strategy:
+ *   boundary    nt forward CPML steps + (nt-2) saved strips; (nt-2) reverse steps + loaded
+ *               strips; nt-1 receiver CPML steps; nt/k imaging steps
+ *   random      nt forward steps without CPML + (nt-2) reverse ones over the whole grid;
+ *               receiver and imaging as boundary
+ *   checkpoint  the schedule's forward CPML steps (recomputation included), its stores and
+ *               restores (binomial), or its segment buffers (uniform); receiver, imaging
+ *   full        nt forward CPML steps, nt/k fields stored and read back; receiver, imaging
+ * These are the least any implementation of the strategy moves; the time at the copy
+ * bandwidth is an upper bound on speed, not a target that counts compute. */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -39,9 +78,11 @@
 #include "kernels/device.h"
 #include "kernels/imaging.h"
 #include "kernels/propagator.h"
+#include "kernels/revolve.h"
 #include "kernels/rtm.h"
 #include "kernels/stability.h"
 #include "kernels/tti.h"
+#include "kernels/wave.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "stream/log.h"
@@ -102,22 +143,98 @@ static int step_rate(const struct sl_device *dev, const struct prop_params *p, c
     return rc;
 }
 
+/* The sizes the byte floor counts (see the comment at the top). */
+struct floor_in {
+    double N, I, E, S, C; /* padded points, points inside the layers, CPML memory elements,
+                             strip cells, image cells */
+    double bpp, bpe;      /* bytes per point of a step, per CPML memory element */
+    double state;         /* bytes of one checkpoint */
+    double acc;           /* bytes per image cell of an imaging step (8 per accumulator) */
+};
+
+/* Bytes of each phase of the run ST of strategy STRATEGY: forward, reverse (or
+ * recomputation), strips / checkpoints / stored fields, receiver, imaging. */
+enum { PH_FWD, PH_REV, PH_KEEP, PH_RCV, PH_IMG, PH_N };
+static int floor_bytes(int strategy, const struct rtm_shot_stats *st, const struct floor_in *f, double b[PH_N])
+{
+    const double nt = st->nt, k = st->image_every > 0 ? st->image_every : 1;
+    const double nimg = floor(nt / k), cpml = f->bpp * f->N + f->bpe * f->E;
+    memset(b, 0, PH_N * sizeof *b);
+    b[PH_RCV] = (double)st->bwd_steps * cpml;
+    b[PH_IMG] = nimg * f->acc * f->C;
+    switch (strategy) {
+    case RTM_BOUNDARY:
+        b[PH_FWD] = nt * cpml;
+        b[PH_REV] = ((double)st->fwd_steps - nt) * f->bpp * f->I;
+        b[PH_KEEP] = 2.0 * (nt - 2) * 4.0 * f->S;
+        return 0;
+    case RTM_RANDOM:
+        if (st->schedule == RTM_RANDOM_FORWARD) {
+            b[PH_FWD] = nt * f->bpp * f->N;
+            b[PH_KEEP] = 2.0 * nimg * 4.0 * f->C;
+            return 0;
+        }
+        b[PH_FWD] = nt * f->bpp * f->N;
+        b[PH_REV] = ((double)st->fwd_steps - nt) * f->bpp * f->N;
+        return 0;
+    case RTM_FULL:
+        b[PH_FWD] = (double)st->fwd_steps * cpml;
+        b[PH_KEEP] = 2.0 * nimg * 4.0 * f->C;
+        return 0;
+    case RTM_CHECKPOINT: {
+        /* the schedule the engine ran (same N = nt + 1 states and slots) */
+        struct rv_schedule sch;
+        int rc = st->schedule == RTM_CKPT_UNIFORM ? revolve_uniform(st->nt + 1, st->snaps, &sch)
+                                                  : revolve_binomial(st->nt + 1, st->snaps, &sch);
+        if (rc < 0)
+            return rc;
+        b[PH_FWD] = (double)st->fwd_steps * cpml;
+        for (size_t i = 0; i < sch.n_ops; i++) {
+            const struct rv_op *o = &sch.ops[i];
+            if (o->act == RV_STORE || o->act == RV_RESTORE)
+                b[PH_KEEP] += f->state;
+            else if ((o->act == RV_STORE_BUF || o->act == RV_VISIT_BUF) && o->from >= 1)
+                b[PH_KEEP] += 4.0 * f->C;
+        }
+        revolve_free(&sch);
+        return 0;
+    }
+    }
+    return err_set(-EINVAL, "strategy %d", strategy);
+}
+
+/* Strip cells and checkpoint bytes of the source wavefield's simulation of P. */
+static int shot_sizes(const struct sl_device *dev, const struct prop_params *p, const struct prop_model *m,
+                      double *strip, double *state)
+{
+    struct prop *s;
+    int rc = prop_create(dev, p, m, &s);
+    if (rc < 0)
+        return rc;
+    *strip = (double)prop_strip_count(s);
+    *state = (double)prop_state_bytes(s);
+    prop_destroy(s);
+    return 0;
+}
+
 struct row {
     const char *name;
     int strategy, schedule;
     int ran;
     double secs, pred, lo, hi;
+    double floor_b[PH_N], floor_s; /* byte floor per phase (bytes), its time at the copy bandwidth */
     struct rtm_shot_stats st;   /* the median run */
     size_t peak, alloc, need;
     bool measured;          /* peak is a measurement (cudaMemGetInfo low-water mark) */
     long steps;
+    int image_every;
     char note[160];
 };
 
 int bench_rtm(int argc, char **argv)
 {
     int ntot[3] = {400, 400, 200}, pml = 20, steps = 3000, rx = 200, order = 8, json = 0, kernel = 0;
-    int every = 1, repeat = 1, verbose = 0;
+    int every = 1, repeat = 1, verbose = 0, cpml_memory = WAVE_CPML_MEM_FP32;
     bool tti = false;
     struct rtm_tuning tuning = {0};
     double d = 12.5;
@@ -141,8 +258,22 @@ int bench_rtm(int argc, char **argv)
             tuning.one_stream = true;
         else if (!strcmp(argv[i], "--imaging-scalar"))
             tuning.imaging_scalar = true;
-        else if (!strcmp(argv[i], "--image-every") && i + 1 < argc)
-            every = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--cpml-memory") && i + 1 < argc) {
+            i++;
+            cpml_memory = !strcmp(argv[i], "fp32") ? WAVE_CPML_MEM_FP32 : !strcmp(argv[i], "bf16") ? WAVE_CPML_MEM_BF16 : -1;
+            if (cpml_memory < 0) {
+                fprintf(stderr, "bench rtm: --cpml-memory takes fp32 or bf16\n");
+                return 2;
+            }
+        }
+        else if (!strcmp(argv[i], "--image-every") && i + 1 < argc) {
+            i++;
+            every = !strcmp(argv[i], "auto") ? 0 : atoi(argv[i]);
+            if (every < 1 && strcmp(argv[i], "auto")) {
+                fprintf(stderr, "bench rtm: --image-every takes a whole number >= 1 or auto\n");
+                return 2;
+            }
+        }
         else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
             repeat = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--rx") && i + 1 < argc)
@@ -167,7 +298,7 @@ int bench_rtm(int argc, char **argv)
     int n[3];
     for (int a = 0; a < 3; a++) {
         n[a] = ntot[a] - 2 * pml;
-        if (n[a] < 8 || steps < 2 || rx < 1 || every < 1 || repeat < 1 || repeat > 99) {
+        if (n[a] < 8 || steps < 2 || rx < 1 || every < 0 || repeat < 1 || repeat > 99) {
             fprintf(stderr, "bench rtm: grid %d x %d x %d with %d-cell layers, %d steps, %d receivers: too small\n",
                     ntot[0], ntot[1], ntot[2], pml, steps, rx);
             return 2;
@@ -194,6 +325,7 @@ int bench_rtm(int argc, char **argv)
     prm.f_peak = 10.0;
     prm.f_ref = 10.0;
     prm.prop_tuning.kernel = kernel;
+    prm.cpml_memory = cpml_memory;
     const double dd[3] = {d, d, d};
     /* TTI: the reference medium below, dt from its (smaller) limit */
     const double te = 0.2, tdl = 0.1, tth = M_PI / 6, tph = M_PI / 9;
@@ -269,6 +401,7 @@ int bench_rtm(int argc, char **argv)
     prop_params_init(&pp, n, dd, o0, dt, pml);
     pp.op.order = order;
     pp.pml_reflection = prm.pml_reflection;
+    pp.cpml_memory = cpml_memory;
     pp.f_ref = 10.0;
     pp.tuning.kernel = kernel;
     pp.physics = prm.physics;
@@ -281,6 +414,20 @@ int bench_rtm(int argc, char **argv)
         goto out;
     }
     double npad = (double)ntot[0] * ntot[1] * ntot[2];
+    /* the byte floor's sizes and the copy bandwidth of this device (CUDA only) */
+    struct floor_in fl = {.N = npad, .I = (double)n[0] * n[1] * n[2], .C = (double)cells, .bpp = tti ? 36 : 16,
+                          .bpe = tti ? 48 : cpml_memory == WAVE_CPML_MEM_BF16 ? 8 : 16, .acc = 8.0 * (2 + (imaging_needs_receiver(prm.imaging) ? 1 : 0))};
+    for (int a = 0; a < 3; a++)
+        fl.E += 2.0 * pml * npad / ntot[a]; /* axis a's two layers span the other two axes */
+    if ((rc = shot_sizes(&dev, &pp, &pm, &fl.S, &fl.state)) < 0) {
+        fprintf(stderr, "bench rtm: %s\n", err_msg());
+        goto out;
+    }
+    double bw = 0; /* GB/s, read + write */
+    if (dev.kind == SL_DEVICE_CUDA && wave_copy_bandwidth(&dev, (size_t)1 << 30, 20, &bw) < 0) {
+        fprintf(stderr, "bench rtm: copy bandwidth: %s\n", err_msg());
+        goto out;
+    }
 
     struct row rows[] = {
         {.name = "boundary", .strategy = RTM_BOUNDARY, .schedule = -1},
@@ -348,6 +495,15 @@ int bench_rtm(int argc, char **argv)
         r->alloc = st.mem_bytes;
         r->steps = st.fwd_steps + st.bwd_steps;
         r->pred = (double)r->steps * npad / rate;
+        if ((rc = floor_bytes(r->strategy, &st, &fl, r->floor_b)) < 0) {
+            fprintf(stderr, "bench rtm: byte floor: %s\n", err_msg());
+            goto out;
+        }
+        double fb = 0;
+        for (int ph = 0; ph < PH_N; ph++)
+            fb += r->floor_b[ph];
+        r->floor_s = bw > 0 ? fb / (bw * 1e9) : 0;
+        r->image_every = st.image_every;
         double e2 = 0;
         for (size_t i = 0; i < cells; i += 97)
             e2 += (double)img[i] * img[i];
@@ -356,8 +512,10 @@ int bench_rtm(int argc, char **argv)
     }
     if (json) {
         printf("{\"bench\":\"rtm\",\"physics\":\"%s\",\"device\":\"%s\",\"grid\":[%d,%d,%d],\"pml\":%d,\"order\":%d,\"steps\":%d,"
-               "\"receivers\":%d,\"step_gpts\":%.3f,\"one_stream\":%s,\"imaging_scalar\":%s,\"rows\":[",
+               "\"receivers\":%d,\"step_gpts\":%.3f,\"copy_gbs\":%.1f,\"one_stream\":%s,\"imaging_scalar\":%s,"
+               "\"rows\":[",
                tti ? "tti" : "acoustic", dev.name, ntot[0], ntot[1], ntot[2], pml, order, steps, rx * rx, rate * 1e-9,
+               bw,
                tuning.one_stream ? "true" : "false", tuning.imaging_scalar ? "true" : "false");
         int first = 1;
         for (int k = 0; k < nrows; k++) {
@@ -372,22 +530,26 @@ int bench_rtm(int argc, char **argv)
             printf("%s{\"strategy\":\"%s\",\"ran\":%s,\"seconds\":%.3f,\"peak_mib\":%s,\"alloc_mib\":%.1f,"
                    "\"need_mib\":%.1f,"
                    "\"steps\":%ld,\"predicted_seconds\":%.3f,\"fastest\":%.3f,\"slowest\":%.3f,\"setup\":%.3f,"
-                   "\"forward\":%.3f,\"backward\":%.3f,\"finish\":%.3f,\"note\":\"%s\"}",
+                   "\"forward\":%.3f,\"backward\":%.3f,\"finish\":%.3f,\"image_every\":%d,\"floor_gb\":%.3f,"
+                   "\"floor_seconds\":%.3f,\"note\":\"%s\"}",
                    first ? "" : ",", r->name, r->ran ? "true" : "false", r->secs, peak, r->alloc * mib, r->need * mib,
                    r->steps, r->pred, r->lo, r->hi, r->st.setup_s, r->st.sweep_fwd_s, r->st.sweep_bwd_s,
-                   r->st.finish_s, r->note);
+                   r->st.finish_s, r->image_every,
+                   (r->floor_b[0] + r->floor_b[1] + r->floor_b[2] + r->floor_b[3] + r->floor_b[4]) * 1e-9,
+                   r->floor_s, r->note);
             first = 0;
         }
         printf("]}\n");
     } else {
         printf("rtm reference shot (%s) on %s: %d x %d x %d points at %g m including %d-cell absorbing layers, order %d, "
-               "%d steps of %.3g ms, %d x %d receivers, imaging every %d step%s, kernel %s%s%s; propagator alone: "
+               "%d steps of %.3g ms, %d x %d receivers, imaging every %d step%s%s, kernel %s%s%s%s; propagator alone: "
                "%.2f Gpts/s; median of %d run%s\n\n",
                tti ? "TTI: eps 0.2, delta 0.1, tilt 30 deg" : "acoustic", dev.name, ntot[0], ntot[1], ntot[2], d,
-               pml, order, steps, dt * 1e3, rx, rx, every,
-               every == 1 ? "" : "s", kernel == 1 ? "naive" : kernel == 2 ? "tiled" : "auto",
+               pml, order, steps, dt * 1e3, rx, rx, rtm_image_every_of(every, wavelet_ricker_fmax(prm.f_peak), dt),
+               rtm_image_every_of(every, wavelet_ricker_fmax(prm.f_peak), dt) == 1 ? "" : "s",
+               every ? "" : " (auto: floor(1 / (2 fmax dt)))", kernel == 1 ? "naive" : kernel == 2 ? "tiled" : "auto",
                tuning.one_stream ? ", one stream" : "", tuning.imaging_scalar ? ", scalar imaging" : "",
-               rate * 1e-9, repeat, repeat == 1 ? "" : "s");
+               cpml_memory == WAVE_CPML_MEM_BF16 ? ", bf16 CPML memory" : "", rate * 1e-9, repeat, repeat == 1 ? "" : "s");
         printf("| strategy | time (s) | peak device memory (MiB) | allocated (MiB) | planned (MiB) | wavefield steps | "
                "stencil-predicted (s) | time / predicted | note |\n");
         printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
@@ -414,6 +576,30 @@ int bench_rtm(int argc, char **argv)
             if (r->ran)
                 printf("| %s | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f |\n", r->name, r->st.setup_s,
                        r->st.sweep_fwd_s, r->st.sweep_bwd_s, r->st.finish_s, r->lo, r->hi);
+        }
+        if (bw > 0)
+            printf("\nByte floor (what each strategy must move on this shot, tools/bench_rtm.c's comment) at the "
+                   "copy bandwidth %.0f GB/s; GB per phase; %% of floor = floor time / measured time:\n\n", bw);
+        else
+            printf("\nByte floor (tools/bench_rtm.c's comment), GB per phase (no copy bandwidth on this device: "
+                   "floor time n/a):\n\n");
+        printf("| strategy | imaged every | forward | reverse / recompute | strips / checkpoints | receiver | "
+               "imaging | total (GB) | floor time (s) | time (s) | %% of floor | stencil-predicted (s) |\n"
+               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        for (int k = 0; k < nrows; k++) {
+            struct row *r = &rows[k];
+            if (!r->ran)
+                continue;
+            const double *b = r->floor_b;
+            const double tot = b[0] + b[1] + b[2] + b[3] + b[4];
+            char fs[32] = "n/a", pc[32] = "n/a";
+            if (r->floor_s > 0) {
+                snprintf(fs, sizeof fs, "%.2f", r->floor_s);
+                snprintf(pc, sizeof pc, "%.1f", 100.0 * r->floor_s / r->secs);
+            }
+            printf("| %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %.2f | %s | %.2f |\n", r->name,
+                   r->image_every, b[PH_FWD] * 1e-9, b[PH_REV] * 1e-9, b[PH_KEEP] * 1e-9, b[PH_RCV] * 1e-9,
+                   b[PH_IMG] * 1e-9, tot * 1e-9, fs, r->secs, pc, r->pred);
         }
     }
     status = 0;

@@ -3,7 +3,8 @@
  * same run (device-to-device copy; a step must at least read p(n), p(n-1), v and write
  * p(n+1): 16 bytes per point).
  *
- *   seislive-bench stencil [--sizes 256,512] [--orders 2,4,8,16] [--steps N] [--pml W]
+ *   seislive-bench stencil [--sizes 256,512] [--grids NXxNYxNZ,...] [--orders 2,4,8,16] [--steps N] [--pml W]
+ *                          [--cpml-memory fp32,bf16]
  *                          [--kernels naive,tiled] [--variants P/T/D/C,...] [--no-cpml-rows] [--json]
  *                          [--tile T] [--pipe P] [--prefetch N] [--cpml C] [--cpml-overlap on|off]
  *                          [--naive-block WxH] [--layer-zchunk N] [--2d]
@@ -26,6 +27,14 @@
  * --physics tti (or both, the default) adds the TTI rows (tools/bench_stencil_tti.c:
  * kernels "tti naive" and "tti tiled" at --tti-orders, default 8, each with its own byte
  * floor; their "% of roofline" is against 36 B per point, the TTI storage's).
+ * --grids 400x400x200 adds acoustic rows on padded grids that are not cubes (the RTM
+ * reference shot's size; without --sizes only these), rows "NXxNYxNZ".
+ * --cpml-memory fp32,bf16 runs each tiled row once per storage of the CPML memory
+ * (wave_params.cpml_memory; bf16 rounds psi and zeta to bfloat16, a change of results
+ * the CPU reference makes too; the naive kernel runs fp32 only).  The byte floor of a
+ * row counts its own storage (16 B per layer element in fp32, 8 in bf16); the column
+ * "% of fp32 floor" puts every CPML row against the fp32 storage's floor of the same
+ * grid (issue 20's yardstick: 16 B per point plus 16 B per CPML memory element).
  * --operators taylor,implicit (default taylor) adds the implicit operator's rows
  * (tools/bench_stencil_implicit.c: kernel "implicit" at --orders, its own byte floor of
  * 56 B per point in 3D, and its time per point against the tiled Taylor row of the same
@@ -64,19 +73,39 @@ static int op_kind = PROP_OP_TAYLOR;
 struct row {
     const char *kernel;
     int order, size;
+    int n[3];          /* the padded grid (size^3, or a --grids entry; 2D: n[1] = 1) */
     bool cpml;
     double gpts, pct, ms;
     double floor_gpts; /* the step's byte floor at the copy bandwidth (see below) */
+    double floor32_gpts; /* the same with fp32 CPML memory (= floor_gpts for fp32 rows) */
     char variant[160];
 };
 
-static int create(const struct sl_device *dev, int kernel, int order, int size, int pml, bool two_d,
-                  const struct wave_tuning *tuning, struct wave_sim **out)
+/* CPML memory elements of a padded grid N with PML layers on every face (none along y
+ * in 2D): axis a's layers span the other two axes, as kernels/wave_internal.h's
+ * wave_slab_counts counts them. */
+static double layer_elements(const int n[3], int pml, bool two_d)
+{
+    double e = 0;
+    for (int a = 0; a < 3; a++) {
+        if (two_d && a == 1)
+            continue;
+        double o = 1;
+        for (int b = 0; b < 3; b++)
+            if (b != a)
+                o *= n[b];
+        e += 2.0 * pml * o;
+    }
+    return e;
+}
+
+static int create(const struct sl_device *dev, int kernel, int order, const int size[3], int pml, bool two_d,
+                  const struct wave_tuning *tuning, int cpml_memory, struct wave_sim **out)
 {
     struct wave_params p = {.d = {10, 10, 10}, .order = order, .pml_reflection = 1e-4, .f_ref = 10,
-                            .kernel = kernel, .tuning = *tuning, .op = op_kind};
+                            .kernel = kernel, .tuning = *tuning, .op = op_kind, .cpml_memory = cpml_memory};
     for (int a = 0; a < 3; a++)
-        p.n[a] = size - 2 * pml;
+        p.n[a] = size[a] - 2 * pml;
     for (int f = 0; f < 6; f++)
         p.pml[f] = pml;
     if (two_d) { /* x-z: one y plane, nothing beyond the y faces */
@@ -150,6 +179,8 @@ static const char *const tuning_flags[] = {"tile", "pipe", "prefetch", "cpml", "
 int bench_stencil(int argc, char **argv)
 {
     int sizes[8] = {256, 512}, nsizes = 2, orders[8] = {2, 4, 8, 16}, norders = 4;
+    int grids[8][3], ngrids = 0;
+    int mems[2] = {WAVE_CPML_MEM_FP32}, nmems = 1;
     int steps = 50, pml = 20;
     bool json = false, nocpml_rows = true, two_d = false, sizes_given = false;
     bool use[3] = {false, true, true};
@@ -179,6 +210,31 @@ int bench_stencil(int argc, char **argv)
             if (nsizes < 0) {
                 fprintf(stderr, "seislive-bench: --sizes takes 1 to %d whole numbers separated by commas\n", 8);
                 return 2;
+            }
+        } else if (!strcmp(argv[i], "--grids") && i + 1 < argc) {
+            char list[256];
+            snprintf(list, sizeof list, "%s", argv[++i]);
+            ngrids = 0;
+            for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+                int g[3], used = 0;
+                if (ngrids >= 8 || sscanf(tok, "%dx%dx%d%n", &g[0], &g[1], &g[2], &used) != 3 ||
+                    tok[used] || g[0] < 1 || g[1] < 1 || g[2] < 1) {
+                    fprintf(stderr, "seislive-bench: --grids takes 1 to 8 padded grids NXxNYxNZ separated by commas\n");
+                    return 2;
+                }
+                memcpy(grids[ngrids++], g, sizeof g);
+            }
+        } else if (!strcmp(argv[i], "--cpml-memory") && i + 1 < argc) {
+            char list[64];
+            snprintf(list, sizeof list, "%s", argv[++i]);
+            nmems = 0;
+            for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+                int m = !strcmp(tok, "fp32") ? WAVE_CPML_MEM_FP32 : !strcmp(tok, "bf16") ? WAVE_CPML_MEM_BF16 : -1;
+                if (m < 0 || nmems >= 2) {
+                    fprintf(stderr, "seislive-bench: --cpml-memory takes fp32 and/or bf16 (comma separated)\n");
+                    return 2;
+                }
+                mems[nmems++] = m;
             }
         } else if (!strcmp(argv[i], "--orders") && i + 1 < argc) {
             norders = options_ints(argv[++i], orders, 1, 8);
@@ -268,6 +324,20 @@ int bench_stencil(int argc, char **argv)
         sizes[1] = 4096;
         nsizes = 2;
     }
+    if (ngrids && two_d) {
+        fprintf(stderr, "seislive-bench: --grids is for 3D grids\n");
+        return 2;
+    }
+    /* the acoustic rows' grids: the cubes of --sizes (unless only --grids was given), then
+     * --grids */
+    int agrid[16][3], nag = 0;
+    for (int si = 0; si < nsizes && (sizes_given || !ngrids); si++) {
+        agrid[nag][0] = agrid[nag][2] = sizes[si];
+        agrid[nag][1] = two_d ? 1 : sizes[si];
+        nag++;
+    }
+    for (int gi = 0; gi < ngrids; gi++)
+        memcpy(agrid[nag++], grids[gi], sizeof grids[gi]);
     const int dims = two_d ? 2 : 3;
     for (int vi = 0; vi < nvariants; vi++) { /* refused here, before any GPU work */
         struct wave_tuning t;
@@ -296,50 +366,66 @@ int bench_stencil(int argc, char **argv)
         return 1;
     int nr = 0;
     const char *names[3] = {"auto", "naive", "tiled"};
-    for (int si = 0; si < nsizes && acoustic && taylor; si++)
+    for (int si = 0; si < nag && acoustic && taylor; si++)
         for (int oi = 0; oi < norders; oi++)
             for (int k = WAVE_KERNEL_NAIVE; k <= WAVE_KERNEL_TILED; k++) {
                 if (!use[k])
                     continue;
                 int nv = k == WAVE_KERNEL_TILED && nvariants ? nvariants : 1;
-                for (int vi = 0; vi < nv; vi++) {
+                for (int vi = 0; vi < nv; vi++)
+                    for (int mi = 0; mi < nmems; mi++) {
+                    if (mems[mi] != WAVE_CPML_MEM_FP32 && k != WAVE_KERNEL_TILED)
+                        continue; /* bf16 memory: the tiled kernel's lines arrangement only */
                     struct wave_tuning tuning = base;
                     if (k == WAVE_KERNEL_TILED && nvariants && variant_tuning(&base, variants[vi], &tuning) < 0) {
                         fprintf(stderr, "seislive-bench: --variants %s: %s\n", variants[vi], err_msg());
                         return 2;
                     }
+                    const int *g = agrid[si];
+                    char gname[48];
+                    if (g[0] == g[1] && g[1] == g[2])
+                        snprintf(gname, sizeof gname, "%d^3", g[0]);
+                    else if (two_d)
+                        snprintf(gname, sizeof gname, "%d^2", g[0]);
+                    else
+                        snprintf(gname, sizeof gname, "%dx%dx%d", g[0], g[1], g[2]);
                     struct wave_sim *s;
-                    if (create(&dev, k, orders[oi], sizes[si], pml, two_d, &tuning, &s) < 0) {
-                        fprintf(stderr, "stencil: %s order %d %d^%d: %s\n", names[k], orders[oi], sizes[si], dims,
-                                err_msg());
+                    if (create(&dev, k, orders[oi], g, pml, two_d, &tuning, mems[mi], &s) < 0) {
+                        fprintf(stderr, "stencil: %s order %d %s: %s\n", names[k], orders[oi], gname, err_msg());
                         return 1;
                     }
-                    for (int c = 1; c >= (nocpml_rows ? 0 : 1) && nr < MAXROWS; c--) {
+                    /* the no-CPML row does not depend on the memory's storage: once */
+                    const int clo = nocpml_rows && mi == 0 ? 0 : 1;
+                    for (int c = 1; c >= clo && nr < MAXROWS; c--) {
                         struct row *r = &rows[nr];
                         r->kernel = names[k];
                         r->order = orders[oi];
-                        r->size = sizes[si];
+                        r->size = g[0];
+                        memcpy(r->n, g, sizeof r->n);
                         r->cpml = c;
-                        const double points = (double)r->size * r->size * (two_d ? 1 : r->size);
+                        const double points = (double)g[0] * g[1] * g[2];
                         if (measure(s, points, c, steps, &r->gpts, &r->ms, r->variant, sizeof r->variant) < 0) {
-                            fprintf(stderr, "stencil: %s order %d %d^%d: %s\n", r->kernel, r->order, r->size, dims,
-                                    err_msg());
+                            fprintf(stderr, "stencil: %s order %d %s: %s\n", r->kernel, r->order, gname, err_msg());
                             return 1;
                         }
                         r->pct = 100.0 * r->gpts / roof;
                         /* With CPML the step must also read and write psi and zeta once
-                         * per layer element: 3 axes x 2 faces x PML x SIZE^2 elements of
-                         * 16 bytes on top of 16 per point, i.e. 16 + 96 PML / SIZE bytes
-                         * per point (2D: 2 axes, 16 + 64 PML / SIZE).  No arrangement of
-                         * the kernels moves less. */
-                        r->floor_gpts = bw / (16.0 + (c ? 32.0 * dims * pml / r->size : 0.0));
+                         * per layer element: 3 axes x 2 faces x PML x the other two
+                         * edges' elements (2D: 2 axes) of 16 bytes (fp32; 8 in bf16) on
+                         * top of 16 per point; for a cube 16 + 96 PML / SIZE bytes per
+                         * point (2D: 16 + 64 PML / SIZE).  No arrangement of the kernels
+                         * moves less. */
+                        const double el = c ? layer_elements(g, pml, two_d) / points : 0.0;
+                        const double eb = mems[mi] == WAVE_CPML_MEM_BF16 ? 8.0 : 16.0;
+                        r->floor_gpts = bw / (16.0 + eb * el);
+                        r->floor32_gpts = bw / (16.0 + 16.0 * el);
                         nr++;
                         if (!json) /* progress, in case a long sweep is cut off */
-                            fprintf(stderr, "stencil: %s [%s] order %d %d^%d CPML %s: %.1f Gpts/s\n", r->kernel,
-                                    r->variant, r->order, r->size, dims, c ? "on" : "off", r->gpts);
+                            fprintf(stderr, "stencil: %s [%s] order %d %s CPML %s: %.1f Gpts/s\n", r->kernel,
+                                    r->variant, r->order, gname, c ? "on" : "off", r->gpts);
                     }
                     wave_destroy(s);
-                }
+                    }
             }
     /* the implicit operator's rows, against their own floor (tools/bench_stencil_implicit.c) */
     const int n_taylor = nr;
@@ -362,7 +448,10 @@ int bench_stencil(int argc, char **argv)
         r->gpts = t->gpts;
         r->ms = t->ms;
         r->pct = 100.0 * t->gpts * 16.0 / bw;
-        r->floor_gpts = t->floor_gpts;
+        r->floor_gpts = r->floor32_gpts = t->floor_gpts;
+        r->n[0] = r->n[1] = r->n[2] = t->size;
+        if (two_d)
+            r->n[1] = 1;
         snprintf(r->variant, sizeof r->variant, "%s", t->variant);
     }
     free(irows);
@@ -386,7 +475,10 @@ int bench_stencil(int argc, char **argv)
         r->gpts = t->gpts;
         r->ms = t->ms;
         r->pct = 100.0 * t->gpts * 36.0 / bw;
-        r->floor_gpts = t->floor_gpts;
+        r->floor_gpts = r->floor32_gpts = t->floor_gpts;
+        r->n[0] = r->n[1] = r->n[2] = t->size;
+        if (two_d)
+            r->n[1] = 1;
         snprintf(r->variant, sizeof r->variant, "%s", t->variant);
     }
     free(trows);
@@ -394,10 +486,12 @@ int bench_stencil(int argc, char **argv)
         printf("{\"bench\":\"stencil\",\"device\":\"%s\",\"copy_gbs\":%.1f,\"roofline_gpts\":%.2f,\"pml\":%d,"
                "\"steps\":%d,\"rows\":[", dev.name, bw, roof, pml, steps);
         for (int i = 0; i < nr; i++)
-            printf("%s{\"kernel\":\"%s\",\"variant\":\"%s\",\"order\":%d,\"size\":%d,%s\"cpml\":%s,\"gpts\":%.2f,"
-                   "\"roofline_pct\":%.1f,\"floor_gpts\":%.2f,\"ms_per_step\":%.3f}", i ? "," : "", rows[i].kernel,
-                   rows[i].variant, rows[i].order, rows[i].size, two_d ? "\"dims\":2," : "",
-                   rows[i].cpml ? "true" : "false", rows[i].gpts, rows[i].pct, rows[i].floor_gpts, rows[i].ms);
+            printf("%s{\"kernel\":\"%s\",\"variant\":\"%s\",\"order\":%d,\"size\":%d,\"grid\":[%d,%d,%d],%s"
+                   "\"cpml\":%s,\"gpts\":%.2f,\"roofline_pct\":%.1f,\"floor_gpts\":%.2f,\"floor_fp32_gpts\":%.2f,"
+                   "\"ms_per_step\":%.3f}", i ? "," : "", rows[i].kernel, rows[i].variant, rows[i].order, rows[i].size,
+                   rows[i].n[0], rows[i].n[1], rows[i].n[2], two_d ? "\"dims\":2," : "",
+                   rows[i].cpml ? "true" : "false", rows[i].gpts, rows[i].pct, rows[i].floor_gpts,
+                   rows[i].floor32_gpts, rows[i].ms);
         printf("]}\n");
         free(rows);
         return 0;
@@ -409,7 +503,9 @@ int bench_stencil(int argc, char **argv)
            "kernels' own description (tuning flags: kernels/wave_tuning.h)\n\n", dims, pml,
            two_d ? "; 2D: x-z, no y faces" : "", steps);
     printf("byte floor: the copy bandwidth over 16 B/point, plus with CPML 16 B per psi/zeta element "
-           "(16 + %d x %d / SIZE B/point): the most any kernel arrangement can reach\n", 32 * dims, pml);
+           "(16 + %d x %d / SIZE B/point on a cube; 8 B per element with bf16 memory): the most any kernel "
+           "arrangement can reach; %% of fp32 floor: against the floor with fp32 memory (16 B per element)\n",
+           32 * dims, pml);
     if (tti)
         printf("TTI rows: 36 B/point (p, q at two levels, v_pz^2 dt^2, packed eps/delta and tilt, p and q "
                "written; %% of roofline against 36 B), plus with CPML 48 B per layer element (psi, zeta, chi of "
@@ -421,12 +517,20 @@ int bench_stencil(int argc, char **argv)
                bench_implicit_floor_bpp(two_d, false), bench_implicit_floor_bpp(two_d, true));
     printf("\n");
     printf("| kernel | variant | order | size | CPML | ms/step | Gpts/s | %% of roofline | byte floor (Gpts/s) | "
-           "%% of floor |\n");
-    printf("| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
-    for (int i = 0; i < nr; i++)
-        printf("| %s | %s | %d | %d^%d | %s | %.3f | %.1f | %.1f | %.1f | %.1f |\n", rows[i].kernel, rows[i].variant,
-               rows[i].order, rows[i].size, dims, rows[i].cpml ? "on" : "off", rows[i].ms, rows[i].gpts, rows[i].pct,
-               rows[i].floor_gpts, 100.0 * rows[i].gpts / rows[i].floor_gpts);
+           "%% of floor | %% of fp32 floor |\n");
+    printf("| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for (int i = 0; i < nr; i++) {
+        char gname[48];
+        const int *g = rows[i].n;
+        if (g[0] == g[2] && (g[1] == g[0] || (two_d && g[1] == 1)))
+            snprintf(gname, sizeof gname, "%d^%d", g[0], dims);
+        else
+            snprintf(gname, sizeof gname, "%dx%dx%d", g[0], g[1], g[2]);
+        printf("| %s | %s | %d | %s | %s | %.3f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", rows[i].kernel,
+               rows[i].variant, rows[i].order, gname, rows[i].cpml ? "on" : "off", rows[i].ms, rows[i].gpts,
+               rows[i].pct, rows[i].floor_gpts, 100.0 * rows[i].gpts / rows[i].floor_gpts,
+               100.0 * rows[i].gpts / rows[i].floor32_gpts);
+    }
     /* the implicit rows' time per point against the tiled Taylor row of the same order,
      * size and CPML (issue 15's target: at most 2.5x) */
     for (int i = n_taylor; i < nr; i++) {
@@ -434,7 +538,8 @@ int bench_stencil(int argc, char **argv)
             continue;
         for (int j = 0; j < n_taylor; j++)
             if (!strcmp(rows[j].kernel, "tiled") && rows[j].order == rows[i].order && rows[j].size == rows[i].size &&
-                rows[j].cpml == rows[i].cpml)
+                !memcmp(rows[j].n, rows[i].n, sizeof rows[i].n) && rows[j].cpml == rows[i].cpml &&
+                !strstr(rows[j].variant, "bf16"))
                 printf("implicit order %d %d^%d CPML %s [%s]: %.2fx the time per point of tiled Taylor order %d "
                        "(%.3f vs %.3f ms/step)\n", rows[i].order, rows[i].size, dims, rows[i].cpml ? "on" : "off",
                        rows[i].variant, rows[i].ms / rows[j].ms, rows[j].order, rows[i].ms, rows[j].ms);

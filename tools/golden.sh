@@ -137,9 +137,10 @@ case_rtm() {
   rtm checkpoint strategy='"checkpoint"' checkpoints=4
   rtm checkpoint-uniform strategy='"checkpoint"' checkpoints=4 checkpoint_schedule='"uniform"'
   rtm random strategy='"random"'
-  # conf/seislive.example.toml's imaging (xcorr, every step, no Laplacian, 1000 m
-  # aperture), and the other two conditions, each on another strategy
-  rtm xcorr strategy='"full"' imaging='"xcorr"' image_every=1 laplacian=false aperture=1000.0
+  # conf/seislive.example.toml's imaging (xcorr, the default interval image_every = 0:
+  # auto, the image's Nyquist; no Laplacian, 1000 m aperture), and the other two
+  # conditions, each on another strategy
+  rtm xcorr strategy='"full"' imaging='"xcorr"' image_every=0 laplacian=false aperture=1000.0
   rtm receiver strategy='"boundary"' imaging='"receiver"'
   rtm both strategy='"random"' imaging='"both"'
 }
