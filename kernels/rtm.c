@@ -325,6 +325,24 @@ int rtm_engine_shot_params(const struct rtm_engine *e, const struct rtm_shot *sh
 
 /* ---- one shot ---------------------------------------------------------------------------- */
 
+/* Imaged every k steps, each sample stands for k of them (rtm_image_every_auto): the raw
+ * sums, the cross-correlation image and the illumination, get weight k, so their
+ * amplitude does not depend on the interval.  The normalized images are ratios of such
+ * sums and need none.  k = 1: nothing changes.  CELLS: the buffers' length (the whole
+ * patch on rank 0 of a decomposed shot). */
+static void weight_by_interval(const struct mig *m, float *image, float *illum, size_t cells)
+{
+    if (m->k <= 1)
+        return;
+    const float w = (float)m->k;
+    if (image && m->cond == IMAGING_XCORR)
+        for (size_t i = 0; i < cells; i++)
+            image[i] *= w;
+    if (illum)
+        for (size_t i = 0; i < cells; i++)
+            illum[i] *= w;
+}
+
 /* Decomposed: every rank's raw accumulators, downloaded, gathered on rank 0 into the
  * whole patch (in the whole grid's order), where the imaging condition is applied over
  * the whole patch as one rank applies it (its eps is a fraction of the whole shot's
@@ -354,6 +372,7 @@ static int finish_domain(struct mig *m, const struct rtm_plan *pl, float *image,
         imaging_finalize_cpu(&b, m->cond, &acc, acc.num);
         if (image)
             memcpy(image, acc.num, whole * sizeof(float));
+        weight_by_interval(m, image, illum, whole);
     }
     for (int k = 0; k < 3; k++) {
         free(loc[k]);
@@ -375,19 +394,8 @@ static int finish(struct mig *m, const struct rtm_plan *pl, float *image, float 
         rc = dev_copy(m->dev, image, m->acc.num, fb, DEV_D2H, NULL);
     if (rc == 0 && illum)
         rc = dev_copy(m->dev, illum, m->acc.ill_s, fb, DEV_D2H, NULL);
-    /* Imaged every k steps, each sample stands for k of them (rtm_image_every_auto):
-     * the raw sums, the cross-correlation image and the illumination, get weight k, so
-     * their amplitude does not depend on the interval.  The normalized images are ratios
-     * of such sums and need none.  k = 1: nothing changes. */
-    if (rc == 0 && m->k > 1) {
-        const float w = (float)m->k;
-        if (image && m->cond == IMAGING_XCORR)
-            for (size_t i = 0; i < m->cells; i++)
-                image[i] *= w;
-        if (illum)
-            for (size_t i = 0; i < m->cells; i++)
-                illum[i] *= w;
-    }
+    if (rc == 0)
+        weight_by_interval(m, image, illum, m->cells);
     return rc;
 }
 
