@@ -9,6 +9,7 @@
 #include "kernels/points_nodes.h"
 #include "kernels/prop_wave.h"
 #include "kernels/propagator.h"
+#include "kernels/rtm_fused.h"
 #include "kernels/wave.h"
 #include "stream/error.h"
 
@@ -201,6 +202,21 @@ static size_t a_halo_count(const struct prop *s, int face) { return wave_halo_co
 static int a_halo_pack(struct prop *s, int face, float *buf) { return wave_halo_pack(W(s), face, buf); }
 static int a_halo_unpack(struct prop *s, int face, const float *buf) { return wave_halo_unpack(W(s), face, buf); }
 
+static int a_fused_create(struct prop *q, struct prop *u, int variant, void **out)
+{
+    struct wave_fused *f = NULL;
+    int rc = wave_fused_create(W(q), W(u), variant, &f);
+    *out = f;
+    return rc;
+}
+
+static int a_fused_step(void *f, const struct imaging_box *b, const struct imaging_acc *acc)
+{
+    return wave_fused_step(f, b, acc);
+}
+
+static void a_fused_destroy(void *f) { wave_fused_destroy(f); }
+
 static void a_describe(const struct prop *s, char *buf, size_t len)
 {
     char k[200];
@@ -246,4 +262,7 @@ const struct prop_ops prop_acoustic_ops = {
     .halo_unpack = a_halo_unpack,
     .describe = a_describe,
     .nodes_create = a_nodes_create,
+    .fused_create = a_fused_create,
+    .fused_step = a_fused_step,
+    .fused_destroy = a_fused_destroy,
 };

@@ -103,6 +103,11 @@ struct rtm_tuning {
                              stream each (--one-stream) */
     bool imaging_scalar;  /* CUDA imaging: the scalar accumulation kernel instead of the
                              float4 one (--imaging-scalar) */
+    bool separate_backward; /* boundary / random: the backward sweep in separate passes
+                             (q's step, u's reverse step, the imaging condition) instead of
+                             the fused one (kernels/rtm_fused.h; --backward separate) */
+    int fused_variant;    /* CUDA: the fused kernel's shape, 0 the default (0..3; 1-3 at
+                             order 8 only: --fused-variant N) */
 };
 
 /* The random-velocity boundary of the `random` strategy (kernels/random_boundary.h). */
@@ -180,6 +185,8 @@ struct rtm_shot_stats {
     bool mem_device_measured; /* mem_device is a measurement (CUDA, or a test probe); false on the
                              * CPU or when the device cannot be queried: print "n/a" */
     size_t mem_need[RTM_STRATEGIES]; /* bytes each strategy would need (auto: 0) */
+    bool backward_fused;    /* boundary / random: the backward sweep ran the fused pass
+                               (kernels/rtm_fused.h), not the separate ones */
     long fwd_steps;         /* source-wavefield steps, recomputation included */
     long bwd_steps;         /* receiver-wavefield steps */
     double seconds;         /* wall time of the migration */

@@ -9,6 +9,9 @@
 #include "kernels/rtm_internal.h"
 #include "stream/error.h"
 
+#define LOG_COMPONENT "rtm"
+#include "stream/log.h"
+
 static int extract(struct mig *m, const struct imaging_box *b, const float *field, float *out)
 {
 #ifdef SEISLIVE_CUDA
@@ -136,6 +139,63 @@ static int wait_q(struct mig *m)
     return m->s_u ? dev_stream_wait(m->dev, m->s_u, m->ev_q) : 0;
 }
 
+/* THE predicate of the fused backward sweep (kernels/rtm_fused.h): 1 with *F, the fused
+ * step of q and u, when the tuning does not ask for the separate passes, no diagnostics
+ * callback wants u(n) on its own, there are at least 2 steps and the physics can fuse
+ * this pair (prop_fused_create: the acoustic explicit operator, q and u on the same grid,
+ * the default kernels on CUDA); 0 (the reason in the debug log) to run the separate
+ * passes; < 0 on an error (a bad fused_variant). */
+static int fused_backward(struct mig *m, struct prop_fused **f)
+{
+    *f = NULL;
+    const struct rtm_tuning *t = &m->e->p.tuning;
+    if (t->separate_backward || m->cb || m->nt < 2)
+        return 0;
+    int rc = prop_fused_create(m->q, m->u, t->fused_variant, f);
+    if (rc == -ENOTSUP) {
+        log_debug("backward sweep in separate passes: %s", err_msg());
+        return 0;
+    }
+    return rc < 0 ? rc : 1;
+}
+
+/* The backward sweep with the fused step F (after the forward sweep: u cur = u(nt),
+ * prev = u(nt - 1); q zero).  Step n (nt - 1 .. 2) takes q to q(n) and u to u(n - 1) and
+ * images level n + 1, the levels it reads; the injections and the strip follow as in the
+ * separate loop of run_reverse, so every level, and the image summed over the same
+ * levels in the same order (nt, nt - 1, ..., 1), is the separate sweep's.  Level 2 and 1
+ * are imaged around the last q step (visit). */
+static int run_backward_fused(struct mig *m, struct prop_fused *f, bool strips, const float *buf, size_t sc,
+                              const struct imaging_box *bu)
+{
+    /* one stream for both (the fused kernel steps both; the forward sweep is done) */
+    prop_set_stream(m->u, m->s_q);
+    prop_swap(m->u); /* cur = u(nt - 1), prev = u(nt) */
+    int rc = 0;
+    for (int n = m->nt - 1; n >= 2 && rc == 0; n--) {
+        rc = prop_fused_step(f, &m->bq, (n + 1) % m->k == 0 ? &m->acc : NULL);
+        m->bwd++;
+        m->fwd++;
+        if (rc == 0)
+            rc = prop_inject(m->q, m->rec, m->dat + n + 1, (size_t)m->nt + 1, 1.0f, inj_flags(m));
+        if (rc == 0)
+            rc = prop_inject(m->u, m->src, m->wav + n, 1, 1.0f, inj_flags(m));
+        if (rc == 0 && strips)
+            rc = prop_strip_load(m->u, buf + (size_t)(n - 2) * sc, m->gpu);
+        if (rc == 0 && n % STOP_POLL == 0 && rtm_stop_requested(m->e))
+            rc = err_set(-ECANCELED, "stop requested");
+    }
+    /* level 2: u(2) is u's prev now (q's cur is q(2)) */
+    if (rc == 0 && 2 % m->k == 0) {
+        prop_swap(m->u);
+        rc = accumulate(m, bu, prop_field(m->u));
+        prop_swap(m->u);
+    }
+    if (rc == 0)
+        rc = visit(m, 1, bu, prop_field(m->u));
+    return rc;
+}
+
 /* boundary (STRIPS != 0) and random: forward, then run u backward from its last two
  * time levels in step with q. */
 static int run_reverse(struct mig *m, bool strips)
@@ -162,6 +222,18 @@ static int run_reverse(struct mig *m, bool strips)
     /* CUDA: from here u and q step side by side on their own streams; imaging at n
      * waits for u(n) (ev_u), and u's step that would overwrite the buffer imaging
      * reads waits for that imaging (ev_q). */
+    struct prop_fused *fused = NULL;
+    int fuse = rc == 0 ? fused_backward(m, &fused) : 0;
+    if (fuse < 0)
+        rc = fuse;
+    if (rc == 0 && fuse > 0) {
+        m->fused = true;
+        rc = run_backward_fused(m, fused, strips, buf, sc, &bu);
+        prop_fused_destroy(fused);
+        dev_sync(m->dev);
+        dev_free(m->dev, buf);
+        return rc;
+    }
     if (rc == 0)
         rc = mark_u(m);
     if (rc == 0)

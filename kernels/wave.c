@@ -770,8 +770,9 @@ static void free_surface_cpu(struct wave_sim *s)
     }
 }
 
-/* INTERIOR (reverse steps without CPML only): update the box inside the layers. */
-static void step_cpu(struct wave_sim *s, bool cpml, bool interior)
+/* Row (j, k) of the padded grid of a step: CPML and INTERIOR as step_cpu has normalised
+ * them (psi already updated for CPML); LAP: npad[0] floats of scratch. */
+static void step_row_cpu(struct wave_sim *s, int j, int k, bool cpml, bool interior, float *lapbuf)
 {
     const struct wave_layout *L = &s->L;
     const int r = s->r, h = L->halo;
@@ -779,59 +780,88 @@ static void step_cpu(struct wave_sim *s, bool cpml, bool interior)
     const float *p = s->cur;
     float *q = s->prev;
     const float *vel = s->vel;
-    cpml = cpml && (s->slab_count[0] + s->slab_count[1] + s->slab_count[2]) > 0;
-    interior = interior && !cpml;
-    if (cpml)
-        psi_update_cpu(s);
     const float *cx = s->c2[0], *cy = s->c2[1], *cz = s->c2[2];
     const float c0 = cx[0] + cy[0] + cz[0], c0_2d = cx[0] + cz[0];
-    const bool two_d = wave_is_2d(s);
-    const int k0 = interior ? L->pml[4] : 0, k1 = interior ? L->npad[2] - L->pml[5] : L->npad[2];
-    const int j0 = interior ? L->pml[2] : 0, j1 = interior ? L->npad[1] - L->pml[3] : L->npad[1];
+    size_t row = (size_t)(k + h) * sz + (size_t)(j + L->pad_off[1]) * sy + h;
+    int x0 = interior ? L->pml[0] : 0, x1 = interior ? L->npad[0] - L->pml[1] : L->npad[0];
+    bool all_pml = false;
+    if (cpml) {
+        all_pml = cpml_slab_index(j, L->npad[1], L->pml[2], L->pml[3]) >= 0 ||
+                  cpml_slab_index(k, L->npad[2], L->pml[4], L->pml[5]) >= 0;
+        x0 = all_pml ? x1 : L->pml[0];
+        x1 = all_pml ? x1 : L->npad[0] - L->pml[1];
+    }
+    if (wave_is_2d(s)) {
+        /* 2D: no y term at all (there is no y neighbour to read) */
+        for (int i = x0; i < x1; i++) {
+            size_t c = row + i;
+            float lap = c0_2d * p[c];
+            for (int l = 1; l <= r; l++)
+                lap += cx[l] * (p[c + l] + p[c - l]) + cz[l] * (p[c + l * sz] + p[c - l * sz]);
+            q[c] = 2.0f * p[c] - q[c] + vel[c] * lap;
+        }
+    } else {
+        for (int i = x0; i < x1; i++) {
+            size_t c = row + i;
+            float lap = c0 * p[c];
+            for (int l = 1; l <= r; l++)
+                lap += cx[l] * (p[c + l] + p[c - l]) + cy[l] * (p[c + l * sy] + p[c - l * sy]) +
+                       cz[l] * (p[c + l * sz] + p[c - l * sz]);
+            q[c] = 2.0f * p[c] - q[c] + vel[c] * lap;
+        }
+    }
+    if (!cpml)
+        return;
+    if (all_pml) {
+        pml_row(s, p, q, j, k, 0, L->npad[0], lapbuf);
+    } else {
+        pml_row(s, p, q, j, k, 0, x0, lapbuf);
+        pml_row(s, p, q, j, k, x1, L->npad[0], lapbuf);
+    }
+}
+
+/* The rows a step of S updates (CPML, INTERIOR as given to step_cpu): *CPML and
+ * *INTERIOR normalised, [K0, K1) x [J0, J1). */
+static void step_rows(const struct wave_sim *s, bool *cpml, bool *interior, int *k0, int *k1, int *j0, int *j1)
+{
+    const struct wave_layout *L = &s->L;
+    *cpml = *cpml && (s->slab_count[0] + s->slab_count[1] + s->slab_count[2]) > 0;
+    *interior = *interior && !*cpml;
+    *k0 = *interior ? L->pml[4] : 0;
+    *k1 = *interior ? L->npad[2] - L->pml[5] : L->npad[2];
+    *j0 = *interior ? L->pml[2] : 0;
+    *j1 = *interior ? L->npad[1] - L->pml[3] : L->npad[1];
+}
+
+/* INTERIOR (reverse steps without CPML only): update the box inside the layers. */
+static void step_cpu(struct wave_sim *s, bool cpml, bool interior)
+{
+    int k0, k1, j0, j1;
+    step_rows(s, &cpml, &interior, &k0, &k1, &j0, &j1);
+    if (cpml)
+        psi_update_cpu(s);
+    const int npx = s->L.npad[0];
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = k0; k < k1; k++)
         for (int j = j0; j < j1; j++) {
-            size_t row = (size_t)(k + h) * sz + (size_t)(j + L->pad_off[1]) * sy + h;
-            int x0 = interior ? L->pml[0] : 0, x1 = interior ? L->npad[0] - L->pml[1] : L->npad[0];
-            bool all_pml = false;
-            if (cpml) {
-                all_pml = cpml_slab_index(j, L->npad[1], L->pml[2], L->pml[3]) >= 0 ||
-                          cpml_slab_index(k, L->npad[2], L->pml[4], L->pml[5]) >= 0;
-                x0 = all_pml ? x1 : L->pml[0];
-                x1 = all_pml ? x1 : L->npad[0] - L->pml[1];
-            }
-            if (two_d) {
-                /* 2D: no y term at all (there is no y neighbour to read) */
-                for (int i = x0; i < x1; i++) {
-                    size_t c = row + i;
-                    float lap = c0_2d * p[c];
-                    for (int l = 1; l <= r; l++)
-                        lap += cx[l] * (p[c + l] + p[c - l]) + cz[l] * (p[c + l * sz] + p[c - l * sz]);
-                    q[c] = 2.0f * p[c] - q[c] + vel[c] * lap;
-                }
-            } else {
-                for (int i = x0; i < x1; i++) {
-                    size_t c = row + i;
-                    float lap = c0 * p[c];
-                    for (int l = 1; l <= r; l++)
-                        lap += cx[l] * (p[c + l] + p[c - l]) + cy[l] * (p[c + l * sy] + p[c - l * sy]) +
-                               cz[l] * (p[c + l * sz] + p[c - l * sz]);
-                    q[c] = 2.0f * p[c] - q[c] + vel[c] * lap;
-                }
-            }
-            if (!cpml)
-                continue;
-            float lap[L->npad[0]];
-            if (all_pml) {
-                pml_row(s, p, q, j, k, 0, L->npad[0], lap);
-            } else {
-                pml_row(s, p, q, j, k, 0, x0, lap);
-                pml_row(s, p, q, j, k, x1, L->npad[0], lap);
-            }
+            float lap[npx];
+            step_row_cpu(s, j, k, cpml, interior, lap);
         }
     if (s->p.free_surface)
         free_surface_cpu(s);
 }
+
+void wave_step_rows_cpu(const struct wave_sim *s, bool *cpml, bool *interior, int *k0, int *k1, int *j0, int *j1)
+{
+    step_rows(s, cpml, interior, k0, k1, j0, j1);
+}
+
+void wave_step_row_cpu(struct wave_sim *s, int j, int k, bool cpml, bool interior, float *lap)
+{
+    step_row_cpu(s, j, k, cpml, interior, lap);
+}
+
+void wave_free_surface_cpu(struct wave_sim *s) { free_surface_cpu(s); }
 
 void wave_swap(struct wave_sim *s)
 {

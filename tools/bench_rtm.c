@@ -12,6 +12,7 @@
  *                      [--order K] [--d M] [--device SPEC] [--kernel auto|naive|tiled]
  *                      [--strategies a,b,...] [--image-every K] [--repeat N]
  *                      [--one-stream] [--imaging-scalar] [--verbose] [--physics acoustic|tti]
+ *                      [--backward fused|separate] [--fused-variant N]
  *
  * --physics tti migrates the same shot through the TTI propagator (kernels/tti.h): v(z)
  * is v_pz, with eps 0.2, delta 0.1, a 30 degree tilt at azimuth 20 degrees everywhere
@@ -21,7 +22,9 @@
  * --one-stream and --imaging-scalar set the engine's tuning (struct rtm_tuning,
  * docs/TUNING.md): boundary and random step both wavefields on one CUDA stream; the
  * imaging condition accumulates one cell per thread instead of four (float4).  Neither
- * changes the image.
+ * changes the image.  --backward separate runs the backward sweep of boundary and random
+ * in separate passes instead of the fused one (kernels/rtm_fused.h; the same image),
+ * --fused-variant N (0..3, 1-3 at order 8) the fused kernel in another shape.
  *
  * --repeat N migrates the shot N times per strategy and reports the median time (and
  * the fastest and slowest); a second table splits the median run into its phases. */
@@ -141,6 +144,11 @@ int bench_rtm(int argc, char **argv)
             tuning.one_stream = true;
         else if (!strcmp(argv[i], "--imaging-scalar"))
             tuning.imaging_scalar = true;
+        else if (!strcmp(argv[i], "--backward") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "fused") || !strcmp(argv[i + 1], "separate")))
+            tuning.separate_backward = !strcmp(argv[++i], "separate");
+        else if (!strcmp(argv[i], "--fused-variant") && i + 1 < argc)
+            tuning.fused_variant = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--image-every") && i + 1 < argc)
             every = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
