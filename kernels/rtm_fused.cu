@@ -50,8 +50,13 @@ __device__ __forceinline__ float fmac_rn(float acc, float x, float y) { return _
 
 static __device__ __forceinline__ bool in_range(int v, int lo, int hi) { return v >= lo && v < hi; }
 
+/* Two blocks of the 8x2 tile per SM need at most 128 registers a thread (the kernel
+ * holds two z queues): asked for, or ptxas takes 134 at order 8 and one block fits.
+ * Above order 12 the shared memory holds one block anyway. */
+constexpr int fused_min_blocks(int ny, int r) { return ny <= 2 && r <= 6 ? 2 : 1; }
+
 template <int R, int BY, int NY, int D, bool Y = true, int W = TX>
-__global__ void __launch_bounds__(W *BY) k_fused(FArgs a, Box b, int zchunk, int x_org, int dim0, int dim1)
+__global__ void __launch_bounds__(W *BY, fused_min_blocks(NY, R)) k_fused(FArgs a, Box b, int zchunk, int x_org, int dim0, int dim1)
 {
     static_assert(Y || (BY == 1 && NY == 1), "a 2D block is one row");
     using C = RingCfg<R, BY, NY, D, Y, W>;
@@ -151,6 +156,26 @@ __global__ void __launch_bounds__(W *BY) k_fused(FArgs a, Box b, int zchunk, int
         cp_commit();
     }
     const long long iplane = (long long)a.in[0] * a.in[1];
+    /* The accumulators of a point, read one plane ahead into registers: the staged
+     * planes' copies are in flight D planes ahead, these loads one plane ahead, so no
+     * warp waits on them in the plane that uses them. */
+    float an[NY], as[NY], ar[NY];
+    auto load_acc = [&](int kk) {
+        const int z = kk - a.ilo[2];
+        if (!a.num || kk >= ke || !in_range(z, 0, a.in[2]))
+            return;
+#pragma unroll
+        for (int m = 0; m < NY; m++)
+            if (img[m] >= 0) {
+                const long long o = z * iplane + img[m];
+                an[m] = a.num[o];
+                if (a.ills)
+                    as[m] = a.ills[o];
+                if (a.illr)
+                    ar[m] = a.illr[o];
+            }
+    };
+    load_acc(kb);
     int sk = 0, sq = 0;
     for (int k = kb; k < ke; k++) {
         cp_wait<D - 1>();
@@ -169,6 +194,14 @@ __global__ void __launch_bounds__(W *BY) k_fused(FArgs a, Box b, int zchunk, int
         const int zi = k - a.ilo[2];
         const bool imgk = a.num && in_range(zi, 0, a.in[2]);
         const long long pl = (long long)(k + h) * sz;
+        float cn[NY], cs[NY], cr[NY]; /* this plane's accumulators; the next plane's go in flight */
+#pragma unroll
+        for (int m = 0; m < NY; m++) {
+            cn[m] = an[m];
+            cs[m] = as[m];
+            cr[m] = ar[m];
+        }
+        load_acc(k + 1);
 #pragma unroll
         for (int m = 0; m < NY; m++) {
             const int row = ty + m * BY;
@@ -180,11 +213,11 @@ __global__ void __launch_bounds__(W *BY) k_fused(FArgs a, Box b, int zchunk, int
                 if (imgk && img[m] >= 0) {
                     const long long o = zi * iplane + img[m];
                     const float ua = UQ[t], qc = zq[m][R];
-                    a.num[o] = fmac_rn(a.num[o], ua, qc);
+                    a.num[o] = fmac_rn(cn[m], ua, qc);
                     if (a.ills)
-                        a.ills[o] = fmac_rn(a.ills[o], ua, ua);
+                        a.ills[o] = fmac_rn(cs[m], ua, ua);
                     if (a.illr)
-                        a.illr[o] = fmac_rn(a.illr[o], qc, qc);
+                        a.illr[o] = fmac_rn(cr[m], qc, qc);
                 }
                 const float *rq = PQ + (row + RY) * C::PW + C::XO + tx;
                 float lap = c0 * zq[m][R];
