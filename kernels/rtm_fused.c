@@ -9,6 +9,9 @@
 
 #include "stream/error.h"
 
+#define LOG_COMPONENT "rtm"
+#include "stream/log.h"
+
 struct wave_fused {
     struct wave_sim *q, *u;
 #ifdef SEISLIVE_CUDA
@@ -59,10 +62,14 @@ int wave_fused_create(struct wave_sim *q, struct wave_sim *u, int variant, struc
     f->q = q;
     f->u = u;
 #ifdef SEISLIVE_CUDA
-    if (on_gpu(q) && (rc = wave_cu_fused_create(q, u, variant, &f->cu)) < 0) {
+    unsigned vd[2];
+    if (on_gpu(q) && (rc = wave_cu_fused_create(q, u, variant, &f->cu, vd)) < 0) {
         free(f);
         return rc;
     }
+    if (f->cu)
+        log_debug("fused step: u's velocity differs from q's in %u interior and %u layer cells: the kernel reads "
+                  "it %s", vd[0], vd[1], vd[0] + vd[1] == 0 ? "nowhere" : vd[0] == 0 ? "in the layers" : "everywhere");
 #endif
     *out = f;
     return 0;

@@ -360,7 +360,8 @@ static Box u_box(const wave_sim *u)
     return b;
 }
 
-extern "C" int wave_cu_fused_create(struct wave_sim *q, struct wave_sim *u, int variant, struct wave_fused_cu **out)
+extern "C" int wave_cu_fused_create(struct wave_sim *q, struct wave_sim *u, int variant, struct wave_fused_cu **out,
+                                    unsigned vdiff[2])
 {
     *out = NULL;
     int rc;
@@ -404,6 +405,8 @@ extern "C" int wave_cu_fused_create(struct wave_sim *q, struct wave_sim *u, int 
     f->q_cpml = q->cpml_on && any_layers(q);
     Box none = {{0, 0, 0}, {0, 0, 0}};
     f->vb = hcount[0] + hcount[1] == 0 ? all : hcount[0] == 0 ? inner : none;
+    vdiff[0] = hcount[0];
+    vdiff[1] = hcount[1];
     *out = f;
     return 0;
 }

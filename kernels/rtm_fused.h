@@ -55,7 +55,10 @@ int wave_fused_step(struct wave_fused *f, const struct imaging_box *b, const str
 /* kernels/rtm_fused.cu: what the CUDA side needs of the pair (plans, velocities),
  * checked once; the step. */
 struct wave_fused_cu;
-int wave_cu_fused_create(struct wave_sim *q, struct wave_sim *u, int variant, struct wave_fused_cu **out);
+/* VDIFF: the cells where u's velocity is not q's, inside the interior and in the layers
+ * (the kernel reads u's own only where it differs) */
+int wave_cu_fused_create(struct wave_sim *q, struct wave_sim *u, int variant, struct wave_fused_cu **out,
+                         unsigned vdiff[2]);
 void wave_cu_fused_destroy(struct wave_fused_cu *f);
 int wave_cu_fused_step(struct wave_fused_cu *f, const struct imaging_box *b, const struct imaging_acc *acc);
 #endif
