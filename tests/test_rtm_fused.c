@@ -214,3 +214,31 @@ Test(rtm_fused, engine_xcorr_every_step, .timeout = 120) { check_engine(IMG_XCOR
 Test(rtm_fused, engine_source_every_third, .timeout = 120) { check_engine(IMG_SOURCE, 3); }
 Test(rtm_fused, engine_receiver_every_step, .timeout = 120) { check_engine(IMG_RECEIVER, 1); }
 Test(rtm_fused, engine_both_every_second, .timeout = 120) { check_engine(IMG_BOTH, 2); }
+
+/* Random layers wider than the CPML: the source simulation's grid is not the receiver
+ * simulation's, so random runs the separate passes (and says so in the stats); boundary,
+ * whose simulations share the grid, still runs fused. */
+Test(rtm_fused, engine_falls_back_where_grids_differ, .timeout = 60)
+{
+    struct rtm_case c;
+    struct shot sh;
+    rtm_case_init(&c, 32, 10, 24, 10.0, 8, 60, 2000.0);
+    c.pml = 6;
+    rtm_case_synth_shot(&c, 7, 16 * 10.0, &sh);
+    struct sl_config cfg;
+    rtm_case_config(&c, &cfg);
+    cfg.rtm.random_width = 8;
+    struct rtm_engine *e = engine(&c, &cfg, false);
+    size_t cells;
+    bool fused;
+    float *a = migrate(e, &sh, RTM_RANDOM, &cells, &fused);
+    cr_assert(!fused, "random with wider random layers ran fused");
+    free(a);
+    a = migrate(e, &sh, RTM_BOUNDARY, &cells, &fused);
+    cr_assert(fused, "boundary did not run fused");
+    free(a);
+    rtm_engine_destroy(e);
+    config_free(&cfg);
+    rtm_case_shot_free(&sh);
+    rtm_case_free(&c);
+}
