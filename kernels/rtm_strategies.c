@@ -219,9 +219,6 @@ static int run_reverse(struct mig *m, bool strips)
     if (rc == 0)
         rc = dev_sync(m->dev);
     m->t_fwd_end = rtm_now_s();
-    /* CUDA: from here u and q step side by side on their own streams; imaging at n
-     * waits for u(n) (ev_u), and u's step that would overwrite the buffer imaging
-     * reads waits for that imaging (ev_q). */
     struct prop_fused *fused = NULL;
     int fuse = rc == 0 ? fused_backward(m, &fused) : 0;
     if (fuse < 0)
@@ -234,6 +231,9 @@ static int run_reverse(struct mig *m, bool strips)
         dev_free(m->dev, buf);
         return rc;
     }
+    /* The separate passes.  CUDA: from here u and q step side by side on their own
+     * streams; imaging at n waits for u(n) (ev_u), and u's step that would overwrite the
+     * buffer imaging reads waits for that imaging (ev_q). */
     if (rc == 0)
         rc = mark_u(m);
     if (rc == 0)
