@@ -106,8 +106,8 @@ struct rtm_tuning {
     bool separate_backward; /* boundary / random: the backward sweep in separate passes
                              (q's step, u's reverse step, the imaging condition) instead of
                              the fused one (kernels/rtm_fused.h; --backward separate) */
-    int fused_variant;    /* CUDA: the fused kernel's shape, 0 the default (0..3; 1-3 at
-                             order 8 only: --fused-variant N) */
+    int fused_variant;    /* CUDA: the fused kernel's shape, 0 the default (0..3,
+                             kernels/rtm_fused.cu: --fused-variant N) */
 };
 
 /* The random-velocity boundary of the `random` strategy (kernels/random_boundary.h). */

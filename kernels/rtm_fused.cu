@@ -260,18 +260,204 @@ __global__ void __launch_bounds__(W *BY, fused_min_blocks(NY, R)) k_fused(FArgs 
     cp_wait<0>();
 }
 
+/* The same step with the work split by field: blocks of two thread groups over one
+ * tile, threadIdx.z 0 stepping q (and imaging), 1 stepping u, each thread one z queue
+ * (k_ring's register need, not twice it), so twice the warps per tile; each group
+ * brings in its own field's planes, the barrier shares them (the imaging reads u's
+ * staged prev, u's step q's velocity where u's is q's). */
+constexpr int split_min_blocks(int ny, int r) { return ny <= 2 && r <= 6 ? 2 : 1; }
+
 template <int R, int BY, int NY, int D, bool Y = true, int W = TX>
-static int launch_fused(const Box &in, const FArgs &a, const wave_sim *s, cudaStream_t st)
+__global__ void __launch_bounds__(2 * W *BY, split_min_blocks(NY, R))
+    k_fused_split(FArgs a, Box b, int zchunk, int x_org, int dim0, int dim1)
+{
+    static_assert(Y || (BY == 1 && NY == 1), "a 2D block is one row");
+    using C = RingCfg<R, BY, NY, D, Y, W>;
+    using F = FusedCfg<R, BY, NY, D, Y, W>;
+    constexpr int NT = W * BY, RY = C::RY;
+    extern __shared__ __align__(16) float smem[];
+    const bool isq = threadIdx.z == 0;
+    float *const ps = smem + (isq ? C::S * C::PSLOT : 0);
+    float *const ss = smem + 2 * C::S * C::PSLOT;
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * W + tx;
+    const int x0 = x_org + blockIdx.x * W, y0 = b.lo[1] + blockIdx.y * C::TYT;
+    const int kb = b.lo[2] + blockIdx.z * zchunk;
+    const int ke = min(kb + zchunk, b.hi[2]);
+    const int i = x0 + tx, h = a.h, hy = Y ? a.h : a.hy;
+    const long long sy = a.sy, sz = a.sz;
+    const int klast = ke - 1 + R;
+    const Box &ub = a.ub, &vb = a.vb;
+    const int tx0 = max(x0, ub.lo[0]), tx1 = min(x0 + W, ub.hi[0]);
+    const int ty0 = max(y0, ub.lo[1]), ty1 = min(y0 + C::TYT, ub.hi[1]);
+    const bool uxy = tx0 < tx1 && ty0 < ty1;
+    const bool vxy = tx0 >= vb.lo[0] && tx1 <= vb.hi[0] && ty0 >= vb.lo[1] && ty1 <= vb.hi[1];
+    auto u_p = [&](int kk) { return uxy && kk >= ub.lo[2] - R && kk < ub.hi[2] + R; };
+    auto u_q = [&](int kk) { return uxy && in_range(kk, ub.lo[2], ub.hi[2]); };
+    auto u_v = [&](int kk) { return u_q(kk) && !(vxy && in_range(kk, vb.lo[2], vb.hi[2])); };
+    const float *__restrict__ fp = isq ? a.qp : a.up;
+    float *__restrict__ fo = isq ? a.qq : a.uq;
+    auto load_p = [&](int kk, int sl) {
+        if (kk > klast || (!isq && !u_p(kk)))
+            return;
+        float *dst = ps + sl * C::PSLOT;
+        constexpr int CPR = C::PW / 4, NCH = C::PH * CPR;
+        const long long pl = (long long)(kk + h) * sz;
+#pragma unroll
+        for (int e0 = 0; e0 < NCH; e0 += NT) {
+            const int e = e0 + tid;
+            if (NCH % NT == 0 || e < NCH) {
+                const int r = e / CPR, c = e % CPR;
+                const int gy = y0 - RY + r + hy, gx = x0 + h - C::XO + 4 * c;
+                const bool ok = gy < dim1 && gx >= 0 && gx < dim0;
+                cp16(dst + r * C::PW + 4 * c, ok ? fp + pl + (long long)gy * sy + gx : fp, ok);
+            }
+        }
+    };
+    /* q's group stages q's prev and velocity (slots 2, 3), u's group u's (0, 1) where
+     * u steps and, for the velocity, where it is not q's */
+    auto load_s = [&](int kk, int sl) {
+        if (kk >= ke)
+            return;
+        const bool l0 = isq || u_q(kk), l1 = isq || u_v(kk);
+        float *dst = ss + sl * F::SSLOT + (isq ? 2 * C::TYT * W : 0);
+        constexpr int CPR = W / 4, NCH = 2 * C::TYT * CPR;
+        const long long pl = (long long)(kk + h) * sz;
+#pragma unroll
+        for (int e0 = 0; e0 < NCH; e0 += NT) {
+            const int e = e0 + tid;
+            if (NCH % NT == 0 || e < NCH) {
+                const int w = e / (C::TYT * CPR), r = e / CPR % C::TYT, c = e % CPR;
+                if (!(w == 0 ? l0 : l1))
+                    continue;
+                const int gy = y0 + r, gx = x0 + h + 4 * c;
+                const bool ok = gy < b.hi[1] && gx < dim0;
+                const float *src = isq ? (w == 0 ? a.qq : a.qvel) : (w == 0 ? a.uq : a.uvel);
+                cp16(dst + w * C::TYT * W + r * W + 4 * c, ok ? src + pl + (long long)(gy + hy) * sy + gx : src,
+                     ok);
+            }
+        }
+    };
+    const float c0 = Y ? a.c2[0][0] + a.c2[1][0] + a.c2[2][0] : a.c2[0][0] + a.c2[2][0];
+    long long col[NY];
+    bool in[NY];
+    int img[NY];
+    float z[NY][2 * R + 1]; /* this group's field: p(k - R + v) of row m */
+#pragma unroll
+    for (int m = 0; m < NY; m++) {
+        const int j = y0 + ty + m * BY;
+        col[m] = (long long)(j + hy) * sy + (i + h);
+        const bool inq = i >= b.lo[0] && i < b.hi[0] && j < b.hi[1];
+        in[m] = isq ? inq : inq && in_range(i, ub.lo[0], ub.hi[0]) && in_range(j, ub.lo[1], ub.hi[1]);
+        const int xi = i - a.ilo[0], yi = j - a.ilo[1];
+        img[m] = isq && inq && in_range(xi, 0, a.in[0]) && in_range(yi, 0, a.in[1]) ? yi * a.in[0] + xi : -1;
+#pragma unroll
+        for (int v = 0; v < 2 * R; v++)
+            z[m][v] = in[m] && (isq || u_p(kb - R + v)) ? __ldg(fp + col[m] + (long long)(kb - R + v + h) * sz) : 0.0f;
+    }
+    for (int v = 0; v < R; v++)
+        load_p(kb + v, v);
+    cp_commit();
+#pragma unroll
+    for (int d = 0; d < D; d++) {
+        load_p(kb + R + d, R + d);
+        load_s(kb + d, d);
+        cp_commit();
+    }
+    const long long iplane = (long long)a.in[0] * a.in[1];
+    float an[NY], as[NY], ar[NY];
+    auto load_acc = [&](int kk) {
+        const int zz = kk - a.ilo[2];
+        if (!isq || !a.num || kk >= ke || !in_range(zz, 0, a.in[2]))
+            return;
+#pragma unroll
+        for (int m = 0; m < NY; m++)
+            if (img[m] >= 0) {
+                const long long o = zz * iplane + img[m];
+                an[m] = a.num[o];
+                if (a.ills)
+                    as[m] = a.ills[o];
+                if (a.illr)
+                    ar[m] = a.illr[o];
+            }
+    };
+    load_acc(kb);
+    int sk = 0, sq = 0;
+    for (int k = kb; k < ke; k++) {
+        cp_wait<D - 1>();
+        __syncthreads();
+        load_p(k + R + D, sk == 0 ? C::S - 1 : sk - 1);
+        load_s(k + D, sq == 0 ? D : sq - 1);
+        cp_commit();
+        const int sr = sk + R < C::S ? sk + R : sk + R - C::S;
+        const float *P = ps + sk * C::PSLOT, *PR = ps + sr * C::PSLOT;
+        const float *S0 = ss + sq * F::SSLOT;
+        const float *UQ = S0, *QQ = S0 + 2 * C::TYT * W, *QV = S0 + 3 * C::TYT * W;
+        const float *PV = isq ? QQ : UQ;
+        const float *V = isq || !u_v(k) ? QV : S0 + C::TYT * W;
+        const bool act = isq || u_q(k);
+        const int zi = k - a.ilo[2];
+        const bool imgk = isq && a.num && in_range(zi, 0, a.in[2]);
+        const long long pl = (long long)(k + h) * sz;
+        float cn[NY], cs[NY], cr[NY];
+#pragma unroll
+        for (int m = 0; m < NY; m++) {
+            cn[m] = an[m];
+            cs[m] = as[m];
+            cr[m] = ar[m];
+        }
+        load_acc(k + 1);
+#pragma unroll
+        for (int m = 0; m < NY; m++) {
+            const int row = ty + m * BY;
+            z[m][2 * R] = PR[(row + RY) * C::PW + C::XO + tx];
+            if (act && in[m]) {
+                const int t = row * W + tx;
+                if (imgk && img[m] >= 0) {
+                    const long long o = zi * iplane + img[m];
+                    const float ua = UQ[t], qc = z[m][R];
+                    a.num[o] = fmac_rn(cn[m], ua, qc);
+                    if (a.ills)
+                        a.ills[o] = fmac_rn(cs[m], ua, ua);
+                    if (a.illr)
+                        a.illr[o] = fmac_rn(cr[m], qc, qc);
+                }
+                const float *rp = P + (row + RY) * C::PW + C::XO + tx;
+                float lap = c0 * z[m][R];
+                if constexpr (Y) {
+#pragma unroll
+                    for (int l = 1; l <= R; l++)
+                        lap += a.c2[0][l] * (rp[l] + rp[-l]) + a.c2[1][l] * (rp[l * C::PW] + rp[-l * C::PW]) +
+                               a.c2[2][l] * (z[m][R + l] + z[m][R - l]);
+                } else {
+#pragma unroll
+                    for (int l = 1; l <= R; l++)
+                        lap += a.c2[0][l] * (rp[l] + rp[-l]) + a.c2[2][l] * (z[m][R + l] + z[m][R - l]);
+                }
+                fo[col[m] + pl] = 2.0f * z[m][R] - PV[t] + V[t] * lap;
+            }
+#pragma unroll
+            for (int v = 0; v < 2 * R; v++)
+                z[m][v] = z[m][v + 1];
+        }
+        sk = sk + 1 == C::S ? 0 : sk + 1;
+        sq = sq == D ? 0 : sq + 1;
+    }
+    cp_wait<0>();
+}
+
+/* The launch of kernel K (k_fused or k_fused_split: GROUPS thread groups per tile) over
+ * box IN, chunked along z as launch_ring does. */
+template <int R, int BY, int NY, int D, bool Y, int W, int GROUPS, class K>
+static int launch_k(K kern, const Box &in, const FArgs &a, const wave_sim *s, cudaStream_t st)
 {
     using F = FusedCfg<R, BY, NY, D, Y, W>;
     using C = typename F::C;
     /* once per instantiation, as launch_ring does */
     static int per_sm = 0;
     if (!per_sm) {
-        CUDA_TRY(cudaFuncSetAttribute(k_fused<R, BY, NY, D, Y, W>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      (int)F::bytes));
+        CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)F::bytes));
         int n = 0;
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_fused<R, BY, NY, D, Y, W>, W * BY, F::bytes));
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kern, GROUPS * W * BY, F::bytes));
         per_sm = n > 0 ? n : 1;
     }
     const int xo = ring_x_origin(in.lo[0], a.h);
@@ -281,31 +467,48 @@ static int launch_fused(const Box &in, const FArgs &a, const wave_sim *s, cudaSt
     long long nch = (target + (long long)gx * gy - 1) / ((long long)gx * gy);
     int zc = (int)((nz + nch - 1) / nch);
     zc = zc < 4 * R ? 4 * R : zc > ZCHUNK ? ZCHUNK : zc;
-    dim3 blk(W, BY), grd(gx, gy, (nz + zc - 1) / zc);
-    k_fused<R, BY, NY, D, Y, W><<<grd, blk, F::bytes, st>>>(a, in, zc, xo, s->L.dim[0], s->L.dim[1]);
+    dim3 blk(W, BY, GROUPS), grd(gx, gy, (nz + zc - 1) / zc);
+    kern<<<grd, blk, F::bytes, st>>>(a, in, zc, xo, s->L.dim[0], s->L.dim[1]);
     CUDA_TRY_LAUNCH();
     return 0;
 }
 
-/* The kernel shapes (tile of 32 columns x BY threads x NY rows each, D planes in flight).
- * Variant 0, the default, at every order; the others (order 8, 3D only) are what
- * seislive-bench rtm --fused-variant measures against it. */
+template <int R, int BY, int NY, int D, bool Y = true, int W = TX>
+static int launch_paired(const Box &in, const FArgs &a, const wave_sim *s, cudaStream_t st)
+{
+    return launch_k<R, BY, NY, D, Y, W, 1>(k_fused<R, BY, NY, D, Y, W>, in, a, s, st);
+}
+
+template <int R, int BY, int NY, int D, bool Y = true, int W = TX>
+static int launch_split(const Box &in, const FArgs &a, const wave_sim *s, cudaStream_t st)
+{
+    return launch_k<R, BY, NY, D, Y, W, 2>(k_fused_split<R, BY, NY, D, Y, W>, in, a, s, st);
+}
+
+/* The kernel shapes (tile of 32 columns x BY threads x NY rows each, D planes in flight;
+ * 2D: rows of RING2D_W): 0 paired (one thread steps both fields) 8x2, 1 split 8x2, 2
+ * split 8x2 one plane deeper, 3 split 8x4.  Every order and both dimensions hold all
+ * four (the GPU tests check each); seislive-bench rtm --fused-variant measures them. */
 constexpr int fused_depth(int r) { return r <= 4 ? 2 : 1; }
 
 template <int R, bool Y>
 static int launch_variant(int variant, const Box &in, const FArgs &a, const wave_sim *s, cudaStream_t st)
 {
+    constexpr int D = fused_depth(R);
     if constexpr (!Y) {
-        return launch_fused<R, 1, 1, fused_depth(R), false, RING2D_W>(in, a, s, st);
-    } else {
-        if constexpr (R == 4) {
-            switch (variant) {
-            case 1: return launch_fused<R, 8, 2, 1>(in, a, s, st);
-            case 2: return launch_fused<R, 8, 4, 1>(in, a, s, st);
-            case 3: return launch_fused<R, 8, 4, 2>(in, a, s, st);
-            }
+        switch (variant) {
+        case 1:
+        case 3: return launch_split<R, 1, 1, D, false, RING2D_W>(in, a, s, st);
+        case 2: return launch_split<R, 1, 1, D + 1, false, RING2D_W>(in, a, s, st);
         }
-        return launch_fused<R, 8, 2, fused_depth(R)>(in, a, s, st);
+        return launch_paired<R, 1, 1, D, false, RING2D_W>(in, a, s, st);
+    } else {
+        switch (variant) {
+        case 1: return launch_split<R, 8, 2, D>(in, a, s, st);
+        case 2: return launch_split<R, 8, 2, D + 1>(in, a, s, st);
+        case 3: return launch_split<R, 8, 4, D>(in, a, s, st);
+        }
+        return launch_paired<R, 8, 2, D>(in, a, s, st);
     }
 }
 

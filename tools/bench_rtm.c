@@ -24,7 +24,7 @@
  * imaging condition accumulates one cell per thread instead of four (float4).  Neither
  * changes the image.  --backward separate runs the backward sweep of boundary and random
  * in separate passes instead of the fused one (kernels/rtm_fused.h; the same image),
- * --fused-variant N (0..3, 1-3 at order 8) the fused kernel in another shape.
+ * --fused-variant N (0..3) the fused kernel in another shape.
  *
  * --repeat N migrates the shot N times per strategy and reports the median time (and
  * the fastest and slowest); a second table splits the median run into its phases. */

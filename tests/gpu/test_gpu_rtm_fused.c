@@ -3,7 +3,8 @@
  * tests/test_rtm_fused.c): relative L2 error under 1e-5 (the design's bound for the GPU
  * against the CPU) in both levels of both fields and in every accumulator, after seven
  * steps imaging every other one, for the boundary and random pairs, 3D, 3D under a free
- * surface and 2D, every imaging condition, and the kernel's other shapes at order 8.  The
+ * surface and 2D, every imaging condition, every kernel shape (variant) at orders 2, 4, 8,
+ * 12 and 16.  The
  * fused kernel is also held against the separate CUDA passes (1e-5), and a shot migrated
  * on the GPU with the fused and the separate backward sweeps gives the same image (1e-5),
  * the fused one having run (the default kernels are the ones it follows). */
@@ -67,19 +68,20 @@ static void compare(const float *g, const float *c, size_t cnt, size_t cells, co
     }
 }
 
-static void check(int kind, bool two_d, bool fs, int variant)
+static void check_order(int kind, bool two_d, bool fs, int variant, int order)
 {
     struct sl_device cpu, gpu;
     cr_assert_eq(backend_select("cpu", &cpu), 0);
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
     for (int cond = IMAGING_XCORR; cond <= IMAGING_BOTH; cond++) {
         char what[128];
-        snprintf(what, sizeof what, "%s%s%s, variant %d, condition %d", kind == FC_BOUNDARY ? "boundary" : "random",
-                 two_d ? ", 2D" : "", fs ? ", free surface" : "", variant, cond);
+        snprintf(what, sizeof what, "%s%s%s, order %d, variant %d, condition %d",
+                 kind == FC_BOUNDARY ? "boundary" : "random", two_d ? ", 2D" : "", fs ? ", free surface" : "", order,
+                 variant, cond);
         struct fused_case g, s, c;
-        fused_case_init(&g, &gpu, kind, two_d, fs, 8, cond);
-        fused_case_init(&s, &gpu, kind, two_d, fs, 8, cond);
-        fused_case_init(&c, &cpu, kind, two_d, fs, 8, cond);
+        fused_case_init(&g, &gpu, kind, two_d, fs, order, cond);
+        fused_case_init(&s, &gpu, kind, two_d, fs, order, cond);
+        fused_case_init(&c, &cpu, kind, two_d, fs, order, cond);
         run(&g, variant, false);
         run(&s, 0, true);
         run(&c, 0, false);
@@ -106,6 +108,8 @@ static void check(int kind, bool two_d, bool fs, int variant)
     }
 }
 
+static void check(int kind, bool two_d, bool fs, int variant) { check_order(kind, two_d, fs, variant, 8); }
+
 Test(gpu_rtm_fused, boundary_matches_cpu, .timeout = 120)
 {
     GPU_REQUIRED();
@@ -128,7 +132,22 @@ Test(gpu_rtm_fused, other_shapes_match_cpu, .timeout = 120)
     for (int v = 1; v < WAVE_FUSED_VARIANTS; v++) {
         check(FC_BOUNDARY, false, false, v);
         check(FC_RANDOM, false, false, v);
+        check(FC_RANDOM, false, true, v);
+        check(FC_BOUNDARY, true, false, v);
+        check(FC_RANDOM, true, false, v);
     }
+}
+
+/* Every variant at other orders (each order is its own instantiation): 2, 4, 12, 16. */
+Test(gpu_rtm_fused, other_orders_match_cpu, .timeout = 120)
+{
+    GPU_REQUIRED();
+    const int orders[4] = {2, 4, 12, 16};
+    for (int v = 0; v < WAVE_FUSED_VARIANTS; v++)
+        for (int o = 0; o < 4; o++) {
+            check_order(FC_BOUNDARY, false, false, v, orders[o]);
+            check_order(FC_RANDOM, o % 2 == 0, false, v, orders[o]);
+        }
 }
 
 /* A shot on the GPU, fused and separate backward sweeps: the same image. */
