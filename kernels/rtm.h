@@ -103,9 +103,11 @@ struct rtm_tuning {
                              stream each (--one-stream) */
     bool imaging_scalar;  /* CUDA imaging: the scalar accumulation kernel instead of the
                              float4 one (--imaging-scalar) */
-    bool separate_backward; /* boundary / random: the backward sweep in separate passes
-                             (q's step, u's reverse step, the imaging condition) instead of
-                             the fused one (kernels/rtm_fused.h; --backward separate) */
+    bool fused_backward;  /* boundary / random: the backward sweep in one fused pass
+                             (kernels/rtm_fused.h; --backward fused) instead of the separate
+                             passes (q's step, u's reverse step, the imaging condition).  Off:
+                             on the H100 the fused pass measured 0.1-0.2 s slower per
+                             reference shot (docs/rtm.md says why) */
     int fused_variant;    /* CUDA: the fused kernel's shape, 0 the default (0..3,
                              kernels/rtm_fused.cu: --fused-variant N) */
 };

@@ -140,7 +140,7 @@ static int wait_q(struct mig *m)
 }
 
 /* THE predicate of the fused backward sweep (kernels/rtm_fused.h): 1 with *F, the fused
- * step of q and u, when the tuning does not ask for the separate passes, no diagnostics
+ * step of q and u, when the tuning asks for it (rtm_tuning.fused_backward), no diagnostics
  * callback wants u(n) on its own, there are at least 2 steps and the physics can fuse
  * this pair (prop_fused_create: the acoustic explicit operator, q and u on the same grid,
  * the default kernels on CUDA); 0 (the reason in the debug log) to run the separate
@@ -149,7 +149,7 @@ static int fused_backward(struct mig *m, struct prop_fused **f)
 {
     *f = NULL;
     const struct rtm_tuning *t = &m->e->p.tuning;
-    if (t->separate_backward || m->cb || m->nt < 2)
+    if (!t->fused_backward || m->cb || m->nt < 2)
         return 0;
     int rc = prop_fused_create(m->q, m->u, t->fused_variant, f);
     if (rc == -ENOTSUP) {

@@ -9,7 +9,7 @@
  *     boundary and random pairs, 3D, 3D under a free surface and 2D, orders 8 and 4,
  *     every imaging condition: both levels of both fields and every accumulator equal;
  *   engine level: a shot migrated with the fused and the separate backward sweep
- *     (rtm_tuning.separate_backward), boundary and random, every condition, imaging every
+ *     (rtm_tuning.fused_backward), boundary and random, every condition, imaging every
  *     step and every third: the images and source illuminations equal, the stats saying
  *     which sweep ran, the images not empty;
  *   refusals: pairs the fused pass cannot step (grids that differ, the implicit
@@ -142,7 +142,7 @@ static struct rtm_engine *engine(const struct rtm_case *c, const struct sl_confi
     struct rtm_params p;
     char name[64];
     rtm_params_from_config(cfg, &p, name, sizeof name);
-    p.tuning.separate_backward = separate;
+    p.tuning.fused_backward = !separate;
     struct rtm_volume vol = {.n = {c->n[0], c->n[1], c->n[2]}, .d = {c->d[0], c->d[1], c->d[2]},
                              .o = {c->o[0], c->o[1], c->o[2]}, .v = c->v_mig};
     struct rtm_engine *e = NULL;

@@ -22,8 +22,8 @@
  * --one-stream and --imaging-scalar set the engine's tuning (struct rtm_tuning,
  * docs/TUNING.md): boundary and random step both wavefields on one CUDA stream; the
  * imaging condition accumulates one cell per thread instead of four (float4).  Neither
- * changes the image.  --backward separate runs the backward sweep of boundary and random
- * in separate passes instead of the fused one (kernels/rtm_fused.h; the same image),
+ * changes the image.  --backward fused runs the backward sweep of boundary and random in
+ * one fused pass instead of the separate ones (kernels/rtm_fused.h; the same image),
  * --fused-variant N (0..3) the fused kernel in another shape.
  *
  * --repeat N migrates the shot N times per strategy and reports the median time (and
@@ -146,7 +146,7 @@ int bench_rtm(int argc, char **argv)
             tuning.imaging_scalar = true;
         else if (!strcmp(argv[i], "--backward") && i + 1 < argc &&
                  (!strcmp(argv[i + 1], "fused") || !strcmp(argv[i + 1], "separate")))
-            tuning.separate_backward = !strcmp(argv[++i], "separate");
+            tuning.fused_backward = !strcmp(argv[++i], "fused");
         else if (!strcmp(argv[i], "--fused-variant") && i + 1 < argc)
             tuning.fused_variant = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--image-every") && i + 1 < argc)

@@ -206,7 +206,7 @@ Test(gpu_rtm_fused, engine_fused_equals_separate, .timeout = 300)
         rtm_params_from_config(&cfg, &p, name, sizeof name);
         struct rtm_engine *e[2];
         for (int sep = 0; sep < 2; sep++) {
-            p.tuning.separate_backward = sep;
+            p.tuning.fused_backward = !sep;
             cr_assert_eq(rtm_engine_create(&p, &gpu, &vol, &e[sep]), 0, "%s", err_msg());
         }
         for (int k = 0; k < 2; k++) {
