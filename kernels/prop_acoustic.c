@@ -215,6 +215,11 @@ static int a_fused_step(void *f, const struct imaging_box *b, const struct imagi
     return wave_fused_step(f, b, acc);
 }
 
+static int a_fused_image_step(void *f, const struct imaging_box *b, const struct imaging_acc *acc, void *ev)
+{
+    return wave_fused_image_step(f, b, acc, ev);
+}
+
 static void a_fused_destroy(void *f) { wave_fused_destroy(f); }
 
 static void a_describe(const struct prop *s, char *buf, size_t len)
@@ -264,5 +269,6 @@ const struct prop_ops prop_acoustic_ops = {
     .nodes_create = a_nodes_create,
     .fused_create = a_fused_create,
     .fused_step = a_fused_step,
+    .fused_image_step = a_fused_image_step,
     .fused_destroy = a_fused_destroy,
 };

@@ -197,6 +197,12 @@ int prop_fused_step(struct prop_fused *f, const struct imaging_box *b, const str
     return f->ops->fused_step(f->impl, b, acc);
 }
 
+int prop_fused_image_step(struct prop_fused *f, const struct imaging_box *b, const struct imaging_acc *acc,
+                          void *ev)
+{
+    return f->ops->fused_image_step(f->impl, b, acc, ev);
+}
+
 void prop_fused_destroy(struct prop_fused *f)
 {
     if (!f)

@@ -197,6 +197,7 @@ struct prop_ops {
     /* optional (NULL: -ENOTSUP): RTM's fused backward step (prop_fused_create) */
     int (*fused_create)(struct prop *q, struct prop *u, int variant, void **out);
     int (*fused_step)(void *f, const struct imaging_box *b, const struct imaging_acc *acc);
+    int (*fused_image_step)(void *f, const struct imaging_box *b, const struct imaging_acc *acc, void *ev);
     void (*fused_destroy)(void *f);
 };
 
@@ -294,6 +295,12 @@ int prop_points_create_nodes(struct prop *s, const int *ijk, size_t n, struct pr
  * one stream while it steps them. */
 int prop_fused_create(struct prop *q, struct prop *u, int variant, struct prop_fused **out);
 int prop_fused_step(struct prop_fused *f, const struct imaging_box *b, const struct imaging_acc *acc);
+/* Half of it: Q's step with the imaging condition in it (U's previous level with Q's
+ * current one), U not stepped; EV (CUDA event or NULL) recorded on Q's stream once U's
+ * level has been read, before the rest of Q's step.  U's level must be ready on Q's
+ * stream (the caller's event); U may step on its own stream meanwhile. */
+int prop_fused_image_step(struct prop_fused *f, const struct imaging_box *b, const struct imaging_acc *acc,
+                          void *ev);
 void prop_fused_destroy(struct prop_fused *f);
 
 /* A one-line description of what a step runs (physics, operator, kernel variant). */

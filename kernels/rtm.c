@@ -346,7 +346,7 @@ static void fill_stats(const struct mig *m, const struct rtm_plan *pl, int64_t i
     stats->mem_device = m->measure ? m->dev_free0 - m->dev_free_min : 0;
     for (int s = 0; s < RTM_STRATEGIES; s++)
         stats->mem_need[s] = pl->mem.need[s];
-    stats->backward_fused = m->fused;
+    stats->backward = m->backward;
     stats->fwd_steps = m->fwd;
     stats->bwd_steps = m->bwd;
     stats->seconds = secs;

@@ -96,6 +96,16 @@ struct rtm_shot {
     const float *data;  /* ntr x ns, trace by trace (time fastest) */
 };
 
+/* rtm_tuning.backward: the backward sweep of boundary and random (docs/rtm.md). */
+enum rtm_backward {
+    RTM_BACKWARD_SEPARATE = 0, /* q's step, u's reverse step and the imaging condition, each
+                                  a pass of its own (u and q on two CUDA streams) */
+    RTM_BACKWARD_FUSED = 1,    /* all three in one pass (kernels/rtm_fused.h): measured
+                                  slower on the H100, the CPML of q then runs alone */
+    RTM_BACKWARD_IMAGE = 2,    /* the imaging condition inside q's step, u's reverse step on
+                                  its own stream beside q's CPML (not measured yet) */
+};
+
 /* Choices that change how fast, never what: read once from here (no environment
  * variable), set by seislive-bench rtm flags; all false is the production default. */
 struct rtm_tuning {
@@ -103,11 +113,8 @@ struct rtm_tuning {
                              stream each (--one-stream) */
     bool imaging_scalar;  /* CUDA imaging: the scalar accumulation kernel instead of the
                              float4 one (--imaging-scalar) */
-    bool fused_backward;  /* boundary / random: the backward sweep in one fused pass
-                             (kernels/rtm_fused.h; --backward fused) instead of the separate
-                             passes (q's step, u's reverse step, the imaging condition).  Off:
-                             on the H100 the fused pass measured 0.1-0.2 s slower per
-                             reference shot (docs/rtm.md says why) */
+    int backward;         /* boundary / random: how the backward sweep runs, enum
+                             rtm_backward (--backward separate|fused|image) */
     int fused_variant;    /* CUDA: the fused kernel's shape, 0 the default (0..3,
                              kernels/rtm_fused.cu: --fused-variant N) */
 };
@@ -187,8 +194,8 @@ struct rtm_shot_stats {
     bool mem_device_measured; /* mem_device is a measurement (CUDA, or a test probe); false on the
                              * CPU or when the device cannot be queried: print "n/a" */
     size_t mem_need[RTM_STRATEGIES]; /* bytes each strategy would need (auto: 0) */
-    bool backward_fused;    /* boundary / random: the backward sweep ran the fused pass
-                               (kernels/rtm_fused.h), not the separate ones */
+    int backward;           /* boundary / random: how the backward sweep ran (enum
+                               rtm_backward: a fused one only where the pair can fuse) */
     long fwd_steps;         /* source-wavefield steps, recomputation included */
     long bwd_steps;         /* receiver-wavefield steps */
     double seconds;         /* wall time of the migration */

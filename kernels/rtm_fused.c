@@ -127,6 +127,26 @@ static void step_cpu(struct wave_sim *q, struct wave_sim *u, const struct imagin
         wave_free_surface_cpu(u);
 }
 
+int wave_fused_image_step(struct wave_fused *f, const struct imaging_box *b, const struct imaging_acc *acc,
+                          void *ev)
+{
+    struct wave_sim *q = f->q;
+#ifdef SEISLIVE_CUDA
+    if (f->cu) {
+        int rc = wave_cu_fused_image_step(f->cu, b, acc, ev);
+        if (rc < 0)
+            return rc;
+        wave_swap(q);
+        q->step++;
+        return 0;
+    }
+#endif
+    (void)ev;
+    if (acc)
+        imaging_accumulate_cpu(b, f->u->prev, b, q->cur, acc);
+    return wave_step(q);
+}
+
 int wave_fused_step(struct wave_fused *f, const struct imaging_box *b, const struct imaging_acc *acc)
 {
     struct wave_sim *q = f->q, *u = f->u;

@@ -36,13 +36,14 @@ struct FArgs {
     int ilo[3], in[3];            /* the image box: its first cell (padded), its size */
 };
 
-/* Shared memory of k_fused: RingCfg's p slots twice (u, q) and four staged planes per
- * q/v slot (u prev, u velocity, q prev, q velocity). */
-template <int R, int BY, int NY, int D, bool Y, int W>
+/* Shared memory of k_fused: RingCfg's p slots twice (u, q; NRING 1: q's alone, the
+ * receiver step with the imaging in it) and four staged planes per q/v slot (u prev,
+ * u velocity, q prev, q velocity). */
+template <int R, int BY, int NY, int D, bool Y, int W, int NRING = 2>
 struct FusedCfg {
     using C = RingCfg<R, BY, NY, D, Y, W>;
     static constexpr int SSLOT = 4 * C::TYT * W;
-    static constexpr size_t bytes = sizeof(float) * (2 * (size_t)C::S * C::PSLOT + (size_t)(D + 1) * SSLOT);
+    static constexpr size_t bytes = sizeof(float) * (NRING * (size_t)C::S * C::PSLOT + (size_t)(D + 1) * SSLOT);
 };
 
 /* acc + x y, each rounded to nearest: imaging.cu's arithmetic (and the CPU's). */
@@ -265,20 +266,22 @@ __global__ void __launch_bounds__(W *BY, fused_min_blocks(NY, R)) k_fused(FArgs 
  * (k_ring's register need, not twice it), so twice the warps per tile; each group
  * brings in its own field's planes, the barrier shares them (the imaging reads u's
  * staged prev, u's step q's velocity where u's is q's). */
-constexpr int split_min_blocks(int ny, int r) { return ny <= 2 && r <= 6 ? 2 : 1; }
+constexpr int split_min_blocks(int ny, int r, bool qonly) { return (ny <= 2 || qonly) && r <= 6 ? 2 : 1; }
 
-template <int R, int BY, int NY, int D, bool Y = true, int W = TX>
-__global__ void __launch_bounds__(2 * W *BY, split_min_blocks(NY, R))
+/* QONLY: the q group alone, the receiver step with the imaging condition in it (u is
+ * not stepped: a.uq is the source level to image, read only, staged where imaged). */
+template <int R, int BY, int NY, int D, bool Y = true, int W = TX, bool QONLY = false>
+__global__ void __launch_bounds__((QONLY ? 1 : 2) * W *BY, split_min_blocks(NY, R, QONLY))
     k_fused_split(FArgs a, Box b, int zchunk, int x_org, int dim0, int dim1)
 {
     static_assert(Y || (BY == 1 && NY == 1), "a 2D block is one row");
     using C = RingCfg<R, BY, NY, D, Y, W>;
-    using F = FusedCfg<R, BY, NY, D, Y, W>;
+    using F = FusedCfg<R, BY, NY, D, Y, W, QONLY ? 1 : 2>;
     constexpr int NT = W * BY, RY = C::RY;
     extern __shared__ __align__(16) float smem[];
-    const bool isq = threadIdx.z == 0;
-    float *const ps = smem + (isq ? C::S * C::PSLOT : 0);
-    float *const ss = smem + 2 * C::S * C::PSLOT;
+    const bool isq = QONLY || threadIdx.z == 0;
+    float *const ps = smem + (isq && !QONLY ? C::S * C::PSLOT : 0);
+    float *const ss = smem + (QONLY ? 1 : 2) * C::S * C::PSLOT;
     const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * W + tx;
     const int x0 = x_org + blockIdx.x * W, y0 = b.lo[1] + blockIdx.y * C::TYT;
     const int kb = b.lo[2] + blockIdx.z * zchunk;
@@ -315,25 +318,30 @@ __global__ void __launch_bounds__(2 * W *BY, split_min_blocks(NY, R))
     };
     /* q's group stages q's prev and velocity (slots 2, 3), u's group u's (0, 1) where
      * u steps and, for the velocity, where it is not q's */
+    /* QONLY: the image's tile (x, y), where the source level is staged (slot 0) */
+    const bool ixy = QONLY && x0 < a.ilo[0] + a.in[0] && x0 + W > a.ilo[0] && y0 < a.ilo[1] + a.in[1] &&
+                     y0 + C::TYT > a.ilo[1];
     auto load_s = [&](int kk, int sl) {
         if (kk >= ke)
             return;
         const bool l0 = isq || u_q(kk), l1 = isq || u_v(kk);
+        const bool l2 = ixy && a.num && in_range(kk - a.ilo[2], 0, a.in[2]);
         float *dst = ss + sl * F::SSLOT + (isq ? 2 * C::TYT * W : 0);
-        constexpr int CPR = W / 4, NCH = 2 * C::TYT * CPR;
+        constexpr int CPR = W / 4, NCH = (QONLY ? 3 : 2) * C::TYT * CPR;
         const long long pl = (long long)(kk + h) * sz;
 #pragma unroll
         for (int e0 = 0; e0 < NCH; e0 += NT) {
             const int e = e0 + tid;
             if (NCH % NT == 0 || e < NCH) {
                 const int w = e / (C::TYT * CPR), r = e / CPR % C::TYT, c = e % CPR;
-                if (!(w == 0 ? l0 : l1))
+                if (!(w == 0 ? l0 : w == 1 ? l1 : l2))
                     continue;
                 const int gy = y0 + r, gx = x0 + h + 4 * c;
                 const bool ok = gy < b.hi[1] && gx < dim0;
-                const float *src = isq ? (w == 0 ? a.qq : a.qvel) : (w == 0 ? a.uq : a.uvel);
-                cp16(dst + w * C::TYT * W + r * W + 4 * c, ok ? src + pl + (long long)(gy + hy) * sy + gx : src,
-                     ok);
+                const float *src = w == 2 ? a.uq : isq ? (w == 0 ? a.qq : a.qvel) : (w == 0 ? a.uq : a.uvel);
+                /* w 2 (QONLY): the source level into slot 0, two slots below q's */
+                cp16(dst + (w == 2 ? -2 : w) * C::TYT * W + r * W + 4 * c,
+                     ok ? src + pl + (long long)(gy + hy) * sy + gx : src, ok);
             }
         }
     };
@@ -445,12 +453,14 @@ __global__ void __launch_bounds__(2 * W *BY, split_min_blocks(NY, R))
     cp_wait<0>();
 }
 
-/* The launch of kernel K (k_fused or k_fused_split: GROUPS thread groups per tile) over
- * box IN, chunked along z as launch_ring does. */
-template <int R, int BY, int NY, int D, bool Y, int W, int GROUPS, class K>
+/* The launch of kernel K (k_fused or k_fused_split: GROUPS thread groups per tile, NRING
+ * p rings) over box IN, chunked along z as launch_ring does.  TAG tells the kernels of
+ * the same shape apart (each instantiation keeps its own per_sm, and sets its own
+ * kernel's shared-memory limit). */
+template <int TAG, int R, int BY, int NY, int D, bool Y, int W, int GROUPS, int NRING, class K>
 static int launch_k(K kern, const Box &in, const FArgs &a, const wave_sim *s, cudaStream_t st)
 {
-    using F = FusedCfg<R, BY, NY, D, Y, W>;
+    using F = FusedCfg<R, BY, NY, D, Y, W, NRING>;
     using C = typename F::C;
     /* once per instantiation, as launch_ring does */
     static int per_sm = 0;
@@ -476,13 +486,27 @@ static int launch_k(K kern, const Box &in, const FArgs &a, const wave_sim *s, cu
 template <int R, int BY, int NY, int D, bool Y = true, int W = TX>
 static int launch_paired(const Box &in, const FArgs &a, const wave_sim *s, cudaStream_t st)
 {
-    return launch_k<R, BY, NY, D, Y, W, 1>(k_fused<R, BY, NY, D, Y, W>, in, a, s, st);
+    return launch_k<0, R, BY, NY, D, Y, W, 1, 2>(k_fused<R, BY, NY, D, Y, W>, in, a, s, st);
 }
 
 template <int R, int BY, int NY, int D, bool Y = true, int W = TX>
 static int launch_split(const Box &in, const FArgs &a, const wave_sim *s, cudaStream_t st)
 {
-    return launch_k<R, BY, NY, D, Y, W, 2>(k_fused_split<R, BY, NY, D, Y, W>, in, a, s, st);
+    return launch_k<1, R, BY, NY, D, Y, W, 2, 2>(k_fused_split<R, BY, NY, D, Y, W>, in, a, s, st);
+}
+
+/* The receiver step with the imaging in it: k_ring's tile and depth for the order. */
+template <int R, bool Y>
+static int launch_image_step(const Box &in, const FArgs &a, const wave_sim *s, cudaStream_t st)
+{
+    if constexpr (!Y) {
+        constexpr int D = ring_default_depth(R);
+        return launch_k<2, R, 1, 1, D, false, RING2D_W, 1, 1>(k_fused_split<R, 1, 1, D, false, RING2D_W, true>, in,
+                                                              a, s, st);
+    } else {
+        constexpr int T = ring_default_tile(R), BY = tile_by(T), NY = tile_ny(T), D = ring_default_depth(R);
+        return launch_k<2, R, BY, NY, D, true, TX, 1, 1>(k_fused_split<R, BY, NY, D, true, TX, true>, in, a, s, st);
+    }
 }
 
 /* The kernel shapes (tile of 32 columns x BY threads x NY rows each, D planes in flight;
@@ -616,14 +640,11 @@ extern "C" int wave_cu_fused_create(struct wave_sim *q, struct wave_sim *u, int 
 
 extern "C" void wave_cu_fused_destroy(struct wave_fused_cu *f) { free(f); }
 
-extern "C" int wave_cu_fused_step(struct wave_fused_cu *f, const struct imaging_box *ib,
-                                  const struct imaging_acc *acc)
+/* The kernel arguments of a step of F (image box IB, accumulators ACC or NULL). */
+static FArgs fargs(const wave_fused_cu *f, const struct imaging_box *ib, const struct imaging_acc *acc)
 {
-    wave_sim *q = f->q, *u = f->u;
-    if (q->stream != u->stream)
-        return err_set(-EINVAL, "fused step: the two simulations are on different streams");
+    const wave_sim *q = f->q, *u = f->u;
     const struct wave_layout *L = &q->L;
-    cudaStream_t st = stream_of(q);
     FArgs a;
     a.up = u->cur;
     a.uq = u->prev;
@@ -645,15 +666,52 @@ extern "C" int wave_cu_fused_step(struct wave_fused_cu *f, const struct imaging_
         a.ilo[ax] = ib->off[ax] - L->pad_off[ax];
         a.in[ax] = ib->n[ax];
     }
+    return a;
+}
+
+/* q's CPML (lines) and both free surfaces after a fused kernel, as their steps do. */
+static int after_kernel(wave_fused_cu *f, bool u_stepped, cudaStream_t st)
+{
+    int rc = 0;
+    if (f->q_cpml)
+        rc = wave_cu_cpml_lines(f->q, st);
+    if (rc == 0 && f->q->p.free_surface)
+        rc = wave_cu_free_surface(f->q, st);
+    if (rc == 0 && u_stepped && f->u->p.free_surface)
+        rc = wave_cu_free_surface(f->u, st);
+    return rc;
+}
+
+extern "C" int wave_cu_fused_image_step(struct wave_fused_cu *f, const struct imaging_box *ib,
+                                        const struct imaging_acc *acc, void *ev)
+{
+    wave_sim *q = f->q;
+    const struct wave_layout *L = &q->L;
+    cudaStream_t st = stream_of(q);
+    FArgs a = fargs(f, ib, acc);
+    /* u is only read (its prev, the level imaged): no box of u to update */
+    a.ub = Box{{0, 0, 0}, {0, 0, 0}};
+    Box all = {{0, 0, 0}, {L->npad[0], L->npad[1], L->npad[2]}};
+    int rc = with_r_y(q, [&](auto r, auto y) {
+        return launch_image_step<decltype(r)::value, decltype(y)::value>(all, a, q, st);
+    });
+    if (rc == 0 && ev)
+        rc = dev_event_record(q->dev, ev, st);
+    return rc < 0 ? rc : after_kernel(f, false, st);
+}
+
+extern "C" int wave_cu_fused_step(struct wave_fused_cu *f, const struct imaging_box *ib,
+                                  const struct imaging_acc *acc)
+{
+    wave_sim *q = f->q, *u = f->u;
+    if (q->stream != u->stream)
+        return err_set(-EINVAL, "fused step: the two simulations are on different streams");
+    const struct wave_layout *L = &q->L;
+    cudaStream_t st = stream_of(q);
+    const FArgs a = fargs(f, ib, acc);
     Box all = {{0, 0, 0}, {L->npad[0], L->npad[1], L->npad[2]}};
     int rc = with_r_y(q, [&](auto r, auto y) {
         return launch_variant<decltype(r)::value, decltype(y)::value>(f->variant, all, a, q, st);
     });
-    if (rc == 0 && f->q_cpml)
-        rc = wave_cu_cpml_lines(q, st);
-    if (rc == 0 && q->p.free_surface)
-        rc = wave_cu_free_surface(q, st);
-    if (rc == 0 && u->p.free_surface)
-        rc = wave_cu_free_surface(u, st);
-    return rc;
+    return rc < 0 ? rc : after_kernel(f, true, st);
 }

@@ -48,6 +48,17 @@ void wave_fused_destroy(struct wave_fused *f);
  * same in both simulations.  CUDA: queued on the simulations' stream. */
 int wave_fused_step(struct wave_fused *f, const struct imaging_box *b, const struct imaging_acc *acc);
 
+/* Half of it: q's step with the imaging condition in it, u not stepped (the caller steps
+ * u itself, e.g. on its own stream beside q's CPML kernels):
+ *   q:   (cur q(n+1), prev q(n+2)) -> (cur q(n), prev q(n+1))   as wave_step does
+ *   ACC (when not NULL) += u's prev q(n+1), ... over the image box B
+ * CUDA: on q's stream; EV (a cudaEvent_t, or NULL) is recorded there right after the
+ * kernel that reads u's prev, before q's CPML kernels, so that u's next step (which
+ * overwrites u's prev) can wait for it alone.  u's prev must be complete on q's stream
+ * (the caller's event).  CPU: the separate passes' own calls (imaging, then wave_step). */
+int wave_fused_image_step(struct wave_fused *f, const struct imaging_box *b, const struct imaging_acc *acc,
+                          void *ev);
+
 /* The CUDA variants wave_fused_create accepts: 0 .. WAVE_FUSED_VARIANTS - 1. */
 #define WAVE_FUSED_VARIANTS 4
 
@@ -61,6 +72,8 @@ int wave_cu_fused_create(struct wave_sim *q, struct wave_sim *u, int variant, st
                          unsigned vdiff[2]);
 void wave_cu_fused_destroy(struct wave_fused_cu *f);
 int wave_cu_fused_step(struct wave_fused_cu *f, const struct imaging_box *b, const struct imaging_acc *acc);
+int wave_cu_fused_image_step(struct wave_fused_cu *f, const struct imaging_box *b, const struct imaging_acc *acc,
+                             void *ev);
 #endif
 
 #ifdef __cplusplus

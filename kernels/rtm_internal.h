@@ -119,7 +119,7 @@ struct mig {
     void *cb_ctx;
     float *cb_host;
     double t_fwd_end;        /* run_reverse: when the forward sweep had finished (rtm_now_s) */
-    bool fused;              /* run_reverse: the backward sweep ran fused */
+    int backward;            /* run_reverse: how the backward sweep ran (enum rtm_backward) */
 };
 
 /* Start the device-memory measurement (before the first allocation). */

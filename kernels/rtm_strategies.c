@@ -139,24 +139,42 @@ static int wait_q(struct mig *m)
     return m->s_u ? dev_stream_wait(m->dev, m->s_u, m->ev_q) : 0;
 }
 
-/* THE predicate of the fused backward sweep (kernels/rtm_fused.h): 1 with *F, the fused
- * step of q and u, when the tuning asks for it (rtm_tuning.fused_backward), no diagnostics
- * callback wants u(n) on its own, there are at least 2 steps and the physics can fuse
- * this pair (prop_fused_create: the acoustic explicit operator, q and u on the same grid,
- * the default kernels on CUDA); 0 (the reason in the debug log) to run the separate
- * passes; < 0 on an error (a bad fused_variant). */
+/* THE predicate of the fused backward sweeps (kernels/rtm_fused.h): the tuning's
+ * RTM_BACKWARD_FUSED or _IMAGE with *F, the fused steps of q and u, when the tuning asks
+ * for one (rtm_tuning.backward), no diagnostics callback wants u(n) on its own, there are
+ * at least 2 steps and the physics can fuse this pair (prop_fused_create: the acoustic
+ * explicit operator, q and u on the same grid, the default kernels on CUDA);
+ * RTM_BACKWARD_SEPARATE (the reason in the debug log) to run the separate passes; < 0 on
+ * an error (a bad fused_variant or backward). */
 static int fused_backward(struct mig *m, struct prop_fused **f)
 {
     *f = NULL;
     const struct rtm_tuning *t = &m->e->p.tuning;
-    if (!t->fused_backward || m->cb || m->nt < 2)
-        return 0;
+    if (t->backward < RTM_BACKWARD_SEPARATE || t->backward > RTM_BACKWARD_IMAGE)
+        return err_set(-EINVAL, "rtm tuning: backward %d: must be 0..2 (enum rtm_backward)", t->backward);
+    if (t->backward == RTM_BACKWARD_SEPARATE || m->cb || m->nt < 2)
+        return RTM_BACKWARD_SEPARATE;
     int rc = prop_fused_create(m->q, m->u, t->fused_variant, f);
     if (rc == -ENOTSUP) {
         log_debug("backward sweep in separate passes: %s", err_msg());
-        return 0;
+        return RTM_BACKWARD_SEPARATE;
     }
-    return rc < 0 ? rc : 1;
+    return rc < 0 ? rc : t->backward;
+}
+
+/* The end of a fused sweep, once u holds (cur u(1), prev u(2)) and q (cur q(2)): level 2
+ * (u(2) is u's prev), then the last q step and level 1 (visit). */
+static int backward_tail(struct mig *m, const struct imaging_box *bu)
+{
+    int rc = 0;
+    if (2 % m->k == 0) {
+        prop_swap(m->u);
+        rc = accumulate(m, bu, prop_field(m->u));
+        prop_swap(m->u);
+    }
+    if (rc == 0)
+        rc = visit(m, 1, bu, prop_field(m->u));
+    return rc;
 }
 
 /* The backward sweep with the fused step F (after the forward sweep: u cur = u(nt),
@@ -185,15 +203,43 @@ static int run_backward_fused(struct mig *m, struct prop_fused *f, bool strips, 
         if (rc == 0 && n % STOP_POLL == 0 && rtm_stop_requested(m->e))
             rc = err_set(-ECANCELED, "stop requested");
     }
-    /* level 2: u(2) is u's prev now (q's cur is q(2)) */
-    if (rc == 0 && 2 % m->k == 0) {
-        prop_swap(m->u);
-        rc = accumulate(m, bu, prop_field(m->u));
-        prop_swap(m->u);
+    return rc == 0 ? backward_tail(m, bu) : rc;
+}
+
+/* The backward sweep with the imaging condition inside q's step (F's image step): q on
+ * its stream, u on its own (CUDA).  Step n (nt - 1 .. 2) takes q to q(n) and images level
+ * n + 1 (u's prev, q's cur), recording ev_q once u(n + 1) has been read; u's reverse step
+ * to u(n - 1), which overwrites u(n + 1), waits for that alone and so runs beside q's
+ * CPML kernels; q's next step waits for u's (ev_u).  The same levels and order as the
+ * separate sweep, so the same image (bit for bit on the CPU). */
+static int run_backward_image(struct mig *m, struct prop_fused *f, bool strips, const float *buf, size_t sc,
+                              const struct imaging_box *bu)
+{
+    prop_swap(m->u); /* cur = u(nt - 1), prev = u(nt) */
+    int rc = mark_u(m);
+    for (int n = m->nt - 1; n >= 2 && rc == 0; n--) {
+        if (m->s_q)
+            rc = dev_stream_wait(m->dev, m->s_q, m->ev_u);
+        if (rc == 0)
+            rc = prop_fused_image_step(f, &m->bq, (n + 1) % m->k == 0 ? &m->acc : NULL, m->ev_q);
+        m->bwd++;
+        if (rc == 0)
+            rc = prop_inject(m->q, m->rec, m->dat + n + 1, (size_t)m->nt + 1, 1.0f, inj_flags(m));
+        if (rc == 0)
+            rc = wait_q(m);
+        if (rc == 0)
+            rc = prop_step_reverse(m->u);
+        m->fwd++;
+        if (rc == 0)
+            rc = prop_inject(m->u, m->src, m->wav + n, 1, 1.0f, inj_flags(m));
+        if (rc == 0 && strips)
+            rc = prop_strip_load(m->u, buf + (size_t)(n - 2) * sc, m->gpu);
+        if (rc == 0)
+            rc = mark_u(m);
+        if (rc == 0 && n % STOP_POLL == 0 && rtm_stop_requested(m->e))
+            rc = err_set(-ECANCELED, "stop requested");
     }
-    if (rc == 0)
-        rc = visit(m, 1, bu, prop_field(m->u));
-    return rc;
+    return rc == 0 ? backward_tail(m, bu) : rc;
 }
 
 /* boundary (STRIPS != 0) and random: forward, then run u backward from its last two
@@ -224,8 +270,9 @@ static int run_reverse(struct mig *m, bool strips)
     if (fuse < 0)
         rc = fuse;
     if (rc == 0 && fuse > 0) {
-        m->fused = true;
-        rc = run_backward_fused(m, fused, strips, buf, sc, &bu);
+        m->backward = fuse;
+        rc = fuse == RTM_BACKWARD_FUSED ? run_backward_fused(m, fused, strips, buf, sc, &bu)
+                                        : run_backward_image(m, fused, strips, buf, sc, &bu);
         prop_fused_destroy(fused);
         dev_sync(m->dev);
         dev_free(m->dev, buf);

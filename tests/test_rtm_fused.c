@@ -8,10 +8,10 @@
  *     (tests/fused_case.h), seven steps with imaging at every other one, for the
  *     boundary and random pairs, 3D, 3D under a free surface and 2D, orders 8 and 4,
  *     every imaging condition: both levels of both fields and every accumulator equal;
- *   engine level: a shot migrated with the fused and the separate backward sweep
- *     (rtm_tuning.fused_backward), boundary and random, every condition, imaging every
- *     step and every third: the images and source illuminations equal, the stats saying
- *     which sweep ran, the images not empty;
+ *   engine level: a shot migrated with each fused backward sweep (rtm_tuning.backward:
+ *     the fused pass, the imaging inside the receiver step) and the separate one, boundary
+ *     and random, every condition, imaging every step, second and third: the images and
+ *     source illuminations equal, the stats saying which sweep ran, the images not empty;
  *   refusals: pairs the fused pass cannot step (grids that differ, the implicit
  *     operator, an unknown variant) are refused with the reason, and the engine then
  *     runs the separate sweep. */
@@ -135,14 +135,14 @@ Test(rtm_fused, refuses_what_it_cannot_step)
 
 /* ---- the engine: fused and separate sweeps of one shot ------------------------------ */
 
-static struct rtm_engine *engine(const struct rtm_case *c, const struct sl_config *cfg, bool separate)
+static struct rtm_engine *engine(const struct rtm_case *c, const struct sl_config *cfg, int mode)
 {
     struct sl_device dev;
     cr_assert_eq(backend_select("cpu", &dev), 0);
     struct rtm_params p;
     char name[64];
     rtm_params_from_config(cfg, &p, name, sizeof name);
-    p.tuning.fused_backward = !separate;
+    p.tuning.backward = mode;
     struct rtm_volume vol = {.n = {c->n[0], c->n[1], c->n[2]}, .d = {c->d[0], c->d[1], c->d[2]},
                              .o = {c->o[0], c->o[1], c->o[2]}, .v = c->v_mig};
     struct rtm_engine *e = NULL;
@@ -150,8 +150,8 @@ static struct rtm_engine *engine(const struct rtm_case *c, const struct sl_confi
     return e;
 }
 
-/* Image and source illumination of SH by STRATEGY; *FUSED: which backward sweep ran. */
-static float *migrate(struct rtm_engine *e, const struct shot *sh, int strategy, size_t *cells, bool *fused)
+/* Image and source illumination of SH by STRATEGY; *RAN: how the backward sweep ran. */
+static float *migrate(struct rtm_engine *e, const struct shot *sh, int strategy, size_t *cells, int *ran)
 {
     int off[3], n[3];
     cr_assert_eq(rtm_engine_patch(e, RTM_SHOT(sh), off, n), 0, "%s", err_msg());
@@ -162,10 +162,11 @@ static float *migrate(struct rtm_engine *e, const struct shot *sh, int strategy,
     struct rtm_shot_stats st;
     cr_assert_eq(rtm_engine_migrate_patch(e, RTM_SHOT(sh), out, out + *cells, &st), 0, "%s", err_msg());
     cr_assert_eq(st.strategy, strategy);
-    *fused = st.backward_fused;
+    *ran = st.backward;
     return out;
 }
 
+/* Each fused mode (RTM_BACKWARD_FUSED, _IMAGE) against the separate passes. */
 static void check_engine(int imaging, int every)
 {
     struct rtm_case c;
@@ -181,29 +182,33 @@ static void check_engine(int imaging, int every)
     rtm_case_config(&c, &cfg);
     cfg.rtm.imaging = imaging;
     cfg.rtm.image_every = every;
-    struct rtm_engine *ef = engine(&c, &cfg, false), *es = engine(&c, &cfg, true);
+    struct rtm_engine *es = engine(&c, &cfg, RTM_BACKWARD_SEPARATE);
     const int strategies[2] = {RTM_BOUNDARY, RTM_RANDOM};
-    for (int s = 0; s < 2; s++) {
-        size_t cells;
-        bool ff, fs;
-        float *a = migrate(ef, &sh, strategies[s], &cells, &ff), *b = migrate(es, &sh, strategies[s], &cells, &fs);
-        cr_assert(ff, "strategy %d: the fused sweep did not run", strategies[s]);
-        cr_assert(!fs, "strategy %d: the separate sweep was asked for", strategies[s]);
-        cr_assert_eq(memcmp(a, b, 2 * cells * sizeof(float)), 0,
-                     "strategy %d, condition %d, every %d: fused and separate differ (image %.3g, illumination %.3g)",
-                     strategies[s], imaging, every, test_rel_l2_f32(a, b, cells),
-                     test_rel_l2_f32(a + cells, b + cells, cells));
-        double norm = 0, ill = 0;
-        for (size_t i = 0; i < cells; i++) {
-            norm += (double)a[i] * a[i];
-            ill += a[cells + i];
+    for (int mode = RTM_BACKWARD_FUSED; mode <= RTM_BACKWARD_IMAGE; mode++) {
+        struct rtm_engine *ef = engine(&c, &cfg, mode);
+        for (int s = 0; s < 2; s++) {
+            size_t cells;
+            int rf, rs;
+            float *a = migrate(ef, &sh, strategies[s], &cells, &rf), *b = migrate(es, &sh, strategies[s], &cells, &rs);
+            cr_assert_eq(rf, mode, "strategy %d: backward mode %d ran, not %d", strategies[s], rf, mode);
+            cr_assert_eq(rs, RTM_BACKWARD_SEPARATE, "strategy %d: the separate sweep was asked for", strategies[s]);
+            cr_assert_eq(memcmp(a, b, 2 * cells * sizeof(float)), 0,
+                         "strategy %d, mode %d, condition %d, every %d: fused and separate differ (image %.3g, "
+                         "illumination %.3g)",
+                         strategies[s], mode, imaging, every, test_rel_l2_f32(a, b, cells),
+                         test_rel_l2_f32(a + cells, b + cells, cells));
+            double norm = 0, ill = 0;
+            for (size_t i = 0; i < cells; i++) {
+                norm += (double)a[i] * a[i];
+                ill += a[cells + i];
+            }
+            cr_assert_gt(norm, 0.0);
+            cr_assert_gt(ill, 0.0);
+            free(a);
+            free(b);
         }
-        cr_assert_gt(norm, 0.0);
-        cr_assert_gt(ill, 0.0);
-        free(a);
-        free(b);
+        rtm_engine_destroy(ef);
     }
-    rtm_engine_destroy(ef);
     rtm_engine_destroy(es);
     config_free(&cfg);
     rtm_case_shot_free(&sh);
@@ -228,15 +233,37 @@ Test(rtm_fused, engine_falls_back_where_grids_differ, .timeout = 60)
     struct sl_config cfg;
     rtm_case_config(&c, &cfg);
     cfg.rtm.random_width = 8;
-    struct rtm_engine *e = engine(&c, &cfg, false);
+    struct rtm_engine *e = engine(&c, &cfg, RTM_BACKWARD_FUSED);
     size_t cells;
-    bool fused;
-    float *a = migrate(e, &sh, RTM_RANDOM, &cells, &fused);
-    cr_assert(!fused, "random with wider random layers ran fused");
+    int ran;
+    float *a = migrate(e, &sh, RTM_RANDOM, &cells, &ran);
+    cr_assert_eq(ran, RTM_BACKWARD_SEPARATE, "random with wider random layers ran fused (%d)", ran);
     free(a);
-    a = migrate(e, &sh, RTM_BOUNDARY, &cells, &fused);
-    cr_assert(fused, "boundary did not run fused");
+    a = migrate(e, &sh, RTM_BOUNDARY, &cells, &ran);
+    cr_assert_eq(ran, RTM_BACKWARD_FUSED, "boundary did not run fused (%d)", ran);
     free(a);
+    rtm_engine_destroy(e);
+    config_free(&cfg);
+    rtm_case_shot_free(&sh);
+    rtm_case_free(&c);
+}
+
+/* An unknown backward mode is an error naming it, not a silent default. */
+Test(rtm_fused, engine_refuses_unknown_mode)
+{
+    struct rtm_case c;
+    struct shot sh;
+    rtm_case_init(&c, 32, 10, 24, 10.0, 8, 20, 2000.0);
+    c.pml = 6;
+    rtm_case_synth_shot(&c, 7, 16 * 10.0, &sh);
+    struct sl_config cfg;
+    rtm_case_config(&c, &cfg);
+    struct rtm_engine *e = engine(&c, &cfg, 3);
+    float *img = malloc(32 * 10 * 24 * sizeof(float));
+    rtm_engine_force_strategy(e, RTM_BOUNDARY, -1);
+    cr_assert_eq(rtm_engine_migrate_patch(e, RTM_SHOT(&sh), img, NULL, NULL), -EINVAL);
+    cr_assert(strstr(err_msg(), "backward 3"), "%s", err_msg());
+    free(img);
     rtm_engine_destroy(e);
     config_free(&cfg);
     rtm_case_shot_free(&sh);

@@ -12,7 +12,7 @@
  *                      [--order K] [--d M] [--device SPEC] [--kernel auto|naive|tiled]
  *                      [--strategies a,b,...] [--image-every K] [--repeat N]
  *                      [--one-stream] [--imaging-scalar] [--verbose] [--physics acoustic|tti]
- *                      [--backward fused|separate] [--fused-variant N]
+ *                      [--backward separate|fused|image] [--fused-variant N]
  *
  * --physics tti migrates the same shot through the TTI propagator (kernels/tti.h): v(z)
  * is v_pz, with eps 0.2, delta 0.1, a 30 degree tilt at azimuth 20 degrees everywhere
@@ -23,7 +23,8 @@
  * docs/TUNING.md): boundary and random step both wavefields on one CUDA stream; the
  * imaging condition accumulates one cell per thread instead of four (float4).  Neither
  * changes the image.  --backward fused runs the backward sweep of boundary and random in
- * one fused pass instead of the separate ones (kernels/rtm_fused.h; the same image),
+ * one fused pass instead of the separate ones, --backward image the imaging condition
+ * inside the receiver step (kernels/rtm_fused.h, enum rtm_backward; the same image),
  * --fused-variant N (0..3) the fused kernel in another shape.
  *
  * --repeat N migrates the shot N times per strategy and reports the median time (and
@@ -145,8 +146,11 @@ int bench_rtm(int argc, char **argv)
         else if (!strcmp(argv[i], "--imaging-scalar"))
             tuning.imaging_scalar = true;
         else if (!strcmp(argv[i], "--backward") && i + 1 < argc &&
-                 (!strcmp(argv[i + 1], "fused") || !strcmp(argv[i + 1], "separate")))
-            tuning.fused_backward = !strcmp(argv[++i], "fused");
+                 (!strcmp(argv[i + 1], "fused") || !strcmp(argv[i + 1], "separate") || !strcmp(argv[i + 1], "image"))) {
+            i++;
+            tuning.backward = !strcmp(argv[i], "fused") ? RTM_BACKWARD_FUSED
+                              : !strcmp(argv[i], "image") ? RTM_BACKWARD_IMAGE : RTM_BACKWARD_SEPARATE;
+        }
         else if (!strcmp(argv[i], "--fused-variant") && i + 1 < argc)
             tuning.fused_variant = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--image-every") && i + 1 < argc)

@@ -7,7 +7,9 @@
  * 12 and 16.  The
  * fused kernel is also held against the separate CUDA passes (1e-5), and a shot migrated
  * on the GPU with the fused and the separate backward sweeps gives the same image (1e-5),
- * the fused one having run (the default kernels are the ones it follows). */
+ * the fused one having run (the default kernels are the ones it follows).  The image step
+ * (the imaging inside the receiver step, rtm_tuning.backward = image) is held to the CPU
+ * the same way. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -150,6 +152,57 @@ Test(gpu_rtm_fused, other_orders_match_cpu, .timeout = 120)
         }
 }
 
+/* The image step (q's step with the imaging in it, u stepped apart, as the sweep does)
+ * on the GPU against the CPU, every condition, boundary / random, 3D, free surface, 2D,
+ * orders 4 and 8. */
+static void check_image_step(int kind, bool two_d, bool fs, int order)
+{
+    struct sl_device cpu, gpu;
+    cr_assert_eq(backend_select("cpu", &cpu), 0);
+    cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
+    for (int cond = IMAGING_XCORR; cond <= IMAGING_BOTH; cond++) {
+        char what[128];
+        snprintf(what, sizeof what, "image step, %s%s%s, order %d, condition %d",
+                 kind == FC_BOUNDARY ? "boundary" : "random", two_d ? ", 2D" : "", fs ? ", free surface" : "", order,
+                 cond);
+        struct fused_case g, c;
+        fused_case_init(&g, &gpu, kind, two_d, fs, order, cond);
+        fused_case_init(&c, &cpu, kind, two_d, fs, order, cond);
+        struct fused_case *cs[2] = {&g, &c};
+        for (int w = 0; w < 2; w++) {
+            struct wave_fused *f = NULL;
+            cr_assert_eq(wave_fused_create(cs[w]->q, cs[w]->u, 0, &f), 0, "%s", err_msg());
+            for (int t = 0; t < NSTEPS; t++) {
+                cr_assert_eq(wave_fused_image_step(f, &cs[w]->b, t % 2 == 0 ? &cs[w]->acc : NULL, NULL), 0, "%s",
+                             err_msg());
+                cr_assert_eq(wave_step_reverse(cs[w]->u), 0, "%s", err_msg());
+            }
+            wave_fused_destroy(f);
+        }
+        size_t n;
+        float *hg = fc_state(&g, &n), *hc = fc_state(&c, &n);
+        compare(hg, hc, wave_layout(g.q)->count, g.cells, what);
+        double img = 0;
+        for (size_t i = 0; i < g.cells; i++)
+            img += fabs(hc[4 * wave_layout(g.q)->count + i]);
+        cr_assert_gt(img, 0.0, "%s: empty image", what);
+        free(hg), free(hc);
+        fused_case_free(&g);
+        fused_case_free(&c);
+    }
+}
+
+Test(gpu_rtm_fused, image_step_matches_cpu, .timeout = 120)
+{
+    GPU_REQUIRED();
+    for (int kind = FC_BOUNDARY; kind <= FC_RANDOM; kind++) {
+        check_image_step(kind, false, false, 8);
+        check_image_step(kind, false, true, 8);
+        check_image_step(kind, true, false, 8);
+        check_image_step(kind, false, false, 4);
+    }
+}
+
 /* A shot on the GPU, fused and separate backward sweeps: the same image. */
 Test(gpu_rtm_fused, engine_fused_equals_separate, .timeout = 300)
 {
@@ -199,14 +252,15 @@ Test(gpu_rtm_fused, engine_fused_equals_separate, .timeout = 300)
     const int conds[2] = {IMG_XCORR, IMG_BOTH};
     const int strategies[2] = {RTM_BOUNDARY, RTM_RANDOM};
     float *img[2] = {malloc(2 * cells * 4), malloc(2 * cells * 4)};
-    for (int ci = 0; ci < 2; ci++) {
+    for (int t = 0; t < 4; t++) {
+        const int ci = t % 2, mode = t < 2 ? RTM_BACKWARD_FUSED : RTM_BACKWARD_IMAGE;
         cfg.rtm.imaging = conds[ci];
         struct rtm_params p;
         char name[64];
         rtm_params_from_config(&cfg, &p, name, sizeof name);
         struct rtm_engine *e[2];
         for (int sep = 0; sep < 2; sep++) {
-            p.tuning.fused_backward = !sep;
+            p.tuning.backward = sep ? RTM_BACKWARD_SEPARATE : mode;
             cr_assert_eq(rtm_engine_create(&p, &gpu, &vol, &e[sep]), 0, "%s", err_msg());
         }
         for (int k = 0; k < 2; k++) {
@@ -216,21 +270,22 @@ Test(gpu_rtm_fused, engine_fused_equals_separate, .timeout = 300)
                 memset(img[sep], 0xff, 2 * cells * 4);
                 cr_assert_eq(rtm_engine_migrate_patch(e[sep], RTM_SHOT(&sh), img[sep], img[sep] + cells, &st), 0,
                              "%s", err_msg());
-                cr_assert_eq(st.backward_fused, !sep, "%s, separate %d: the fused sweep %s",
-                             rtm_strategy_name(strategies[k]), sep, st.backward_fused ? "ran" : "did not run");
+                const int want = sep ? RTM_BACKWARD_SEPARATE : mode;
+                cr_assert_eq(st.backward, want, "%s: backward mode %d ran, not %d", rtm_strategy_name(strategies[k]),
+                             st.backward, want);
             }
             double rel = test_rel_l2_f32(img[0], img[1], cells), rill = test_rel_l2_f32(img[0] + cells, img[1] + cells,
                                                                                      cells);
             double norm = 0;
             for (size_t i = 0; i < cells; i++)
                 norm += (double)img[1][i] * img[1][i];
-            cr_log_info("%s, condition %d: fused vs separate image %.3g, illumination %.3g", rtm_strategy_name(strategies[k]),
-                        conds[ci], rel, rill);
+            cr_log_info("%s, mode %d, condition %d: fused vs separate image %.3g, illumination %.3g",
+                        rtm_strategy_name(strategies[k]), mode, conds[ci], rel, rill);
             cr_assert_gt(norm, 0.0, "%s: empty image", rtm_strategy_name(strategies[k]));
-            cr_assert_lt(rel, 1e-5, "%s, condition %d: fused vs separate image %.3g", rtm_strategy_name(strategies[k]),
-                         conds[ci], rel);
-            cr_assert_lt(rill, 1e-5, "%s, condition %d: fused vs separate illumination %.3g",
-                         rtm_strategy_name(strategies[k]), conds[ci], rill);
+            cr_assert_lt(rel, 1e-5, "%s, mode %d, condition %d: fused vs separate image %.3g",
+                         rtm_strategy_name(strategies[k]), mode, conds[ci], rel);
+            cr_assert_lt(rill, 1e-5, "%s, mode %d, condition %d: fused vs separate illumination %.3g",
+                         rtm_strategy_name(strategies[k]), mode, conds[ci], rill);
         }
         rtm_engine_destroy(e[0]);
         rtm_engine_destroy(e[1]);
