@@ -13,7 +13,13 @@
  * the free-surface mirror), after k_fused has updated q's whole padded grid with the
  * plain Laplacian, as the interior kernel of the lines arrangement does.  u is updated
  * over its reverse step's box (the whole grid, or the interior for the boundary
- * strategy); a block whose tile lies outside it reads nothing of u. */
+ * strategy); a block whose tile lies outside it reads nothing of u.
+ *
+ * k_fused_split is the same step with the two fields on two thread groups of a block
+ * (variants 1-3), and with q's group alone (QONLY) the receiver step with the imaging in
+ * it (wave_fused_image_step).  Measured on the H100 (docs/rtm.md): every shape of the
+ * full fused step is slower than the separate passes, because q's CPML kernels then run
+ * with nothing beside them. */
 #include "kernels/rtm_fused.h"
 
 #include "kernels/device.h"

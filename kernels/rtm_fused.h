@@ -24,7 +24,11 @@
  * What it needs (wave_fused_create says which is missing): both simulations on one
  * device, the same layout, derivative weights and explicit operator (not implicit); on
  * CUDA the tiled ring kernel in its default shape for both and q's CPML in the lines
- * arrangement (the defaults), and both on one stream at every step. */
+ * arrangement (the defaults), and both on one stream at every fused step (the image
+ * step below steps q alone, u may be on another stream).
+ *
+ * On the H100 the fused step is slower than the separate passes (docs/rtm.md): RTM keeps
+ * the separate passes by default (rtm_tuning.backward). */
 #ifndef SEISLIVE_RTM_FUSED_H
 #define SEISLIVE_RTM_FUSED_H
 
