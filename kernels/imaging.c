@@ -12,6 +12,11 @@ int imaging_needs_receiver(int cond)
     return cond == IMAGING_RECEIVER || cond == IMAGING_BOTH;
 }
 
+int imaging_needs_source(int cond)
+{
+    return cond == IMAGING_SOURCE || cond == IMAGING_BOTH;
+}
+
 size_t imaging_cells(const struct imaging_box *b)
 {
     return (size_t)b->n[0] * (size_t)b->n[1] * (size_t)b->n[2];
@@ -36,25 +41,32 @@ void imaging_extract_cpu(const struct imaging_box *b, const float *field, float 
         }
 }
 
+void imaging_accumulate_row_cpu(const struct imaging_box *bu, const float *u, const struct imaging_box *bq,
+                                const float *q, const struct imaging_acc *acc, int y, int z)
+{
+    const int nx = bq->n[0];
+    float *num = acc->num, *ills = acc->ill_s, *illr = acc->ill_r;
+    const float *ur = u + row_of(bu, y, z), *qr = q + row_of(bq, y, z);
+    size_t o = ((size_t)z * (size_t)bq->n[1] + (size_t)y) * (size_t)nx;
+    for (int x = 0; x < nx; x++) {
+        float a = ur[x], c = qr[x];
+        num[o + (size_t)x] += a * c;
+        if (ills)
+            ills[o + (size_t)x] += a * a;
+        if (illr)
+            illr[o + (size_t)x] += c * c;
+    }
+}
+
 void imaging_accumulate_cpu(const struct imaging_box *bu, const float *u,
                             const struct imaging_box *bq, const float *q,
                             const struct imaging_acc *acc)
 {
     const int nx = bq->n[0], ny = bq->n[1], nz = bq->n[2];
-    float *num = acc->num, *ills = acc->ill_s, *illr = acc->ill_r;
 #pragma omp parallel for collapse(2) schedule(static) if ((size_t)nx * ny * nz >= PAR_MIN)
     for (int z = 0; z < nz; z++)
-        for (int y = 0; y < ny; y++) {
-            const float *ur = u + row_of(bu, y, z), *qr = q + row_of(bq, y, z);
-            size_t o = ((size_t)z * (size_t)ny + (size_t)y) * (size_t)nx;
-            for (int x = 0; x < nx; x++) {
-                float a = ur[x], c = qr[x];
-                num[o + (size_t)x] += a * c;
-                ills[o + (size_t)x] += a * a;
-                if (illr)
-                    illr[o + (size_t)x] += c * c;
-            }
-        }
+        for (int y = 0; y < ny; y++)
+            imaging_accumulate_row_cpu(bu, u, bq, q, acc, y, z);
 }
 
 static float max_of(const float *a, size_t n)

@@ -57,7 +57,8 @@ __global__ void imaging_acc_kernel(int nx, int ny, box_g gu, box_g gq, const flo
     size_t o = ((size_t)z * ny + y) * nx + x;
     float a = u[at(gu, x, y, z)], c = q[at(gq, x, y, z)];
     num[o] = mac_rn(num[o], a, c);
-    ills[o] = mac_rn(ills[o], a, a);
+    if (ills)
+        ills[o] = mac_rn(ills[o], a, a);
     if (illr)
         illr[o] = mac_rn(illr[o], c, c);
 }
@@ -76,11 +77,14 @@ __global__ void imaging_acc4_kernel(int nx4, int ny, box_g gu, box_g gq, const f
         return;
     size_t o = ((size_t)z * ny + y) * nx4 + x4;
     float4 a = *(const float4 *)(u + at(gu, 4 * x4, y, z)), c = *(const float4 *)(q + at(gq, 4 * x4, y, z));
-    float4 n = ((float4 *)num)[o], s = ((float4 *)ills)[o];
+    float4 n = ((float4 *)num)[o];
     ((float4 *)num)[o] =
         make_float4(mac_rn(n.x, a.x, c.x), mac_rn(n.y, a.y, c.y), mac_rn(n.z, a.z, c.z), mac_rn(n.w, a.w, c.w));
-    ((float4 *)ills)[o] =
-        make_float4(mac_rn(s.x, a.x, a.x), mac_rn(s.y, a.y, a.y), mac_rn(s.z, a.z, a.z), mac_rn(s.w, a.w, a.w));
+    if (ills) {
+        float4 s = ((float4 *)ills)[o];
+        ((float4 *)ills)[o] =
+            make_float4(mac_rn(s.x, a.x, a.x), mac_rn(s.y, a.y, a.y), mac_rn(s.z, a.z, a.z), mac_rn(s.w, a.w, a.w));
+    }
     if (illr) {
         float4 r = ((float4 *)illr)[o];
         ((float4 *)illr)[o] =
@@ -101,7 +105,7 @@ extern "C" int imaging_accumulate_cuda(const struct imaging_box *bu, const float
                                        const struct imaging_acc *acc, bool scalar, void *stream)
 {
     if (!scalar && bq->n[0] % 4 == 0 && rows_aligned(bu, u) && rows_aligned(bq, q) && aligned16(acc->num) &&
-        aligned16(acc->ill_s) && (!acc->ill_r || aligned16(acc->ill_r))) {
+        (!acc->ill_s || aligned16(acc->ill_s)) && (!acc->ill_r || aligned16(acc->ill_r))) {
         int nx4 = bq->n[0] / 4;
         dim3 block(32, 8, 1);
         dim3 grid((nx4 + 31) / 32, (bq->n[1] + 7) / 8, bq->n[2]);

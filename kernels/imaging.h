@@ -34,17 +34,19 @@ struct imaging_box {
     int pitch[2];  /* wavefield nx, ny (x fastest, z slowest) */
 };
 
-/* Per-shot accumulators, all of the image box size.  ILL_R may be NULL when the
- * condition does not use it (xcorr, source); NUM and ILL_S are always kept (the
- * source illumination also goes into the stack). */
+/* Per-shot accumulators, all of the image box size.  NUM is always kept; ILL_S and
+ * ILL_R may be NULL when nothing needs them: the condition (imaging_needs_source,
+ * imaging_needs_receiver) or, for ILL_S, the caller (the image stack keeps the source
+ * illumination beside the image).  A NULL accumulator is neither read nor written. */
 struct imaging_acc {
     float *num;
     float *ill_s;
     float *ill_r;
 };
 
-/* True when COND (enum imaging_cond_kind) needs the receiver illumination. */
+/* True when COND (enum imaging_cond_kind) needs the receiver / source illumination. */
 int imaging_needs_receiver(int cond);
+int imaging_needs_source(int cond);
 
 size_t imaging_cells(const struct imaging_box *b);
 
@@ -53,6 +55,9 @@ size_t imaging_cells(const struct imaging_box *b);
 void imaging_accumulate_cpu(const struct imaging_box *bu, const float *u,
                             const struct imaging_box *bq, const float *q,
                             const struct imaging_acc *acc);
+/* The same for image row (y, z) alone (RTM's fused pass, kernels/rtm_fused.c). */
+void imaging_accumulate_row_cpu(const struct imaging_box *bu, const float *u, const struct imaging_box *bq,
+                                const float *q, const struct imaging_acc *acc, int y, int z);
 /* Copy the box of a wavefield into a compact array (x fastest), e.g. to store u. */
 void imaging_extract_cpu(const struct imaging_box *b, const float *field, float *out);
 /* OUT = the shot image by COND from the accumulators (OUT may alias acc->num). */

@@ -9,6 +9,7 @@
 #include "kernels/points_nodes.h"
 #include "kernels/prop_wave.h"
 #include "kernels/propagator.h"
+#include "kernels/rtm_fused.h"
 #include "kernels/wave.h"
 #include "stream/error.h"
 
@@ -218,6 +219,26 @@ static int a_halo_unpack_async(struct prop *s, int face, const float *buf, void 
     return wave_halo_unpack_async(W(s), face, buf, stream);
 }
 
+static int a_fused_create(struct prop *q, struct prop *u, int variant, void **out)
+{
+    struct wave_fused *f = NULL;
+    int rc = wave_fused_create(W(q), W(u), variant, &f);
+    *out = f;
+    return rc;
+}
+
+static int a_fused_step(void *f, const struct imaging_box *b, const struct imaging_acc *acc)
+{
+    return wave_fused_step(f, b, acc);
+}
+
+static int a_fused_image_step(void *f, const struct imaging_box *b, const struct imaging_acc *acc, void *ev)
+{
+    return wave_fused_image_step(f, b, acc, ev);
+}
+
+static void a_fused_destroy(void *f) { wave_fused_destroy(f); }
+
 static void a_describe(const struct prop *s, char *buf, size_t len)
 {
     char k[200];
@@ -266,4 +287,8 @@ const struct prop_ops prop_acoustic_ops = {
     .step_part = a_step_part,
     .halo_pack_async = a_halo_pack_async,
     .halo_unpack_async = a_halo_unpack_async,
+    .fused_create = a_fused_create,
+    .fused_step = a_fused_step,
+    .fused_image_step = a_fused_image_step,
+    .fused_destroy = a_fused_destroy,
 };

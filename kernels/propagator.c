@@ -2,6 +2,7 @@
 #include "kernels/propagator.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stream/error.h"
@@ -192,4 +193,48 @@ void prop_describe(const struct prop *s, char *buf, size_t len)
     if (len)
         buf[0] = '\0';
     s->ops->describe(s, buf, len);
+}
+
+struct prop_fused {
+    const struct prop_ops *ops;
+    void *impl;
+};
+
+int prop_fused_create(struct prop *q, struct prop *u, int variant, struct prop_fused **out)
+{
+    *out = NULL;
+    if (q->ops != u->ops)
+        return err_set(-ENOTSUP, "fused backward step: %s and %s simulations", q->ops->name, u->ops->name);
+    if (!q->ops->fused_create)
+        return err_set(-ENOTSUP, "fused backward step: none for the %s physics", q->ops->name);
+    struct prop_fused *f = calloc(1, sizeof *f);
+    if (!f)
+        return err_set(-ENOMEM, "fused backward step: out of memory");
+    int rc = q->ops->fused_create(q, u, variant, &f->impl);
+    if (rc < 0) {
+        free(f);
+        return rc;
+    }
+    f->ops = q->ops;
+    *out = f;
+    return 0;
+}
+
+int prop_fused_step(struct prop_fused *f, const struct imaging_box *b, const struct imaging_acc *acc)
+{
+    return f->ops->fused_step(f->impl, b, acc);
+}
+
+int prop_fused_image_step(struct prop_fused *f, const struct imaging_box *b, const struct imaging_acc *acc,
+                          void *ev)
+{
+    return f->ops->fused_image_step(f->impl, b, acc, ev);
+}
+
+void prop_fused_destroy(struct prop_fused *f)
+{
+    if (!f)
+        return;
+    f->ops->fused_destroy(f->impl);
+    free(f);
 }

@@ -152,6 +152,9 @@ enum {
 struct prop;
 struct prop_points;
 struct random_boundary;
+struct prop_fused;
+struct imaging_box; /* kernels/imaging.h */
+struct imaging_acc;
 
 struct prop_ops {
     const char *name;
@@ -198,6 +201,11 @@ struct prop_ops {
     int (*step_part)(struct prop *s, int part);
     int (*halo_pack_async)(struct prop *s, int face, float *buf, void *stream);
     int (*halo_unpack_async)(struct prop *s, int face, const float *buf, void *stream);
+    /* optional (NULL: -ENOTSUP): RTM's fused backward step (prop_fused_create) */
+    int (*fused_create)(struct prop *q, struct prop *u, int variant, void **out);
+    int (*fused_step)(void *f, const struct imaging_box *b, const struct imaging_acc *acc);
+    int (*fused_image_step)(void *f, const struct imaging_box *b, const struct imaging_acc *acc, void *ev);
+    void (*fused_destroy)(void *f);
 };
 
 /* Every simulation starts with this header (implementations embed it first). */
@@ -302,6 +310,25 @@ int prop_halo_unpack_async(struct prop *s, int face, const float *buf, void *str
  * where a point's support crosses a cut (kernels/points_nodes.h, stream/decompose_points.c).
  * Destroyed with prop_points_destroy.  -ENOTSUP for a physics without them (TTI). */
 int prop_points_create_nodes(struct prop *s, const int *ijk, size_t n, struct prop_points **out);
+
+/* ---- RTM's fused backward step (kernels/rtm_fused.h has the acoustic one) ----
+ * One pass that steps the receiver simulation Q forward (as prop_step), the source
+ * simulation U in reverse (as prop_step_reverse) and, when ACC is not NULL, adds the
+ * imaging condition of the levels before the steps (U's previous level, Q's current one;
+ * image box B, the same in both) into ACC, each field read once.  VARIANT: the kernel's
+ * shape, 0 the default.  -ENOTSUP (with the reason) for a pair that cannot be fused
+ * (another physics, grids that differ, a kernel choice the fused pass does not follow);
+ * the caller then runs the separate steps.  Both simulations must outlive F and stay on
+ * one stream while it steps them. */
+int prop_fused_create(struct prop *q, struct prop *u, int variant, struct prop_fused **out);
+int prop_fused_step(struct prop_fused *f, const struct imaging_box *b, const struct imaging_acc *acc);
+/* Half of it: Q's step with the imaging condition in it (U's previous level with Q's
+ * current one), U not stepped; EV (CUDA event or NULL) recorded on Q's stream once U's
+ * level has been read, before the rest of Q's step.  U's level must be ready on Q's
+ * stream (the caller's event); U may step on its own stream meanwhile. */
+int prop_fused_image_step(struct prop_fused *f, const struct imaging_box *b, const struct imaging_acc *acc,
+                          void *ev);
+void prop_fused_destroy(struct prop_fused *f);
 
 /* A one-line description of what a step runs (physics, operator, kernel variant). */
 void prop_describe(const struct prop *s, char *buf, size_t len);

@@ -417,6 +417,7 @@ static void fill_stats(const struct mig *m, const struct rtm_plan *pl, int64_t i
     stats->mem_device = m->measure ? m->dev_free0 - m->dev_free_min : 0;
     for (int s = 0; s < RTM_STRATEGIES; s++)
         stats->mem_need[s] = pl->mem.need[s];
+    stats->backward = m->backward;
     stats->fwd_steps = m->fwd;
     stats->bwd_steps = m->bwd;
     stats->schedule = pl->schedule;
@@ -455,6 +456,7 @@ static int migrate(struct rtm_engine *e, const struct rtm_shot *shot, float *ima
     memset(&m, 0, sizeof m);
     m.cb = cb;
     m.cb_ctx = cb_ctx;
+    m.keep_illum = illum != NULL;
     m.e = e;
     m.dev = &e->dev;
     m.gpu = dev_is_gpu(&e->dev);

@@ -96,6 +96,16 @@ struct rtm_shot {
     const float *data;  /* ntr x ns, trace by trace (time fastest) */
 };
 
+/* rtm_tuning.backward: the backward sweep of boundary and random (docs/rtm.md). */
+enum rtm_backward {
+    RTM_BACKWARD_SEPARATE = 0, /* q's step, u's reverse step and the imaging condition, each
+                                  a pass of its own (u and q on two CUDA streams) */
+    RTM_BACKWARD_FUSED = 1,    /* all three in one pass (kernels/rtm_fused.h): measured
+                                  slower on the H100, the CPML of q then runs alone */
+    RTM_BACKWARD_IMAGE = 2,    /* the imaging condition inside q's step, u's reverse step on
+                                  its own stream beside q's CPML (not measured yet) */
+};
+
 /* Choices that change how fast, never what: read once from here (no environment
  * variable), set by seislive-bench rtm flags; all false is the production default. */
 struct rtm_tuning {
@@ -103,6 +113,10 @@ struct rtm_tuning {
                              stream each (--one-stream) */
     bool imaging_scalar;  /* CUDA imaging: the scalar accumulation kernel instead of the
                              float4 one (--imaging-scalar) */
+    int backward;         /* boundary / random: how the backward sweep runs, enum
+                             rtm_backward (--backward separate|fused|image) */
+    int fused_variant;    /* CUDA: the fused kernel's shape, 0 the default (0..3,
+                             kernels/rtm_fused.cu: --fused-variant N) */
 };
 
 /* The random-velocity boundary of the `random` strategy (kernels/random_boundary.h). */
@@ -182,6 +196,8 @@ struct rtm_shot_stats {
     bool mem_device_measured; /* mem_device is a measurement (CUDA, or a test probe); false on the
                              * CPU or when the device cannot be queried: print "n/a" */
     size_t mem_need[RTM_STRATEGIES]; /* bytes each strategy would need (auto: 0) */
+    int backward;           /* boundary / random: how the backward sweep ran (enum
+                               rtm_backward: a fused one only where the pair can fuse) */
     long fwd_steps;         /* source-wavefield steps, recomputation included */
     long bwd_steps;         /* receiver-wavefield steps */
     int schedule, snaps;    /* checkpoint: the schedule (enum rtm_ckpt_schedule) and its slots;

@@ -109,6 +109,8 @@ struct mig {
     struct imaging_box bq;   /* image box in the receiver sim */
     struct imaging_box bc;   /* a compact stored field */
     struct imaging_acc acc;
+    bool keep_illum;         /* the caller wants the source illumination (acc.ill_s kept
+                                whatever the condition needs) */
     size_t cells;
     long fwd, bwd;
     size_t mem;              /* bytes allocated for this shot */
@@ -121,6 +123,7 @@ struct mig {
     void *cb_ctx;
     float *cb_host;
     double t_fwd_end;        /* run_reverse: when the forward sweep had finished (rtm_now_s) */
+    int backward;            /* run_reverse: how the backward sweep ran (enum rtm_backward) */
 };
 
 /* Start the device-memory measurement (before the first allocation). */

@@ -333,8 +333,12 @@ static int accumulators(struct mig *m, const struct rtm_shot *shot)
     if (m->cb && !(m->cb_host = malloc(fb)))
         return err_set(-ENOMEM, "shot %" PRId64 ": wavefield copy", shot->id);
     int rc;
-    if ((rc = rtm_alloc(m, fb, &m->acc.num)) < 0 || (rc = rtm_alloc(m, fb, &m->acc.ill_s)) < 0 ||
-        (rc = dev_zero(m->dev, m->acc.num, fb, NULL)) < 0 || (rc = dev_zero(m->dev, m->acc.ill_s, fb, NULL)) < 0)
+    if ((rc = rtm_alloc(m, fb, &m->acc.num)) < 0 || (rc = dev_zero(m->dev, m->acc.num, fb, NULL)) < 0)
+        return rc;
+    /* the illuminations only where something reads them: each is a read-modify-write of
+     * an image-sized volume at every imaging step */
+    if ((imaging_needs_source(m->cond) || m->keep_illum) &&
+        ((rc = rtm_alloc(m, fb, &m->acc.ill_s)) < 0 || (rc = dev_zero(m->dev, m->acc.ill_s, fb, NULL)) < 0))
         return rc;
     if (imaging_needs_receiver(m->cond) &&
         ((rc = rtm_alloc(m, fb, &m->acc.ill_r)) < 0 || (rc = dev_zero(m->dev, m->acc.ill_r, fb, NULL)) < 0))

@@ -9,6 +9,9 @@
 #include "kernels/rtm_internal.h"
 #include "stream/error.h"
 
+#define LOG_COMPONENT "rtm"
+#include "stream/log.h"
+
 static int extract(struct mig *m, const struct imaging_box *b, const float *field, float *out)
 {
 #ifdef SEISLIVE_CUDA
@@ -148,6 +151,116 @@ static int wait_q(struct mig *m)
     return m->s_u ? dev_stream_wait(m->dev, m->s_u, m->ev_q) : 0;
 }
 
+/* THE predicate of the fused backward sweeps (kernels/rtm_fused.h): the tuning's
+ * RTM_BACKWARD_FUSED or _IMAGE with *F, the fused steps of q and u, when the tuning asks
+ * for one (rtm_tuning.backward), no diagnostics callback wants u(n) on its own, there are
+ * at least 2 steps and the physics can fuse this pair (prop_fused_create: the acoustic
+ * explicit operator, q and u on the same grid, the default kernels on CUDA);
+ * RTM_BACKWARD_SEPARATE (the reason in the debug log) to run the separate passes; < 0 on
+ * an error (a bad fused_variant or backward). */
+static int fused_backward(struct mig *m, struct prop_fused **f)
+{
+    *f = NULL;
+    const struct rtm_tuning *t = &m->e->p.tuning;
+    if (t->backward < RTM_BACKWARD_SEPARATE || t->backward > RTM_BACKWARD_IMAGE)
+        return err_set(-EINVAL, "rtm tuning: backward %d: must be 0..2 (enum rtm_backward)", t->backward);
+    if (t->backward == RTM_BACKWARD_SEPARATE || m->cb || m->nt < 2)
+        return RTM_BACKWARD_SEPARATE;
+    /* A decomposed shot exchanges each field's halo after its own step and injection
+     * (rtm_after_step); the fused step advances both fields in one pass, with no point
+     * in between for the exchange: the separate passes run there. */
+    if (m->e->dom) {
+        log_debug("backward sweep in separate passes: the shot is decomposed over ranks");
+        return RTM_BACKWARD_SEPARATE;
+    }
+    int rc = prop_fused_create(m->q, m->u, t->fused_variant, f);
+    if (rc == -ENOTSUP) {
+        log_debug("backward sweep in separate passes: %s", err_msg());
+        return RTM_BACKWARD_SEPARATE;
+    }
+    return rc < 0 ? rc : t->backward;
+}
+
+/* The end of a fused sweep, once u holds (cur u(1), prev u(2)) and q (cur q(2)): level 2
+ * (u(2) is u's prev), then the last q step and level 1 (visit). */
+static int backward_tail(struct mig *m, const struct imaging_box *bu)
+{
+    int rc = 0;
+    if (2 % m->k == 0) {
+        prop_swap(m->u);
+        rc = accumulate(m, bu, prop_field(m->u));
+        prop_swap(m->u);
+    }
+    if (rc == 0)
+        rc = visit(m, 1, bu, prop_field(m->u));
+    return rc;
+}
+
+/* The backward sweep with the fused step F (after the forward sweep: u cur = u(nt),
+ * prev = u(nt - 1); q zero).  Step n (nt - 1 .. 2) takes q to q(n) and u to u(n - 1) and
+ * images level n + 1, the levels it reads; the injections and the strip follow as in the
+ * separate loop of run_reverse, so every level, and the image summed over the same
+ * levels in the same order (nt, nt - 1, ..., 1), is the separate sweep's.  Level 2 and 1
+ * are imaged around the last q step (visit). */
+static int run_backward_fused(struct mig *m, struct prop_fused *f, bool strips, const float *buf, size_t sc,
+                              const struct imaging_box *bu)
+{
+    /* one stream for both (the fused kernel steps both; the forward sweep is done) */
+    prop_set_stream(m->u, m->s_q);
+    prop_swap(m->u); /* cur = u(nt - 1), prev = u(nt) */
+    int rc = 0;
+    for (int n = m->nt - 1; n >= 2 && rc == 0; n--) {
+        rc = prop_fused_step(f, &m->bq, (n + 1) % m->k == 0 ? &m->acc : NULL);
+        m->bwd++;
+        m->fwd++;
+        if (rc == 0)
+            rc = prop_inject(m->q, m->rec, m->dat + n + 1, (size_t)m->nt + 1, 1.0f, inj_flags(m));
+        if (rc == 0)
+            rc = prop_inject(m->u, m->src, m->wav + n, 1, 1.0f, inj_flags(m));
+        if (rc == 0 && strips)
+            rc = prop_strip_load(m->u, buf + (size_t)(n - 2) * sc, m->gpu);
+        if (rc == 0 && n % STOP_POLL == 0 && rtm_stop_requested(m->e))
+            rc = err_set(-ECANCELED, "stop requested");
+    }
+    return rc == 0 ? backward_tail(m, bu) : rc;
+}
+
+/* The backward sweep with the imaging condition inside q's step (F's image step): q on
+ * its stream, u on its own (CUDA).  Step n (nt - 1 .. 2) takes q to q(n) and images level
+ * n + 1 (u's prev, q's cur), recording ev_q once u(n + 1) has been read; u's reverse step
+ * to u(n - 1), which overwrites u(n + 1), waits for that alone and so runs beside q's
+ * CPML kernels; q's next step waits for u's (ev_u).  The same levels and order as the
+ * separate sweep, so the same image (bit for bit on the CPU). */
+static int run_backward_image(struct mig *m, struct prop_fused *f, bool strips, const float *buf, size_t sc,
+                              const struct imaging_box *bu)
+{
+    prop_swap(m->u); /* cur = u(nt - 1), prev = u(nt) */
+    int rc = mark_u(m);
+    for (int n = m->nt - 1; n >= 2 && rc == 0; n--) {
+        if (m->s_q)
+            rc = dev_stream_wait(m->dev, m->s_q, m->ev_u);
+        if (rc == 0)
+            rc = prop_fused_image_step(f, &m->bq, (n + 1) % m->k == 0 ? &m->acc : NULL, m->ev_q);
+        m->bwd++;
+        if (rc == 0)
+            rc = prop_inject(m->q, m->rec, m->dat + n + 1, (size_t)m->nt + 1, 1.0f, inj_flags(m));
+        if (rc == 0)
+            rc = wait_q(m);
+        if (rc == 0)
+            rc = prop_step_reverse(m->u);
+        m->fwd++;
+        if (rc == 0)
+            rc = prop_inject(m->u, m->src, m->wav + n, 1, 1.0f, inj_flags(m));
+        if (rc == 0 && strips)
+            rc = prop_strip_load(m->u, buf + (size_t)(n - 2) * sc, m->gpu);
+        if (rc == 0)
+            rc = mark_u(m);
+        if (rc == 0 && n % STOP_POLL == 0 && rtm_stop_requested(m->e))
+            rc = err_set(-ECANCELED, "stop requested");
+    }
+    return rc == 0 ? backward_tail(m, bu) : rc;
+}
+
 /* boundary (STRIPS != 0) and random: forward, then run u backward from its last two
  * time levels in step with q. */
 static int run_reverse(struct mig *m, bool strips)
@@ -171,9 +284,22 @@ static int run_reverse(struct mig *m, bool strips)
     if (rc == 0)
         rc = dev_sync(m->dev);
     m->t_fwd_end = rtm_now_s();
-    /* CUDA: from here u and q step side by side on their own streams; imaging at n
-     * waits for u(n) (ev_u), and u's step that would overwrite the buffer imaging
-     * reads waits for that imaging (ev_q). */
+    struct prop_fused *fused = NULL;
+    int fuse = rc == 0 ? fused_backward(m, &fused) : 0;
+    if (fuse < 0)
+        rc = fuse;
+    if (rc == 0 && fuse > 0) {
+        m->backward = fuse;
+        rc = fuse == RTM_BACKWARD_FUSED ? run_backward_fused(m, fused, strips, buf, sc, &bu)
+                                        : run_backward_image(m, fused, strips, buf, sc, &bu);
+        prop_fused_destroy(fused);
+        dev_sync(m->dev);
+        dev_free(m->dev, buf);
+        return rc;
+    }
+    /* The separate passes.  CUDA: from here u and q step side by side on their own
+     * streams; imaging at n waits for u(n) (ev_u), and u's step that would overwrite the
+     * buffer imaging reads waits for that imaging (ev_q). */
     if (rc == 0)
         rc = mark_u(m);
     if (rc == 0)

@@ -881,11 +881,12 @@ static void free_surface_part_cpu(struct wave_sim *s, int part)
         }
 }
 
-/* INTERIOR (reverse steps without CPML only): update the box inside the layers.  PART
- * (wave_step_part): only the cells of that part, each computed exactly as the whole
- * step computes it; the CPML memory psi is updated by the first part (it reads p(n)
- * only); each part applies the free surface to its own cells (free_surface_part_cpu). */
-static void step_cpu(struct wave_sim *s, bool cpml, bool interior, int part)
+/* Cells [SA, SB) of row (j, k) of the padded grid of a step: CPML and INTERIOR as
+ * step_rows normalises them (psi already updated for CPML); LAPBUF: npad[0] floats of
+ * scratch.  The whole row ([0, npad[0])) is what the fused backward step computes per
+ * row (kernels/rtm_fused.c); a step in parts (wave_step_part) gives its segments. */
+static void step_row_seg_cpu(struct wave_sim *s, int j, int k, bool cpml, bool interior, int sa, int sb,
+                             float *lapbuf)
 {
     const struct wave_layout *L = &s->L;
     const int r = s->r, h = L->halo;
@@ -893,66 +894,96 @@ static void step_cpu(struct wave_sim *s, bool cpml, bool interior, int part)
     const float *p = s->cur;
     float *q = s->prev;
     const float *vel = s->vel;
-    cpml = cpml && (s->slab_count[0] + s->slab_count[1] + s->slab_count[2]) > 0;
-    interior = interior && !cpml;
-    if (cpml && part != WAVE_PART_REST)
-        psi_update_cpu(s);
     const float *cx = s->c2[0], *cy = s->c2[1], *cz = s->c2[2];
     const float c0 = cx[0] + cy[0] + cz[0], c0_2d = cx[0] + cz[0];
-    const bool two_d = wave_is_2d(s);
-    const int k0 = interior ? L->pml[4] : 0, k1 = interior ? L->npad[2] - L->pml[5] : L->npad[2];
-    const int j0 = interior ? L->pml[2] : 0, j1 = interior ? L->npad[1] - L->pml[3] : L->npad[1];
+    const size_t row = (size_t)(k + h) * sz + (size_t)(j + L->pad_off[1]) * sy + h;
+    int x0 = interior ? L->pml[0] : 0, x1 = interior ? L->npad[0] - L->pml[1] : L->npad[0];
+    bool all_pml = false;
+    if (cpml) {
+        all_pml = cpml_slab_index(j, L->npad[1], L->pml[2], L->pml[3]) >= 0 ||
+                  cpml_slab_index(k, L->npad[2], L->pml[4], L->pml[5]) >= 0;
+        x0 = all_pml ? x1 : L->pml[0];
+        x1 = all_pml ? x1 : L->npad[0] - L->pml[1];
+    }
+    /* the plain cells of this segment; pml_row below takes the layer cells */
+    const int p0 = imax(x0, sa), p1 = imin(x1, sb);
+    if (wave_is_2d(s)) {
+        /* 2D: no y term at all (there is no y neighbour to read) */
+        for (int i = p0; i < p1; i++) {
+            size_t c = row + i;
+            float lap = c0_2d * p[c];
+            for (int l = 1; l <= r; l++)
+                lap += cx[l] * (p[c + l] + p[c - l]) + cz[l] * (p[c + l * sz] + p[c - l * sz]);
+            q[c] = 2.0f * p[c] - q[c] + vel[c] * lap;
+        }
+    } else {
+        for (int i = p0; i < p1; i++) {
+            size_t c = row + i;
+            float lap = c0 * p[c];
+            for (int l = 1; l <= r; l++)
+                lap += cx[l] * (p[c + l] + p[c - l]) + cy[l] * (p[c + l * sy] + p[c - l * sy]) +
+                       cz[l] * (p[c + l * sz] + p[c - l * sz]);
+            q[c] = 2.0f * p[c] - q[c] + vel[c] * lap;
+        }
+    }
+    if (!cpml)
+        return;
+    if (all_pml) {
+        pml_row(s, p, q, j, k, sa, sb, lapbuf);
+    } else {
+        pml_row(s, p, q, j, k, sa, imin(x0, sb), lapbuf);
+        pml_row(s, p, q, j, k, imax(x1, sa), sb, lapbuf);
+    }
+}
+
+/* The rows a step of S updates (CPML, INTERIOR as given to step_cpu): *CPML and
+ * *INTERIOR normalised, [K0, K1) x [J0, J1). */
+static void step_rows(const struct wave_sim *s, bool *cpml, bool *interior, int *k0, int *k1, int *j0, int *j1)
+{
+    const struct wave_layout *L = &s->L;
+    *cpml = *cpml && (s->slab_count[0] + s->slab_count[1] + s->slab_count[2]) > 0;
+    *interior = *interior && !*cpml;
+    *k0 = *interior ? L->pml[4] : 0;
+    *k1 = *interior ? L->npad[2] - L->pml[5] : L->npad[2];
+    *j0 = *interior ? L->pml[2] : 0;
+    *j1 = *interior ? L->npad[1] - L->pml[3] : L->npad[1];
+}
+
+/* INTERIOR (reverse steps without CPML only): update the box inside the layers.  PART
+ * (wave_step_part): only the cells of that part, each computed exactly as the whole
+ * step computes it; the CPML memory psi is updated by the first part (it reads p(n)
+ * only); each part applies the free surface to its own cells (free_surface_part_cpu). */
+static void step_cpu(struct wave_sim *s, bool cpml, bool interior, int part)
+{
+    int k0, k1, j0, j1;
+    step_rows(s, &cpml, &interior, &k0, &k1, &j0, &j1);
+    if (cpml && part != WAVE_PART_REST)
+        psi_update_cpu(s);
+    const int npx = s->L.npad[0];
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = k0; k < k1; k++)
         for (int j = j0; j < j1; j++) {
-            size_t row = (size_t)(k + h) * sz + (size_t)(j + L->pad_off[1]) * sy + h;
+            float lap[npx];
             int seg[4];
             const int nseg = part_segments(s, part, j, k, seg);
-            for (int g = 0; g < nseg; g++) {
-            const int sa = seg[2 * g], sb = seg[2 * g + 1];
-            int x0 = interior ? L->pml[0] : 0, x1 = interior ? L->npad[0] - L->pml[1] : L->npad[0];
-            bool all_pml = false;
-            if (cpml) {
-                all_pml = cpml_slab_index(j, L->npad[1], L->pml[2], L->pml[3]) >= 0 ||
-                          cpml_slab_index(k, L->npad[2], L->pml[4], L->pml[5]) >= 0;
-                x0 = all_pml ? x1 : L->pml[0];
-                x1 = all_pml ? x1 : L->npad[0] - L->pml[1];
-            }
-            /* the plain cells of this segment; pml_row below takes the layer cells */
-            const int p0 = imax(x0, sa), p1 = imin(x1, sb);
-            if (two_d) {
-                /* 2D: no y term at all (there is no y neighbour to read) */
-                for (int i = p0; i < p1; i++) {
-                    size_t c = row + i;
-                    float lap = c0_2d * p[c];
-                    for (int l = 1; l <= r; l++)
-                        lap += cx[l] * (p[c + l] + p[c - l]) + cz[l] * (p[c + l * sz] + p[c - l * sz]);
-                    q[c] = 2.0f * p[c] - q[c] + vel[c] * lap;
-                }
-            } else {
-                for (int i = p0; i < p1; i++) {
-                    size_t c = row + i;
-                    float lap = c0 * p[c];
-                    for (int l = 1; l <= r; l++)
-                        lap += cx[l] * (p[c + l] + p[c - l]) + cy[l] * (p[c + l * sy] + p[c - l * sy]) +
-                               cz[l] * (p[c + l * sz] + p[c - l * sz]);
-                    q[c] = 2.0f * p[c] - q[c] + vel[c] * lap;
-                }
-            }
-            if (cpml) {
-                float lap[L->npad[0]];
-                if (all_pml) {
-                    pml_row(s, p, q, j, k, sa, sb, lap);
-                } else {
-                    pml_row(s, p, q, j, k, sa, imin(x0, sb), lap);
-                    pml_row(s, p, q, j, k, imax(x1, sa), sb, lap);
-                }
-            }
-            }
+            for (int g = 0; g < nseg; g++)
+                step_row_seg_cpu(s, j, k, cpml, interior, seg[2 * g], seg[2 * g + 1], lap);
         }
     if (s->p.free_surface)
         free_surface_part_cpu(s, part);
 }
+
+void wave_step_rows_cpu(const struct wave_sim *s, bool *cpml, bool *interior, int *k0, int *k1, int *j0, int *j1)
+{
+    step_rows(s, cpml, interior, k0, k1, j0, j1);
+}
+
+void wave_step_row_cpu(struct wave_sim *s, int j, int k, bool cpml, bool interior, float *lap)
+{
+    step_row_seg_cpu(s, j, k, cpml, interior, 0, s->L.npad[0], lap);
+}
+
+void wave_free_surface_cpu(struct wave_sim *s) { free_surface_cpu(s); }
 
 void wave_swap(struct wave_sim *s)
 {

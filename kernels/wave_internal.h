@@ -104,6 +104,15 @@ void wave_psi_update(struct wave_sim *s);
 void wave_cpml_dpsi_taps(const struct wave_sim *s, int a, int x, int js, size_t sst, float *cu, float *cd,
                          size_t *ou, size_t *od);
 
+/* The CPU step taken apart, for RTM's fused backward pass (kernels/rtm_fused.c), which
+ * steps two simulations row by row in one loop: the rows [K0, K1) x [J0, J1) a step with
+ * CPML / INTERIOR updates (both flags normalised as the step does), one row (j, k) of
+ * it (psi updated before with wave_psi_update when CPML; LAP: npad[0] floats of
+ * scratch), and the free-surface mirror of the new level (prev, before the swap). */
+void wave_step_rows_cpu(const struct wave_sim *s, bool *cpml, bool *interior, int *k0, int *k1, int *j0, int *j1);
+void wave_step_row_cpu(struct wave_sim *s, int j, int k, bool cpml, bool interior, float *lap);
+void wave_free_surface_cpu(struct wave_sim *s);
+
 /* The strip as up to 6 boxes of interior coordinates [lo, hi) (empty boxes along NONE
  * and HALO faces). */
 int wave_strip_boxes(const struct wave_sim *s, int lo[6][3], int hi[6][3]);

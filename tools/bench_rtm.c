@@ -13,6 +13,7 @@
  *                      [--strategies a,b,...] [--image-every K|auto] [--repeat N]
  *                      [--one-stream] [--imaging-scalar] [--verbose] [--physics acoustic|tti]
  *                      [--cpml-memory fp32|bf16]
+ *                      [--backward separate|fused|image] [--fused-variant N]
  *
  * --physics tti migrates the same shot through the TTI propagator (kernels/tti.h): v(z)
  * is v_pz, with eps 0.2, delta 0.1, a 30 degree tilt at azimuth 20 degrees everywhere
@@ -25,7 +26,10 @@
  * --one-stream and --imaging-scalar set the engine's tuning (struct rtm_tuning,
  * docs/TUNING.md): boundary and random step both wavefields on one CUDA stream; the
  * imaging condition accumulates one cell per thread instead of four (float4).  Neither
- * changes the image.
+ * changes the image.  --backward fused runs the backward sweep of boundary and random in
+ * one fused pass instead of the separate ones, --backward image the imaging condition
+ * inside the receiver step (kernels/rtm_fused.h, enum rtm_backward; the same image),
+ * --fused-variant N (0..3) the fused kernel in another shape.
  *
  * --image-every auto images at the engine's default interval (image_every = 0:
  * floor(1 / (2 fmax dt)), kernels/rtm.h); the tables say the interval each run used.
@@ -274,6 +278,14 @@ int bench_rtm(int argc, char **argv)
                 return 2;
             }
         }
+        else if (!strcmp(argv[i], "--backward") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "fused") || !strcmp(argv[i + 1], "separate") || !strcmp(argv[i + 1], "image"))) {
+            i++;
+            tuning.backward = !strcmp(argv[i], "fused") ? RTM_BACKWARD_FUSED
+                              : !strcmp(argv[i], "image") ? RTM_BACKWARD_IMAGE : RTM_BACKWARD_SEPARATE;
+        }
+        else if (!strcmp(argv[i], "--fused-variant") && i + 1 < argc)
+            tuning.fused_variant = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
             repeat = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--rx") && i + 1 < argc)

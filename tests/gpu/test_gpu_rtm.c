@@ -286,7 +286,10 @@ Test(gpu_rtm, tuning_changes_no_image, .timeout = 300)
     synth_shot(&sh, d, cfg.propagator.dt);
     struct rtm_job_params jp;
     cr_assert_eq(rtm_job_params_init(&cfg, &jp), 0, "%s", err_msg());
-    const struct rtm_tuning variants[4] = {{false, false}, {true, false}, {false, true}, {true, true}};
+    const struct rtm_tuning variants[4] = {{.one_stream = false, .imaging_scalar = false},
+                                           {.one_stream = true, .imaging_scalar = false},
+                                           {.one_stream = false, .imaging_scalar = true},
+                                           {.one_stream = true, .imaging_scalar = true}};
     const int strategies[2] = {RTM_BOUNDARY, RTM_RANDOM};
     float *ref[2], *img = malloc(cells * 4);
     for (int t = 0; t < 4; t++) {
