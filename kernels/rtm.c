@@ -350,29 +350,37 @@ static void weight_by_interval(const struct mig *m, float *image, float *illum, 
 static int finish_domain(struct mig *m, const struct rtm_plan *pl, float *image, float *illum)
 {
     const struct rtm_domain *d = m->e->dom;
-    const int na = imaging_needs_receiver(m->cond) ? 3 : 2;
+    /* the accumulators this shot has (the illuminations only where the condition or the
+     * caller reads them: rtm_setup.c), gathered in the order image, source, receiver */
+    const float *dev[3] = {m->acc.num, m->acc.ill_s, imaging_needs_receiver(m->cond) ? m->acc.ill_r : NULL};
+    int which[3], na = 0;
+    for (int k = 0; k < 3; k++)
+        if (dev[k])
+            which[na++] = k;
     const size_t fb = m->cells * sizeof(float), whole = subvolume_cells(&pl->sv);
     const bool root = d->rank == 0;
     float *loc[3] = {NULL, NULL, NULL}, *all[3] = {NULL, NULL, NULL};
-    const float *dev[3] = {m->acc.num, m->acc.ill_s, m->acc.ill_r};
     int rc = 0;
-    for (int k = 0; k < na && rc == 0; k++) {
-        if (!(loc[k] = malloc(fb ? fb : 1)) || (root && !(all[k] = malloc(whole * sizeof(float)))))
+    for (int i = 0; i < na && rc == 0; i++) {
+        if (!(loc[i] = malloc(fb ? fb : 1)) || (root && !(all[i] = malloc(whole * sizeof(float)))))
             rc = err_set(-ENOMEM, "rtm: image gather of %zu cells", whole);
         else
-            rc = dev_copy(m->dev, loc[k], dev[k], fb, DEV_D2H, NULL);
+            rc = dev_copy(m->dev, loc[i], dev[which[i]], fb, DEV_D2H, NULL);
     }
     if ((rc = d->agree(d->ctx, rc)) == 0)
         rc = d->gather(d->ctx, (const float *const *)loc, all, na, pl->sv.n);
     if (rc == 0 && root) {
+        float *by[3] = {NULL, NULL, NULL};
+        for (int i = 0; i < na; i++)
+            by[which[i]] = all[i];
         struct imaging_box b = {{pl->sv.n[0], pl->sv.n[1], pl->sv.n[2]}, {0, 0, 0}, {pl->sv.n[0], pl->sv.n[1]}};
-        struct imaging_acc acc = {.num = all[0], .ill_s = all[1], .ill_r = all[2]};
-        if (illum)
-            memcpy(illum, all[1], whole * sizeof(float));
+        struct imaging_acc acc = {.num = by[0], .ill_s = by[1], .ill_r = by[2]};
+        if (illum && by[1])
+            memcpy(illum, by[1], whole * sizeof(float));
         imaging_finalize_cpu(&b, m->cond, &acc, acc.num);
         if (image)
             memcpy(image, acc.num, whole * sizeof(float));
-        weight_by_interval(m, image, illum, whole);
+        weight_by_interval(m, image, by[1] ? illum : NULL, whole);
     }
     for (int k = 0; k < 3; k++) {
         free(loc[k]);
@@ -456,7 +464,9 @@ static int migrate(struct rtm_engine *e, const struct rtm_shot *shot, float *ima
     memset(&m, 0, sizeof m);
     m.cb = cb;
     m.cb_ctx = cb_ctx;
-    m.keep_illum = illum != NULL;
+    /* a decomposed shot's ranks gather the same accumulators; only rank 0 is handed the
+     * caller's buffers, so every rank keeps the illumination */
+    m.keep_illum = illum != NULL || e->dom != NULL;
     m.e = e;
     m.dev = &e->dev;
     m.gpu = dev_is_gpu(&e->dev);

@@ -209,9 +209,9 @@ Test(mpi_rtm, sigterm_stops_every_rank_at_the_same_step, .timeout = 120)
     /* a larger grid than the others, so a shot lasts seconds */
     char text[4096];
     snprintf(text, sizeof text,
-             "[job]\nkind = \"rtm\"\n[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [60, 40, 80]\n"
-             "d = [10.0, 10.0, 10.0]\n[propagator]\norder = 8\nt_max = 0.08\nf_peak = 18.0\npml_width = 10\n"
-             "ppw_min = 0.1\n[rtm]\nstrategy = \"boundary\"\naperture = 1000.0\n"
+             "[job]\nkind = \"rtm\"\n[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [100, 80, 120]\n"
+             "d = [10.0, 10.0, 10.0]\n[propagator]\norder = 8\nt_max = 0.4\nf_peak = 18.0\npml_width = 10\n"
+             "ppw_min = 0.1\n[rtm]\nstrategy = \"boundary\"\naperture = 1000.0\nimage_every = 1\n"
              "[input]\nkind = \"files\"\npaths = [\"%s/shots.segy\"]\n"
              "[output]\ndir = \"%s/out\"\nstate_dir = \"%s/state\"\npictures = false\n"
              "[runtime]\ndevice = \"cpu\"\ndecompose = \"domain\"\n", dir, dir, dir);
