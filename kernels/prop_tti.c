@@ -3,8 +3,9 @@
  * does it; the table is prop_tti_ops.  The recorded field is p; sources go into p and q
  * (kernels/tti.h).  Strips and states hold both fields and all CPML memory, so RTM's
  * strategies run unchanged.  On a CUDA device the simulation's fields live in device
- * memory (kernels/tti_cuda.h) and its work is queued on the stream set here.  Not
- * supported yet: HALO faces (subdomains; -ENOTSUP from check / create). */
+ * memory (kernels/tti_cuda.h) and its work is queued on the stream set here.  HALO
+ * faces (subdomains): on the CPU, with an exchange of the pass-1 products inside the
+ * step (prop_step_stage; tti_internal.h); a GPU simulation refuses them at create. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "kernels/device.h"
 #include "kernels/prop_wave.h"
 #include "kernels/operator.h"
+#include "kernels/points_nodes.h"
 #include "kernels/propagator.h"
 #include "kernels/tti.h"
 #include "kernels/tti_internal.h"
@@ -49,11 +51,9 @@ static int to_wave(const struct prop_params *p, struct wave_params *wp)
         const int k = g->face[f];
         if (k < 0 || k > PROP_FACE_HALO)
             return err_set(-EINVAL, "tti: face %d: unknown kind %d", f, k);
-        if (k == PROP_FACE_HALO)
-            return err_set(-ENOTSUP, "tti: face %d is HALO: subdomains are not supported by the TTI propagator yet",
-                           f);
         wp->face[f] = prop_wave_face(k);
-        wp->pml[f] = k == PROP_FACE_CPML || k == PROP_FACE_RANDOM ? g->width[f] : 0;
+        /* layers for CPML and RANDOM; on a HALO face the whole grid's width there */
+        wp->pml[f] = k == PROP_FACE_CPML || k == PROP_FACE_RANDOM || k == PROP_FACE_HALO ? g->width[f] : 0;
     }
     wp->free_surface = g->face[4] == PROP_FACE_FREE;
     wp->vmax_cpml = p->vmax_cpml;
@@ -205,21 +205,25 @@ static int t_state_load(struct prop *s, const void *buf, bool on_device)
     return tti_state_load(T(s), buf, on_device);
 }
 
-/* No HALO faces (check refuses them): nothing crosses any face. */
-static size_t t_halo_count(const struct prop *s, int face)
+/* Subdomains (tti_internal.h): p and q cross a HALO face after a step, the pass-1
+ * products between the stages of one (prop_step_stage). */
+static size_t t_halo_count(const struct prop *s, int face) { return tti_halo_count(T(s), face); }
+static int t_halo_pack(struct prop *s, int face, float *buf) { return tti_halo_pack(T(s), face, buf); }
+static int t_halo_unpack(struct prop *s, int face, const float *buf) { return tti_halo_unpack(T(s), face, buf); }
+static int t_step_stage(struct prop *s, int stage)
 {
-    (void)s;
-    (void)face;
-    return 0;
+    return tti_step_stage(T(s), stage == PROP_STAGE_PASS1 ? TTI_STAGE_PASS1 : stage == PROP_STAGE_UPDATE ?
+                          TTI_STAGE_UPDATE : -1);
 }
-static int t_halo_io(struct prop *s, int face, float *buf)
+
+/* Single-node sets on the shell, as the acoustic physics (injection goes into p and q). */
+static int t_nodes_create(struct prop *s, const int *ijk, size_t n, struct prop_points **out)
 {
-    (void)s;
-    (void)buf;
-    return err_set(-ENOTSUP, "tti: face %d: halo exchange is not supported by the TTI propagator yet", face);
+    struct wave_points *p = NULL;
+    int rc = wave_points_create_nodes(&T(s)->w, ijk, n, &p);
+    *out = (struct prop_points *)p;
+    return rc;
 }
-static int t_halo_pack(struct prop *s, int face, float *buf) { return t_halo_io(s, face, buf); }
-static int t_halo_unpack(struct prop *s, int face, const float *buf) { return t_halo_io(s, face, (float *)buf); }
 
 static void t_describe(const struct prop *s, char *buf, size_t len)
 {
@@ -265,4 +269,6 @@ const struct prop_ops prop_tti_ops = {
     .halo_pack = t_halo_pack,
     .halo_unpack = t_halo_unpack,
     .describe = t_describe,
+    .nodes_create = t_nodes_create,
+    .step_stage = t_step_stage,
 };

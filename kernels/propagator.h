@@ -195,6 +195,8 @@ struct prop_ops {
     int (*step_part)(struct prop *s, int part);
     int (*halo_pack_async)(struct prop *s, int face, float *buf, void *stream);
     int (*halo_unpack_async)(struct prop *s, int face, const float *buf, void *stream);
+    /* optional (NULL: no exchange inside a step): a step in stages (below) */
+    int (*step_stage)(struct prop *s, int stage);
 };
 
 /* Every simulation starts with this header (implementations embed it first). */
@@ -294,10 +296,23 @@ bool prop_has_step_part(const struct prop *s);
 int prop_halo_pack_async(struct prop *s, int face, float *buf, void *stream);
 int prop_halo_unpack_async(struct prop *s, int face, const float *buf, void *stream);
 
+/* ---- subdomains: a step with an exchange inside it ----
+ * TTI's step is two passes, the second differentiating products formed by the first
+ * (kernels/tti_internal.h), so its subdomains exchange twice per step: the fields after
+ * the step (as above), and the products between the passes.  Where
+ * prop_has_step_stage(s), step as
+ *   prop_step_stage(s, PROP_STAGE_PASS1); exchange (prop_halo_pack / _unpack, same
+ *   counts, now carry the products); prop_step_stage(s, PROP_STAGE_UPDATE)
+ * for the whole grid's step bit for bit (the update ends the step: swap, step index).
+ * -ENOTSUP where a physics has none (acoustic: one exchange suffices) or on a GPU. */
+enum prop_stage { PROP_STAGE_PASS1 = 1, PROP_STAGE_UPDATE = 2 };
+int prop_step_stage(struct prop *s, int stage);
+bool prop_has_step_stage(const struct prop *s);
+
 /* N single grid nodes, weight 1 each, at interior indices IJK (3 per node; layer cells
  * allowed): a subdomain injects and samples through them with the whole grid's weights
  * where a point's support crosses a cut (kernels/points_nodes.h, stream/decompose_points.c).
- * Destroyed with prop_points_destroy.  -ENOTSUP for a physics without them (TTI). */
+ * Destroyed with prop_points_destroy.  -ENOTSUP for a physics without them. */
 int prop_points_create_nodes(struct prop *s, const int *ijk, size_t n, struct prop_points **out);
 
 /* A one-line description of what a step runs (physics, operator, kernel variant). */
