@@ -163,3 +163,29 @@ Test(mpi_tti_model, free_surface_and_2d, .timeout = 200)
     test_rmtree(dir);
     free(dir);
 }
+
+/* `seislive check --ranks 4` of a TTI model: each z cut sends 4 planes of the padded x-y
+ * section, 4 floats a cell each step (p and q after it, their two pass-1 products inside
+ * it), counted by hand. */
+Test(mpi_tti_model, check_counts_both_exchanges, .timeout = 60)
+{
+    char *dir = test_tmpdir();
+    char *c = test_write_file(dir, "c.toml",
+        "[job]\nkind = \"model\"\n[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [30, 24, 28]\n"
+        "d = [10.0, 10.0, 10.0]\nepsilon = 0.2\ndelta = 0.1\ntheta = 30.0\n[propagator]\nphysics = \"tti\"\n"
+        "order = 8\nt_max = 0.1\nf_peak = 15.0\npml_width = [6, 5, 7, 4, 5, 6]\n"
+        "[acquisition]\nsources = [[120.0, 101.0, 113.3]]\nreceivers = [[50.0, 50.0, 20.0]]\n"
+        "[runtime]\ndevice = \"cpu\"\ndecompose = \"domain\"\n");
+    const char *argv[] = {test_prog("seislive"), "check", "-c", c, "--ranks", "4", NULL};
+    struct run_result r;
+    cr_assert_eq(test_run(argv, 60, &r), 0);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    const double face_kib = 4.0 * 41 * 35 * 4 * 4 / 1024;
+    char want[128];
+    snprintf(want, sizeof want, "halo per step: %.1f KiB sent by all ranks", 6 * face_kib);
+    cr_assert_not_null(strstr(r.out, want), "want \"%s\" in %s", want, r.out);
+    test_run_free(&r);
+    test_rmtree(dir);
+    free(dir);
+    free(c);
+}
