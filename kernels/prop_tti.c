@@ -24,6 +24,8 @@ struct prop_tti {
     struct prop base;          /* first: a struct prop * is a struct prop_tti * */
     struct tti_sim *t;
     struct prop_layout L;
+    prop_mid_fn mid;           /* prop_set_mid_exchange: run between a step's stages */
+    void *mid_ctx;
 };
 
 extern const struct prop_ops prop_tti_ops;
@@ -154,8 +156,30 @@ static void t_destroy(struct prop *s)
 static void t_set_stream(struct prop *s, void *stream) { T(s)->w.stream = stream; }
 static int t_sync(struct prop *s) { return dev_stream_sync(s->dev, T(s)->w.stream); }
 static int t_reset(struct prop *s) { return tti_reset(T(s)); }
-static int t_step(struct prop *s) { return tti_step(T(s)); }
-static int t_step_reverse(struct prop *s) { return tti_step_reverse(T(s)); }
+/* A whole step, or its stages with the mid exchange between them (prop_set_mid_exchange). */
+static int staged(struct prop *s, int (*stage)(struct tti_sim *, int))
+{
+    struct prop_tti *a = (struct prop_tti *)s;
+    int rc = stage(a->t, TTI_STAGE_PASS1);
+    if (rc == 0)
+        rc = a->mid(a->mid_ctx, s);
+    return rc < 0 ? rc : stage(a->t, TTI_STAGE_UPDATE);
+}
+static int t_step(struct prop *s)
+{
+    return ((struct prop_tti *)s)->mid ? staged(s, tti_step_stage) : tti_step(T(s));
+}
+static int t_step_reverse(struct prop *s)
+{
+    return ((struct prop_tti *)s)->mid ? staged(s, tti_step_stage_reverse) : tti_step_reverse(T(s));
+}
+static int t_set_mid_exchange(struct prop *s, prop_mid_fn fn, void *ctx)
+{
+    struct prop_tti *a = (struct prop_tti *)s;
+    a->mid = fn;
+    a->mid_ctx = ctx;
+    return 0;
+}
 static void t_set_reverse_interior(struct prop *s, bool on) { tti_set_reverse_interior(T(s), on); }
 static void t_swap(struct prop *s) { tti_swap(T(s)); }
 static int64_t t_step_index(const struct prop *s) { return tti_step_index(T(s)); }
@@ -271,4 +295,5 @@ const struct prop_ops prop_tti_ops = {
     .describe = t_describe,
     .nodes_create = t_nodes_create,
     .step_stage = t_step_stage,
+    .set_mid_exchange = t_set_mid_exchange,
 };

@@ -150,6 +150,9 @@ struct prop;
 struct prop_points;
 struct random_boundary;
 
+/* prop_set_mid_exchange's callback (below). */
+typedef int (*prop_mid_fn)(void *ctx, struct prop *s);
+
 struct prop_ops {
     const char *name;
     int (*check)(const struct prop_params *p);
@@ -197,6 +200,7 @@ struct prop_ops {
     int (*halo_unpack_async)(struct prop *s, int face, const float *buf, void *stream);
     /* optional (NULL: no exchange inside a step): a step in stages (below) */
     int (*step_stage)(struct prop *s, int stage);
+    int (*set_mid_exchange)(struct prop *s, prop_mid_fn fn, void *ctx);
 };
 
 /* Every simulation starts with this header (implementations embed it first). */
@@ -308,6 +312,11 @@ int prop_halo_unpack_async(struct prop *s, int face, const float *buf, void *str
 enum prop_stage { PROP_STAGE_PASS1 = 1, PROP_STAGE_UPDATE = 2 };
 int prop_step_stage(struct prop *s, int stage);
 bool prop_has_step_stage(const struct prop *s);
+/* For drivers that step through prop_step and prop_step_reverse (RTM's strategies): with
+ * FN set, every such step of S runs in its stages with FN(CTX, S) -- the products'
+ * exchange -- between them (a reverse step likewise, its halo the products of the
+ * reverse pass 1).  FN NULL: whole steps again.  -ENOTSUP without stages. */
+int prop_set_mid_exchange(struct prop *s, prop_mid_fn fn, void *ctx);
 
 /* N single grid nodes, weight 1 each, at interior indices IJK (3 per node; layer cells
  * allowed): a subdomain injects and samples through them with the whole grid's weights

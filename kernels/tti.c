@@ -992,34 +992,40 @@ int tti_step(struct tti_sim *s)
     return 0;
 }
 
-/* tti_step in its two passes (tti_internal.h): step_cpu's calls in its order, so the
- * pair is tti_step bit for bit. */
-int tti_step_stage(struct tti_sim *s, int stage)
+/* tti_step (REVERSE: tti_step_reverse) in its two passes (tti_internal.h): step_cpu's
+ * calls in its order with step_any's switches, so the pair is the whole step bit for bit. */
+static int stage_run(struct tti_sim *s, int stage, bool reverse)
 {
     if (s->gpu)
         return err_set(-ENOTSUP, "tti: no step in stages on a GPU");
-    const bool cpml = cpml_active(s, s->w.cpml_on);
+    const bool cpml = reverse ? false : cpml_active(s, s->w.cpml_on);
+    const int dir = reverse ? 2 : 1;
     if (stage == TTI_STAGE_PASS1) {
         if (s->stage)
             return err_set(-EINVAL, "tti: pass 1 of a step whose pass 1 is done (stage 2 missing)");
         pass1(s, 0, s->w.cur, cpml);
         pass1(s, 1, s->q, cpml);
-        s->stage = 1;
+        s->stage = dir;
         return 0;
     }
     if (stage != TTI_STAGE_UPDATE)
         return err_set(-EINVAL, "tti: step stage %d: not 1 (pass 1) or 2 (update)", stage);
-    if (s->stage != 1)
-        return err_set(-EINVAL, "tti: the update of a step whose pass 1 has not run");
-    step_update(s, cpml, false);
+    if (s->stage != dir)
+        return err_set(-EINVAL, "tti: the update of a %s step whose pass 1 has not run", reverse ? "reverse" : "forward");
+    step_update(s, cpml, reverse && s->w.rev_interior);
     s->stage = 0;
     tti_swap(s);
-    s->w.step++;
+    s->w.step += reverse ? -1 : 1;
     return 0;
 }
 
+int tti_step_stage(struct tti_sim *s, int stage) { return stage_run(s, stage, false); }
+int tti_step_stage_reverse(struct tti_sim *s, int stage) { return stage_run(s, stage, true); }
+
 int tti_step_reverse(struct tti_sim *s)
 {
+    if (s->stage)
+        return err_set(-EINVAL, "tti: a whole step inside a step in stages (pass 1 done, update missing)");
     int rc = step_any(s, false, s->w.rev_interior);
     if (rc < 0)
         return rc;

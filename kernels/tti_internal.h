@@ -69,7 +69,7 @@ struct tti_sim {
     float *psi[2][3], *zeta[2][3]; /* CPML memory of the Laplacian per field and axis */
     float *chi[2][3];           /* CPML memory of H1's outer derivative per field and axis */
     void *gpu;                  /* CUDA twins' private state (kernels/tti_cuda.h) */
-    int stage;                  /* tti_step_stage: 1 between pass 1 and the update, else 0 */
+    int stage;                  /* between pass 1 and the update: 1 forward, 2 reverse; else 0 */
 };
 
 /* ---- subdomains (CPU only so far; a GPU simulation refuses HALO faces at create) ----
@@ -84,9 +84,11 @@ struct tti_sim {
  * tti_halo_count: floats of one exchange across FACE, the same in both stages (2 per
  * cell of the box: p then q, or the products of p then q; x fastest, then y, then z);
  * 0 when FACE is not HALO.  tti_step_stage(s, TTI_STAGE_PASS1), the exchange,
- * tti_step_stage(s, TTI_STAGE_UPDATE) is tti_step bit for bit (forward steps only). */
+ * tti_step_stage(s, TTI_STAGE_UPDATE) is tti_step bit for bit. */
 enum { TTI_STAGE_PASS1 = 1, TTI_STAGE_UPDATE = 2 };
 int tti_step_stage(struct tti_sim *s, int stage);
+/* The same for tti_step_reverse (no absorbing terms; the interior box when set). */
+int tti_step_stage_reverse(struct tti_sim *s, int stage);
 size_t tti_halo_count(const struct tti_sim *s, int face);
 int tti_halo_pack(struct tti_sim *s, int face, float *buf);
 int tti_halo_unpack(struct tti_sim *s, int face, const float *buf);
