@@ -599,16 +599,29 @@ int tti_reset(struct tti_sim *s)
     return 0;
 }
 
+/* The whole grid's frame of a subdomain's padded cells (kernels/wave.c's whole_frame, which
+ * is private to it); whether the grid is a subdomain (global_n given). */
+static bool whole_frame(const struct wave_sim *w, struct rb_frame *g)
+{
+    const struct wave_layout *L = &w->L;
+    for (int a = 0; a < 3; a++) {
+        for (int side = 0; side < 2; side++) {
+            const int f = 2 * a + side;
+            g->pml[f] = w->p.face[f] == WAVE_FACE_HALO ? w->p.pml[f] : L->pml[f];
+        }
+        g->n[a] = w->p.global_n[a] ? w->p.global_n[a] : L->n[a];
+        g->npad[a] = g->n[a] + g->pml[2 * a] + g->pml[2 * a + 1];
+        g->shift[a] = w->p.origin[a] + g->pml[2 * a] - L->pml[2 * a];
+    }
+    return w->p.global_n[0] || w->p.global_n[1] || w->p.global_n[2];
+}
+
 int tti_randomize_layers(struct tti_sim *s, const struct random_boundary *rb, uint64_t shot_id)
 {
 #ifdef SEISLIVE_CUDA
     if (s->gpu)
         return tti_cu_randomize_layers(s, rb, shot_id);
 #endif
-    for (int f = 0; f < 6; f++)
-        if (s->w.p.face[f] == WAVE_FACE_HALO) /* random_boundary_apply below runs in local coordinates */
-            return err_set(-ENOTSUP, "tti: random layers on a subdomain (face %s is HALO) are not supported yet",
-                           face_names[f]);
     const struct wave_layout *L = &s->w.L;
     const size_t np = (size_t)L->npad[0] * L->npad[1] * L->npad[2];
     float *vp = malloc(np * sizeof(float));
@@ -622,7 +635,11 @@ int tti_randomize_layers(struct tti_sim *s, const struct random_boundary *rb, ui
                            (size_t)(i + L->pad_off[0]);
                 vp[((size_t)k * L->npad[1] + j) * L->npad[0] + i] = (float)(sqrt((double)s->w.vel[c]) / dt);
             }
-    int rc = random_boundary_apply(rb, L->npad, L->n, L->pml, shot_id, vp);
+    /* a subdomain draws the whole grid's layers at its cells (kernels/wave.c does the same) */
+    struct rb_frame g;
+    const bool sub = whole_frame(&s->w, &g);
+    int rc = sub ? random_boundary_apply_in(rb, &g, L->npad, L->n, L->pml, shot_id, vp)
+                 : random_boundary_apply(rb, L->npad, L->n, L->pml, shot_id, vp);
     if (rc == 0)
         for (int k = 0; k < L->npad[2]; k++)
             for (int j = 0; j < L->npad[1]; j++)

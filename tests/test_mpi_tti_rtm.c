@@ -1,12 +1,11 @@
 /* The rtm job with TTI physics on a decomposed grid under a real mpirun ([propagator]
  * physics = "tti", [runtime] decompose = "domain"; docs/mpi.md): 2, 3 and 4 ranks (4 as
  * split [1, 2, 2]) write the final image of the one-rank run byte for byte, for the full,
- * checkpoint and boundary strategies (forward and reverse steps, each with its two
- * exchanges: the fields and the pass-1 products), in a medium whose tilt and epsilon vary
- * across every cut (files, cut per shot and per rank), with CPML layers crossing the cuts
- * and under a free surface.  The random strategy is refused on a decomposed TTI grid (its
- * random layers are not in the whole grid's coordinates yet): the message is checked.
- * The shots and the comparison are tests/test_mpi_rtm.c's. */
+ * checkpoint, boundary and random strategies (forward and reverse steps, each with its
+ * two exchanges: the fields and the pass-1 products), in a medium whose tilt and epsilon
+ * vary across every cut (files, cut per shot and per rank), with CPML layers and the
+ * random layers crossing the cuts, and under a free surface.  The shots and the
+ * comparison are tests/test_mpi_rtm.c's. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -183,15 +182,17 @@ static void same_as_one_rank(int order, bool fs, bool two_d, const struct rcase 
 
 static const char YZ[] = "split = [1, 2, 2]";
 
-Test(mpi_tti_rtm, full_checkpoint_boundary_cpml_faces, .timeout = 240)
+Test(mpi_tti_rtm, every_strategy_cpml_and_random_layers, .timeout = 240)
 {
     const struct rcase cases[] = {
         {"\"full\"", "xcorr", 2, "", NULL},
         {"\"checkpoint\"\ncheckpoints = 4", "source", 3, "", NULL},
         {"\"boundary\"", "both", 4, YZ, NULL},
+        {"\"random\"", "xcorr", 3, "", NULL},
+        {"\"random\"", "receiver", 4, YZ, NULL},
     };
-    same_as_one_rank(8, false, false, cases, 3);
-    fprintf(stderr, "mpi_tti_rtm: order 8, CPML faces: full, checkpoint, boundary on 2, 3, 1 x 2 x 2 ranks: "
+    same_as_one_rank(8, false, false, cases, 5);
+    fprintf(stderr, "mpi_tti_rtm: order 8, CPML faces: full, checkpoint, boundary, random on 2, 3, 1 x 2 x 2 ranks: "
             "bitwise the one-rank image\n");
 }
 

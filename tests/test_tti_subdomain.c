@@ -3,8 +3,8 @@
  * by side through the propagator interface -- pass 1, the pass-1 products exchanged, the
  * update, the injection, then p and q exchanged -- gives bit for bit the whole grid's p
  * at both time levels, in a heterogeneous tilted medium (eps, delta, theta and phi per
- * point) with CPML layers (and a rigid wall) crossing the cut, or a free surface on top,
- * in 3D and 2D, orders 2 to 16, with a source next to the cut.  The control: the same
+ * point) with CPML layers (and a rigid wall) or random-velocity layers crossing the cut,
+ * or a free surface on top, in 3D and 2D, orders 2 to 16, with a source next to the cut.  The control: the same
  * halves stepped with only the field exchange (the acoustic protocol) differ, so the
  * products' exchange is what makes them agree.  Also the stage protocol's refusals. */
 #include <criterion/criterion.h>
@@ -15,11 +15,12 @@
 #include <string.h>
 
 #include "kernels/propagator.h"
+#include "kernels/random_boundary.h"
 #include "kernels/tti.h"
 #include "stream/error.h"
 #include "tests/wave_support.h"
 
-enum { C = PROP_FACE_CPML, F = PROP_FACE_FREE, N = PROP_FACE_NONE, H = PROP_FACE_HALO };
+enum { C = PROP_FACE_CPML, F = PROP_FACE_FREE, R = PROP_FACE_RANDOM, N = PROP_FACE_NONE, H = PROP_FACE_HALO };
 
 static const int NSTEP = 30;
 
@@ -37,7 +38,7 @@ static struct prop_params whole_params(int order, const int kind[6])
     const int width[6] = {5, 7, 6, kind[3] == C ? 0 : 4, 8, 6};
     for (int f = 0; f < 6; f++) {
         p.grid.face[f] = kind[f];
-        p.grid.width[f] = kind[f] == C ? width[f] : 0;
+        p.grid.width[f] = kind[f] == C || kind[f] == R ? width[f] : 0;
     }
     return p;
 }
@@ -97,7 +98,7 @@ static struct prop_params half_params(const struct prop_params *p, int ax, int c
     g->o[ax] = p->grid.o[ax] + g->origin[ax] * p->grid.d[ax];
     const int f = 2 * ax + (side ? 0 : 1);
     g->face[f] = H;
-    g->width[f] = p->grid.face[f] == C ? p->grid.width[f] : 0;
+    g->width[f] = p->grid.face[f] == C || p->grid.face[f] == R ? p->grid.width[f] : 0;
     h.vmax_cpml = vmax;
     return h;
 }
@@ -157,6 +158,23 @@ static void setup(struct sim3 *t, const struct prop_params *p, const struct medi
         free(si);
     }
     free(init);
+    bool random = false;
+    for (int f = 0; f < 6; f++)
+        random = random || p->grid.face[f] == R;
+    if (random) {
+        /* the whole grid's random layers in every piece (absorbing off, as RTM runs them) */
+        float vmin = m->v[0][0];
+        for (size_t i = 0; i < m->n; i++)
+            vmin = m->v[0][i] < vmin ? m->v[0][i] : vmin;
+        const struct random_boundary rb = {.ramp = RB_RAMP_QUADRATIC, .range = RB_RANGE_FULL, .width = 4,
+                                           .seed = 77, .vstable = 0.5 * random_boundary_vstable(p->op.order,
+                                                                                                p->dt, p->grid.d),
+                                           .vmin = vmin};
+        for (int k = 0; k < 3; k++) {
+            cr_assert_eq(prop_randomize_layers(t->s[k], &rb, 9), 0, "%s", err_msg());
+            prop_set_absorbing(t->s[k], false);
+        }
+    }
     /* a source 2.4 cells before the cut, trilinear: its support inside the low half */
     double xyz[3];
     for (int a = 0; a < 3; a++)
@@ -269,6 +287,17 @@ Test(tti_subdomain, two_d_cpml_and_free_surface_orders_2_to_16, .timeout = 120)
     for (int order = 2; order <= 16; order += 2) {
         one_case(order, CPML2, 2, 9);
         one_case(order, FREE2, 0, 10);
+    }
+}
+
+static const int RAND3[6] = {R, R, R, R, R, R}, RANDF3[6] = {R, R, R, R, F, R};
+
+Test(tti_subdomain, random_layers_cut_orders_4_8, .timeout = 120)
+{
+    for (int order = 4; order <= 8; order += 4) {
+        one_case(order, RAND3, 2, 9);
+        one_case(order, RAND3, 1, 8);
+        one_case(order, RANDF3, 2, 7);
     }
 }
 
