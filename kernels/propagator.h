@@ -287,8 +287,8 @@ int prop_halo_unpack(struct prop *s, int face, const float *buf);
  * computes every other cell and ends the step.  The pair is prop_step bit for bit (CPU;
  * CUDA: see kernels/wave.h, wave_step_part).  Between the two, the other cells of the
  * current field are not the new level yet: inject into them and sample after REST.
- * PROP_PART_ALL is prop_step.  -ENOTSUP where a physics or operator has no parts (TTI,
- * the implicit operator): step whole and exchange after. */
+ * PROP_PART_ALL is prop_step.  -ENOTSUP where a physics or operator has no parts (the
+ * implicit operator: step whole and exchange after; TTI: its stages, below). */
 enum prop_part { PROP_PART_ALL = 0, PROP_PART_CUT_SLABS = 1, PROP_PART_REST = 2 };
 int prop_step_part(struct prop *s, int part);
 /* Whether S steps in parts (prop_step_part does not answer -ENOTSUP). */
