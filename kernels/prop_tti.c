@@ -3,8 +3,9 @@
  * does it; the table is prop_tti_ops.  The recorded field is p; sources go into p and q
  * (kernels/tti.h).  Strips and states hold both fields and all CPML memory, so RTM's
  * strategies run unchanged.  On a CUDA device the simulation's fields live in device
- * memory (kernels/tti_cuda.h) and its work is queued on the stream set here.  Not
- * supported yet: HALO faces (subdomains; -ENOTSUP from check / create). */
+ * memory (kernels/tti_cuda.h) and its work is queued on the stream set here.  HALO
+ * faces (subdomains): on the CPU, with an exchange of the pass-1 products inside the
+ * step (prop_step_stage; tti_internal.h); a GPU simulation refuses them at create. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "kernels/device.h"
 #include "kernels/prop_wave.h"
 #include "kernels/operator.h"
+#include "kernels/points_nodes.h"
 #include "kernels/propagator.h"
 #include "kernels/tti.h"
 #include "kernels/tti_internal.h"
@@ -22,6 +24,8 @@ struct prop_tti {
     struct prop base;          /* first: a struct prop * is a struct prop_tti * */
     struct tti_sim *t;
     struct prop_layout L;
+    prop_mid_fn mid;           /* prop_set_mid_exchange: run between a step's stages */
+    void *mid_ctx;
 };
 
 extern const struct prop_ops prop_tti_ops;
@@ -49,11 +53,9 @@ static int to_wave(const struct prop_params *p, struct wave_params *wp)
         const int k = g->face[f];
         if (k < 0 || k > PROP_FACE_HALO)
             return err_set(-EINVAL, "tti: face %d: unknown kind %d", f, k);
-        if (k == PROP_FACE_HALO)
-            return err_set(-ENOTSUP, "tti: face %d is HALO: subdomains are not supported by the TTI propagator yet",
-                           f);
         wp->face[f] = prop_wave_face(k);
-        wp->pml[f] = k == PROP_FACE_CPML || k == PROP_FACE_RANDOM ? g->width[f] : 0;
+        /* layers for CPML and RANDOM; on a HALO face the whole grid's width there */
+        wp->pml[f] = k == PROP_FACE_CPML || k == PROP_FACE_RANDOM || k == PROP_FACE_HALO ? g->width[f] : 0;
     }
     wp->free_surface = g->face[4] == PROP_FACE_FREE;
     wp->vmax_cpml = p->vmax_cpml;
@@ -157,8 +159,30 @@ static void t_destroy(struct prop *s)
 static void t_set_stream(struct prop *s, void *stream) { T(s)->w.stream = stream; }
 static int t_sync(struct prop *s) { return dev_stream_sync(s->dev, T(s)->w.stream); }
 static int t_reset(struct prop *s) { return tti_reset(T(s)); }
-static int t_step(struct prop *s) { return tti_step(T(s)); }
-static int t_step_reverse(struct prop *s) { return tti_step_reverse(T(s)); }
+/* A whole step, or its stages with the mid exchange between them (prop_set_mid_exchange). */
+static int staged(struct prop *s, int (*stage)(struct tti_sim *, int))
+{
+    struct prop_tti *a = (struct prop_tti *)s;
+    int rc = stage(a->t, TTI_STAGE_PASS1);
+    if (rc == 0)
+        rc = a->mid(a->mid_ctx, s);
+    return rc < 0 ? rc : stage(a->t, TTI_STAGE_UPDATE);
+}
+static int t_step(struct prop *s)
+{
+    return ((struct prop_tti *)s)->mid ? staged(s, tti_step_stage) : tti_step(T(s));
+}
+static int t_step_reverse(struct prop *s)
+{
+    return ((struct prop_tti *)s)->mid ? staged(s, tti_step_stage_reverse) : tti_step_reverse(T(s));
+}
+static int t_set_mid_exchange(struct prop *s, prop_mid_fn fn, void *ctx)
+{
+    struct prop_tti *a = (struct prop_tti *)s;
+    a->mid = fn;
+    a->mid_ctx = ctx;
+    return 0;
+}
 static void t_set_reverse_interior(struct prop *s, bool on) { tti_set_reverse_interior(T(s), on); }
 static void t_swap(struct prop *s) { tti_swap(T(s)); }
 static int64_t t_step_index(const struct prop *s) { return tti_step_index(T(s)); }
@@ -208,21 +232,25 @@ static int t_state_load(struct prop *s, const void *buf, bool on_device)
     return tti_state_load(T(s), buf, on_device);
 }
 
-/* No HALO faces (check refuses them): nothing crosses any face. */
-static size_t t_halo_count(const struct prop *s, int face)
+/* Subdomains (tti_internal.h): p and q cross a HALO face after a step, the pass-1
+ * products between the stages of one (prop_step_stage). */
+static size_t t_halo_count(const struct prop *s, int face) { return tti_halo_count(T(s), face); }
+static int t_halo_pack(struct prop *s, int face, float *buf) { return tti_halo_pack(T(s), face, buf); }
+static int t_halo_unpack(struct prop *s, int face, const float *buf) { return tti_halo_unpack(T(s), face, buf); }
+static int t_step_stage(struct prop *s, int stage)
 {
-    (void)s;
-    (void)face;
-    return 0;
+    return tti_step_stage(T(s), stage == PROP_STAGE_PASS1 ? TTI_STAGE_PASS1 : stage == PROP_STAGE_UPDATE ?
+                          TTI_STAGE_UPDATE : -1);
 }
-static int t_halo_io(struct prop *s, int face, float *buf)
+
+/* Single-node sets on the shell, as the acoustic physics (injection goes into p and q). */
+static int t_nodes_create(struct prop *s, const int *ijk, size_t n, struct prop_points **out)
 {
-    (void)s;
-    (void)buf;
-    return err_set(-ENOTSUP, "tti: face %d: halo exchange is not supported by the TTI propagator yet", face);
+    struct wave_points *p = NULL;
+    int rc = wave_points_create_nodes(&T(s)->w, ijk, n, &p);
+    *out = (struct prop_points *)p;
+    return rc;
 }
-static int t_halo_pack(struct prop *s, int face, float *buf) { return t_halo_io(s, face, buf); }
-static int t_halo_unpack(struct prop *s, int face, const float *buf) { return t_halo_io(s, face, (float *)buf); }
 
 static void t_describe(const struct prop *s, char *buf, size_t len)
 {
@@ -268,4 +296,7 @@ const struct prop_ops prop_tti_ops = {
     .halo_pack = t_halo_pack,
     .halo_unpack = t_halo_unpack,
     .describe = t_describe,
+    .nodes_create = t_nodes_create,
+    .step_stage = t_step_stage,
+    .set_mid_exchange = t_set_mid_exchange,
 };

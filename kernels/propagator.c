@@ -169,6 +169,22 @@ int prop_step_part(struct prop *s, int part)
     return s->ops->step_part(s, part);
 }
 
+int prop_step_stage(struct prop *s, int stage)
+{
+    if (!s->ops->step_stage)
+        return err_set(-ENOTSUP, "%s: no step in stages (one exchange per step suffices)", s->ops->name);
+    return s->ops->step_stage(s, stage);
+}
+
+bool prop_has_step_stage(const struct prop *s) { return s->ops->step_stage != NULL; }
+
+int prop_set_mid_exchange(struct prop *s, prop_mid_fn fn, void *ctx)
+{
+    if (!s->ops->set_mid_exchange)
+        return err_set(-ENOTSUP, "%s: no step in stages (one exchange per step suffices)", s->ops->name);
+    return s->ops->set_mid_exchange(s, fn, ctx);
+}
+
 bool prop_has_step_part(const struct prop *s)
 {
     return s->ops->step_part && !(s->p.physics == PROP_ACOUSTIC && s->p.op.kind == PROP_OP_IMPLICIT);

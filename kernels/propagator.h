@@ -156,6 +156,9 @@ struct prop_fused;
 struct imaging_box; /* kernels/imaging.h */
 struct imaging_acc;
 
+/* prop_set_mid_exchange's callback (below). */
+typedef int (*prop_mid_fn)(void *ctx, struct prop *s);
+
 struct prop_ops {
     const char *name;
     int (*check)(const struct prop_params *p);
@@ -206,6 +209,9 @@ struct prop_ops {
     int (*fused_step)(void *f, const struct imaging_box *b, const struct imaging_acc *acc);
     int (*fused_image_step)(void *f, const struct imaging_box *b, const struct imaging_acc *acc, void *ev);
     void (*fused_destroy)(void *f);
+    /* optional (NULL: no exchange inside a step): a step in stages (below) */
+    int (*step_stage)(struct prop *s, int stage);
+    int (*set_mid_exchange)(struct prop *s, prop_mid_fn fn, void *ctx);
 };
 
 /* Every simulation starts with this header (implementations embed it first). */
@@ -292,8 +298,8 @@ int prop_halo_unpack(struct prop *s, int face, const float *buf);
  * computes every other cell and ends the step.  The pair is prop_step bit for bit (CPU;
  * CUDA: see kernels/wave.h, wave_step_part).  Between the two, the other cells of the
  * current field are not the new level yet: inject into them and sample after REST.
- * PROP_PART_ALL is prop_step.  -ENOTSUP where a physics or operator has no parts (TTI,
- * the implicit operator): step whole and exchange after. */
+ * PROP_PART_ALL is prop_step.  -ENOTSUP where a physics or operator has no parts (the
+ * implicit operator: step whole and exchange after; TTI: its stages, below). */
 enum prop_part { PROP_PART_ALL = 0, PROP_PART_CUT_SLABS = 1, PROP_PART_REST = 2 };
 int prop_step_part(struct prop *s, int part);
 /* Whether S steps in parts (prop_step_part does not answer -ENOTSUP). */
@@ -305,10 +311,28 @@ bool prop_has_step_part(const struct prop *s);
 int prop_halo_pack_async(struct prop *s, int face, float *buf, void *stream);
 int prop_halo_unpack_async(struct prop *s, int face, const float *buf, void *stream);
 
+/* ---- subdomains: a step with an exchange inside it ----
+ * TTI's step is two passes, the second differentiating products formed by the first
+ * (kernels/tti_internal.h), so its subdomains exchange twice per step: the fields after
+ * the step (as above), and the products between the passes.  Where
+ * prop_has_step_stage(s), step as
+ *   prop_step_stage(s, PROP_STAGE_PASS1); exchange (prop_halo_pack / _unpack, same
+ *   counts, now carry the products); prop_step_stage(s, PROP_STAGE_UPDATE)
+ * for the whole grid's step bit for bit (the update ends the step: swap, step index).
+ * -ENOTSUP where a physics has none (acoustic: one exchange suffices) or on a GPU. */
+enum prop_stage { PROP_STAGE_PASS1 = 1, PROP_STAGE_UPDATE = 2 };
+int prop_step_stage(struct prop *s, int stage);
+bool prop_has_step_stage(const struct prop *s);
+/* For drivers that step through prop_step and prop_step_reverse (RTM's strategies): with
+ * FN set, every such step of S runs in its stages with FN(CTX, S) -- the products'
+ * exchange -- between them (a reverse step likewise, its halo the products of the
+ * reverse pass 1).  FN NULL: whole steps again.  -ENOTSUP without stages. */
+int prop_set_mid_exchange(struct prop *s, prop_mid_fn fn, void *ctx);
+
 /* N single grid nodes, weight 1 each, at interior indices IJK (3 per node; layer cells
  * allowed): a subdomain injects and samples through them with the whole grid's weights
  * where a point's support crosses a cut (kernels/points_nodes.h, stream/decompose_points.c).
- * Destroyed with prop_points_destroy.  -ENOTSUP for a physics without them (TTI). */
+ * Destroyed with prop_points_destroy.  -ENOTSUP for a physics without them. */
 int prop_points_create_nodes(struct prop *s, const int *ijk, size_t n, struct prop_points **out);
 
 /* ---- RTM's fused backward step (kernels/rtm_fused.h has the acoustic one) ----

@@ -10,6 +10,7 @@
 
 #include "kernels/device.h"
 #include "kernels/rtm_internal.h"
+#include "kernels/tti.h"
 #include "stream/error.h"
 
 #define LOG_COMPONENT "rtm"
@@ -189,6 +190,21 @@ static double vmax_of(const float *v, size_t n)
     return m;
 }
 
+/* The same for either physics: TTI's propagator takes its model's fastest qP speed
+ * (tti_model_check over the shot's sub-volume with its parameters). */
+static int shot_vmax(const struct rtm_engine *e, const struct rtm_plan *pl, double *vmax)
+{
+    const size_t cells = subvolume_cells(&pl->sv);
+    if (e->p.physics != PROP_TTI) {
+        *vmax = vmax_of(pl->vsub, cells);
+        return 0;
+    }
+    const struct tti_model tm = {.vpz = pl->vsub, .eps = pl->psub[0], .delta = pl->psub[1], .theta = pl->psub[2],
+                                 .phi = pl->psub[3], .eps0 = e->par0[0], .delta0 = e->par0[1], .theta0 = e->par0[2],
+                                 .phi0 = e->par0[3]};
+    return tti_model_check(&tm, cells, e->p.tti_sigma, vmax, NULL);
+}
+
 static int plan_local(struct rtm_engine *e, const struct rtm_shot *shot, int force, int force_schedule, bool diag,
                       double *t, struct rtm_plan *pl)
 {
@@ -226,10 +242,10 @@ static int plan_local(struct rtm_engine *e, const struct rtm_shot *shot, int for
     rtm_shot_params(e, &pl->sv, pl->dt, &pl->pp);
     if (e->dom) {
         /* decomposed: this rank's part; its memory is what the strategy must fit */
-        if (e->p.physics != PROP_ACOUSTIC)
-            return err_set(-ENOTSUP, "rtm: [runtime] decompose = \"domain\": the %s propagator has no halo "
-                           "exchange yet; acoustic only (docs/mpi.md)", prop_physics_name(e->p.physics));
-        rc = e->dom->begin(e->dom->ctx, &pl->pp, vmax_of(pl->vsub, subvolume_cells(&pl->sv)), &pl->sub);
+        double vmax = 0;
+        if ((rc = shot_vmax(e, pl, &vmax)) < 0)
+            return err_prefix(rc, "shot %" PRId64, shot->id);
+        rc = e->dom->begin(e->dom->ctx, &pl->pp, vmax, &pl->sub);
         if (rc < 0)
             return err_prefix(rc, "shot %" PRId64, shot->id);
     }

@@ -155,17 +155,32 @@ static int simulations(struct mig *m, const struct rtm_shot *shot, const struct 
     struct prop_model model = {.vp = pl->vsub, .epsilon = pl->psub[0], .delta = pl->psub[1],
                                .theta = pl->psub[2], .phi = pl->psub[3], .epsilon0 = e->par0[0],
                                .delta0 = e->par0[1], .theta0 = e->par0[2], .phi0 = e->par0[3]};
-    float *vdom = NULL;
+    float *vdom = NULL, *pdom[4] = {NULL, NULL, NULL, NULL};
     if (dom && !(vdom = subdomain_velocity(pl->sv.n, &pl->sub.grid, pl->vsub)))
         return err_set(-ENOMEM, "shot %" PRId64 ": subdomain velocity", shot->id);
     if (dom)
-        model.vp = vdom; /* acoustic only (rtm_plan_shot) */
+        model.vp = vdom;
+    /* TTI: this rank's part of each parameter volume too */
+    const float **par[4] = {&model.epsilon, &model.delta, &model.theta, &model.phi};
+    for (int k = 0; dom && k < 4; k++) {
+        if (!pl->psub[k])
+            continue;
+        if (!(pdom[k] = subdomain_velocity(pl->sv.n, &pl->sub.grid, pl->psub[k]))) {
+            free(vdom);
+            for (int j = 0; j < k; j++)
+                free(pdom[j]);
+            return err_set(-ENOMEM, "shot %" PRId64 ": subdomain TTI parameters", shot->id);
+        }
+        *par[k] = pdom[k];
+    }
     const struct prop_params *qp = dom ? &pl->sub : &pl->pp;
     int rc = prop_create(m->dev, qp, &model, &m->q);
     if (rc == 0 && dom)
         rc = dom->attach(dom->ctx, m->q);
     if (rc < 0) {
         free(vdom);
+        for (int k = 0; k < 4; k++)
+            free(pdom[k]);
         return rc;
     }
     rtm_stage_done(shot->id, "receiver simulation", t);
@@ -181,6 +196,8 @@ static int simulations(struct mig *m, const struct rtm_shot *shot, const struct 
         rc = prop_create(m->dev, &rp, &model, &m->u);
         free(vdom);
         vdom = NULL;
+        for (int k = 0; k < 4; k++)
+            free(pdom[k]);
         if (rc < 0)
             return rc;
         m->mem += prop_memory_bytes(&rp);
@@ -200,6 +217,8 @@ static int simulations(struct mig *m, const struct rtm_shot *shot, const struct 
     } else {
         /* the same model as q: its velocity copied on the device */
         free(vdom);
+        for (int k = 0; k < 4; k++)
+            free(pdom[k]);
         if ((rc = prop_create_like(m->q, &m->u)) < 0)
             return rc;
         m->mem += prop_memory_bytes(qp);

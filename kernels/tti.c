@@ -38,10 +38,6 @@ int tti_params_check(const struct wave_params *p, double sigma)
     int rc = wave_params_check(p);
     if (rc < 0)
         return rc;
-    for (int f = 0; f < 6; f++)
-        if (wave_face_kind(p, f) == WAVE_FACE_HALO)
-            return err_set(-ENOTSUP, "tti: face %s is HALO: subdomains are not supported by the TTI propagator yet",
-                           face_names[f]);
     if (!(sigma > 0) || !isfinite(sigma))
         return err_set(-EINVAL, "tti: sigma %g: must be finite and > 0 (v_sz^2 = v_pz^2 (eps - delta_eff) / sigma; "
                        "Fletcher et al. use 0.75)", sigma);
@@ -316,6 +312,15 @@ static int create_core(const struct sl_device *dev, const struct wave_params *p,
         goto fail;
 #ifdef SEISLIVE_CUDA
     if (dev->kind == SL_DEVICE_CUDA) {
+        /* the CUDA twins have no step in stages (tti_step_stage), which a subdomain needs
+         * for the exchange of the pass-1 products between its passes */
+        for (int f = 0; f < 6; f++)
+            if (w->p.face[f] == WAVE_FACE_HALO) {
+                rc = err_set(-ENOTSUP, "tti: face %s is HALO: a TTI subdomain runs on the CPU only so far (the CUDA "
+                             "kernels have no exchange of the pass-1 products inside the step; docs/mpi.md)",
+                             face_names[f]);
+                goto fail;
+            }
         if ((rc = tti_cu_alloc(s)) < 0)
             goto fail;
         *out = s;
@@ -387,6 +392,43 @@ static void mirror_medium(struct tti_sim *s)
         }
 }
 
+/* The box of allocated cells [lo, hi) that HALO face FACE sends (the `halo` padded planes
+ * next to it) or receives (the halo cells beyond it), over the padded extent of the other
+ * axes: kernels/wave.c's halo_box, which wave_halo_pack uses for the fields. */
+static void halo_box(const struct wave_layout *L, int face, bool recv, int lo[3], int hi[3])
+{
+    const int a = face / 2, h = L->halo;
+    for (int b = 0; b < 3; b++) {
+        lo[b] = L->pad_off[b];
+        hi[b] = L->pad_off[b] + L->npad[b];
+    }
+    if (face % 2 == 0)
+        lo[a] = recv ? L->pad_off[a] - h : L->pad_off[a];
+    else
+        lo[a] = recv ? L->pad_off[a] + L->npad[a] : L->pad_off[a] + L->npad[a] - h;
+    hi[a] = lo[a] + h;
+}
+
+/* The axis component n_a of the CPU's medium in the halo beyond each HALO face along axis
+ * a: 1.  That halo receives the neighbour's products n_a s (tti_halo_unpack in stage 1),
+ * and the outer derivative D_a(n_a s) multiplies them by n_a there: by 1, exactly.  Only
+ * D_a reads n_a beyond a face of axis a (every stencil of the step runs along one axis). */
+static void halo_medium(struct tti_sim *s)
+{
+    const struct wave_layout *L = &s->w.L;
+    float *na[3] = {s->nx, s->ny, s->nz};
+    for (int f = 0; f < 6; f++) {
+        if (s->w.p.face[f] != WAVE_FACE_HALO)
+            continue;
+        int lo[3], hi[3];
+        halo_box(L, f, true, lo, hi);
+        for (int k = lo[2]; k < hi[2]; k++)
+            for (int j = lo[1]; j < hi[1]; j++)
+                for (int i = lo[0]; i < hi[0]; i++)
+                    na[f / 2][(size_t)k * L->stride_z + (size_t)j * L->stride_y + i] = 1.0f;
+    }
+}
+
 /* Fill the medium over the padded grid from the interior model: edges repeated into the
  * layers, eps and delta tapered to 0 across them, delta lowered to eps where it is larger
  * (tti.h), everything quantised (tti_internal.h) and decoded for the CPU. */
@@ -422,6 +464,8 @@ static void set_medium(struct tti_sim *s, const struct tti_model *m)
     }
     if (s->w.p.free_surface && s->eps)
         mirror_medium(s);
+    if (s->eps)
+        halo_medium(s);
 }
 
 /* A GPU simulation's medium: set_medium into host arrays, then uploaded. */
@@ -551,7 +595,25 @@ int tti_reset(struct tti_sim *s)
                 memset(s->chi[f][a], 0, s->w.slab_count[a] * sizeof(float));
         }
     s->w.step = 0;
+    s->stage = 0;
     return 0;
+}
+
+/* The whole grid's frame of a subdomain's padded cells (kernels/wave.c's whole_frame, which
+ * is private to it); whether the grid is a subdomain (global_n given). */
+static bool whole_frame(const struct wave_sim *w, struct rb_frame *g)
+{
+    const struct wave_layout *L = &w->L;
+    for (int a = 0; a < 3; a++) {
+        for (int side = 0; side < 2; side++) {
+            const int f = 2 * a + side;
+            g->pml[f] = w->p.face[f] == WAVE_FACE_HALO ? w->p.pml[f] : L->pml[f];
+        }
+        g->n[a] = w->p.global_n[a] ? w->p.global_n[a] : L->n[a];
+        g->npad[a] = g->n[a] + g->pml[2 * a] + g->pml[2 * a + 1];
+        g->shift[a] = w->p.origin[a] + g->pml[2 * a] - L->pml[2 * a];
+    }
+    return w->p.global_n[0] || w->p.global_n[1] || w->p.global_n[2];
 }
 
 int tti_randomize_layers(struct tti_sim *s, const struct random_boundary *rb, uint64_t shot_id)
@@ -573,7 +635,11 @@ int tti_randomize_layers(struct tti_sim *s, const struct random_boundary *rb, ui
                            (size_t)(i + L->pad_off[0]);
                 vp[((size_t)k * L->npad[1] + j) * L->npad[0] + i] = (float)(sqrt((double)s->w.vel[c]) / dt);
             }
-    int rc = random_boundary_apply(rb, L->npad, L->n, L->pml, shot_id, vp);
+    /* a subdomain draws the whole grid's layers at its cells (kernels/wave.c does the same) */
+    struct rb_frame g;
+    const bool sub = whole_frame(&s->w, &g);
+    int rc = sub ? random_boundary_apply_in(rb, &g, L->npad, L->n, L->pml, shot_id, vp)
+                 : random_boundary_apply(rb, L->npad, L->n, L->pml, shot_id, vp);
     if (rc == 0)
         for (int k = 0; k < L->npad[2]; k++)
             for (int j = 0; j < L->npad[1]; j++)
@@ -873,14 +939,21 @@ static void mirror(struct tti_sim *s, float *f)
     }
 }
 
-static void step_cpu(struct tti_sim *s, bool cpml, bool interior)
+/* Whether a step with the CPML switch CPML runs the CPML terms (a grid without layers
+ * has none to run). */
+static bool cpml_active(const struct tti_sim *s, bool cpml)
+{
+    const struct wave_sim *w = &s->w;
+    return cpml && (w->slab_count[0] + w->slab_count[1] + w->slab_count[2]) > 0;
+}
+
+/* The second pass: L, H1 and the update of both fields into prev (INTERIOR: only the box
+ * inside the layers; CPML already cpml_active's), and the free surface's mirror. */
+static void step_update(struct tti_sim *s, bool cpml, bool interior)
 {
     struct wave_sim *w = &s->w;
     const struct wave_layout *L = &w->L;
-    cpml = cpml && (w->slab_count[0] + w->slab_count[1] + w->slab_count[2]) > 0;
     interior = interior && !cpml;
-    pass1(s, 0, w->cur, cpml);
-    pass1(s, 1, s->q, cpml);
     const float inv_sigma = (float)(1.0 / s->sigma);
     const int k0 = interior ? L->pml[4] : 0, k1 = interior ? L->npad[2] - L->pml[5] : L->npad[2];
     const int j0 = interior ? L->pml[2] : 0, j1 = interior ? L->npad[1] - L->pml[3] : L->npad[1];
@@ -895,6 +968,14 @@ static void step_cpu(struct tti_sim *s, bool cpml, bool interior)
         mirror(s, w->prev);
         mirror(s, s->qprev);
     }
+}
+
+static void step_cpu(struct tti_sim *s, bool cpml, bool interior)
+{
+    cpml = cpml_active(s, cpml);
+    pass1(s, 0, s->w.cur, cpml);
+    pass1(s, 1, s->q, cpml);
+    step_update(s, cpml, interior);
 }
 
 void tti_swap(struct tti_sim *s)
@@ -918,6 +999,8 @@ static int step_any(struct tti_sim *s, bool cpml, bool interior)
 
 int tti_step(struct tti_sim *s)
 {
+    if (s->stage)
+        return err_set(-EINVAL, "tti: a whole step inside a step in stages (pass 1 done, update missing)");
     int rc = step_any(s, s->w.cpml_on, false);
     if (rc < 0)
         return rc;
@@ -926,8 +1009,40 @@ int tti_step(struct tti_sim *s)
     return 0;
 }
 
+/* tti_step (REVERSE: tti_step_reverse) in its two passes (tti_internal.h): step_cpu's
+ * calls in its order with step_any's switches, so the pair is the whole step bit for bit. */
+static int stage_run(struct tti_sim *s, int stage, bool reverse)
+{
+    if (s->gpu)
+        return err_set(-ENOTSUP, "tti: no step in stages on a GPU");
+    const bool cpml = reverse ? false : cpml_active(s, s->w.cpml_on);
+    const int dir = reverse ? 2 : 1;
+    if (stage == TTI_STAGE_PASS1) {
+        if (s->stage)
+            return err_set(-EINVAL, "tti: pass 1 of a step whose pass 1 is done (stage 2 missing)");
+        pass1(s, 0, s->w.cur, cpml);
+        pass1(s, 1, s->q, cpml);
+        s->stage = dir;
+        return 0;
+    }
+    if (stage != TTI_STAGE_UPDATE)
+        return err_set(-EINVAL, "tti: step stage %d: not 1 (pass 1) or 2 (update)", stage);
+    if (s->stage != dir)
+        return err_set(-EINVAL, "tti: the update of a %s step whose pass 1 has not run", reverse ? "reverse" : "forward");
+    step_update(s, cpml, reverse && s->w.rev_interior);
+    s->stage = 0;
+    tti_swap(s);
+    s->w.step += reverse ? -1 : 1;
+    return 0;
+}
+
+int tti_step_stage(struct tti_sim *s, int stage) { return stage_run(s, stage, false); }
+int tti_step_stage_reverse(struct tti_sim *s, int stage) { return stage_run(s, stage, true); }
+
 int tti_step_reverse(struct tti_sim *s)
 {
+    if (s->stage)
+        return err_set(-EINVAL, "tti: a whole step inside a step in stages (pass 1 done, update missing)");
     int rc = step_any(s, false, s->w.rev_interior);
     if (rc < 0)
         return rc;
@@ -1107,3 +1222,57 @@ void tti_describe(const struct tti_sim *s, char *buf, size_t len)
     snprintf(buf, len, "CPU reference (OpenMP)%s, sigma %g, CPML %s", wave_is_2d(&s->w) ? ", 2D" : "", s->sigma,
              s->w.cpml_on ? "on" : "off");
 }
+
+/* ---- subdomains: the halo of a HALO face --------------------------------------------------------- */
+
+size_t tti_halo_count(const struct tti_sim *s, int face) { return 2 * wave_halo_count(&s->w, face); }
+
+/* The products n_a s of both fields over the send box of FACE into BUF (pack), or BUF
+ * into s over its receive box (unpack; n_a is 1 there: halo_medium). */
+static void products_io(struct tti_sim *s, int face, float *buf, bool pack)
+{
+    const struct wave_layout *L = &s->w.L;
+    const float *na = face / 2 == 0 ? s->nx : face / 2 == 1 ? s->ny : s->nz;
+    int lo[3], hi[3];
+    halo_box(L, face, !pack, lo, hi);
+    size_t at = 0;
+    for (int f = 0; f < 2; f++)
+        for (int k = lo[2]; k < hi[2]; k++)
+            for (int j = lo[1]; j < hi[1]; j++) {
+                const size_t row = (size_t)k * L->stride_z + (size_t)j * L->stride_y;
+                float *sf = s->s[f] + row;
+                if (pack)
+                    for (int i = lo[0]; i < hi[0]; i++)
+                        buf[at++] = na[row + i] * sf[i];
+                else
+                    for (int i = lo[0]; i < hi[0]; i++)
+                        sf[i] = buf[at++];
+            }
+}
+
+/* Stage 0: p then q through the shell's wave_halo_pack (its cur pointed at q for the
+ * second); stage 1: the products. */
+static int halo_io(struct tti_sim *s, int face, float *buf, bool pack)
+{
+    if (face < 0 || face > 5 || s->w.p.face[face] != WAVE_FACE_HALO)
+        return err_set(-EINVAL, "tti: face %d (%s) is not a HALO face", face, face >= 0 && face < 6 ?
+                       face_names[face] : "?");
+    if (s->stage) {
+        if (s->gpu)
+            return err_set(-ENOTSUP, "tti: no step in stages on a GPU");
+        products_io(s, face, buf, pack);
+        return 0;
+    }
+    const size_t n = wave_halo_count(&s->w, face);
+    int rc = pack ? wave_halo_pack(&s->w, face, buf) : wave_halo_unpack(&s->w, face, buf);
+    if (rc < 0)
+        return rc;
+    float *p = s->w.cur;
+    s->w.cur = s->q;
+    rc = pack ? wave_halo_pack(&s->w, face, buf + n) : wave_halo_unpack(&s->w, face, buf + n);
+    s->w.cur = p;
+    return rc;
+}
+
+int tti_halo_pack(struct tti_sim *s, int face, float *buf) { return halo_io(s, face, buf, true); }
+int tti_halo_unpack(struct tti_sim *s, int face, const float *buf) { return halo_io(s, face, (float *)buf, false); }

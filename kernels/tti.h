@@ -61,7 +61,9 @@
  * is even about the surface.
  * Random boundary (Clapp 2009): v_pz of the layers randomized as in kernels/wave.c; the
  * layers are isotropic at depth by the taper above.
- * Not supported (-ENOTSUP): HALO faces (subdomains).
+ * Subdomains (HALO faces): on the CPU, with the fields exchanged after a step and the
+ * pass-1 products between its passes (kernels/tti_internal.h, tti_step_stage); a GPU
+ * simulation refuses HALO faces at create (-ENOTSUP) so far.
  *
  * Sources: a sample f is added to BOTH p and q (scaled by v_pz^2 dt^2 / dV at each node
  * with TTI_INJECT_PHYSICAL, as kernels/wave.h does with v = v_pz), so in the isotropic
@@ -97,7 +99,7 @@ struct tti_model {
 struct tti_sim;
 struct random_boundary;
 
-/* Check the parameters (wave_params_check, HALO faces refused with -ENOTSUP, sigma > 0). */
+/* Check the parameters (wave_params_check, sigma > 0). */
 int tti_params_check(const struct wave_params *p, double sigma);
 
 /* Bytes a simulation of P allocates (fields, parameters, scratch, CPML memory, profiles). */
@@ -148,7 +150,7 @@ double tti_dt_limit(int order, const double d[3], bool two_d, double vqp);
  * tti_dt_limit); 0 if tti_model_check refuses M. */
 double tti_dt_max_model(const struct tti_model *m, size_t n, int order, const double d[3], bool two_d, double sigma);
 
-/* ---- life cycle (as kernels/wave.h; P's faces may not be HALO) ---- */
+/* ---- life cycle (as kernels/wave.h; HALO faces on the CPU only) ---- */
 int tti_create(const struct sl_device *dev, const struct wave_params *p, double sigma, const struct tti_model *m,
                struct tti_sim **out);
 int tti_create_like(const struct tti_sim *like, struct tti_sim **out);

@@ -69,6 +69,28 @@ struct tti_sim {
     float *psi[2][3], *zeta[2][3]; /* CPML memory of the Laplacian per field and axis */
     float *chi[2][3];           /* CPML memory of H1's outer derivative per field and axis */
     void *gpu;                  /* CUDA twins' private state (kernels/tti_cuda.h) */
+    int stage;                  /* between pass 1 and the update: 1 forward, 2 reverse; else 0 */
 };
+
+/* ---- subdomains (CPU only so far; a GPU simulation refuses HALO faces at create) ----
+ * A step reads the fields two stencil half-widths away (D_a of n_a s, s made of first
+ * derivatives), so a subdomain exchanges twice per step, each time the `halo` planes
+ * next to every HALO face:
+ *   the fields p and q after the step and its injection (stage 0), as the acoustic
+ *   propagator does;
+ *   the pass-1 products n_a s of both fields (a the cut's axis) between the two passes
+ *   (stage 1), unpacked into s beyond the face where n_a is 1, so the update reads the
+ *   whole grid's products bit for bit (a float product is the same wherever computed).
+ * tti_halo_count: floats of one exchange across FACE, the same in both stages (2 per
+ * cell of the box: p then q, or the products of p then q; x fastest, then y, then z);
+ * 0 when FACE is not HALO.  tti_step_stage(s, TTI_STAGE_PASS1), the exchange,
+ * tti_step_stage(s, TTI_STAGE_UPDATE) is tti_step bit for bit. */
+enum { TTI_STAGE_PASS1 = 1, TTI_STAGE_UPDATE = 2 };
+int tti_step_stage(struct tti_sim *s, int stage);
+/* The same for tti_step_reverse (no absorbing terms; the interior box when set). */
+int tti_step_stage_reverse(struct tti_sim *s, int stage);
+size_t tti_halo_count(const struct tti_sim *s, int face);
+int tti_halo_pack(struct tti_sim *s, int face, float *buf);
+int tti_halo_unpack(struct tti_sim *s, int face, const float *buf);
 
 #endif

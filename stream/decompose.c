@@ -167,12 +167,18 @@ int dd_rank_info(const struct dd_plan *p, int rank, struct dd_rank_info *out)
         out->n[a] = sp.grid.n[a];
         out->npad[a] = L.npad[a];
     }
+    /* floats per halo cell: the acoustic field, once a step; TTI's p and q after the step
+     * and the pass-1 products of both between its passes (kernels/tti_internal.h), through
+     * buffers of two floats a cell */
+    const size_t fields = p->whole.physics == PROP_TTI ? 2 : 1, exchanges = fields;
+    size_t cells = 0;
     for (int f = 0; f < PROP_FACES; f++)
         if (sp.grid.face[f] == PROP_FACE_HALO) {
             int a = f / 2, b = (a + 1) % 3, c = (a + 2) % 3;
-            out->halo_bytes += (size_t)p->halo * L.npad[b] * L.npad[c] * sizeof(float);
+            cells += (size_t)p->halo * L.npad[b] * L.npad[c];
         }
+    out->halo_bytes = cells * fields * exchanges * sizeof(float);
     out->prop_bytes = prop_memory_bytes(&sp);
-    out->buffer_bytes = 2 * out->halo_bytes;
+    out->buffer_bytes = 2 * cells * fields * sizeof(float);
     return 0;
 }

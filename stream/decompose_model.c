@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kernels/device.h"
+#include "kernels/tti.h"
 #include "stream/decompose.h"
 #include "stream/decompose_halo.h"
 #include "stream/decompose_points.h"
@@ -36,6 +37,7 @@ struct dd_model {
     struct prop *s;
     struct dd_halo halo;
     bool parts;                 /* the step in parts, the exchange beside the rest */
+    bool staged;                /* the step in stages, an exchange between them (TTI) */
     void *stream;               /* GPU: the simulation's stream (the halo has its own) */
     struct src_split split;
     struct dd_points rec, src;
@@ -159,24 +161,64 @@ static double velocity_max(const int n[3], const float *v)
     return m;
 }
 
+/* The CPML's speed of the whole model M as the whole grid's propagator takes it: the
+ * largest velocity (acoustic) or qP speed (TTI, tti_model_check). */
+static int cpml_vmax(const struct prop_params *whole, const struct prop_model *m, double *vmax)
+{
+    if (whole->vmax_cpml > 0) {
+        *vmax = whole->vmax_cpml;
+        return 0;
+    }
+    if (whole->physics != PROP_TTI) {
+        *vmax = velocity_max(whole->grid.n, m->vp);
+        return 0;
+    }
+    const int *n = whole->grid.n;
+    const struct tti_model tm = {.vpz = m->vp, .eps = m->epsilon, .delta = m->delta, .theta = m->theta,
+                                 .phi = m->phi, .eps0 = m->epsilon0, .delta0 = m->delta0, .theta0 = m->theta0,
+                                 .phi0 = m->phi0};
+    size_t nless = 0;
+    return tti_model_check(&tm, (size_t)n[0] * n[1] * n[2], whole->tti_sigma, vmax, &nless);
+}
+
+/* The subdomain G's part of the whole model M into SM (the TTI arrays too where M has
+ * them; the constants copied); the arrays in OWN[5] to free. */
+static int sub_model(const int n[3], const struct prop_grid *g, const struct prop_model *m, struct prop_model *sm,
+                     float *own[5])
+{
+    *sm = *m;
+    const float *in[5] = {m->vp, m->epsilon, m->delta, m->theta, m->phi};
+    const float **out[5] = {&sm->vp, &sm->epsilon, &sm->delta, &sm->theta, &sm->phi};
+    for (int i = 0; i < 5; i++) {
+        own[i] = NULL;
+        *out[i] = NULL;
+        if (!in[i])
+            continue;
+        if (!(own[i] = sub_volume(n, g, in[i])))
+            return err_set(-ENOMEM, "decompose: out of memory for the subdomain's model");
+        *out[i] = own[i];
+    }
+    return 0;
+}
+
 static int open_rank(struct dd_model *d, const struct sl_config *cfg, const struct sl_device *dev,
                      const struct prop_params *whole, const struct prop_model *m)
 {
-    if (whole->physics != PROP_ACOUSTIC)
-        return err_set(-ENOTSUP, "[runtime] decompose = \"domain\": the %s propagator has no halo exchange yet; "
-                       "acoustic only (docs/mpi.md)", prop_physics_name(whole->physics));
     int rc = dd_plan_make(whole, d->size, cfg->runtime.split, &d->plan);
     if (rc < 0)
         return rc;
     struct prop_params sp;
-    double vmax = whole->vmax_cpml > 0 ? whole->vmax_cpml : velocity_max(whole->grid.n, m->vp);
+    double vmax = 0;
+    if ((rc = cpml_vmax(whole, m, &vmax)) < 0)
+        return rc;
     dd_sub_params(&d->plan, d->rank, vmax, &sp);
-    float *v = sub_volume(whole->grid.n, &sp.grid, m->vp);
-    if (!v)
-        return err_set(-ENOMEM, "decompose: out of memory for the subdomain's model");
-    struct prop_model sm = {.vp = v};
-    rc = prop_create(dev, &sp, &sm, &d->s);
-    free(v);
+    struct prop_model sm;
+    float *own[5];
+    rc = sub_model(whole->grid.n, &sp.grid, m, &sm, own);
+    if (rc == 0)
+        rc = prop_create(dev, &sp, &sm, &d->s);
+    for (int i = 0; i < 5; i++)
+        free(own[i]);
     if (rc < 0)
         return rc;
     if ((rc = dd_halo_init(&d->halo, &d->plan, d->rank, d->s)) < 0)
@@ -190,6 +232,7 @@ static int open_rank(struct dd_model *d, const struct sl_config *cfg, const stru
         dd_halo_set_stream(&d->halo, d->stream);
     }
     d->parts = prop_has_step_part(d->s);
+    d->staged = prop_has_step_stage(d->s);
     if ((rc = dd_points_plan(&d->plan, d->rank, d->rec_xyz, d->nrec, &d->rec)) < 0) {
         err_prefix(rc, "[acquisition] receivers");
         return rc;
@@ -244,8 +287,10 @@ int dd_model_open(const struct sl_config *cfg, const struct sl_device *dev, cons
         rc = dd_halo_connect(&d->halo, want);
         if (rc == 0 && d->rank == 0)
             log_info("halo exchange: %s, %s", d->halo.why,
-                     d->parts ? "overlapped with the interior (the cut slabs first)"
-                              : "after each step (this operator has no step in parts)");
+                     d->parts    ? "overlapped with the interior (the cut slabs first)"
+                     : d->staged ? "twice per step, not overlapped (the fields after it, the pass-1 products "
+                                   "between its passes: TTI)"
+                                 : "after each step (this operator has no step in parts)");
     }
     if (rc < 0) {
         struct prop *mine = d->s;
@@ -285,12 +330,23 @@ static int step_overlapped(struct dd_model *d, const float *amp, int it)
     return dd_points_sample(&d->rec, d->s, d->vals + it + 1, (size_t)d->nt + 1);
 }
 
+/* A step in stages (TTI, prop_step_stage): pass 1, the exchange of its products, the
+ * update.  The exchange waits for nothing else: TTI's step has no parts to overlap it with. */
+static int step_staged(struct dd_model *d)
+{
+    int rc;
+    if ((rc = prop_step_stage(d->s, PROP_STAGE_PASS1)) < 0 || (rc = dd_halo_begin(&d->halo, d->s)) < 0 ||
+        (rc = dd_halo_end(&d->halo, d->s)) < 0)
+        return rc;
+    return prop_step_stage(d->s, PROP_STAGE_UPDATE);
+}
+
 int dd_model_step(struct dd_model *d, const float *amp, int it)
 {
     int rc;
     if (d->parts)
         return step_overlapped(d, amp, it);
-    if ((rc = prop_step(d->s)) < 0 ||
+    if ((rc = d->staged ? step_staged(d) : prop_step(d->s)) < 0 ||
         (rc = dd_points_inject(&d->src, d->s, amp, 1, 1.0f, PROP_INJECT_PHYSICAL)) < 0 ||
         (rc = dd_halo_begin(&d->halo, d->s)) < 0)
         return rc;

@@ -70,6 +70,19 @@ static int h_begin(void *ctx, const struct prop_params *whole, double vmax_cpml,
     return 0;
 }
 
+/* The exchange inside a step of a physics in stages (TTI: the pass-1 products;
+ * prop_set_mid_exchange), run by prop_step and prop_step_reverse of the strategies. */
+static int h_mid(void *ctx, struct prop *s)
+{
+    struct dd_rtm *d = ctx;
+    for (int i = 0; i < DD_RTM_SIMS; i++)
+        if (d->sim[i] == s) {
+            int rc = dd_halo_begin(&d->halo[i], s);
+            return rc < 0 ? rc : dd_halo_end(&d->halo[i], s);
+        }
+    return err_set(-EINVAL, "decompose: a simulation the shot did not attach");
+}
+
 static int h_attach(void *ctx, struct prop *s)
 {
     struct dd_rtm *d = ctx;
@@ -78,6 +91,8 @@ static int h_attach(void *ctx, struct prop *s)
             int rc = dd_halo_init(&d->halo[i], &d->plan, d->rank, s);
             if (rc == 0)
                 d->sim[i] = s;
+            if (rc == 0 && prop_has_step_stage(s))
+                rc = prop_set_mid_exchange(s, h_mid, d);
             return rc;
         }
     return err_set(-EINVAL, "decompose: more than %d simulations in one shot", DD_RTM_SIMS);
@@ -227,13 +242,6 @@ int dd_rtm_open(const struct sl_config *cfg, const struct prop_params *model_gri
     d->dom = (struct rtm_domain){.ctx = d, .begin = h_begin, .attach = h_attach, .exchange = h_exchange,
                                  .points = h_points, .agree = h_agree, .share = h_share, .gather = h_gather,
                                  .fail = h_fail, .rank = d->rank};
-    /* every rank takes the same branch: the configuration is the same */
-    if (cfg->propagator.physics != PHYSICS_ACOUSTIC) {
-        free(d);
-        sl_mpi_all_know();
-        return err_set(-ENOTSUP, "[runtime] decompose = \"domain\": the tti propagator has no halo exchange yet; "
-                       "acoustic only (docs/mpi.md)");
-    }
     struct dd_plan p;
     if ((rc = dd_plan_make(model_grid, d->size, d->split, &p)) < 0) {
         free(d);
