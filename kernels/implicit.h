@@ -96,6 +96,9 @@ int implicit_cu_step(struct wave_sim *s, bool cpml, bool interior);
 /* Save: g of cur at the interfaces into BUF; load: BUF's values for the next reverse
  * step (BUF device memory with ON_DEVICE, else host). */
 int implicit_cu_ifc_io(struct wave_sim *s, float *buf, bool on_device, bool save);
+/* seislive-bench: the psi pass (CPML on) and the x, y, z sweeps each alone, REPS times;
+ * the mean ms of each into MS[4] (0 for a part that does not run). */
+int implicit_cu_sweep_times(struct wave_sim *s, int reps, double ms[4]);
 #endif
 
 #ifdef __cplusplus

@@ -57,7 +57,8 @@ enum wave_implicit_x {
     WAVE_IMPLICIT_X_DEFAULT = 0,
     WAVE_IMPLICIT_X_THREAD = 1, /* one line per thread, 32 lines per block in shared memory */
     WAVE_IMPLICIT_X_WARP = 2,   /* one line per warp: each lane a chunk, the chunks linked by a warp scan */
-    WAVE_IMPLICIT_X_N = 3,
+    WAVE_IMPLICIT_X_REGS = 3,   /* warp's, 16 rows a lane in registers, the next line's loads in flight (<= 512) */
+    WAVE_IMPLICIT_X_N = 4,
 };
 
 /* tuning.implicit_yz: how the implicit operator's y and z sweeps solve their lines (CUDA). */
@@ -65,7 +66,9 @@ enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_DEFAULT = 0,
     WAVE_IMPLICIT_YZ_MARCH = 1,  /* a thread marches a column, d stored and read back */
     WAVE_IMPLICIT_YZ_CHUNKS = 2, /* a block holds whole lines in registers, chunks linked (<= 512 rows) */
-    WAVE_IMPLICIT_YZ_N = 3,
+    WAVE_IMPLICIT_YZ_SCAN = 3,   /* chunks' lines, the carries by a warp scan, z's p from registers (<= 512) */
+    WAVE_IMPLICIT_YZ_OVERLAP = 4, /* scan's, and the x sweep beside the y sweep (a second stream, own fields) */
+    WAVE_IMPLICIT_YZ_N = 5,
 };
 
 /* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
@@ -102,8 +105,8 @@ const char *wave_implicit_yz_name(int yz);
  *   cpml-overlap  on | off
  *   naive-block   WxH (W a multiple of 32, W x H <= 1024)
  *   layer-zchunk  N > 0
- *   implicit-x    thread | warp
- *   implicit-yz   march | chunks
+ *   implicit-x    thread | warp | regs
+ *   implicit-yz   march | chunks | scan | overlap
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
 int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "kernels/implicit.h"
 #include "kernels/propagator.h"
 #include "kernels/wave.h"
 #include "kernels/wave_tuning.h"
@@ -100,11 +101,19 @@ int bench_stencil_implicit(const struct sl_device *dev, const int *sizes, int ns
                     const double points = (double)r->size * r->size * (two_d ? 1 : r->size);
                     r->gpts = points * steps / t / 1e9;
                     r->ms = t / steps * 1e3;
-                    const bool chunks = wave_implicit_yz_of(&vars[vi]) == WAVE_IMPLICIT_YZ_CHUNKS;
+                    const bool chunks = wave_implicit_yz_of(&vars[vi]) != WAVE_IMPLICIT_YZ_MARCH; /* scan, overlap: 40 B too */
                     r->floor_bpp = bench_implicit_floor_bpp(two_d, chunks) + (c ? 32.0 * dims * pml / r->size : 0.0);
                     r->floor_gpts = bw / r->floor_bpp;
                     fprintf(stderr, "stencil: implicit [%s] order %d %d^%d CPML %s: %.1f Gpts/s\n", r->variant,
                             r->order, r->size, dims, c ? "on" : "off", r->gpts);
+#ifdef SEISLIVE_CUDA
+                    /* where the step's time goes: each part alone (the sequential order) */
+                    double ms[4];
+                    if (dev->kind == SL_DEVICE_CUDA && implicit_cu_sweep_times(s, steps, ms) == 0)
+                        fprintf(stderr, "stencil: implicit [%s] order %d %d^%d CPML %s: parts alone (ms): psi %.3f "
+                                "x %.3f y %.3f z %.3f (sum %.3f, step %.3f)\n", r->variant, r->order, r->size, dims,
+                                c ? "on" : "off", ms[0], ms[1], ms[2], ms[3], ms[0] + ms[1] + ms[2] + ms[3], r->ms);
+#endif
                     nr++;
                 }
                 wave_destroy(s);

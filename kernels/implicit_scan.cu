@@ -1,0 +1,375 @@
+/* implicit_scan — the implicit operator's sweeps with whole lines in registers, the
+ * chunks of a line linked by scans (tuning implicit_x = regs, implicit_yz = scan /
+ * overlap; kernels/wave_tuning.h).  Same arithmetic as the CPU reference
+ * (kernels/implicit_step.c) except the rounding of the chunks' carries.
+ *
+ * The chunk trick (as in implicit_kernels.cu's warp and chunks kernels): a line of m
+ * rows is cut into chunks of CH = 16 rows, one per thread.  The Thomas recursions are
+ * affine in their carry,
+ *   forward   d[i] = (r[i] - b d[i-1]) inv[i]   so  d[end of chunk] = L + P d[before],
+ *   backward  g[i] = d[i] - cp[i] g[i+1]         so  g[start of chunk] = L' + Q g[after];
+ * a pass from a zero carry gives each chunk's map, a scan of the maps every chunk's exact
+ * carry, and a second pass runs the reference recursion from it.
+ *
+ *   x (regs)  one line per warp, lane t the rows [16 t, 16 t + 16): the line goes through
+ *             shared memory once (coalesced loads in, then each lane its 16 + 2K rows,
+ *             odd pitch: no bank conflicts), the rest is in registers and warp shuffles
+ *             (the warp kernel keeps r, d and g in shared memory and shifts its window in
+ *             a loop that does not unroll); the lane's Thomas factors are loaded once per
+ *             kernel; the NEXT line's loads are issued before this line is solved, so a
+ *             warp always has a line in flight (the warp kernel waits for each load).
+ *   y, z (scan) the chunks kernel's blocks (16 or 32 x lanes, a thread per chunk of 16
+ *             rows), the carries by a warp scan over the chunks of an x lane (5 shuffle
+ *             steps) instead of each chunk composing the maps before it one by one (up to
+ *             31 dependent shared-memory reads, twice); z takes p at its own rows from the
+ *             right-hand side's registers instead of reading it again for the update.
+ *             With lap2 (tuning overlap) the y sweep writes its own field (no lap read)
+ *             while the x sweep runs on the second stream, and z adds both. */
+#include "kernels/implicit_cuda.h"
+
+/* ---- the per-chunk maps ------------------------------------------------------------------ */
+
+/* The chunk's Thomas factors (IV: inv, CP: cp of its rows u = 0..CH-1): register arrays
+ * (x) or, through Sh, shared memory (y, z: fewer registers). */
+struct Sh {
+    const float *p;
+    __device__ __forceinline__ float operator[](int u) const { return p[u]; }
+};
+
+/* Forward pass 1 over the rows u < N of a chunk: V[u] = r (the right-hand side from the
+ * field window FW, FW[u + K] = f at row u), and the map d -> L + P d.  FIRST / LAST: row u
+ * is the line's row 0 / m - 1 (the closures GA, GB). */
+template <int CH, int K, class IV>
+__device__ __forceinline__ void chunk_forward_map(const float (&fw)[CH + 2 * K], const float *c, float b, int n,
+                                                  int first_u, int last_u, float ga, float gb, const IV &iv,
+                                                  float (&v)[CH], float &L, float &P)
+{
+    L = 0;
+    P = 1;
+#pragma unroll
+    for (int u = 0; u < CH; u++) {
+        float r = c[0] * fw[u + K];
+#pragma unroll
+        for (int l = 1; l <= K; l++)
+            r += c[l] * (fw[u + K + l] + fw[u + K - l]);
+        if (u == first_u)
+            r -= b * ga;
+        if (u == last_u)
+            r -= b * gb;
+        v[u] = r;
+        if (u < n) {
+            L = (r - b * L) * iv[u];
+            P *= -b * iv[u];
+        }
+    }
+}
+
+template <int CH, class IV>
+__device__ __forceinline__ void chunk_forward(float (&v)[CH], float b, int n, const IV &iv, float d)
+{
+#pragma unroll
+    for (int u = 0; u < CH; u++)
+        if (u < n) {
+            d = (v[u] - b * d) * iv[u];
+            v[u] = d;
+        }
+}
+
+template <int CH, class CP>
+__device__ __forceinline__ void chunk_backward_map(const float (&v)[CH], int n, const CP &cp, float &L, float &Q)
+{
+    L = 0;
+    Q = 1;
+#pragma unroll
+    for (int u = CH - 1; u >= 0; u--)
+        if (u < n) {
+            L = v[u] - cp[u] * L;
+            Q *= -cp[u];
+        }
+}
+
+template <int CH, class CP>
+__device__ __forceinline__ void chunk_backward(float (&v)[CH], int n, const CP &cp, float g)
+{
+#pragma unroll
+    for (int u = CH - 1; u >= 0; u--)
+        if (u < n) {
+            g = v[u] - cp[u] * g;
+            v[u] = g;
+        }
+}
+
+/* The exclusive carries of 32 chunks, one a lane (lane l chunk l; identity maps (0, 1)
+ * beyond the line).  UP: forward (the maps before, from lane 0); else backward (the maps
+ * after, from lane 31).  The carry into the chunk. */
+template <bool UP>
+__device__ __forceinline__ float warp_carry(float L, float P, int lane)
+{
+    const unsigned FULL = 0xffffffffu;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const float Lo = UP ? __shfl_up_sync(FULL, L, o) : __shfl_down_sync(FULL, L, o);
+        const float Po = UP ? __shfl_up_sync(FULL, P, o) : __shfl_down_sync(FULL, P, o);
+        if (UP ? lane >= o : lane + o < 32) {
+            L += P * Lo;
+            P *= Po;
+        }
+    }
+    const float c = UP ? __shfl_up_sync(FULL, L, 1) : __shfl_down_sync(FULL, L, 1);
+    return (UP ? lane == 0 : lane == 31) ? 0.0f : c;
+}
+
+/* ---- x: one line per warp in registers ---------------------------------------------------- */
+
+#define XR_CH 16
+#define XR_WARPS 8
+
+/* F position of line row x (x = f row + K): one pad float every 16, so lane t's rows
+ * 16 t + l fall at 17 t + l + l / 16: 32 different banks. */
+__device__ __forceinline__ int xr_pos(int x) { return x + (x >> 4); }
+
+template <int K, int R>
+__global__ void __launch_bounds__(32 * XR_WARPS, 2) k_sweep_x_regs(IArgs A, int r0, int r1, int wpitch)
+{
+    extern __shared__ float sh[];
+    constexpr int NF = (32 * XR_CH + 2 * K + 31) / 32; /* the line's loads per lane */
+    const int m = r1 - r0, w = m + 2 * K;
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    float *F = sh + wid * wpitch;
+    const int i0 = lane * XR_CH;
+    const int n = max(0, min(XR_CH, m - i0));
+    float iv[XR_CH], cq[XR_CH];
+#pragma unroll
+    for (int u = 0; u < XR_CH; u++) {
+        iv[u] = u < n ? A.inv[i0 + u] : 0.0f;
+        cq[u] = u < n ? A.cp[i0 + u] : 0.0f;
+    }
+    const int ny = A.bhi[1] - A.blo[1], nz = A.bhi[2] - A.blo[2];
+    const long long rows = (long long)ny * nz;
+    const long long step = (long long)gridDim.x * XR_WARPS;
+    const float b = A.b;
+    float nf[NF];
+    long long q = (long long)blockIdx.x * XR_WARPS + wid;
+    if (q < rows) {
+        const float *f = A.p + idx(A, r0 - K, A.blo[1] + (int)(q % ny), A.blo[2] + (int)(q / ny));
+#pragma unroll
+        for (int v = 0; v < NF; v++)
+            nf[v] = lane + 32 * v < w ? f[lane + 32 * v] : 0.0f;
+    }
+    for (; q < rows; q += step) {
+        const int j = A.blo[1] + (int)(q % ny), k = A.blo[2] + (int)(q / ny);
+#pragma unroll
+        for (int v = 0; v < NF; v++)
+            if (lane + 32 * v < w)
+                F[xr_pos(lane + 32 * v)] = nf[v];
+        /* the next line's loads, in flight while this one is solved */
+        const long long qn = q + step;
+        if (qn < rows) {
+            const float *f = A.p + idx(A, r0 - K, A.blo[1] + (int)(qn % ny), A.blo[2] + (int)(qn / ny));
+#pragma unroll
+            for (int v = 0; v < NF; v++)
+                nf[v] = lane + 32 * v < w ? f[lane + 32 * v] : 0.0f;
+        }
+        float ga = 0, gb = 0;
+        if (A.ifc) {
+            const long long li = ifc_line<0>(A, 0, j, k);
+            ga = A.ifc_in[A.ifc_off[0] + li];
+            gb = A.ifc_in[A.ifc_off[0] + A.ifc_half[0] + li];
+        }
+        __syncwarp();
+        float fw[XR_CH + 2 * K];
+#pragma unroll
+        for (int l = 0; l < XR_CH + 2 * K; l++)
+            fw[l] = l < n + 2 * K ? F[17 * lane + l + (l >> 4)] : 0.0f; /* xr_pos(i0 + l) */
+        float v[XR_CH], L, P;
+        chunk_forward_map<XR_CH, K>(fw, A.c[0], b, n, -i0, m - 1 - i0, ga, gb, iv, v, L, P);
+        chunk_forward<XR_CH>(v, b, n, iv, warp_carry<true>(L, P, lane));
+        chunk_backward_map<XR_CH>(v, n, cq, L, P);
+        chunk_backward<XR_CH>(v, n, cq, warp_carry<false>(L, P, lane));
+        __syncwarp(); /* every lane has read its window: F takes g */
+#pragma unroll
+        for (int u = 0; u < XR_CH; u++)
+            if (u < n)
+                F[17 * lane + u] = v[u]; /* xr_pos(i0 + u): g of row i0 + u */
+        __syncwarp();
+        if (A.ifc_out) {
+            if (lane < 2) {
+                const int at = lane == 0 ? A.pml[0] + A.lo[0] - 1 : A.pml[0] + A.hi[0];
+                const float gv = at >= r0 && at < r1 ? F[xr_pos(at - r0)] : 0.0f;
+                A.ifc_out[A.ifc_off[0] + lane * A.ifc_half[0] + ifc_line<0>(A, 0, j, k)] = gv;
+            }
+        } else {
+            for (int i = A.blo[0] + lane; i < A.bhi[0]; i += 32) {
+                float gv = i >= r0 && i < r1 ? F[xr_pos(i - r0)] : 0.0f;
+                if (A.cpml)
+                    gv = cpml_term<0, R>(A, i, j, k, gv);
+                const long long c = idx(A, i, j, k);
+                A.lap[c] = A.first ? gv : A.lap[c] + gv;
+            }
+        }
+        __syncwarp(); /* F is the next line's */
+    }
+}
+
+int implicit_cu_sweep_x_regs(const wave_sim *s, const IArgs &A, cudaStream_t st, int r0, int r1, long long rows,
+                             int blocks_per_sm)
+{
+    const int K = s->imp->K, m = r1 - r0;
+    if (m > IMPLICIT_XR_MAX)
+        return err_set(-EINVAL, "implicit: x regs sweep: lines of %d rows (at most %d)", m, IMPLICIT_XR_MAX);
+    const int wpitch = (m + 2 * K) + (m + 2 * K) / 16 + 1;
+    const size_t shmem = (size_t)XR_WARPS * wpitch * sizeof(float);
+    return with_r(s, [&](auto kk) {
+        constexpr int KK = decltype(kk)::value;
+        auto kern = k_sweep_x_regs<KK, KK>;
+        int per_sm = 0;
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * XR_WARPS, shmem));
+        if (blocks_per_sm > 0 && blocks_per_sm < per_sm)
+            per_sm = blocks_per_sm;
+        long long blocks = (rows + XR_WARPS - 1) / XR_WARPS;
+        const long long cap = (long long)(per_sm > 0 ? per_sm : 1) * sm_count(s);
+        if (blocks > cap)
+            blocks = cap; /* one wave; the warps loop over the lines */
+        kern<<<(unsigned)blocks, 32 * XR_WARPS, shmem, st>>>(A, r0, r1, wpitch);
+        CUDA_TRY_LAUNCH();
+        return 0;
+    });
+}
+
+/* ---- y and z: register chunks, the carries by a warp scan --------------------------------- */
+
+#define YS_CH 16
+#define YS_NC_MAX (IMPLICIT_YS_MAX / YS_CH)
+#define YS_THREADS 512 /* 32 x lanes x 16 chunks, or 16 x 32 (as the chunks kernel) */
+
+/* The carries of every x lane's chunks: SL[c][lane], SP[c][lane] hold chunk c's map in,
+ * SL[c][lane] the carry into chunk c out.  A warp per x lane (looping when there are more
+ * lanes than warps), a chunk per thread of it. */
+template <bool UP>
+__device__ __forceinline__ void block_carries(float (*sL)[33], float (*sP)[33], int nl, int nc)
+{
+    const int t = threadIdx.y * blockDim.x + threadIdx.x, tl = t & 31;
+    const int nw = (blockDim.x * blockDim.y) >> 5;
+    for (int col = t >> 5; col < nl; col += nw) {
+        const float L = tl < nc ? sL[tl][col] : 0.0f, P = tl < nc ? sP[tl][col] : 1.0f;
+        const float c = warp_carry<UP>(L, P, tl);
+        if (tl < nc)
+            sL[tl][col] = c;
+    }
+}
+
+template <int K, int R, int AX>
+__global__ void __launch_bounds__(YS_THREADS, 2) k_sweep_scan(IArgs A, int r0, int r1)
+{
+    __shared__ float fL[YS_NC_MAX][33], fP[YS_NC_MAX][33], bL[YS_NC_MAX][33], bQ[YS_NC_MAX][33];
+    __shared__ float sinv[IMPLICIT_YS_MAX], scp[IMPLICIT_YS_MAX];
+    const int lane = threadIdx.x, c = threadIdx.y, nl = blockDim.x, nc = blockDim.y;
+    const int i = A.blo[0] + (int)(blockIdx.x * blockDim.x) + lane;
+    const bool act = i < A.bhi[0];
+    const int o = (AX == 1 ? A.blo[2] : A.blo[1]) + (int)blockIdx.y;
+    const int j = AX == 1 ? 0 : o, k = AX == 1 ? o : 0;
+    const long long st = AX == 1 ? A.sy : A.sz;
+    const long long base = idx(A, act ? i : A.blo[0], j, k); /* row 0 of the column */
+    const float b = A.b;
+    const bool mirror = AX == 2 && A.mirror;
+    const int m = r1 - r0;
+    const int i0 = min(m, c * YS_CH);
+    const int n = act ? min(m - i0, YS_CH) : 0; /* rows of this chunk (0: the identity maps) */
+    float ga = 0, gb = 0;
+    if (A.ifc && act) {
+        const long long li = ifc_line<AX>(A, i, j, k);
+        ga = A.ifc_in[A.ifc_off[AX] + li];
+        gb = A.ifc_in[A.ifc_off[AX] + A.ifc_half[AX] + li];
+    }
+    for (int t = threadIdx.y * blockDim.x + threadIdx.x; t < m; t += blockDim.x * blockDim.y) {
+        sinv[t] = A.inv[t];
+        scp[t] = A.cp[t];
+    }
+    float fw[YS_CH + 2 * K]; /* the field rows i0 - K .. i0 + n - 1 + K (row t of the line: r0 + t) */
+#pragma unroll
+    for (int l = 0; l < YS_CH + 2 * K; l++) {
+        const int tt = r0 + i0 - K + l;
+        fw[l] = 0.0f;
+        if (l < n + 2 * K)
+            fw[l] = mirror && tt < 0 ? -A.p[base + (long long)(-tt) * st] : A.p[base + (long long)tt * st];
+    }
+    __syncthreads(); /* the factors */
+    const Sh iv{sinv + i0}, cq{scp + i0};
+    float v[YS_CH], L, P;
+    chunk_forward_map<YS_CH, K>(fw, A.c[AX], b, n, -i0, m - 1 - i0, ga, gb, iv, v, L, P);
+    fL[c][lane] = L;
+    fP[c][lane] = P;
+    __syncthreads();
+    block_carries<true>(fL, fP, nl, nc);
+    __syncthreads();
+    chunk_forward<YS_CH>(v, b, n, iv, fL[c][lane]);
+    chunk_backward_map<YS_CH>(v, n, cq, L, P);
+    bL[c][lane] = L;
+    bQ[c][lane] = P;
+    __syncthreads();
+    block_carries<false>(bL, bQ, nl, nc);
+    __syncthreads();
+    chunk_backward<YS_CH>(v, n, cq, bL[c][lane]);
+    if (!act)
+        return;
+    /* write the rows of the box: this chunk's, and (chunk 0) the surface rows before r0 */
+    const int blo = AX == 1 ? A.blo[1] : A.blo[2], bhi = AX == 1 ? A.bhi[1] : A.bhi[2];
+#pragma unroll
+    for (int u = 0; u < YS_CH + 1; u++) {
+        int t;
+        float gv, pc;
+        if (u < YS_CH) {
+            if (u >= n)
+                continue;
+            t = r0 + i0 + u;
+            gv = v[u];
+            pc = fw[u + K]; /* p at row t: t >= r0 >= 0, never a mirrored value */
+        } else {
+            if (c != 0 || blo >= r0)
+                continue;
+            t = blo; /* the surface row (mirror: r0 = 1): g = 0 */
+            gv = 0.0f;
+            pc = AX == 2 ? A.p[base + (long long)t * st] : 0.0f;
+        }
+        if (t < blo || t >= bhi)
+            continue;
+        const int jj = AX == 1 ? t : j, kk = AX == 2 ? t : k;
+        if (A.cpml)
+            gv = cpml_term<AX, R>(A, i, jj, kk, gv);
+        const long long cix = base + (long long)t * st;
+        if (AX == 2) {
+            float lap = A.first ? gv : A.lap[cix] + gv;
+            if (A.lap2)
+                lap += A.lap2[cix];
+            A.q[cix] = 2.0f * pc - A.q[cix] + A.vel[cix] * lap;
+        } else if (A.lap2) {
+            ((float *)A.lap2)[cix] = gv; /* overlap: y's own field (the x sweep writes lap meanwhile) */
+        } else {
+            A.lap[cix] = A.first ? gv : A.lap[cix] + gv;
+        }
+    }
+}
+
+int implicit_cu_sweep_scan(const wave_sim *s, const IArgs &A, cudaStream_t st, int ax, int r0, int r1)
+{
+    const int nx = A.bhi[0] - A.blo[0], no = ax == 1 ? A.bhi[2] - A.blo[2] : A.bhi[1] - A.blo[1];
+    if (nx <= 0 || no <= 0 || r1 <= r0)
+        return 0;
+    int nc = (r1 - r0 + YS_CH - 1) / YS_CH;
+    if (nc > YS_NC_MAX || A.ifc_out)
+        return err_set(-EINVAL, "implicit: scan sweep: lines of %d rows (at most %d), or interface values", r1 - r0,
+                       IMPLICIT_YS_MAX);
+    return with_r(s, [&](auto kk) {
+        constexpr int KK = decltype(kk)::value;
+        const int w = YS_THREADS / nc >= 32 ? 32 : 16;
+        if (w == 16)
+            nc += nc & 1; /* whole warps for the scans' shuffles (the extra chunk: identity maps) */
+        dim3 blk(w, nc), grd((nx + w - 1) / w, no);
+        if (ax == 1)
+            k_sweep_scan<KK, KK, 1><<<grd, blk, 0, st>>>(A, r0, r1);
+        else
+            k_sweep_scan<KK, KK, 2><<<grd, blk, 0, st>>>(A, r0, r1);
+        CUDA_TRY_LAUNCH();
+        return 0;
+    });
+}
