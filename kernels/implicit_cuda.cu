@@ -126,7 +126,12 @@ static int sweeps_overlap(const wave_sim *s, IArgs &A, cudaStream_t st)
         return rc;
     A.first = true;
     A.lap2 = NULL;
-    if ((rc = implicit_cu_sweep_x(s, A, aux)) < 0)
+    /* the x sweep's persistent grid would fill every SM's registers: half of them, so
+     * that y's blocks run beside it (regs: 1 of 2 blocks, warp: 2 of 5) */
+    A.x_blocks_per_sm = wave_implicit_x_of(&s->p.tuning) == WAVE_IMPLICIT_X_REGS ? 1 : 2;
+    rc = implicit_cu_sweep_x(s, A, aux);
+    A.x_blocks_per_sm = 0;
+    if (rc < 0)
         return rc;
     IArgs Y = A;
     Y.lap2 = s->imp->d_scratch;

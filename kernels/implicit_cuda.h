@@ -32,6 +32,7 @@ struct IArgs {
     bool ifc;                       /* lines closed by the interface values ifc_in */
     bool first;                     /* this axis writes lap (else adds) */
     bool mirror;                    /* free surface: z lines start on the surface */
+    int x_blocks_per_sm;            /* x sweep's grid: blocks per SM (0: as many as fit; overlap: room for y) */
     const float *ifc_in;            /* device: interface values (ifc) */
     float *ifc_out;                 /* device: g at the interfaces goes here (no field written) */
     long long ifc_off[3];           /* offset of axis a's planes in ifc_in / ifc_out */
@@ -99,12 +100,10 @@ int implicit_cu_sweep_y(const wave_sim *s, const IArgs &A, cudaStream_t st);
 int implicit_cu_sweep_z(const wave_sim *s, const IArgs &A, cudaStream_t st);
 
 /* implicit_scan.cu.  XR_MAX / YS_MAX: the longest line each holds (rows); the callers
- * fall back to the warp / march kernels beyond.  BLOCKS_PER_SM: the x regs sweep's grid
- * (0: as many as fit). */
+ * fall back to the warp / march kernels beyond. */
 #define IMPLICIT_XR_MAX 512
 #define IMPLICIT_YS_MAX 512
-int implicit_cu_sweep_x_regs(const wave_sim *s, const IArgs &A, cudaStream_t st, int r0, int r1, long long rows,
-                             int blocks_per_sm);
+int implicit_cu_sweep_x_regs(const wave_sim *s, const IArgs &A, cudaStream_t st, int r0, int r1, long long rows);
 int implicit_cu_sweep_scan(const wave_sim *s, const IArgs &A, cudaStream_t st, int ax, int r0, int r1);
 
 #endif

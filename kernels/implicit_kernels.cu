@@ -483,6 +483,8 @@ static int sweep_x_warp(const wave_sim *s, const IArgs &A, cudaStream_t st, int 
         CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem));
         int per_sm = 0;
         CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * XW_WARPS, shmem));
+        if (A.x_blocks_per_sm > 0 && A.x_blocks_per_sm < per_sm)
+            per_sm = A.x_blocks_per_sm;
         long long blocks = (rows + XW_WARPS - 1) / XW_WARPS;
         const long long cap = (long long)(per_sm > 0 ? per_sm : 1) * sms;
         if (blocks > cap)
@@ -503,7 +505,7 @@ int implicit_cu_sweep_x(const wave_sim *s, const IArgs &A, cudaStream_t st)
         return 0;
     const int xv = wave_implicit_x_of(&s->p.tuning);
     if (xv == WAVE_IMPLICIT_X_REGS && r1 - r0 <= IMPLICIT_XR_MAX)
-        return implicit_cu_sweep_x_regs(s, A, st, r0, r1, rows, 0);
+        return implicit_cu_sweep_x_regs(s, A, st, r0, r1, rows);
     if (xv == WAVE_IMPLICIT_X_WARP || xv == WAVE_IMPLICIT_X_REGS) /* regs: longer lines */
         return sweep_x_warp(s, A, st, r0, r1, rows);
     int pitch = r1 - r0 + 2 * K;

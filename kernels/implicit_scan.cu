@@ -211,8 +211,7 @@ __global__ void __launch_bounds__(32 * XR_WARPS, 2) k_sweep_x_regs(IArgs A, int 
     }
 }
 
-int implicit_cu_sweep_x_regs(const wave_sim *s, const IArgs &A, cudaStream_t st, int r0, int r1, long long rows,
-                             int blocks_per_sm)
+int implicit_cu_sweep_x_regs(const wave_sim *s, const IArgs &A, cudaStream_t st, int r0, int r1, long long rows)
 {
     const int K = s->imp->K, m = r1 - r0;
     if (m > IMPLICIT_XR_MAX)
@@ -224,8 +223,8 @@ int implicit_cu_sweep_x_regs(const wave_sim *s, const IArgs &A, cudaStream_t st,
         auto kern = k_sweep_x_regs<KK, KK>;
         int per_sm = 0;
         CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * XR_WARPS, shmem));
-        if (blocks_per_sm > 0 && blocks_per_sm < per_sm)
-            per_sm = blocks_per_sm;
+        if (A.x_blocks_per_sm > 0 && A.x_blocks_per_sm < per_sm)
+            per_sm = A.x_blocks_per_sm;
         long long blocks = (rows + XR_WARPS - 1) / XR_WARPS;
         const long long cap = (long long)(per_sm > 0 ? per_sm : 1) * sm_count(s);
         if (blocks > cap)
