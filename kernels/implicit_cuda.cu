@@ -152,6 +152,14 @@ static int sweeps(const wave_sim *s, IArgs &A, cudaStream_t st)
     int rc;
     if (overlap_xy(s, A))
         return sweeps_overlap(s, A, st);
+    if (wave_implicit_yz_of(&s->p.tuning) == WAVE_IMPLICIT_YZ_XYFUSED) {
+        A.first = true;
+        rc = implicit_cu_sweep_xy(s, A, st);
+        if (rc != -ENOTSUP) {
+            A.first = false;
+            return rc < 0 ? rc : implicit_cu_sweep_z(s, A, st);
+        }
+    }
     A.first = true;
     if ((rc = implicit_cu_sweep_x(s, A, st)) < 0)
         return rc;
@@ -241,8 +249,9 @@ extern "C" int implicit_cu_ifc_io(struct wave_sim *s, float *buf, bool on_device
 }
 
 /* For seislive-bench: each part of a step alone, REPS times (the psi pass with CPML on,
- * the x, y and z sweeps in the sequential arrangement), mean ms each into MS[4]. */
-extern "C" int implicit_cu_sweep_times(struct wave_sim *s, int reps, double ms[4])
+ * the x, y and z sweeps in the sequential arrangement, the x-y kernel), mean ms each into
+ * MS[5]. */
+extern "C" int implicit_cu_sweep_times(struct wave_sim *s, int reps, double ms[5])
 {
     cudaStream_t st = stream_of(s);
     bool cpml = s->cpml_on;
@@ -251,17 +260,21 @@ extern "C" int implicit_cu_sweep_times(struct wave_sim *s, int reps, double ms[4
     CUDA_TRY(cudaEventCreate(&e0));
     CUDA_TRY(cudaEventCreate(&e1));
     int rc = 0;
-    for (int part = 0; part < 4 && rc == 0; part++) {
+    const bool xy = wave_implicit_yz_of(&s->p.tuning) == WAVE_IMPLICIT_YZ_XYFUSED;
+    for (int part = 0; part < 5 && rc == 0; part++) {
         ms[part] = 0;
-        if ((part == 0 && !cpml) || (part == 2 && wave_is_2d(s)))
+        if ((part == 0 && !cpml) || (part == 2 && wave_is_2d(s)) || (part == 4 && !xy))
             continue;
-        A.first = part == 1;
+        A.first = part == 1 || part == 4;
         CUDA_TRY(cudaEventRecord(e0, st));
         for (int i = 0; i < reps && rc == 0; i++)
             rc = part == 0 ? wave_cu_psi(s, st)
                : part == 1 ? implicit_cu_sweep_x(s, A, st)
                : part == 2 ? implicit_cu_sweep_y(s, A, st)
-                           : implicit_cu_sweep_z(s, A, st);
+               : part == 3 ? implicit_cu_sweep_z(s, A, st)
+                           : implicit_cu_sweep_xy(s, A, st);
+        if (rc == -ENOTSUP) /* the x-y kernel does not run here */
+            rc = 0;
         CUDA_TRY(cudaEventRecord(e1, st));
         CUDA_TRY(cudaEventSynchronize(e1));
         float t = 0;

@@ -88,6 +88,101 @@ __device__ __forceinline__ long long ifc_line(const IArgs &A, int i, int j, int 
     return (long long)v * (A.hi[0] - A.lo[0]) + (i - A.pml[0] - A.lo[0]);
 }
 
+/* ---- the per-chunk maps of the register sweeps (implicit_scan.cu, implicit_xy.cu) ------
+ * A line cut into chunks of CH rows, one a thread; each chunk's forward and backward
+ * Thomas recursions as affine maps of their carry, linked by scans (implicit_scan.cu's
+ * head comment). */
+
+/* The chunk's Thomas factors (IV: inv, CP: cp of its rows u = 0..CH-1): register arrays
+ * (x) or, through Sh, shared memory (y, z: fewer registers). */
+struct Sh {
+    const float *p;
+    __device__ __forceinline__ float operator[](int u) const { return p[u]; }
+};
+
+/* Forward pass 1 over the rows u < N of a chunk: V[u] = r (the right-hand side from the
+ * field window FW, FW[u + K] = f at row u), and the map d -> L + P d.  FIRST / LAST: row u
+ * is the line's row 0 / m - 1 (the closures GA, GB). */
+template <int CH, int K, class IV>
+__device__ __forceinline__ void chunk_forward_map(const float (&fw)[CH + 2 * K], const float *c, float b, int n,
+                                                  int first_u, int last_u, float ga, float gb, const IV &iv,
+                                                  float (&v)[CH], float &L, float &P)
+{
+    L = 0;
+    P = 1;
+#pragma unroll
+    for (int u = 0; u < CH; u++) {
+        float r = c[0] * fw[u + K];
+#pragma unroll
+        for (int l = 1; l <= K; l++)
+            r += c[l] * (fw[u + K + l] + fw[u + K - l]);
+        if (u == first_u)
+            r -= b * ga;
+        if (u == last_u)
+            r -= b * gb;
+        v[u] = r;
+        if (u < n) {
+            L = (r - b * L) * iv[u];
+            P *= -b * iv[u];
+        }
+    }
+}
+
+template <int CH, class IV>
+__device__ __forceinline__ void chunk_forward(float (&v)[CH], float b, int n, const IV &iv, float d)
+{
+#pragma unroll
+    for (int u = 0; u < CH; u++)
+        if (u < n) {
+            d = (v[u] - b * d) * iv[u];
+            v[u] = d;
+        }
+}
+
+template <int CH, class CP>
+__device__ __forceinline__ void chunk_backward_map(const float (&v)[CH], int n, const CP &cp, float &L, float &Q)
+{
+    L = 0;
+    Q = 1;
+#pragma unroll
+    for (int u = CH - 1; u >= 0; u--)
+        if (u < n) {
+            L = v[u] - cp[u] * L;
+            Q *= -cp[u];
+        }
+}
+
+template <int CH, class CP>
+__device__ __forceinline__ void chunk_backward(float (&v)[CH], int n, const CP &cp, float g)
+{
+#pragma unroll
+    for (int u = CH - 1; u >= 0; u--)
+        if (u < n) {
+            g = v[u] - cp[u] * g;
+            v[u] = g;
+        }
+}
+
+/* The exclusive carries of 32 chunks, one a lane (lane l chunk l; identity maps (0, 1)
+ * beyond the line).  UP: forward (the maps before, from lane 0); else backward (the maps
+ * after, from lane 31).  The carry into the chunk. */
+template <bool UP>
+__device__ __forceinline__ float warp_carry(float L, float P, int lane)
+{
+    const unsigned FULL = 0xffffffffu;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const float Lo = UP ? __shfl_up_sync(FULL, L, o) : __shfl_down_sync(FULL, L, o);
+        const float Po = UP ? __shfl_up_sync(FULL, P, o) : __shfl_down_sync(FULL, P, o);
+        if (UP ? lane >= o : lane + o < 32) {
+            L += P * Lo;
+            P *= Po;
+        }
+    }
+    const float c = UP ? __shfl_up_sync(FULL, L, 1) : __shfl_down_sync(FULL, L, 1);
+    return (UP ? lane == 0 : lane == 31) ? 0.0f : c;
+}
+
 /* ---- launchers --------------------------------------------------------------------------- */
 
 /* The rows [r0, r1) of axis A's lines (padded), as implicit_step.c's line_rows. */
@@ -105,5 +200,9 @@ int implicit_cu_sweep_z(const wave_sim *s, const IArgs &A, cudaStream_t st);
 #define IMPLICIT_YS_MAX 512
 int implicit_cu_sweep_x_regs(const wave_sim *s, const IArgs &A, cudaStream_t st, int r0, int r1, long long rows);
 int implicit_cu_sweep_scan(const wave_sim *s, const IArgs &A, cudaStream_t st, int ax, int r0, int r1);
+/* implicit_xy.cu: lap = gx + gy over A's box in one kernel; -ENOTSUP (no message) where
+ * it does not run (2D, interface values, lines over 512, no sm_90 cluster): the caller
+ * runs the sequential sweeps. */
+int implicit_cu_sweep_xy(const wave_sim *s, const IArgs &A, cudaStream_t st);
 
 #endif
