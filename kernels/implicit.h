@@ -75,6 +75,7 @@ struct implicit_state {
     float *d_scratch;               /* the x sweeps' transposed intermediate etc. */
     int smem_optin;                 /* CUDA: the device's opt-in shared memory per block (bytes) */
     int xy_ok;                      /* CUDA: the x-y cluster kernel runs here (1), not (-1), unknown (0) */
+    int xy_clusters;                /* CUDA: how many of its clusters run at once */
 };
 
 /* Set up S's implicit state after wave_shell_init (S->p.op == PROP_OP_IMPLICIT): design,

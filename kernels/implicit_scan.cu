@@ -21,8 +21,8 @@
  *   y, z (scan) the chunks kernel's blocks (16 or 32 x lanes, a thread per chunk of 16
  *             rows), the carries by a warp scan over the chunks of an x lane (5 shuffle
  *             steps) instead of each chunk composing the maps before it one by one (up to
- *             31 dependent shared-memory reads, twice); z takes p at its own rows from the
- *             right-hand side's registers instead of reading it again for the update.
+ *             31 dependent shared-memory reads, twice); the writes two rows at a time,
+ *             the loads of both rows (z: p, lap, q, vel) issued before their stores.
  *             With lap2 (tuning overlap) the y sweep writes its own field (no lap read)
  *             while the x sweep runs on the second stream, and z adds both. */
 #include "kernels/implicit_cuda.h"
@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(32 * XR_WARPS, 2) k_sweep_x_regs(IArgs A, int 
         float fw[XR_CH + 2 * K];
 #pragma unroll
         for (int l = 0; l < XR_CH + 2 * K; l++)
-            fw[l] = l < n + 2 * K ? F[17 * lane + l + (l >> 4)] : 0.0f; /* xr_pos(i0 + l) */
+            fw[l] = n > 0 && l < n + 2 * K ? F[17 * lane + l + (l >> 4)] : 0.0f; /* xr_pos(i0 + l); n = 0: beyond F */
         float v[XR_CH], L, P;
         chunk_forward_map<XR_CH, K>(fw, A.c[0], b, n, -i0, m - 1 - i0, ga, gb, iv, v, L, P);
         chunk_forward<XR_CH>(v, b, n, iv, warp_carry<true>(L, P, lane));
@@ -148,6 +148,7 @@ int implicit_cu_sweep_x_regs(const wave_sim *s, const IArgs &A, cudaStream_t st,
 #define YS_CH 16
 #define YS_NC_MAX (IMPLICIT_YS_MAX / YS_CH)
 #define YS_THREADS 512 /* 32 x lanes x 16 chunks, or 16 x 32 (as the chunks kernel) */
+#define YS_WB 2        /* rows written per batch of loads */
 
 /* The carries of every x lane's chunks: SL[c][lane], SP[c][lane] hold chunk c's map in,
  * SL[c][lane] the carry into chunk c out.  A warp per x lane (looping when there are more
@@ -200,6 +201,20 @@ __global__ void __launch_bounds__(YS_THREADS, 2) k_sweep_scan(IArgs A, int r0, i
         if (l < n + 2 * K)
             fw[l] = mirror && tt < 0 ? -A.p[base + (long long)(-tt) * st] : A.p[base + (long long)tt * st];
     }
+    /* the write phase's rows into L2 now (no registers held): its loads then wait on L2,
+     * not on DRAM, one row batch after another */
+    {
+        const bool pl = !A.first && !(AX == 1 && A.lap2);
+        for (int u = 0; u < n; u++) {
+            const long long cix = base + (long long)(r0 + i0 + u) * st;
+            if (pl)
+                asm volatile("prefetch.global.L2 [%0];" ::"l"(A.lap + cix));
+            if (AX == 2) {
+                asm volatile("prefetch.global.L2 [%0];" ::"l"(A.q + cix));
+                asm volatile("prefetch.global.L2 [%0];" ::"l"(A.vel + cix));
+            }
+        }
+    }
     __syncthreads(); /* the factors */
     const Sh iv{sinv + i0}, cq{scp + i0};
     float v[YS_CH], L, P;
@@ -219,27 +234,49 @@ __global__ void __launch_bounds__(YS_THREADS, 2) k_sweep_scan(IArgs A, int r0, i
     chunk_backward<YS_CH>(v, n, cq, bL[c][lane]);
     if (!act)
         return;
-    /* write the rows of the box: this chunk's, and (chunk 0) the surface rows before r0 */
+    /* write the rows of the box: this chunk's, YS_WB at a time, the loads of a batch
+     * issued before any of its stores (one row at a time, a row's loads wait for the
+     * store before, which the compiler cannot prove apart: a memory round trip a row) */
     const int blo = AX == 1 ? A.blo[1] : A.blo[2], bhi = AX == 1 ? A.bhi[1] : A.bhi[2];
+    const bool rd_lap = !A.first && !(AX == 1 && A.lap2);
 #pragma unroll
-    for (int u = 0; u < YS_CH + 1; u++) {
-        int t;
-        float gv, pc;
-        if (u < YS_CH) {
-            if (u >= n)
-                continue;
-            t = r0 + i0 + u;
-            gv = v[u];
-            pc = fw[u + K]; /* p at row t: t >= r0 >= 0, never a mirrored value */
-        } else {
-            if (c != 0 || blo >= r0)
-                continue;
-            t = blo; /* the surface row (mirror: r0 = 1): g = 0 */
-            gv = 0.0f;
-            pc = AX == 2 ? A.p[base + (long long)t * st] : 0.0f;
+    for (int h = 0; h < YS_CH; h += YS_WB) {
+        float la[YS_WB], qa[YS_WB], va[YS_WB], l2[YS_WB], pa[YS_WB];
+#pragma unroll
+        for (int u = 0; u < YS_WB; u++) {
+            const int t = r0 + i0 + h + u;
+            const bool in = h + u < n && t >= blo && t < bhi;
+            const long long cix = base + (long long)t * st;
+            la[u] = in && rd_lap ? A.lap[cix] : 0.0f;
+            qa[u] = AX == 2 && in ? A.q[cix] : 0.0f;
+            va[u] = AX == 2 && in ? A.vel[cix] : 0.0f;
+            pa[u] = AX == 2 && in ? A.p[cix] : 0.0f; /* again (L2): the registers of the window are the loads' */
+            l2[u] = AX == 2 && in && A.lap2 ? A.lap2[cix] : 0.0f;
         }
-        if (t < blo || t >= bhi)
-            continue;
+#pragma unroll
+        for (int u = 0; u < YS_WB; u++) {
+            const int t = r0 + i0 + h + u;
+            if (!(h + u < n && t >= blo && t < bhi))
+                continue;
+            float gv = v[h + u];
+            const int jj = AX == 1 ? t : j, kk = AX == 2 ? t : k;
+            if (A.cpml)
+                gv = cpml_term<AX, R>(A, i, jj, kk, gv);
+            const long long cix = base + (long long)t * st;
+            if (AX == 2) {
+                const float lap = (A.first ? gv : la[u] + gv) + l2[u]; /* l2: 0 without lap2 (exact) */
+                A.q[cix] = 2.0f * pa[u] - qa[u] + va[u] * lap;
+            } else if (A.lap2) {
+                ((float *)A.lap2)[cix] = gv; /* overlap: y's own field (the x sweep writes lap meanwhile) */
+            } else {
+                A.lap[cix] = A.first ? gv : la[u] + gv;
+            }
+        }
+    }
+    /* chunk 0: the surface row before r0 (mirror: r0 = 1), where g = 0 */
+    if (c == 0 && blo < r0 && blo < bhi) {
+        const int t = blo;
+        float gv = 0.0f;
         const int jj = AX == 1 ? t : j, kk = AX == 2 ? t : k;
         if (A.cpml)
             gv = cpml_term<AX, R>(A, i, jj, kk, gv);
@@ -248,9 +285,9 @@ __global__ void __launch_bounds__(YS_THREADS, 2) k_sweep_scan(IArgs A, int r0, i
             float lap = A.first ? gv : A.lap[cix] + gv;
             if (A.lap2)
                 lap += A.lap2[cix];
-            A.q[cix] = 2.0f * pc - A.q[cix] + A.vel[cix] * lap;
+            A.q[cix] = 2.0f * A.p[cix] - A.q[cix] + A.vel[cix] * lap;
         } else if (A.lap2) {
-            ((float *)A.lap2)[cix] = gv; /* overlap: y's own field (the x sweep writes lap meanwhile) */
+            ((float *)A.lap2)[cix] = gv;
         } else {
             A.lap[cix] = A.first ? gv : A.lap[cix] + gv;
         }

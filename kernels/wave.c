@@ -1160,7 +1160,8 @@ void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len)
         static const char *const yzs[WAVE_IMPLICIT_YZ_N] = {"", "marching columns", "lines in register chunks",
                                                             "register chunks linked by scans",
                                                             "scan chunks, x beside y",
-                                                            "x+y in one cluster kernel, z scan chunks"};
+                                                            "x+y in one cluster kernel, z scan chunks",
+                                                            "x+y in persistent clusters, z scan chunks"};
         char how[96];
         snprintf(how, sizeof how, "x lines %s, y/z %s", xs[wave_implicit_x_of(&s->p.tuning)],
                  yzs[wave_implicit_yz_of(&s->p.tuning)]);

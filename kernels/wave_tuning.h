@@ -66,10 +66,11 @@ enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_DEFAULT = 0,
     WAVE_IMPLICIT_YZ_MARCH = 1,  /* a thread marches a column, d stored and read back */
     WAVE_IMPLICIT_YZ_CHUNKS = 2, /* a block holds whole lines in registers, chunks linked (<= 512 rows) */
-    WAVE_IMPLICIT_YZ_SCAN = 3,   /* chunks' lines, the carries by a warp scan, z's p from registers (<= 512) */
+    WAVE_IMPLICIT_YZ_SCAN = 3,   /* chunks' lines, the carries by a warp scan, batched write loads (<= 512) */
     WAVE_IMPLICIT_YZ_OVERLAP = 4, /* scan's, and the x sweep beside the y sweep (a second stream, own fields) */
     WAVE_IMPLICIT_YZ_XYFUSED = 5, /* x and y solved in one kernel through a cluster's shared memory, z scan */
-    WAVE_IMPLICIT_YZ_N = 6,
+    WAVE_IMPLICIT_YZ_XYPIPE = 6,  /* xyfused's, persistent clusters, the next plane loaded while one is solved */
+    WAVE_IMPLICIT_YZ_N = 7,
 };
 
 /* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
@@ -107,7 +108,7 @@ const char *wave_implicit_yz_name(int yz);
  *   naive-block   WxH (W a multiple of 32, W x H <= 1024)
  *   layer-zchunk  N > 0
  *   implicit-x    thread | warp | regs
- *   implicit-yz   march | chunks | scan | overlap | xyfused
+ *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
 int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
 

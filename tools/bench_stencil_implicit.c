@@ -33,7 +33,7 @@ double bench_implicit_floor_of(bool two_d, int yz, int size)
 {
     if (yz == WAVE_IMPLICIT_YZ_MARCH || size > 512) /* the register kernels' fallback: march */
         return bench_implicit_floor_bpp(two_d, false);
-    if (yz == WAVE_IMPLICIT_YZ_XYFUSED && !two_d)
+    if (yz >= WAVE_IMPLICIT_YZ_XYFUSED && !two_d)
         return 28.0;
     return bench_implicit_floor_bpp(two_d, true);
 }

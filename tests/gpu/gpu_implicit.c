@@ -248,18 +248,19 @@ Test(gpu_implicit, xyfused_matches_cpu_reference, .timeout = 300)
 {
     GPU_REQUIRED();
     const int orders[3] = {2, 8, 16};
-    const int yz = WAVE_IMPLICIT_YZ_XYFUSED;
-    for (int x = WAVE_IMPLICIT_X_THREAD; x < WAVE_IMPLICIT_X_N; x++)
-        for (int o = 0; o < 3; o++) {
-            compare_case(orders[o], true, false, false, x, yz);
-            compare_case(orders[o], false, false, false, x, yz);
-            compare_case(orders[o], true, true, false, x, yz);
-            compare_case(orders[o], true, true, true, x, yz);
-            compare_case(orders[o], true, false, true, x, yz);
-        }
-    long_case((const int[3]){500, 8, 470}, false, yz, yz + 1);
-    long_case((const int[3]){520, 8, 526}, true, yz, yz + 1);
-    long_case((const int[3]){20, 500, 28}, false, yz, yz + 1); /* padded 32 x 512 x 40 */
+    for (int yz = WAVE_IMPLICIT_YZ_XYFUSED; yz < WAVE_IMPLICIT_YZ_N; yz++) { /* xyfused, xypipe */
+        for (int x = WAVE_IMPLICIT_X_THREAD; x < WAVE_IMPLICIT_X_N; x++)
+            for (int o = 0; o < 3; o++) {
+                compare_case(orders[o], true, false, false, x, yz);
+                compare_case(orders[o], false, false, false, x, yz);
+                compare_case(orders[o], true, true, false, x, yz);
+                compare_case(orders[o], true, true, true, x, yz);
+                compare_case(orders[o], true, false, true, x, yz);
+            }
+        long_case((const int[3]){500, 8, 470}, false, yz, yz + 1);
+        long_case((const int[3]){520, 8, 526}, true, yz, yz + 1);
+        long_case((const int[3]){20, 500, 28}, false, yz, yz + 1); /* padded 32 x 512 x 40 */
+    }
 }
 
 /* The boundary strategy on the GPU: strips (with the interface values) in device memory
