@@ -22,7 +22,11 @@
  * registers); x lines of up to 512 rows and y lines of up to 512 (16 blocks: a
  * non-portable cluster size, which an H100 runs); interface-value passes, 2D, longer
  * lines, devices before sm_90 and a GPU that cannot place such a cluster run the
- * sequential sweeps instead (implicit_cuda.cu). */
+ * sequential sweeps instead (implicit_cuda.cu).
+ * Measured on the H100 (docs/operators.md): correct, but slower than the x and y sweeps
+ * apart (1.80 ms for 8 B/point against 1.47 ms for their 20 at 512^3; much slower with
+ * CPML): one block per SM runs its load, solve and write phases in turn.  Kept
+ * selectable as the measured attempt at fusing two axes, not a default. */
 #include "kernels/implicit_cuda.h"
 
 #include <cooperative_groups.h>
@@ -71,6 +75,7 @@ __device__ __forceinline__ void xy_load(const IArgs &A, float *P, int k, int y0,
     xy_commit();
 }
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 /* the clusters: sm_90 (the kernels are empty before) */
 /* One plane (z = K, its rows in P, loaded and visible to the block): lap = gx + gy over
  * the box's part of the block's rows.  Two cluster barriers; the caller keeps the
  * maps (yF, yB) of every block alive until the others have read them. */
@@ -190,6 +195,7 @@ __device__ __forceinline__ void xy_plane(const IArgs &A, cg::cluster_group &cl, 
         }
     }
 }
+#endif
 
 /* PIPE false: a cluster per plane (grid ncl x planes).  PIPE true (tuning xypipe): a
  * cluster per group of planes (grid ncl x groups, as many as run at once), the next

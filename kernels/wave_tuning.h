@@ -74,12 +74,13 @@ enum wave_implicit_yz {
 };
 
 /* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
- * GPU timings say so.  Measured on the H100, 512^3, order 8, all four pairs in one run
- * (docs/PERFORMANCE.md, 2026-11-24 09:35 UTC): warp/chunks 3.95 ms without CPML (5.18
- * warp/march, 5.62 thread/chunks, 6.83 thread/march), 5.96 ms with (5.81 warp/march,
- * 8.93 thread/march): warp/chunks, the fastest without CPML and within 3 % with it. */
+ * GPU timings say so.  Measured on the H100, 512^3, order 8, side by side in one run
+ * (docs/operators.md, 2026-11-24, session 9, batch 2): warp/scan 3.17 ms per step without
+ * CPML, 4.59 with (warp/chunks, the default before: 3.97 / 5.98; regs/scan 3.16 / 4.69;
+ * regs/chunks 3.96 / 6.08; xyfused 3.51 / 8.05; xypipe 3.78 / 8.55): warp/scan, the
+ * fastest with CPML and within 0.3 % of the fastest without. */
 #define WAVE_IMPLICIT_X_PROD WAVE_IMPLICIT_X_WARP
-#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_CHUNKS
+#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_SCAN
 static inline int wave_implicit_x_of(const struct wave_tuning *t)
 {
     return t->implicit_x ? t->implicit_x : WAVE_IMPLICIT_X_PROD;

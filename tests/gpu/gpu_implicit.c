@@ -272,13 +272,14 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
     struct sl_device gpu;
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
     const double fp = 12;
-    /* the reference (thread / march), warp / chunks, regs / overlap (the scan kernels),
-     * regs / xyfused (the cluster kernel; last) */
-    const int pairs[4][2] = {{WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
+    /* the reference (thread / march), warp / chunks, warp / scan (the default), regs /
+     * overlap, regs / xyfused (the cluster kernel; last) */
+    const int pairs[5][2] = {{WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_CHUNKS},
+                             {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCAN},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_OVERLAP},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_XYFUSED}};
-    for (int pi = 0; pi < 4; pi++)
+    for (int pi = 0; pi < 5; pi++)
         for (int strategy = 0; strategy < 2; strategy++) {
             const int x = pairs[pi][0], yz = pairs[pi][1];
             struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
