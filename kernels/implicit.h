@@ -74,6 +74,8 @@ struct implicit_state {
     float *d_cp, *d_inv;
     float *d_scratch;               /* the x sweeps' transposed intermediate etc. */
     int smem_optin;                 /* CUDA: the device's opt-in shared memory per block (bytes) */
+    int xy_ok;                      /* CUDA: the x-y cluster kernel runs here (1), not (-1), unknown (0) */
+    int xy_clusters;                /* CUDA: how many of its clusters run at once */
 };
 
 /* Set up S's implicit state after wave_shell_init (S->p.op == PROP_OP_IMPLICIT): design,
@@ -96,6 +98,10 @@ int implicit_cu_step(struct wave_sim *s, bool cpml, bool interior);
 /* Save: g of cur at the interfaces into BUF; load: BUF's values for the next reverse
  * step (BUF device memory with ON_DEVICE, else host). */
 int implicit_cu_ifc_io(struct wave_sim *s, float *buf, bool on_device, bool save);
+/* seislive-bench: the psi pass (CPML on), the x, y, z sweeps and (tuning xyfused) the
+ * x-y kernel each alone, REPS times; the mean ms of each into MS[5] (0 for a part that
+ * does not run). */
+int implicit_cu_sweep_times(struct wave_sim *s, int reps, double ms[5]);
 #endif
 
 #ifdef __cplusplus

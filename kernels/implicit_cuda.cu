@@ -102,10 +102,64 @@ static IArgs iargs(const wave_sim *s)
     return A;
 }
 
+/* Whether the step runs tuning overlap's arrangement: the x sweep on the second stream
+ * beside the y sweep, which writes its own field (the d scratch, unused by the scan
+ * kernels), z adding both.  3D lines that the scan kernels hold (else the plain order). */
+static bool overlap_xy(const wave_sim *s, const IArgs &A)
+{
+    if (wave_implicit_yz_of(&s->p.tuning) != WAVE_IMPLICIT_YZ_OVERLAP || A.ifc_out || wave_is_2d(s))
+        return false;
+    int r0, r1;
+    for (int a = 1; a < 3; a++) {
+        implicit_cu_rows(s, a, A.ifc, &r0, &r1);
+        if (r1 - r0 > IMPLICIT_YS_MAX)
+            return false;
+    }
+    return true;
+}
+
+static int sweeps_overlap(const wave_sim *s, IArgs &A, cudaStream_t st)
+{
+    cudaStream_t aux = (cudaStream_t)s->aux_stream;
+    int rc;
+    if ((rc = dev_event_record(s->dev, s->ev_fork, st)) < 0 || (rc = dev_stream_wait(s->dev, aux, s->ev_fork)) < 0)
+        return rc;
+    A.first = true;
+    A.lap2 = NULL;
+    /* the x sweep's persistent grid would fill every SM's registers: half of them, so
+     * that y's blocks run beside it (regs: 1 of 2 blocks, warp: 2 of 5) */
+    A.x_blocks_per_sm = wave_implicit_x_of(&s->p.tuning) == WAVE_IMPLICIT_X_REGS ? 1 : 2;
+    rc = implicit_cu_sweep_x(s, A, aux);
+    A.x_blocks_per_sm = 0;
+    if (rc < 0)
+        return rc;
+    IArgs Y = A;
+    Y.lap2 = s->imp->d_scratch;
+    if ((rc = implicit_cu_sweep_y(s, Y, st)) < 0)
+        return rc;
+    if ((rc = dev_event_record(s->dev, s->ev_join, aux)) < 0 || (rc = dev_stream_wait(s->dev, st, s->ev_join)) < 0)
+        return rc;
+    A.first = false;
+    A.lap2 = s->imp->d_scratch;
+    rc = implicit_cu_sweep_z(s, A, st);
+    A.lap2 = NULL;
+    return rc;
+}
+
 /* The sweeps of every axis over A's box (A.ifc_out: interface values only). */
 static int sweeps(const wave_sim *s, IArgs &A, cudaStream_t st)
 {
     int rc;
+    if (overlap_xy(s, A))
+        return sweeps_overlap(s, A, st);
+    if (wave_implicit_yz_of(&s->p.tuning) >= WAVE_IMPLICIT_YZ_XYFUSED) {
+        A.first = true;
+        rc = implicit_cu_sweep_xy(s, A, st);
+        if (rc != -ENOTSUP) {
+            A.first = false;
+            return rc < 0 ? rc : implicit_cu_sweep_z(s, A, st);
+        }
+    }
     A.first = true;
     if ((rc = implicit_cu_sweep_x(s, A, st)) < 0)
         return rc;
@@ -115,18 +169,14 @@ static int sweeps(const wave_sim *s, IArgs &A, cudaStream_t st)
     return implicit_cu_sweep_z(s, A, st);
 }
 
-extern "C" int implicit_cu_step(struct wave_sim *s, bool cpml, bool interior)
+/* The arguments of a step's sweeps (implicit_cu_step: CPML and INTERIOR as wave.c's). */
+static IArgs step_args(struct wave_sim *s, bool &cpml, bool interior)
 {
     struct implicit_state *im = s->imp;
     const struct wave_layout *L = &s->L;
-    cudaStream_t st = stream_of(s);
     cpml = cpml && (s->slab_count[0] + s->slab_count[1] + s->slab_count[2]) > 0;
     const bool ifc = im->ifc_valid && !cpml && im->ifc_count > 0;
     interior = interior && !cpml;
-    im->ifc_valid = false;
-    int rc;
-    if (cpml && (rc = wave_cu_psi(s, st)) < 0)
-        return rc;
     IArgs A = iargs(s);
     A.cpml = cpml;
     A.ifc = ifc;
@@ -142,6 +192,17 @@ extern "C" int implicit_cu_step(struct wave_sim *s, bool cpml, bool interior)
             A.bhi[a] = L->npad[a];
         }
     }
+    return A;
+}
+
+extern "C" int implicit_cu_step(struct wave_sim *s, bool cpml, bool interior)
+{
+    cudaStream_t st = stream_of(s);
+    IArgs A = step_args(s, cpml, interior);
+    s->imp->ifc_valid = false;
+    int rc;
+    if (cpml && (rc = wave_cu_psi(s, st)) < 0)
+        return rc;
     if ((rc = sweeps(s, A, st)) < 0)
         return rc;
     if (s->p.free_surface)
@@ -184,5 +245,43 @@ extern "C" int implicit_cu_ifc_io(struct wave_sim *s, float *buf, bool on_device
         if (rc == 0)
             rc = dev_stream_sync(s->dev, s->stream);
     }
+    return rc;
+}
+
+/* For seislive-bench: each part of a step alone, REPS times (the psi pass with CPML on,
+ * the x, y and z sweeps in the sequential arrangement, the x-y kernel), mean ms each into
+ * MS[5]. */
+extern "C" int implicit_cu_sweep_times(struct wave_sim *s, int reps, double ms[5])
+{
+    cudaStream_t st = stream_of(s);
+    bool cpml = s->cpml_on;
+    IArgs A = step_args(s, cpml, false);
+    cudaEvent_t e0, e1;
+    CUDA_TRY(cudaEventCreate(&e0));
+    CUDA_TRY(cudaEventCreate(&e1));
+    int rc = 0;
+    const bool xy = wave_implicit_yz_of(&s->p.tuning) >= WAVE_IMPLICIT_YZ_XYFUSED;
+    for (int part = 0; part < 5 && rc == 0; part++) {
+        ms[part] = 0;
+        if ((part == 0 && !cpml) || (part == 2 && wave_is_2d(s)) || (part == 4 && !xy))
+            continue;
+        A.first = part == 1 || part == 4;
+        CUDA_TRY(cudaEventRecord(e0, st));
+        for (int i = 0; i < reps && rc == 0; i++)
+            rc = part == 0 ? wave_cu_psi(s, st)
+               : part == 1 ? implicit_cu_sweep_x(s, A, st)
+               : part == 2 ? implicit_cu_sweep_y(s, A, st)
+               : part == 3 ? implicit_cu_sweep_z(s, A, st)
+                           : implicit_cu_sweep_xy(s, A, st);
+        if (rc == -ENOTSUP) /* the x-y kernel does not run here */
+            rc = 0;
+        CUDA_TRY(cudaEventRecord(e1, st));
+        CUDA_TRY(cudaEventSynchronize(e1));
+        float t = 0;
+        CUDA_TRY(cudaEventElapsedTime(&t, e0, e1));
+        ms[part] = reps > 0 ? t / reps : 0;
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
     return rc;
 }

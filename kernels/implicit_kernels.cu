@@ -14,53 +14,6 @@
  *      also does the leapfrog update of q (no separate pass over lap). */
 #include "kernels/implicit_cuda.h"
 
-#include "kernels/cpml.h"
-
-__device__ __forceinline__ long long idx(const IArgs &A, int i, int j, int k)
-{
-    return (long long)(k + A.h) * A.sz + (long long)(j + A.hy) * A.sy + (i + A.h);
-}
-
-/* Axis AX's contribution at padded (i, j, k): g, plus the CPML terms in a layer of that
- * axis (explicit first derivatives of psi; zeta updated), as implicit_step.c's. */
-template <int AX, int R>
-__device__ __forceinline__ float cpml_term(const IArgs &A, int i, int j, int k, float g)
-{
-    const int x = AX == 0 ? i : AX == 1 ? j : k;
-    const int np = A.m.npad[AX], wlo = A.m.pml[2 * AX], whi = A.m.pml[2 * AX + 1];
-    const int js = cpml_slab_index(x, np, wlo, whi);
-    if (js < 0)
-        return g;
-    const long long sst = AX == 0 ? 1 : AX == 1 ? (long long)A.m.npad[0] : (long long)A.m.npad[0] * A.m.npad[1];
-    const long long e = slab_elem(A.m, AX, i, j, k, js);
-    const float *psi = A.m.psi[AX];
-    float dpsi = 0;
-#pragma unroll
-    for (int l = 1; l <= R; l++) {
-        const int xu = x + l, xd = x - l;
-        const bool oku = xu < np && (xu < wlo || xu >= np - whi);
-        const bool okd = xd >= 0 && (xd < wlo || xd >= np - whi);
-        const float cu = oku ? A.c1[AX][l] : 0.0f, cd = okd ? A.c1[AX][l] : 0.0f;
-        const long long ou = oku ? (long long)(cpml_slab_index(xu, np, wlo, whi) - js) * sst : 0;
-        const long long od = okd ? (long long)(js - cpml_slab_index(xd, np, wlo, whi)) * sst : 0;
-        dpsi += cu * psi[e + ou] - cd * psi[e - od];
-    }
-    const float t = g + dpsi;
-    const float z = A.m.pb[AX][x] * A.m.zeta[AX][e] + A.m.pa[AX][x] * t;
-    A.m.zeta[AX][e] = z;
-    return t + z;
-}
-
-/* Index of line (u, v) in the interface planes of axis AX (implicit_step.c's ifc_line). */
-template <int AX>
-__device__ __forceinline__ long long ifc_line(const IArgs &A, int i, int j, int k)
-{
-    if (AX == 0)
-        return (long long)(k - A.pml[4] - A.lo[2]) * (A.hi[1] - A.lo[1]) + (j - A.pml[2] - A.lo[1]);
-    const int v = AX == 1 ? k - A.pml[4] - A.lo[2] : j - A.pml[2] - A.lo[1];
-    return (long long)v * (A.hi[0] - A.lo[0]) + (i - A.pml[0] - A.lo[0]);
-}
-
 /* ---- x: lines in shared memory --------------------------------------------------------- */
 
 #define XROWS 32 /* lines per block (one per thread of the warp) */
@@ -530,6 +483,8 @@ static int sweep_x_warp(const wave_sim *s, const IArgs &A, cudaStream_t st, int 
         CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem));
         int per_sm = 0;
         CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * XW_WARPS, shmem));
+        if (A.x_blocks_per_sm > 0 && A.x_blocks_per_sm < per_sm)
+            per_sm = A.x_blocks_per_sm;
         long long blocks = (rows + XW_WARPS - 1) / XW_WARPS;
         const long long cap = (long long)(per_sm > 0 ? per_sm : 1) * sms;
         if (blocks > cap)
@@ -548,7 +503,10 @@ int implicit_cu_sweep_x(const wave_sim *s, const IArgs &A, cudaStream_t st)
     const long long rows = (long long)(A.bhi[1] - A.blo[1]) * (A.bhi[2] - A.blo[2]);
     if (r1 <= r0 || rows <= 0)
         return 0;
-    if (wave_implicit_x_of(&s->p.tuning) == WAVE_IMPLICIT_X_WARP)
+    const int xv = wave_implicit_x_of(&s->p.tuning);
+    if (xv == WAVE_IMPLICIT_X_REGS && r1 - r0 <= IMPLICIT_XR_MAX)
+        return implicit_cu_sweep_x_regs(s, A, st, r0, r1, rows);
+    if (xv == WAVE_IMPLICIT_X_WARP || xv == WAVE_IMPLICIT_X_REGS) /* regs: longer lines */
         return sweep_x_warp(s, A, st, r0, r1, rows);
     int pitch = r1 - r0 + 2 * K;
     pitch |= 1; /* odd: the 32 lines of a block fall in 32 different banks */
@@ -576,7 +534,10 @@ static int sweep_march(const wave_sim *s, const IArgs &A, cudaStream_t st)
     if (nx <= 0 || no <= 0 || r1 <= r0)
         return 0;
     const int nc = (r1 - r0 + YZ_CH - 1) / YZ_CH;
-    if (wave_implicit_yz_of(&s->p.tuning) == WAVE_IMPLICIT_YZ_CHUNKS && !A.ifc_out && nc <= YZ_NC_MAX)
+    const int yzv = wave_implicit_yz_of(&s->p.tuning);
+    if (yzv >= WAVE_IMPLICIT_YZ_SCAN && !A.ifc_out && r1 - r0 <= IMPLICIT_YS_MAX) /* scan, overlap, xy* */
+        return implicit_cu_sweep_scan(s, A, st, AX, r0, r1);
+    if (yzv == WAVE_IMPLICIT_YZ_CHUNKS && !A.ifc_out && nc <= YZ_NC_MAX)
         return with_r(s, [&](auto kk) {
             constexpr int KK = decltype(kk)::value;
             const int w = YZ_THREADS / nc >= 32 ? 32 : 16;

@@ -1372,11 +1372,16 @@ int wave_state_load(struct wave_sim *s, const void *buf, bool on_device)
 void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len)
 {
     if (s->imp) {
-        const bool warp = wave_implicit_x_of(&s->p.tuning) == WAVE_IMPLICIT_X_WARP;
-        const bool chunks = wave_implicit_yz_of(&s->p.tuning) == WAVE_IMPLICIT_YZ_CHUNKS;
+        static const char *const xs[WAVE_IMPLICIT_X_N] = {"", "in shared memory", "one per warp",
+                                                          "one per warp in registers"};
+        static const char *const yzs[WAVE_IMPLICIT_YZ_N] = {"", "marching columns", "lines in register chunks",
+                                                            "register chunks linked by scans",
+                                                            "scan chunks, x beside y",
+                                                            "x+y in one cluster kernel, z scan chunks",
+                                                            "x+y in persistent clusters, z scan chunks"};
         char how[96];
-        snprintf(how, sizeof how, "x lines %s, y/z %s", warp ? "one per warp" : "in shared memory",
-                 chunks ? "lines in register chunks" : "marching columns");
+        snprintf(how, sizeof how, "x lines %s, y/z %s", xs[wave_implicit_x_of(&s->p.tuning)],
+                 yzs[wave_implicit_yz_of(&s->p.tuning)]);
         snprintf(buf, len, "implicit order %d band %.3f b %.3f: %s%s, CPML %s", s->p.order, s->imp->co.band,
                  s->imp->co.b, on_gpu(s) ? how : "CPU reference (OpenMP)", wave_is_2d(s) ? ", 2D" : "",
                  s->cpml_on ? "on" : "off");

@@ -57,7 +57,8 @@ enum wave_implicit_x {
     WAVE_IMPLICIT_X_DEFAULT = 0,
     WAVE_IMPLICIT_X_THREAD = 1, /* one line per thread, 32 lines per block in shared memory */
     WAVE_IMPLICIT_X_WARP = 2,   /* one line per warp: each lane a chunk, the chunks linked by a warp scan */
-    WAVE_IMPLICIT_X_N = 3,
+    WAVE_IMPLICIT_X_REGS = 3,   /* warp's, 16 rows a lane in registers, the next line's loads in flight (<= 512) */
+    WAVE_IMPLICIT_X_N = 4,
 };
 
 /* tuning.implicit_yz: how the implicit operator's y and z sweeps solve their lines (CUDA). */
@@ -65,16 +66,21 @@ enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_DEFAULT = 0,
     WAVE_IMPLICIT_YZ_MARCH = 1,  /* a thread marches a column, d stored and read back */
     WAVE_IMPLICIT_YZ_CHUNKS = 2, /* a block holds whole lines in registers, chunks linked (<= 512 rows) */
-    WAVE_IMPLICIT_YZ_N = 3,
+    WAVE_IMPLICIT_YZ_SCAN = 3,   /* chunks' lines, the carries by a warp scan, batched write loads (<= 512) */
+    WAVE_IMPLICIT_YZ_OVERLAP = 4, /* scan's, and the x sweep beside the y sweep (a second stream, own fields) */
+    WAVE_IMPLICIT_YZ_XYFUSED = 5, /* x and y solved in one kernel through a cluster's shared memory, z scan */
+    WAVE_IMPLICIT_YZ_XYPIPE = 6,  /* xyfused's, persistent clusters, the next plane loaded while one is solved */
+    WAVE_IMPLICIT_YZ_N = 7,
 };
 
 /* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
- * GPU timings say so.  Measured on the H100, 512^3, order 8, all four pairs in one run
- * (docs/PERFORMANCE.md, 2026-11-24 09:35 UTC): warp/chunks 3.95 ms without CPML (5.18
- * warp/march, 5.62 thread/chunks, 6.83 thread/march), 5.96 ms with (5.81 warp/march,
- * 8.93 thread/march): warp/chunks, the fastest without CPML and within 3 % with it. */
+ * GPU timings say so.  Measured on the H100, 512^3, order 8, side by side in one run
+ * (docs/operators.md, 2026-11-24, session 9, batch 2): warp/scan 3.17 ms per step without
+ * CPML, 4.59 with (warp/chunks, the default before: 3.97 / 5.98; regs/scan 3.16 / 4.69;
+ * regs/chunks 3.96 / 6.08; xyfused 3.51 / 8.05; xypipe 3.78 / 8.55): warp/scan, the
+ * fastest with CPML and within 0.3 % of the fastest without. */
 #define WAVE_IMPLICIT_X_PROD WAVE_IMPLICIT_X_WARP
-#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_CHUNKS
+#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_SCAN
 static inline int wave_implicit_x_of(const struct wave_tuning *t)
 {
     return t->implicit_x ? t->implicit_x : WAVE_IMPLICIT_X_PROD;
@@ -102,8 +108,8 @@ const char *wave_implicit_yz_name(int yz);
  *   cpml-overlap  on | off
  *   naive-block   WxH (W a multiple of 32, W x H <= 1024)
  *   layer-zchunk  N > 0
- *   implicit-x    thread | warp
- *   implicit-yz   march | chunks
+ *   implicit-x    thread | warp | regs
+ *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
 int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
 

@@ -8,9 +8,17 @@
  * 3D: 14 floats = 56 B/point (the explicit step's floor is 16: 3.5x); 2D (x and z): 9
  * floats = 36 B/point.  With the y/z sweeps in register chunks (tuning implicit_yz =
  * chunks: d never stored, p read once by the z sweep): y read p, read + write lap (3), z
- * read p, lap, vel, q, write q (5): 3D 10 floats = 40 B/point, 2D 7 = 28.
- * With CPML, the explicit rows' 16 B per psi/zeta layer element on
- * top.  The step is timed as wave_step runs it (psi, the sweeps, free surface none). */
+ * read p, lap, vel, q, write q (5): 3D 10 floats = 40 B/point, 2D 7 = 28; the same for
+ * scan and overlap (overlap: y writes its own field instead of reading and writing lap, z
+ * reads both: 40 again).  xyfused / xypipe (x and y in one cluster kernel): x+y read p,
+ * write lap (2), z 5: 3D 28 B/point.  Lines over 512 rows fall back to march: 56 / 36.
+ * Why not less: a step must read p, q, vel and write q (16 B); each further pass over the
+ * grid moves its intermediate twice (written, read), and the three axes' solves cannot
+ * share one pass without a 512 x 512 plane (1 MB) on chip for two of them (a cluster's
+ * shared memory holds one: xyfused) or the whole grid for all three.
+ * With CPML, the explicit rows' 16 B per psi/zeta layer element on top.  The step is
+ * timed as wave_step runs it (psi, the sweeps, free surface none); stderr also gets each
+ * part's time alone (implicit_cu_sweep_times). */
 #include "tools/bench_stencil_implicit.h"
 
 #include <errno.h>
@@ -18,6 +26,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "kernels/implicit.h"
 #include "kernels/propagator.h"
 #include "kernels/wave.h"
 #include "kernels/wave_tuning.h"
@@ -26,6 +35,15 @@
 double bench_implicit_floor_bpp(bool two_d, bool chunks)
 {
     return chunks ? (two_d ? 28.0 : 40.0) : (two_d ? 36.0 : 56.0);
+}
+
+double bench_implicit_floor_of(bool two_d, int yz, int size)
+{
+    if (yz == WAVE_IMPLICIT_YZ_MARCH || size > 512) /* the register kernels' fallback: march */
+        return bench_implicit_floor_bpp(two_d, false);
+    if (yz >= WAVE_IMPLICIT_YZ_XYFUSED && !two_d)
+        return 28.0;
+    return bench_implicit_floor_bpp(two_d, true);
 }
 
 static double now_s(void)
@@ -100,11 +118,19 @@ int bench_stencil_implicit(const struct sl_device *dev, const int *sizes, int ns
                     const double points = (double)r->size * r->size * (two_d ? 1 : r->size);
                     r->gpts = points * steps / t / 1e9;
                     r->ms = t / steps * 1e3;
-                    const bool chunks = wave_implicit_yz_of(&vars[vi]) == WAVE_IMPLICIT_YZ_CHUNKS;
-                    r->floor_bpp = bench_implicit_floor_bpp(two_d, chunks) + (c ? 32.0 * dims * pml / r->size : 0.0);
+                    r->floor_bpp = bench_implicit_floor_of(two_d, wave_implicit_yz_of(&vars[vi]), r->size) +
+                                   (c ? 32.0 * dims * pml / r->size : 0.0);
                     r->floor_gpts = bw / r->floor_bpp;
                     fprintf(stderr, "stencil: implicit [%s] order %d %d^%d CPML %s: %.1f Gpts/s\n", r->variant,
                             r->order, r->size, dims, c ? "on" : "off", r->gpts);
+#ifdef SEISLIVE_CUDA
+                    /* where the step's time goes: each part alone (the sequential order) */
+                    double ms[5];
+                    if (dev->kind == SL_DEVICE_CUDA && implicit_cu_sweep_times(s, steps, ms) == 0)
+                        fprintf(stderr, "stencil: implicit [%s] order %d %d^%d CPML %s: parts alone (ms): psi %.3f "
+                                "x %.3f y %.3f z %.3f x+y kernel %.3f (step %.3f)\n", r->variant, r->order, r->size,
+                                dims, c ? "on" : "off", ms[0], ms[1], ms[2], ms[3], ms[4], r->ms);
+#endif
                     nr++;
                 }
                 wave_destroy(s);

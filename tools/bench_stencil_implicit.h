@@ -12,6 +12,10 @@
 /* Bytes per point the implicit step's sweeps move at the least (no CPML): y/z marching
  * 3D 56, 2D 36; y/z chunks (CHUNKS) 3D 40, 2D 28 (see the .c file). */
 double bench_implicit_floor_bpp(bool two_d, bool chunks);
+/* The floor of the arrangement tuning implicit_yz = YZ runs on SIZE^3 (SIZE^2) grids:
+ * march, and any variant on lines over 512 rows (its fallback), 56 / 36; chunks, scan,
+ * overlap 40 / 28; xyfused 28 in 3D (x + y: p in, lap out; z: 20). */
+double bench_implicit_floor_of(bool two_d, int yz, int size);
 
 /* Rows (in the TTI rows' struct: kernel "implicit") for every size, order and variant
  * VARS[0..NVARS) (the implicit_x / implicit_yz fields of each), CPML on then off (off

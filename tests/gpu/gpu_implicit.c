@@ -6,8 +6,9 @@
  * whole state.  Then the strategies on the GPU: the boundary strategy's reconstruction
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
  * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
- * a line per thread or per warp; implicit_yz: marching columns or register chunks) is
- * checked: the GPU simulation gets it, the CPU one ignores it. */
+ * thread, warp, regs; implicit_yz: march, chunks, scan, overlap) is
+ * checked: the GPU simulation gets it, the CPU one ignores it; and lines at and beyond
+ * the register kernels' 512 rows (their fallbacks). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -174,7 +175,7 @@ Test(gpu_implicit, kernels_match_cpu_reference, .timeout = 300)
     GPU_REQUIRED();
     const int orders[3] = {2, 8, 16};
     for (int x = WAVE_IMPLICIT_X_THREAD; x < WAVE_IMPLICIT_X_N; x++)
-        for (int yz = WAVE_IMPLICIT_YZ_MARCH; yz < WAVE_IMPLICIT_YZ_N; yz++)
+        for (int yz = WAVE_IMPLICIT_YZ_MARCH; yz < WAVE_IMPLICIT_YZ_XYFUSED; yz++) /* xyfused: below */
             for (int o = 0; o < 3; o++) {
                 compare_case(orders[o], true, false, false, x, yz);  /* 3D CPML */
                 compare_case(orders[o], false, false, false, x, yz); /* CPML off */
@@ -182,6 +183,84 @@ Test(gpu_implicit, kernels_match_cpu_reference, .timeout = 300)
                 compare_case(orders[o], true, true, true, x, yz);    /* 2D, free surface */
                 compare_case(orders[o], true, false, true, x, yz);   /* 2D */
             }
+}
+
+/* Lines at and beyond the register kernels' 512 rows: x regs solves x lines of 512
+ * (16 rows a lane, every lane full) and falls back to the warp kernel at 532; y/z scan
+ * and chunks solve z lines of 482 (31 chunks: the odd count rounded to whole warps) and
+ * fall back to the marching kernel at 532 (the overlap arrangement to the sequential
+ * one).  The CPU reference once per grid, every variant of the GPU against it. */
+static void long_case(const int n[3], bool fs, int yz_lo, int yz_hi)
+{
+    struct sl_device cpu, gpu;
+    cr_assert_eq(backend_select("cpu", &cpu), 0);
+    cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
+    struct wave_params p = {.n = {n[0], n[1], n[2]}, .d = {10, 12, 9}, .order = 8, .op = PROP_OP_IMPLICIT,
+                            .dt = 4e-4, .pml = {6, 6, 6, 6, fs ? 0 : 6, 6}, .pml_reflection = 1e-4, .f_ref = 12,
+                            .free_surface = fs};
+    size_t nn = (size_t)n[0] * n[1] * n[2];
+    float *v = malloc(nn * sizeof *v);
+    srand(n[0] + n[2]);
+    for (size_t i = 0; i < nn; i++)
+        v[i] = 1500.0f + 1500.0f * (frand() + 0.5f);
+    struct wave_sim *c;
+    cr_assert_eq(wave_create(&cpu, &p, v, &c), 0, "%s", err_msg());
+    wave_set_cpml(c, true);
+    void *st = random_state(c);
+    cr_assert_eq(wave_state_load(c, st, false), 0);
+    const int steps = 3;
+    for (int it = 0; it < steps; it++)
+        cr_assert_eq(wave_step(c), 0);
+    for (int x = WAVE_IMPLICIT_X_THREAD; x < WAVE_IMPLICIT_X_N; x++)
+        for (int yz = yz_lo; yz < yz_hi; yz++) {
+            p.tuning.implicit_x = x;
+            p.tuning.implicit_yz = yz;
+            struct wave_sim *g;
+            cr_assert_eq(wave_create(&gpu, &p, v, &g), 0, "%s", err_msg());
+            wave_set_cpml(g, true);
+            cr_assert_eq(wave_state_load(g, st, false), 0, "%s", err_msg());
+            for (int it = 0; it < steps; it++)
+                cr_assert_eq(wave_step(g), 0, "%s", err_msg());
+            char what[96];
+            snprintf(what, sizeof what, "long lines %d x %d x %d fs %d x %s yz %s", n[0], n[1], n[2], fs,
+                     wave_implicit_x_name(x), wave_implicit_yz_name(yz));
+            compare_states(c, g, what);
+            wave_destroy(g);
+        }
+    wave_destroy(c);
+    free(st);
+    free(v);
+}
+
+Test(gpu_implicit, long_lines_match_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    /* padded 512 x 20 x 482; 532 x 20 x 532 (free surface: z rows 1..531) */
+    long_case((const int[3]){500, 8, 470}, false, WAVE_IMPLICIT_YZ_MARCH, WAVE_IMPLICIT_YZ_XYFUSED);
+    long_case((const int[3]){520, 8, 526}, true, WAVE_IMPLICIT_YZ_MARCH, WAVE_IMPLICIT_YZ_XYFUSED);
+}
+
+/* tuning xyfused (kernels/implicit_xy.cu: x and y in one cluster kernel) in a test of its
+ * own, so that the others report whatever it does: the small grids of every case above
+ * (clusters of 2 blocks), x lines of 512 (every lane full) and 532 (the sequential
+ * fallback), y lines of 512 (a cluster of 16 blocks). */
+Test(gpu_implicit, xyfused_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    const int orders[3] = {2, 8, 16};
+    for (int yz = WAVE_IMPLICIT_YZ_XYFUSED; yz < WAVE_IMPLICIT_YZ_N; yz++) { /* xyfused, xypipe */
+        for (int x = WAVE_IMPLICIT_X_THREAD; x < WAVE_IMPLICIT_X_N; x++)
+            for (int o = 0; o < 3; o++) {
+                compare_case(orders[o], true, false, false, x, yz);
+                compare_case(orders[o], false, false, false, x, yz);
+                compare_case(orders[o], true, true, false, x, yz);
+                compare_case(orders[o], true, true, true, x, yz);
+                compare_case(orders[o], true, false, true, x, yz);
+            }
+        long_case((const int[3]){500, 8, 470}, false, yz, yz + 1);
+        long_case((const int[3]){520, 8, 526}, true, yz, yz + 1);
+        long_case((const int[3]){20, 500, 28}, false, yz, yz + 1); /* padded 32 x 512 x 40 */
+    }
 }
 
 /* The boundary strategy on the GPU: strips (with the interface values) in device memory
@@ -193,10 +272,16 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
     struct sl_device gpu;
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
     const double fp = 12;
-    /* the reference (thread / march) and the fast pair (warp / chunks) */
-    for (int x = WAVE_IMPLICIT_X_THREAD; x < WAVE_IMPLICIT_X_N; x++)
+    /* the reference (thread / march), warp / chunks, warp / scan (the default), regs /
+     * overlap, regs / xyfused (the cluster kernel; last) */
+    const int pairs[5][2] = {{WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
+                             {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_CHUNKS},
+                             {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCAN},
+                             {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_OVERLAP},
+                             {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_XYFUSED}};
+    for (int pi = 0; pi < 5; pi++)
         for (int strategy = 0; strategy < 2; strategy++) {
-            const int yz = x == WAVE_IMPLICIT_X_THREAD ? WAVE_IMPLICIT_YZ_MARCH : WAVE_IMPLICIT_YZ_CHUNKS;
+            const int x = pairs[pi][0], yz = pairs[pi][1];
             struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
                                     .dt = 7e-4, .pml = {12, 12, 12, 12, 12, 12}, .pml_reflection = 1e-4, .f_ref = fp,
                                     .tuning = {.implicit_x = x, .implicit_yz = yz}};
