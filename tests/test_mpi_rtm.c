@@ -32,13 +32,17 @@ static const double D = 10.0;
 
 /* Two shots into DIR/shots.segy (1 ms samples, 0.08 s): deterministic traces with
  * energy over the whole record (the image must not be zero anywhere it is compared). */
-static void write_shots(const char *dir, bool fs, bool two_d)
+static void write_shots_ns(const char *dir, bool fs, bool two_d, int ns);
+static void write_shots(const char *dir, bool fs, bool two_d) { write_shots_ns(dir, fs, two_d, NS); }
+
+/* The same with NS_ samples (the SIGTERM test's longer record, so a shot lasts seconds). */
+static void write_shots_ns(const char *dir, bool fs, bool two_d, int ns)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/shots.segy", dir);
     struct segy_writer *w;
-    cr_assert_eq(segy_writer_open(path, NS, 1000, -100, "seislive test_mpi_rtm", &w), 0, "%s", err_msg());
-    float tr[NS];
+    cr_assert_eq(segy_writer_open(path, ns, 1000, -100, "seislive test_mpi_rtm", &w), 0, "%s", err_msg());
+    float tr[ns];
     for (int shot = 1; shot <= 2; shot++) {
         const int nrec = shot == 1 ? 17 : 9;
         for (int r = 0; r < nrec; r++) {
@@ -53,7 +57,7 @@ static void write_shots(const char *dir, bool fs, bool two_d)
             t.rec[0] = fmod(14.0 + 11.3 * r, 185.0);
             t.rec[1] = two_d ? 0.0 : 7.0 + 9.7 * (r % 13);
             t.rec[2] = D * z;
-            for (int k = 0; k < NS; k++)
+            for (int k = 0; k < ns; k++)
                 tr[k] = (float)(sin(0.31 * k + 1.7 * r + shot) * exp(-0.0004 * (k - 40) * (k - 40)) +
                                 0.2 * cos(0.9 * k - r));
             cr_assert_eq(segy_writer_trace(w, &t, tr), 0, "%s", err_msg());
@@ -205,8 +209,8 @@ Test(mpi_rtm, sigterm_stops_every_rank_at_the_same_step, .timeout = 120)
 {
     const char *mpirun = mpi_need();
     char *dir = test_tmpdir();
-    write_shots(dir, false, false);
-    /* a larger grid than the others, so a shot lasts seconds */
+    write_shots_ns(dir, false, false, 401);
+    /* a larger grid and a longer record (0.4 s) than the others, so a shot lasts seconds */
     char text[4096];
     snprintf(text, sizeof text,
              "[job]\nkind = \"rtm\"\n[model]\ntype = \"constant\"\nvelocity = 2000.0\nn = [100, 80, 120]\n"
