@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/device.h"
+#include "kernels/wave.h"
 #include "stream/error.h"
 
 extern const struct prop_ops prop_acoustic_ops; /* prop_acoustic.c */
@@ -187,6 +189,10 @@ int prop_set_mid_exchange(struct prop *s, prop_mid_fn fn, void *ctx)
 
 bool prop_has_step_part(const struct prop *s)
 {
+    /* The GPU's step in parts runs the split CPML kernels, which store the memory in fp32
+     * only: bf16 CPML memory (the lines kernels' alone) steps whole, then exchanges. */
+    if (dev_is_gpu(s->dev) && s->p.cpml_memory == WAVE_CPML_MEM_BF16)
+        return false;
     return s->ops->step_part && !(s->p.physics == PROP_ACOUSTIC && s->p.op.kind == PROP_OP_IMPLICIT);
 }
 

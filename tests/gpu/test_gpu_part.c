@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 #include "kernels/backend.h"
@@ -198,4 +199,28 @@ Test(gpu_part, two_d_z_cut, .timeout = 120)
 {
     GPU_REQUIRED();
     orders((const int[6]){C, C, N, N, F, H}, "2D, z cut");
+}
+
+/* bf16 CPML memory is the lines kernels' alone: the GPU step in parts (split kernels, fp32
+ * memory) refuses it rather than read bf16 as fp32, and the propagator says it has no step
+ * in parts there, so the decomposed model job steps whole and exchanges after. */
+Test(gpu_part, bf16_cpml_memory_refused, .timeout = 60)
+{
+    GPU_REQUIRED();
+    struct sl_device gpu;
+    cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
+    struct wave_params p = sub_params(8, (const int[6]){C, C, C, C, H, H});
+    p.cpml_memory = WAVE_CPML_MEM_BF16;
+    size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *v = malloc(nn * sizeof *v);
+    for (size_t i = 0; i < nn; i++)
+        v[i] = 2000.0f;
+    struct wave_sim *s;
+    cr_assert_eq(wave_create(&gpu, &p, v, &s), 0, "%s", err_msg());
+    int rc = wave_step_part(s, WAVE_PART_CUT);
+    cr_assert_eq(rc, -ENOTSUP, "bf16 memory in parts on the GPU: rc %d (%s)", rc, err_msg());
+    cr_assert_not_null(strstr(err_msg(), "bf16"), "%s", err_msg());
+    cr_assert_eq(wave_step(s), 0, "the whole step still runs: %s", err_msg());
+    wave_destroy(s);
+    free(v);
 }
