@@ -2,6 +2,7 @@
 #include "tests/mpi_support.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <segyio/segy.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -97,4 +98,64 @@ char *mpi_slurp(const char *path, size_t *n)
     *n = fread(b, 1, len > 0 ? (size_t)len : 0, f);
     fclose(f);
     return b;
+}
+
+static char *read_image(const char *dir, const char *name, size_t *n)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/out_%s/image.f32", dir, name);
+    char *b = mpi_slurp(path, n);
+    cr_assert_not_null(b, "%s not written", path);
+    return b;
+}
+
+void mpi_rtm_same_as_one_rank(const char *dir, int order, bool fs, bool two_d, size_t cells,
+                              const struct mpi_rtm_case *cases, int ncase, mpi_rtm_conf_fn conf)
+{
+    for (int k = 0; k < ncase; k++) {
+        const struct mpi_rtm_case *c = &cases[k];
+        char what[512], one[32], many[32];
+        snprintf(what, sizeof what, "order %d%s%s, strategy %s, imaging %s, %d ranks %s %s", order,
+                 fs ? ", free surface" : "", two_d ? ", 2D" : "", c->strategy, c->imaging, c->np, c->runtime,
+                 c->prop ? c->prop : "");
+        snprintf(one, sizeof one, "one%d", k);
+        snprintf(many, sizeof many, "np%d_%d", c->np, k);
+        char *c1 = conf(dir, one, order, fs, two_d, c, "decompose = \"none\"");
+        char rt[256];
+        snprintf(rt, sizeof rt, "decompose = \"domain\"\n%s", c->runtime);
+        char *cn = conf(dir, many, order, fs, two_d, c, rt);
+        struct run_result r;
+        const char *argv[] = {test_prog("seislive"), "run", "-c", c1, NULL};
+        cr_assert_eq(test_run(argv, 60, &r), 0);
+        cr_assert_eq(r.status, 0, "one rank, %s: exit %d: %s", what, r.status, r.err);
+        test_run_free(&r);
+        const char *args[] = {"run", "-c", cn, NULL};
+        cr_assert_eq(mpi_run(c->np, args, 60, &r), 0);
+        cr_assert_eq(r.status, 0, "%s: exit %d: %s", what, r.status, r.err);
+        cr_assert_not_null(strstr(r.err, "[r1/"), "rank 1's log lines carry its rank: %s", r.err);
+        cr_assert_not_null(strstr(r.err, "migrated on"), "rank 0 migrated the shots with the others: %s", r.err);
+        test_run_free(&r);
+        size_t n1, n2;
+        char *a = read_image(dir, one, &n1), *b = read_image(dir, many, &n2);
+        cr_assert_eq(n1, cells * sizeof(float), "%s: image of %zu bytes", what, n1);
+        const float *fa = (const float *)a, *fb = (const float *)b;
+        double peak = 0;
+        for (size_t i = 0; i < n1 / sizeof(float); i++) {
+            cr_assert(isfinite(fa[i]), "%s: one-rank image value %zu is %g", what, i, fa[i]);
+            peak = fmax(peak, fabs(fa[i]));
+        }
+        cr_assert_gt(peak, 0, "%s: the one-rank image is zero", what);
+        cr_assert_eq(n2, n1, "%s: %zu bytes, one rank %zu", what, n2, n1);
+        if (memcmp(a, b, n1)) {
+            size_t first = 0;
+            while (memcmp(fa + first, fb + first, sizeof *fa) == 0)
+                first++;
+            cr_assert_fail("%s: the image differs from one rank's, first at cell %zu (%.9g vs %.9g; rel L2 %.3g)",
+                           what, first, fb[first], fa[first], test_rel_l2_f32(fb, fa, n1 / sizeof(float)));
+        }
+        free(a);
+        free(b);
+        free(c1);
+        free(cn);
+    }
 }

@@ -87,15 +87,7 @@ static void write_shots(const char *dir, bool fs, bool two_d)
     cr_assert_eq(segy_writer_close(w), 0, "%s", err_msg());
 }
 
-struct rcase {
-    const char *strategy;   /* [rtm] strategy, with extra [rtm] lines */
-    const char *imaging;
-    int np;
-    const char *runtime;    /* extra [runtime] lines of the decomposed run */
-    const char *prop;       /* extra [propagator] lines of both runs, or NULL */
-};
-
-static char *write_conf(const char *dir, const char *name, int order, bool fs, bool two_d, const struct rcase *c,
+static char *write_conf(const char *dir, const char *name, int order, bool fs, bool two_d, const struct mpi_rtm_case *c,
                         const char *runtime)
 {
     char text[32768];
@@ -115,67 +107,13 @@ static char *write_conf(const char *dir, const char *name, int order, bool fs, b
     return test_write_file(dir, file, text);
 }
 
-static char *read_image(const char *dir, const char *name, size_t *n)
-{
-    char path[4300];
-    snprintf(path, sizeof path, "%s/out_%s/image.f32", dir, name);
-    char *b = mpi_slurp(path, n);
-    cr_assert_not_null(b, "%s not written", path);
-    return b;
-}
-
 /* Each case: the one-rank image, then its ranks' image; the same bytes. */
-static void same_as_one_rank(int order, bool fs, bool two_d, const struct rcase *cases, int ncase)
+static void same_as_one_rank(int order, bool fs, bool two_d, const struct mpi_rtm_case *cases, int ncase)
 {
     mpi_need();
     char *dir = test_tmpdir();
     write_shots(dir, fs, two_d);
-    for (int k = 0; k < ncase; k++) {
-        const struct rcase *c = &cases[k];
-        char what[512], one[32], many[32];
-        snprintf(what, sizeof what, "order %d%s%s, strategy %s, imaging %s, %d ranks %s %s", order,
-                 fs ? ", free surface" : "", two_d ? ", 2D" : "", c->strategy, c->imaging, c->np, c->runtime,
-                 c->prop ? c->prop : "");
-        snprintf(one, sizeof one, "one%d", k);
-        snprintf(many, sizeof many, "np%d_%d", c->np, k);
-        char *c1 = write_conf(dir, one, order, fs, two_d, c, "decompose = \"none\"");
-        char rt[256];
-        snprintf(rt, sizeof rt, "decompose = \"domain\"\n%s", c->runtime);
-        char *cn = write_conf(dir, many, order, fs, two_d, c, rt);
-        struct run_result r;
-        const char *argv[] = {test_prog("seislive"), "run", "-c", c1, NULL};
-        cr_assert_eq(test_run(argv, 60, &r), 0);
-        cr_assert_eq(r.status, 0, "one rank, %s: exit %d: %s", what, r.status, r.err);
-        test_run_free(&r);
-        const char *args[] = {"run", "-c", cn, NULL};
-        cr_assert_eq(mpi_run(c->np, args, 60, &r), 0);
-        cr_assert_eq(r.status, 0, "%s: exit %d: %s", what, r.status, r.err);
-        cr_assert_not_null(strstr(r.err, "[r1/"), "rank 1's log lines carry its rank: %s", r.err);
-        cr_assert_not_null(strstr(r.err, "migrated on"), "rank 0 migrated the shots with the others: %s", r.err);
-        test_run_free(&r);
-        size_t n1, n2;
-        char *a = read_image(dir, one, &n1), *b = read_image(dir, many, &n2);
-        cr_assert_eq(n1, (size_t)NX * (two_d ? 1 : NY) * NZ * sizeof(float), "%s: image of %zu bytes", what, n1);
-        const float *fa = (const float *)a, *fb = (const float *)b;
-        double peak = 0;
-        for (size_t i = 0; i < n1 / sizeof(float); i++) {
-            cr_assert(isfinite(fa[i]), "%s: one-rank image value %zu is %g", what, i, fa[i]);
-            peak = fmax(peak, fabs(fa[i]));
-        }
-        cr_assert_gt(peak, 0, "%s: the one-rank image is zero", what);
-        cr_assert_eq(n2, n1, "%s: %zu bytes, one rank %zu", what, n2, n1);
-        if (memcmp(a, b, n1)) {
-            size_t first = 0;
-            while (memcmp(fa + first, fb + first, sizeof *fa) == 0)
-                first++;
-            cr_assert_fail("%s: the image differs from one rank's, first at cell %zu (%.9g vs %.9g; rel L2 %.3g)",
-                           what, first, fb[first], fa[first], test_rel_l2_f32(fb, fa, n1 / sizeof(float)));
-        }
-        free(a);
-        free(b);
-        free(c1);
-        free(cn);
-    }
+    mpi_rtm_same_as_one_rank(dir, order, fs, two_d, (size_t)NX * (two_d ? 1 : NY) * NZ, cases, ncase, write_conf);
     test_rmtree(dir);
     free(dir);
 }
@@ -184,7 +122,7 @@ static const char YZ[] = "split = [1, 2, 2]";
 
 Test(mpi_tti_rtm, every_strategy_cpml_and_random_layers, .timeout = 240)
 {
-    const struct rcase cases[] = {
+    const struct mpi_rtm_case cases[] = {
         {"\"full\"", "xcorr", 2, "", NULL},
         {"\"checkpoint\"\ncheckpoints = 4", "source", 3, "", NULL},
         {"\"boundary\"", "both", 4, YZ, NULL},
@@ -198,7 +136,7 @@ Test(mpi_tti_rtm, every_strategy_cpml_and_random_layers, .timeout = 240)
 
 Test(mpi_tti_rtm, free_surface_boundary_order_4, .timeout = 240)
 {
-    const struct rcase cases[] = {
+    const struct mpi_rtm_case cases[] = {
         {"\"boundary\"", "source", 3, "", NULL},
     };
     same_as_one_rank(4, true, false, cases, 1);
