@@ -56,13 +56,27 @@ static unsigned inj_flags(const struct mig *m)
     return PROP_INJECT_PHYSICAL | (m->gpu ? PROP_BUF_DEVICE : 0u);
 }
 
+/* Wavelet sample N into the source wavefield u (every sweep, both directions: one stride,
+ * the decomposed shot's node-set layout included, rtm_setup.c). */
+static int inject_src(struct mig *m, int n)
+{
+    return prop_inject(m->u, m->src, m->wav + n, m->wav_stride, 1.0f, inj_flags(m));
+}
+
+/* The receiver wavefield's adjoint source at reverse level N: trace sample N + 1 (the
+ * exact discrete adjoint of the leapfrog step; nothing at N = nt). */
+static int inject_rec(struct mig *m, int n)
+{
+    return prop_inject(m->q, m->rec, m->dat + n + 1, (size_t)m->nt + 1, 1.0f, inj_flags(m));
+}
+
 /* One forward step of the source wavefield: u(it) -> u(it + 1), wavelet sample it. */
 static int fwd_step(struct mig *m)
 {
     int it = (int)prop_step_index(m->u);
     int rc = prop_step(m->u);
     if (rc == 0)
-        rc = prop_inject(m->u, m->src, m->wav + it, m->wav_stride, 1.0f, inj_flags(m));
+        rc = inject_src(m, it);
     if (rc == 0)
         rc = rtm_after_step(m, m->u);
     m->fwd++;
@@ -108,7 +122,7 @@ static int visit(struct mig *m, int n, const struct imaging_box *bu, const float
         rc = prop_step(m->q);
         m->bwd++;
         if (rc == 0)
-            rc = prop_inject(m->q, m->rec, m->dat + n + 1, (size_t)m->nt + 1, 1.0f, inj_flags(m));
+            rc = inject_rec(m, n);
         if (rc == 0)
             rc = rtm_after_step(m, m->q);
     }
@@ -214,9 +228,9 @@ static int run_backward_fused(struct mig *m, struct prop_fused *f, bool strips, 
         m->bwd++;
         m->fwd++;
         if (rc == 0)
-            rc = prop_inject(m->q, m->rec, m->dat + n + 1, (size_t)m->nt + 1, 1.0f, inj_flags(m));
+            rc = inject_rec(m, n);
         if (rc == 0)
-            rc = prop_inject(m->u, m->src, m->wav + n, 1, 1.0f, inj_flags(m));
+            rc = inject_src(m, n);
         if (rc == 0 && strips)
             rc = prop_strip_load(m->u, buf + (size_t)(n - 2) * sc, m->gpu);
         if (rc == 0 && n % STOP_POLL == 0 && rtm_stop_requested(m->e))
@@ -243,14 +257,14 @@ static int run_backward_image(struct mig *m, struct prop_fused *f, bool strips, 
             rc = prop_fused_image_step(f, &m->bq, (n + 1) % m->k == 0 ? &m->acc : NULL, m->ev_q);
         m->bwd++;
         if (rc == 0)
-            rc = prop_inject(m->q, m->rec, m->dat + n + 1, (size_t)m->nt + 1, 1.0f, inj_flags(m));
+            rc = inject_rec(m, n);
         if (rc == 0)
             rc = wait_q(m);
         if (rc == 0)
             rc = prop_step_reverse(m->u);
         m->fwd++;
         if (rc == 0)
-            rc = prop_inject(m->u, m->src, m->wav + n, 1, 1.0f, inj_flags(m));
+            rc = inject_src(m, n);
         if (rc == 0 && strips)
             rc = prop_strip_load(m->u, buf + (size_t)(n - 2) * sc, m->gpu);
         if (rc == 0)
@@ -315,7 +329,7 @@ static int run_reverse(struct mig *m, bool strips)
             if (rc == 0)
                 rc = prop_step_reverse(m->u);
             if (rc == 0)
-                rc = prop_inject(m->u, m->src, m->wav + n, m->wav_stride, 1.0f, inj_flags(m));
+                rc = inject_src(m, n);
             if (rc == 0 && strips)
                 rc = prop_strip_load(m->u, buf + (size_t)(n - 2) * sc, m->gpu);
             if (rc == 0)
