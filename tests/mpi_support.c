@@ -159,3 +159,21 @@ void mpi_rtm_same_as_one_rank(const char *dir, int order, bool fs, bool two_d, s
         free(cn);
     }
 }
+
+void mpi_same_segy(const char *ref, const char *out, const char *want, size_t nbytes, const char *label,
+                   const char *what)
+{
+    size_t ngot;
+    char *got = mpi_slurp(out, &ngot);
+    cr_assert_not_null(got, "%s not written", out);
+    cr_assert_eq(ngot, nbytes, "%s: %zu bytes, one rank %zu", what, ngot, nbytes);
+    if (memcmp(got, want, nbytes)) {
+        size_t n1, n2, first = 0;
+        float *a = mpi_read_segy(ref, &n1), *b = mpi_read_segy(out, &n2);
+        while (first < n1 && memcmp(&a[first], &b[first], sizeof *a) == 0)
+            first++;
+        cr_assert_fail("%s: %s differ from one rank's, first at sample %zu (%g vs %g)", what, label, first,
+                       first < n1 ? a[first] : 0, first < n1 ? b[first] : 0);
+    }
+    free(got);
+}

@@ -22,6 +22,12 @@ float *mpi_read_segy(const char *path, size_t *n);
 /* Bytes of PATH (malloc'd, size into *N), or NULL. */
 char *mpi_slurp(const char *path, size_t *n);
 
+/* The SEG-Y file OUT must be the same bytes as REF (WANT, NBYTES: REF's bytes, read
+ * once by the caller); otherwise the test fails naming WHAT ("N ranks (RUNTIME), order
+ * O...") and the first differing sample.  LABEL: "traces" or "TTI traces". */
+void mpi_same_segy(const char *ref, const char *out, const char *want, size_t nbytes, const char *label,
+                   const char *what);
+
 /* One decomposed rtm case of tests/test_mpi*_rtm.c: the one-rank run, then NP ranks. */
 struct mpi_rtm_case {
     const char *strategy;   /* [rtm] strategy, with extra [rtm] lines */

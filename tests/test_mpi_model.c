@@ -86,20 +86,10 @@ static void same_as_one_rank(const char *dir, int order, bool fs, bool two_d, co
         cr_assert_eq(r.status, 0, "%d ranks, order %d (%s): exit %d: %s", nps[k], order, runtimes[k], r.status, r.err);
         cr_assert_not_null(strstr(r.err, "[r1/"), "rank 1's log lines carry its rank: %s", r.err);
         test_run_free(&r);
-        size_t ngot;
-        char *got = mpi_slurp(out, &ngot);
-        cr_assert_not_null(got, "%s not written", out);
-        cr_assert_eq(ngot, nbytes, "%d ranks, order %d: %zu bytes, one rank %zu", nps[k], order, ngot, nbytes);
-        if (memcmp(got, want, nbytes)) {
-            size_t n1, n2, first = 0;
-            float *a = mpi_read_segy(ref, &n1), *b = mpi_read_segy(out, &n2);
-            while (first < n1 && memcmp(&a[first], &b[first], sizeof *a) == 0)
-                first++;
-            cr_assert_fail("%d ranks (%s), order %d%s%s: traces differ from one rank's, first at sample %zu (%g vs %g)",
-                           nps[k], runtimes[k], order, fs ? ", free surface" : "", two_d ? ", 2D" : "", first,
-                           first < n1 ? a[first] : 0, first < n1 ? b[first] : 0);
-        }
-        free(got);
+        char what[512];
+        snprintf(what, sizeof what, "%d ranks (%s), order %d%s%s", nps[k], runtimes[k], order, fs ? ", free surface" : "",
+                 two_d ? ", 2D" : "");
+        mpi_same_segy(ref, out, want, nbytes, "traces", what);
         free(c);
     }
     free(want);
