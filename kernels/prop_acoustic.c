@@ -204,6 +204,8 @@ static size_t a_halo_count(const struct prop *s, int face) { return wave_halo_co
 static int a_halo_pack(struct prop *s, int face, float *buf) { return wave_halo_pack(W(s), face, buf); }
 static int a_halo_unpack(struct prop *s, int face, const float *buf) { return wave_halo_unpack(W(s), face, buf); }
 
+static bool a_has_step_part(const struct prop *s) { return wave_has_step_part(W(s)); }
+
 static int a_step_part(struct prop *s, int part)
 {
     return wave_step_part(W(s), part == PROP_PART_CUT_SLABS ? WAVE_PART_CUT
@@ -285,6 +287,7 @@ const struct prop_ops prop_acoustic_ops = {
     .describe = a_describe,
     .nodes_create = a_nodes_create,
     .step_part = a_step_part,
+    .has_step_part = a_has_step_part,
     .halo_pack_async = a_halo_pack_async,
     .halo_unpack_async = a_halo_unpack_async,
     .fused_create = a_fused_create,

@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/device.h"
-#include "kernels/wave.h"
 #include "stream/error.h"
 
 extern const struct prop_ops prop_acoustic_ops; /* prop_acoustic.c */
@@ -189,11 +187,7 @@ int prop_set_mid_exchange(struct prop *s, prop_mid_fn fn, void *ctx)
 
 bool prop_has_step_part(const struct prop *s)
 {
-    /* The GPU's step in parts runs the split CPML kernels, which store the memory in fp32
-     * only: bf16 CPML memory (the lines kernels' alone) steps whole, then exchanges. */
-    if (dev_is_gpu(s->dev) && s->p.cpml_memory == WAVE_CPML_MEM_BF16)
-        return false;
-    return s->ops->step_part && !(s->p.physics == PROP_ACOUSTIC && s->p.op.kind == PROP_OP_IMPLICIT);
+    return s->ops->has_step_part && s->ops->has_step_part(s);
 }
 
 int prop_halo_pack_async(struct prop *s, int face, float *buf, void *stream)

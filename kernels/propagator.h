@@ -202,6 +202,7 @@ struct prop_ops {
     int (*nodes_create)(struct prop *s, const int *ijk, size_t n, struct prop_points **out);
     /* optional (NULL: -ENOTSUP): a step in parts, halo planes on a stream (below) */
     int (*step_part)(struct prop *s, int part);
+    bool (*has_step_part)(const struct prop *s);
     int (*halo_pack_async)(struct prop *s, int face, float *buf, void *stream);
     int (*halo_unpack_async)(struct prop *s, int face, const float *buf, void *stream);
     /* optional (NULL: -ENOTSUP): RTM's fused backward step (prop_fused_create) */

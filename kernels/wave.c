@@ -1027,14 +1027,29 @@ int wave_step(struct wave_sim *s)
  * level's cut slabs for wave_halo_pack and injection; the last part swaps back, computes
  * the rest into prev, mirrors the free surface and swaps again: after both, the
  * simulation is where wave_step leaves it, with every cell computed once, as there. */
+/* Why S cannot step in parts, or NULL: the implicit sweeps span whole lines; on the GPU
+ * the parts run the split CPML kernels, which keep the memory in fp32 only. */
+static const char *no_step_part(const struct wave_sim *s)
+{
+    if (s->imp)
+        return "the implicit operator's sweeps span the whole grid: no step in parts";
+    if (on_gpu(s) && s->p.cpml_memory == WAVE_CPML_MEM_BF16)
+        return "the GPU step in parts runs the split CPML kernels, which have no bf16 memory "
+               "(cpml_memory = \"bf16\"): step whole";
+    return NULL;
+}
+
+bool wave_has_step_part(const struct wave_sim *s) { return no_step_part(s) == NULL; }
+
 int wave_step_part(struct wave_sim *s, int part)
 {
     if (part == WAVE_PART_ALL)
         return wave_step(s);
     if (part != WAVE_PART_CUT && part != WAVE_PART_REST)
         return err_set(-EINVAL, "wave: step part %d: unknown", part);
-    if (s->imp)
-        return err_set(-ENOTSUP, "wave: the implicit operator's sweeps span the whole grid: no step in parts");
+    const char *why = no_step_part(s);
+    if (why)
+        return err_set(-ENOTSUP, "wave: %s", why);
     if ((part == WAVE_PART_CUT) == s->in_part)
         return err_set(-EINVAL, "wave: step part %s %s", part == WAVE_PART_CUT ? "cut slabs" : "rest",
                        s->in_part ? "again before the rest" : "without the cut slabs first");

@@ -399,6 +399,8 @@ int wave_halo_unpack_async(struct wave_sim *s, int face, const float *buf, void 
  * nothing in the first part.  WAVE_PART_ALL is wave_step.  -ENOTSUP for the implicit
  * operator (its sweeps span the grid); -EINVAL for parts out of order. */
 enum wave_part { WAVE_PART_ALL = 0, WAVE_PART_CUT = 1, WAVE_PART_REST = 2 };
+/* Whether S steps in parts (wave_step_part answers other than -ENOTSUP). */
+bool wave_has_step_part(const struct wave_sim *s);
 int wave_step_part(struct wave_sim *s, int part);
 
 /* ---- benchmarks ----------------------------------------------------------------------- */

@@ -102,10 +102,6 @@ static int run_box(wave_sim *s, const WavePlan &pl, bool cpml, const Box &in, co
 
 extern "C" int wave_cu_step_part(struct wave_sim *s, bool cpml, int part)
 {
-    /* the split kernels below store the CPML memory in fp32 only (prop_has_step_part) */
-    if (s->p.cpml_memory == WAVE_CPML_MEM_BF16)
-        return err_set(-ENOTSUP, "wave: the GPU step in parts runs the split CPML kernels, which have no "
-                                 "bf16 memory (cpml_memory = \"bf16\"): step whole");
     WavePlan pl;
     int rc = wave_cu_plan(s, &pl);
     if (rc < 0)
