@@ -5,7 +5,8 @@
  * strips/checkpoints, injection and setup.
  *
  * Reference shot (defaults): 8th order, 400 x 400 x 200 points at 12.5 m including
- * 20-cell absorbing layers, 3000 steps, 200 x 200 receivers, v(z) 2000..3500 m/s.
+ * absorbing layers of the config's default width (12 cells; 20 with --physics tti),
+ * 3000 steps, 200 x 200 receivers, v(z) 2000..3500 m/s.
  * A strategy whose memory does not fit the device is listed with what it would need.
  *
  *   seislive-bench rtm [--json] [--n NX NY NZ] [--pml W] [--steps N] [--rx R]
@@ -77,6 +78,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "conf/config.h"
 #include "io/shot.h"
 #include "kernels/backend.h"
 #include "kernels/device.h"
@@ -237,7 +239,8 @@ struct row {
 
 int bench_rtm(int argc, char **argv)
 {
-    int ntot[3] = {400, 400, 200}, pml = 20, steps = 3000, rx = 200, order = 8, json = 0, kernel = 0;
+    int ntot[3] = {400, 400, 200}, steps = 3000, rx = 200, order = 8, json = 0, kernel = 0;
+    int pml = -1; /* the config's default, below */
     int every = 1, repeat = 1, verbose = 0, cpml_memory = WAVE_CPML_MEM_FP32;
     bool tti = false;
     struct rtm_tuning tuning = {0};
@@ -306,6 +309,11 @@ int bench_rtm(int argc, char **argv)
             fprintf(stderr, "bench rtm: unknown option '%s'\n", argv[i]);
             return 2;
         }
+    }
+    if (pml < 0) { /* [propagator] pml_width's default for the physics (conf/config.h) */
+        struct rtm_params def;
+        rtm_params_init(&def);
+        pml = tti ? CONFIG_TTI_PML_WIDTH : def.pml[0];
     }
     int n[3];
     for (int a = 0; a < 3; a++) {
