@@ -14,7 +14,7 @@
  * centre of a 31^3 interior of 10 m cells at 2000 m/s, dt 1 ms, two groups of six
  * receivers: "normal", 100 m from the source towards each face (50 m from the face,
  * normal incidence), and "oblique", three near edges (20 m from two faces) and three
- * near corners (20 m from three), which see the layers at 35 to 55 degrees and the
+ * near corners (20 m from three), which see the layers at 37 to 47 degrees and the
  * waves that run along them.  The reference is the same run in a domain EXT cells
  * larger on every side, with rigid walls, EXT large enough that its walls echo after
  * both windows.  The window of a width W holds both echoes of the layers: the one from
