@@ -145,7 +145,7 @@ static const struct conf_key propagator_keys[] = {
     {"dispersion_max", KT_DOUBLE, OFF(propagator, dispersion_max), 0, 0, 0, 0.5, NULL, "0.01", "",
      "warn when the worst-direction phase-velocity error (space and time, the configured operator and dt) of the slowest wave at the wavelet's maximum frequency exceeds this fraction; 0 = no such warning (docs/operators.md)", 0},
     {"cpml_memory", KT_ENUM, OFF(propagator, cpml_memory), 0, 0, 0, 0, cpml_memory_kinds, "\"fp32\"", "",
-     "storage of the absorbing layers' memory variables: fp32 (the reference), or bf16 (rounded to bfloat16, half the layers' bytes per step; acoustic physics with the taylor or optimized operator, and on CUDA the tiled kernel; traces within -61 to -72 dB of fp32's, which leaves 20 layers at -62 instead of -65 dB of reflection; measured 1-2 % faster at orders 4-8 on the H100, slower at 16: docs/model.md)", 0},
+     "storage of the absorbing layers' memory variables: fp32 (the reference), or bf16 (rounded to bfloat16, half the layers' bytes per step; acoustic physics with the taylor or optimized operator, and on CUDA the tiled kernel; its storage error sets a reflection floor near -62 to -75 dB: the default 12 layers reflect -74 instead of -88 dB at order 8 (20 layers of degree 2: -62 instead of -65); measured 1-2 % faster at orders 4-8 on the H100, slower at 16: docs/model.md)", 0},
     END};
 
 static const struct conf_key acquisition_keys[] = {
