@@ -53,8 +53,8 @@ static const struct {
     {"rtm",
      "  --n NX NY NZ           model size in points (default 400 400 200)\n"
      "  --d M                  grid spacing in m (default 12.5)\n"
-     "  --pml N                absorbing-layer width in cells (default: [propagator] pml_width's,\n"
-     "                         12; 20 with --physics tti)\n"
+     "  --pml N                absorbing-layer width in cells, the random strategy's too (default:\n"
+     "                         the config's, 12 CPML and 20 random; 20 CPML with --physics tti)\n"
      "  --steps N              time steps (default 3000)\n"
      "  --rx N                 receivers (default 200)\n"
      "  --order O              space order (default 8)\n"
