@@ -736,6 +736,41 @@ static int validate_cross(const struct sl_config *cfg)
     return check_ranks(cfg);
 }
 
+/* ---- defaults that depend on another key --------------------------------- */
+
+/* The CPML defaults of the schema (12 layers, degree 4, pml_reflection 1e-3) are the
+ * acoustic propagator's.  The TTI propagator's layers reflect by their width, not their
+ * profile (tests/test_tti.c, 45 degree tilt: 12 layers of any degree -25 dB at grazing
+ * incidence, under its 30 dB bound; 20 layers -32 dB, degree 2 the best), so with
+ * physics = "tti" each of the three keys that the file does not set keeps the values it
+ * had before the thin default (docs/model.md). */
+static void physics_defaults(struct sl_config *cfg)
+{
+    struct propagator_conf *p = &cfg->propagator;
+    if (p->physics != PHYSICS_TTI)
+        return;
+    if (!config_was_set(cfg, "propagator.pml_width"))
+        for (int f = 0; f < 6; f++)
+            p->pml_width[f] = CONFIG_TTI_PML_WIDTH;
+    if (!config_was_set(cfg, "propagator.pml_degree"))
+        p->pml_degree = CONFIG_TTI_PML_DEGREE;
+    if (!config_was_set(cfg, "propagator.pml_reflection"))
+        p->pml_reflection = CONFIG_TTI_PML_REFLECTION;
+    /* set thinner (a copy of the example file sets every key): allowed, but said */
+    int thin = CONFIG_TTI_PML_WIDTH;
+    for (int f = 0; f < 6; f++)
+        if (p->pml_width[f] > 0 && p->pml_width[f] < thin)
+            thin = p->pml_width[f];
+    if (thin < CONFIG_TTI_PML_WIDTH) {
+        char where[PATH_MAX + 32];
+        log_warn("%s: [propagator] pml_width %d with physics = \"tti\": TTI layers absorb by their width, "
+                 "whatever pml_degree (45 degree tilt, grazing incidence: 12 cells reflect about -25 dB, "
+                 "16 about -29 dB, %d about -32 dB; docs/model.md); %d is the TTI default",
+                 config_where(cfg, "propagator.pml_width", where, sizeof where), thin, CONFIG_TTI_PML_WIDTH,
+                 CONFIG_TTI_PML_WIDTH);
+    }
+}
+
 /* ---- load --------------------------------------------------------------- */
 
 static int load_tree(struct conf_node *root, const char *name, struct sl_config *cfg)
@@ -751,8 +786,10 @@ static int load_tree(struct conf_node *root, const char *name, struct sl_config 
     if (slash == name)
         snprintf(c.basedir, sizeof c.basedir, "/");
     int rc = apply_tree(&c, root, true);
-    if (rc == 0)
+    if (rc == 0) {
+        physics_defaults(cfg);
         rc = validate_cross(cfg);
+    }
     return rc;
 }
 

@@ -81,6 +81,13 @@ struct model_conf {
     char *epsilon_file, *delta_file, *theta_file, *phi_file;
 };
 
+/* [propagator] CPML defaults with physics = "tti", for the keys a file does not set (the
+ * schema's defaults are the acoustic propagator's thin layers; conf/config.c
+ * physics_defaults says why TTI keeps these). */
+#define CONFIG_TTI_PML_WIDTH 20
+#define CONFIG_TTI_PML_DEGREE 2
+#define CONFIG_TTI_PML_REFLECTION 1e-4
+
 struct propagator_conf {
     int order;              /* even, 2..16 */
     double dt;              /* s; 0 = automatic (cfl x stable dt) */

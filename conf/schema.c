@@ -108,12 +108,12 @@ static const struct conf_key propagator_keys[] = {
      "record length (modeled time)", 0},
     {"cfl", KT_DOUBLE, OFF(propagator, cfl), 0, KF_MIN_EXCL, 0, 1, NULL, "0.9", "",
      "fraction of the largest stable dt used when dt = 0", 0},
-    {"pml_width", KT_INT_VEC, OFF(propagator, pml_width), 6, KF_BROADCAST, 0, 1000, NULL, "20", "cells",
-     "CPML width: one number for all faces or [xmin, xmax, ymin, ymax, zmin, zmax]", 0},
-    {"pml_reflection", KT_DOUBLE, OFF(propagator, pml_reflection), 0, KF_MIN_EXCL, 0, 1, NULL, "1e-4", "",
-     "theoretical normal-incidence reflection coefficient of the CPML", 0},
-    {"pml_degree", KT_INT, OFF(propagator, pml_degree), 0, 0, 1, 6, NULL, "2", "",
-     "polynomial degree N of the CPML damping d0 (x/L)^N; 2 is the reference profile; 4 with pml_reflection = 1e-3 reflects far less from thin layers (10 layers: -79 dB against -47 dB for degree 2 and -65 dB for the default 20 layers; docs/model.md, seislive-bench cpml)", 0},
+    {"pml_width", KT_INT_VEC, OFF(propagator, pml_width), 6, KF_BROADCAST, 0, 1000, NULL, "12", "cells",
+     "CPML width: one number for all faces or [xmin, xmax, ymin, ymax, zmin, zmax]. Default 12 (20 with physics = \"tti\", whose layers absorb by their width); 20 with pml_degree = 2 and pml_reflection = 1e-4 is the profile before the thin default (docs/model.md)", 0},
+    {"pml_reflection", KT_DOUBLE, OFF(propagator, pml_reflection), 0, KF_MIN_EXCL, 0, 1, NULL, "1e-3", "",
+     "theoretical normal-incidence reflection coefficient of the CPML damping. Default 1e-3 (1e-4 with physics = \"tti\")", 0},
+    {"pml_degree", KT_INT, OFF(propagator, pml_degree), 0, 0, 1, 6, NULL, "4", "",
+     "polynomial degree N of the CPML damping d0 (x/L)^N; 2 is the reference profile. Default 4 (2 with physics = \"tti\"): 12 layers of degree 4 reflect -72 to -89 dB at normal incidence (orders 4 to 16), where 20 layers of degree 2 reflected -63 to -66 dB (docs/model.md, seislive-bench cpml)", 0},
     {"free_surface", KT_BOOL, OFF(propagator, free_surface), 0, 0, 0, 0, NULL, "false", "",
      "pressure-free surface at z = 0 instead of an absorbing top", 0},
     {"ppw_min", KT_DOUBLE, OFF(propagator, ppw_min), 0, KF_MIN_EXCL, 0, 100, NULL, "6.0", "points",
@@ -145,7 +145,7 @@ static const struct conf_key propagator_keys[] = {
     {"dispersion_max", KT_DOUBLE, OFF(propagator, dispersion_max), 0, 0, 0, 0.5, NULL, "0.01", "",
      "warn when the worst-direction phase-velocity error (space and time, the configured operator and dt) of the slowest wave at the wavelet's maximum frequency exceeds this fraction; 0 = no such warning (docs/operators.md)", 0},
     {"cpml_memory", KT_ENUM, OFF(propagator, cpml_memory), 0, 0, 0, 0, cpml_memory_kinds, "\"fp32\"", "",
-     "storage of the absorbing layers' memory variables: fp32 (the reference), or bf16 (rounded to bfloat16, half the layers' bytes per step; acoustic physics with the taylor or optimized operator, and on CUDA the tiled kernel; traces within -61 to -72 dB of fp32's, which leaves 20 layers at -62 instead of -65 dB of reflection; measured 1-2 % faster at orders 4-8 on the H100, slower at 16: docs/model.md)", 0},
+     "storage of the absorbing layers' memory variables: fp32 (the reference), or bf16 (rounded to bfloat16, half the layers' bytes per step; acoustic physics with the taylor or optimized operator, and on CUDA the tiled kernel; its storage error sets a reflection floor near -62 to -75 dB: the default 12 layers reflect -74 instead of -88 dB at order 8 (20 layers of degree 2: -62 instead of -65); measured 1-2 % faster at orders 4-8 on the H100, slower at 16: docs/model.md)", 0},
     END};
 
 static const struct conf_key acquisition_keys[] = {

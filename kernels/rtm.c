@@ -31,11 +31,11 @@ void rtm_params_init(struct rtm_params *p)
     p->physics = PROP_ACOUSTIC;
     p->op_kind = PROP_OP_TAYLOR;
     p->order = 8;
-    for (int f = 0; f < 6; f++)
-        p->pml[f] = 20;
+    for (int f = 0; f < 6; f++) /* the config's (acoustic) CPML defaults, conf/schema.c */
+        p->pml[f] = 12;
     p->free_surface = false;
-    p->pml_reflection = 1e-4;
-    p->pml_degree = 2;
+    p->pml_reflection = 1e-3;
+    p->pml_degree = 4;
     p->f_ref = 15.0;
     p->tti_sigma = TTI_SIGMA_DEFAULT;
     p->dt = 0.0;

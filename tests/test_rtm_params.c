@@ -49,7 +49,9 @@ Test(rtm_params, init_holds_the_config_defaults)
     cr_assert_eq(a.image_every, 0, "auto is the default");
     cr_assert_eq(a.cpml_memory, b.cpml_memory);
     cr_assert_eq(a.pml_degree, b.pml_degree);
-    cr_assert_eq(b.pml_degree, 2, "the reference profile is the default");
+    cr_assert_eq(b.pml_degree, 4, "the thin layers' profile is the default (docs/model.md)");
+    cr_assert_eq(b.pml[0], 12);
+    cr_assert_eq(b.pml_reflection, 1e-3);
     cr_assert_eq(a.aperture, b.aperture);
     cr_assert_eq(a.memory_budget, b.memory_budget);
     cr_assert_eq(a.random.ramp, b.random.ramp);

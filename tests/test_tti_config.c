@@ -56,6 +56,36 @@ Test(tti_config, keys_parsed_angles_in_radians)
     config_free(&cfg);
 }
 
+/* The CPML defaults follow the physics (conf/config.c physics_defaults): acoustic the
+ * schema's thin layers (12, degree 4, 1e-3), TTI the 20 layers of degree 2 and 1e-4 that
+ * its 30 dB test needs (tests/test_tti.c), each key the file sets kept as set. */
+Test(tti_config, cpml_defaults_follow_the_physics)
+{
+    struct sl_config cfg;
+    cr_assert_eq(load("", &cfg), 0, "%s", err_msg());
+    for (int f = 0; f < 6; f++)
+        cr_assert_eq(cfg.propagator.pml_width[f], 12);
+    cr_assert_eq(cfg.propagator.pml_degree, 4);
+    cr_assert_eq(cfg.propagator.pml_reflection, 1e-3);
+    config_free(&cfg);
+    cr_assert_eq(load("[propagator]\nphysics = \"tti\"\n", &cfg), 0, "%s", err_msg());
+    for (int f = 0; f < 6; f++)
+        cr_assert_eq(cfg.propagator.pml_width[f], CONFIG_TTI_PML_WIDTH);
+    cr_assert_eq(cfg.propagator.pml_degree, CONFIG_TTI_PML_DEGREE);
+    cr_assert_eq(cfg.propagator.pml_reflection, CONFIG_TTI_PML_REFLECTION);
+    cr_assert_eq(CONFIG_TTI_PML_WIDTH, 20);
+    cr_assert_eq(CONFIG_TTI_PML_DEGREE, 2);
+    config_free(&cfg);
+    cr_assert_eq(load("[propagator]\nphysics = \"tti\"\npml_width = [12, 13, 14, 15, 16, 17]\npml_degree = 3\n",
+                      &cfg),
+                 0, "%s", err_msg());
+    for (int f = 0; f < 6; f++)
+        cr_assert_eq(cfg.propagator.pml_width[f], 12 + f);
+    cr_assert_eq(cfg.propagator.pml_degree, 3);
+    cr_assert_eq(cfg.propagator.pml_reflection, CONFIG_TTI_PML_REFLECTION);
+    config_free(&cfg);
+}
+
 /* Each refusal names the file and the line of the key. */
 static void refused(const char *text, const char *where, const char *what)
 {
@@ -206,11 +236,13 @@ Test(tti_config, dt_above_the_tti_limit_refused)
 
 /* A 2D line through a homogeneous 2000 m/s model, source at x = 300 m, z = 400 m and
  * receivers at the same depth at x = 800 and 1300 m (horizontal offsets), dt fixed so
- * that both physics run the same steps. */
+ * that both physics run the same steps, and the layers set in full so that both run the
+ * same ones (the CPML defaults differ by physics: conf/config.c physics_defaults). */
 static const char *model_conf =
     "[job]\nkind = \"model\"\n"
     "[model]\nn = [181, 1, 81]\nd = [10.0, 10.0, 10.0]\nvelocity = 2000.0\n%s\n"
-    "[propagator]\norder = 8\ndt = 0.002\nt_max = 0.8\nf_peak = 10.0\npml_width = 20\n%s\n"
+    "[propagator]\norder = 8\ndt = 0.002\nt_max = 0.8\nf_peak = 10.0\npml_width = 20\npml_degree = 2\n"
+    "pml_reflection = 1e-4\n%s\n"
     "[acquisition]\nsources = [[300.0, 0.0, 400.0]]\nreceivers = [[800.0, 0.0, 400.0], [1300.0, 0.0, 400.0]]\n"
     "[runtime]\ndevice = \"cpu\"\n";
 

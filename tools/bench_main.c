@@ -53,7 +53,8 @@ static const struct {
     {"rtm",
      "  --n NX NY NZ           model size in points (default 400 400 200)\n"
      "  --d M                  grid spacing in m (default 12.5)\n"
-     "  --pml N                absorbing-layer width in cells (default 20)\n"
+     "  --pml N                absorbing-layer width in cells, the random strategy's too (default:\n"
+     "                         the config's, 12 CPML and 20 random; 20 CPML with --physics tti)\n"
      "  --steps N              time steps (default 3000)\n"
      "  --rx N                 receivers (default 200)\n"
      "  --order O              space order (default 8)\n"
@@ -115,6 +116,8 @@ static const struct {
      "  --reflection R,...     theoretical reflection coefficients of the damping (default 1e-4)\n"
      "  --memory LIST          fp32 and/or bf16: storage of psi and zeta (default both)\n"
      "  --degrees N,N,...      polynomial degrees of the damping profile (default 2)\n"
+     "  --f-peak F             the Ricker's peak frequency and f_ref in Hz (default 15)\n"
+     "  --op taylor|implicit   the operator (default taylor)\n"
      "  --order O              space order (default 8)\n"},
 };
 

@@ -5,7 +5,8 @@
  * strips/checkpoints, injection and setup.
  *
  * Reference shot (defaults): 8th order, 400 x 400 x 200 points at 12.5 m including
- * 20-cell absorbing layers, 3000 steps, 200 x 200 receivers, v(z) 2000..3500 m/s.
+ * absorbing layers of the config's default width (12 cells; 20 with --physics tti),
+ * 3000 steps, 200 x 200 receivers, v(z) 2000..3500 m/s.
  * A strategy whose memory does not fit the device is listed with what it would need.
  *
  *   seislive-bench rtm [--json] [--n NX NY NZ] [--pml W] [--steps N] [--rx R]
@@ -77,6 +78,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "conf/config.h"
 #include "io/shot.h"
 #include "kernels/backend.h"
 #include "kernels/device.h"
@@ -237,7 +239,8 @@ struct row {
 
 int bench_rtm(int argc, char **argv)
 {
-    int ntot[3] = {400, 400, 200}, pml = 20, steps = 3000, rx = 200, order = 8, json = 0, kernel = 0;
+    int ntot[3] = {400, 400, 200}, steps = 3000, rx = 200, order = 8, json = 0, kernel = 0;
+    int pml = -1; /* the config's default, below */
     int every = 1, repeat = 1, verbose = 0, cpml_memory = WAVE_CPML_MEM_FP32;
     bool tti = false;
     struct rtm_tuning tuning = {0};
@@ -307,6 +310,12 @@ int bench_rtm(int argc, char **argv)
             return 2;
         }
     }
+    const bool pml_given = pml >= 0;
+    if (!pml_given) { /* [propagator] pml_width's default for the physics (conf/config.h) */
+        struct rtm_params def;
+        rtm_params_init(&def);
+        pml = tti ? CONFIG_TTI_PML_WIDTH : def.pml[0];
+    }
     int n[3];
     for (int a = 0; a < 3; a++) {
         n[a] = ntot[a] - 2 * pml;
@@ -351,7 +360,11 @@ int bench_rtm(int argc, char **argv)
     prm.aperture = 1e9;
     prm.imaging = IMAGING_XCORR;
     prm.image_every = every;
-    prm.random.width = pml;
+    /* --pml W: random layers of W too; without it the config's default random_width
+     * (20, wider than the default 12 CPML layers: random layers of 12 scatter back
+     * 0.74 of the image in rtm_strategies::random_image_close_to_full's shot, 20 0.84 %) */
+    if (pml_given)
+        prm.random.width = pml;
     prm.checkpoint_schedule = RTM_CKPT_BINOMIAL;
     prm.tuning = tuning;
     struct rtm_volume vol = {.n = {n[0], n[1], n[2]}, .d = {d, d, d}, .o = {0, 0, 0}, .v = v};

@@ -97,7 +97,8 @@ static const char usage_text[] =
     "  --dt S                 output sample interval, s (default 0.002)\n"
     "  --f-peak F             Ricker peak frequency, Hz (default 15)\n"
     "  --order N              stencil order (default 8)\n"
-    "  --pml N                absorbing layer width, cells (default 12)\n"
+    "  --pml N                absorbing layer width, cells (default: [propagator] pml_width's,\n"
+    "                         12, or 20 with --tti; docs/model.md)\n"
     "  --direct keep|subtract keep the direct wave in the records, or subtract it (a second\n"
     "                         run in a constant model of the velocity at the sources), so\n"
     "                         the image is not swamped by it near the surface (default keep)\n"
@@ -327,8 +328,10 @@ static int write_config(const struct shots_opts *o, const char *path, double v_c
     fprintf(f, "\n[propagator]\n");
     if (o->m.tti)
         fprintf(f, "physics = \"tti\"\n");
-    fprintf(f, "order = %d\nt_max = %s\nf_peak = %s\npml_width = %d\nfree_surface = false\n",
-            o->order, tf(a, o->t_max), tf(b, o->f_peak), o->pml);
+    fprintf(f, "order = %d\nt_max = %s\nf_peak = %s\nfree_surface = false\n", o->order, tf(a, o->t_max),
+            tf(b, o->f_peak));
+    if (o->pml >= 0) /* else the config's default layers for the physics (TTI's are wider) */
+        fprintf(f, "pml_width = %d\n", o->pml);
     if (dt > 0)
         fprintf(f, "dt = %.10g\n", dt);
     fputc('\n', f);
@@ -698,7 +701,7 @@ int gen_shots(int argc, char **argv)
         .m = {.n = {81, 41, 51}, .d = {10, 10, 10}, .v0 = 1800, .nlayers = 2,
               .layer_z = {150, 380}, .layer_v = {2300, 2900}, .dip_z = 250, .dip_deg = 6,
               .dip_v = 2600, .salt_c = {0, 0}, .salt_top = -1, .salt_v = 4500},
-        .format = "f32", .device = "auto", .smooth = 3, .order = 8, .pml = 12, .first_id = 1,
+        .format = "f32", .device = "auto", .smooth = 3, .order = 8, .pml = -1, .first_id = 1,
         .shots = {4, 1}, .t_max = 0.6, .dt = 0.002, .f_peak = 15};
     int layers_given = 0, salt_given = 0, opt, idx = 0, bad = 0;
     double v[6], vel;
