@@ -94,7 +94,7 @@ static const struct {
      "  --offset M             source-receiver distance of the accuracy trace (default 600)\n"
      "  --survey X,Y,Z         reference survey volume in m (default 4000,4000,2000)\n"
      "  --t-max S              reference shot length (default 4)\n"
-     "  --rate-n N             cube edge of the step-rate measurement (default 512 GPU, 96 CPU)\n"
+     "  --rate-n N             cube edge inside the 16 layers of the step-rate grid (default 480 GPU: 512^3 padded; 96 CPU)\n"
      "  --tdc none|correct|both  trade-off rows without / with the time-dispersion correction (default both)\n"
      "  --receivers N          traces per survey shot the correction transforms (default 10000)\n"
      "  --device SPEC          auto, cpu or cuda:N (default auto)\n"},
