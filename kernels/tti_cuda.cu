@@ -50,6 +50,7 @@ TArgs tti_args(const tti_sim *s)
         a.pb[i] = w->pb[i];
         for (int f = 0; f < 2; f++) {
             a.psi[f][i] = s->psi[f][i];
+            a.psi_n[f][i] = G(s)->psi2[f][i] ? G(s)->psi2[f][i] : s->psi[f][i];
             a.zeta[f][i] = s->zeta[f][i];
             a.chi[f][i] = s->chi[f][i];
         }
@@ -112,15 +113,19 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
                        "halo queues in shared memory)", pipe, TTI_TILED_RING, TTI_TILED_COLS, TTI_TILED_COLS_HS);
     g->tiled = pipe ? pipe : TTI_TILED_PROD;
     const int lay = w->p.tuning.cpml;
-    if (lay < 0 || lay > TTI_LAYERS_MARCH12)
-        return err_set(-EINVAL, "tti: tuning.cpml %d: 0 (default), %d (naive passes beside the core) or %d..%d (z-marching "
-                       "passes, kernels/tti_cuda.h)", lay, TTI_LAYERS_NAIVE, TTI_LAYERS_STAGED2, TTI_LAYERS_MARCH12);
+    if (lay < 0 || lay > TTI_LAYERS_FUSED)
+        return err_set(-EINVAL, "tti: tuning.cpml %d: 0 (default), %d (naive passes beside the core), %d..%d (z-marching "
+                       "passes) or %d (CPML in the column kernel), kernels/tti_cuda.h", lay, TTI_LAYERS_NAIVE,
+                       TTI_LAYERS_STAGED2, TTI_LAYERS_MARCH12, TTI_LAYERS_FUSED);
     const int layk = lay ? lay : TTI_LAYERS_PROD;
-    g->layers_tiled = layk >= TTI_LAYERS_STAGED2 && !wave_is_2d(w);
+    g->layers_tiled = layk >= TTI_LAYERS_STAGED2 && layk <= TTI_LAYERS_MARCH12 && !wave_is_2d(w);
     g->layers1_tiled = (layk == TTI_LAYERS_STAGED12 || layk == TTI_LAYERS_MARCH12) && !wave_is_2d(w);
     g->layers_staged = layk == TTI_LAYERS_STAGED2 || layk == TTI_LAYERS_STAGED12;
     if (g->tiled != TTI_TILED_RING && !tti_cu_cols_supports(s))
         g->tiled = TTI_TILED_RING;
+    /* the CPML column kernel: 3D orders 2..8; a free surface's rows need the image s it
+     * does not form, so that grid keeps the naive passes */
+    g->fused = layk == TTI_LAYERS_FUSED && !g->naive && tti_cu_cols_supports(s) && !w->p.free_surface;
     const size_t n = w->L.count;
     int rc;
     float **fields[] = {&w->cur, &w->prev, &w->vel, &s->q, &s->qprev};
@@ -135,7 +140,8 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
                 return rc;
     for (int a = 0; a < 3; a++) {
         for (int f = 0; f < 2; f++)
-            if ((rc = alloc_zero(s, &s->psi[f][a], w->slab_count[a])) < 0 ||
+            if ((g->fused && (rc = alloc_zero(s, &g->psi2[f][a], w->slab_count[a])) < 0) ||
+                (rc = alloc_zero(s, &s->psi[f][a], w->slab_count[a])) < 0 ||
                 (rc = alloc_zero(s, &s->zeta[f][a], w->slab_count[a])) < 0 ||
                 (rc = alloc_zero(s, &s->chi[f][a], w->slab_count[a])) < 0)
                 return rc;
@@ -166,6 +172,7 @@ extern "C" void tti_cu_free(struct tti_sim *s)
     for (int a = 0; a < 3; a++) {
         for (int f = 0; f < 2; f++) {
             dev_free(d, s->psi[f][a]);
+            dev_free(d, G(s)->psi2[f][a]);
             dev_free(d, s->zeta[f][a]);
             dev_free(d, s->chi[f][a]);
             s->psi[f][a] = s->zeta[f][a] = s->chi[f][a] = NULL;
@@ -308,6 +315,19 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
             rc = tti_cu_pass2(s, upd, cpml, st);
     } else if (whole) {
         rc = run_tiled(s, upd, st);
+    } else if (G(s)->fused && cpml) {
+        /* the CPML column kernel over the rest (it reads psi(n), writes psi(n+1) to psi2,
+         * so no block reads a psi another has updated), then the core */
+        const int n2 = box_minus(upd, core, parts);
+        rc = tti_cu_cols_cpml(s, parts, n2, st);
+        if (rc == 0)
+            rc = run_tiled(s, core, st);
+        for (int f = 0; f < 2 && rc == 0; f++)
+            for (int a = 0; a < 3; a++) {
+                float *t = s->psi[f][a];
+                s->psi[f][a] = G(s)->psi2[f][a];
+                G(s)->psi2[f][a] = t;
+            }
     } else {
         const int n1 = box_minus(all, rim, parts);
         for (int i = 0; i < n1 && rc == 0; i++)
@@ -426,7 +446,9 @@ extern "C" void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len)
                        : k == TTI_TILED_COLS_HS ? "tiled columns (fused, register queues, 32x16, halo queues shared)"
                                                 : "tiled ring (fused, shared-memory ring of planes)";
     snprintf(buf, len, "CUDA %s%s%s, sigma %g, CPML %s", what,
-             !tiled || !G(s)->layers_tiled ? ""
+             !tiled                        ? ""
+             : G(s)->fused                 ? ", CPML in the column kernel"
+             : !G(s)->layers_tiled         ? ""
              : G(s)->layers_staged         ? (G(s)->layers1_tiled ? ", tiled layer passes 1+2" : ", tiled layer pass")
              : G(s)->layers1_tiled         ? ", marching layer passes 1+2"
                                            : ", marching layer pass 2",

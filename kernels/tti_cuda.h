@@ -77,6 +77,11 @@ struct TtiGpu {
     bool layers_tiled;  /* the tiled plan's second pass beside the core: tti_layers.cu */
     bool layers1_tiled; /* and its first pass */
     bool layers_staged; /* their x-y neighbours staged in shared memory (else from L1) */
+    bool fused;         /* TTI_LAYERS_FUSED: the CPML terms in the column kernel, which
+                           reads psi of step n from s->psi and writes step n+1's to psi2
+                           (a neighbour block reads the psi a tile updates); the step
+                           then swaps the two */
+    float *psi2[2][3];
 };
 
 /* The tiled twin's variants, chosen at create by wave_params.tuning.pipe (the acoustic
@@ -94,13 +99,17 @@ enum tti_tiled_kind { TTI_TILED_RING = 1, TTI_TILED_COLS = 2, TTI_TILED_COLS_HS 
  * thick), chosen by wave_params.tuning.cpml: 0 the default (TTI_LAYERS_PROD), 1 the naive
  * passes (tti_naive.cu); the z-marching forms of tti_layers.cu (3D; 2D grids run the
  * naive ones), their x-y neighbours staged in shared memory: 2 pass 2, 3 both passes;
- * read from global memory (L1): 4 pass 2, 5 both passes. */
+ * read from global memory (L1): 4 pass 2, 5 both passes; 6 the column kernel itself with
+ * the CPML terms (tti_cols.cu, CP: psi double-buffered, zeta / chi in place) over the
+ * padded grid less the core, in one launch (3D orders 2..8 without a free surface; else
+ * the naive passes). */
 enum tti_layers_kind {
     TTI_LAYERS_NAIVE = 1,
     TTI_LAYERS_STAGED2 = 2,
     TTI_LAYERS_STAGED12 = 3,
     TTI_LAYERS_MARCH2 = 4,
     TTI_LAYERS_MARCH12 = 5,
+    TTI_LAYERS_FUSED = 6,
 };
 /* H100, 512^3, order 8, CPML (2026-11-24 10:57 UTC, columns core): naive 8.86 ms per step,
  * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90 */
@@ -123,6 +132,7 @@ struct TArgs {
     float c2[3][MAXR + 1], c1[3][MAXR + 1];
     /* CPML (naive / layer kernels only) */
     float *psi[2][3], *zeta[2][3], *chi[2][3];
+    float *psi_n[2][3]; /* where the column kernel's CPML form writes psi (TtiGpu.psi2) */
     const float *pa[3], *pb[3];
 };
 
@@ -180,6 +190,9 @@ bool tti_cu_tiled_supports(const tti_sim *s);
 /* tti_cols.cu: the column-queue variant of tti_cu_tiled (same contract), 3D orders 2..8. */
 int tti_cu_cols(const tti_sim *s, const Box &b, bool halo_shared, cudaStream_t st);
 bool tti_cu_cols_supports(const tti_sim *s);
+/* tti_cols.cu: the column kernel with the CPML terms over boxes B[0..N) (3D orders 2..8,
+ * no free surface rows among them; psi from TArgs.psi, written to TArgs.psi_n). */
+int tti_cu_cols_cpml(const tti_sim *s, const Box *b, int n, cudaStream_t st);
 #endif
 
 #endif

@@ -89,12 +89,13 @@ int bench_stencil_tti(const struct sl_device *dev, const int *sizes, int nsizes,
     int nr = 0;
     for (int si = 0; si < nsizes; si++)
         for (int oi = 0; oi < norders; oi++)
-            for (int kv = 0; kv < 8; kv++) {
+            for (int kv = 0; kv < 9; kv++) {
                 /* the naive twin, then each tiled variant (enum tti_tiled_kind,
                  * kernels/tti_cuda.h: 1 the shared ring, 2 the column queues, 3 the same
                  * with the halo queues in shared memory; 2D grids run the ring only), and
                  * 4..7: the column queues with each z-marching form of the passes beside
-                 * the core (enum tti_layers_kind 2..5, kernels/tti_layers.cu) */
+                 * the core (enum tti_layers_kind 2..5, kernels/tti_layers.cu), 8: the
+                 * column queues carrying the CPML terms themselves (tti_layers_kind 6) */
                 const int k = kv ? WAVE_KERNEL_TILED : WAVE_KERNEL_NAIVE, pipe = kv >= 4 ? 2 : kv;
                 const int layers = kv >= 4 ? kv - 2 : 1;
                 if (!use[k] || (two_d && kv >= 2))

@@ -130,6 +130,10 @@ static void run_case(const struct tcase *t)
               desc);
     cr_assert(!strstr(desc, "marching layer pass") == !(lay && (t->layers == 4 || t->layers == 5)), "%s runs %s",
               t->name, desc);
+    /* 6: the CPML in the column kernel (3D without a free surface; else the naive passes) */
+    if (t->layers)
+        cr_assert(!strstr(desc, "CPML in the column kernel") == !(lay && t->layers == 6 && !t->fs && t->order <= 8),
+                  "%s runs %s", t->name, desc);
     if (t->kernel == WAVE_KERNEL_TILED && t->pipe == WAVE_PIPE_REGS && !t->two_d)
         cr_assert(!strstr(desc, "halo queues shared"), "%s runs %s", t->name, desc);
     if (t->random) {
@@ -318,3 +322,13 @@ CASEL(layers_march12_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true,
 CASEL(layers_march12_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 5)
 CASEL(layers_march12_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 5)
 CASEL(layers_march2_ring_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_RING, 4)
+/* the CPML terms in the column kernel (wave_tuning.cpml 6, tti_cols.cu CP): every order it
+ * holds, under either core; a free surface and random layers (CPML off) run as before */
+CASEL(fused_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 6)
+CASEL(fused_columns_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 6)
+CASEL(fused_columns_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 6)
+CASEL(fused_columns_3d_order2, 2, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 6)
+CASEL(fused_ring_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RING, 6)
+CASEL(fused_columns_3d_free_surface_naive_rows, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 6)
+CASEL(fused_columns_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, WAVE_PIPE_REGS, 6)
+CASEL(fused_2d_falls_back, 8, WAVE_KERNEL_TILED, true, false, false, WAVE_PIPE_REGS, 6)
