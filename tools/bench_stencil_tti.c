@@ -8,7 +8,11 @@
  * Byte floor: what a step must move with the chosen storage (kernels/tti_internal.h):
  * p, q at two levels read (16 B), vel, ed, tilt read (12 B), p, q written (8 B): 36 B per
  * point; with CPML also psi, zeta and chi of both fields read and written once per
- * layer element (48 B), i.e. 36 + 96 x dims x PML / SIZE B per point. */
+ * layer element (48 B), i.e. 36 + 96 x dims x PML / SIZE B per point.
+ *
+ * SEISLIVE_BENCH_TTI_VARIANTS (environment, research: a profiler run of one kernel):
+ * the variant numbers to run, comma separated (0 naive, 1..8 as in the loop below);
+ * unset: all of them. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -86,6 +90,18 @@ int bench_stencil_tti(const struct sl_device *dev, const int *sizes, int nsizes,
 {
     const char *names[3] = {"tti auto", "tti naive", "tti tiled"};
     const int dims = two_d ? 2 : 3;
+    bool want[9];
+    const char *only = getenv("SEISLIVE_BENCH_TTI_VARIANTS");
+    for (int kv = 0; kv < 9; kv++)
+        want[kv] = !only;
+    for (const char *c = only; c && *c;) {
+        char *end;
+        const long v = strtol(c, &end, 10);
+        if (end == c || v < 0 || v > 8)
+            return err_set(-EINVAL, "SEISLIVE_BENCH_TTI_VARIANTS \"%s\": numbers 0..8 separated by commas", only);
+        want[v] = true;
+        c = *end == ',' ? end + 1 : end;
+    }
     int nr = 0;
     for (int si = 0; si < nsizes; si++)
         for (int oi = 0; oi < norders; oi++)
@@ -98,7 +114,7 @@ int bench_stencil_tti(const struct sl_device *dev, const int *sizes, int nsizes,
                  * column queues carrying the CPML terms themselves (tti_layers_kind 6) */
                 const int k = kv ? WAVE_KERNEL_TILED : WAVE_KERNEL_NAIVE, pipe = kv >= 4 ? 2 : kv;
                 const int layers = kv >= 4 ? kv - 2 : 1;
-                if (!use[k] || (two_d && kv >= 2))
+                if (!use[k] || !want[kv] || (two_d && kv >= 2))
                     continue;
                 struct tti_sim *s;
                 int rc = create(dev, k, pipe, layers, orders[oi], sizes[si], pml, two_d, &s);
