@@ -572,9 +572,12 @@ static int launch(const tti_sim *s, const Box &in, cudaStream_t st)
     return 0;
 }
 
-/* The CPML form over the boxes BX[0..N) in one launch: a common z-chunk length chosen as
- * launch's (the fewest waves x planes a block marches), each box's chunks no longer than
- * the box. */
+/* The CPML form over the boxes BX[0..N) in one launch, the tallest box first (its long
+ * blocks start first: no tail of them after the short ones).  A common z-chunk length C,
+ * each box's chunks no longer than the box: the C with the least of the block-planes
+ * (chunk + 2R) over the SM slots, or the longest block if that is more (e.g. 512^3 with
+ * 20-cell layers, order 8: two 24-plane z slabs of 512 tiles each, and y and x slabs of
+ * 64 and 58 tiles 464 planes tall). */
 template <int R>
 static int launch_cpml(const tti_sim *s, const Box *bx, int n, cudaStream_t st)
 {
@@ -593,15 +596,22 @@ static int launch_cpml(const tti_sim *s, const Box *bx, int n, cudaStream_t st)
     memset(&cb, 0, sizeof cb);
     long long tiles[6];
     int nz[6], maxnz = 0;
-    for (int i = 0; i < n; i++) {
-        if (box_empty(bx[i]))
-            continue;
+    Box ord[6];
+    int no = 0;
+    for (int i = 0; i < n && no < 6; i++)
+        if (!box_empty(bx[i])) {
+            int at = no++;
+            for (; at > 0 && ord[at - 1].hi[2] - ord[at - 1].lo[2] < bx[i].hi[2] - bx[i].lo[2]; at--)
+                ord[at] = ord[at - 1];
+            ord[at] = bx[i];
+        }
+    for (int i = 0; i < no; i++) {
         const int m = cb.n++;
-        cb.b[m] = bx[i];
-        cb.gx[m] = (bx[i].hi[0] - bx[i].lo[0] + BXW - 1) / BXW;
-        cb.gy[m] = (bx[i].hi[1] - bx[i].lo[1] + BYH - 1) / BYH;
+        cb.b[m] = ord[i];
+        cb.gx[m] = (ord[i].hi[0] - ord[i].lo[0] + BXW - 1) / BXW;
+        cb.gy[m] = (ord[i].hi[1] - ord[i].lo[1] + BYH - 1) / BYH;
         tiles[m] = (long long)cb.gx[m] * cb.gy[m];
-        nz[m] = bx[i].hi[2] - bx[i].lo[2];
+        nz[m] = ord[i].hi[2] - ord[i].lo[2];
         maxnz = nz[m] > maxnz ? nz[m] : maxnz;
     }
     if (!cb.n)
@@ -610,10 +620,13 @@ static int launch_cpml(const tti_sim *s, const Box *bx, int n, cudaStream_t st)
     int zc = maxnz;
     long long best = -1;
     for (int c = maxnz; c >= 1 && c >= (maxnz < 2 * R ? maxnz : 2 * R); c--) {
-        long long blocks = 0;
-        for (int i = 0; i < cb.n; i++)
-            blocks += tiles[i] * ((nz[i] + c - 1) / c);
-        const long long cost = (blocks + slots - 1) / slots * (c + 2 * R);
+        long long planes = 0, longest = 0;
+        for (int i = 0; i < cb.n; i++) {
+            const long long len = (c < nz[i] ? c : nz[i]) + 2 * R;
+            planes += tiles[i] * ((nz[i] + c - 1) / c) * len;
+            longest = len > longest ? len : longest;
+        }
+        const long long spread = (planes + slots - 1) / slots, cost = spread > longest ? spread : longest;
         if (best < 0 || cost < best) {
             best = cost;
             zc = c;

@@ -113,10 +113,11 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
                        "halo queues in shared memory)", pipe, TTI_TILED_RING, TTI_TILED_COLS, TTI_TILED_COLS_HS);
     g->tiled = pipe ? pipe : TTI_TILED_PROD;
     const int lay = w->p.tuning.cpml;
-    if (lay < 0 || lay > TTI_LAYERS_FUSED)
+    if (lay < 0 || lay > TTI_LAYERS_FUSED_OV)
         return err_set(-EINVAL, "tti: tuning.cpml %d: 0 (default), %d (naive passes beside the core), %d..%d (z-marching "
-                       "passes) or %d (CPML in the column kernel), kernels/tti_cuda.h", lay, TTI_LAYERS_NAIVE,
-                       TTI_LAYERS_STAGED2, TTI_LAYERS_MARCH12, TTI_LAYERS_FUSED);
+                       "passes) or %d / %d (CPML in the column kernel; beside the core's launch), kernels/tti_cuda.h",
+                       lay, TTI_LAYERS_NAIVE, TTI_LAYERS_STAGED2, TTI_LAYERS_MARCH12, TTI_LAYERS_FUSED,
+                       TTI_LAYERS_FUSED_OV);
     const int layk = lay ? lay : TTI_LAYERS_PROD;
     g->layers_tiled = layk >= TTI_LAYERS_STAGED2 && layk <= TTI_LAYERS_MARCH12 && !wave_is_2d(w);
     g->layers1_tiled = (layk == TTI_LAYERS_STAGED12 || layk == TTI_LAYERS_MARCH12) && !wave_is_2d(w);
@@ -125,9 +126,14 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
         g->tiled = TTI_TILED_RING;
     /* the CPML column kernel: 3D orders 2..8; a free surface's rows need the image s it
      * does not form, so that grid keeps the naive passes */
-    g->fused = layk == TTI_LAYERS_FUSED && !g->naive && tti_cu_cols_supports(s) && !w->p.free_surface;
-    const size_t n = w->L.count;
+    g->fused = (layk == TTI_LAYERS_FUSED || layk == TTI_LAYERS_FUSED_OV) && !g->naive && tti_cu_cols_supports(s) &&
+               !w->p.free_surface;
     int rc;
+    if (g->fused && layk == TTI_LAYERS_FUSED_OV &&
+        ((rc = dev_stream_create(w->dev, &g->side)) < 0 || (rc = dev_event_create(w->dev, &g->fork, false)) < 0 ||
+         (rc = dev_event_create(w->dev, &g->join, false)) < 0))
+        return rc;
+    const size_t n = w->L.count;
     float **fields[] = {&w->cur, &w->prev, &w->vel, &s->q, &s->qprev};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if ((rc = alloc_zero(s, fields[i], n)) < 0)
@@ -185,6 +191,9 @@ extern "C" void tti_cu_free(struct tti_sim *s)
         for (int a = 0; a < 3; a++)
             dev_free(d, G(s)->u[f][a]);
     dev_free(d, G(s)->tab);
+    dev_event_destroy(d, G(s)->fork);
+    dev_event_destroy(d, G(s)->join);
+    dev_stream_destroy(d, G(s)->side);
     free(s->gpu);
     s->gpu = NULL;
 }
@@ -319,9 +328,25 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
         /* the CPML column kernel over the rest (it reads psi(n), writes psi(n+1) to psi2,
          * so no block reads a psi another has updated), then the core */
         const int n2 = box_minus(upd, core, parts);
-        rc = tti_cu_cols_cpml(s, parts, n2, st);
-        if (rc == 0)
-            rc = run_tiled(s, core, st);
+        TtiGpu *g = G(s);
+        if (g->side) {
+            /* on the side stream, ordered after what ran before on st, and st after it */
+            rc = dev_event_record(w->dev, g->fork, w->stream);
+            if (rc == 0)
+                rc = dev_stream_wait(w->dev, g->side, g->fork);
+            if (rc == 0)
+                rc = tti_cu_cols_cpml(s, parts, n2, (cudaStream_t)g->side);
+            if (rc == 0)
+                rc = run_tiled(s, core, st);
+            if (rc == 0)
+                rc = dev_event_record(w->dev, g->join, g->side);
+            if (rc == 0)
+                rc = dev_stream_wait(w->dev, w->stream, g->join);
+        } else {
+            rc = tti_cu_cols_cpml(s, parts, n2, st);
+            if (rc == 0)
+                rc = run_tiled(s, core, st);
+        }
         for (int f = 0; f < 2 && rc == 0; f++)
             for (int a = 0; a < 3; a++) {
                 float *t = s->psi[f][a];
@@ -447,6 +472,7 @@ extern "C" void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len)
                                                 : "tiled ring (fused, shared-memory ring of planes)";
     snprintf(buf, len, "CUDA %s%s%s, sigma %g, CPML %s", what,
              !tiled                        ? ""
+             : G(s)->fused && G(s)->side   ? ", CPML in the column kernel, beside the core"
              : G(s)->fused                 ? ", CPML in the column kernel"
              : !G(s)->layers_tiled         ? ""
              : G(s)->layers_staged         ? (G(s)->layers1_tiled ? ", tiled layer passes 1+2" : ", tiled layer pass")

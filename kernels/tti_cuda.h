@@ -82,6 +82,8 @@ struct TtiGpu {
                            (a neighbour block reads the psi a tile updates); the step
                            then swaps the two */
     float *psi2[2][3];
+    void *side;          /* TTI_LAYERS_FUSED_OV: a second stream for the CPML launch, */
+    void *fork, *join;   /* forked from and joined to the simulation's by these events */
 };
 
 /* The tiled twin's variants, chosen at create by wave_params.tuning.pipe (the acoustic
@@ -102,7 +104,8 @@ enum tti_tiled_kind { TTI_TILED_RING = 1, TTI_TILED_COLS = 2, TTI_TILED_COLS_HS 
  * read from global memory (L1): 4 pass 2, 5 both passes; 6 the column kernel itself with
  * the CPML terms (tti_cols.cu, CP: psi double-buffered, zeta / chi in place) over the
  * padded grid less the core, in one launch (3D orders 2..8 without a free surface; else
- * the naive passes). */
+ * the naive passes); 7 the same with that launch on a second stream beside the core's
+ * (each fills the other's last wave). */
 enum tti_layers_kind {
     TTI_LAYERS_NAIVE = 1,
     TTI_LAYERS_STAGED2 = 2,
@@ -110,6 +113,7 @@ enum tti_layers_kind {
     TTI_LAYERS_MARCH2 = 4,
     TTI_LAYERS_MARCH12 = 5,
     TTI_LAYERS_FUSED = 6,
+    TTI_LAYERS_FUSED_OV = 7,
 };
 /* H100, 512^3, order 8, CPML (2026-11-24 10:57 UTC, columns core): naive 8.86 ms per step,
  * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90 */
