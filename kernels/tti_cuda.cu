@@ -140,10 +140,6 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
             return rc;
     if ((rc = alloc_zero(s, &s->ed, n)) < 0 || (rc = alloc_zero(s, &s->tilt, n)) < 0)
         return rc;
-    for (int f = 0; f < 2; f++)
-        for (int a = 0; a < 3; a++)
-            if ((a != 1 || !wave_is_2d(w)) && (rc = alloc_zero(s, &g->u[f][a], n)) < 0)
-                return rc;
     for (int a = 0; a < 3; a++) {
         for (int f = 0; f < 2; f++)
             if ((g->fused && (rc = alloc_zero(s, &g->psi2[f][a], w->slab_count[a])) < 0) ||
@@ -280,6 +276,30 @@ __global__ void k_tti_mirror(float *p, float *q, long long plane, int h)
 
 static bool use_tiled(const tti_sim *s) { return !G(s)->naive && tti_cu_tiled_supports(s); }
 
+/* The naive and layer passes' products n_a s (24 B per point in 3D), allocated the first
+ * time a step runs those passes: a plan that never does (the tiled kernel over the whole
+ * box, CPML off; or the CPML in the column kernel) holds none.  Zeroed on the
+ * simulation's stream, before the pass that writes them (the halo stays 0). */
+static int ensure_u(tti_sim *s)
+{
+    TtiGpu *g = G(s);
+    const wave_sim *w = &s->w;
+    for (int f = 0; f < 2; f++)
+        for (int a = 0; a < 3; a++) {
+            if (g->u[f][a] || (a == 1 && wave_is_2d(w)))
+                continue;
+            void *v;
+            const size_t b = w->L.count * sizeof(float);
+            int rc = dev_alloc(w->dev, b, &v);
+            if (rc < 0)
+                return err_prefix(rc, "tti: the naive passes' scratch");
+            g->u[f][a] = (float *)v;
+            if ((rc = dev_zero(w->dev, v, b, w->stream)) < 0)
+                return rc;
+        }
+    return 0;
+}
+
 static int run_tiled(const tti_sim *s, const Box &b, cudaStream_t st)
 {
     const int k = G(s)->tiled;
@@ -319,7 +339,9 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
     if (box_empty(upd)) {
         rc = 0;
     } else if (!use_tiled(s) || box_empty(core)) {
-        rc = tti_cu_pass1(s, all, cpml, st);
+        rc = ensure_u(s);
+        if (rc == 0)
+            rc = tti_cu_pass1(s, all, cpml, st);
         if (rc == 0)
             rc = tti_cu_pass2(s, upd, cpml, st);
     } else if (whole) {
@@ -355,6 +377,7 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
             }
     } else {
         const int n1 = box_minus(all, rim, parts);
+        rc = ensure_u(s);
         for (int i = 0; i < n1 && rc == 0; i++)
             rc = G(s)->layers1_tiled ? tti_cu_layer1(s, parts[i], cpml, G(s)->layers_staged, st)
                                      : tti_cu_pass1(s, parts[i], cpml, st);

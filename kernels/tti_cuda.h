@@ -71,7 +71,8 @@ struct TtiGpu {
     float2 *tab;  /* [0, 65536): (sin, cos) of theta per code; [65536, 131072): of phi */
     float *u[2][3]; /* the naive passes' products n_a s per field (pass 2 then reads its
                        neighbours' products directly: recomputing n from the tilt code at
-                       each of 6r neighbours made pass 2 gather-bound) */
+                       each of 6r neighbours made pass 2 gather-bound); allocated by
+                       the first step that runs those passes (tti_cuda.cu ensure_u) */
     bool naive;   /* wave_params.kernel == WAVE_KERNEL_NAIVE */
     int tiled;    /* the tiled kernel that runs: enum tti_tiled_kind */
     bool layers_tiled;  /* the tiled plan's second pass beside the core: tti_layers.cu */
