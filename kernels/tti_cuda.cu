@@ -124,10 +124,9 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
     g->layers_staged = layk == TTI_LAYERS_STAGED2 || layk == TTI_LAYERS_STAGED12;
     if (g->tiled != TTI_TILED_RING && !tti_cu_cols_supports(s))
         g->tiled = TTI_TILED_RING;
-    /* the CPML column kernel: 3D orders 2..8; a free surface's rows need the image s it
-     * does not form, so that grid keeps the naive passes */
-    g->fused = (layk == TTI_LAYERS_FUSED || layk == TTI_LAYERS_FUSED_OV) && !g->naive && tti_cu_cols_supports(s) &&
-               !w->p.free_surface;
+    /* the CPML column kernel: 3D orders 2..8 (a free surface's r rows, which need the
+     * image s it does not form, run the naive passes) */
+    g->fused = (layk == TTI_LAYERS_FUSED || layk == TTI_LAYERS_FUSED_OV) && !g->naive && tti_cu_cols_supports(s);
     int rc;
     if (g->fused && layk == TTI_LAYERS_FUSED_OV &&
         ((rc = dev_stream_create(w->dev, &g->side)) < 0 || (rc = dev_event_create(w->dev, &g->fork, false)) < 0 ||
@@ -335,6 +334,7 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
     for (int a = 0; a < 3; a++)
         whole = whole && core.lo[a] == upd.lo[a] && core.hi[a] == upd.hi[a];
     int rc = 0;
+    bool swap = false; /* psi(n+1) is in psi2: swap the buffers after the step */
     Box parts[6];
     if (box_empty(upd)) {
         rc = 0;
@@ -344,14 +344,30 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
             rc = tti_cu_pass1(s, all, cpml, st);
         if (rc == 0)
             rc = tti_cu_pass2(s, upd, cpml, st);
+        swap = G(s)->fused && cpml; /* pass 1 wrote psi(n+1) to psi2 (TArgs.psi_n) */
     } else if (whole) {
         rc = run_tiled(s, upd, st);
     } else if (G(s)->fused && cpml) {
         /* the CPML column kernel over the rest (it reads psi(n), writes psi(n+1) to psi2,
-         * so no block reads a psi another has updated), then the core */
-        const int n2 = box_minus(upd, core, parts);
+         * so no block reads a psi another has updated), then the core.  A free surface:
+         * its r rows by the naive passes first (pass 1 over the 2r rows whose s they read,
+         * psi(n+1) into psi2 too; rows r..2r get the same psi from both), the column
+         * kernel from row r. */
         TtiGpu *g = G(s);
-        if (g->side) {
+        Box rest = upd;
+        if (w->p.free_surface) {
+            Box top = upd;
+            top.hi[2] = 2 * w->r < upd.hi[2] ? 2 * w->r : upd.hi[2];
+            rc = ensure_u(s);
+            if (rc == 0)
+                rc = tti_cu_pass1(s, top, cpml, st);
+            top.hi[2] = w->r;
+            if (rc == 0)
+                rc = tti_cu_pass2(s, top, cpml, st);
+            rest.lo[2] = w->r;
+        }
+        const int n2 = box_minus(rest, core, parts);
+        if (rc == 0 && g->side) {
             /* on the side stream, ordered after what ran before on st, and st after it */
             rc = dev_event_record(w->dev, g->fork, w->stream);
             if (rc == 0)
@@ -364,17 +380,12 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
                 rc = dev_event_record(w->dev, g->join, g->side);
             if (rc == 0)
                 rc = dev_stream_wait(w->dev, w->stream, g->join);
-        } else {
+        } else if (rc == 0) {
             rc = tti_cu_cols_cpml(s, parts, n2, st);
             if (rc == 0)
                 rc = run_tiled(s, core, st);
         }
-        for (int f = 0; f < 2 && rc == 0; f++)
-            for (int a = 0; a < 3; a++) {
-                float *t = s->psi[f][a];
-                s->psi[f][a] = G(s)->psi2[f][a];
-                G(s)->psi2[f][a] = t;
-            }
+        swap = true;
     } else {
         const int n1 = box_minus(all, rim, parts);
         rc = ensure_u(s);
@@ -388,6 +399,12 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
         if (rc == 0)
             rc = run_tiled(s, core, st);
     }
+    for (int f = 0; f < 2 && rc == 0 && swap; f++)
+        for (int a = 0; a < 3; a++) {
+            float *t = s->psi[f][a];
+            s->psi[f][a] = G(s)->psi2[f][a];
+            G(s)->psi2[f][a] = t;
+        }
     if (rc == 0 && w->p.free_surface) {
         const long long plane = (long long)L->stride_z;
         k_tti_mirror<<<(unsigned)((plane + 255) / 256), 256, 0, st>>>(w->prev, s->qprev, plane, L->pad_off[2]);

@@ -130,10 +130,10 @@ static void run_case(const struct tcase *t)
               desc);
     cr_assert(!strstr(desc, "marching layer pass") == !(lay && (t->layers == 4 || t->layers == 5)), "%s runs %s",
               t->name, desc);
-    /* 6, 7: the CPML in the column kernel (3D without a free surface; else the naive
-     * passes); 7 on a second stream */
+    /* 6, 7: the CPML in the column kernel (3D; a free surface's rows by the naive passes);
+     * 7 on a second stream */
     if (t->layers) {
-        const bool fused = lay && (t->layers == 6 || t->layers == 7) && !t->fs && t->order <= 8;
+        const bool fused = lay && (t->layers == 6 || t->layers == 7) && t->order <= 8;
         cr_assert(!strstr(desc, "CPML in the column kernel") == !fused, "%s runs %s", t->name, desc);
         cr_assert(!strstr(desc, "beside the core") == !(fused && t->layers == 7), "%s runs %s", t->name, desc);
     }
@@ -326,17 +326,20 @@ CASEL(layers_march12_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_
 CASEL(layers_march12_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 5)
 CASEL(layers_march2_ring_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_RING, 4)
 /* the CPML terms in the column kernel (wave_tuning.cpml 6, tti_cols.cu CP): every order it
- * holds, under either core; a free surface and random layers (CPML off) run as before */
+ * holds, under either core, a free surface (its rows by the naive passes, psi double-
+ * buffered through them too), random layers (CPML off) */
 CASEL(fused_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 6)
 CASEL(fused_columns_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 6)
 CASEL(fused_columns_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 6)
 CASEL(fused_columns_3d_order2, 2, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 6)
+CASEL(fused_columns_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 6)
+CASEL(fused_columns_3d_order4_free_surface, 4, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 6)
 CASEL(fused_ring_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RING, 6)
-CASEL(fused_columns_3d_free_surface_naive_rows, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 6)
+CASEL(fused_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 6)
 CASEL(fused_columns_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, WAVE_PIPE_REGS, 6)
 CASEL(fused_2d_falls_back, 8, WAVE_KERNEL_TILED, true, false, false, WAVE_PIPE_REGS, 6)
 /* 7: the same launch on a second stream beside the core's */
 CASEL(fused_side_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 7)
 CASEL(fused_side_columns_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 7)
 CASEL(fused_side_ring_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RING, 7)
-CASEL(fused_side_3d_free_surface_naive_rows, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 7)
+CASEL(fused_side_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 7)
