@@ -93,7 +93,13 @@ struct TtiGpu {
  * register queues (tti_cols.cu, 3D only: 2D grids run the ring), and a research value
  * the acoustic kernels do not have: the column kernel with the s-halo columns' queues in
  * shared memory (18 registers fewer, 16 shared-memory reads more per halo column). */
-enum tti_tiled_kind { TTI_TILED_RING = 1, TTI_TILED_COLS = 2, TTI_TILED_COLS_HS = 3 };
+enum tti_tiled_kind {
+    TTI_TILED_RING = 1,
+    TTI_TILED_COLS = 2,
+    TTI_TILED_COLS_HS = 3,
+    TTI_TILED_SPLIT = 4,    /* tti_split.cu: the columns with p and q on two halves of the block */
+    TTI_TILED_SPLIT_HS = 5, /* the same with the halo queues in shared memory */
+};
 /* H100, 512^3, order 8 (2026-11-24 10:37 and 10:57 UTC, all in each run): columns 4.38 ms
  * per step without CPML (ring 7.53, halo queues shared 4.73), 8.86 ms with (ring 11.58) */
 #define TTI_TILED_PROD TTI_TILED_COLS
@@ -194,6 +200,9 @@ int tti_cu_tiled(const tti_sim *s, const Box &b, cudaStream_t st);
 bool tti_cu_tiled_supports(const tti_sim *s);
 /* tti_cols.cu: the column-queue variant of tti_cu_tiled (same contract), 3D orders 2..8. */
 int tti_cu_cols(const tti_sim *s, const Box &b, bool halo_shared, cudaStream_t st);
+/* tti_split.cu: the same contract, p and q on two halves of a 32 x 16 x 2 block (3D
+ * orders 2..8, tti_cu_cols_supports). */
+int tti_cu_split(const tti_sim *s, const Box &b, bool halo_shared, cudaStream_t st);
 bool tti_cu_cols_supports(const tti_sim *s);
 /* tti_cols.cu: the column kernel with the CPML terms over boxes B[0..N) (3D orders 2..8,
  * no free surface rows among them; psi from TArgs.psi, written to TArgs.psi_n). */

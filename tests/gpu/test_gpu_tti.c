@@ -119,7 +119,9 @@ static void run_case(const struct tcase *t)
     /* the variant asked for is the one that runs (2D grids: the ring only) */
     if (t->kernel == WAVE_KERNEL_TILED && t->pipe)
         cr_assert(strstr(desc, t->pipe == WAVE_PIPE_RING || t->two_d ? "tiled ring"
-                               : t->pipe == 3                    ? "halo queues shared"
+                               : t->pipe == 3                    ? "32x16, halo queues shared"
+                               : t->pipe == 4                    ? "p and q halves)"
+                               : t->pipe == 5                    ? "p and q halves, halo queues shared"
                                                                  : "tiled columns (fused, register queues, 32x16)"),
                   "%s runs %s", t->name, desc);
     /* the passes beside the core asked for (wave_tuning.cpml, kernels/tti_cuda.h) */
@@ -343,3 +345,16 @@ CASEL(fused_side_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAV
 CASEL(fused_side_columns_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 7)
 CASEL(fused_side_ring_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RING, 7)
 CASEL(fused_side_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 7)
+/* 4, 5: the column kernel with p and q on two halves of the block (tti_split.cu), with
+ * the naive passes or the CPML column kernel beside it */
+CASEV(split_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 4)
+CASEV(split_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 4)
+CASEV(split_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 4)
+CASEV(split_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, 4)
+CASEV(split_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, 4)
+CASEV(split_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, 4)
+CASEV(split_hs_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 5)
+CASEV(split_hs_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 5)
+CASEV(split_hs_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, 5)
+CASEL(split_fused_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 4, 7)
+CASEL(split_hs_fused_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 5, 6)
