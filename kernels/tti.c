@@ -458,6 +458,9 @@ static void set_medium(struct tti_sim *s, const struct tti_model *m)
 {
     const struct wave_layout *L = &s->w.L;
     const double dt2 = s->w.p.dt * s->w.p.dt;
+    /* constant angles: one tilt code for every point (fmod and two roundings a point) */
+    const bool tilt_const = !m->theta && !m->phi;
+    const uint32_t tilt0 = tti_theta_code(m->theta0) | tti_phi_code(m->phi0) << 16;
 #pragma omp parallel for schedule(static)
     for (int k = 0; k < L->npad[2]; k++) {
         const int kz = k - L->pml[4] < 0 ? 0 : k - L->pml[4] >= L->n[2] ? L->n[2] - 1 : k - L->pml[4];
@@ -477,8 +480,9 @@ static void set_medium(struct tti_sim *s, const struct tti_model *m)
                 const double d = fmin(taper * val_at(m->delta, m->delta0, si), e);
                 s->w.vel[c] = (float)(v * v * dt2);
                 s->ed[c] = tti_ed_code(e) | tti_ed_code(d) << 16;
-                s->tilt[c] = tti_theta_code(val_at(m->theta, m->theta0, si)) |
-                             tti_phi_code(val_at(m->phi, m->phi0, si)) << 16;
+                s->tilt[c] = tilt_const ? tilt0
+                                        : tti_theta_code(val_at(m->theta, m->theta0, si)) |
+                                              tti_phi_code(val_at(m->phi, m->phi0, si)) << 16;
                 if (s->eps) /* the CPU's decoded arrays (none on a GPU) */
                     decode_point(s, c);
             }
