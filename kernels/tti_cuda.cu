@@ -108,17 +108,15 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
     s->gpu = g;
     g->naive = w->p.kernel == WAVE_KERNEL_NAIVE;
     const int pipe = w->p.tuning.pipe;
-    if (pipe < 0 || pipe > TTI_TILED_SPLIT_HS)
-        return err_set(-EINVAL, "tti: tuning.pipe %d: 0 (default), %d (ring), %d (column queues), %d (column queues, "
-                       "halo queues in shared memory) or %d / %d (the same with p and q on two halves of the block)",
-                       pipe, TTI_TILED_RING, TTI_TILED_COLS, TTI_TILED_COLS_HS, TTI_TILED_SPLIT, TTI_TILED_SPLIT_HS);
+    if (pipe < 0 || pipe > TTI_TILED_COLS_HS)
+        return err_set(-EINVAL, "tti: tuning.pipe %d: 0 (default), %d (ring), %d (column queues) or %d (column queues, "
+                       "halo queues in shared memory)", pipe, TTI_TILED_RING, TTI_TILED_COLS, TTI_TILED_COLS_HS);
     g->tiled = pipe ? pipe : TTI_TILED_PROD;
     const int lay = w->p.tuning.cpml;
-    if (lay < 0 || lay > TTI_LAYERS_FUSED_OV)
+    if (lay < 0 || lay > TTI_LAYERS_FUSED_AS_HS)
         return err_set(-EINVAL, "tti: tuning.cpml %d: 0 (default), %d (naive passes beside the core), %d..%d (z-marching "
-                       "passes) or %d / %d (CPML in the column kernel; beside the core's launch), kernels/tti_cuda.h",
-                       lay, TTI_LAYERS_NAIVE, TTI_LAYERS_STAGED2, TTI_LAYERS_MARCH12, TTI_LAYERS_FUSED,
-                       TTI_LAYERS_FUSED_OV);
+                       "passes) or %d..%d (CPML in the column kernel), kernels/tti_cuda.h", lay, TTI_LAYERS_NAIVE,
+                       TTI_LAYERS_STAGED2, TTI_LAYERS_MARCH12, TTI_LAYERS_FUSED, TTI_LAYERS_FUSED_AS_HS);
     const int layk = lay ? lay : TTI_LAYERS_PROD;
     g->layers_tiled = layk >= TTI_LAYERS_STAGED2 && layk <= TTI_LAYERS_MARCH12 && !wave_is_2d(w);
     g->layers1_tiled = (layk == TTI_LAYERS_STAGED12 || layk == TTI_LAYERS_MARCH12) && !wave_is_2d(w);
@@ -127,7 +125,9 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
         g->tiled = TTI_TILED_RING;
     /* the CPML column kernel: 3D orders 2..8 (a free surface's r rows, which need the
      * image s it does not form, run the naive passes) */
-    g->fused = (layk == TTI_LAYERS_FUSED || layk == TTI_LAYERS_FUSED_OV) && !g->naive && tti_cu_cols_supports(s);
+    g->fused = layk >= TTI_LAYERS_FUSED && !g->naive && tti_cu_cols_supports(s);
+    g->cp_hs = layk == TTI_LAYERS_FUSED_HS || layk == TTI_LAYERS_FUSED_AS_HS;
+    g->cp_async = layk == TTI_LAYERS_FUSED_AS || layk == TTI_LAYERS_FUSED_AS_HS;
     int rc;
     if (g->fused && layk == TTI_LAYERS_FUSED_OV &&
         ((rc = dev_stream_create(w->dev, &g->side)) < 0 || (rc = dev_event_create(w->dev, &g->fork, false)) < 0 ||
@@ -303,8 +303,6 @@ static int ensure_u(tti_sim *s)
 static int run_tiled(const tti_sim *s, const Box &b, cudaStream_t st)
 {
     const int k = G(s)->tiled;
-    if (k == TTI_TILED_SPLIT || k == TTI_TILED_SPLIT_HS)
-        return tti_cu_split(s, b, k == TTI_TILED_SPLIT_HS, st);
     return k == TTI_TILED_RING ? tti_cu_tiled(s, b, st) : tti_cu_cols(s, b, k == TTI_TILED_COLS_HS, st);
 }
 
@@ -376,7 +374,7 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
             if (rc == 0)
                 rc = dev_stream_wait(w->dev, g->side, g->fork);
             if (rc == 0)
-                rc = tti_cu_cols_cpml(s, parts, n2, (cudaStream_t)g->side);
+                rc = tti_cu_cols_cpml(s, parts, n2, g->cp_hs, g->cp_async, (cudaStream_t)g->side);
             if (rc == 0)
                 rc = run_tiled(s, core, st);
             if (rc == 0)
@@ -384,7 +382,7 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
             if (rc == 0)
                 rc = dev_stream_wait(w->dev, w->stream, g->join);
         } else if (rc == 0) {
-            rc = tti_cu_cols_cpml(s, parts, n2, st);
+            rc = tti_cu_cols_cpml(s, parts, n2, g->cp_hs, g->cp_async, st);
             if (rc == 0)
                 rc = run_tiled(s, core, st);
         }
@@ -512,13 +510,13 @@ extern "C" void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len)
     const char *what = !tiled                   ? "naive (2 passes)"
                        : k == TTI_TILED_COLS    ? "tiled columns (fused, register queues, 32x16)"
                        : k == TTI_TILED_COLS_HS ? "tiled columns (fused, register queues, 32x16, halo queues shared)"
-                       : k == TTI_TILED_SPLIT   ? "tiled columns split (fused, register queues, 32x16, p and q halves)"
-                       : k == TTI_TILED_SPLIT_HS
-                           ? "tiled columns split (fused, register queues, 32x16, p and q halves, halo queues shared)"
                                                 : "tiled ring (fused, shared-memory ring of planes)";
     snprintf(buf, len, "CUDA %s%s%s, sigma %g, CPML %s", what,
              !tiled                        ? ""
              : G(s)->fused && G(s)->side   ? ", CPML in the column kernel, beside the core"
+             : G(s)->fused && G(s)->cp_hs && G(s)->cp_async ? ", CPML in the column kernel (halo queues shared, psi staged)"
+             : G(s)->fused && G(s)->cp_hs                   ? ", CPML in the column kernel (halo queues shared)"
+             : G(s)->fused && G(s)->cp_async                ? ", CPML in the column kernel (psi staged)"
              : G(s)->fused                 ? ", CPML in the column kernel"
              : !G(s)->layers_tiled         ? ""
              : G(s)->layers_staged         ? (G(s)->layers1_tiled ? ", tiled layer passes 1+2" : ", tiled layer pass")

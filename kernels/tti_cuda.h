@@ -83,6 +83,7 @@ struct TtiGpu {
                            (a neighbour block reads the psi a tile updates); the step
                            then swaps the two */
     float *psi2[2][3];
+    bool cp_hs, cp_async; /* TTI_LAYERS_FUSED_HS / _AS: the CPML launch's form */
     void *side;          /* TTI_LAYERS_FUSED_OV: a second stream for the CPML launch, */
     void *fork, *join;   /* forked from and joined to the simulation's by these events */
 };
@@ -97,8 +98,6 @@ enum tti_tiled_kind {
     TTI_TILED_RING = 1,
     TTI_TILED_COLS = 2,
     TTI_TILED_COLS_HS = 3,
-    TTI_TILED_SPLIT = 4,    /* tti_split.cu: the columns with p and q on two halves of the block */
-    TTI_TILED_SPLIT_HS = 5, /* the same with the halo queues in shared memory */
 };
 /* H100, 512^3, order 8 (2026-11-24 10:37 and 10:57 UTC, all in each run): columns 4.38 ms
  * per step without CPML (ring 7.53, halo queues shared 4.73), 8.86 ms with (ring 11.58) */
@@ -112,7 +111,8 @@ enum tti_tiled_kind {
  * the CPML terms (tti_cols.cu, CP: psi double-buffered, zeta / chi in place) over the
  * padded grid less the core, in one launch (3D orders 2..8 without a free surface; else
  * the naive passes); 7 the same with that launch on a second stream beside the core's
- * (each fills the other's last wave). */
+ * (each fills the other's last wave); 8 the halo columns' z queues in shared memory
+ * (fewer registers), 9 psi(n) staged a plane ahead in shared memory by cp.async, 10 both. */
 enum tti_layers_kind {
     TTI_LAYERS_NAIVE = 1,
     TTI_LAYERS_STAGED2 = 2,
@@ -121,6 +121,9 @@ enum tti_layers_kind {
     TTI_LAYERS_MARCH12 = 5,
     TTI_LAYERS_FUSED = 6,
     TTI_LAYERS_FUSED_OV = 7,
+    TTI_LAYERS_FUSED_HS = 8,    /* 6 with the halo columns' z queues in shared memory */
+    TTI_LAYERS_FUSED_AS = 9,    /* 6 with psi(n) staged a plane ahead by cp.async */
+    TTI_LAYERS_FUSED_AS_HS = 10, /* both */
 };
 /* H100, 512^3, order 8, CPML (2026-11-24 10:57 UTC, columns core): naive 8.86 ms per step,
  * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90 */
@@ -200,13 +203,10 @@ int tti_cu_tiled(const tti_sim *s, const Box &b, cudaStream_t st);
 bool tti_cu_tiled_supports(const tti_sim *s);
 /* tti_cols.cu: the column-queue variant of tti_cu_tiled (same contract), 3D orders 2..8. */
 int tti_cu_cols(const tti_sim *s, const Box &b, bool halo_shared, cudaStream_t st);
-/* tti_split.cu: the same contract, p and q on two halves of a 32 x 16 x 2 block (3D
- * orders 2..8, tti_cu_cols_supports). */
-int tti_cu_split(const tti_sim *s, const Box &b, bool halo_shared, cudaStream_t st);
 bool tti_cu_cols_supports(const tti_sim *s);
 /* tti_cols.cu: the column kernel with the CPML terms over boxes B[0..N) (3D orders 2..8,
  * no free surface rows among them; psi from TArgs.psi, written to TArgs.psi_n). */
-int tti_cu_cols_cpml(const tti_sim *s, const Box *b, int n, cudaStream_t st);
+int tti_cu_cols_cpml(const tti_sim *s, const Box *b, int n, bool halo_shared, bool async, cudaStream_t st);
 #endif
 
 #endif

@@ -120,8 +120,6 @@ static void run_case(const struct tcase *t)
     if (t->kernel == WAVE_KERNEL_TILED && t->pipe)
         cr_assert(strstr(desc, t->pipe == WAVE_PIPE_RING || t->two_d ? "tiled ring"
                                : t->pipe == 3                    ? "32x16, halo queues shared"
-                               : t->pipe == 4                    ? "p and q halves)"
-                               : t->pipe == 5                    ? "p and q halves, halo queues shared"
                                                                  : "tiled columns (fused, register queues, 32x16)"),
                   "%s runs %s", t->name, desc);
     /* the passes beside the core asked for (wave_tuning.cpml, kernels/tti_cuda.h) */
@@ -132,10 +130,10 @@ static void run_case(const struct tcase *t)
               desc);
     cr_assert(!strstr(desc, "marching layer pass") == !(lay && (t->layers == 4 || t->layers == 5)), "%s runs %s",
               t->name, desc);
-    /* 6, 7: the CPML in the column kernel (3D; a free surface's rows by the naive passes);
-     * 7 on a second stream */
+    /* 6..10: the CPML in the column kernel (3D; a free surface's rows by the naive
+     * passes); 7 on a second stream */
     if (t->layers) {
-        const bool fused = lay && (t->layers == 6 || t->layers == 7) && t->order <= 8;
+        const bool fused = lay && t->layers >= 6 && t->order <= 8;
         cr_assert(!strstr(desc, "CPML in the column kernel") == !fused, "%s runs %s", t->name, desc);
         cr_assert(!strstr(desc, "beside the core") == !(fused && t->layers == 7), "%s runs %s", t->name, desc);
     }
@@ -345,16 +343,12 @@ CASEL(fused_side_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAV
 CASEL(fused_side_columns_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 7)
 CASEL(fused_side_ring_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RING, 7)
 CASEL(fused_side_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 7)
-/* 4, 5: the column kernel with p and q on two halves of the block (tti_split.cu), with
- * the naive passes or the CPML column kernel beside it */
-CASEV(split_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 4)
-CASEV(split_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 4)
-CASEV(split_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 4)
-CASEV(split_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, 4)
-CASEV(split_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, 4)
-CASEV(split_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, 4)
-CASEV(split_hs_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 5)
-CASEV(split_hs_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 5)
-CASEV(split_hs_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, 5)
-CASEL(split_fused_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 4, 7)
-CASEL(split_hs_fused_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 5, 6)
+/* 8, 9, 10: the CPML column kernel with its halo queues in shared memory, psi(n) staged
+ * by cp.async, both */
+CASEL(fused_hs_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 8)
+CASEL(fused_as_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 9)
+CASEL(fused_as_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 9)
+CASEL(fused_as_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 9)
+CASEL(fused_as_hs_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 10)
+CASEL(fused_as_hs_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 10)
+CASEL(fused_as_hs_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 10)
