@@ -54,7 +54,8 @@ struct CCfg {
      * the raw S_z per field, [ring][field][slot][thread] */
     static constexpr int CPN = CP ? 2 * 2 * (2 * R + 1) * NT : 0;
     /* CP: the psi(n) of the next plane, staged (2 fields x 6) */
-    static constexpr int STN = CPM == 2 ? 2 * 6 * NT : 0;
+    static constexpr int SW = HR ? 6 : 12; /* slots per field (below: the kernel's ld_psi) */
+    static constexpr int STN = CPM == 2 ? 2 * SW * NT : 0;
     static constexpr size_t bytes = sizeof(float) * (2 * 2 * FIELD + HRN + CPN + STN);
     static constexpr int NEY = 2 * R * BXW, NEX = 2 * R * BYH, NE = NEY + NEX + 4 * R * R; /* others */
     static_assert(NH <= NT && NE <= NT, "one halo column and one other cell per thread");
@@ -99,6 +100,7 @@ __device__ __forceinline__ void tc_cp4(float *dst, const float *src, bool ok)
 }
 __device__ __forceinline__ void tc_cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 __device__ __forceinline__ void tc_cp_wait() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+__device__ __forceinline__ void tc_cp_wait1() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 
 /* CP: the boxes of one launch (the padded grid less the core: up to 6), each cut into
  * column tiles and z chunks of ZC planes; blocks [START[i], START[i + 1]) are box I's,
@@ -221,7 +223,10 @@ __global__ void __launch_bounds__(BXW *BYH, 1)
      * [thread], copied there asynchronously (cp.async) a plane ahead, so that the s chain
      * waits for no global load and no register holds them in flight */
     float *const stg = sm + 4 * C::FIELD + C::HRN + C::CPN + t;
-    auto pt = [&](int f, int w) -> float { return stg[(f * 6 + w) * C::NT]; };
+    auto pt = [&](int f, int w) -> float { return stg[(f * C::SW + w) * C::NT]; };
+    /* AS without HR also stages the owner's zeta and chi: of plane P (x, y: phase 2 of
+     * the next iteration) and of plane P - R (z: its phase 3), read-modify-written there */
+    constexpr bool ZS = AS && !HR;
     (void)pt;
     auto ld_psi = [&](int P) {
         const int jzp = t_js(a, 2, P);
@@ -229,23 +234,46 @@ __global__ void __launch_bounds__(BXW *BYH, 1)
 #pragma unroll
         for (int f = 0; f < 2; f++) {
             const float *d = a.vel; /* a valid address where nothing is copied */
-            tc_cp4(stg + (f * 6 + 0) * C::NT, ti && jxt >= 0 ? a.psi[f][0] + sl_x(a, y0 + ty, P, jxt) : d, ti && jxt >= 0);
-            tc_cp4(stg + (f * 6 + 1) * C::NT, ti && jyt >= 0 ? a.psi[f][1] + sl_y(a, x0 + tx, P, jyt) : d, ti && jyt >= 0);
-            tc_cp4(stg + (f * 6 + 2) * C::NT, ti && jzp >= 0 ? a.psi[f][2] + sl_z(a, x0 + tx, y0 + ty, jzp) : d,
+            tc_cp4(stg + (f * C::SW + 0) * C::NT, ti && jxt >= 0 ? a.psi[f][0] + sl_x(a, y0 + ty, P, jxt) : d, ti && jxt >= 0);
+            tc_cp4(stg + (f * C::SW + 1) * C::NT, ti && jyt >= 0 ? a.psi[f][1] + sl_y(a, x0 + tx, P, jyt) : d, ti && jyt >= 0);
+            tc_cp4(stg + (f * C::SW + 2) * C::NT, ti && jzp >= 0 ? a.psi[f][2] + sl_z(a, x0 + tx, y0 + ty, jzp) : d,
                 ti && jzp >= 0);
             if (ownH) {
-                tc_cp4(stg + (f * 6 + 3) * C::NT, hi && jxh >= 0 ? a.psi[f][0] + sl_x(a, y0 + yh, P, jxh) : d,
+                tc_cp4(stg + (f * C::SW + 3) * C::NT, hi && jxh >= 0 ? a.psi[f][0] + sl_x(a, y0 + yh, P, jxh) : d,
                     hi && jxh >= 0);
-                tc_cp4(stg + (f * 6 + 4) * C::NT, hi && jyh >= 0 ? a.psi[f][1] + sl_y(a, x0 + xh, P, jyh) : d,
+                tc_cp4(stg + (f * C::SW + 4) * C::NT, hi && jyh >= 0 ? a.psi[f][1] + sl_y(a, x0 + xh, P, jyh) : d,
                     hi && jyh >= 0);
-                tc_cp4(stg + (f * 6 + 5) * C::NT, hi && jzp >= 0 ? a.psi[f][2] + sl_z(a, x0 + xh, y0 + yh, jzp) : d,
+                tc_cp4(stg + (f * C::SW + 5) * C::NT, hi && jzp >= 0 ? a.psi[f][2] + sl_z(a, x0 + xh, y0 + yh, jzp) : d,
                     hi && jzp >= 0);
             }
         }
         tc_cp_commit();
     };
+    /* ZS: the zeta and chi iteration P reads, x and y of plane P - 1 (its phase 2) and z
+     * of plane P - R (its phase 3), where this thread owns them; issued after phase 3 of
+     * iteration P - 1, the last reader of the slots */
+    auto ld_zc = [&](int P) {
+        const float *d = a.vel;
+        const int p1 = P - 1, pz = P - R, jzz = t_js(a, 2, pz);
+        const bool ox = mine && p1 >= kb && p1 < ke && jxt >= 0, oy = mine && p1 >= kb && p1 < ke && jyt >= 0;
+        const bool oz = mine && pz >= kb && pz < ke && jzz >= 0;
+        const long long ex = ox ? sl_x(a, y0 + ty, p1, jxt) : 0, ey = oy ? sl_y(a, x0 + tx, p1, jyt) : 0,
+                        ez = oz ? sl_z(a, x0 + tx, y0 + ty, jzz) : 0;
+#pragma unroll
+        for (int f = 0; f < 2; f++) {
+            tc_cp4(stg + (f * C::SW + 6) * C::NT, ox ? a.zeta[f][0] + ex : d, ox);
+            tc_cp4(stg + (f * C::SW + 7) * C::NT, ox ? a.chi[f][0] + ex : d, ox);
+            tc_cp4(stg + (f * C::SW + 8) * C::NT, oy ? a.zeta[f][1] + ey : d, oy);
+            tc_cp4(stg + (f * C::SW + 9) * C::NT, oy ? a.chi[f][1] + ey : d, oy);
+            tc_cp4(stg + (f * C::SW + 10) * C::NT, oz ? a.zeta[f][2] + ez : d, oz);
+            tc_cp4(stg + (f * C::SW + 11) * C::NT, oz ? a.chi[f][2] + ez : d, oz);
+        }
+        tc_cp_commit();
+    };
     if constexpr (AS) {
         ld_psi(kb - R);
+        if constexpr (ZS)
+            ld_zc(kb - R);
         tc_cp_wait();
     }
     /* ring element of ring W (0 psi_z, 1 S_z), field F, D planes before plane K */
@@ -421,6 +449,8 @@ __global__ void __launch_bounds__(BXW *BYH, 1)
         }
         if constexpr (AS)
             ld_psi(K + 1); /* phase 1 was the last reader of plane K's */
+        if constexpr (ZS)
+            tc_cp_wait1(); /* this iteration's zeta and chi (all but the newest group) */
         /* 2: (m_x + m_y)(K-1) from the other buffer; the queues advance */
 #pragma unroll
         for (int f = 0; f < 2; f++) {
@@ -447,10 +477,10 @@ __global__ void __launch_bounds__(BXW *BYH, 1)
                             dp += a.c1[0][l] * (ps[l] - ps[-l]);
                         const long long e = sl_x(a, j, P, jxt);
                         const float pa = __ldg(a.pa[0] + i), pb = __ldg(a.pb[0] + i);
-                        const float v = sxr[f] + dp, z = pb * a.zeta[f][0][e] + pa * v;
+                        const float v = sxr[f] + dp, z = pb * (ZS ? pt(f, 6) : a.zeta[f][0][e]) + pa * v;
                         a.zeta[f][0][e] = z;
                         lq[f][R] += dp + z;
-                        const float c = pb * a.chi[f][0][e] + pa * mx;
+                        const float c = pb * (ZS ? pt(f, 7) : a.chi[f][0][e]) + pa * mx;
                         a.chi[f][0][e] = c;
                         mx += c;
                     }
@@ -462,10 +492,10 @@ __global__ void __launch_bounds__(BXW *BYH, 1)
                             dp += a.c1[1][l] * (ps[l * C::UYS] - ps[-l * C::UYS]);
                         const long long e = sl_y(a, i, P, jyt);
                         const float pa = __ldg(a.pa[1] + j), pb = __ldg(a.pb[1] + j);
-                        const float v = syr[f] + dp, z = pb * a.zeta[f][1][e] + pa * v;
+                        const float v = syr[f] + dp, z = pb * (ZS ? pt(f, 8) : a.zeta[f][1][e]) + pa * v;
                         a.zeta[f][1][e] = z;
                         lq[f][R] += dp + z;
-                        const float c = pb * a.chi[f][1][e] + pa * my;
+                        const float c = pb * (ZS ? pt(f, 9) : a.chi[f][1][e]) + pa * my;
                         a.chi[f][1][e] = c;
                         my += c;
                     }
@@ -503,14 +533,14 @@ __global__ void __launch_bounds__(BXW *BYH, 1)
                     if (jk >= 0) {
                         const long long e = sl_z(a, x0 + tx, y0 + ty, jk);
                         const float pa = __ldg(a.pa[2] + k), pb = __ldg(a.pb[2] + k);
-                        const float c = pb * a.chi[f][2][e] + pa * mz;
+                        const float c = pb * (ZS ? pt(f, 11) : a.chi[f][2][e]) + pa * mz;
                         a.chi[f][2][e] = c;
                         mz += c;
                         float dp = 0;
 #pragma unroll
                         for (int l = 1; l <= R; l++)
                             dp += a.c1[2][l] * (rg(0, f, R - l) - rg(0, f, R + l));
-                        const float v = rg(1, f, R) + dp, z = pb * a.zeta[f][2][e] + pa * v;
+                        const float v = rg(1, f, R) + dp, z = pb * (ZS ? pt(f, 10) : a.zeta[f][2][e]) + pa * v;
                         a.zeta[f][2][e] = z;
                         lf[f] += dp + z;
                     }
@@ -524,6 +554,8 @@ __global__ void __launch_bounds__(BXW *BYH, 1)
             a.o[0][cu] = 2.0f * q[0][0] - mop + ap * lf[0] + ((sv - ap) * hf[0] + cc * hf[1]);
             a.o[1][cu] = 2.0f * q[1][0] - moq + aq * lf[0] + (cc * hf[1] - aq * hf[0]) + sv * lf[1];
         }
+        if constexpr (ZS)
+            ld_zc(K + 1); /* phases 2 and 3 were the last readers of the slots */
         /* 4: f(K+1) into the other buffer */
 #pragma unroll
         for (int f = 0; f < 2; f++) {
@@ -552,7 +584,9 @@ __global__ void __launch_bounds__(BXW *BYH, 1)
             mop = a.o[0][c1];
             moq = a.o[1][c1];
         }
-        if constexpr (AS)
+        if constexpr (ZS)
+            tc_cp_wait1(); /* psi of K+1; the zeta and chi of K+1 may still be in flight */
+        else if constexpr (AS)
             tc_cp_wait();
         __syncthreads();
 #pragma unroll
