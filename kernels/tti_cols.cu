@@ -36,9 +36,8 @@ namespace {
  * then fall in distinct shared-memory banks */
 constexpr int odd4(int w) { return w + ((12 - w % 8) % 8); }
 
-template <int R, int BXW, int BYH, bool HR, int CPM>
+template <int R, int BXW, int BYH, bool HR, bool CP>
 struct CCfg {
-    static constexpr bool CP = CPM > 0;
     static constexpr int FS = odd4(BXW + 4 * R), FH = BYH + 4 * R; /* f plane: stride, rows */
     static constexpr int UXS = odd4(BXW + 2 * R), UYS = BXW;       /* u_x, u_y planes */
     static constexpr int FPL = FS * FH, UXN = UXS * BYH, UYN = UYS * (BYH + 2 * R);
@@ -53,10 +52,7 @@ struct CCfg {
     /* CP: per thread column, rings of 2R+1 planes (slot = plane mod 2R+1) of psi_z and of
      * the raw S_z per field, [ring][field][slot][thread] */
     static constexpr int CPN = CP ? 2 * 2 * (2 * R + 1) * NT : 0;
-    /* CP: the psi(n) of the next plane, staged (2 fields x 6) */
-    static constexpr int SW = HR ? 6 : 12; /* slots per field (below: the kernel's ld_psi) */
-    static constexpr int STN = CPM == 2 ? 2 * SW * NT : 0;
-    static constexpr size_t bytes = sizeof(float) * (2 * 2 * FIELD + HRN + CPN + STN);
+    static constexpr size_t bytes = sizeof(float) * (2 * 2 * FIELD + HRN + CPN);
     static constexpr int NEY = 2 * R * BXW, NEX = 2 * R * BYH, NE = NEY + NEX + 4 * R * R; /* others */
     static_assert(NH <= NT && NE <= NT, "one halo column and one other cell per thread");
     static_assert(NHY % 32 == 0 && NH % 32 == 0, "halo kinds warp-uniform");
@@ -91,17 +87,6 @@ __device__ __forceinline__ uint32_t ldt(const TArgs &a, const Col &c, int P)
     return c.inxy && P >= 0 && P < a.npad[2] ? __ldg(a.tilt + c.base + (long long)(P + a.h) * a.sz) : 0u;
 }
 
-/* cp.async of 4 bytes from global SRC to shared DST (zeros where !OK), its commit and
- * the wait for all of this thread's (sm_80+) */
-__device__ __forceinline__ void tc_cp4(float *dst, const float *src, bool ok)
-{
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(ok ? 4 : 0) : "memory");
-}
-__device__ __forceinline__ void tc_cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void tc_cp_wait() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-__device__ __forceinline__ void tc_cp_wait1() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
-
 /* CP: the boxes of one launch (the padded grid less the core: up to 6), each cut into
  * column tiles and z chunks of ZC planes; blocks [START[i], START[i + 1]) are box I's,
  * x tile fastest, then y tile, then chunk. */
@@ -128,14 +113,11 @@ __device__ __forceinline__ long long sl_z(const TArgs &a, int i, int j, int js)
 
 } // namespace
 
-template <int R, int BXW, int BYH, bool HR, int CPM>
+template <int R, int BXW, int BYH, bool HR, bool CP>
 __global__ void __launch_bounds__(BXW *BYH, 1)
     k_tti_cols(TArgs a, Box b0, int zchunk0, int d0, int d1, int d2, CBoxes cb)
 {
-    /* CPM: 0 no CPML terms; 1 the CPML terms, psi(n) loaded where used; 2 the same, psi(n)
-     * staged a plane ahead in shared memory by cp.async */
-    constexpr bool CP = CPM > 0, AS = CPM == 2;
-    using C = CCfg<R, BXW, BYH, HR, CPM>;
+    using C = CCfg<R, BXW, BYH, HR, CP>;
     constexpr int Q = 2 * R + 1;
     extern __shared__ float sm[];
     const int tx = threadIdx.x, ty = threadIdx.y, t = ty * BXW + tx;
@@ -217,64 +199,6 @@ __global__ void __launch_bounds__(BXW *BYH, 1)
             jxh = t_js(a, 0, x0 + xh);
             jyh = t_js(a, 1, y0 + yh);
         }
-    }
-    /* CP: psi(n) of plane K at the tile column and the halo column, per field and axis (0
-     * outside that axis's layers), in shared memory [field][tile x, y, z, halo x, y, z]
-     * [thread], copied there asynchronously (cp.async) a plane ahead, so that the s chain
-     * waits for no global load and no register holds them in flight */
-    float *const stg = sm + 4 * C::FIELD + C::HRN + C::CPN + t;
-    auto pt = [&](int f, int w) -> float { return stg[(f * C::SW + w) * C::NT]; };
-    /* AS without HR also stages the owner's zeta and chi: of plane P (x, y: phase 2 of
-     * the next iteration) and of plane P - R (z: its phase 3), read-modify-written there */
-    constexpr bool ZS = AS && !HR;
-    (void)pt;
-    auto ld_psi = [&](int P) {
-        const int jzp = t_js(a, 2, P);
-        const bool pin = P >= 0 && P < a.npad[2], ti = pin && ct.inxy, hi = pin && ownH && ch.inxy;
-#pragma unroll
-        for (int f = 0; f < 2; f++) {
-            const float *d = a.vel; /* a valid address where nothing is copied */
-            tc_cp4(stg + (f * C::SW + 0) * C::NT, ti && jxt >= 0 ? a.psi[f][0] + sl_x(a, y0 + ty, P, jxt) : d, ti && jxt >= 0);
-            tc_cp4(stg + (f * C::SW + 1) * C::NT, ti && jyt >= 0 ? a.psi[f][1] + sl_y(a, x0 + tx, P, jyt) : d, ti && jyt >= 0);
-            tc_cp4(stg + (f * C::SW + 2) * C::NT, ti && jzp >= 0 ? a.psi[f][2] + sl_z(a, x0 + tx, y0 + ty, jzp) : d,
-                ti && jzp >= 0);
-            if (ownH) {
-                tc_cp4(stg + (f * C::SW + 3) * C::NT, hi && jxh >= 0 ? a.psi[f][0] + sl_x(a, y0 + yh, P, jxh) : d,
-                    hi && jxh >= 0);
-                tc_cp4(stg + (f * C::SW + 4) * C::NT, hi && jyh >= 0 ? a.psi[f][1] + sl_y(a, x0 + xh, P, jyh) : d,
-                    hi && jyh >= 0);
-                tc_cp4(stg + (f * C::SW + 5) * C::NT, hi && jzp >= 0 ? a.psi[f][2] + sl_z(a, x0 + xh, y0 + yh, jzp) : d,
-                    hi && jzp >= 0);
-            }
-        }
-        tc_cp_commit();
-    };
-    /* ZS: the zeta and chi iteration P reads, x and y of plane P - 1 (its phase 2) and z
-     * of plane P - R (its phase 3), where this thread owns them; issued after phase 3 of
-     * iteration P - 1, the last reader of the slots */
-    auto ld_zc = [&](int P) {
-        const float *d = a.vel;
-        const int p1 = P - 1, pz = P - R, jzz = t_js(a, 2, pz);
-        const bool ox = mine && p1 >= kb && p1 < ke && jxt >= 0, oy = mine && p1 >= kb && p1 < ke && jyt >= 0;
-        const bool oz = mine && pz >= kb && pz < ke && jzz >= 0;
-        const long long ex = ox ? sl_x(a, y0 + ty, p1, jxt) : 0, ey = oy ? sl_y(a, x0 + tx, p1, jyt) : 0,
-                        ez = oz ? sl_z(a, x0 + tx, y0 + ty, jzz) : 0;
-#pragma unroll
-        for (int f = 0; f < 2; f++) {
-            tc_cp4(stg + (f * C::SW + 6) * C::NT, ox ? a.zeta[f][0] + ex : d, ox);
-            tc_cp4(stg + (f * C::SW + 7) * C::NT, ox ? a.chi[f][0] + ex : d, ox);
-            tc_cp4(stg + (f * C::SW + 8) * C::NT, oy ? a.zeta[f][1] + ey : d, oy);
-            tc_cp4(stg + (f * C::SW + 9) * C::NT, oy ? a.chi[f][1] + ey : d, oy);
-            tc_cp4(stg + (f * C::SW + 10) * C::NT, oz ? a.zeta[f][2] + ez : d, oz);
-            tc_cp4(stg + (f * C::SW + 11) * C::NT, oz ? a.chi[f][2] + ez : d, oz);
-        }
-        tc_cp_commit();
-    };
-    if constexpr (AS) {
-        ld_psi(kb - R);
-        if constexpr (ZS)
-            ld_zc(kb - R);
-        tc_cp_wait();
     }
     /* ring element of ring W (0 psi_z, 1 S_z), field F, D planes before plane K */
     auto rg = [&](int w, int f, int d) -> float & {
@@ -377,21 +301,21 @@ __global__ void __launch_bounds__(BXW *BYH, 1)
                     const int i = x0 + tx, j = y0 + ty;
                     if (jxt >= 0) {
                         const long long e = sl_x(a, j, K, jxt);
-                        px = __ldg(a.pb[0] + i) * (AS ? pt(f, 0) : __ldg(a.psi[f][0] + e)) + __ldg(a.pa[0] + i) * gx;
+                        px = __ldg(a.pb[0] + i) * __ldg(a.psi[f][0] + e) + __ldg(a.pa[0] + i) * gx;
                         if (ownK)
                             a.psi_n[f][0][e] = px;
                         gx += px;
                     }
                     if (jyt >= 0) {
                         const long long e = sl_y(a, i, K, jyt);
-                        py = __ldg(a.pb[1] + j) * (AS ? pt(f, 1) : __ldg(a.psi[f][1] + e)) + __ldg(a.pa[1] + j) * gy;
+                        py = __ldg(a.pb[1] + j) * __ldg(a.psi[f][1] + e) + __ldg(a.pa[1] + j) * gy;
                         if (ownK)
                             a.psi_n[f][1][e] = py;
                         gy += py;
                     }
                     if (jz >= 0) {
                         const long long e = sl_z(a, i, j, jz);
-                        pz = __ldg(a.pb[2] + K) * (AS ? pt(f, 2) : __ldg(a.psi[f][2] + e)) + __ldg(a.pa[2] + K) * gz;
+                        pz = __ldg(a.pb[2] + K) * __ldg(a.psi[f][2] + e) + __ldg(a.pa[2] + K) * gz;
                         if (ownK)
                             a.psi_n[f][2][e] = pz;
                         gz += pz;
@@ -425,18 +349,18 @@ __global__ void __launch_bounds__(BXW *BYH, 1)
                     if (hin) {
                         const int i = x0 + xh, j = y0 + yh;
                         if (jxh >= 0) {
-                            px = __ldg(a.pb[0] + i) * (AS ? pt(f, 3) : __ldg(a.psi[f][0] + sl_x(a, j, K, jxh))) +
+                            px = __ldg(a.pb[0] + i) * __ldg(a.psi[f][0] + sl_x(a, j, K, jxh)) +
                                  __ldg(a.pa[0] + i) * hx;
                             hx += px;
                         }
                         if (jyh >= 0) {
-                            py = __ldg(a.pb[1] + j) * (AS ? pt(f, 4) : __ldg(a.psi[f][1] + sl_y(a, i, K, jyh))) +
+                            py = __ldg(a.pb[1] + j) * __ldg(a.psi[f][1] + sl_y(a, i, K, jyh)) +
                                  __ldg(a.pa[1] + j) * hyv;
                             hyv += py;
                         }
                         if (jz >= 0) {
                             const float pz =
-                                __ldg(a.pb[2] + K) * (AS ? pt(f, 5) : __ldg(a.psi[f][2] + sl_z(a, i, j, jz))) +
+                                __ldg(a.pb[2] + K) * __ldg(a.psi[f][2] + sl_z(a, i, j, jz)) +
                                 __ldg(a.pa[2] + K) * hz;
                             hz += pz;
                         }
@@ -447,10 +371,6 @@ __global__ void __launch_bounds__(BXW *BYH, 1)
                 F[uh] = (hyk ? nh.y : nh.x) * sh;
             }
         }
-        if constexpr (AS)
-            ld_psi(K + 1); /* phase 1 was the last reader of plane K's */
-        if constexpr (ZS)
-            tc_cp_wait1(); /* this iteration's zeta and chi (all but the newest group) */
         /* 2: (m_x + m_y)(K-1) from the other buffer; the queues advance */
 #pragma unroll
         for (int f = 0; f < 2; f++) {
@@ -477,10 +397,10 @@ __global__ void __launch_bounds__(BXW *BYH, 1)
                             dp += a.c1[0][l] * (ps[l] - ps[-l]);
                         const long long e = sl_x(a, j, P, jxt);
                         const float pa = __ldg(a.pa[0] + i), pb = __ldg(a.pb[0] + i);
-                        const float v = sxr[f] + dp, z = pb * (ZS ? pt(f, 6) : a.zeta[f][0][e]) + pa * v;
+                        const float v = sxr[f] + dp, z = pb * a.zeta[f][0][e] + pa * v;
                         a.zeta[f][0][e] = z;
                         lq[f][R] += dp + z;
-                        const float c = pb * (ZS ? pt(f, 7) : a.chi[f][0][e]) + pa * mx;
+                        const float c = pb * a.chi[f][0][e] + pa * mx;
                         a.chi[f][0][e] = c;
                         mx += c;
                     }
@@ -492,10 +412,10 @@ __global__ void __launch_bounds__(BXW *BYH, 1)
                             dp += a.c1[1][l] * (ps[l * C::UYS] - ps[-l * C::UYS]);
                         const long long e = sl_y(a, i, P, jyt);
                         const float pa = __ldg(a.pa[1] + j), pb = __ldg(a.pb[1] + j);
-                        const float v = syr[f] + dp, z = pb * (ZS ? pt(f, 8) : a.zeta[f][1][e]) + pa * v;
+                        const float v = syr[f] + dp, z = pb * a.zeta[f][1][e] + pa * v;
                         a.zeta[f][1][e] = z;
                         lq[f][R] += dp + z;
-                        const float c = pb * (ZS ? pt(f, 9) : a.chi[f][1][e]) + pa * my;
+                        const float c = pb * a.chi[f][1][e] + pa * my;
                         a.chi[f][1][e] = c;
                         my += c;
                     }
@@ -533,14 +453,14 @@ __global__ void __launch_bounds__(BXW *BYH, 1)
                     if (jk >= 0) {
                         const long long e = sl_z(a, x0 + tx, y0 + ty, jk);
                         const float pa = __ldg(a.pa[2] + k), pb = __ldg(a.pb[2] + k);
-                        const float c = pb * (ZS ? pt(f, 11) : a.chi[f][2][e]) + pa * mz;
+                        const float c = pb * a.chi[f][2][e] + pa * mz;
                         a.chi[f][2][e] = c;
                         mz += c;
                         float dp = 0;
 #pragma unroll
                         for (int l = 1; l <= R; l++)
                             dp += a.c1[2][l] * (rg(0, f, R - l) - rg(0, f, R + l));
-                        const float v = rg(1, f, R) + dp, z = pb * (ZS ? pt(f, 10) : a.zeta[f][2][e]) + pa * v;
+                        const float v = rg(1, f, R) + dp, z = pb * a.zeta[f][2][e] + pa * v;
                         a.zeta[f][2][e] = z;
                         lf[f] += dp + z;
                     }
@@ -554,8 +474,6 @@ __global__ void __launch_bounds__(BXW *BYH, 1)
             a.o[0][cu] = 2.0f * q[0][0] - mop + ap * lf[0] + ((sv - ap) * hf[0] + cc * hf[1]);
             a.o[1][cu] = 2.0f * q[1][0] - moq + aq * lf[0] + (cc * hf[1] - aq * hf[0]) + sv * lf[1];
         }
-        if constexpr (ZS)
-            ld_zc(K + 1); /* phases 2 and 3 were the last readers of the slots */
         /* 4: f(K+1) into the other buffer */
 #pragma unroll
         for (int f = 0; f < 2; f++) {
@@ -584,10 +502,6 @@ __global__ void __launch_bounds__(BXW *BYH, 1)
             mop = a.o[0][c1];
             moq = a.o[1][c1];
         }
-        if constexpr (ZS)
-            tc_cp_wait1(); /* psi of K+1; the zeta and chi of K+1 may still be in flight */
-        else if constexpr (AS)
-            tc_cp_wait();
         __syncthreads();
 #pragma unroll
         for (int f = 0; f < 2; f++) {
@@ -621,13 +535,13 @@ template <int R, bool HR>
 static int launch(const tti_sim *s, const Box &in, cudaStream_t st)
 {
     constexpr int BXW = TC_TX, BYH = TC_TY;
-    using C = CCfg<R, BXW, BYH, HR, 0>;
+    using C = CCfg<R, BXW, BYH, HR, false>;
     static int per_sm = 0; /* once per instantiation, as tti_tiled.cu's launcher */
     if (!per_sm) {
-        CUDA_TRY(cudaFuncSetAttribute(k_tti_cols<R, BXW, BYH, HR, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        CUDA_TRY(cudaFuncSetAttribute(k_tti_cols<R, BXW, BYH, HR, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       (int)C::bytes));
         int n = 0;
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_tti_cols<R, BXW, BYH, HR, 0>, BXW * BYH,
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_tti_cols<R, BXW, BYH, HR, false>, BXW * BYH,
                                                                C::bytes));
         per_sm = n > 0 ? n : 1;
     }
@@ -652,7 +566,7 @@ static int launch(const tti_sim *s, const Box &in, cudaStream_t st)
     dim3 blk(BXW, BYH), grd(gx, gy, (nz + zc - 1) / zc);
     CBoxes none;
     memset(&none, 0, sizeof none);
-    k_tti_cols<R, BXW, BYH, HR, 0>
+    k_tti_cols<R, BXW, BYH, HR, false>
         <<<grd, blk, C::bytes, st>>>(tti_args(s), in, zc, L->dim[0], L->dim[1], L->dim[2], none);
     CUDA_TRY_LAUNCH();
     return 0;
@@ -664,17 +578,17 @@ static int launch(const tti_sim *s, const Box &in, cudaStream_t st)
  * (chunk + 2R) over the SM slots, or the longest block if that is more (e.g. 512^3 with
  * 20-cell layers, order 8: two 24-plane z slabs of 512 tiles each, and y and x slabs of
  * 64 and 58 tiles 464 planes tall). */
-template <int R, bool HR, int CPM>
+template <int R, bool HR>
 static int launch_cpml(const tti_sim *s, const Box *bx, int n, cudaStream_t st)
 {
     constexpr int BXW = TC_TX, BYH = TC_TY;
-    using C = CCfg<R, BXW, BYH, HR, CPM>;
+    using C = CCfg<R, BXW, BYH, HR, true>;
     static int per_sm = 0;
     if (!per_sm) {
-        CUDA_TRY(cudaFuncSetAttribute(k_tti_cols<R, BXW, BYH, HR, CPM>,
+        CUDA_TRY(cudaFuncSetAttribute(k_tti_cols<R, BXW, BYH, HR, true>,
                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::bytes));
         int m = 0;
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&m, k_tti_cols<R, BXW, BYH, HR, CPM>, BXW * BYH,
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&m, k_tti_cols<R, BXW, BYH, HR, true>, BXW * BYH,
                                                                C::bytes));
         per_sm = m > 0 ? m : 1;
     }
@@ -727,7 +641,7 @@ static int launch_cpml(const tti_sim *s, const Box *bx, int n, cudaStream_t st)
     cb.start[cb.n] = (int)total;
     const struct wave_layout *L = &s->w.L;
     TArgs a = tti_args(s);
-    k_tti_cols<R, BXW, BYH, HR, CPM>
+    k_tti_cols<R, BXW, BYH, HR, true>
         <<<dim3((unsigned)total), dim3(BXW, BYH), C::bytes, st>>>(a, cb.b[0], 0, L->dim[0], L->dim[1], L->dim[2], cb);
     CUDA_TRY_LAUNCH();
     return 0;
@@ -748,20 +662,13 @@ int tti_cu_cols(const tti_sim *s, const Box &b, bool halo_shared, cudaStream_t s
     return err_set(-ENOTSUP, "tti: the column-queue kernel holds orders 2..8 (order %d)", 2 * s->w.r);
 }
 
-template <int R>
-static int launch_cpml_r(const tti_sim *s, const Box *b, int n, bool hs, bool as, cudaStream_t st)
-{
-    return hs ? (as ? launch_cpml<R, true, 2>(s, b, n, st) : launch_cpml<R, true, 1>(s, b, n, st))
-              : (as ? launch_cpml<R, false, 2>(s, b, n, st) : launch_cpml<R, false, 1>(s, b, n, st));
-}
-
-int tti_cu_cols_cpml(const tti_sim *s, const Box *b, int n, bool halo_shared, bool async, cudaStream_t st)
+int tti_cu_cols_cpml(const tti_sim *s, const Box *b, int n, bool halo_shared, cudaStream_t st)
 {
     switch (s->w.r) {
-    case 1: return launch_cpml_r<1>(s, b, n, halo_shared, async, st);
-    case 2: return launch_cpml_r<2>(s, b, n, halo_shared, async, st);
-    case 3: return launch_cpml_r<3>(s, b, n, halo_shared, async, st);
-    case 4: return launch_cpml_r<4>(s, b, n, halo_shared, async, st);
+    case 1: return halo_shared ? launch_cpml<1, true>(s, b, n, st) : launch_cpml<1, false>(s, b, n, st);
+    case 2: return halo_shared ? launch_cpml<2, true>(s, b, n, st) : launch_cpml<2, false>(s, b, n, st);
+    case 3: return halo_shared ? launch_cpml<3, true>(s, b, n, st) : launch_cpml<3, false>(s, b, n, st);
+    case 4: return halo_shared ? launch_cpml<4, true>(s, b, n, st) : launch_cpml<4, false>(s, b, n, st);
     }
     return err_set(-ENOTSUP, "tti: the column-queue kernel holds orders 2..8 (order %d)", 2 * s->w.r);
 }

@@ -113,10 +113,11 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
                        "halo queues in shared memory)", pipe, TTI_TILED_RING, TTI_TILED_COLS, TTI_TILED_COLS_HS);
     g->tiled = pipe ? pipe : TTI_TILED_PROD;
     const int lay = w->p.tuning.cpml;
-    if (lay < 0 || lay > TTI_LAYERS_FUSED_AS_HS)
+    if (lay < 0 || lay > TTI_LAYERS_NAIVE_SIDE)
         return err_set(-EINVAL, "tti: tuning.cpml %d: 0 (default), %d (naive passes beside the core), %d..%d (z-marching "
-                       "passes) or %d..%d (CPML in the column kernel), kernels/tti_cuda.h", lay, TTI_LAYERS_NAIVE,
-                       TTI_LAYERS_STAGED2, TTI_LAYERS_MARCH12, TTI_LAYERS_FUSED, TTI_LAYERS_FUSED_AS_HS);
+                       "passes), %d / %d (CPML in the column kernel) or %d (naive passes on a second stream), "
+                       "kernels/tti_cuda.h", lay, TTI_LAYERS_NAIVE, TTI_LAYERS_STAGED2, TTI_LAYERS_MARCH12,
+                       TTI_LAYERS_FUSED, TTI_LAYERS_FUSED_HS, TTI_LAYERS_NAIVE_SIDE);
     const int layk = lay ? lay : TTI_LAYERS_PROD;
     g->layers_tiled = layk >= TTI_LAYERS_STAGED2 && layk <= TTI_LAYERS_MARCH12 && !wave_is_2d(w);
     g->layers1_tiled = (layk == TTI_LAYERS_STAGED12 || layk == TTI_LAYERS_MARCH12) && !wave_is_2d(w);
@@ -125,11 +126,10 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
         g->tiled = TTI_TILED_RING;
     /* the CPML column kernel: 3D orders 2..8 (a free surface's r rows, which need the
      * image s it does not form, run the naive passes) */
-    g->fused = layk >= TTI_LAYERS_FUSED && !g->naive && tti_cu_cols_supports(s);
-    g->cp_hs = layk == TTI_LAYERS_FUSED_HS || layk == TTI_LAYERS_FUSED_AS_HS;
-    g->cp_async = layk == TTI_LAYERS_FUSED_AS || layk == TTI_LAYERS_FUSED_AS_HS;
+    g->fused = (layk == TTI_LAYERS_FUSED || layk == TTI_LAYERS_FUSED_HS) && !g->naive && tti_cu_cols_supports(s);
+    g->cp_hs = layk == TTI_LAYERS_FUSED_HS;
     int rc;
-    if (g->fused && layk == TTI_LAYERS_FUSED_OV &&
+    if (layk == TTI_LAYERS_NAIVE_SIDE && !g->naive &&
         ((rc = dev_stream_create(w->dev, &g->side)) < 0 || (rc = dev_event_create(w->dev, &g->fork, false)) < 0 ||
          (rc = dev_event_create(w->dev, &g->join, false)) < 0))
         return rc;
@@ -368,37 +368,32 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
             rest.lo[2] = w->r;
         }
         const int n2 = box_minus(rest, core, parts);
-        if (rc == 0 && g->side) {
-            /* on the side stream, ordered after what ran before on st, and st after it */
-            rc = dev_event_record(w->dev, g->fork, w->stream);
-            if (rc == 0)
-                rc = dev_stream_wait(w->dev, g->side, g->fork);
-            if (rc == 0)
-                rc = tti_cu_cols_cpml(s, parts, n2, g->cp_hs, g->cp_async, (cudaStream_t)g->side);
-            if (rc == 0)
-                rc = run_tiled(s, core, st);
-            if (rc == 0)
-                rc = dev_event_record(w->dev, g->join, g->side);
-            if (rc == 0)
-                rc = dev_stream_wait(w->dev, w->stream, g->join);
-        } else if (rc == 0) {
-            rc = tti_cu_cols_cpml(s, parts, n2, g->cp_hs, g->cp_async, st);
-            if (rc == 0)
-                rc = run_tiled(s, core, st);
-        }
-        swap = true;
-    } else {
-        const int n1 = box_minus(all, rim, parts);
-        rc = ensure_u(s);
-        for (int i = 0; i < n1 && rc == 0; i++)
-            rc = G(s)->layers1_tiled ? tti_cu_layer1(s, parts[i], cpml, G(s)->layers_staged, st)
-                                     : tti_cu_pass1(s, parts[i], cpml, st);
-        const int n2 = box_minus(upd, core, parts);
-        for (int i = 0; i < n2 && rc == 0; i++)
-            rc = G(s)->layers_tiled ? tti_cu_layer2(s, parts[i], cpml, G(s)->layers_staged, st)
-                                    : tti_cu_pass2(s, parts[i], cpml, st);
+        if (rc == 0)
+            rc = tti_cu_cols_cpml(s, parts, n2, g->cp_hs, st);
         if (rc == 0)
             rc = run_tiled(s, core, st);
+        swap = true;
+    } else {
+        /* the passes beside the core (NAIVE_SIDE: on the side stream, forked after what ran
+         * before on st and joined before what follows; they and the core touch disjoint
+         * outputs) */
+        TtiGpu *g = G(s);
+        cudaStream_t ls = g->side ? (cudaStream_t)g->side : st;
+        rc = ensure_u(s);
+        if (rc == 0 && g->side && (rc = dev_event_record(w->dev, g->fork, w->stream)) == 0)
+            rc = dev_stream_wait(w->dev, g->side, g->fork);
+        const int n1 = box_minus(all, rim, parts);
+        for (int i = 0; i < n1 && rc == 0; i++)
+            rc = g->layers1_tiled ? tti_cu_layer1(s, parts[i], cpml, g->layers_staged, ls)
+                                  : tti_cu_pass1(s, parts[i], cpml, ls);
+        const int n2 = box_minus(upd, core, parts);
+        for (int i = 0; i < n2 && rc == 0; i++)
+            rc = g->layers_tiled ? tti_cu_layer2(s, parts[i], cpml, g->layers_staged, ls)
+                                 : tti_cu_pass2(s, parts[i], cpml, ls);
+        if (rc == 0)
+            rc = run_tiled(s, core, st);
+        if (rc == 0 && g->side && (rc = dev_event_record(w->dev, g->join, g->side)) == 0)
+            rc = dev_stream_wait(w->dev, w->stream, g->join);
     }
     for (int f = 0; f < 2 && rc == 0 && swap; f++)
         for (int a = 0; a < 3; a++) {
@@ -513,11 +508,9 @@ extern "C" void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len)
                                                 : "tiled ring (fused, shared-memory ring of planes)";
     snprintf(buf, len, "CUDA %s%s%s, sigma %g, CPML %s", what,
              !tiled                        ? ""
-             : G(s)->fused && G(s)->side   ? ", CPML in the column kernel, beside the core"
-             : G(s)->fused && G(s)->cp_hs && G(s)->cp_async ? ", CPML in the column kernel (halo queues shared, psi staged)"
-             : G(s)->fused && G(s)->cp_hs                   ? ", CPML in the column kernel (halo queues shared)"
-             : G(s)->fused && G(s)->cp_async                ? ", CPML in the column kernel (psi staged)"
+             : G(s)->fused && G(s)->cp_hs  ? ", CPML in the column kernel (shared halo queues)"
              : G(s)->fused                 ? ", CPML in the column kernel"
+             : G(s)->side                  ? ", naive passes on a second stream"
              : !G(s)->layers_tiled         ? ""
              : G(s)->layers_staged         ? (G(s)->layers1_tiled ? ", tiled layer passes 1+2" : ", tiled layer pass")
              : G(s)->layers1_tiled         ? ", marching layer passes 1+2"

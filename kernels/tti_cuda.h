@@ -83,8 +83,8 @@ struct TtiGpu {
                            (a neighbour block reads the psi a tile updates); the step
                            then swaps the two */
     float *psi2[2][3];
-    bool cp_hs, cp_async; /* TTI_LAYERS_FUSED_HS / _AS: the CPML launch's form */
-    void *side;          /* TTI_LAYERS_FUSED_OV: a second stream for the CPML launch, */
+    bool cp_hs;          /* TTI_LAYERS_FUSED_HS: that kernel's halo queues in shared memory */
+    void *side;          /* TTI_LAYERS_NAIVE_SIDE: a second stream for the naive passes, */
     void *fork, *join;   /* forked from and joined to the simulation's by these events */
 };
 
@@ -109,10 +109,9 @@ enum tti_tiled_kind {
  * naive ones), their x-y neighbours staged in shared memory: 2 pass 2, 3 both passes;
  * read from global memory (L1): 4 pass 2, 5 both passes; 6 the column kernel itself with
  * the CPML terms (tti_cols.cu, CP: psi double-buffered, zeta / chi in place) over the
- * padded grid less the core, in one launch (3D orders 2..8 without a free surface; else
- * the naive passes); 7 the same with that launch on a second stream beside the core's
- * (each fills the other's last wave); 8 the halo columns' z queues in shared memory
- * (fewer registers), 9 psi(n) staged a plane ahead in shared memory by cp.async, 10 both. */
+ * padded grid less the core, in one launch (3D orders 2..8; a free surface's r rows by
+ * the naive passes); 7 the same with the halo columns' z queues in shared memory (fewer
+ * registers); 8 the naive passes on a second stream beside the core's launch. */
 enum tti_layers_kind {
     TTI_LAYERS_NAIVE = 1,
     TTI_LAYERS_STAGED2 = 2,
@@ -120,10 +119,8 @@ enum tti_layers_kind {
     TTI_LAYERS_MARCH2 = 4,
     TTI_LAYERS_MARCH12 = 5,
     TTI_LAYERS_FUSED = 6,
-    TTI_LAYERS_FUSED_OV = 7,
-    TTI_LAYERS_FUSED_HS = 8,    /* 6 with the halo columns' z queues in shared memory */
-    TTI_LAYERS_FUSED_AS = 9,    /* 6 with psi(n) staged a plane ahead by cp.async */
-    TTI_LAYERS_FUSED_AS_HS = 10, /* both */
+    TTI_LAYERS_FUSED_HS = 7,
+    TTI_LAYERS_NAIVE_SIDE = 8,
 };
 /* H100, 512^3, order 8, CPML (2026-11-24 10:57 UTC, columns core): naive 8.86 ms per step,
  * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90 */
@@ -206,7 +203,7 @@ int tti_cu_cols(const tti_sim *s, const Box &b, bool halo_shared, cudaStream_t s
 bool tti_cu_cols_supports(const tti_sim *s);
 /* tti_cols.cu: the column kernel with the CPML terms over boxes B[0..N) (3D orders 2..8,
  * no free surface rows among them; psi from TArgs.psi, written to TArgs.psi_n). */
-int tti_cu_cols_cpml(const tti_sim *s, const Box *b, int n, bool halo_shared, bool async, cudaStream_t st);
+int tti_cu_cols_cpml(const tti_sim *s, const Box *b, int n, bool halo_shared, cudaStream_t st);
 #endif
 
 #endif

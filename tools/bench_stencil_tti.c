@@ -95,11 +95,11 @@ int bench_stencil_tti(const struct sl_device *dev, const int *sizes, int nsizes,
      * tti_tiled_kind: 1 the shared ring, 2 the column queues, 3 the same with the halo
      * queues in shared memory; 2D grids run the ring only) and tuning.cpml (enum
      * tti_layers_kind: 1 the naive passes beside the core, 2..5 their z-marching forms, 6
-     * the CPML terms in the column kernel, 7 the same on a second stream beside the core,
-     * 8 its halo queues in shared memory, 9 psi staged by cp.async, 10 both) */
-    enum { NV = 13 };
-    static const int vpipe[NV] = {0, 1, 2, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2};
-    static const int vlay[NV] = {1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+     * the CPML terms in the column kernel, 7 the same with its halo queues in shared
+     * memory, 8 the naive passes on a second stream beside the core) */
+    enum { NV = 11 };
+    static const int vpipe[NV] = {0, 1, 2, 3, 2, 2, 2, 2, 2, 2, 2};
+    static const int vlay[NV] = {1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8};
     bool want[NV];
     const char *only = getenv("SEISLIVE_BENCH_TTI_VARIANTS");
     for (int kv = 0; kv < NV; kv++)
