@@ -123,7 +123,8 @@ enum tti_layers_kind {
     TTI_LAYERS_NAIVE_SIDE = 8,
 };
 /* H100, 512^3, order 8, CPML (2026-11-24 10:57 UTC, columns core): naive 8.86 ms per step,
- * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90 */
+ * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90; (14:09 UTC) naive 8.86, the CPML
+ * column kernel 12.79, with shared halo queues 10.48 (spills and L1TEX stalls: docs/tti.md) */
 #define TTI_LAYERS_PROD TTI_LAYERS_NAIVE
 
 /* Everything a TTI kernel reads: fields, medium, scratch, CPML memory, weights. */
