@@ -36,18 +36,23 @@ namespace {
  * then fall in distinct shared-memory banks */
 constexpr int odd4(int w) { return w + ((12 - w % 8) % 8); }
 
-template <int R, int BXW, int BYH, bool HR>
+template <int R, int BXW, int BYH, bool HR, bool CP>
 struct CCfg {
     static constexpr int FS = odd4(BXW + 4 * R), FH = BYH + 4 * R; /* f plane: stride, rows */
     static constexpr int UXS = odd4(BXW + 2 * R), UYS = BXW;       /* u_x, u_y planes */
     static constexpr int FPL = FS * FH, UXN = UXS * BYH, UYN = UYS * (BYH + 2 * R);
-    static constexpr int FIELD = FPL + UXN + UYN; /* floats per field and buffer */
+    /* CP: psi_x, psi_y planes laid out as u_x, u_y, PSO floats after them */
+    static constexpr int PSO = UXN + UYN;
+    static constexpr int FIELD = FPL + UXN + UYN + (CP ? PSO : 0); /* floats per field and buffer */
     static constexpr int NT = BXW * BYH;
     static constexpr int NHY = 2 * R * BXW, NH = NHY + 2 * R * BYH;           /* halo cross */
     /* HR: the halo columns' queues in shared memory, each plane in two slots of 2(2R+1)
      * so that the 2R+1 live ones are contiguous from any start */
     static constexpr int HRN = HR ? 2 * 2 * (2 * R + 1) * NH : 0;
-    static constexpr size_t bytes = sizeof(float) * (2 * 2 * FIELD + HRN);
+    /* CP: per thread column, rings of 2R+1 planes (slot = plane mod 2R+1) of psi_z and of
+     * the raw S_z per field, [ring][field][slot][thread] */
+    static constexpr int CPN = CP ? 2 * 2 * (2 * R + 1) * NT : 0;
+    static constexpr size_t bytes = sizeof(float) * (2 * 2 * FIELD + HRN + CPN);
     static constexpr int NEY = 2 * R * BXW, NEX = 2 * R * BYH, NE = NEY + NEX + 4 * R * R; /* others */
     static_assert(NH <= NT && NE <= NT, "one halo column and one other cell per thread");
     static_assert(NHY % 32 == 0 && NH % 32 == 0, "halo kinds warp-uniform");
@@ -82,17 +87,63 @@ __device__ __forceinline__ uint32_t ldt(const TArgs &a, const Col &c, int P)
     return c.inxy && P >= 0 && P < a.npad[2] ? __ldg(a.tilt + c.base + (long long)(P + a.h) * a.sz) : 0u;
 }
 
+/* CP: the boxes of one launch (the padded grid less the core: up to 6), each cut into
+ * column tiles and z chunks of ZC planes; blocks [START[i], START[i + 1]) are box I's,
+ * x tile fastest, then y tile, then chunk. */
+struct CBoxes {
+    int n;
+    Box b[6];
+    int gx[6], gy[6], zc[6], start[7];
+};
+
+/* The slab element of the CPML memory of axis 0 / 1 / 2 (t_slab's layout, kernels/
+ * tti_cuda.h) at padded (i, j, k) with slab index JS along that axis. */
+__device__ __forceinline__ long long sl_x(const TArgs &a, int j, int k, int js)
+{
+    return ((long long)k * a.npad[1] + j) * (a.pml[0] + a.pml[1]) + js;
+}
+__device__ __forceinline__ long long sl_y(const TArgs &a, int i, int k, int js)
+{
+    return ((long long)k * (a.pml[2] + a.pml[3]) + js) * a.npad[0] + i;
+}
+__device__ __forceinline__ long long sl_z(const TArgs &a, int i, int j, int js)
+{
+    return ((long long)js * a.npad[1] + j) * a.npad[0] + i;
+}
+
 } // namespace
 
-template <int R, int BXW, int BYH, bool HR>
-__global__ void __launch_bounds__(BXW *BYH, 1) k_tti_cols(TArgs a, Box b, int zchunk, int d0, int d1, int d2)
+template <int R, int BXW, int BYH, bool HR, bool CP>
+__global__ void __launch_bounds__(BXW *BYH, 1)
+    k_tti_cols(TArgs a, Box b0, int zchunk0, int d0, int d1, int d2, CBoxes cb)
 {
-    using C = CCfg<R, BXW, BYH, HR>;
+    using C = CCfg<R, BXW, BYH, HR, CP>;
     constexpr int Q = 2 * R + 1;
     extern __shared__ float sm[];
     const int tx = threadIdx.x, ty = threadIdx.y, t = ty * BXW + tx;
-    const int x0 = b.lo[0] + blockIdx.x * BXW, y0 = b.lo[1] + blockIdx.y * BYH;
-    const int kb = b.lo[2] + blockIdx.z * zchunk, ke = min(kb + zchunk, b.hi[2]);
+    Box b = b0;
+    int zchunk = zchunk0, bxi = blockIdx.x, byi = blockIdx.y, bzi = blockIdx.z;
+    if constexpr (CP) {
+        /* constant indices only (a dynamic one would copy CB to local memory) */
+        const int blk = blockIdx.x;
+        int s0 = 0, gx = 1, gy = 1;
+#pragma unroll
+        for (int m = 0; m < 6; m++)
+            if (m < cb.n && blk >= cb.start[m]) {
+                b = cb.b[m];
+                zchunk = cb.zc[m];
+                s0 = cb.start[m];
+                gx = cb.gx[m];
+                gy = cb.gy[m];
+            }
+        int l = blk - s0;
+        bxi = l % gx;
+        l /= gx;
+        byi = l % gy;
+        bzi = l / gy;
+    }
+    const int x0 = b.lo[0] + bxi * BXW, y0 = b.lo[1] + byi * BYH;
+    const int kb = b.lo[2] + bzi * zchunk, ke = min(kb + zchunk, b.hi[2]);
     const bool mine = x0 + tx < b.hi[0] && y0 + ty < b.hi[1];
 
     /* this thread's columns: the tile's, a halo column (t < NH), another cell (t < NE) */
@@ -133,6 +184,27 @@ __global__ void __launch_bounds__(BXW *BYH, 1) k_tti_cols(TArgs a, Box b, int zc
     const int uxt = C::FPL + ty * C::UXS + tx + R, uyt = C::FPL + C::UXN + (ty + R) * C::UYS + tx;
     const int uh = hyk ? C::FPL + C::UXN + (yh + R) * C::UYS + xh : C::FPL + yh * C::UXS + xh + R;
     auto buf = [&](int K, int f) { return sm + ((K & 1) * 2 + f) * C::FIELD; };
+
+    /* CP: the slab indices of the tile and halo columns across the x and y layers (-1
+     * outside them); the raw S_x, S_y of the tile column at plane K-1 (their CPML terms
+     * need the psi of plane K-1's neighbours, in shared memory a barrier later); the
+     * rings of psi_z and raw S_z per field (slot RS: plane K) */
+    int jxt = -1, jyt = -1, jxh = -1, jyh = -1, rs = 0;
+    float sxr[2] = {0, 0}, syr[2] = {0, 0};
+    float *const ring = sm + 4 * C::FIELD + C::HRN + t;
+    if constexpr (CP) {
+        jxt = t_js(a, 0, x0 + tx);
+        jyt = t_js(a, 1, y0 + ty);
+        if (ownH) {
+            jxh = t_js(a, 0, x0 + xh);
+            jyh = t_js(a, 1, y0 + yh);
+        }
+    }
+    /* ring element of ring W (0 psi_z, 1 S_z), field F, D planes before plane K */
+    auto rg = [&](int w, int f, int d) -> float & {
+        const int sl = rs - d < 0 ? rs - d + Q : rs - d;
+        return ring[((w * 2 + f) * Q + sl) * C::NT];
+    };
 
     /* the queues: f(K-R..K+R) of the tile and halo columns; u_z(K-2R..K), L(K-R..K),
      * (m_x + m_y)(K-R..K-1) of the tile column */
@@ -194,8 +266,13 @@ __global__ void __launch_bounds__(BXW *BYH, 1) k_tti_cols(TArgs a, Box b, int zc
         }
         const bool kin = K >= 0 && K < a.npad[2];
         const bool tin = ct.inxy && kin, hin = ownH && ch.inxy && kin;
+        /* CP: slab index of plane K across the z layers; whether this thread owns (K, column) */
+        const int jz = CP ? t_js(a, 2, K) : -1;
+        const bool ownK = mine && K >= kb && K < ke;
+        (void)jz;
+        (void)ownK;
         /* 1: s(K), u(K) and L(K) */
-        float ls[2], uzn[2];
+        float ls[2], uzn[2], lxr[2] = {0, 0}, lyr[2] = {0, 0};
 #pragma unroll
         for (int f = 0; f < 2; f++) {
             float *F = buf(K, f);
@@ -214,6 +291,41 @@ __global__ void __launch_bounds__(BXW *BYH, 1) k_tti_cols(TArgs a, Box b, int zc
                 lz += a.c2[2][l] * (zp + zm);
             }
             ls[f] = lx + lz + ly; /* the CPU's order */
+            if constexpr (CP) {
+                lxr[f] = lx;
+                lyr[f] = ly;
+                /* psi_a <- b psi_a + a g_a, g_a += psi_a in axis a's layers (pass 1 of the
+                 * naive twin); psi read from a.psi, written to a.psi_n where owned */
+                float px = 0, py = 0, pz = 0;
+                if (tin) {
+                    const int i = x0 + tx, j = y0 + ty;
+                    if (jxt >= 0) {
+                        const long long e = sl_x(a, j, K, jxt);
+                        px = __ldg(a.pb[0] + i) * __ldg(a.psi[f][0] + e) + __ldg(a.pa[0] + i) * gx;
+                        if (ownK)
+                            a.psi_n[f][0][e] = px;
+                        gx += px;
+                    }
+                    if (jyt >= 0) {
+                        const long long e = sl_y(a, i, K, jyt);
+                        py = __ldg(a.pb[1] + j) * __ldg(a.psi[f][1] + e) + __ldg(a.pa[1] + j) * gy;
+                        if (ownK)
+                            a.psi_n[f][1][e] = py;
+                        gy += py;
+                    }
+                    if (jz >= 0) {
+                        const long long e = sl_z(a, i, j, jz);
+                        pz = __ldg(a.pb[2] + K) * __ldg(a.psi[f][2] + e) + __ldg(a.pa[2] + K) * gz;
+                        if (ownK)
+                            a.psi_n[f][2][e] = pz;
+                        gz += pz;
+                    }
+                }
+                F[uxt + C::PSO] = px;
+                F[uyt + C::PSO] = py;
+                rg(0, f, 0) = pz;
+                rg(1, f, 0) = lz;
+            }
             const float s = tin ? nt.x * gx + nt.y * gy + nt.z * gz : 0.0f;
             F[uxt] = nt.x * s;
             F[uyt] = nt.y * s;
@@ -231,6 +343,30 @@ __global__ void __launch_bounds__(BXW *BYH, 1) k_tti_cols(TArgs a, Box b, int zc
                     else
                         hz += a.c1[2][l] * (qh[f][R + l] - qh[f][R - l]);
                 }
+                if constexpr (CP) {
+                    /* the halo point's psi_new, as its owner computes it (not written) */
+                    float px = 0, py = 0;
+                    if (hin) {
+                        const int i = x0 + xh, j = y0 + yh;
+                        if (jxh >= 0) {
+                            px = __ldg(a.pb[0] + i) * __ldg(a.psi[f][0] + sl_x(a, j, K, jxh)) +
+                                 __ldg(a.pa[0] + i) * hx;
+                            hx += px;
+                        }
+                        if (jyh >= 0) {
+                            py = __ldg(a.pb[1] + j) * __ldg(a.psi[f][1] + sl_y(a, i, K, jyh)) +
+                                 __ldg(a.pa[1] + j) * hyv;
+                            hyv += py;
+                        }
+                        if (jz >= 0) {
+                            const float pz =
+                                __ldg(a.pb[2] + K) * __ldg(a.psi[f][2] + sl_z(a, i, j, jz)) +
+                                __ldg(a.pa[2] + K) * hz;
+                            hz += pz;
+                        }
+                    }
+                    F[uh + C::PSO] = hyk ? py : px;
+                }
                 const float sh = hin ? nh.x * hx + nh.y * hyv + nh.z * hz : 0.0f;
                 F[uh] = (hyk ? nh.y : nh.x) * sh;
             }
@@ -245,6 +381,47 @@ __global__ void __launch_bounds__(BXW *BYH, 1) k_tti_cols(TArgs a, Box b, int zc
             for (int l = 1; l <= R; l++) {
                 mx += a.c1[0][l] * (ux[l] - ux[-l]);
                 my += a.c1[1][l] * (uy[l * C::UYS] - uy[-l * C::UYS]);
+            }
+            if constexpr (CP) {
+                /* plane P = K-1 in the x / y layers: S_a += d_a psi_a + zeta_a (zeta_a <- b
+                 * zeta_a + a (S_a + d_a psi_a)) into L(P), the newest L queue entry, and
+                 * m_a += chi_a (chi_a <- b chi_a + a m_a), in place (owned points only) */
+                const int P = K - 1;
+                if (mine && P >= kb && P < ke) {
+                    const int i = x0 + tx, j = y0 + ty;
+                    if (jxt >= 0) {
+                        const float *ps = ux + C::PSO;
+                        float dp = 0;
+#pragma unroll
+                        for (int l = 1; l <= R; l++)
+                            dp += a.c1[0][l] * (ps[l] - ps[-l]);
+                        const long long e = sl_x(a, j, P, jxt);
+                        const float pa = __ldg(a.pa[0] + i), pb = __ldg(a.pb[0] + i);
+                        const float v = sxr[f] + dp, z = pb * a.zeta[f][0][e] + pa * v;
+                        a.zeta[f][0][e] = z;
+                        lq[f][R] += dp + z;
+                        const float c = pb * a.chi[f][0][e] + pa * mx;
+                        a.chi[f][0][e] = c;
+                        mx += c;
+                    }
+                    if (jyt >= 0) {
+                        const float *ps = uy + C::PSO;
+                        float dp = 0;
+#pragma unroll
+                        for (int l = 1; l <= R; l++)
+                            dp += a.c1[1][l] * (ps[l * C::UYS] - ps[-l * C::UYS]);
+                        const long long e = sl_y(a, i, P, jyt);
+                        const float pa = __ldg(a.pa[1] + j), pb = __ldg(a.pb[1] + j);
+                        const float v = syr[f] + dp, z = pb * a.zeta[f][1][e] + pa * v;
+                        a.zeta[f][1][e] = z;
+                        lq[f][R] += dp + z;
+                        const float c = pb * a.chi[f][1][e] + pa * my;
+                        a.chi[f][1][e] = c;
+                        my += c;
+                    }
+                }
+                sxr[f] = lxr[f];
+                syr[f] = lyr[f];
             }
 #pragma unroll
             for (int j = 0; j < R - 1; j++)
@@ -261,21 +438,41 @@ __global__ void __launch_bounds__(BXW *BYH, 1) k_tti_cols(TArgs a, Box b, int zc
         }
         /* 3: the update of plane k */
         if (k >= kb && mine) {
-            float hf[2];
+            float hf[2], lf[2] = {lq[0][0], lq[1][0]};
+            const int jk = CP ? t_js(a, 2, k) : -1;
+            (void)jk;
 #pragma unroll
             for (int f = 0; f < 2; f++) {
                 float mz = 0;
 #pragma unroll
                 for (int l = 1; l <= R; l++)
                     mz += a.c1[2][l] * (uz[f][R + l] - uz[f][R - l]);
+                if constexpr (CP) {
+                    /* plane k in the z layers: chi_z, and S_z += d_z psi_z + zeta_z from the
+                     * rings (plane k is R planes before K) */
+                    if (jk >= 0) {
+                        const long long e = sl_z(a, x0 + tx, y0 + ty, jk);
+                        const float pa = __ldg(a.pa[2] + k), pb = __ldg(a.pb[2] + k);
+                        const float c = pb * a.chi[f][2][e] + pa * mz;
+                        a.chi[f][2][e] = c;
+                        mz += c;
+                        float dp = 0;
+#pragma unroll
+                        for (int l = 1; l <= R; l++)
+                            dp += a.c1[2][l] * (rg(0, f, R - l) - rg(0, f, R + l));
+                        const float v = rg(1, f, R) + dp, z = pb * a.zeta[f][2][e] + pa * v;
+                        a.zeta[f][2][e] = z;
+                        lf[f] += dp + z;
+                    }
+                }
                 hf[f] = hq[f][0] + mz;
             }
             const float vz = mv, e = tti_ed_value(med), d = tti_ed_value(med >> 16);
             const float sv = vz * ((e - d) * a.inv_sigma);
             const float ap = vz * (1.0f + 2.0f * e), aq = vz * (1.0f + 2.0f * d) - sv, cc = vz - sv;
             const long long cu = ct.base + (long long)(k + a.h) * a.sz;
-            a.o[0][cu] = 2.0f * q[0][0] - mop + ap * lq[0][0] + ((sv - ap) * hf[0] + cc * hf[1]);
-            a.o[1][cu] = 2.0f * q[1][0] - moq + aq * lq[0][0] + (cc * hf[1] - aq * hf[0]) + sv * lq[1][0];
+            a.o[0][cu] = 2.0f * q[0][0] - mop + ap * lf[0] + ((sv - ap) * hf[0] + cc * hf[1]);
+            a.o[1][cu] = 2.0f * q[1][0] - moq + aq * lf[0] + (cc * hf[1] - aq * hf[0]) + sv * lf[1];
         }
         /* 4: f(K+1) into the other buffer */
 #pragma unroll
@@ -326,6 +523,8 @@ __global__ void __launch_bounds__(BXW *BYH, 1) k_tti_cols(TArgs a, Box b, int zc
         }
         if constexpr (HR)
             hb = hb + 1 == Q ? 0 : hb + 1;
+        if constexpr (CP)
+            rs = rs + 1 == Q ? 0 : rs + 1;
     }
 }
 
@@ -336,13 +535,14 @@ template <int R, bool HR>
 static int launch(const tti_sim *s, const Box &in, cudaStream_t st)
 {
     constexpr int BXW = TC_TX, BYH = TC_TY;
-    using C = CCfg<R, BXW, BYH, HR>;
+    using C = CCfg<R, BXW, BYH, HR, false>;
     static int per_sm = 0; /* once per instantiation, as tti_tiled.cu's launcher */
     if (!per_sm) {
-        CUDA_TRY(cudaFuncSetAttribute(k_tti_cols<R, BXW, BYH, HR>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        CUDA_TRY(cudaFuncSetAttribute(k_tti_cols<R, BXW, BYH, HR, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       (int)C::bytes));
         int n = 0;
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_tti_cols<R, BXW, BYH, HR>, BXW * BYH, C::bytes));
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_tti_cols<R, BXW, BYH, HR, false>, BXW * BYH,
+                                                               C::bytes));
         per_sm = n > 0 ? n : 1;
     }
     const struct wave_layout *L = &s->w.L;
@@ -364,7 +564,85 @@ static int launch(const tti_sim *s, const Box &in, cudaStream_t st)
         }
     }
     dim3 blk(BXW, BYH), grd(gx, gy, (nz + zc - 1) / zc);
-    k_tti_cols<R, BXW, BYH, HR><<<grd, blk, C::bytes, st>>>(tti_args(s), in, zc, L->dim[0], L->dim[1], L->dim[2]);
+    CBoxes none;
+    memset(&none, 0, sizeof none);
+    k_tti_cols<R, BXW, BYH, HR, false>
+        <<<grd, blk, C::bytes, st>>>(tti_args(s), in, zc, L->dim[0], L->dim[1], L->dim[2], none);
+    CUDA_TRY_LAUNCH();
+    return 0;
+}
+
+/* The CPML form over the boxes BX[0..N) in one launch, the tallest box first (its long
+ * blocks start first: no tail of them after the short ones).  A common z-chunk length C,
+ * each box's chunks no longer than the box: the C with the least of the block-planes
+ * (chunk + 2R) over the SM slots, or the longest block if that is more (e.g. 512^3 with
+ * 20-cell layers, order 8: two 24-plane z slabs of 512 tiles each, and y and x slabs of
+ * 64 and 58 tiles 464 planes tall). */
+template <int R, bool HR>
+static int launch_cpml(const tti_sim *s, const Box *bx, int n, cudaStream_t st)
+{
+    constexpr int BXW = TC_TX, BYH = TC_TY;
+    using C = CCfg<R, BXW, BYH, HR, true>;
+    static int per_sm = 0;
+    if (!per_sm) {
+        CUDA_TRY(cudaFuncSetAttribute(k_tti_cols<R, BXW, BYH, HR, true>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::bytes));
+        int m = 0;
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&m, k_tti_cols<R, BXW, BYH, HR, true>, BXW * BYH,
+                                                               C::bytes));
+        per_sm = m > 0 ? m : 1;
+    }
+    CBoxes cb;
+    memset(&cb, 0, sizeof cb);
+    long long tiles[6];
+    int nz[6], maxnz = 0;
+    Box ord[6];
+    int no = 0;
+    for (int i = 0; i < n && no < 6; i++)
+        if (!box_empty(bx[i])) {
+            int at = no++;
+            for (; at > 0 && ord[at - 1].hi[2] - ord[at - 1].lo[2] < bx[i].hi[2] - bx[i].lo[2]; at--)
+                ord[at] = ord[at - 1];
+            ord[at] = bx[i];
+        }
+    for (int i = 0; i < no; i++) {
+        const int m = cb.n++;
+        cb.b[m] = ord[i];
+        cb.gx[m] = (ord[i].hi[0] - ord[i].lo[0] + BXW - 1) / BXW;
+        cb.gy[m] = (ord[i].hi[1] - ord[i].lo[1] + BYH - 1) / BYH;
+        tiles[m] = (long long)cb.gx[m] * cb.gy[m];
+        nz[m] = ord[i].hi[2] - ord[i].lo[2];
+        maxnz = nz[m] > maxnz ? nz[m] : maxnz;
+    }
+    if (!cb.n)
+        return 0;
+    const long long slots = (long long)sm_count(&s->w) * per_sm;
+    int zc = maxnz;
+    long long best = -1;
+    for (int c = maxnz; c >= 1 && c >= (maxnz < 2 * R ? maxnz : 2 * R); c--) {
+        long long planes = 0, longest = 0;
+        for (int i = 0; i < cb.n; i++) {
+            const long long len = (c < nz[i] ? c : nz[i]) + 2 * R;
+            planes += tiles[i] * ((nz[i] + c - 1) / c) * len;
+            longest = len > longest ? len : longest;
+        }
+        const long long spread = (planes + slots - 1) / slots, cost = spread > longest ? spread : longest;
+        if (best < 0 || cost < best) {
+            best = cost;
+            zc = c;
+        }
+    }
+    long long total = 0;
+    for (int i = 0; i < cb.n; i++) {
+        cb.zc[i] = zc < nz[i] ? zc : nz[i];
+        cb.start[i] = (int)total;
+        total += tiles[i] * ((nz[i] + cb.zc[i] - 1) / cb.zc[i]);
+    }
+    cb.start[cb.n] = (int)total;
+    const struct wave_layout *L = &s->w.L;
+    TArgs a = tti_args(s);
+    k_tti_cols<R, BXW, BYH, HR, true>
+        <<<dim3((unsigned)total), dim3(BXW, BYH), C::bytes, st>>>(a, cb.b[0], 0, L->dim[0], L->dim[1], L->dim[2], cb);
     CUDA_TRY_LAUNCH();
     return 0;
 }
@@ -380,6 +658,17 @@ int tti_cu_cols(const tti_sim *s, const Box &b, bool halo_shared, cudaStream_t s
     case 2: return halo_shared ? launch<2, true>(s, b, st) : launch<2, false>(s, b, st);
     case 3: return halo_shared ? launch<3, true>(s, b, st) : launch<3, false>(s, b, st);
     case 4: return halo_shared ? launch<4, true>(s, b, st) : launch<4, false>(s, b, st);
+    }
+    return err_set(-ENOTSUP, "tti: the column-queue kernel holds orders 2..8 (order %d)", 2 * s->w.r);
+}
+
+int tti_cu_cols_cpml(const tti_sim *s, const Box *b, int n, bool halo_shared, cudaStream_t st)
+{
+    switch (s->w.r) {
+    case 1: return halo_shared ? launch_cpml<1, true>(s, b, n, st) : launch_cpml<1, false>(s, b, n, st);
+    case 2: return halo_shared ? launch_cpml<2, true>(s, b, n, st) : launch_cpml<2, false>(s, b, n, st);
+    case 3: return halo_shared ? launch_cpml<3, true>(s, b, n, st) : launch_cpml<3, false>(s, b, n, st);
+    case 4: return halo_shared ? launch_cpml<4, true>(s, b, n, st) : launch_cpml<4, false>(s, b, n, st);
     }
     return err_set(-ENOTSUP, "tti: the column-queue kernel holds orders 2..8 (order %d)", 2 * s->w.r);
 }

@@ -50,6 +50,7 @@ TArgs tti_args(const tti_sim *s)
         a.pb[i] = w->pb[i];
         for (int f = 0; f < 2; f++) {
             a.psi[f][i] = s->psi[f][i];
+            a.psi_n[f][i] = G(s)->psi2[f][i] ? G(s)->psi2[f][i] : s->psi[f][i];
             a.zeta[f][i] = s->zeta[f][i];
             a.chi[f][i] = s->chi[f][i];
         }
@@ -112,30 +113,37 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
                        "halo queues in shared memory)", pipe, TTI_TILED_RING, TTI_TILED_COLS, TTI_TILED_COLS_HS);
     g->tiled = pipe ? pipe : TTI_TILED_PROD;
     const int lay = w->p.tuning.cpml;
-    if (lay < 0 || lay > TTI_LAYERS_MARCH12)
-        return err_set(-EINVAL, "tti: tuning.cpml %d: 0 (default), %d (naive passes beside the core) or %d..%d (z-marching "
-                       "passes, kernels/tti_cuda.h)", lay, TTI_LAYERS_NAIVE, TTI_LAYERS_STAGED2, TTI_LAYERS_MARCH12);
+    if (lay < 0 || lay > TTI_LAYERS_NAIVE_SIDE)
+        return err_set(-EINVAL, "tti: tuning.cpml %d: 0 (default), %d (naive passes beside the core), %d..%d (z-marching "
+                       "passes), %d / %d (CPML in the column kernel) or %d (naive passes on a second stream), "
+                       "kernels/tti_cuda.h", lay, TTI_LAYERS_NAIVE, TTI_LAYERS_STAGED2, TTI_LAYERS_MARCH12,
+                       TTI_LAYERS_FUSED, TTI_LAYERS_FUSED_HS, TTI_LAYERS_NAIVE_SIDE);
     const int layk = lay ? lay : TTI_LAYERS_PROD;
-    g->layers_tiled = layk >= TTI_LAYERS_STAGED2 && !wave_is_2d(w);
+    g->layers_tiled = layk >= TTI_LAYERS_STAGED2 && layk <= TTI_LAYERS_MARCH12 && !wave_is_2d(w);
     g->layers1_tiled = (layk == TTI_LAYERS_STAGED12 || layk == TTI_LAYERS_MARCH12) && !wave_is_2d(w);
     g->layers_staged = layk == TTI_LAYERS_STAGED2 || layk == TTI_LAYERS_STAGED12;
     if (g->tiled != TTI_TILED_RING && !tti_cu_cols_supports(s))
         g->tiled = TTI_TILED_RING;
-    const size_t n = w->L.count;
+    /* the CPML column kernel: 3D orders 2..8 (a free surface's r rows, which need the
+     * image s it does not form, run the naive passes) */
+    g->fused = (layk == TTI_LAYERS_FUSED || layk == TTI_LAYERS_FUSED_HS) && !g->naive && tti_cu_cols_supports(s);
+    g->cp_hs = layk == TTI_LAYERS_FUSED_HS;
     int rc;
+    if (layk == TTI_LAYERS_NAIVE_SIDE && !g->naive &&
+        ((rc = dev_stream_create(w->dev, &g->side)) < 0 || (rc = dev_event_create(w->dev, &g->fork, false)) < 0 ||
+         (rc = dev_event_create(w->dev, &g->join, false)) < 0))
+        return rc;
+    const size_t n = w->L.count;
     float **fields[] = {&w->cur, &w->prev, &w->vel, &s->q, &s->qprev};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if ((rc = alloc_zero(s, fields[i], n)) < 0)
             return rc;
     if ((rc = alloc_zero(s, &s->ed, n)) < 0 || (rc = alloc_zero(s, &s->tilt, n)) < 0)
         return rc;
-    for (int f = 0; f < 2; f++)
-        for (int a = 0; a < 3; a++)
-            if ((a != 1 || !wave_is_2d(w)) && (rc = alloc_zero(s, &g->u[f][a], n)) < 0)
-                return rc;
     for (int a = 0; a < 3; a++) {
         for (int f = 0; f < 2; f++)
-            if ((rc = alloc_zero(s, &s->psi[f][a], w->slab_count[a])) < 0 ||
+            if ((g->fused && (rc = alloc_zero(s, &g->psi2[f][a], w->slab_count[a])) < 0) ||
+                (rc = alloc_zero(s, &s->psi[f][a], w->slab_count[a])) < 0 ||
                 (rc = alloc_zero(s, &s->zeta[f][a], w->slab_count[a])) < 0 ||
                 (rc = alloc_zero(s, &s->chi[f][a], w->slab_count[a])) < 0)
                 return rc;
@@ -166,6 +174,7 @@ extern "C" void tti_cu_free(struct tti_sim *s)
     for (int a = 0; a < 3; a++) {
         for (int f = 0; f < 2; f++) {
             dev_free(d, s->psi[f][a]);
+            dev_free(d, G(s)->psi2[f][a]);
             dev_free(d, s->zeta[f][a]);
             dev_free(d, s->chi[f][a]);
             s->psi[f][a] = s->zeta[f][a] = s->chi[f][a] = NULL;
@@ -178,6 +187,9 @@ extern "C" void tti_cu_free(struct tti_sim *s)
         for (int a = 0; a < 3; a++)
             dev_free(d, G(s)->u[f][a]);
     dev_free(d, G(s)->tab);
+    dev_event_destroy(d, G(s)->fork);
+    dev_event_destroy(d, G(s)->join);
+    dev_stream_destroy(d, G(s)->side);
     free(s->gpu);
     s->gpu = NULL;
 }
@@ -264,6 +276,30 @@ __global__ void k_tti_mirror(float *p, float *q, long long plane, int h)
 
 static bool use_tiled(const tti_sim *s) { return !G(s)->naive && tti_cu_tiled_supports(s); }
 
+/* The naive and layer passes' products n_a s (24 B per point in 3D), allocated the first
+ * time a step runs those passes: a plan that never does (the tiled kernel over the whole
+ * box, CPML off; or the CPML in the column kernel) holds none.  Zeroed on the
+ * simulation's stream, before the pass that writes them (the halo stays 0). */
+static int ensure_u(tti_sim *s)
+{
+    TtiGpu *g = G(s);
+    const wave_sim *w = &s->w;
+    for (int f = 0; f < 2; f++)
+        for (int a = 0; a < 3; a++) {
+            if (g->u[f][a] || (a == 1 && wave_is_2d(w)))
+                continue;
+            void *v;
+            const size_t b = w->L.count * sizeof(float);
+            int rc = dev_alloc(w->dev, b, &v);
+            if (rc < 0)
+                return err_prefix(rc, "tti: the naive passes' scratch");
+            g->u[f][a] = (float *)v;
+            if ((rc = dev_zero(w->dev, v, b, w->stream)) < 0)
+                return rc;
+        }
+    return 0;
+}
+
 static int run_tiled(const tti_sim *s, const Box &b, cudaStream_t st)
 {
     const int k = G(s)->tiled;
@@ -299,27 +335,72 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
     for (int a = 0; a < 3; a++)
         whole = whole && core.lo[a] == upd.lo[a] && core.hi[a] == upd.hi[a];
     int rc = 0;
+    bool swap = false; /* psi(n+1) is in psi2: swap the buffers after the step */
     Box parts[6];
     if (box_empty(upd)) {
         rc = 0;
     } else if (!use_tiled(s) || box_empty(core)) {
-        rc = tti_cu_pass1(s, all, cpml, st);
+        rc = ensure_u(s);
+        if (rc == 0)
+            rc = tti_cu_pass1(s, all, cpml, st);
         if (rc == 0)
             rc = tti_cu_pass2(s, upd, cpml, st);
+        swap = G(s)->fused && cpml; /* pass 1 wrote psi(n+1) to psi2 (TArgs.psi_n) */
     } else if (whole) {
         rc = run_tiled(s, upd, st);
-    } else {
-        const int n1 = box_minus(all, rim, parts);
-        for (int i = 0; i < n1 && rc == 0; i++)
-            rc = G(s)->layers1_tiled ? tti_cu_layer1(s, parts[i], cpml, G(s)->layers_staged, st)
-                                     : tti_cu_pass1(s, parts[i], cpml, st);
-        const int n2 = box_minus(upd, core, parts);
-        for (int i = 0; i < n2 && rc == 0; i++)
-            rc = G(s)->layers_tiled ? tti_cu_layer2(s, parts[i], cpml, G(s)->layers_staged, st)
-                                    : tti_cu_pass2(s, parts[i], cpml, st);
+    } else if (G(s)->fused && cpml) {
+        /* the CPML column kernel over the rest (it reads psi(n), writes psi(n+1) to psi2,
+         * so no block reads a psi another has updated), then the core.  A free surface:
+         * its r rows by the naive passes first (pass 1 over the 2r rows whose s they read,
+         * psi(n+1) into psi2 too; rows r..2r get the same psi from both), the column
+         * kernel from row r. */
+        TtiGpu *g = G(s);
+        Box rest = upd;
+        if (w->p.free_surface) {
+            Box top = upd;
+            top.hi[2] = 2 * w->r < upd.hi[2] ? 2 * w->r : upd.hi[2];
+            rc = ensure_u(s);
+            if (rc == 0)
+                rc = tti_cu_pass1(s, top, cpml, st);
+            top.hi[2] = w->r;
+            if (rc == 0)
+                rc = tti_cu_pass2(s, top, cpml, st);
+            rest.lo[2] = w->r;
+        }
+        const int n2 = box_minus(rest, core, parts);
+        if (rc == 0)
+            rc = tti_cu_cols_cpml(s, parts, n2, g->cp_hs, st);
         if (rc == 0)
             rc = run_tiled(s, core, st);
+        swap = true;
+    } else {
+        /* the passes beside the core (NAIVE_SIDE: on the side stream, forked after what ran
+         * before on st and joined before what follows; they and the core touch disjoint
+         * outputs) */
+        TtiGpu *g = G(s);
+        cudaStream_t ls = g->side ? (cudaStream_t)g->side : st;
+        rc = ensure_u(s);
+        if (rc == 0 && g->side && (rc = dev_event_record(w->dev, g->fork, w->stream)) == 0)
+            rc = dev_stream_wait(w->dev, g->side, g->fork);
+        const int n1 = box_minus(all, rim, parts);
+        for (int i = 0; i < n1 && rc == 0; i++)
+            rc = g->layers1_tiled ? tti_cu_layer1(s, parts[i], cpml, g->layers_staged, ls)
+                                  : tti_cu_pass1(s, parts[i], cpml, ls);
+        const int n2 = box_minus(upd, core, parts);
+        for (int i = 0; i < n2 && rc == 0; i++)
+            rc = g->layers_tiled ? tti_cu_layer2(s, parts[i], cpml, g->layers_staged, ls)
+                                 : tti_cu_pass2(s, parts[i], cpml, ls);
+        if (rc == 0)
+            rc = run_tiled(s, core, st);
+        if (rc == 0 && g->side && (rc = dev_event_record(w->dev, g->join, g->side)) == 0)
+            rc = dev_stream_wait(w->dev, w->stream, g->join);
     }
+    for (int f = 0; f < 2 && rc == 0 && swap; f++)
+        for (int a = 0; a < 3; a++) {
+            float *t = s->psi[f][a];
+            s->psi[f][a] = G(s)->psi2[f][a];
+            G(s)->psi2[f][a] = t;
+        }
     if (rc == 0 && w->p.free_surface) {
         const long long plane = (long long)L->stride_z;
         k_tti_mirror<<<(unsigned)((plane + 255) / 256), 256, 0, st>>>(w->prev, s->qprev, plane, L->pad_off[2]);
@@ -426,7 +507,11 @@ extern "C" void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len)
                        : k == TTI_TILED_COLS_HS ? "tiled columns (fused, register queues, 32x16, halo queues shared)"
                                                 : "tiled ring (fused, shared-memory ring of planes)";
     snprintf(buf, len, "CUDA %s%s%s, sigma %g, CPML %s", what,
-             !tiled || !G(s)->layers_tiled ? ""
+             !tiled                        ? ""
+             : G(s)->fused && G(s)->cp_hs  ? ", CPML in the column kernel (shared halo queues)"
+             : G(s)->fused                 ? ", CPML in the column kernel"
+             : G(s)->side                  ? ", naive passes on a second stream"
+             : !G(s)->layers_tiled         ? ""
              : G(s)->layers_staged         ? (G(s)->layers1_tiled ? ", tiled layer passes 1+2" : ", tiled layer pass")
              : G(s)->layers1_tiled         ? ", marching layer passes 1+2"
                                            : ", marching layer pass 2",

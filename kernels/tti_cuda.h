@@ -71,12 +71,21 @@ struct TtiGpu {
     float2 *tab;  /* [0, 65536): (sin, cos) of theta per code; [65536, 131072): of phi */
     float *u[2][3]; /* the naive passes' products n_a s per field (pass 2 then reads its
                        neighbours' products directly: recomputing n from the tilt code at
-                       each of 6r neighbours made pass 2 gather-bound) */
+                       each of 6r neighbours made pass 2 gather-bound); allocated by
+                       the first step that runs those passes (tti_cuda.cu ensure_u) */
     bool naive;   /* wave_params.kernel == WAVE_KERNEL_NAIVE */
     int tiled;    /* the tiled kernel that runs: enum tti_tiled_kind */
     bool layers_tiled;  /* the tiled plan's second pass beside the core: tti_layers.cu */
     bool layers1_tiled; /* and its first pass */
     bool layers_staged; /* their x-y neighbours staged in shared memory (else from L1) */
+    bool fused;         /* TTI_LAYERS_FUSED: the CPML terms in the column kernel, which
+                           reads psi of step n from s->psi and writes step n+1's to psi2
+                           (a neighbour block reads the psi a tile updates); the step
+                           then swaps the two */
+    float *psi2[2][3];
+    bool cp_hs;          /* TTI_LAYERS_FUSED_HS: that kernel's halo queues in shared memory */
+    void *side;          /* TTI_LAYERS_NAIVE_SIDE: a second stream for the naive passes, */
+    void *fork, *join;   /* forked from and joined to the simulation's by these events */
 };
 
 /* The tiled twin's variants, chosen at create by wave_params.tuning.pipe (the acoustic
@@ -85,7 +94,11 @@ struct TtiGpu {
  * register queues (tti_cols.cu, 3D only: 2D grids run the ring), and a research value
  * the acoustic kernels do not have: the column kernel with the s-halo columns' queues in
  * shared memory (18 registers fewer, 16 shared-memory reads more per halo column). */
-enum tti_tiled_kind { TTI_TILED_RING = 1, TTI_TILED_COLS = 2, TTI_TILED_COLS_HS = 3 };
+enum tti_tiled_kind {
+    TTI_TILED_RING = 1,
+    TTI_TILED_COLS = 2,
+    TTI_TILED_COLS_HS = 3,
+};
 /* H100, 512^3, order 8 (2026-11-24 10:37 and 10:57 UTC, all in each run): columns 4.38 ms
  * per step without CPML (ring 7.53, halo queues shared 4.73), 8.86 ms with (ring 11.58) */
 #define TTI_TILED_PROD TTI_TILED_COLS
@@ -94,16 +107,24 @@ enum tti_tiled_kind { TTI_TILED_RING = 1, TTI_TILED_COLS = 2, TTI_TILED_COLS_HS 
  * thick), chosen by wave_params.tuning.cpml: 0 the default (TTI_LAYERS_PROD), 1 the naive
  * passes (tti_naive.cu); the z-marching forms of tti_layers.cu (3D; 2D grids run the
  * naive ones), their x-y neighbours staged in shared memory: 2 pass 2, 3 both passes;
- * read from global memory (L1): 4 pass 2, 5 both passes. */
+ * read from global memory (L1): 4 pass 2, 5 both passes; 6 the column kernel itself with
+ * the CPML terms (tti_cols.cu, CP: psi double-buffered, zeta / chi in place) over the
+ * padded grid less the core, in one launch (3D orders 2..8; a free surface's r rows by
+ * the naive passes); 7 the same with the halo columns' z queues in shared memory (fewer
+ * registers); 8 the naive passes on a second stream beside the core's launch. */
 enum tti_layers_kind {
     TTI_LAYERS_NAIVE = 1,
     TTI_LAYERS_STAGED2 = 2,
     TTI_LAYERS_STAGED12 = 3,
     TTI_LAYERS_MARCH2 = 4,
     TTI_LAYERS_MARCH12 = 5,
+    TTI_LAYERS_FUSED = 6,
+    TTI_LAYERS_FUSED_HS = 7,
+    TTI_LAYERS_NAIVE_SIDE = 8,
 };
 /* H100, 512^3, order 8, CPML (2026-11-24 10:57 UTC, columns core): naive 8.86 ms per step,
- * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90 */
+ * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90; (14:09 UTC) naive 8.86, the CPML
+ * column kernel 12.79, with shared halo queues 10.48 (spills and L1TEX stalls: docs/tti.md) */
 #define TTI_LAYERS_PROD TTI_LAYERS_NAIVE
 
 /* Everything a TTI kernel reads: fields, medium, scratch, CPML memory, weights. */
@@ -123,6 +144,7 @@ struct TArgs {
     float c2[3][MAXR + 1], c1[3][MAXR + 1];
     /* CPML (naive / layer kernels only) */
     float *psi[2][3], *zeta[2][3], *chi[2][3];
+    float *psi_n[2][3]; /* where the column kernel's CPML form writes psi (TtiGpu.psi2) */
     const float *pa[3], *pb[3];
 };
 
@@ -180,6 +202,9 @@ bool tti_cu_tiled_supports(const tti_sim *s);
 /* tti_cols.cu: the column-queue variant of tti_cu_tiled (same contract), 3D orders 2..8. */
 int tti_cu_cols(const tti_sim *s, const Box &b, bool halo_shared, cudaStream_t st);
 bool tti_cu_cols_supports(const tti_sim *s);
+/* tti_cols.cu: the column kernel with the CPML terms over boxes B[0..N) (3D orders 2..8,
+ * no free surface rows among them; psi from TArgs.psi, written to TArgs.psi_n). */
+int tti_cu_cols_cpml(const tti_sim *s, const Box *b, int n, bool halo_shared, cudaStream_t st);
 #endif
 
 #endif

@@ -52,9 +52,11 @@ __global__ void __launch_bounds__(256) k_tti_pass1(TArgs a, Box b, bool cpml)
                 g += a.c1[ax][l] * (__ldg(fv + c + l * st[ax]) - __ldg(fv + c - l * st[ax]));
             const int js = cpml ? t_js(a, ax, x[ax]) : -1;
             if (js >= 0) {
-                float *ps = a.psi[f][ax] + t_slab(a, ax, i, j, k, js);
-                const float v = a.pb[ax][x[ax]] * *ps + a.pa[ax][x[ax]] * g;
-                *ps = v;
+                /* psi(n) from psi, psi(n+1) to psi_n: the same array unless the CPML column
+                 * kernel runs beside (tti_cuda.h TtiGpu.fused) */
+                const long long e = t_slab(a, ax, i, j, k, js);
+                const float v = a.pb[ax][x[ax]] * a.psi[f][ax][e] + a.pa[ax][x[ax]] * g;
+                a.psi_n[f][ax][e] = v;
                 g += v;
             }
             s = ax == 0 ? nn[0] * g : s + nn[ax] * g;
@@ -106,7 +108,7 @@ __global__ void __launch_bounds__(256) k_tti_pass2(TArgs a, Box b, bool cpml)
             const int js = cpml ? t_js(a, ax, x[ax]) : -1;
             if (js >= 0) {
                 const long long e = t_slab(a, ax, i, j, k, js);
-                const float *__restrict__ psi = a.psi[f][ax];
+                const float *__restrict__ psi = a.psi_n[f][ax]; /* psi(n+1), pass 1's */
                 float dpsi = 0;
 #pragma unroll
                 for (int l = 1; l <= R; l++) {

@@ -8,7 +8,12 @@
  * Byte floor: what a step must move with the chosen storage (kernels/tti_internal.h):
  * p, q at two levels read (16 B), vel, ed, tilt read (12 B), p, q written (8 B): 36 B per
  * point; with CPML also psi, zeta and chi of both fields read and written once per
- * layer element (48 B), i.e. 36 + 96 x dims x PML / SIZE B per point. */
+ * layer element (48 B), i.e. 36 + 96 x dims x PML / SIZE B per point.
+ *
+ * SEISLIVE_BENCH_TTI_VARIANTS (environment, research: a profiler run of one kernel):
+ * the variant numbers to run, comma separated (0 naive, 1..13: the table in
+ * bench_stencil_tti below);
+ * unset: all of them. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -86,18 +91,34 @@ int bench_stencil_tti(const struct sl_device *dev, const int *sizes, int nsizes,
 {
     const char *names[3] = {"tti auto", "tti naive", "tti tiled"};
     const int dims = two_d ? 2 : 3;
+    /* the variants (kernels/tti_cuda.h): 0 the naive twin; then tuning.pipe (enum
+     * tti_tiled_kind: 1 the shared ring, 2 the column queues, 3 the same with the halo
+     * queues in shared memory; 2D grids run the ring only) and tuning.cpml (enum
+     * tti_layers_kind: 1 the naive passes beside the core, 2..5 their z-marching forms, 6
+     * the CPML terms in the column kernel, 7 the same with its halo queues in shared
+     * memory, 8 the naive passes on a second stream beside the core) */
+    enum { NV = 11 };
+    static const int vpipe[NV] = {0, 1, 2, 3, 2, 2, 2, 2, 2, 2, 2};
+    static const int vlay[NV] = {1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8};
+    bool want[NV];
+    const char *only = getenv("SEISLIVE_BENCH_TTI_VARIANTS");
+    for (int kv = 0; kv < NV; kv++)
+        want[kv] = !only;
+    for (const char *c = only; c && *c;) {
+        char *end;
+        const long v = strtol(c, &end, 10);
+        if (end == c || v < 0 || v >= NV)
+            return err_set(-EINVAL, "SEISLIVE_BENCH_TTI_VARIANTS \"%s\": numbers 0..%d separated by commas", only,
+                           NV - 1);
+        want[v] = true;
+        c = *end == ',' ? end + 1 : end;
+    }
     int nr = 0;
     for (int si = 0; si < nsizes; si++)
         for (int oi = 0; oi < norders; oi++)
-            for (int kv = 0; kv < 8; kv++) {
-                /* the naive twin, then each tiled variant (enum tti_tiled_kind,
-                 * kernels/tti_cuda.h: 1 the shared ring, 2 the column queues, 3 the same
-                 * with the halo queues in shared memory; 2D grids run the ring only), and
-                 * 4..7: the column queues with each z-marching form of the passes beside
-                 * the core (enum tti_layers_kind 2..5, kernels/tti_layers.cu) */
-                const int k = kv ? WAVE_KERNEL_TILED : WAVE_KERNEL_NAIVE, pipe = kv >= 4 ? 2 : kv;
-                const int layers = kv >= 4 ? kv - 2 : 1;
-                if (!use[k] || (two_d && kv >= 2))
+            for (int kv = 0; kv < NV; kv++) {
+                const int k = kv ? WAVE_KERNEL_TILED : WAVE_KERNEL_NAIVE, pipe = vpipe[kv], layers = vlay[kv];
+                if (!use[k] || !want[kv] || (two_d && kv >= 2))
                     continue;
                 struct tti_sim *s;
                 int rc = create(dev, k, pipe, layers, orders[oi], sizes[si], pml, two_d, &s);

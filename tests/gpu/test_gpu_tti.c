@@ -119,7 +119,7 @@ static void run_case(const struct tcase *t)
     /* the variant asked for is the one that runs (2D grids: the ring only) */
     if (t->kernel == WAVE_KERNEL_TILED && t->pipe)
         cr_assert(strstr(desc, t->pipe == WAVE_PIPE_RING || t->two_d ? "tiled ring"
-                               : t->pipe == 3                    ? "halo queues shared"
+                               : t->pipe == 3                    ? "32x16, halo queues shared"
                                                                  : "tiled columns (fused, register queues, 32x16)"),
                   "%s runs %s", t->name, desc);
     /* the passes beside the core asked for (wave_tuning.cpml, kernels/tti_cuda.h) */
@@ -130,6 +130,15 @@ static void run_case(const struct tcase *t)
               desc);
     cr_assert(!strstr(desc, "marching layer pass") == !(lay && (t->layers == 4 || t->layers == 5)), "%s runs %s",
               t->name, desc);
+    /* 6, 7: the CPML in the column kernel (3D; a free surface's rows by the naive passes),
+     * 7 with its halo queues in shared memory; 8: the naive passes on a second stream */
+    if (t->layers) {
+        const bool fused = lay && (t->layers == 6 || t->layers == 7) && t->order <= 8;
+        cr_assert(!strstr(desc, "CPML in the column kernel") == !fused, "%s runs %s", t->name, desc);
+        cr_assert(!strstr(desc, "shared halo queues") == !(fused && t->layers == 7), "%s runs %s", t->name, desc);
+        cr_assert(!strstr(desc, "on a second stream") == !(t->kernel == WAVE_KERNEL_TILED && t->layers == 8),
+                  "%s runs %s", t->name, desc);
+    }
     if (t->kernel == WAVE_KERNEL_TILED && t->pipe == WAVE_PIPE_REGS && !t->two_d)
         cr_assert(!strstr(desc, "halo queues shared"), "%s runs %s", t->name, desc);
     if (t->random) {
@@ -318,3 +327,27 @@ CASEL(layers_march12_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true,
 CASEL(layers_march12_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 5)
 CASEL(layers_march12_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 5)
 CASEL(layers_march2_ring_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_RING, 4)
+/* the CPML terms in the column kernel (wave_tuning.cpml 6, tti_cols.cu CP): every order it
+ * holds, under either core, a free surface (its rows by the naive passes, psi double-
+ * buffered through them too), random layers (CPML off) */
+CASEL(fused_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 6)
+CASEL(fused_columns_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 6)
+CASEL(fused_columns_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 6)
+CASEL(fused_columns_3d_order2, 2, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 6)
+CASEL(fused_columns_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 6)
+CASEL(fused_columns_3d_order4_free_surface, 4, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 6)
+CASEL(fused_ring_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RING, 6)
+CASEL(fused_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 6)
+CASEL(fused_columns_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, WAVE_PIPE_REGS, 6)
+CASEL(fused_2d_falls_back, 8, WAVE_KERNEL_TILED, true, false, false, WAVE_PIPE_REGS, 6)
+/* 7: the same with its halo queues in shared memory */
+CASEL(fused_hs_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 7)
+CASEL(fused_hs_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 7)
+CASEL(fused_hs_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 7)
+CASEL(fused_hs_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 7)
+CASEL(fused_hs_ring_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RING, 7)
+/* 8: the naive passes beside the core on a second stream */
+CASEL(naive_side_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 8)
+CASEL(naive_side_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 8)
+CASEL(naive_side_ring_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RING, 8)
+CASEL(naive_side_2d_cpml, 8, WAVE_KERNEL_TILED, true, false, false, WAVE_PIPE_REGS, 8)
