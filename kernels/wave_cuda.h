@@ -7,6 +7,7 @@
  *   wave_interior.cu  the interior kernels (naive, tiled) over a box; k_ring itself is
  *                     in wave_ring.cuh
  *   wave_cpml.cu      the CPML kernels (split, lines) and the free surface
+ *   wave_ring_cpml.cu the ring CPML: the layer terms inside the tiled interior pass
  *   wave_xfer.cu      device memory, velocity, the boundary strip, copy bandwidth
  *   wave_points.cu    injection and sampling
  * The research variants (no default uses them) are in tools/wave_research.cu. */
@@ -199,6 +200,14 @@ int wave_cu_psi(wave_sim *s, cudaStream_t st);
 /* split's second half (k_pml) over the layer cells inside CLIP (padded coordinates) only:
  * a step in parts (wave_part.cu) */
 int wave_cu_pml_clip(wave_sim *s, const Box &in, const Box &clip, cudaStream_t st);
+
+/* wave_ring_cpml.cu: the ring arrangement (the CPML terms in the interior pass): k_ring
+ * over the core, k_ring_cpml over the frame of x/y-layer tile columns and over the z
+ * layers; psi(n+1) to psi_alt, then the swap.  Runs where wave_cu_ring_cpml_ok says (3D,
+ * half-width <= WAVE_RING_CPML_RMAX, fp32 memory; WHY names what is not). */
+#define WAVE_RING_CPML_RMAX 4
+bool wave_cu_ring_cpml_ok(const wave_sim *s, const char **why);
+int wave_cu_ring_cpml(wave_sim *s, const WavePlan &pl, cudaStream_t st);
 
 /* psi(n+1) was written to psi_alt: it becomes psi (the fused and lines arrangements). */
 static inline void wave_cu_swap_psi(wave_sim *s)

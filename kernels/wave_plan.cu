@@ -29,7 +29,10 @@
  *                                 tuning.prefetch  planes in flight: ring 1..3, regs 1..2
  *                                 tuning.cpml      lines (the interior kernel over the
  *                                                  whole grid, then k_line per axis adds
- *                                                  the stretched terms), fused (k_layer:
+ *                                                  the stretched terms), ring (k_ring over
+ *                                                  the core, k_ring_cpml with the CPML
+ *                                                  terms in the same pass over the layer
+ *                                                  tiles: wave_ring_cpml.cu), fused (k_layer:
  *                                                  psi and the stretched update in one
  *                                                  pass over the layers beside the
  *                                                  interior box) or split (k_psi + k_pml)
@@ -45,6 +48,10 @@
  * 32 x 32 106.7, 128 x 8 118.1, 256 x 4 120.6 Gpts/s: 1024-thread blocks keep more of
  * the y and z neighbours in L1 and L2 while they are needed). */
 static int naive_bx(int r) { return r <= 2 ? 128 : 256; }
+
+/* The tiled kernel's CPML arrangement when tuning.cpml is 0 (ring falls back to lines
+ * where it does not run: 2D, orders above 8, bf16 memory). */
+#define WAVE_CPML_TILED_PROD WAVE_CPML_LINES
 
 #define RING2D_NAME "128x1" /* RING2D_W threads x 1 row */
 
@@ -75,7 +82,18 @@ int wave_cu_plan(const wave_sim *s, WavePlan *pl)
         pl->tile = t->tile ? t->tile : r <= 4 ? WAVE_TILE_4x4 : WAVE_TILE_8x2;
         pl->depth = t->prefetch ? t->prefetch : 2;
     }
-    pl->cpml = pl->naive ? WAVE_CPML_SPLIT : t->cpml ? t->cpml : WAVE_CPML_LINES;
+    pl->cpml = pl->naive ? WAVE_CPML_SPLIT : t->cpml ? t->cpml : WAVE_CPML_TILED_PROD;
+    if (pl->cpml == WAVE_CPML_RING) {
+        const char *why = NULL;
+        if (!wave_cu_ring_cpml_ok(s, &why)) {
+            /* the default falls back to lines where ring does not run; asked for, a
+             * clear refusal */
+            if (t->cpml == WAVE_CPML_RING)
+                return err_set(-EINVAL, "wave tuning: cpml ring runs 3D grids at orders 2-%d with fp32 CPML "
+                                        "memory, not %s: use cpml = lines", 2 * WAVE_RING_CPML_RMAX, why);
+            pl->cpml = WAVE_CPML_LINES;
+        }
+    }
     /* the CPML kernels on a second stream unless asked not to: off measures what the
      * overlap gains */
     pl->overlap = t->cpml_overlap != WAVE_OVERLAP_OFF;
@@ -116,6 +134,13 @@ static int step(wave_sim *s, const WavePlan &pl, bool cpml, bool interior)
     cpml = cpml && any;
     interior = interior && !cpml;
     const int arr = pl.cpml;
+    if (cpml && arr == WAVE_CPML_RING) {
+        /* the core plain, the frame and the z layers with their CPML terms, one pass */
+        int rc = wave_cu_ring_cpml(s, pl, st);
+        if (rc < 0)
+            return rc;
+        return s->p.free_surface ? wave_cu_free_surface(s, st) : 0;
+    }
     if (cpml && arr == WAVE_CPML_LINES) {
         /* whole grid plain, then the layer corrections, all on one stream */
         Box all = {{0, 0, 0}, {L->npad[0], L->npad[1], L->npad[2]}};

@@ -79,8 +79,8 @@ static double rel(const float *a, const float *b, size_t n)
  * NULL for the family only ("naive " / "tiled ", and ", 2D" in 2D), so that the case
  * never tests another kernel than it says.  TWO_D: the grid is x-z (n[1] = 1, NONE y
  * faces: no y layers, no y halo, points' y ignored). */
-static void compare_case_nd(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
-                            const char *want, bool two_d)
+static void compare_case_grid(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
+                              const char *want, bool two_d, const int *n)
 {
     struct sl_device cpu, gpu;
     cr_assert_eq(backend_select("cpu", &cpu), 0);
@@ -88,6 +88,8 @@ static void compare_case_nd(int order, int kernel, bool cpml, bool fs, const str
     struct wave_params p = {.n = {37, 29, 23}, .d = {10, 12, 9}, .o = {0, 0, 0}, .order = order,
                             .dt = 5e-4, .pml = {7, 9, 8, 6, fs ? 0 : 10, 5}, .pml_reflection = 1e-4,
                             .f_ref = 12, .free_surface = fs, .kernel = kernel};
+    if (n)
+        memcpy(p.n, n, sizeof p.n);
     if (tuning)
         p.tuning = *tuning;
     if (two_d) {
@@ -206,6 +208,12 @@ static void compare_case_nd(int order, int kernel, bool cpml, bool fs, const str
     wave_destroy(g);
 }
 
+static void compare_case_nd(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
+                            const char *want, bool two_d)
+{
+    compare_case_grid(order, kernel, cpml, fs, tuning, want, two_d, NULL);
+}
+
 static void compare_case(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
                          const char *want)
 {
@@ -265,6 +273,76 @@ Test(gpu_wave, variants_match_cpu_reference, .timeout = 600)
                          iv[v].depth, on ? cpml_arr[c] : "off", two ? ", 2 streams" : "");
                 compare_case(orders[o], WAVE_KERNEL_TILED, on, o == 2, &t, want);
             }
+}
+
+/* The ring CPML (kernels/wave_ring_cpml.cu: k_ring over the core, k_ring_cpml over the
+ * frame of x/y-layer tiles and the z layers) at orders 2-8 (half-widths 1-4: every halo
+ * alignment), with and without a free surface, on the small grid (no core: the frame
+ * kernel everywhere, tiles holding both x faces) and on one large enough for a core in x
+ * and y; under the default ring tile and another (a research variant: the core runs
+ * it).  Each against the CPU reference like every case (state, CPML memory, traces). */
+Test(gpu_wave, ring_cpml_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    cr_assert_eq(register_research(), 0);
+    static const int big[3] = {70, 45, 41};
+    for (int order = 2; order <= 8; order += 2)
+        for (int g = 0; g < 2; g++)
+            for (int fs = 0; fs < 2; fs++) {
+                struct wave_tuning t = {0};
+                cr_assert_eq(wave_tuning_set(&t, "cpml", "ring"), 0, "%s", err_msg());
+                const char *tile = order <= 4 ? "8x2" : "8x4", *depth = order <= 4 ? "1" : "2";
+                if (fs) { /* another interior variant for the core */
+                    cr_assert_eq(wave_tuning_set(&t, "tile", "4x4"), 0);
+                    cr_assert_eq(wave_tuning_set(&t, "prefetch", "3"), 0);
+                    tile = "4x4";
+                    depth = "3";
+                }
+                char want[160];
+                snprintf(want, sizeof want, "tiled ring %s depth %s, CPML ring", tile, depth);
+                compare_case_grid(order, WAVE_KERNEL_TILED, true, fs, &t, want, false, g ? big : NULL);
+            }
+}
+
+/* Where the ring CPML does not run (2D, orders above 8, bf16 memory), asking for it is
+ * refused at create with the reason; the default arrangement there is lines. */
+Test(gpu_wave, ring_cpml_refused_where_it_does_not_run, .timeout = 60)
+{
+    GPU_REQUIRED();
+    struct sl_device gpu;
+    cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
+    struct wave_params p = {.n = {33, 21, 19}, .d = {10, 10, 10}, .order = 8, .dt = 1e-3,
+                            .pml = {6, 6, 6, 6, 6, 6}, .pml_reflection = 1e-4, .f_ref = 10,
+                            .kernel = WAVE_KERNEL_TILED};
+    size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *v = malloc(nn * sizeof *v);
+    for (size_t i = 0; i < nn; i++)
+        v[i] = 2000.0f;
+    for (int c = 0; c < 3; c++) {
+        struct wave_params q = p;
+        const char *why = c == 0 ? "2D" : c == 1 ? "orders above 8" : "bf16";
+        if (c == 0) {
+            q.n[1] = 1;
+            q.pml[2] = q.pml[3] = 0;
+            q.face[2] = q.face[3] = WAVE_FACE_NONE;
+        } else if (c == 1)
+            q.order = 10;
+        else
+            q.cpml_memory = WAVE_CPML_MEM_BF16;
+        struct wave_sim *s = NULL;
+        cr_assert_eq(wave_create(&gpu, &q, v, &s), 0, "%s", err_msg());
+        char desc[160];
+        wave_describe_kernel(s, desc, sizeof desc);
+        cr_assert(strstr(desc, "CPML lines") != NULL, "%s: default ran [%s]", why, desc);
+        wave_destroy(s);
+        s = NULL;
+        cr_assert_eq(wave_tuning_set(&q.tuning, "cpml", "ring"), 0);
+        cr_assert_eq(wave_create(&gpu, &q, v, &s), -EINVAL, "%s: ring accepted", why);
+        cr_assert_null(s);
+        cr_assert(strstr(err_msg(), "cpml ring") != NULL && strstr(err_msg(), why) != NULL, "%s: %s", why,
+                  err_msg());
+    }
+    free(v);
 }
 
 /* 2D (n = [nx, 1, nz], NONE y faces): the kernels without the y terms against the CPU
