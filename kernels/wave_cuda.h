@@ -203,11 +203,12 @@ int wave_cu_pml_clip(wave_sim *s, const Box &in, const Box &clip, cudaStream_t s
 
 /* wave_ring_cpml.cu: the ring arrangement (the CPML terms in the interior pass): k_ring
  * over the core, k_ring_cpml over the frame of x/y-layer tile columns and over the z
- * layers; psi(n+1) to psi_alt, then the swap.  Runs where wave_cu_ring_cpml_ok says (3D,
+ * layers (LAYER_ST: the frame's and the z layers' stream, which the caller forks from and
+ * joins into ST); psi(n+1) to psi_alt, then the swap.  Runs where wave_cu_ring_cpml_ok says (3D,
  * half-width <= WAVE_RING_CPML_RMAX, fp32 memory; WHY names what is not). */
 #define WAVE_RING_CPML_RMAX 4
 bool wave_cu_ring_cpml_ok(const wave_sim *s, const char **why);
-int wave_cu_ring_cpml(wave_sim *s, const WavePlan &pl, cudaStream_t st);
+int wave_cu_ring_cpml(wave_sim *s, const WavePlan &pl, cudaStream_t st, cudaStream_t layer_st);
 
 /* psi(n+1) was written to psi_alt: it becomes psi (the fused and lines arrangements). */
 static inline void wave_cu_swap_psi(wave_sim *s)

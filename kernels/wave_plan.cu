@@ -135,9 +135,17 @@ static int step(wave_sim *s, const WavePlan &pl, bool cpml, bool interior)
     interior = interior && !cpml;
     const int arr = pl.cpml;
     if (cpml && arr == WAVE_CPML_RING) {
-        /* the core plain, the frame and the z layers with their CPML terms, one pass */
-        int rc = wave_cu_ring_cpml(s, pl, st);
-        if (rc < 0)
+        /* the core plain, the frame and the z layers with their CPML terms (on a second
+         * stream unless the overlap is off), one pass over each point */
+        cudaStream_t ls = pl.overlap ? (cudaStream_t)s->aux_stream : st;
+        int rc = 0;
+        if (pl.overlap && ((rc = dev_event_record(s->dev, s->ev_fork, st)) < 0 ||
+                           (rc = dev_stream_wait(s->dev, ls, s->ev_fork)) < 0))
+            return rc;
+        if ((rc = wave_cu_ring_cpml(s, pl, st, ls)) < 0)
+            return rc;
+        if (pl.overlap && ((rc = dev_event_record(s->dev, s->ev_join, ls)) < 0 ||
+                           (rc = dev_stream_wait(s->dev, st, s->ev_join)) < 0))
             return rc;
         return s->p.free_surface ? wave_cu_free_surface(s, st) : 0;
     }

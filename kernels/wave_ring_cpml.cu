@@ -4,8 +4,9 @@
  * of a step with CPML; "lines" moves ~33 B per layer element instead of 16, on top of a
  * full-grid interior pass).
  *
- * One step = three launches on the simulation's stream, disjoint in the points they
- * write:
+ * One step = three launches, disjoint in the points they write (the core on the
+ * simulation's stream, the other two on a second one beside it unless tuning.cpml_overlap
+ * is off: the frame's and the z layers' blocks fill the SMs the core's tail leaves):
  *   - k_ring (wave_ring.cuh, the plain Laplacian) over the core: the middle planes (no z
  *     layer) of the x-y tile columns that hold no x or y layer point;
  *   - k_ring_cpml<LZ = false> over the frame of tile columns around the core (the x
@@ -513,7 +514,8 @@ static void push(RcList &tl, int x0, int x1, int y0, int y1, int z0, int z1)
 #define RC_ZL_D 2
 
 template <int R>
-static int launch_ring_cpml(wave_sim *s, const WavePlan &pl, const KArgs &a, const PArgs &m, cudaStream_t st)
+static int launch_ring_cpml(wave_sim *s, const WavePlan &pl, const KArgs &a, const PArgs &m, cudaStream_t st,
+                            cudaStream_t lst)
 {
     const struct wave_layout *L = &s->L;
     const int np0 = L->npad[0], np1 = L->npad[1], np2 = L->npad[2], h = L->halo;
@@ -551,13 +553,13 @@ static int launch_ring_cpml(wave_sim *s, const WavePlan &pl, const KArgs &a, con
             if ((rc = wave_cu_interior(s, pl, core, st)) < 0)
                 return rc;
         }
-        if ((rc = launch_rc<R, RC_FRAME_BY, RC_FRAME_NY, RC_FRAME_D, false>(fr, a, m, s, st)) < 0)
+        if ((rc = launch_rc<R, RC_FRAME_BY, RC_FRAME_NY, RC_FRAME_D, false>(fr, a, m, s, lst)) < 0)
             return rc;
     }
     RcList zl = {};
     push(zl, 0, np0, 0, np1, 0, L->pml[4]);
     push(zl, 0, np0, 0, np1, max(z1, L->pml[4]), np2);
-    if ((rc = launch_rc<R, RC_ZL_BY, RC_ZL_NY, RC_ZL_D, true>(zl, a, m, s, st)) < 0)
+    if ((rc = launch_rc<R, RC_ZL_BY, RC_ZL_NY, RC_ZL_D, true>(zl, a, m, s, lst)) < 0)
         return rc;
     wave_cu_swap_psi(s);
     return 0;
@@ -580,15 +582,15 @@ bool wave_cu_ring_cpml_ok(const wave_sim *s, const char **why)
     return true;
 }
 
-int wave_cu_ring_cpml(wave_sim *s, const WavePlan &pl, cudaStream_t st)
+int wave_cu_ring_cpml(wave_sim *s, const WavePlan &pl, cudaStream_t st, cudaStream_t lst)
 {
     const KArgs a = kargs(s);
     const PArgs m = pargs(s);
     switch (s->r) {
-    case 1: return launch_ring_cpml<1>(s, pl, a, m, st);
-    case 2: return launch_ring_cpml<2>(s, pl, a, m, st);
-    case 3: return launch_ring_cpml<3>(s, pl, a, m, st);
-    case 4: return launch_ring_cpml<4>(s, pl, a, m, st);
+    case 1: return launch_ring_cpml<1>(s, pl, a, m, st, lst);
+    case 2: return launch_ring_cpml<2>(s, pl, a, m, st, lst);
+    case 3: return launch_ring_cpml<3>(s, pl, a, m, st, lst);
+    case 4: return launch_ring_cpml<4>(s, pl, a, m, st, lst);
     }
     return err_set(-EINVAL, "wave: the ring CPML runs orders 2-8 (order %d)", 2 * s->r);
 }

@@ -280,7 +280,9 @@ Test(gpu_wave, variants_match_cpu_reference, .timeout = 600)
  * alignment), with and without a free surface, on the small grid (no core: the frame
  * kernel everywhere, tiles holding both x faces) and on one large enough for a core in x
  * and y; under the default ring tile and another (a research variant: the core runs
- * it).  Each against the CPU reference like every case (state, CPML memory, traces). */
+ * it), the frame and the z layers on a second stream or (with the free surface) on the
+ * simulation's own.  Each against the CPU reference like every case (state, CPML memory,
+ * traces). */
 Test(gpu_wave, ring_cpml_matches_cpu_reference, .timeout = 300)
 {
     GPU_REQUIRED();
@@ -292,14 +294,16 @@ Test(gpu_wave, ring_cpml_matches_cpu_reference, .timeout = 300)
                 struct wave_tuning t = {0};
                 cr_assert_eq(wave_tuning_set(&t, "cpml", "ring"), 0, "%s", err_msg());
                 const char *tile = order <= 4 ? "8x2" : "8x4", *depth = order <= 4 ? "1" : "2";
-                if (fs) { /* another interior variant for the core */
+                if (fs) { /* another interior variant for the core, all on one stream */
                     cr_assert_eq(wave_tuning_set(&t, "tile", "4x4"), 0);
                     cr_assert_eq(wave_tuning_set(&t, "prefetch", "3"), 0);
+                    cr_assert_eq(wave_tuning_set(&t, "cpml-overlap", "off"), 0);
                     tile = "4x4";
                     depth = "3";
                 }
                 char want[160];
-                snprintf(want, sizeof want, "tiled ring %s depth %s, CPML ring", tile, depth);
+                snprintf(want, sizeof want, "tiled ring %s depth %s, CPML ring%s", tile, depth,
+                         fs ? "" : ", 2 streams");
                 compare_case_grid(order, WAVE_KERNEL_TILED, true, fs, &t, want, false, g ? big : NULL);
             }
 }
