@@ -520,6 +520,8 @@ static int launch_rc(RcList &tl, const KArgs &a, const PArgs &m, const wave_sim 
         const int nz = tl.b[bi].hi[2] - tl.b[bi].lo[2];
         int zc = (int)((nz + nch - 1) / nch);
         zc = zc < 4 * R ? 4 * R : zc > ZCHUNK ? ZCHUNK : zc;
+        if (s->p.tuning.layer_zchunk > 0) /* asked for (the tests: chunk edges in the layers) */
+            zc = min(s->p.tuning.layer_zchunk, ZCHUNK);
         tl.zc[bi] = zc;
         tl.start[bi] = (int)total;
         total += (long long)tl.gx[bi] * tl.gy[bi] * ((nz + zc - 1) / zc);

@@ -280,7 +280,8 @@ Test(gpu_wave, variants_match_cpu_reference, .timeout = 600)
  * alignment), with and without a free surface, on the small grid (no core: the frame
  * kernel everywhere, tiles holding both x faces) and on one large enough for a core in x
  * and y; under the default ring tile and another (a research variant: the core runs
- * it), the frame and the z layers on a second stream or (with the free surface) on the
+ * it), z chunks of the default length or of 5 planes (layer_zchunk: chunk edges inside
+ * the layers), the frame and the z layers on a second stream or (with the free surface) on the
  * simulation's own.  Each against the CPU reference like every case (state, CPML memory,
  * traces). */
 Test(gpu_wave, ring_cpml_matches_cpu_reference, .timeout = 300)
@@ -293,6 +294,8 @@ Test(gpu_wave, ring_cpml_matches_cpu_reference, .timeout = 300)
             for (int fs = 0; fs < 2; fs++) {
                 struct wave_tuning t = {0};
                 cr_assert_eq(wave_tuning_set(&t, "cpml", "ring"), 0, "%s", err_msg());
+                if (g == 0 && order >= 6) /* z chunks of 5 planes: chunk edges inside the layers */
+                    t.layer_zchunk = 5;
                 const char *tile = order <= 4 ? "8x2" : "8x4", *depth = order <= 4 ? "1" : "2";
                 if (fs) { /* another interior variant for the core, all on one stream */
                     cr_assert_eq(wave_tuning_set(&t, "tile", "4x4"), 0);
