@@ -100,6 +100,14 @@ __device__ __forceinline__ void cp16(float *sdst, const float *gsrc, bool ok)
     int n = ok ? 16 : 0;
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gsrc), "r"(n) : "memory");
 }
+/* cp.async of 4 bytes (any alignment; .ca: the .cg form takes 16 bytes only), zero-filled
+ * when !OK. */
+__device__ __forceinline__ void cp4(float *sdst, const float *gsrc, bool ok)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(sdst);
+    int n = ok ? 4 : 0;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gsrc), "r"(n) : "memory");
+}
 __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void cp_wait()
@@ -232,6 +240,10 @@ struct WaveResearch {
     int (*interior)(const wave_sim *s, const WavePlan &pl, const Box &in, cudaStream_t st);
     /* the fused CPML (k_layer) over the layers beside IN; swaps psi itself */
     int (*fused)(wave_sim *s, const WavePlan &pl, const Box &in, cudaStream_t st);
+    /* the ring CPML's step in another frame / z-layer shape when one was asked for
+     * (seislive-bench --ring-shape): 1 done, 0 not asked (the library's shape runs), or
+     * -errno */
+    int (*ring_cpml)(wave_sim *s, const WavePlan &pl, cudaStream_t st, cudaStream_t layer_st);
 };
 
 /* wave_plan.cu (in the object of wave_cu_step, so that a research object linked after

@@ -311,6 +311,52 @@ Test(gpu_wave, ring_cpml_matches_cpu_reference, .timeout = 300)
             }
 }
 
+/* The ring CPML's other frame and z-layer shapes (tools/wave_research.cu, order 8 only;
+ * seislive-bench --ring-shape) on the large grid, with and without the second stream; an
+ * unknown shape is refused, and so is a research shape at another order. */
+Test(gpu_wave, ring_cpml_shapes_match_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+#ifdef SEISLIVE_CUDA
+    cr_assert_eq(register_research(), 0);
+    static const int big[3] = {72, 45, 41};
+    static const char *const shapes[] = {"8x4d1/8x1d2", "8x1d2/8x1d2", "8x2d1/8x1d2", "8x2d3/8x1d2",
+                                         "8x2d2/8x1d1", "8x2d2/8x2d1", "8x2d2/8x1d3"};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        cr_assert_eq(wave_research_ring_shape(shapes[i]), 0, "%s", err_msg());
+        struct wave_tuning t = {0};
+        cr_assert_eq(wave_tuning_set(&t, "cpml", "ring"), 0);
+        if (i % 2)
+            t.cpml_overlap = WAVE_OVERLAP_OFF;
+        fprintf(stderr, "gpu wave: ring shape %s\n", shapes[i]);
+        compare_case_grid(8, WAVE_KERNEL_TILED, true, false, &t,
+                          i % 2 ? "tiled ring 8x4 depth 2, CPML ring" : "tiled ring 8x4 depth 2, CPML ring, 2 streams",
+                          false, big);
+    }
+    cr_assert_eq(wave_research_ring_shape("8x3d2/8x1d2"), -EINVAL);
+    cr_assert(strstr(err_msg(), "8x4d1/8x1d2") != NULL, "%s", err_msg());
+    /* a research shape at order 4: the step refuses it */
+    cr_assert_eq(wave_research_ring_shape("8x4d1/8x1d2"), 0);
+    struct sl_device gpu;
+    cr_assert_eq(backend_select("cuda:0", &gpu), 0);
+    struct wave_params p = {.n = {33, 21, 19}, .d = {10, 10, 10}, .order = 4, .dt = 1e-3,
+                            .pml = {6, 6, 6, 6, 6, 6}, .pml_reflection = 1e-4, .f_ref = 10,
+                            .kernel = WAVE_KERNEL_TILED};
+    cr_assert_eq(wave_tuning_set(&p.tuning, "cpml", "ring"), 0);
+    size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *v = malloc(nn * sizeof *v);
+    for (size_t i = 0; i < nn; i++)
+        v[i] = 2000.0f;
+    struct wave_sim *s = NULL;
+    cr_assert_eq(wave_create(&gpu, &p, v, &s), 0, "%s", err_msg());
+    cr_assert_eq(wave_step(s), -EINVAL);
+    cr_assert(strstr(err_msg(), "order 8 only") != NULL, "%s", err_msg());
+    wave_destroy(s);
+    free(v);
+    cr_assert_eq(wave_research_ring_shape(NULL), 0);
+#endif
+}
+
 /* Where the ring CPML does not run (2D, orders above 8, bf16 memory), asking for it is
  * refused at create with the reason; the default arrangement there is lines. */
 Test(gpu_wave, ring_cpml_refused_where_it_does_not_run, .timeout = 60)
