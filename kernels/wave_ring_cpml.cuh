@@ -120,45 +120,107 @@ __global__ void __launch_bounds__(TX *BY, LZ ? 2 : 2)
      * multiples of 4 (x0 + h is one of 8: so with an even h at h = 4, 8 and npad[0] % 4
      * == 0, as on 512^3 and the 400 x 400 x 200 shot with 20 layers) */
     const bool v4 = np0 % 4 == 0 && ((x0 % 4) + 4) % 4 == 0;
+    /* the x memory's rows too when the psi_x window (x0-R ..) and both layers' edges fall
+     * on multiples of 4 (then every 4 x of a chunk are in one layer or in none) */
+    const bool vx = C::XW % 4 == 0 && ((x0 % 4) + 4) % 4 == 0 && (((x0 - R) % 4) + 4) % 4 == 0 && wx0 % 4 == 0 &&
+                    (wx0 + wx1) % 4 == 0 && (np0 - wx1) % 4 == 0;
+
+    /* The copies a thread issues for each plane go to the same places of a slot from the
+     * same offsets inside a plane: worked out once here (slot offset, offset from the
+     * plane's first element, whether it is inside the allocation), so that a plane's
+     * copies cost an add and a select each instead of the index arithmetic.  Bit i of
+     * the masks: chunk i of this thread exists / reads memory / (q, v) is v. */
+    constexpr int PCPR = C::PW / 4, PNCH = C::PH * PCPR, PN = (PNCH + NT - 1) / NT;
+    constexpr int QCPR = W / 4, QNCH = 2 * C::TYT * QCPR, QN = (QNCH + NT - 1) / NT;
+    int pso[PN], pgo[PN], qso[QN], qgo[QN];
+    unsigned pvm = 0, pokm = 0, qvm = 0, qokm = 0, qwm = 0;
+#pragma unroll
+    for (int n = 0; n < PN; n++) {
+        const int e = n * NT + tid, r = e / PCPR, c = e % PCPR;
+        const int gy = y0 - RY + r + h, gx = x0 + h - XO + 4 * c;
+        const bool ok = e < PNCH && gy >= 0 && gy < dim1 && gx >= 0 && gx < dim0;
+        pso[n] = r * C::PW + 4 * c;
+        pgo[n] = ok ? gy * (int)sy + gx : 0;
+        pvm |= (e < PNCH ? 1u : 0u) << n;
+        pokm |= (ok ? 1u : 0u) << n;
+    }
+#pragma unroll
+    for (int n = 0; n < QN; n++) {
+        const int e = n * NT + tid;
+        const int w = e / (C::TYT * QCPR), r = e / QCPR % C::TYT, c = e % QCPR;
+        const int gy = y0 + r, gx = x0 + h + 4 * c;
+        const bool ok = e < QNCH && gy < b.hi[1] && gx < dim0;
+        qso[n] = w * C::T + r * W + 4 * c;
+        qgo[n] = ok ? (gy + h) * (int)sy + gx : 0;
+        qvm |= (e < QNCH ? 1u : 0u) << n;
+        qokm |= (ok ? 1u : 0u) << n;
+        qwm |= (w ? 1u : 0u) << n;
+    }
+
+    /* the z memory's 16-byte chunks (z layers, v4): psi_z of plane kk+R, then zeta_z */
+    constexpr int ZNCH = LZ ? 2 * C::TYT * QCPR : 0, ZN = LZ ? (ZNCH + NT - 1) / NT : 1;
+    int zso[ZN], zgo[ZN];
+    unsigned zvm = 0, zokm = 0, zpm = 0;
+#pragma unroll
+    for (int n = 0; n < ZN; n++) {
+        const int e = n * NT + tid;
+        const bool isp = e < C::TYT * QCPR;
+        const int f = isp ? e : e - C::TYT * QCPR, r = f / QCPR, c = f % QCPR;
+        const int j = y0 + r, x = x0 + 4 * c;
+        const bool ok = LZ && e < ZNCH && x >= 0 && x < np0 && j < np1;
+        zso[n] = (isp ? C::G_PZ : C::G_ZZ) + r * W + 4 * c;
+        zgo[n] = ok ? j * np0 + x : 0;
+        zvm |= (LZ && e < ZNCH ? 1u : 0u) << n;
+        zokm |= (ok ? 1u : 0u) << n;
+        zpm |= (isp ? 1u : 0u) << n;
+    }
 
     auto load_p = [&](int kk, int sl) {
         if (kk > klast)
             return;
         float *dst = ps + sl * C::PSLOT;
-        constexpr int CPR = C::PW / 4, NCH = C::PH * CPR;
         const bool zok = kk + h >= 0 && kk + h < dim2;
-        const long long pl = (long long)(kk + h) * sz;
+        const float *pb = p + (long long)(kk + h) * sz;
 #pragma unroll
-        for (int e0 = 0; e0 < NCH; e0 += NT) {
-            const int e = e0 + tid;
-            if (NCH % NT == 0 || e < NCH) {
-                const int r = e / CPR, c = e % CPR;
-                const int gy = y0 - RY + r + h, gx = x0 + h - XO + 4 * c;
-                const bool ok = zok && gy >= 0 && gy < dim1 && gx >= 0 && gx < dim0;
-                cp16(dst + r * C::PW + 4 * c, ok ? p + pl + (long long)gy * sy + gx : p, ok);
+        for (int n = 0; n < PN; n++)
+            if (PNCH % NT == 0 || (pvm >> n & 1u)) {
+                const bool ok = zok && (pokm >> n & 1u);
+                cp16(dst + pso[n], ok ? pb + pgo[n] : p, ok);
             }
-        }
     };
     auto load_g = [&](int kk, int sl) {
         if (kk >= ke)
             return;
         float *dst = gs + sl * C::GSLOT;
         {   /* q and v: 16-byte copies (tile origins aligned, as k_ring) */
-            constexpr int CPR = W / 4, NCH = 2 * C::TYT * CPR;
             const long long pl = (long long)(kk + h) * sz;
 #pragma unroll
-            for (int e0 = 0; e0 < NCH; e0 += NT) {
+            for (int n = 0; n < QN; n++)
+                if (QNCH % NT == 0 || (qvm >> n & 1u)) {
+                    const bool ok = qokm >> n & 1u;
+                    const float *src = (qwm >> n & 1u) ? vel : q;
+                    cp16(dst + qso[n], ok ? src + pl + qgo[n] : src, ok);
+                }
+        }
+        if (lx && vx) { /* the same, 16 bytes at a time */
+            const float *psi = m.psi[0], *zeta = m.zeta[0];
+            constexpr int C1 = C::XW / 4, C2 = W / 4, N1 = C::TYT * C1, N = N1 + C::TYT * C2;
+#pragma unroll
+            for (int e0 = 0; e0 < N; e0 += NT) {
                 const int e = e0 + tid;
-                if (NCH % NT == 0 || e < NCH) {
-                    const int w = e / (C::TYT * CPR), r = e / CPR % C::TYT, c = e % CPR;
-                    const int gy = y0 + r, gx = x0 + h + 4 * c;
-                    const bool ok = gy < b.hi[1] && gx < dim0;
-                    const float *src = w ? vel : q;
-                    cp16(dst + w * C::T + r * W + 4 * c, ok ? src + pl + (long long)(gy + h) * sy + gx : src, ok);
+                if (N % NT == 0 || e < N) {
+                    const bool isp = e < N1;
+                    const int f = isp ? e : e - N1;
+                    const int r = isp ? f / C1 : f / C2, c = isp ? f % C1 : f % C2;
+                    const int j = y0 + r, x = isp ? x0 - R + 4 * c : x0 + 4 * c;
+                    const int js = cpml_slab_index(x, np0, wx0, wx1);
+                    const bool ok = j < np1 && js >= 0;
+                    const long long el = ((long long)kk * np1 + j) * (wx0 + wx1) + js;
+                    cp16(dst + (isp ? C::G_PX + r * C::XW : C::G_ZX + r * W) + 4 * c,
+                         ok ? (isp ? psi : zeta) + el : psi, ok);
                 }
             }
-        }
-        if (lx) { /* psi_x (x0-R .. x0+W+R-1) and zeta_x of the tile's rows */
+        } else if (lx) { /* psi_x (x0-R .. x0+W+R-1) and zeta_x of the tile's rows */
             const float *psi = m.psi[0], *zeta = m.zeta[0];
             constexpr int N1 = C::TYT * C::XW, N = N1 + C::T;
 #pragma unroll
@@ -215,20 +277,15 @@ __global__ void __launch_bounds__(TX *BY, LZ ? 2 : 2)
             const float *psi = m.psi[2], *zeta = m.zeta[2];
             const int jp = cpml_slab_index(kk + R, np2, wz0, wz1), jz = cpml_slab_index(kk, np2, wz0, wz1);
             if (v4) {
-                constexpr int CPR = W / 4, N = 2 * C::TYT * CPR;
+                const long long pln = (long long)np1 * np0;
 #pragma unroll
-                for (int e0 = 0; e0 < N; e0 += NT) {
-                    const int e = e0 + tid;
-                    if (N % NT == 0 || e < N) {
-                        const bool isp = e < C::TYT * CPR;
-                        const int f = isp ? e : e - C::TYT * CPR;
-                        const int r = f / CPR, c = f % CPR;
-                        const int j = y0 + r, x = x0 + 4 * c, js = isp ? jp : jz;
-                        const bool ok = x >= 0 && x < np0 && j < np1 && js >= 0;
-                        const long long el = ((long long)js * np1 + j) * np0 + x;
-                        cp16(dst + (isp ? C::G_PZ : C::G_ZZ) + r * W + 4 * c, ok ? (isp ? psi : zeta) + el : psi, ok);
+                for (int n = 0; n < ZN; n++)
+                    if (ZNCH % NT == 0 || (zvm >> n & 1u)) {
+                        const bool isp = zpm >> n & 1u;
+                        const int js = isp ? jp : jz;
+                        const bool ok = (zokm >> n & 1u) && js >= 0;
+                        cp16(dst + zso[n], ok ? (isp ? psi : zeta) + js * pln + zgo[n] : psi, ok);
                     }
-                }
             } else {
                 constexpr int N = 2 * C::T;
 #pragma unroll
@@ -322,14 +379,14 @@ __global__ void __launch_bounds__(TX *BY, LZ ? 2 : 2)
         const float *P = ps + sk * C::PSLOT, *PR = ps + sr * C::PSLOT;
         const float *G = gs + sq * C::GSLOT;
         const long long pl = (long long)(k + h) * sz;
-        /* the column of p of this thread's rows, r0-2R .. r0+NY-1+2R (y derivatives and
-         * psi_y(n+1) of the rows r0-R .. r0+NY-1+R) */
-        float cv[NY + 4 * R];
-#pragma unroll
-        for (int u = 0; u < NY + 4 * R; u++)
-            cv[u] = P[(r0 + u + RY - 2 * R) * C::PW + XO + tx];
+        /* y: the column of p of this thread's rows, r0-2R .. r0+NY-1+2R in a y-layer tile
+         * (y derivatives and psi_y(n+1) of the rows r0-R .. r0+NY-1+R), else r0-R .. */
         float lapy[NY];
         if (ly) {
+            float cv[NY + 4 * R];
+#pragma unroll
+            for (int u = 0; u < NY + 4 * R; u++)
+                cv[u] = P[(r0 + u + RY - 2 * R) * C::PW + XO + tx];
             float syv[NY + 2 * R]; /* psi_y(n+1) of rows r0-R+u (tile psi_y row r0+u) */
 #pragma unroll
             for (int u = 0; u < NY + 2 * R; u++) {
@@ -359,13 +416,17 @@ __global__ void __launch_bounds__(TX *BY, LZ ? 2 : 2)
                 } else
                     lapy[mm] = d2;
             }
-        } else {
+        } else { /* rows r0-R .. r0+NY-1+R only */
+            float cv[NY + 2 * R];
+#pragma unroll
+            for (int u = 0; u < NY + 2 * R; u++)
+                cv[u] = P[(r0 + u + RY - R) * C::PW + XO + tx];
 #pragma unroll
             for (int mm = 0; mm < NY; mm++) {
-                float d2 = a.c2[1][0] * cv[2 * R + mm];
+                float d2 = a.c2[1][0] * cv[R + mm];
 #pragma unroll
                 for (int l = 1; l <= R; l++)
-                    d2 += a.c2[1][l] * (cv[2 * R + mm + l] + cv[2 * R + mm - l]);
+                    d2 += a.c2[1][l] * (cv[R + mm + l] + cv[R + mm - l]);
                 lapy[mm] = d2;
             }
         }

@@ -50,7 +50,7 @@ static const struct {
      "  --cpml-overlap on|off  split/fused/ring CPML on a second stream\n"
      "  --naive-block WxH      naive thread block (W a multiple of 32, W x H <= 1024)\n"
      "  --layer-zchunk N       z planes per fused-CPML (or ring CPML) block\n"
-     "  --ring-shape F/Z       ring CPML frame / z-layer tiles at order 8, e.g. 8x4d1/8x1d2\n"},
+     "  --ring-shape F/Z       ring CPML frame / z-layer tiles at order 8, e.g. 8x2d2/8x1d2\n"},
     {"rtm",
      "  --n NX NY NZ           model size in points (default 400 400 200)\n"
      "  --d M                  grid spacing in m (default 12.5)\n"

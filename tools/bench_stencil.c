@@ -19,7 +19,7 @@
  * is read at create).  The variants no default uses come from tools/wave_research.cu,
  * linked into this program only.  Each row names the variant that ran
  * (wave_describe_kernel).  --ring-shape F/Z (with --cpml ring, order 8) runs the ring
- * CPML's frame and z-layer kernels in other tiles, e.g. 8x4d1/8x1d2 (thread rows x rows
+ * CPML's frame and z-layer kernels in other tiles, e.g. 8x2d2/8x1d2 (thread rows x rows
  * per thread, planes in flight; tools/wave_research.h lists them); the rows do not name
  * it, the line on stderr before the table does.
  * SIZE is the padded grid edge (interior + 2 x pml); Gpts/s counts padded points.  --2d
