@@ -35,6 +35,8 @@
 
 #include "kernels/wave_ring.cuh"
 
+#include "kernels/device.h"
+
 #include "kernels/cpml.h"
 
 /* Shared-memory plan of k_ring_cpml: p tiles with a 2R halo (XO floats in x, a multiple
@@ -606,7 +608,9 @@ static inline void push(RcList &tl, int x0, int x1, int y0, int y1, int z0, int 
 
 /* One step of the ring arrangement with the frame kernel in tiles FBY x FNY rows, depth
  * FD, and the z-layer kernel in ZBY x ZNY, depth ZD (the library's shapes:
- * wave_ring_cpml.cu; others: tools/wave_research.cu). */
+ * wave_ring_cpml.cu; others: tools/wave_research.cu).  ZBY 0: no z-layer kernel; the core
+ * and the frame cover every plane and lines' z corrections follow them (on ST, after the
+ * frame's stream LST has joined it). */
 template <int R, int FBY, int FNY, int FD, int ZBY, int ZNY, int ZD>
 static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const PArgs &m, cudaStream_t st,
                          cudaStream_t lst)
@@ -614,7 +618,9 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
     const struct wave_layout *L = &s->L;
     const int np0 = L->npad[0], np1 = L->npad[1], np2 = L->npad[2], h = L->halo;
     const int wx0 = L->pml[0], wx1 = L->pml[1], wy0 = L->pml[2], wy1 = L->pml[3];
-    const int z0 = L->pml[4], z1 = max(L->pml[4], np2 - L->pml[5]); /* middle planes [z0, z1) */
+    constexpr bool ZLINES = ZBY == 0;
+    /* middle planes [z0, z1): the core's and the frame's (z by lines: every plane) */
+    const int z0 = ZLINES ? 0 : L->pml[4], z1 = ZLINES ? np2 : max(L->pml[4], np2 - L->pml[5]);
     constexpr int FT = FBY * FNY;
     /* the core [cx0, cx1) x [cy0, cy1): no x or y layer point; its x bounds are tile
      * origins (the frame's x strips are whole 32-wide tiles), its y bounds whole frame
@@ -650,11 +656,19 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
         if ((rc = launch_rc<R, FBY, FNY, FD, false>(fr, a, m, s, lst)) < 0)
             return rc;
     }
-    RcList zl = {};
-    push(zl, 0, np0, 0, np1, 0, L->pml[4]);
-    push(zl, 0, np0, 0, np1, max(z1, L->pml[4]), np2);
-    if ((rc = launch_rc<R, ZBY, ZNY, ZD, true>(zl, a, m, s, lst)) < 0)
-        return rc;
+    if constexpr (ZLINES) {
+        if (lst != st && ((rc = dev_event_record(s->dev, s->ev_join, lst)) < 0 ||
+                          (rc = dev_stream_wait(s->dev, st, s->ev_join)) < 0))
+            return rc;
+        if ((rc = wave_cu_cpml_line_z(s, st)) < 0)
+            return rc;
+    } else {
+        RcList zl = {};
+        push(zl, 0, np0, 0, np1, 0, L->pml[4]);
+        push(zl, 0, np0, 0, np1, max(z1, L->pml[4]), np2);
+        if ((rc = launch_rc<R, ZBY, ZNY, ZD, true>(zl, a, m, s, lst)) < 0)
+            return rc;
+    }
     wave_cu_swap_psi(s);
     return 0;
 }

@@ -569,7 +569,7 @@ static const struct {
     {"8x2d2/8x1d2", ring_cpml_run<4, 8, 2, 2, 8, 1, 2>}, {"8x2d1/8x1d2", ring_cpml_run<4, 8, 2, 1, 8, 1, 2>},
     {"8x1d1/8x1d2", ring_cpml_run<4, 8, 1, 1, 8, 1, 2>}, {"8x1d3/8x1d2", ring_cpml_run<4, 8, 1, 3, 8, 1, 2>},
     {"8x1d2/8x1d1", ring_cpml_run<4, 8, 1, 2, 8, 1, 1>}, {"8x1d2/8x2d1", ring_cpml_run<4, 8, 1, 2, 8, 2, 1>},
-    {"8x1d2/8x1d3", ring_cpml_run<4, 8, 1, 2, 8, 1, 3>},
+    {"8x1d2/8x1d3", ring_cpml_run<4, 8, 1, 2, 8, 1, 3>}, {"8x1d2/lines", ring_cpml_run<4, 8, 1, 2, 0, 1, 1>},
 };
 static int ring_shape = -1; /* index into ring_shapes, -1: the library's */
 
