@@ -77,8 +77,8 @@ struct RcList {
     int start[RC_MAXBOX + 1];
 };
 
-template <int R, int BY, int NY, int D, bool LZ>
-__global__ void __launch_bounds__(TX *BY, LZ ? 2 : 2)
+template <int R, int BY, int NY, int D, bool LZ, int MB = 2>
+__global__ void __launch_bounds__(TX *BY, MB)
     k_ring_cpml(KArgs a, PArgs m, RcList tl, int dim0, int dim1, int dim2)
 {
     using C = RcCfg<R, BY, NY, D, LZ>;
@@ -551,16 +551,16 @@ __global__ void __launch_bounds__(TX *BY, LZ ? 2 : 2)
 static inline int align_up8(int x, int h) { return x + ((8 - (x + h) % 8) % 8 + 8) % 8; }
 static inline int align_dn8(int x, int h) { return x - ((x + h) % 8 + 8) % 8; }
 
-template <int R, int BY, int NY, int D, bool LZ>
+template <int R, int BY, int NY, int D, bool LZ, int MB = 2>
 static int launch_rc(RcList &tl, const KArgs &a, const PArgs &m, const wave_sim *s, cudaStream_t st)
 {
     using C = RcCfg<R, BY, NY, D, LZ>;
     static int per_sm = 0;
     if (!per_sm) {
-        CUDA_TRY(cudaFuncSetAttribute(k_ring_cpml<R, BY, NY, D, LZ>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        CUDA_TRY(cudaFuncSetAttribute(k_ring_cpml<R, BY, NY, D, LZ, MB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       (int)C::bytes));
         int n = 0;
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring_cpml<R, BY, NY, D, LZ>, TX * BY, C::bytes));
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring_cpml<R, BY, NY, D, LZ, MB>, TX * BY, C::bytes));
         per_sm = n > 0 ? n : 1;
     }
     long long cols = 0;
@@ -592,7 +592,7 @@ static int launch_rc(RcList &tl, const KArgs &a, const PArgs &m, const wave_sim 
     if (!total)
         return 0;
     const struct wave_layout *L = &s->L;
-    k_ring_cpml<R, BY, NY, D, LZ><<<(unsigned)total, dim3(TX, BY), C::bytes, st>>>(a, m, tl, L->dim[0], L->dim[1],
+    k_ring_cpml<R, BY, NY, D, LZ, MB><<<(unsigned)total, dim3(TX, BY), C::bytes, st>>>(a, m, tl, L->dim[0], L->dim[1],
                                                                                   L->dim[2]);
     CUDA_TRY_LAUNCH();
     return 0;
@@ -608,10 +608,11 @@ static inline void push(RcList &tl, int x0, int x1, int y0, int y1, int z0, int 
 
 /* One step of the ring arrangement with the frame kernel in tiles FBY x FNY rows, depth
  * FD, and the z-layer kernel in ZBY x ZNY, depth ZD (the library's shapes:
- * wave_ring_cpml.cu; others: tools/wave_research.cu).  ZBY 0: no z-layer kernel; the core
+ * wave_ring_cpml.cu; others: tools/wave_research.cu), built for FMB / ZMB resident blocks
+ * per SM (__launch_bounds__: 2 lets them use 128 registers).  ZBY 0: no z-layer kernel; the core
  * and the frame cover every plane and lines' z corrections follow them (on ST, after the
  * frame's stream LST has joined it). */
-template <int R, int FBY, int FNY, int FD, int ZBY, int ZNY, int ZD>
+template <int R, int FBY, int FNY, int FD, int ZBY, int ZNY, int ZD, int FMB = 2, int ZMB = 2>
 static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const PArgs &m, cudaStream_t st,
                          cudaStream_t lst)
 {
@@ -653,7 +654,7 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
             if ((rc = wave_cu_interior(s, pl, core, st)) < 0)
                 return rc;
         }
-        if ((rc = launch_rc<R, FBY, FNY, FD, false>(fr, a, m, s, lst)) < 0)
+        if ((rc = launch_rc<R, FBY, FNY, FD, false, FMB>(fr, a, m, s, lst)) < 0)
             return rc;
     }
     if constexpr (ZLINES) {
@@ -666,7 +667,7 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
         RcList zl = {};
         push(zl, 0, np0, 0, np1, 0, L->pml[4]);
         push(zl, 0, np0, 0, np1, max(z1, L->pml[4]), np2);
-        if ((rc = launch_rc<R, ZBY, ZNY, ZD, true>(zl, a, m, s, lst)) < 0)
+        if ((rc = launch_rc<R, ZBY, ZNY, ZD, true, ZMB>(zl, a, m, s, lst)) < 0)
             return rc;
     }
     wave_cu_swap_psi(s);

@@ -570,6 +570,10 @@ static const struct {
     {"8x1d1/8x1d2", ring_cpml_run<4, 8, 1, 1, 8, 1, 2>}, {"8x1d3/8x1d2", ring_cpml_run<4, 8, 1, 3, 8, 1, 2>},
     {"8x1d2/8x1d1", ring_cpml_run<4, 8, 1, 2, 8, 1, 1>}, {"8x1d2/8x2d1", ring_cpml_run<4, 8, 1, 2, 8, 2, 1>},
     {"8x1d2/8x1d3", ring_cpml_run<4, 8, 1, 2, 8, 1, 3>}, {"8x1d2/lines", ring_cpml_run<4, 8, 1, 2, 0, 1, 1>},
+    /* bN: built for N resident blocks per SM (fewer registers, more warps) */
+    {"8x1d2b3/8x1d2", ring_cpml_run<4, 8, 1, 2, 8, 1, 2, 3, 2>},
+    {"8x1d2/8x1d1b3", ring_cpml_run<4, 8, 1, 2, 8, 1, 1, 2, 3>},
+    {"8x1d2b3/8x1d1b3", ring_cpml_run<4, 8, 1, 2, 8, 1, 1, 3, 3>},
 };
 static int ring_shape = -1; /* index into ring_shapes, -1: the library's */
 
