@@ -49,9 +49,10 @@
  * the y and z neighbours in L1 and L2 while they are needed). */
 static int naive_bx(int r) { return r <= 2 ? 128 : 256; }
 
-/* The tiled kernel's CPML arrangement when tuning.cpml is 0 (ring falls back to lines
- * where it does not run: 2D, orders above 8, bf16 memory). */
-#define WAVE_CPML_TILED_PROD WAVE_CPML_LINES
+/* The tiled kernel's CPML arrangement when tuning.cpml is 0: ring (H100, order 8: 512^3
+ * and the 400 x 400 x 200 shot faster than lines, docs/TUNING.md), which falls back to
+ * lines where it does not run: 2D, orders above 8, bf16 memory. */
+#define WAVE_CPML_TILED_PROD WAVE_CPML_RING
 
 #define RING2D_NAME "128x1" /* RING2D_W threads x 1 row */
 

@@ -1,18 +1,19 @@
-/* wave_ring_cpml — the ring CPML arrangement's library instantiations (the kernels and
- * the step are in wave_ring_cpml.cuh): the frame kernel in tiles of 8 x 1 rows per
- * thread, depth 2 (H100, 512^3, order 8, batch 1 of session 10: 1.549 ms per step
- * against 1.676 for 8 x 2, 1.608 for 8 x 2 depth 1, 1.913 for 8 x 4 depth 1); the z
- * layers in 8 x 1, depth 2 (their p ring is 2R + 3 planes deep and their queues 6R + 2
- * registers a row).  A program that registered the research
- * variants (tools/wave_research.cu) may run other shapes instead. */
+/* wave_ring_cpml — the ring CPML arrangement's library instantiation (the kernels and
+ * the step are in wave_ring_cpml.cuh): the frame kernel in tiles of 8 x 2 rows per
+ * thread, depth 2, over every plane, and the z layers' terms by lines' z kernel after it
+ * (no z-layer kernel).  H100, order 8, session 10 batch 2, ms per step at 512^3 / at the
+ * 400 x 400 x 200 shot (lines: 1.391 / 0.463): frame 8x2d2 + z-layer kernel 8x1d2 1.353 /
+ * 0.459, frame 8x1d2 + z-layer kernel 1.398 / 0.468, frame 8x1d2 + z by lines 1.376 /
+ * 0.442; the z-layer kernel (its p queue 4R + 1 planes long, one row a thread) runs ~500
+ * instructions a point.  Other shapes: tools/wave_research.cu. */
 #include "kernels/wave_ring_cpml.cuh"
 
 #define RC_FRAME_BY 8
-#define RC_FRAME_NY 1
+#define RC_FRAME_NY 2
 #define RC_FRAME_D 2
-#define RC_ZL_BY 8
+#define RC_ZL_BY 0 /* the z layers by lines */
 #define RC_ZL_NY 1
-#define RC_ZL_D 2
+#define RC_ZL_D 1
 
 bool wave_cu_ring_cpml_ok(const wave_sim *s, const char **why)
 {

@@ -15,6 +15,10 @@
  *   - k_ring_cpml<LZ = false> over the frame of tile columns around the core (the x
  *     strips whole in y, the y strips between them), middle planes: x and y CPML terms;
  *   - k_ring_cpml<LZ = true> over the z-layer planes, all columns: x, y and z terms.
+ * Or (the library's choice, measured faster: wave_ring_cpml.cu) the core and the frame
+ * over every plane and then lines' z corrections (kernels/wave_cpml.cu) over the z layers:
+ * the z-layer kernel, one row a thread with a 4R + 1 p queue, runs ~500 instructions a
+ * point (ncu, H100) and loses to them.
  * Pasalic & McGarry as the CPU reference (kernels/wave.c) computes it: psi(n+1) =
  * b psi(n) + a D1 p, zeta(n+1) = b zeta + a (D2 p + D1 psi(n+1)), lap += D2 p + D1 psi(n+1)
  * + zeta(n+1) along each axis whose layer holds the point.  D1 psi(n+1) at x needs

@@ -566,7 +566,9 @@ static const struct {
     const char *name;
     RingShapeFn run;
 } ring_shapes[] = {
-    {"8x2d2/8x1d2", ring_cpml_run<4, 8, 2, 2, 8, 1, 2>}, {"8x2d1/8x1d2", ring_cpml_run<4, 8, 2, 1, 8, 1, 2>},
+    {"8x1d2/8x1d2", ring_cpml_run<4, 8, 1, 2, 8, 1, 2>}, {"8x2d2/8x1d2", ring_cpml_run<4, 8, 2, 2, 8, 1, 2>},
+    {"8x2d1/lines", ring_cpml_run<4, 8, 2, 1, 0, 1, 1>}, {"8x1d2b3/lines", ring_cpml_run<4, 8, 1, 2, 0, 1, 1, 3, 2>},
+    {"8x2d3/lines", ring_cpml_run<4, 8, 2, 3, 0, 1, 1>}, {"8x2d1/8x1d2", ring_cpml_run<4, 8, 2, 1, 8, 1, 2>},
     {"8x1d1/8x1d2", ring_cpml_run<4, 8, 1, 1, 8, 1, 2>}, {"8x1d3/8x1d2", ring_cpml_run<4, 8, 1, 3, 8, 1, 2>},
     {"8x1d2/8x1d1", ring_cpml_run<4, 8, 1, 2, 8, 1, 1>}, {"8x1d2/8x2d1", ring_cpml_run<4, 8, 1, 2, 8, 2, 1>},
     {"8x1d2/8x1d3", ring_cpml_run<4, 8, 1, 2, 8, 1, 3>}, {"8x1d2/lines", ring_cpml_run<4, 8, 1, 2, 0, 1, 1>},
@@ -580,7 +582,7 @@ static int ring_shape = -1; /* index into ring_shapes, -1: the library's */
 extern "C" int wave_research_ring_shape(const char *spec)
 {
     ring_shape = -1;
-    if (!spec || !strcmp(spec, "default") || !strcmp(spec, "8x1d2/8x1d2"))
+    if (!spec || !strcmp(spec, "default") || !strcmp(spec, "8x2d2/lines"))
         return 0;
     for (size_t i = 0; i < sizeof ring_shapes / sizeof *ring_shapes; i++)
         if (!strcmp(spec, ring_shapes[i].name)) {
@@ -590,7 +592,7 @@ extern "C" int wave_research_ring_shape(const char *spec)
     char list[512] = "";
     for (size_t i = 0; i < sizeof ring_shapes / sizeof *ring_shapes; i++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", ring_shapes[i].name);
-    return err_set(-EINVAL, "ring shape '%s': default (8x1d2/8x1d2) or one of %s", spec, list);
+    return err_set(-EINVAL, "ring shape '%s': default (8x2d2/lines) or one of %s", spec, list);
 }
 
 static int research_ring_cpml(wave_sim *s, const WavePlan &pl, cudaStream_t st, cudaStream_t lst)

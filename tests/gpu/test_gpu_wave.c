@@ -282,7 +282,7 @@ Test(gpu_wave, variants_match_cpu_reference, .timeout = 600)
 }
 
 /* The ring CPML (kernels/wave_ring_cpml.cu: k_ring over the core, k_ring_cpml over the
- * frame of x/y-layer tiles and the z layers) at orders 2-8 (half-widths 1-4: every halo
+ * frame of x/y-layer tiles, every plane, then lines' z corrections) at orders 2-8 (half-widths 1-4: every halo
  * alignment), with and without a free surface, on the small grid (no core: the frame
  * kernel everywhere, tiles holding both x faces, 4-byte memory copies) and on one large
  * enough for a core in x and y (at order 8 with 16-byte memory copies); under the
@@ -320,6 +320,7 @@ Test(gpu_wave, ring_cpml_matches_cpu_reference, .timeout = 300)
 }
 
 /* The ring CPML's other frame and z-layer shapes (tools/wave_research.cu, order 8 only;
+ * the z-layer kernel k_ring_cpml<LZ> runs in these alone;
  * seislive-bench --ring-shape) on the large grid, with and without the second stream; an
  * unknown shape is refused, and so is a research shape at another order. */
 Test(gpu_wave, ring_cpml_shapes_match_cpu_reference, .timeout = 300)
@@ -328,9 +329,10 @@ Test(gpu_wave, ring_cpml_shapes_match_cpu_reference, .timeout = 300)
 #ifdef SEISLIVE_CUDA
     cr_assert_eq(register_research(), 0);
     static const int big[3] = {68, 45, 41}, bigx[2] = {8, 12};
-    static const char *const shapes[] = {"8x2d2/8x1d2", "8x2d1/8x1d2", "8x1d1/8x1d2", "8x1d3/8x1d2",
-                                         "8x1d2/8x1d1", "8x1d2/8x2d1", "8x1d2/lines", "8x1d2/8x1d3",
-                                         "8x1d2b3/8x1d2", "8x1d2/8x1d1b3", "8x1d2b3/8x1d1b3"};
+    static const char *const shapes[] = {"8x1d2/8x1d2", "8x2d2/8x1d2", "8x2d1/8x1d2", "8x1d1/8x1d2",
+                                         "8x1d3/8x1d2", "8x1d2/8x1d1", "8x1d2/8x2d1", "8x1d2/lines",
+                                         "8x1d2/8x1d3", "8x1d2b3/8x1d2", "8x1d2/8x1d1b3", "8x1d2b3/8x1d1b3",
+                                         "8x2d1/lines", "8x1d2b3/lines", "8x2d3/lines"};
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         cr_assert_eq(wave_research_ring_shape(shapes[i]), 0, "%s", err_msg());
         struct wave_tuning t = {0};
