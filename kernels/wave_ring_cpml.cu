@@ -5,7 +5,9 @@
  * 400 x 400 x 200 shot (lines: 1.391 / 0.463): frame 8x2d2 + z-layer kernel 8x1d2 1.353 /
  * 0.459, frame 8x1d2 + z-layer kernel 1.398 / 0.468, frame 8x1d2 + z by lines 1.376 /
  * 0.442; the z-layer kernel (its p queue 4R + 1 planes long, one row a thread) runs ~500
- * instructions a point.  Other shapes: tools/wave_research.cu. */
+ * instructions a point.  This one, batch 3: 1.333 / 0.423 (main's lines in the same
+ * call 1.391 / 0.464; frame depth 3 1.344 / 0.425, depth 1 1.370 / 0.433).  Other shapes:
+ * tools/wave_research.cu. */
 #include "kernels/wave_ring_cpml.cuh"
 
 #define RC_FRAME_BY 8
