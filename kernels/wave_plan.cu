@@ -1,12 +1,15 @@
 /* wave_plan — which kernels a step of the CUDA propagator runs, and the step itself.
  *
- * One step with CPML (the tiled default, "lines") = the interior kernel over the whole
- * padded grid with the plain Laplacian (so it never branches on the boundary) + per
- * axis a line kernel over that axis's layers adding the stretched terms + the
- * free-surface mirror.  The split and fused arrangements update the interior box and
- * the layers beside it instead, the CPML kernels on a second stream.  Without CPML (or
- * for a reverse step) only the interior kernel.  Kernels: wave_interior.cu and
- * wave_cpml.cu. */
+ * One step with CPML, the tiled default ("ring", 3D at orders 2-8 with fp32 memory) =
+ * the interior kernel over the core of tile columns without x/y layers + beside it, on a
+ * second stream, the frame kernel over the x/y-layer columns with their CPML terms in the
+ * same pass + lines' z kernel over the z layers + the free-surface mirror
+ * (wave_ring_cpml.cu).  Elsewhere ("lines") = the interior kernel over the whole padded
+ * grid with the plain Laplacian (so it never branches on the boundary) + per axis a line
+ * kernel over that axis's layers adding the stretched terms + the mirror.  The split and
+ * fused arrangements update the interior box and the layers beside it instead, the CPML
+ * kernels on a second stream.  Without CPML (or for a reverse step) only the interior
+ * kernel.  Kernels: wave_interior.cu, wave_ring_cpml.cu and wave_cpml.cu. */
 #include "kernels/wave_cuda.h"
 
 #include "kernels/device.h"
