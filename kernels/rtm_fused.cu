@@ -573,7 +573,10 @@ static int check_plan(const wave_sim *s, const char *who, bool cpml)
     if (pl.naive || pl.research)
         return err_set(-ENOTSUP, "fused step: %s runs %s; the fused kernel is the tiled ring's default shape",
                        who, pl.naive ? "the naive kernel" : "a research variant of the tiled kernel");
-    if (cpml && pl.cpml != WAVE_CPML_LINES)
+    /* ring (the plain step's CPML in the interior pass) the fused step cannot follow: q's
+     * layers still take the lines corrections after the fused kernel (after_kernel), the
+     * same arithmetic */
+    if (cpml && pl.cpml != WAVE_CPML_LINES && pl.cpml != WAVE_CPML_RING)
         return err_set(-ENOTSUP, "fused step: %s's CPML runs %s; the fused step follows the lines arrangement", who,
                        wave_cpml_name(pl.cpml));
     return 0;

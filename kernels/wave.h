@@ -119,7 +119,7 @@ struct wave_tuning {
     int tile;               /* tiled kernel x-y tile: 0 default, else enum wave_tile (kernels/wave_tuning.h) */
     int pipe;               /* tiled kernel queue: 0 default (ring), 1 ring, 2 registers */
     int prefetch;           /* planes in flight: 0 default, 1..3 */
-    int cpml;               /* CPML arrangement: 0 default (lines), 1 split, 2 fused, 3 lines */
+    int cpml;               /* CPML arrangement: 0 default (ring where it runs, else lines), 1 split, 2 fused, 3 lines, 4 ring */
     int cpml_overlap;       /* 0 default (CPML on a second stream), 1 on, -1 off */
     int naive_block[2];     /* naive kernel thread block W x H; 0 = default */
     int layer_zchunk;       /* z planes per CPML layer block; 0 = default (48) */

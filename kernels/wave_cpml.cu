@@ -356,6 +356,23 @@ static int launch_lines(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_
     return 0;
 }
 
+/* The z corrections of the lines arrangement alone (fp32 memory; psi_z(n+1) to psi_alt, no
+ * swap): the ring arrangement's "z by lines" variant, after its passes over every plane. */
+int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st)
+{
+    if (!s->slab_count[2])
+        return 0;
+    const KArgs a = kargs(s);
+    const PArgs m = pargs(s);
+    const struct wave_layout *L = &s->L;
+    dim3 blk(128), grd((L->npad[0] + 127) / 128, L->npad[1], 2);
+    return with_r(s, [&](auto r) {
+        k_line<decltype(r)::value, 2, float><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
+        CUDA_TRY_LAUNCH();
+        return 0;
+    });
+}
+
 /* psi <- b psi + a dp/dx_a in place over every axis's layers: the first half of split,
  * and alone for the implicit operator, whose sweeps add the stretched terms themselves
  * (kernels/implicit_kernels.cu).  Threads over x and y; a 2D grid has one y row, so its

@@ -7,6 +7,7 @@
  *   wave_interior.cu  the interior kernels (naive, tiled) over a box; k_ring itself is
  *                     in wave_ring.cuh
  *   wave_cpml.cu      the CPML kernels (split, lines) and the free surface
+ *   wave_ring_cpml.cu the ring CPML: the layer terms inside the tiled interior pass
  *   wave_xfer.cu      device memory, velocity, the boundary strip, copy bandwidth
  *   wave_points.cu    injection and sampling
  * The research variants (no default uses them) are in tools/wave_research.cu. */
@@ -98,6 +99,14 @@ __device__ __forceinline__ void cp16(float *sdst, const float *gsrc, bool ok)
     unsigned s = (unsigned)__cvta_generic_to_shared(sdst);
     int n = ok ? 16 : 0;
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gsrc), "r"(n) : "memory");
+}
+/* cp.async of 4 bytes (any alignment; .ca: the .cg form takes 16 bytes only), zero-filled
+ * when !OK. */
+__device__ __forceinline__ void cp4(float *sdst, const float *gsrc, bool ok)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(sdst);
+    int n = ok ? 4 : 0;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gsrc), "r"(n) : "memory");
 }
 __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
@@ -193,12 +202,23 @@ int wave_cu_interior(const wave_sim *s, const WavePlan &pl, const Box &in, cudaS
  * updated the whole grid; psi(n+1) goes to psi_alt, then the two swap. */
 int wave_cu_cpml_split(wave_sim *s, const Box &in, cudaStream_t st);
 int wave_cu_cpml_lines(wave_sim *s, cudaStream_t st);
+/* lines' z corrections alone, fp32 memory, no psi swap (the ring arrangement's z by lines) */
+int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st);
 int wave_cu_free_surface(wave_sim *s, cudaStream_t st);
 /* psi in place over every axis's layers alone (split's first half; the implicit operator) */
 int wave_cu_psi(wave_sim *s, cudaStream_t st);
 /* split's second half (k_pml) over the layer cells inside CLIP (padded coordinates) only:
  * a step in parts (wave_part.cu) */
 int wave_cu_pml_clip(wave_sim *s, const Box &in, const Box &clip, cudaStream_t st);
+
+/* wave_ring_cpml.cu: the ring arrangement (the CPML terms in the interior pass): k_ring
+ * over the core, k_ring_cpml over the frame of x/y-layer tile columns and over the z
+ * layers (LAYER_ST: the frame's and the z layers' stream, which the caller forks from and
+ * joins into ST); psi(n+1) to psi_alt, then the swap.  Runs where wave_cu_ring_cpml_ok says (3D,
+ * half-width <= WAVE_RING_CPML_RMAX, fp32 memory; WHY names what is not). */
+#define WAVE_RING_CPML_RMAX 4
+bool wave_cu_ring_cpml_ok(const wave_sim *s, const char **why);
+int wave_cu_ring_cpml(wave_sim *s, const WavePlan &pl, cudaStream_t st, cudaStream_t layer_st);
 
 /* psi(n+1) was written to psi_alt: it becomes psi (the fused and lines arrangements). */
 static inline void wave_cu_swap_psi(wave_sim *s)
@@ -222,6 +242,10 @@ struct WaveResearch {
     int (*interior)(const wave_sim *s, const WavePlan &pl, const Box &in, cudaStream_t st);
     /* the fused CPML (k_layer) over the layers beside IN; swaps psi itself */
     int (*fused)(wave_sim *s, const WavePlan &pl, const Box &in, cudaStream_t st);
+    /* the ring CPML's step in another frame / z-layer shape when one was asked for
+     * (seislive-bench --ring-shape): 1 done, 0 not asked (the library's shape runs), or
+     * -errno */
+    int (*ring_cpml)(wave_sim *s, const WavePlan &pl, cudaStream_t st, cudaStream_t layer_st);
 };
 
 /* wave_plan.cu (in the object of wave_cu_step, so that a research object linked after

@@ -1,12 +1,15 @@
 /* wave_plan — which kernels a step of the CUDA propagator runs, and the step itself.
  *
- * One step with CPML (the tiled default, "lines") = the interior kernel over the whole
- * padded grid with the plain Laplacian (so it never branches on the boundary) + per
- * axis a line kernel over that axis's layers adding the stretched terms + the
- * free-surface mirror.  The split and fused arrangements update the interior box and
- * the layers beside it instead, the CPML kernels on a second stream.  Without CPML (or
- * for a reverse step) only the interior kernel.  Kernels: wave_interior.cu and
- * wave_cpml.cu. */
+ * One step with CPML, the tiled default ("ring", 3D at orders 2-8 with fp32 memory) =
+ * the interior kernel over the core of tile columns without x/y layers + beside it, on a
+ * second stream, the frame kernel over the x/y-layer columns with their CPML terms in the
+ * same pass + lines' z kernel over the z layers + the free-surface mirror
+ * (wave_ring_cpml.cu).  Elsewhere ("lines") = the interior kernel over the whole padded
+ * grid with the plain Laplacian (so it never branches on the boundary) + per axis a line
+ * kernel over that axis's layers adding the stretched terms + the mirror.  The split and
+ * fused arrangements update the interior box and the layers beside it instead, the CPML
+ * kernels on a second stream.  Without CPML (or for a reverse step) only the interior
+ * kernel.  Kernels: wave_interior.cu, wave_ring_cpml.cu and wave_cpml.cu. */
 #include "kernels/wave_cuda.h"
 
 #include "kernels/device.h"
@@ -29,7 +32,10 @@
  *                                 tuning.prefetch  planes in flight: ring 1..3, regs 1..2
  *                                 tuning.cpml      lines (the interior kernel over the
  *                                                  whole grid, then k_line per axis adds
- *                                                  the stretched terms), fused (k_layer:
+ *                                                  the stretched terms), ring (k_ring over
+ *                                                  the core, k_ring_cpml with the CPML
+ *                                                  terms in the same pass over the layer
+ *                                                  tiles: wave_ring_cpml.cu), fused (k_layer:
  *                                                  psi and the stretched update in one
  *                                                  pass over the layers beside the
  *                                                  interior box) or split (k_psi + k_pml)
@@ -45,6 +51,11 @@
  * 32 x 32 106.7, 128 x 8 118.1, 256 x 4 120.6 Gpts/s: 1024-thread blocks keep more of
  * the y and z neighbours in L1 and L2 while they are needed). */
 static int naive_bx(int r) { return r <= 2 ? 128 : 256; }
+
+/* The tiled kernel's CPML arrangement when tuning.cpml is 0: ring (H100, order 8: 512^3
+ * and the 400 x 400 x 200 shot faster than lines, docs/TUNING.md), which falls back to
+ * lines where it does not run: 2D, orders above 8, bf16 memory. */
+#define WAVE_CPML_TILED_PROD WAVE_CPML_RING
 
 #define RING2D_NAME "128x1" /* RING2D_W threads x 1 row */
 
@@ -75,7 +86,18 @@ int wave_cu_plan(const wave_sim *s, WavePlan *pl)
         pl->tile = t->tile ? t->tile : r <= 4 ? WAVE_TILE_4x4 : WAVE_TILE_8x2;
         pl->depth = t->prefetch ? t->prefetch : 2;
     }
-    pl->cpml = pl->naive ? WAVE_CPML_SPLIT : t->cpml ? t->cpml : WAVE_CPML_LINES;
+    pl->cpml = pl->naive ? WAVE_CPML_SPLIT : t->cpml ? t->cpml : WAVE_CPML_TILED_PROD;
+    if (pl->cpml == WAVE_CPML_RING) {
+        const char *why = NULL;
+        if (!wave_cu_ring_cpml_ok(s, &why)) {
+            /* the default falls back to lines where ring does not run; asked for, a
+             * clear refusal */
+            if (t->cpml == WAVE_CPML_RING)
+                return err_set(-EINVAL, "wave tuning: cpml ring runs 3D grids at orders 2-%d with fp32 CPML "
+                                        "memory, not %s: use cpml = lines", 2 * WAVE_RING_CPML_RMAX, why);
+            pl->cpml = WAVE_CPML_LINES;
+        }
+    }
     /* the CPML kernels on a second stream unless asked not to: off measures what the
      * overlap gains */
     pl->overlap = t->cpml_overlap != WAVE_OVERLAP_OFF;
@@ -116,6 +138,21 @@ static int step(wave_sim *s, const WavePlan &pl, bool cpml, bool interior)
     cpml = cpml && any;
     interior = interior && !cpml;
     const int arr = pl.cpml;
+    if (cpml && arr == WAVE_CPML_RING) {
+        /* the core plain, the frame and the z layers with their CPML terms (on a second
+         * stream unless the overlap is off), one pass over each point */
+        cudaStream_t ls = pl.overlap ? (cudaStream_t)s->aux_stream : st;
+        int rc = 0;
+        if (pl.overlap && ((rc = dev_event_record(s->dev, s->ev_fork, st)) < 0 ||
+                           (rc = dev_stream_wait(s->dev, ls, s->ev_fork)) < 0))
+            return rc;
+        if ((rc = wave_cu_ring_cpml(s, pl, st, ls)) < 0)
+            return rc;
+        if (pl.overlap && ((rc = dev_event_record(s->dev, s->ev_join, ls)) < 0 ||
+                           (rc = dev_stream_wait(s->dev, st, s->ev_join)) < 0))
+            return rc;
+        return s->p.free_surface ? wave_cu_free_surface(s, st) : 0;
+    }
     if (cpml && arr == WAVE_CPML_LINES) {
         /* whole grid plain, then the layer corrections, all on one stream */
         Box all = {{0, 0, 0}, {L->npad[0], L->npad[1], L->npad[2]}};

@@ -10,7 +10,7 @@
 
 static const char *const tile_names[WAVE_TILE_N] = {NULL, "16x1", "8x1", "8x2", "4x4", "8x4"};
 static const char *const pipe_names[WAVE_PIPE_N] = {NULL, "ring", "regs"};
-static const char *const cpml_names[WAVE_CPML_N] = {NULL, "split", "fused", "lines"};
+static const char *const cpml_names[WAVE_CPML_N] = {NULL, "split", "fused", "lines", "ring"};
 static const char *const implicit_x_names[WAVE_IMPLICIT_X_N] = {NULL, "thread", "warp", "regs"};
 static const char *const implicit_yz_names[WAVE_IMPLICIT_YZ_N] = {NULL, "march", "chunks", "scan", "overlap", "xyfused", "xypipe"};
 

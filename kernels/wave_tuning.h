@@ -46,7 +46,9 @@ enum wave_cpml_arr {
     WAVE_CPML_SPLIT = 1, /* a psi pass, then the stretched update beside the interior box */
     WAVE_CPML_FUSED = 2, /* one pass over the layers beside the interior box (research) */
     WAVE_CPML_LINES = 3, /* interior over the whole grid, then line corrections (default) */
-    WAVE_CPML_N = 4,
+    WAVE_CPML_RING = 4,  /* the CPML terms inside the ring's pass (k_ring_cpml: 3D, orders <= 8,
+                            fp32 memory; lines otherwise) */
+    WAVE_CPML_N = 5,
 };
 
 /* tuning.cpml_overlap */
@@ -104,7 +106,7 @@ const char *wave_implicit_yz_name(int yz);
  *   tile          16x1 | 8x1 | 8x2 | 4x4 | 8x4
  *   pipe          ring | regs
  *   prefetch      1 | 2 | 3
- *   cpml          lines | split | fused
+ *   cpml          lines | split | fused | ring
  *   cpml-overlap  on | off
  *   naive-block   WxH (W a multiple of 32, W x H <= 1024)
  *   layer-zchunk  N > 0

@@ -46,10 +46,11 @@ static const struct {
      "  --tile T               tiled block: 8x2, 4x4, 8x4 (ring); 16x1, 8x1, 8x2, 4x4 (regs)\n"
      "  --pipe P               tiled pipeline: ring or regs\n"
      "  --prefetch N           tiled planes in flight: 1..3 (ring), 1..2 (regs)\n"
-     "  --cpml C               tiled CPML arrangement: lines, split or fused\n"
-     "  --cpml-overlap on|off  split/fused CPML on a second stream\n"
+     "  --cpml C               tiled CPML arrangement: lines, split, fused or ring\n"
+     "  --cpml-overlap on|off  split/fused/ring CPML on a second stream\n"
      "  --naive-block WxH      naive thread block (W a multiple of 32, W x H <= 1024)\n"
-     "  --layer-zchunk N       z planes per fused-CPML block\n"},
+     "  --layer-zchunk N       z planes per fused-CPML (or ring CPML) block\n"
+     "  --ring-shape F/Z       ring CPML frame / z-layer tiles at order 8, e.g. 8x2d2/8x1d2\n"},
     {"rtm",
      "  --n NX NY NZ           model size in points (default 400 400 200)\n"
      "  --d M                  grid spacing in m (default 12.5)\n"

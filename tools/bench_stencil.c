@@ -7,7 +7,7 @@
  *                          [--cpml-memory fp32,bf16]
  *                          [--kernels naive,tiled] [--variants P/T/D/C,...] [--no-cpml-rows] [--json]
  *                          [--tile T] [--pipe P] [--prefetch N] [--cpml C] [--cpml-overlap on|off]
- *                          [--naive-block WxH] [--layer-zchunk N] [--2d]
+ *                          [--naive-block WxH] [--layer-zchunk N] [--ring-shape F/Z] [--2d]
  *                          [--physics acoustic|tti|both] [--tti-orders 8] [--operator OP]
  *                          [--operators taylor,implicit] [--implicit-variants X/YZ,...]
  *
@@ -18,7 +18,10 @@
  * ring/4x4/2/fused,regs/4x4/2/split; each variant is a simulation of its own (the tuning
  * is read at create).  The variants no default uses come from tools/wave_research.cu,
  * linked into this program only.  Each row names the variant that ran
- * (wave_describe_kernel).
+ * (wave_describe_kernel).  --ring-shape F/Z (with --cpml ring, order 8) runs the ring
+ * CPML's frame and z-layer kernels in other tiles, e.g. 8x2d2/8x1d2 (thread rows x rows
+ * per thread, planes in flight; tools/wave_research.h lists them); the rows do not name
+ * it, the line on stderr before the table does.
  * SIZE is the padded grid edge (interior + 2 x pml); Gpts/s counts padded points.  --2d
  * runs 2D grids instead (SIZE x 1 x SIZE, NONE y faces: the kernels without y terms, CPML
  * on the 4 x and z faces; default sizes 1024,4096), rows "SIZE^2".  Each row
@@ -191,6 +194,7 @@ int bench_stencil(int argc, char **argv)
     struct wave_tuning base = {0};
     struct wave_tuning ivars[8] = {{0}};
     int nivars = 1;
+    const char *ring_shape = NULL;
     for (int i = 1; i < argc; i++) {
         const char *tflag = NULL;
         for (size_t k = 0; k < sizeof tuning_flags / sizeof *tuning_flags; k++)
@@ -264,6 +268,8 @@ int bench_stencil(int argc, char **argv)
             nvariants = 0;
             for (char *tok = strtok(list, ","); tok && nvariants < 64; tok = strtok(NULL, ","))
                 variants[nvariants++] = tok;
+        } else if (!strcmp(argv[i], "--ring-shape") && i + 1 < argc) {
+            ring_shape = argv[++i];
         } else if (!strcmp(argv[i], "--no-cpml-rows"))
             nocpml_rows = false;
         else if (!strcmp(argv[i], "--2d"))
@@ -348,6 +354,17 @@ int bench_stencil(int argc, char **argv)
     }
 #ifdef SEISLIVE_CUDA
     wave_research_register(); /* the variants no default uses (tools/wave_research.cu) */
+    if (wave_research_ring_shape(ring_shape) < 0) {
+        fprintf(stderr, "seislive-bench: --ring-shape: %s\n", err_msg());
+        return 2;
+    }
+    if (ring_shape)
+        fprintf(stderr, "seislive-bench: ring CPML shape (frame/z layers, order 8): %s\n", ring_shape);
+#else
+    if (ring_shape) {
+        fprintf(stderr, "seislive-bench: --ring-shape needs a CUDA build\n");
+        return 2;
+    }
 #endif
     struct sl_device dev;
     if (backend_select("auto", &dev) < 0 || dev.kind != SL_DEVICE_CUDA) {

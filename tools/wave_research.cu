@@ -10,7 +10,9 @@
  *          order's default (the library instantiates one per order, and one 2D row
  *          kernel per order: the 2D depths other than the default are here too);
  *   fused  k_layer: psi(n+1) and the stretched CPML update in one pass over the layers
- *          beside the interior box.
+ *          beside the interior box;
+ *   ring   k_ring_cpml (kernels/wave_ring_cpml.cuh) in frame and z-layer shapes other
+ *          than the library's, at order 8 (seislive-bench --ring-shape).
  *
  * Linked only into seislive-bench and gpu-tests (after libseislive.a: this file uses
  * only the header's inline code, wave_plan.cu's hook and the error helpers, all in
@@ -18,8 +20,12 @@
  * points to the library (kernels/wave_cuda.h, struct WaveResearch). */
 #include "tools/wave_research.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "kernels/cpml.h"
 #include "kernels/wave_ring.cuh"
+#include "kernels/wave_ring_cpml.cuh"
 
 /* research_interior — the tiled interior kernel with register prefetch (k_tiled, the
  * "regs" pipeline, the default before k_ring), kept for seislive-bench and the GPU
@@ -191,14 +197,6 @@ struct LBoxes {
 };
 
 #define LBY 8 /* thread rows of a layer block: 20-cell layers fill 20 of 24 rows */
-
-/* cp.async of 4 bytes (any alignment), zero-filled when !OK. */
-__device__ __forceinline__ void cp4(float *sdst, const float *gsrc, bool ok)
-{
-    unsigned s = (unsigned)__cvta_generic_to_shared(sdst);
-    int n = ok ? 4 : 0;
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gsrc), "r"(n) : "memory");
-}
 
 /* The layer points of the boxes in LB, each updated once per step, reading psi(n)
  * (m.psi) and writing psi(n+1) (m.psi_out) in the same pass: the stretched update at a
@@ -561,9 +559,56 @@ static int research_fused(wave_sim *s, const WavePlan &pl, const Box &in, cudaSt
     return with_r(s, [&](auto r) { return launch_layers<decltype(r)::value>(s, pl, in, a, m, st); });
 }
 
+/* ---- ring CPML: other frame / z-layer shapes (order 8) --------------------------------- */
+
+typedef int (*RingShapeFn)(wave_sim *, const WavePlan &, const KArgs &, const PArgs &, cudaStream_t, cudaStream_t);
+static const struct {
+    const char *name;
+    RingShapeFn run;
+} ring_shapes[] = {
+    {"8x1d2/8x1d2", ring_cpml_run<4, 8, 1, 2, 8, 1, 2>}, {"8x2d2/8x1d2", ring_cpml_run<4, 8, 2, 2, 8, 1, 2>},
+    {"8x2d1/lines", ring_cpml_run<4, 8, 2, 1, 0, 1, 1>}, {"8x1d2b3/lines", ring_cpml_run<4, 8, 1, 2, 0, 1, 1, 3, 2>},
+    {"8x2d3/lines", ring_cpml_run<4, 8, 2, 3, 0, 1, 1>}, {"8x2d1/8x1d2", ring_cpml_run<4, 8, 2, 1, 8, 1, 2>},
+    {"8x1d1/8x1d2", ring_cpml_run<4, 8, 1, 1, 8, 1, 2>}, {"8x1d3/8x1d2", ring_cpml_run<4, 8, 1, 3, 8, 1, 2>},
+    {"8x1d2/8x1d1", ring_cpml_run<4, 8, 1, 2, 8, 1, 1>}, {"8x1d2/8x2d1", ring_cpml_run<4, 8, 1, 2, 8, 2, 1>},
+    {"8x1d2/8x1d3", ring_cpml_run<4, 8, 1, 2, 8, 1, 3>}, {"8x1d2/lines", ring_cpml_run<4, 8, 1, 2, 0, 1, 1>},
+    /* bN: built for N resident blocks per SM (fewer registers, more warps) */
+    {"8x1d2b3/8x1d2", ring_cpml_run<4, 8, 1, 2, 8, 1, 2, 3, 2>},
+    {"8x1d2/8x1d1b3", ring_cpml_run<4, 8, 1, 2, 8, 1, 1, 2, 3>},
+    {"8x1d2b3/8x1d1b3", ring_cpml_run<4, 8, 1, 2, 8, 1, 1, 3, 3>},
+};
+static int ring_shape = -1; /* index into ring_shapes, -1: the library's */
+
+extern "C" int wave_research_ring_shape(const char *spec)
+{
+    ring_shape = -1;
+    if (!spec || !strcmp(spec, "default") || !strcmp(spec, "8x2d2/lines"))
+        return 0;
+    for (size_t i = 0; i < sizeof ring_shapes / sizeof *ring_shapes; i++)
+        if (!strcmp(spec, ring_shapes[i].name)) {
+            ring_shape = (int)i;
+            return 0;
+        }
+    char list[512] = "";
+    for (size_t i = 0; i < sizeof ring_shapes / sizeof *ring_shapes; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", ring_shapes[i].name);
+    return err_set(-EINVAL, "ring shape '%s': default (8x2d2/lines) or one of %s", spec, list);
+}
+
+static int research_ring_cpml(wave_sim *s, const WavePlan &pl, cudaStream_t st, cudaStream_t lst)
+{
+    if (ring_shape < 0)
+        return 0;
+    if (s->r != 4)
+        return err_set(-EINVAL, "ring shape %s: held at order 8 only (order %d)", ring_shapes[ring_shape].name,
+                       2 * s->r);
+    const int rc = ring_shapes[ring_shape].run(s, pl, kargs(s), pargs(s), st, lst);
+    return rc < 0 ? rc : 1;
+}
+
 extern "C" int wave_research_register(void)
 {
-    static const WaveResearch hooks = {research_interior, research_fused};
+    static const WaveResearch hooks = {research_interior, research_fused, research_ring_cpml};
     wave_cu_set_research(&hooks);
     return 0;
 }

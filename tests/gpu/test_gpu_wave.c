@@ -79,8 +79,10 @@ static double rel(const float *a, const float *b, size_t n)
  * NULL for the family only ("naive " / "tiled ", and ", 2D" in 2D), so that the case
  * never tests another kernel than it says.  TWO_D: the grid is x-z (n[1] = 1, NONE y
  * faces: no y layers, no y halo, points' y ignored). */
-static void compare_case_nd(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
-                            const char *want, bool two_d)
+/* N (or NULL): the interior size instead of 37 x 29 x 23; PMLX (or NULL): the x layers'
+ * widths instead of 7 and 9. */
+static void compare_case_grid(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
+                              const char *want, bool two_d, const int *n, const int *pmlx)
 {
     struct sl_device cpu, gpu;
     cr_assert_eq(backend_select("cpu", &cpu), 0);
@@ -88,6 +90,12 @@ static void compare_case_nd(int order, int kernel, bool cpml, bool fs, const str
     struct wave_params p = {.n = {37, 29, 23}, .d = {10, 12, 9}, .o = {0, 0, 0}, .order = order,
                             .dt = 5e-4, .pml = {7, 9, 8, 6, fs ? 0 : 10, 5}, .pml_reflection = 1e-4,
                             .f_ref = 12, .free_surface = fs, .kernel = kernel};
+    if (n)
+        memcpy(p.n, n, sizeof p.n);
+    if (pmlx) {
+        p.pml[0] = pmlx[0];
+        p.pml[1] = pmlx[1];
+    }
     if (tuning)
         p.tuning = *tuning;
     if (two_d) {
@@ -206,6 +214,12 @@ static void compare_case_nd(int order, int kernel, bool cpml, bool fs, const str
     wave_destroy(g);
 }
 
+static void compare_case_nd(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
+                            const char *want, bool two_d)
+{
+    compare_case_grid(order, kernel, cpml, fs, tuning, want, two_d, NULL, NULL);
+}
+
 static void compare_case(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
                          const char *want)
 {
@@ -265,6 +279,134 @@ Test(gpu_wave, variants_match_cpu_reference, .timeout = 600)
                          iv[v].depth, on ? cpml_arr[c] : "off", two ? ", 2 streams" : "");
                 compare_case(orders[o], WAVE_KERNEL_TILED, on, o == 2, &t, want);
             }
+}
+
+/* The ring CPML (kernels/wave_ring_cpml.cu: k_ring over the core, k_ring_cpml over the
+ * frame of x/y-layer tiles, every plane, then lines' z corrections) at orders 2-8 (half-widths 1-4: every halo
+ * alignment), with and without a free surface, on the small grid (no core: the frame
+ * kernel everywhere, tiles holding both x faces, 4-byte memory copies) and on one large
+ * enough for a core in x and y (at order 8 with 16-byte memory copies); under the
+ * default ring tile and another (a research variant: the core runs it), z chunks of the
+ * default length or of 5 planes (layer_zchunk: chunk edges inside the layers), the frame
+ * and the z layers on a second stream or (with the free surface) on the simulation's
+ * own.  Each against the CPU reference like every case (state, CPML memory, traces). */
+Test(gpu_wave, ring_cpml_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    cr_assert_eq(register_research(), 0);
+    /* npad[0] 88, x layers 8 and 12: 16-byte y, z and x memory tiles at order 8 */
+    static const int big[3] = {68, 45, 41}, bigx[2] = {8, 12};
+    for (int order = 2; order <= 8; order += 2)
+        for (int g = 0; g < 2; g++)
+            for (int fs = 0; fs < 2; fs++) {
+                struct wave_tuning t = {0};
+                cr_assert_eq(wave_tuning_set(&t, "cpml", "ring"), 0, "%s", err_msg());
+                if (g == 0 && order >= 6) /* z chunks of 5 planes: chunk edges inside the layers */
+                    t.layer_zchunk = 5;
+                const char *tile = order <= 4 ? "8x2" : "8x4", *depth = order <= 4 ? "1" : "2";
+                if (fs) { /* another interior variant for the core, all on one stream */
+                    cr_assert_eq(wave_tuning_set(&t, "tile", "4x4"), 0);
+                    cr_assert_eq(wave_tuning_set(&t, "prefetch", "3"), 0);
+                    cr_assert_eq(wave_tuning_set(&t, "cpml-overlap", "off"), 0);
+                    tile = "4x4";
+                    depth = "3";
+                }
+                char want[160];
+                snprintf(want, sizeof want, "tiled ring %s depth %s, CPML ring%s", tile, depth,
+                         fs ? "" : ", 2 streams");
+                compare_case_grid(order, WAVE_KERNEL_TILED, true, fs, &t, want, false, g ? big : NULL,
+                                  g ? bigx : NULL);
+            }
+}
+
+/* The ring CPML's other frame and z-layer shapes (tools/wave_research.cu, order 8 only;
+ * the z-layer kernel k_ring_cpml<LZ> runs in these alone;
+ * seislive-bench --ring-shape) on the large grid, with and without the second stream; an
+ * unknown shape is refused, and so is a research shape at another order. */
+Test(gpu_wave, ring_cpml_shapes_match_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+#ifdef SEISLIVE_CUDA
+    cr_assert_eq(register_research(), 0);
+    static const int big[3] = {68, 45, 41}, bigx[2] = {8, 12};
+    static const char *const shapes[] = {"8x1d2/8x1d2", "8x2d2/8x1d2", "8x2d1/8x1d2", "8x1d1/8x1d2",
+                                         "8x1d3/8x1d2", "8x1d2/8x1d1", "8x1d2/8x2d1", "8x1d2/lines",
+                                         "8x1d2/8x1d3", "8x1d2b3/8x1d2", "8x1d2/8x1d1b3", "8x1d2b3/8x1d1b3",
+                                         "8x2d1/lines", "8x1d2b3/lines", "8x2d3/lines"};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        cr_assert_eq(wave_research_ring_shape(shapes[i]), 0, "%s", err_msg());
+        struct wave_tuning t = {0};
+        cr_assert_eq(wave_tuning_set(&t, "cpml", "ring"), 0);
+        if (i % 2)
+            t.cpml_overlap = WAVE_OVERLAP_OFF;
+        fprintf(stderr, "gpu wave: ring shape %s\n", shapes[i]);
+        compare_case_grid(8, WAVE_KERNEL_TILED, true, false, &t,
+                          i % 2 ? "tiled ring 8x4 depth 2, CPML ring" : "tiled ring 8x4 depth 2, CPML ring, 2 streams",
+                          false, big, bigx);
+    }
+    cr_assert_eq(wave_research_ring_shape("8x3d2/8x1d2"), -EINVAL);
+    cr_assert(strstr(err_msg(), "8x2d2/8x1d2") != NULL, "%s", err_msg());
+    /* a research shape at order 4: the step refuses it */
+    cr_assert_eq(wave_research_ring_shape("8x2d2/8x1d2"), 0);
+    struct sl_device gpu;
+    cr_assert_eq(backend_select("cuda:0", &gpu), 0);
+    struct wave_params p = {.n = {33, 21, 19}, .d = {10, 10, 10}, .order = 4, .dt = 1e-3,
+                            .pml = {6, 6, 6, 6, 6, 6}, .pml_reflection = 1e-4, .f_ref = 10,
+                            .kernel = WAVE_KERNEL_TILED};
+    cr_assert_eq(wave_tuning_set(&p.tuning, "cpml", "ring"), 0);
+    size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *v = malloc(nn * sizeof *v);
+    for (size_t i = 0; i < nn; i++)
+        v[i] = 2000.0f;
+    struct wave_sim *s = NULL;
+    cr_assert_eq(wave_create(&gpu, &p, v, &s), 0, "%s", err_msg());
+    cr_assert_eq(wave_step(s), -EINVAL);
+    cr_assert(strstr(err_msg(), "order 8 only") != NULL, "%s", err_msg());
+    wave_destroy(s);
+    free(v);
+    cr_assert_eq(wave_research_ring_shape(NULL), 0);
+#endif
+}
+
+/* Where the ring CPML does not run (2D, orders above 8, bf16 memory), asking for it is
+ * refused at create with the reason; the default arrangement there is lines. */
+Test(gpu_wave, ring_cpml_refused_where_it_does_not_run, .timeout = 60)
+{
+    GPU_REQUIRED();
+    struct sl_device gpu;
+    cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
+    struct wave_params p = {.n = {33, 21, 19}, .d = {10, 10, 10}, .order = 8, .dt = 1e-3,
+                            .pml = {6, 6, 6, 6, 6, 6}, .pml_reflection = 1e-4, .f_ref = 10,
+                            .kernel = WAVE_KERNEL_TILED};
+    size_t nn = (size_t)p.n[0] * p.n[1] * p.n[2];
+    float *v = malloc(nn * sizeof *v);
+    for (size_t i = 0; i < nn; i++)
+        v[i] = 2000.0f;
+    for (int c = 0; c < 3; c++) {
+        struct wave_params q = p;
+        const char *why = c == 0 ? "2D" : c == 1 ? "orders above 8" : "bf16";
+        if (c == 0) {
+            q.n[1] = 1;
+            q.pml[2] = q.pml[3] = 0;
+            q.face[2] = q.face[3] = WAVE_FACE_NONE;
+        } else if (c == 1)
+            q.order = 10;
+        else
+            q.cpml_memory = WAVE_CPML_MEM_BF16;
+        struct wave_sim *s = NULL;
+        cr_assert_eq(wave_create(&gpu, &q, v, &s), 0, "%s", err_msg());
+        char desc[160];
+        wave_describe_kernel(s, desc, sizeof desc);
+        cr_assert(strstr(desc, "CPML lines") != NULL, "%s: default ran [%s]", why, desc);
+        wave_destroy(s);
+        s = NULL;
+        cr_assert_eq(wave_tuning_set(&q.tuning, "cpml", "ring"), 0);
+        cr_assert_eq(wave_create(&gpu, &q, v, &s), -EINVAL, "%s: ring accepted", why);
+        cr_assert_null(s);
+        cr_assert(strstr(err_msg(), "cpml ring") != NULL && strstr(err_msg(), why) != NULL, "%s: %s", why,
+                  err_msg());
+    }
+    free(v);
 }
 
 /* 2D (n = [nx, 1, nz], NONE y faces): the kernels without the y terms against the CPU
