@@ -3,7 +3,7 @@
  * arrangement (tuning.cpml = split) -- the full state: both levels over the allocated
  * arrays, the CPML memory -- for subdomains cut along z (both sides), along y under a
  * free surface (the y slab holds surface cells: each part mirrors its own before its
- * source node is injected) and in 2D, orders 4, 8, 16; and the default (lines) one within
+ * source node is injected) and in 2D, orders 4, 8, 16; and the default one (ring, or lines where ring does not run) within
  * 1e-5.  The halo planes packed on a stream into device memory after the first part
  * (wave_halo_pack_async) are the whole step's, and unpacking from device memory
  * (wave_halo_unpack_async) equals the host path.  tests/test_prop_part.c proves the CPU
