@@ -109,6 +109,32 @@ int dev_host_unregister(const struct sl_device *dev, void *p)
     return 0;
 }
 
+int dev_host_alloc(const struct sl_device *dev, size_t bytes, void **out)
+{
+    *out = NULL;
+    if (bytes == 0)
+        bytes = 1;
+    ON_GPU(dev, dev_cu_host_alloc(bytes, out));
+    *out = malloc(bytes);
+    if (!*out)
+        return err_set(-ENOMEM, "device: %zu bytes of host memory", bytes);
+    return 0;
+}
+
+void dev_host_free(const struct sl_device *dev, void *p)
+{
+    if (!p)
+        return;
+#ifdef SEISLIVE_CUDA
+    if (dev_is_gpu(dev)) {
+        dev_cu_host_free(p);
+        return;
+    }
+#endif
+    (void)dev;
+    free(p);
+}
+
 int dev_mem(const struct sl_device *dev, size_t *free_b, size_t *total_b)
 {
     ON_GPU(dev, dev_cu_mem(free_b, total_b));

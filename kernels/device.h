@@ -59,6 +59,12 @@ int dev_copy_2d(const struct sl_device *dev, void *dst, size_t dpitch, const voi
 int dev_host_register(const struct sl_device *dev, void *p, size_t bytes);
 int dev_host_unregister(const struct sl_device *dev, void *p);
 
+/* BYTES (0 is taken as 1) of page-locked host memory into *OUT (CUDA: cudaHostAlloc, so
+ * copies to and from it run at the host link's rate and overlap kernels on other
+ * streams); malloc on the CPU.  Free with dev_host_free (NULL-safe). */
+int dev_host_alloc(const struct sl_device *dev, size_t bytes, void **out);
+void dev_host_free(const struct sl_device *dev, void *p);
+
 /* Free and total bytes of the device (CUDA), or the available and total host memory. */
 int dev_mem(const struct sl_device *dev, size_t *free_b, size_t *total_b);
 
@@ -98,6 +104,8 @@ int dev_cu_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, siz
                    int kind);
 int dev_cu_host_register(void *p, size_t bytes);
 int dev_cu_host_unregister(void *p);
+int dev_cu_host_alloc(size_t bytes, void **out);
+void dev_cu_host_free(void *p);
 int dev_cu_mem(size_t *free_b, size_t *total_b);
 int dev_cu_uuid(int index, unsigned char out[16]);
 int dev_cu_sync(void);

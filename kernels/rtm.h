@@ -117,6 +117,8 @@ struct rtm_tuning {
                              rtm_backward (--backward separate|fused|image) */
     int fused_variant;    /* CUDA: the fused kernel's shape, 0 the default (0..3,
                              kernels/rtm_fused.cu: --fused-variant N) */
+    int strip_stages;     /* boundary with host strips: device staging strips, 0 = 3
+                             (RTM_STRIP_STAGES, kernels/rtm_strips.h; --strip-stages N) */
 };
 
 /* The random-velocity boundary of the `random` strategy (kernels/random_boundary.h). */
@@ -173,6 +175,11 @@ struct rtm_params {
     int image_every;        /* steps; 0 = auto: rtm_image_every_auto (the image's Nyquist) */
     double aperture;        /* m, added on each side of the receiver spread */
     double memory_budget;   /* MiB one shot may use; 0 = 90 % of the device's free memory */
+    int strip_store;        /* boundary's strips: enum rtm_strip_store (kernels/rtm_strips.h):
+                               auto (the device when they fit, else on a GPU pinned host
+                               memory), device, host */
+    double host_memory_budget; /* MiB of host memory the strips may take; 0 = 80 % of the
+                               host's free memory */
     struct rtm_random random;
     struct rtm_tuning tuning;
 };
@@ -195,9 +202,14 @@ struct rtm_shot_stats {
                              * level before the shot; 0 when not measured */
     bool mem_device_measured; /* mem_device is a measurement (CUDA, or a test probe); false on the
                              * CPU or when the device cannot be queried: print "n/a" */
-    size_t mem_need[RTM_STRATEGIES]; /* bytes each strategy would need (auto: 0) */
+    size_t mem_need[RTM_STRATEGIES]; /* bytes each strategy would need (auto: 0); boundary
+                               with host strips (strips_host): the device's share */
     int backward;           /* boundary / random: how the backward sweep ran (enum
                                rtm_backward: a fused one only where the pair can fuse) */
+    bool strips_host;       /* boundary: its strips were in page-locked host memory */
+    size_t strips_bytes;    /* boundary: the strips' bytes (where strips_host says) */
+    double strips_alloc_s;  /* boundary, host strips: seconds spent allocating (pinning)
+                               the host store this shot (0 when the engine's was reused) */
     long fwd_steps;         /* source-wavefield steps, recomputation included */
     long bwd_steps;         /* receiver-wavefield steps */
     int schedule, snaps;    /* checkpoint: the schedule (enum rtm_ckpt_schedule) and its slots;
