@@ -457,7 +457,7 @@ static void log_shot(const struct mig *m, const struct rtm_plan *pl, int64_t id,
     char where[96] = "";
     if (pl->strategy == RTM_BOUNDARY)
         snprintf(where, sizeof where, " (strips: %.2f GiB in %s memory)", (double)m->strips_bytes * mib / 1024.0,
-                 m->strips_host ? "pinned host" : "device");
+                 !m->strips_host ? "device" : m->gpu ? "pinned host" : "host (staged)");
     log_info("shot %" PRId64 ": %s%s%s, sub-volume %d x %d x %d at (%d, %d, %d), %d steps of %.3g ms, %d "
              "receivers, %ld + %ld steps, %.1f MiB allocated, device peak %s, %.2f s",
              id, rtm_strategy_name(pl->strategy),

@@ -164,6 +164,10 @@ int rtm_memory_pick_strips(const struct rtm_mem *m, const struct rtm_mem_input *
                      m->boundary_host * mib, m->strips_bytes * gib, in->host_budget * gib);
         return 0;
     }
+    /* why boundary does not fit (device memory, or the host's for its strips) */
+    char bno[384];
+    snprintf(bno, sizeof bno, "%s", err_msg());
+    err_clear();
     /* Binomial checkpoints: as many snaps as fit, if they keep the recomputation cheap. */
     size_t base = m->common + m->sim;
     if (budget > base && m->state > 0) {
@@ -173,20 +177,17 @@ int rtm_memory_pick_strips(const struct rtm_mem *m, const struct rtm_mem_input *
         if (s >= 2 && steps >= 0 && steps <= (long)RTM_AUTO_MAX_SWEEPS * in->nt) {
             *strategy = RTM_CHECKPOINT;
             *snaps = s;
-            snprintf(why, why_len,
-                     "boundary needs %.1f MiB > budget %.1f MiB; checkpoint (binomial) with %d snaps "
+            snprintf(why, why_len, "full needs %.1f MiB > budget %.1f MiB; %s; checkpoint (binomial) with %d snaps "
                      "fits (%.1f MiB, %.2f forward sweeps)",
-                     m->need[RTM_BOUNDARY] * mib, budget * mib, s,
+                     m->need[RTM_FULL] * mib, budget * mib, bno, s,
                      rtm_memory_checkpoint(m, in, s, RTM_CKPT_BINOMIAL) * mib, (double)steps / in->nt);
             return 0;
         }
     }
     if (m->need[RTM_RANDOM] <= budget) {
         *strategy = RTM_RANDOM;
-        snprintf(why, why_len,
-                 "boundary needs %.1f MiB > budget %.1f MiB and too few checkpoints fit; random fits "
-                 "(%.1f MiB)",
-                 m->need[RTM_BOUNDARY] * mib, budget * mib, m->need[RTM_RANDOM] * mib);
+        snprintf(why, why_len, "%s; too few checkpoints fit; random fits (%.1f MiB)", bno,
+                 m->need[RTM_RANDOM] * mib);
         return 0;
     }
     return err_set(-ENOMEM,

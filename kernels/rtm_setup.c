@@ -406,8 +406,8 @@ static int strip_store(struct mig *m, const struct rtm_plan *pl, int64_t id)
     m->strips = e->strip_host.p;
     m->strips_alloc_s = reuse ? 0 : rtm_now_s() - t0;
     if (!reuse)
-        log_info("shot %" PRId64 ": %.2f GiB of page-locked host memory for boundary's strips in %.2f s", id,
-                 m->strips_bytes / 1073741824.0, m->strips_alloc_s);
+        log_info("shot %" PRId64 ": %.2f GiB of %s memory for boundary's strips in %.2f s", id,
+                 m->strips_bytes / 1073741824.0, m->gpu ? "page-locked host" : "host", m->strips_alloc_s);
     return 0;
 }
 
