@@ -14,7 +14,7 @@
  *                      [--one-stream] [--imaging-scalar] [--verbose] [--physics acoustic|tti]
  *                      [--cpml-memory fp32|bf16]
  *                      [--backward separate|fused|image] [--fused-variant N]
- *                      [--strip-store auto|device|host] [--strip-stages N]
+ *                      [--strip-store auto|device|host] [--strip-stages N] [--host-budget MIB]
  *
  * --physics tti migrates the same shot through the TTI propagator (kernels/tti.h): v(z)
  * is v_pz, with eps 0.2, delta 0.1, a 30 degree tilt at azimuth 20 degrees everywhere
@@ -33,7 +33,8 @@
  * --fused-variant N (0..3) the fused kernel in another shape.
  *
  * --strip-store host keeps boundary's strips in page-locked host memory (staged through
- * --strip-stages device strips, 3 by default), device keeps them on the device, auto (the
+ * --strip-stages device strips, 3 by default; --host-budget the MiB they may take, the
+ * config's host_memory_budget: 0, the default, is 80 % of the free host memory), device keeps them on the device, auto (the
  * default, the config's) on the device when they fit and else on the host
  * (kernels/rtm_strips.h).  The header line gives the host link's rate measured in the
  * same run (cudaMemcpyAsync between page-locked host memory and the device, each
@@ -294,6 +295,7 @@ int bench_rtm(int argc, char **argv)
     int every = 1, repeat = 1, verbose = 0, cpml_memory = WAVE_CPML_MEM_FP32;
     bool tti = false;
     int strip_store = RTM_STRIPS_AUTO;
+    double host_budget = 0; /* MiB */
     struct rtm_tuning tuning = {0};
     double d = 12.5;
     const char *device = "auto", *list = "boundary,random,checkpoint,checkpoint-uniform,full";
@@ -347,6 +349,8 @@ int bench_rtm(int argc, char **argv)
                 return 2;
             }
         }
+        else if (!strcmp(argv[i], "--host-budget") && i + 1 < argc)
+            host_budget = atof(argv[++i]);
         else if (!strcmp(argv[i], "--strip-stages") && i + 1 < argc)
             tuning.strip_stages = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--fused-variant") && i + 1 < argc)
@@ -420,6 +424,7 @@ int bench_rtm(int argc, char **argv)
     prm.checkpoint_schedule = RTM_CKPT_BINOMIAL;
     prm.tuning = tuning;
     prm.strip_store = strip_store;
+    prm.host_memory_budget = host_budget;
     struct rtm_volume vol = {.n = {n[0], n[1], n[2]}, .d = {d, d, d}, .o = {0, 0, 0}, .v = v};
     if (tti) {
         vol.epsilon0 = te;
@@ -603,7 +608,8 @@ int bench_rtm(int argc, char **argv)
             if (link_h2d > 0 && link_d2h > 0)
                 snprintf(lk, sizeof lk, "; at the link rate %.2f s out + %.2f s back (overlapped)", gb / link_d2h,
                          gb / link_h2d);
-            snprintf(r->note, sizeof r->note, "strips in pinned host memory: %.2f GiB, pinned in %.2f s (first run)%s",
+            snprintf(r->note, sizeof r->note, "strips in %s memory: %.2f GiB, allocated in %.2f s (first run)%s",
+                     dev.kind == SL_DEVICE_CUDA ? "pinned host" : "host",
                      (double)st.strips_bytes / 1073741824.0, r->pin_s, lk);
         } else if (r->strategy == RTM_BOUNDARY) {
             snprintf(r->note, sizeof r->note, "strips on the device: %.2f GiB", (double)st.strips_bytes / 1073741824.0);
