@@ -59,11 +59,20 @@ int dev_copy_2d(const struct sl_device *dev, void *dst, size_t dpitch, const voi
 int dev_host_register(const struct sl_device *dev, void *p, size_t bytes);
 int dev_host_unregister(const struct sl_device *dev, void *p);
 
-/* BYTES (0 is taken as 1) of page-locked host memory into *OUT (CUDA: cudaHostAlloc, so
- * copies to and from it run at the host link's rate and overlap kernels on other
- * streams); malloc on the CPU.  Free with dev_host_free (NULL-safe). */
-int dev_host_alloc(const struct sl_device *dev, size_t bytes, void **out);
-void dev_host_free(const struct sl_device *dev, void *p);
+/* How page-locked host memory is made on a CUDA device (the CPU mallocs either way):
+ *   DEV_PIN_ALLOC     cudaHostAlloc: the driver allocates and pins every page itself;
+ *   DEV_PIN_REGISTER  mmap with transparent huge pages asked for, every page touched
+ *                     first by all OpenMP threads (the kernel's page zeroing in parallel),
+ *                     then cudaHostRegister of pages that are already there.
+ * Pinning tens of GiB takes seconds either way; seislive-bench rtm --pin-probe measures
+ * both. */
+enum dev_pin_how { DEV_PIN_ALLOC = 0, DEV_PIN_REGISTER = 1 };
+
+/* BYTES (0 is taken as 1) of page-locked host memory made as HOW into *OUT (CUDA: copies
+ * to and from it run at the host link's rate and overlap kernels on other streams);
+ * malloc on the CPU.  Free with dev_host_free, the same BYTES and HOW (NULL-safe). */
+int dev_host_alloc(const struct sl_device *dev, size_t bytes, int how, void **out);
+void dev_host_free(const struct sl_device *dev, void *p, size_t bytes, int how);
 
 /* Free and total bytes of the device (CUDA), or the available and total host memory. */
 int dev_mem(const struct sl_device *dev, size_t *free_b, size_t *total_b);

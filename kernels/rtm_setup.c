@@ -400,7 +400,7 @@ static int strip_store(struct mig *m, const struct rtm_plan *pl, int64_t id)
     }
     double t0 = rtm_now_s();
     bool reuse = e->strip_host.p && e->strip_host.bytes >= m->strips_bytes;
-    int rc = rtm_strip_host_get(&e->strip_host, &e->dev, m->strips_bytes);
+    int rc = rtm_strip_host_get(&e->strip_host, &e->dev, m->strips_bytes, e->p.tuning.strip_pin);
     if (rc < 0)
         return err_prefix(rc, "shot %" PRId64, id);
     m->strips = e->strip_host.p;

@@ -7,21 +7,22 @@
 #include "kernels/device.h"
 #include "stream/error.h"
 
-int rtm_strip_host_get(struct rtm_strip_host *h, const struct sl_device *dev, size_t bytes)
+int rtm_strip_host_get(struct rtm_strip_host *h, const struct sl_device *dev, size_t bytes, int how)
 {
     if (h->p && h->bytes >= bytes)
         return 0;
     rtm_strip_host_free(h, dev);
-    int rc = dev_host_alloc(dev, bytes, &h->p);
+    int rc = dev_host_alloc(dev, bytes, how, &h->p);
     if (rc < 0)
         return err_prefix(rc, "boundary strips in host memory (%.2f GiB)", bytes / 1073741824.0);
     h->bytes = bytes;
+    h->how = how;
     return 0;
 }
 
 void rtm_strip_host_free(struct rtm_strip_host *h, const struct sl_device *dev)
 {
-    dev_host_free(dev, h->p);
+    dev_host_free(dev, h->p, h->bytes, h->how);
     h->p = NULL;
     h->bytes = 0;
 }

@@ -48,11 +48,13 @@ enum rtm_strip_store {
 struct rtm_strip_host {
     void *p;
     size_t bytes;
+    int how;   /* enum dev_pin_how it was made with */
 };
 
-/* At least BYTES of the engine's page-locked host memory in H (reused when it is large
- * enough; otherwise freed and allocated again).  Freed by rtm_strip_host_free. */
-int rtm_strip_host_get(struct rtm_strip_host *h, const struct sl_device *dev, size_t bytes);
+/* At least BYTES of the engine's page-locked host memory in H, made as HOW (enum
+ * dev_pin_how; reused when it is large enough; otherwise freed and allocated again).
+ * Freed by rtm_strip_host_free. */
+int rtm_strip_host_get(struct rtm_strip_host *h, const struct sl_device *dev, size_t bytes, int how);
 void rtm_strip_host_free(struct rtm_strip_host *h, const struct sl_device *dev);
 
 struct rtm_strips {

@@ -15,6 +15,7 @@
  *                      [--cpml-memory fp32|bf16]
  *                      [--backward separate|fused|image] [--fused-variant N]
  *                      [--strip-store auto|device|host] [--strip-stages N] [--host-budget MIB]
+ *                      [--pin alloc|register] [--pin-probe GIB]
  *
  * --physics tti migrates the same shot through the TTI propagator (kernels/tti.h): v(z)
  * is v_pz, with eps 0.2, delta 0.1, a 30 degree tilt at azimuth 20 degrees everywhere
@@ -41,6 +42,10 @@
  * direction alone, 256 MiB x 8), and the boundary row says where its strips were, the
  * seconds their pinned allocation took (first run; later runs reuse the engine's), and
  * the time the strips' copies take at that link rate (they overlap the steps).
+ *
+ * --pin chooses how the host store is pinned (rtm_tuning.strip_pin, enum dev_pin_how:
+ * cudaHostAlloc, or mmap + parallel first touch + cudaHostRegister); --pin-probe GIB first
+ * times both for GIB GiB (and their freeing) and prints it above the tables.
  *
  * --image-every auto images at the engine's default interval (image_every = 0:
  * floor(1 / (2 fmax dt)), kernels/rtm.h); the tables say the interval each run used.
@@ -254,7 +259,7 @@ static int link_bandwidth(const struct sl_device *dev, size_t bytes, int reps, d
 {
     *h2d = *d2h = 0;
     void *h = NULL, *dbuf = NULL, *st = NULL, *t0 = NULL, *t1 = NULL;
-    int rc = dev_host_alloc(dev, bytes, &h);
+    int rc = dev_host_alloc(dev, bytes, DEV_PIN_ALLOC, &h);
     if (rc == 0)
         rc = dev_alloc(dev, bytes, &dbuf);
     if (rc == 0)
@@ -285,8 +290,40 @@ static int link_bandwidth(const struct sl_device *dev, size_t bytes, int reps, d
     dev_event_destroy(dev, t1);
     dev_stream_destroy(dev, st);
     dev_free(dev, dbuf);
-    dev_host_free(dev, h);
+    dev_host_free(dev, h, bytes, DEV_PIN_ALLOC);
     return rc;
+}
+
+/* Seconds to make and to free GIB GiB of page-locked host memory each way (enum
+ * dev_pin_how), printed: what a shot whose strips go to the host pays once. */
+static int pin_probe(const struct sl_device *dev, double gib)
+{
+    const size_t bytes = (size_t)(gib * 1073741824.0);
+    static const char *const names[2] = {"cudaHostAlloc", "mmap + parallel first touch + cudaHostRegister"};
+    for (int how = 0; how < 2; how++) {
+        void *p = NULL;
+        double t0 = now_s();
+        int rc = dev_host_alloc(dev, bytes, how, &p);
+        double t1 = now_s();
+        if (rc < 0) {
+            printf("pinning %.1f GiB by %s: failed: %s\n", gib, names[how], err_msg());
+            continue;
+        }
+        /* the pages are the host store's: a copy to the device from its far end works */
+        void *d = NULL;
+        rc = dev_alloc(dev, 1 << 20, &d);
+        if (rc == 0)
+            rc = dev_copy(dev, d, (char *)p + bytes - (1 << 20), 1 << 20, DEV_H2D, NULL);
+        dev_free(dev, d);
+        double t2 = now_s();
+        dev_host_free(dev, p, bytes, how);
+        double t3 = now_s();
+        printf("pinning %.1f GiB by %s: %.2f s (%.1f GiB/s), freeing %.2f s%s\n", gib, names[how], t1 - t0,
+               gib / (t1 - t0), t3 - t2, rc < 0 ? " (copy from it failed)" : "");
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
 }
 
 int bench_rtm(int argc, char **argv)
@@ -295,7 +332,7 @@ int bench_rtm(int argc, char **argv)
     int every = 1, repeat = 1, verbose = 0, cpml_memory = WAVE_CPML_MEM_FP32;
     bool tti = false;
     int strip_store = RTM_STRIPS_AUTO;
-    double host_budget = 0; /* MiB */
+    double host_budget = 0, probe_gib = 0; /* MiB, GiB */
     struct rtm_tuning tuning = {0};
     double d = 12.5;
     const char *device = "auto", *list = "boundary,random,checkpoint,checkpoint-uniform,full";
@@ -349,6 +386,11 @@ int bench_rtm(int argc, char **argv)
                 return 2;
             }
         }
+        else if (!strcmp(argv[i], "--pin") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "alloc") || !strcmp(argv[i + 1], "register")))
+            tuning.strip_pin = !strcmp(argv[++i], "register") ? DEV_PIN_REGISTER : DEV_PIN_ALLOC;
+        else if (!strcmp(argv[i], "--pin-probe") && i + 1 < argc)
+            probe_gib = atof(argv[++i]);
         else if (!strcmp(argv[i], "--host-budget") && i + 1 < argc)
             host_budget = atof(argv[++i]);
         else if (!strcmp(argv[i], "--strip-stages") && i + 1 < argc)
@@ -389,6 +431,10 @@ int bench_rtm(int argc, char **argv)
     struct sl_device dev;
     if (backend_select(device, &dev) < 0) {
         fprintf(stderr, "bench rtm: %s\n", err_msg());
+        return 1;
+    }
+    if (probe_gib > 0 && pin_probe(&dev, probe_gib) < 0) {
+        fprintf(stderr, "bench rtm: pin probe: %s\n", err_msg());
         return 1;
     }
     /* model: v(z) from 2000 to 3500 m/s */

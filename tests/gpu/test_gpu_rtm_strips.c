@@ -11,6 +11,7 @@
 #include "conf/config.h"
 #include "io/shot.h"
 #include "kernels/backend.h"
+#include "kernels/device.h"
 #include "kernels/rtm.h"
 #include "kernels/rtm_strips.h"
 #include "kernels/wavelet.h"
@@ -126,9 +127,10 @@ static void host_equals_device(bool tti)
         int stages;
         bool one_stream;
         int backward;
-    } vs[] = {{3, false, RTM_BACKWARD_SEPARATE}, {1, false, RTM_BACKWARD_SEPARATE},
-              {3, true, RTM_BACKWARD_SEPARATE},  {3, false, RTM_BACKWARD_FUSED},
-              {2, false, RTM_BACKWARD_IMAGE}};
+        int pin;
+    } vs[] = {{3, false, RTM_BACKWARD_SEPARATE, DEV_PIN_ALLOC}, {1, false, RTM_BACKWARD_SEPARATE, DEV_PIN_REGISTER},
+              {3, true, RTM_BACKWARD_SEPARATE, DEV_PIN_ALLOC},  {3, false, RTM_BACKWARD_FUSED, DEV_PIN_REGISTER},
+              {2, false, RTM_BACKWARD_IMAGE, DEV_PIN_ALLOC}};
     const int nv = tti ? 3 : 5;
     for (int k = 0; k < nv; k++) {
         struct rtm_params p = jp.p;
@@ -136,6 +138,7 @@ static void host_equals_device(bool tti)
         p.tuning.strip_stages = vs[k].stages;
         p.tuning.one_stream = vs[k].one_stream;
         p.tuning.backward = vs[k].backward;
+        p.tuning.strip_pin = vs[k].pin;
         struct rtm_params pd = p; /* the device store with the same tuning */
         pd.strip_store = RTM_STRIPS_DEVICE;
         struct rtm_shot_stats sdev;
@@ -145,9 +148,9 @@ static void host_equals_device(bool tti)
         size_t differ = 0;
         for (size_t i = 0; i < cells; i++)
             differ += memcmp(&himg[i], &dimg[i], 4) != 0;
-        cr_log_info("%s, host strips, %d stages, one_stream %d, backward %d: %zu cells differ from the device "
-                    "store; device bytes %.2f vs %.2f MiB; strips %.2f MiB",
-                    phys, vs[k].stages, vs[k].one_stream, vs[k].backward, differ, sh_.mem_bytes / 1048576.0,
+        cr_log_info("%s, host strips (pin %d), %d stages, one_stream %d, backward %d: %zu cells differ from the "
+                    "device store; device bytes %.2f vs %.2f MiB; strips %.2f MiB",
+                    phys, vs[k].pin, vs[k].stages, vs[k].one_stream, vs[k].backward, differ, sh_.mem_bytes / 1048576.0,
                     sdev.mem_bytes / 1048576.0, sh_.strips_bytes / 1048576.0);
         cr_assert_eq(differ, 0, "%s, %d stages, one_stream %d, backward %d: %zu cells differ", phys, vs[k].stages,
                      vs[k].one_stream, vs[k].backward, differ);
