@@ -15,7 +15,10 @@
  *               (Griewank's revolve, kernels/revolve.h: the fewest recomputed steps);
  *   boundary    save the strip inside the absorbing layers each step (width = half the
  *               stencil order), then run u backward from its last two time levels,
- *               re-imposing the strip, in step with the receiver wavefield;
+ *               re-imposing the strip, in step with the receiver wavefield; the strips
+ *               live on the device, or in page-locked host memory staged through a few
+ *               device strips when they do not fit (rtm_params.strip_store,
+ *               kernels/rtm_strips.h);
  *   random      random-velocity boundary instead of CPML for u (Clapp 2009,
  *               kernels/random_boundary.h), so u is reversible with nothing stored;
  *   auto        the first of full, boundary, checkpoint(binomial), random that fits
