@@ -123,7 +123,8 @@ struct rtm_tuning {
     int strip_stages;     /* boundary with host strips: device staging strips, 0 = 3
                              (RTM_STRIP_STAGES, kernels/rtm_strips.h; --strip-stages N) */
     int strip_pin;        /* boundary with host strips: how the host store is pinned, enum
-                             dev_pin_how (kernels/device.h; --pin alloc|register) */
+                             dev_pin_how (kernels/device.h; 0 pieces, the default;
+                             --pin pieces|alloc|register) */
 };
 
 /* The random-velocity boundary of the `random` strategy (kernels/random_boundary.h). */

@@ -399,11 +399,13 @@ static int strip_store(struct mig *m, const struct rtm_plan *pl, int64_t id)
         return 0;
     }
     double t0 = rtm_now_s();
-    bool reuse = e->strip_host.p && e->strip_host.bytes >= m->strips_bytes;
-    int rc = rtm_strip_host_get(&e->strip_host, &e->dev, m->strips_bytes, e->p.tuning.strip_pin);
+    const size_t unit = prop_strip_count(m->u) * sizeof(float);
+    const void *before = e->strip_host.p;
+    int rc = rtm_strip_host_get(&e->strip_host, &e->dev, m->strips_bytes, e->p.tuning.strip_pin, unit);
     if (rc < 0)
         return err_prefix(rc, "shot %" PRId64, id);
     m->strips = e->strip_host.p;
+    const bool reuse = before && e->strip_host.p == before;
     m->strips_alloc_s = reuse ? 0 : rtm_now_s() - t0;
     if (!reuse)
         log_info("shot %" PRId64 ": %.2f GiB of %s memory for boundary's strips in %.2f s", id,

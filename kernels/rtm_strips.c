@@ -7,22 +7,24 @@
 #include "kernels/device.h"
 #include "stream/error.h"
 
-int rtm_strip_host_get(struct rtm_strip_host *h, const struct sl_device *dev, size_t bytes, int how)
+int rtm_strip_host_get(struct rtm_strip_host *h, const struct sl_device *dev, size_t bytes, int how, size_t unit)
 {
-    if (h->p && h->bytes >= bytes)
+    /* a registration piece must hold whole strips: the same unit, or the one piece */
+    if (h->p && h->bytes >= bytes && (h->unit == unit || h->how != DEV_PIN_PIECES))
         return 0;
     rtm_strip_host_free(h, dev);
-    int rc = dev_host_alloc(dev, bytes, how, &h->p);
+    int rc = dev_host_alloc(dev, bytes, how, unit, &h->p);
     if (rc < 0)
         return err_prefix(rc, "boundary strips in host memory (%.2f GiB)", bytes / 1073741824.0);
     h->bytes = bytes;
     h->how = how;
+    h->unit = unit;
     return 0;
 }
 
 void rtm_strip_host_free(struct rtm_strip_host *h, const struct sl_device *dev)
 {
-    dev_host_free(dev, h->p, h->bytes, h->how);
+    dev_host_free(dev, h->p, h->bytes, h->how, h->unit);
     h->p = NULL;
     h->bytes = 0;
 }

@@ -48,13 +48,15 @@ enum rtm_strip_store {
 struct rtm_strip_host {
     void *p;
     size_t bytes;
-    int how;   /* enum dev_pin_how it was made with */
+    int how;      /* enum dev_pin_how it was made with */
+    size_t unit;  /* its unit (one strip's bytes) */
 };
 
 /* At least BYTES of the engine's page-locked host memory in H, made as HOW (enum
- * dev_pin_how; reused when it is large enough; otherwise freed and allocated again).
- * Freed by rtm_strip_host_free. */
-int rtm_strip_host_get(struct rtm_strip_host *h, const struct sl_device *dev, size_t bytes, int how);
+ * dev_pin_how) in units of UNIT bytes (one strip: no copy spans two registrations);
+ * reused when it is large enough and of the same unit, otherwise freed and allocated
+ * again.  Freed by rtm_strip_host_free. */
+int rtm_strip_host_get(struct rtm_strip_host *h, const struct sl_device *dev, size_t bytes, int how, size_t unit);
 void rtm_strip_host_free(struct rtm_strip_host *h, const struct sl_device *dev);
 
 struct rtm_strips {

@@ -15,7 +15,7 @@
  *                      [--cpml-memory fp32|bf16]
  *                      [--backward separate|fused|image] [--fused-variant N]
  *                      [--strip-store auto|device|host] [--strip-stages N] [--host-budget MIB]
- *                      [--pin alloc|register] [--pin-probe GIB]
+ *                      [--pin pieces|alloc|register] [--pin-probe GIB]
  *
  * --physics tti migrates the same shot through the TTI propagator (kernels/tti.h): v(z)
  * is v_pz, with eps 0.2, delta 0.1, a 30 degree tilt at azimuth 20 degrees everywhere
@@ -43,9 +43,10 @@
  * seconds their pinned allocation took (first run; later runs reuse the engine's), and
  * the time the strips' copies take at that link rate (they overlap the steps).
  *
- * --pin chooses how the host store is pinned (rtm_tuning.strip_pin, enum dev_pin_how:
- * cudaHostAlloc, or mmap + parallel first touch + cudaHostRegister); --pin-probe GIB first
- * times both for GIB GiB (and their freeing) and prints it above the tables.
+ * --pin chooses how the host store is pinned (rtm_tuning.strip_pin, enum dev_pin_how,
+ * kernels/device.h: pieces, the default, registered by 8 threads; cudaHostAlloc; or one
+ * cudaHostRegister); --pin-probe GIB first times the three for GIB GiB (and their
+ * freeing) and prints it above the tables.
  *
  * --image-every auto images at the engine's default interval (image_every = 0:
  * floor(1 / (2 fmax dt)), kernels/rtm.h); the tables say the interval each run used.
@@ -259,7 +260,7 @@ static int link_bandwidth(const struct sl_device *dev, size_t bytes, int reps, d
 {
     *h2d = *d2h = 0;
     void *h = NULL, *dbuf = NULL, *st = NULL, *t0 = NULL, *t1 = NULL;
-    int rc = dev_host_alloc(dev, bytes, DEV_PIN_ALLOC, &h);
+    int rc = dev_host_alloc(dev, bytes, DEV_PIN_ALLOC, 0, &h);
     if (rc == 0)
         rc = dev_alloc(dev, bytes, &dbuf);
     if (rc == 0)
@@ -290,33 +291,34 @@ static int link_bandwidth(const struct sl_device *dev, size_t bytes, int reps, d
     dev_event_destroy(dev, t1);
     dev_stream_destroy(dev, st);
     dev_free(dev, dbuf);
-    dev_host_free(dev, h, bytes, DEV_PIN_ALLOC);
+    dev_host_free(dev, h, bytes, DEV_PIN_ALLOC, 0);
     return rc;
 }
 
 /* Seconds to make and to free GIB GiB of page-locked host memory each way (enum
- * dev_pin_how), printed: what a shot whose strips go to the host pays once. */
+ * dev_pin_how), printed: what the first shot whose strips go to the host pays. */
 static int pin_probe(const struct sl_device *dev, double gib)
 {
-    const size_t bytes = (size_t)(gib * 1073741824.0);
-    static const char *const names[2] = {"cudaHostAlloc", "mmap + parallel first touch + cudaHostRegister"};
-    for (int how = 0; how < 2; how++) {
+    const size_t bytes = (size_t)(gib * 1073741824.0), unit = (size_t)30 << 20; /* about a TTI strip */
+    static const char *const names[3] = {"pieces (mmap + parallel first touch + 8 threads registering)",
+                                         "cudaHostAlloc", "register (mmap + parallel first touch + one register)"};
+    for (int how = 0; how < 3; how++) {
         void *p = NULL;
         double t0 = now_s();
-        int rc = dev_host_alloc(dev, bytes, how, &p);
+        int rc = dev_host_alloc(dev, bytes, how, unit, &p);
         double t1 = now_s();
         if (rc < 0) {
             printf("pinning %.1f GiB by %s: failed: %s\n", gib, names[how], err_msg());
             continue;
         }
-        /* the pages are the host store's: a copy to the device from its far end works */
+        /* the pages are usable: a copy to the device from the far end of the last piece */
         void *d = NULL;
         rc = dev_alloc(dev, 1 << 20, &d);
         if (rc == 0)
             rc = dev_copy(dev, d, (char *)p + bytes - (1 << 20), 1 << 20, DEV_H2D, NULL);
         dev_free(dev, d);
         double t2 = now_s();
-        dev_host_free(dev, p, bytes, how);
+        dev_host_free(dev, p, bytes, how, unit);
         double t3 = now_s();
         printf("pinning %.1f GiB by %s: %.2f s (%.1f GiB/s), freeing %.2f s%s\n", gib, names[how], t1 - t0,
                gib / (t1 - t0), t3 - t2, rc < 0 ? " (copy from it failed)" : "");
@@ -324,38 +326,6 @@ static int pin_probe(const struct sl_device *dev, double gib)
         if (rc < 0)
             return rc;
     }
-    if (dev->kind != SL_DEVICE_CUDA)
-        return 0;
-    /* where the time of the second goes, and whether pinning in parallel pieces would
-     * help: map + first touch by all threads, then 8 pieces registered by 8 threads */
-    double t0 = now_s();
-    char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED)
-        return err_set(-ENOMEM, "mmap: %s", strerror(errno));
-    (void)madvise(p, bytes, MADV_HUGEPAGE);
-    const size_t chunk = (size_t)2 << 20;
-    const long nch = (long)((bytes + chunk - 1) / chunk);
-#pragma omp parallel for schedule(static)
-    for (long c = 0; c < nch; c++) {
-        size_t at = (size_t)c * chunk;
-        memset(p + at, 0, bytes - at < chunk ? bytes - at : chunk);
-    }
-    double t1 = now_s();
-    const int np = 8;
-    const size_t piece = (bytes / np) & ~(chunk - 1);
-    int bad = 0;
-#pragma omp parallel for num_threads(8) reduction(+ : bad)
-    for (int k = 0; k < np; k++) {
-        size_t at = (size_t)k * piece, n = k == np - 1 ? bytes - at : piece;
-        bad += dev_host_register(dev, p + at, n) < 0;
-    }
-    double t2 = now_s();
-    for (int k = 0; k < np; k++)
-        dev_host_unregister(dev, p + (size_t)k * piece);
-    munmap(p, bytes);
-    printf("pinning %.1f GiB in parts: map + parallel first touch %.2f s, 8 pieces registered by 8 threads %.2f s "
-           "(%.1f GiB/s)%s\n", gib, t1 - t0, t2 - t1, gib / (t2 - t1), bad ? " (some failed)" : "");
-    fflush(stdout);
     return 0;
 }
 
@@ -420,8 +390,11 @@ int bench_rtm(int argc, char **argv)
             }
         }
         else if (!strcmp(argv[i], "--pin") && i + 1 < argc &&
-                 (!strcmp(argv[i + 1], "alloc") || !strcmp(argv[i + 1], "register")))
-            tuning.strip_pin = !strcmp(argv[++i], "register") ? DEV_PIN_REGISTER : DEV_PIN_ALLOC;
+                 (!strcmp(argv[i + 1], "pieces") || !strcmp(argv[i + 1], "alloc") || !strcmp(argv[i + 1], "register"))) {
+            i++;
+            tuning.strip_pin = !strcmp(argv[i], "register") ? DEV_PIN_REGISTER
+                               : !strcmp(argv[i], "alloc")  ? DEV_PIN_ALLOC : DEV_PIN_PIECES;
+        }
         else if (!strcmp(argv[i], "--pin-probe") && i + 1 < argc)
             probe_gib = atof(argv[++i]);
         else if (!strcmp(argv[i], "--host-budget") && i + 1 < argc)
@@ -601,7 +574,7 @@ int bench_rtm(int argc, char **argv)
                "GB/s, device to host %.1f GB/s; boundary strip %.1f MB per step, strip_store %s, pinned by %s\n",
                link_h2d, link_d2h, 4.0 * fl.S * 1e-6,
                strip_store == RTM_STRIPS_HOST ? "host" : strip_store == RTM_STRIPS_DEVICE ? "device" : "auto",
-               tuning.strip_pin == DEV_PIN_REGISTER ? "register" : "alloc");
+               tuning.strip_pin == DEV_PIN_REGISTER ? "register" : tuning.strip_pin == DEV_PIN_ALLOC ? "alloc" : "pieces");
         fflush(stdout);
     }
 

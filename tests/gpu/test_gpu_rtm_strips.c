@@ -128,8 +128,8 @@ static void host_equals_device(bool tti)
         bool one_stream;
         int backward;
         int pin;
-    } vs[] = {{3, false, RTM_BACKWARD_SEPARATE, DEV_PIN_ALLOC}, {1, false, RTM_BACKWARD_SEPARATE, DEV_PIN_REGISTER},
-              {3, true, RTM_BACKWARD_SEPARATE, DEV_PIN_ALLOC},  {3, false, RTM_BACKWARD_FUSED, DEV_PIN_REGISTER},
+    } vs[] = {{3, false, RTM_BACKWARD_SEPARATE, DEV_PIN_PIECES}, {1, false, RTM_BACKWARD_SEPARATE, DEV_PIN_REGISTER},
+              {3, true, RTM_BACKWARD_SEPARATE, DEV_PIN_ALLOC},   {3, false, RTM_BACKWARD_FUSED, DEV_PIN_PIECES},
               {2, false, RTM_BACKWARD_IMAGE, DEV_PIN_ALLOC}};
     const int nv = tti ? 3 : 5;
     for (int k = 0; k < nv; k++) {
