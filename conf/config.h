@@ -25,6 +25,7 @@ enum wavelet_kind { WAVELET_RICKER, WAVELET_FILE };
 enum kernel_variant { KERNEL_AUTO, KERNEL_NAIVE, KERNEL_TILED };
 enum rtm_strategy { STRAT_AUTO, STRAT_FULL, STRAT_CHECKPOINT, STRAT_BOUNDARY, STRAT_RANDOM };
 enum ckpt_schedule { CKPT_UNIFORM, CKPT_BINOMIAL };
+enum strip_store { STRIPS_AUTO, STRIPS_DEVICE, STRIPS_HOST };
 enum imaging_cond { IMG_XCORR, IMG_SOURCE, IMG_RECEIVER, IMG_BOTH };
 enum random_ramp { RAMP_LINEAR, RAMP_EXPONENTIAL, RAMP_QUADRATIC };
 enum random_range { RRANGE_FULL, RRANGE_NYQUIST, RRANGE_SYMMETRIC };
@@ -136,6 +137,8 @@ struct rtm_conf {
     int random_width;       /* cells */
     int64_t random_seed;
     double memory_budget;   /* MiB of GPU memory for one shot; 0 = what is free */
+    int strip_store;        /* enum strip_store: where boundary keeps its strips */
+    double host_memory_budget; /* MiB of host memory boundary's strips may take; 0 = 80 % of free */
 };
 
 struct locate_conf {

@@ -20,6 +20,7 @@ static const char *const wavelets[] = {"ricker", "file", NULL};
 static const char *const kernels[] = {"auto", "naive", "tiled", NULL};
 static const char *const strategies[] = {"auto", "full", "checkpoint", "boundary", "random", NULL};
 static const char *const schedules[] = {"uniform", "binomial", NULL};
+static const char *const strip_stores[] = {"auto", "device", "host", NULL};
 static const char *const imagings[] = {"xcorr", "source", "receiver", "both", NULL};
 static const char *const ramps[] = {"linear", "exponential", "quadratic", NULL};
 static const char *const ranges[] = {"full", "nyquist", "symmetric", NULL};
@@ -188,6 +189,10 @@ static const struct conf_key rtm_keys[] = {
      "seed of the random boundary (regenerated, never stored)", 0},
     {"memory_budget", KT_DOUBLE, OFF(rtm, memory_budget), 0, 0, 0, 1e9, NULL, "0.0", "MiB",
      "device memory one shot may use; 0 = what the device has free", 0},
+    {"strip_store", KT_ENUM, OFF(rtm, strip_store), 0, 0, 0, 0, strip_stores, "\"auto\"", "",
+     "where strategy boundary keeps the strip it saves at every step: auto (the device when the strips fit memory_budget; on a GPU, else page-locked host memory, copied out and back on a copy stream while the steps compute), device (always: a boundary whose strips do not fit is refused, as before), host (always: to measure what the copies cost, or to leave the device's memory to others); seislive check says where they go and why", 0},
+    {"host_memory_budget", KT_DOUBLE, OFF(rtm, host_memory_budget), 0, 0, 0, 1e9, NULL, "0.0", "MiB",
+     "host memory boundary's strips may take when they go to the host; 0 = 80 % of the host's free memory", 0},
     END};
 
 static const struct conf_key locate_keys[] = {

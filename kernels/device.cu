@@ -73,6 +73,25 @@ int dev_cu_host_unregister(void *p)
     return 0;
 }
 
+int dev_cu_host_alloc(size_t bytes, void **out)
+{
+    cudaError_t e = cudaHostAlloc(out, bytes, cudaHostAllocDefault);
+    if (e != cudaSuccess) {
+        *out = NULL;
+        (void)cudaGetLastError();
+        return err_set(e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO,
+                       "device: cudaHostAlloc of %.1f MiB of page-locked host memory failed: %s",
+                       bytes / 1048576.0, cudaGetErrorName(e));
+    }
+    return 0;
+}
+
+void dev_cu_host_free(void *p)
+{
+    if (p)
+        (void)cudaFreeHost(p);
+}
+
 int dev_cu_mem(size_t *free_b, size_t *total_b)
 {
     CUDA_TRY(cudaMemGetInfo(free_b, total_b));

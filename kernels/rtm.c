@@ -52,6 +52,8 @@ void rtm_params_init(struct rtm_params *p)
     p->image_every = 0; /* auto: rtm_image_every_auto */
     p->aperture = 1000.0;
     p->memory_budget = 0.0;
+    p->strip_store = RTM_STRIPS_AUTO;
+    p->host_memory_budget = 0.0;
     p->random.ramp = RB_RAMP_EXPONENTIAL;
     p->random.range = RB_RANGE_FULL;
     p->random.width = 20;
@@ -254,6 +256,7 @@ void rtm_engine_destroy(struct rtm_engine *e)
     for (int k = 0; k < 4; k++)
         free(e->par[k]);
     free(e->wfile);
+    rtm_strip_host_free(&e->strip_host, &e->dev);
     free(e);
 }
 
@@ -425,7 +428,12 @@ static void fill_stats(const struct mig *m, const struct rtm_plan *pl, int64_t i
     stats->mem_device = m->measure ? m->dev_free0 - m->dev_free_min : 0;
     for (int s = 0; s < RTM_STRATEGIES; s++)
         stats->mem_need[s] = pl->mem.need[s];
+    if (m->strips_host) /* what this run needed of the device: the strips went to the host */
+        stats->mem_need[RTM_BOUNDARY] = pl->mem.boundary_host;
     stats->backward = m->backward;
+    stats->strips_host = m->strips_host;
+    stats->strips_bytes = m->strips_bytes;
+    stats->strips_alloc_s = m->strips_alloc_s;
     stats->fwd_steps = m->fwd;
     stats->bwd_steps = m->bwd;
     stats->schedule = pl->schedule;
@@ -446,11 +454,15 @@ static void log_shot(const struct mig *m, const struct rtm_plan *pl, int64_t id,
     if (m->measure)
         snprintf(peak, sizeof peak, "%.1f MiB", (double)(m->dev_free0 - m->dev_free_min) * mib);
     const struct subvolume *sv = &pl->sv;
-    log_info("shot %" PRId64 ": %s%s, sub-volume %d x %d x %d at (%d, %d, %d), %d steps of %.3g ms, %d "
+    char where[96] = "";
+    if (pl->strategy == RTM_BOUNDARY)
+        snprintf(where, sizeof where, " (strips: %.2f GiB in %s memory)", (double)m->strips_bytes * mib / 1024.0,
+                 !m->strips_host ? "device" : m->gpu ? "pinned host" : "host (staged)");
+    log_info("shot %" PRId64 ": %s%s%s, sub-volume %d x %d x %d at (%d, %d, %d), %d steps of %.3g ms, %d "
              "receivers, %ld + %ld steps, %.1f MiB allocated, device peak %s, %.2f s",
              id, rtm_strategy_name(pl->strategy),
              pl->strategy == RTM_CHECKPOINT ? (pl->schedule == RTM_CKPT_UNIFORM ? " (uniform)" : " (binomial)") : "",
-             sv->n[0], sv->n[1], sv->n[2], sv->off[0], sv->off[1], sv->off[2], m->nt, pl->dt * 1e3, pl->nkeep,
+             where, sv->n[0], sv->n[1], sv->n[2], sv->off[0], sv->off[1], sv->off[2], m->nt, pl->dt * 1e3, pl->nkeep,
              m->fwd, m->bwd, m->mem * mib, peak, secs);
 }
 

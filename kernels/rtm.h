@@ -15,7 +15,10 @@
  *               (Griewank's revolve, kernels/revolve.h: the fewest recomputed steps);
  *   boundary    save the strip inside the absorbing layers each step (width = half the
  *               stencil order), then run u backward from its last two time levels,
- *               re-imposing the strip, in step with the receiver wavefield;
+ *               re-imposing the strip, in step with the receiver wavefield; the strips
+ *               live on the device, or in page-locked host memory staged through a few
+ *               device strips when they do not fit (rtm_params.strip_store,
+ *               kernels/rtm_strips.h);
  *   random      random-velocity boundary instead of CPML for u (Clapp 2009,
  *               kernels/random_boundary.h), so u is reversible with nothing stored;
  *   auto        the first of full, boundary, checkpoint(binomial), random that fits
@@ -117,6 +120,11 @@ struct rtm_tuning {
                              rtm_backward (--backward separate|fused|image) */
     int fused_variant;    /* CUDA: the fused kernel's shape, 0 the default (0..3,
                              kernels/rtm_fused.cu: --fused-variant N) */
+    int strip_stages;     /* boundary with host strips: device staging strips, 0 = 3
+                             (RTM_STRIP_STAGES, kernels/rtm_strips.h; --strip-stages N) */
+    int strip_pin;        /* boundary with host strips: how the host store is pinned, enum
+                             dev_pin_how (kernels/device.h; 0 pieces, the default;
+                             --pin pieces|alloc|register) */
 };
 
 /* The random-velocity boundary of the `random` strategy (kernels/random_boundary.h). */
@@ -173,6 +181,11 @@ struct rtm_params {
     int image_every;        /* steps; 0 = auto: rtm_image_every_auto (the image's Nyquist) */
     double aperture;        /* m, added on each side of the receiver spread */
     double memory_budget;   /* MiB one shot may use; 0 = 90 % of the device's free memory */
+    int strip_store;        /* boundary's strips: enum rtm_strip_store (kernels/rtm_strips.h):
+                               auto (the device when they fit, else on a GPU pinned host
+                               memory), device, host */
+    double host_memory_budget; /* MiB of host memory the strips may take; 0 = 80 % of the
+                               host's free memory */
     struct rtm_random random;
     struct rtm_tuning tuning;
 };
@@ -195,9 +208,14 @@ struct rtm_shot_stats {
                              * level before the shot; 0 when not measured */
     bool mem_device_measured; /* mem_device is a measurement (CUDA, or a test probe); false on the
                              * CPU or when the device cannot be queried: print "n/a" */
-    size_t mem_need[RTM_STRATEGIES]; /* bytes each strategy would need (auto: 0) */
+    size_t mem_need[RTM_STRATEGIES]; /* bytes each strategy would need (auto: 0); boundary
+                               with host strips (strips_host): the device's share */
     int backward;           /* boundary / random: how the backward sweep ran (enum
                                rtm_backward: a fused one only where the pair can fuse) */
+    bool strips_host;       /* boundary: its strips were in page-locked host memory */
+    size_t strips_bytes;    /* boundary: the strips' bytes (where strips_host says) */
+    double strips_alloc_s;  /* boundary, host strips: seconds spent allocating (pinning)
+                               the host store this shot (0 when the engine's was reused) */
     long fwd_steps;         /* source-wavefield steps, recomputation included */
     long bwd_steps;         /* receiver-wavefield steps */
     int schedule, snaps;    /* checkpoint: the schedule (enum rtm_ckpt_schedule) and its slots;

@@ -13,6 +13,7 @@
 #include "kernels/propagator.h"
 #include "kernels/rtm.h"
 #include "kernels/rtm_memory.h"
+#include "kernels/rtm_strips.h"
 #include "kernels/subvolume.h"
 
 /* How often the long loops ask for a stop request (propagator steps). */
@@ -40,6 +41,7 @@ struct rtm_engine {
     rtm_mem_probe_fn probe;
     void *probe_user;
     const struct rtm_domain *dom; /* decomposed over ranks (rtm_engine_set_domain), or NULL */
+    struct rtm_strip_host strip_host; /* boundary's host strips, kept for the next shot */
 };
 
 static inline bool rtm_stop_requested(const struct rtm_engine *e)
@@ -72,7 +74,13 @@ struct rtm_plan {
     struct rtm_mem_input mi;
     struct rtm_mem mem;
     int strategy, schedule, snaps;
+    bool strips_host;        /* boundary: its strips in page-locked host memory */
 };
+
+/* The host bytes boundary's strips may take under E's configuration: host_memory_budget,
+ * or 80 % of the free host memory; 0 where they may not go there (strip_store =
+ * "device", or "auto" on the CPU, whose device memory is the host's already). */
+size_t rtm_host_budget_bytes(const struct rtm_engine *e);
 
 /* The propagator parameters of sub-volume SV with step DT: the engine's faces and
  * layers (NONE y faces for a 2D model), operator and tuning. */
@@ -124,6 +132,10 @@ struct mig {
     float *cb_host;
     double t_fwd_end;        /* run_reverse: when the forward sweep had finished (rtm_now_s) */
     int backward;            /* run_reverse: how the backward sweep ran (enum rtm_backward) */
+    bool strips_host;        /* boundary: the plan's strips_host */
+    float *strips;           /* boundary: the host store (the engine's, page-locked), when strips_host */
+    size_t strips_bytes;     /* boundary: the strips' bytes */
+    double strips_alloc_s;   /* seconds the host store's allocation took this shot (0: reused) */
 };
 
 /* Start the device-memory measurement (before the first allocation). */

@@ -11,7 +11,14 @@
  *   random      nothing (its source simulation may have wider layers).
  * auto picks the first that fits the budget in the order full, boundary, checkpoint
  * (binomial, with the most snaps that fit, when they keep recomputation within
- * RTM_AUTO_MAX_SWEEPS forward sweeps), random. */
+ * RTM_AUTO_MAX_SWEEPS forward sweeps), random.
+ *
+ * Boundary's strips may live in page-locked host memory instead (kernels/rtm_strips.h,
+ * [rtm] strip_store): the device then holds only `strip_stages` staging strips, and the
+ * nt strips need as many bytes of the host's budget.  With strip_store = "auto" boundary
+ * takes its strips to the host when they do not fit the device budget and do fit the
+ * host's (a host budget of 0: never; the engine passes 0 on the CPU, whose "device"
+ * memory is the host's already); "host" always, "device" never. */
 #ifndef SEISLIVE_RTM_MEMORY_H
 #define SEISLIVE_RTM_MEMORY_H
 
@@ -36,6 +43,9 @@ struct rtm_mem_input {
     int imaging;             /* enum imaging_cond_kind */
     int checkpoints;         /* configured snaps (0 = sqrt(nt + 1)) */
     int schedule;            /* enum rtm_ckpt_schedule */
+    int strip_store;         /* enum rtm_strip_store (kernels/rtm_strips.h); 0 = auto */
+    size_t host_budget;      /* bytes of host memory boundary's strips may take (0: none) */
+    int strip_stages;        /* device staging strips of the host store (0 = RTM_STRIP_STAGES) */
 };
 
 struct rtm_mem {
@@ -47,7 +57,11 @@ struct rtm_mem {
     size_t state;        /* one checkpoint state */
     int snaps;           /* snaps the checkpoint figure assumes */
     int seg;             /* uniform segment buffer (fields) */
-    size_t need[5];      /* total by enum rtm_strategy_kind (index 0 = auto: unused) */
+    size_t need[5];      /* total by enum rtm_strategy_kind (index 0 = auto: unused); boundary:
+                            with its strips where strip_store says (auto: the device) */
+    size_t boundary_dev;  /* boundary with its strips on the device */
+    size_t boundary_host; /* boundary with its strips on the host: the device's share */
+    size_t strips_bytes;  /* the strips themselves (nt of them): host bytes when they go there */
 };
 
 struct rtm_params;
@@ -70,10 +84,21 @@ int rtm_memory_estimate(const struct rtm_mem_input *in, struct rtm_mem *out);
 size_t rtm_memory_checkpoint(const struct rtm_mem *m, const struct rtm_mem_input *in, int snaps,
                              int schedule);
 
-/* The strategy auto picks under BUDGET bytes; *SNAPS the checkpoint count for it.
- * WHY gets one line saying why.  -ENOMEM (err_msg set) when not even random fits. */
+/* The strategy auto picks under BUDGET bytes (and IN's host budget for the strips); *SNAPS
+ * the checkpoint count for it, *HOST_STRIPS whether boundary's strips go to the host (may
+ * be NULL).  WHY gets one line saying why.  -ENOMEM (err_msg set) when not even random
+ * fits. */
 int rtm_memory_pick(const struct rtm_mem *m, const struct rtm_mem_input *in, size_t budget,
                     int *strategy, int *snaps, char *why, size_t why_len);
+int rtm_memory_pick_strips(const struct rtm_mem *m, const struct rtm_mem_input *in, size_t budget, int *strategy,
+                           int *snaps, bool *host_strips, char *why, size_t why_len);
+
+/* Where a boundary run under BUDGET puts its strips: 0 device, 1 host; -ENOMEM (err_msg
+ * saying which memory is short, and by how much) when neither fits. */
+int rtm_memory_strips_where(const struct rtm_mem *m, const struct rtm_mem_input *in, size_t budget);
+
+/* The staging strips of IN (strip_stages, or RTM_STRIP_STAGES). */
+int rtm_memory_stages(const struct rtm_mem_input *in);
 
 /* Default checkpoint count for NT steps: ceil(sqrt(nt + 1)). */
 int rtm_default_snaps(int nt);

@@ -59,6 +59,32 @@ size_t rtm_budget_bytes(const struct rtm_engine *e)
     return (size_t)((double)fr * 0.9);
 }
 
+size_t rtm_host_budget_bytes(const struct rtm_engine *e)
+{
+    if (e->p.strip_store == RTM_STRIPS_DEVICE || (e->p.strip_store == RTM_STRIPS_AUTO && !dev_is_gpu(&e->dev)))
+        return 0;
+    if (e->p.host_memory_budget > 0)
+        return (size_t)(e->p.host_memory_budget * 1024.0 * 1024.0);
+    /* what is free now (not the page cache: sysconf's available pages), with room left
+     * for the shot's traces, the process and the rest of the machine */
+    long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return 0;
+    size_t held = e->strip_host.bytes; /* the engine's own store counts as available to it */
+    return (size_t)(0.8 * ((double)pages * (double)page + (double)held));
+}
+
+/* The memory plan's input for a shot: the receiver simulation PP, NT steps imaged every
+ * K, NKEEP receivers, and the engine's strategy, strip and host settings. */
+static struct rtm_mem_input mem_input(const struct rtm_engine *e, const struct prop_params *pp, int nt, int k,
+                                      int nkeep)
+{
+    return (struct rtm_mem_input){.pp = *pp, .random_width = e->p.random.width, .nt = nt, .image_every = k,
+                                  .ntr = nkeep, .imaging = e->p.imaging, .checkpoints = e->p.checkpoints,
+                                  .schedule = e->p.checkpoint_schedule, .strip_store = e->p.strip_store,
+                                  .host_budget = rtm_host_budget_bytes(e), .strip_stages = e->p.tuning.strip_stages};
+}
+
 int rtm_check_line(const struct rtm_engine *e, const struct rtm_shot *shot)
 {
     if (!rtm_is_2d(e))
@@ -138,10 +164,11 @@ static int choose(struct rtm_engine *e, const struct rtm_shot *shot, int force, 
                                              : e->p.checkpoint_schedule;
     int snaps = mem->snaps;
     const double mib = 1.0 / 1048576.0;
+    bool host = false;
     if (strategy == RTM_AUTO) {
-        char why[512];
+        char why[768];
         size_t budget = rtm_budget_bytes(e);
-        int rc = rtm_memory_pick(mem, &pl->mi, budget, &strategy, &snaps, why, sizeof why);
+        int rc = rtm_memory_pick_strips(mem, &pl->mi, budget, &strategy, &snaps, &host, why, sizeof why);
         if (rc < 0)
             return err_prefix(rc, "shot %" PRId64, shot->id);
         schedule = RTM_CKPT_BINOMIAL;
@@ -149,6 +176,23 @@ static int choose(struct rtm_engine *e, const struct rtm_shot *shot, int force, 
                  "random %.1f)",
                  shot->id, rtm_strategy_name(strategy), why, mem->need[RTM_FULL] * mib,
                  mem->need[RTM_BOUNDARY] * mib, mem->need[RTM_CHECKPOINT] * mib, mem->need[RTM_RANDOM] * mib);
+    } else if (strategy == RTM_BOUNDARY) {
+        /* Where its strips go: the device when they fit (strip_store "auto"), else the
+         * host when they fit there; the diagnostics' forced runs (small grids) follow
+         * strip_store alone. */
+        size_t budget = rtm_budget_bytes(e);
+        int where = diag ? (e->p.strip_store == RTM_STRIPS_HOST) : rtm_memory_strips_where(mem, &pl->mi, budget);
+        if (where < 0 && budget > 0)
+            return err_prefix(where, "shot %" PRId64 ": strategy boundary ([rtm] memory_budget, or 90 %% of the "
+                              "free memory; strip_store = \"%s\"); strategy = \"auto\" picks one that fits", shot->id,
+                              e->p.strip_store == RTM_STRIPS_HOST ? "host" : e->p.strip_store == RTM_STRIPS_DEVICE
+                                                                                 ? "device" : "auto");
+        host = where == 1 || (where < 0 && e->p.strip_store == RTM_STRIPS_HOST);
+        if (host && e->p.strip_store == RTM_STRIPS_AUTO)
+            log_info("shot %" PRId64 ": boundary's strips (%.2f GiB) go to pinned host memory: with them the "
+                     "device would need %.1f MiB of a %.1f MiB budget; staged through %d device strips, the device "
+                     "needs %.1f MiB", shot->id, mem->strips_bytes * mib / 1024.0, mem->boundary_dev * mib,
+                     budget * mib, rtm_memory_stages(&pl->mi), mem->boundary_host * mib);
     } else if (strategy >= RTM_FULL && strategy <= RTM_RANDOM && !diag) {
         /* A configured strategy is held to the same budget auto uses, before anything
          * is allocated (the diagnostics' forced runs are tests on small grids). */
@@ -162,6 +206,7 @@ static int choose(struct rtm_engine *e, const struct rtm_shot *shot, int force, 
     pl->strategy = strategy;
     pl->schedule = schedule;
     pl->snaps = snaps;
+    pl->strips_host = strategy == RTM_BOUNDARY && host;
     return 0;
 }
 
@@ -249,8 +294,7 @@ static int plan_local(struct rtm_engine *e, const struct rtm_shot *shot, int for
         if (rc < 0)
             return err_prefix(rc, "shot %" PRId64, shot->id);
     }
-    pl->mi = (struct rtm_mem_input){e->dom ? pl->sub : pl->pp, e->p.random.width, pl->nt, pl->k, pl->nkeep,
-                                    pl->cond, e->p.checkpoints, e->p.checkpoint_schedule};
+    pl->mi = mem_input(e, e->dom ? &pl->sub : &pl->pp, pl->nt, pl->k, pl->nkeep);
     if ((rc = rtm_memory_estimate(&pl->mi, &pl->mem)) < 0)
         return rc;
     if ((rc = choose(e, shot, force, force_schedule, diag, pl)) < 0)
@@ -275,6 +319,10 @@ int rtm_plan_shot(struct rtm_engine *e, const struct rtm_shot *shot, int force, 
         return rc;
     if (v[0] != pl->strategy)
         log_info("shot %" PRId64 ": %s, as rank 0 planned", shot->id, rtm_strategy_name(v[0]));
+    if (v[0] == RTM_BOUNDARY && pl->strategy != RTM_BOUNDARY)
+        /* this rank's strips where its own memory takes them */
+        pl->strips_host = rtm_memory_strips_where(&pl->mem, &pl->mi, rtm_budget_bytes(e)) == 1 ||
+                          e->p.strip_store == RTM_STRIPS_HOST;
     pl->strategy = v[0];
     pl->schedule = v[1];
     pl->snaps = v[2];
@@ -303,8 +351,7 @@ static int plan_only(struct rtm_engine *e, const struct rtm_shot *shot, size_t n
     }
     struct prop_params pp;
     rtm_shot_params(e, &sv, dt, &pp);
-    struct rtm_mem_input mi = {pp, e->p.random.width, nt, rtm_image_every_of(e->p.image_every, e->fmax, dt), nkeep,
-                               e->p.imaging, e->p.checkpoints, e->p.checkpoint_schedule};
+    struct rtm_mem_input mi = mem_input(e, &pp, nt, rtm_image_every_of(e->p.image_every, e->fmax, dt), nkeep);
     struct rtm_mem mem;
     if ((rc = rtm_memory_estimate(&mi, &mem)) < 0)
         return rc;

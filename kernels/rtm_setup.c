@@ -382,6 +382,37 @@ static int streams(struct mig *m, int strategy)
     return 0;
 }
 
+/* Boundary: the strips' bytes, and with host strips the engine's page-locked store
+ * (kept from the last shot when large enough: pinning tens of GiB takes seconds).  Any
+ * other shot gives the engine's store back to the host. */
+static int strip_store(struct mig *m, const struct rtm_plan *pl, int64_t id)
+{
+    struct rtm_engine *e = m->e;
+    if (pl->strategy != RTM_BOUNDARY) {
+        rtm_strip_host_free(&e->strip_host, &e->dev);
+        return 0;
+    }
+    m->strips_host = pl->strips_host;
+    m->strips_bytes = (size_t)m->nt * prop_strip_count(m->u) * sizeof(float);
+    if (!m->strips_host) {
+        rtm_strip_host_free(&e->strip_host, &e->dev);
+        return 0;
+    }
+    double t0 = rtm_now_s();
+    const size_t unit = prop_strip_count(m->u) * sizeof(float);
+    const void *before = e->strip_host.p;
+    int rc = rtm_strip_host_get(&e->strip_host, &e->dev, m->strips_bytes, e->p.tuning.strip_pin, unit);
+    if (rc < 0)
+        return err_prefix(rc, "shot %" PRId64, id);
+    m->strips = e->strip_host.p;
+    const bool reuse = before && e->strip_host.p == before;
+    m->strips_alloc_s = reuse ? 0 : rtm_now_s() - t0;
+    if (!reuse)
+        log_info("shot %" PRId64 ": %.2f GiB of %s memory for boundary's strips in %.2f s", id,
+                 m->strips_bytes / 1073741824.0, m->gpu ? "page-locked host" : "host", m->strips_alloc_s);
+    return 0;
+}
+
 int rtm_setup(struct mig *m, const struct rtm_shot *shot, const struct rtm_plan *pl, double *t)
 {
     m->nt = pl->nt;
@@ -389,7 +420,8 @@ int rtm_setup(struct mig *m, const struct rtm_shot *shot, const struct rtm_plan 
     m->cond = pl->cond;
     int rc;
     if ((rc = simulations(m, shot, pl, t)) < 0 || (rc = uploads(m, shot, pl, t)) < 0 ||
-        (rc = accumulators(m, shot)) < 0 || (rc = streams(m, pl->strategy)) < 0)
+        (rc = accumulators(m, shot)) < 0 || (rc = streams(m, pl->strategy)) < 0 ||
+        (rc = strip_store(m, pl, shot->id)) < 0)
         return rc;
     /* The migration starts from here. */
     if ((rc = dev_sync(m->dev)) < 0)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "kernels/device.h"
 #include "kernels/revolve.h"
@@ -216,7 +217,7 @@ static int backward_tail(struct mig *m, const struct imaging_box *bu)
  * separate loop of run_reverse, so every level, and the image summed over the same
  * levels in the same order (nt, nt - 1, ..., 1), is the separate sweep's.  Level 2 and 1
  * are imaged around the last q step (visit). */
-static int run_backward_fused(struct mig *m, struct prop_fused *f, bool strips, const float *buf, size_t sc,
+static int run_backward_fused(struct mig *m, struct prop_fused *f, struct rtm_strips *st,
                               const struct imaging_box *bu)
 {
     /* one stream for both (the fused kernel steps both; the forward sweep is done) */
@@ -231,8 +232,8 @@ static int run_backward_fused(struct mig *m, struct prop_fused *f, bool strips, 
             rc = inject_rec(m, n);
         if (rc == 0)
             rc = inject_src(m, n);
-        if (rc == 0 && strips)
-            rc = prop_strip_load(m->u, buf + (size_t)(n - 2) * sc, m->gpu);
+        if (rc == 0 && st)
+            rc = rtm_strips_load(st, m->u, m->s_q, n - 2);
         if (rc == 0 && n % STOP_POLL == 0 && rtm_stop_requested(m->e))
             rc = err_set(-ECANCELED, "stop requested");
     }
@@ -245,7 +246,7 @@ static int run_backward_fused(struct mig *m, struct prop_fused *f, bool strips, 
  * to u(n - 1), which overwrites u(n + 1), waits for that alone and so runs beside q's
  * CPML kernels; q's next step waits for u's (ev_u).  The same levels and order as the
  * separate sweep, so the same image (bit for bit on the CPU). */
-static int run_backward_image(struct mig *m, struct prop_fused *f, bool strips, const float *buf, size_t sc,
+static int run_backward_image(struct mig *m, struct prop_fused *f, struct rtm_strips *st,
                               const struct imaging_box *bu)
 {
     prop_swap(m->u); /* cur = u(nt - 1), prev = u(nt) */
@@ -265,8 +266,8 @@ static int run_backward_image(struct mig *m, struct prop_fused *f, bool strips, 
         m->fwd++;
         if (rc == 0)
             rc = inject_src(m, n);
-        if (rc == 0 && strips)
-            rc = prop_strip_load(m->u, buf + (size_t)(n - 2) * sc, m->gpu);
+        if (rc == 0 && st)
+            rc = rtm_strips_load(st, m->u, m->s_u, n - 2);
         if (rc == 0)
             rc = mark_u(m);
         if (rc == 0 && n % STOP_POLL == 0 && rtm_stop_requested(m->e))
@@ -275,26 +276,48 @@ static int run_backward_image(struct mig *m, struct prop_fused *f, bool strips, 
     return rc == 0 ? backward_tail(m, bu) : rc;
 }
 
+/* Boundary: the strip store ST for this shot (kernels/rtm_strips.h): nt strips on the
+ * device, or in the engine's page-locked host store (rtm_setup) staged through
+ * strip_stages device strips, as the plan said. */
+static int open_strips(struct mig *m, struct rtm_strips *st, float **dbuf)
+{
+    const size_t sc = prop_strip_count(m->u);
+    const size_t n1 = sc ? sc : 1;
+    if (!m->strips_host) {
+        int rc = rtm_alloc(m, (size_t)m->nt * n1 * sizeof(float), dbuf);
+        return rc < 0 ? rc : rtm_strips_init(st, m->dev, m->gpu, sc, m->nt, false, *dbuf, NULL, 0);
+    }
+    int ns = m->e->p.tuning.strip_stages > 0 ? m->e->p.tuning.strip_stages : RTM_STRIP_STAGES;
+    if (ns > RTM_STRIP_STAGES_MAX)
+        return err_set(-EINVAL, "rtm tuning: strip_stages %d: at most %d", ns, RTM_STRIP_STAGES_MAX);
+    if (!m->strips)
+        return err_set(-EINVAL, "rtm: host strips planned but no host store");
+    int rc = rtm_alloc(m, (size_t)ns * n1 * sizeof(float), dbuf);
+    return rc < 0 ? rc : rtm_strips_init(st, m->dev, m->gpu, sc, m->nt, true, m->strips, *dbuf, ns);
+}
+
 /* boundary (STRIPS != 0) and random: forward, then run u backward from its last two
  * time levels in step with q. */
 static int run_reverse(struct mig *m, bool strips)
 {
     float *buf = NULL;
-    size_t sc = strips ? prop_strip_count(m->u) : 0;
+    struct rtm_strips store, *st = strips ? &store : NULL;
+    memset(&store, 0, sizeof store);
     int rc = 0;
     /* With the strips restored after every reverse step, u's reverse steps need not
      * touch the absorbing layers (35 % of the points of the reference grid). */
     prop_set_reverse_interior(m->u, strips);
     if (strips)
-        rc = rtm_alloc(m, (size_t)m->nt * (sc ? sc : 1) * sizeof(float), &buf);
+        rc = open_strips(m, st, &buf);
     struct imaging_box bu = rtm_box_of(m->u);
     for (int it = 0; it < m->nt && rc == 0; it++) {
         rc = fwd_step(m);
         /* strip of u(it + 1); the reverse sweep needs u(1) .. u(nt - 2) */
         if (rc == 0 && strips && it + 1 <= m->nt - 2)
-            rc = prop_strip_save(m->u, buf + (size_t)it * sc, m->gpu);
+            rc = rtm_strips_save(st, m->u, m->s_u, it);
     }
-    /* one synchronisation, for the phase times the shot reports */
+    /* one synchronisation, for the phase times the shot reports (the host store's copies
+     * of the last strips included) */
     if (rc == 0)
         rc = dev_sync(m->dev);
     m->t_fwd_end = rtm_now_s();
@@ -304,10 +327,11 @@ static int run_reverse(struct mig *m, bool strips)
         rc = fuse;
     if (rc == 0 && fuse > 0) {
         m->backward = fuse;
-        rc = fuse == RTM_BACKWARD_FUSED ? run_backward_fused(m, fused, strips, buf, sc, &bu)
-                                        : run_backward_image(m, fused, strips, buf, sc, &bu);
+        rc = fuse == RTM_BACKWARD_FUSED ? run_backward_fused(m, fused, st, &bu) : run_backward_image(m, fused, st, &bu);
         prop_fused_destroy(fused);
         dev_sync(m->dev);
+        if (st)
+            rtm_strips_fini(st);
         dev_free(m->dev, buf);
         return rc;
     }
@@ -331,7 +355,7 @@ static int run_reverse(struct mig *m, bool strips)
             if (rc == 0)
                 rc = inject_src(m, n);
             if (rc == 0 && strips)
-                rc = prop_strip_load(m->u, buf + (size_t)(n - 2) * sc, m->gpu);
+                rc = rtm_strips_load(st, m->u, m->s_u, n - 2);
             if (rc == 0)
                 rc = rtm_after_step(m, m->u);
             if (rc == 0)
@@ -340,6 +364,8 @@ static int run_reverse(struct mig *m, bool strips)
         }
     }
     dev_sync(m->dev);
+    if (st)
+        rtm_strips_fini(st);
     dev_free(m->dev, buf);
     return rc;
 }

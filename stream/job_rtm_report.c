@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "conf/config.h"
 #include "io/model.h"
@@ -133,7 +134,8 @@ int rtm_report(const struct sl_config *cfg, FILE *out)
     rtm_prop_params(&rp, m.n[1] == 1, m.d, &sv, dt, &pp);
     const int every = rtm_image_every_of(cfg->rtm.image_every, fmax, dt);
     struct rtm_mem_input mi = {pp, cfg->rtm.random_width, nt, every, (int)inside,
-                               cfg->rtm.imaging, cfg->rtm.checkpoints, cfg->rtm.checkpoint_schedule};
+                               cfg->rtm.imaging, cfg->rtm.checkpoints, cfg->rtm.checkpoint_schedule,
+                               .strip_store = cfg->rtm.strip_store};
     struct rtm_mem mem;
     if ((rc = rtm_memory_estimate(&mi, &mem)) < 0)
         goto out;
@@ -193,9 +195,28 @@ int rtm_report(const struct sl_config *cfg, FILE *out)
         }
         err_clear();
     }
+    /* where boundary's strips would go: the host budget the engine would use (kernels/
+     * rtm_internal.h: 0 on the CPU under "auto", whose device memory is the host's) */
+    bool gpu = false;
+    {
+        struct sl_device dev;
+        gpu = backend_select(cfg->runtime.device, &dev) == 0 && dev.kind == SL_DEVICE_CUDA;
+        err_clear();
+    }
+    const char *hfrom = "[rtm] host_memory_budget";
+    if (cfg->rtm.strip_store == STRIPS_DEVICE || (cfg->rtm.strip_store == STRIPS_AUTO && !gpu)) {
+        mi.host_budget = 0;
+    } else if (cfg->rtm.host_memory_budget > 0) {
+        mi.host_budget = (size_t)(cfg->rtm.host_memory_budget * 1048576.0);
+    } else {
+        long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        mi.host_budget = pages > 0 && page > 0 ? (size_t)(0.8 * (double)pages * (double)page) : 0;
+        hfrom = "80% of free host memory";
+    }
     int strategy = RTM_AUTO, snaps = mem.snaps;
-    char why[512] = "";
-    if (budget > 0 && rtm_memory_pick(&mem, &mi, budget, &strategy, &snaps, why, sizeof why) < 0)
+    bool hstrips = false;
+    char why[768] = "";
+    if (budget > 0 && rtm_memory_pick_strips(&mem, &mi, budget, &strategy, &snaps, &hstrips, why, sizeof why) < 0)
         snprintf(why, sizeof why, "%s", err_msg());
     if (cfg->rtm.strategy == STRAT_AUTO)
         fprintf(out, "[rtm] auto picks %s under %.1f MiB (%s): %s\n",
@@ -204,6 +225,21 @@ int rtm_report(const struct sl_config *cfg, FILE *out)
         fprintf(out, "[rtm] strategy %s (configured); auto would pick %s under %.1f MiB (%s)\n",
                 rtm_strategy_name(cfg->rtm.strategy), strategy == RTM_AUTO ? "nothing" : rtm_strategy_name(strategy),
                 budget * mib, from);
+    /* boundary's strips: where they go under this budget, and why */
+    if (cfg->rtm.strategy == STRAT_AUTO || cfg->rtm.strategy == STRAT_BOUNDARY) {
+        static const char *const stores[] = {"auto", "device", "host"};
+        int where = budget > 0 ? rtm_memory_strips_where(&mem, &mi, budget) : 0;
+        char hb[64] = "none";
+        if (mi.host_budget > 0)
+            snprintf(hb, sizeof hb, "%.2f GiB (%s)", mi.host_budget * mib / 1024.0, hfrom);
+        fprintf(out, "[rtm] boundary strips (strip_store = \"%s\"): %.2f GiB; %s (device with them %.1f MiB, "
+                     "staged from the host %.1f MiB; host budget %s)\n",
+                stores[cfg->rtm.strip_store], mem.strips_bytes * mib / 1024.0,
+                where == 0 ? "on the device" : where == 1 ? "in pinned host memory, staged through the device"
+                                                           : err_msg(),
+                mem.boundary_dev * mib, mem.boundary_host * mib, hb);
+        err_clear();
+    }
     rc = 0;
 out:
     model_free(&m);

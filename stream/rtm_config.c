@@ -8,6 +8,7 @@
 #include "io/model.h"
 #include "kernels/imaging.h"
 #include "kernels/random_boundary.h"
+#include "kernels/rtm_strips.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "stream/stability_conf.h"
@@ -17,6 +18,9 @@
 _Static_assert(SAME(STRAT_AUTO, RTM_AUTO) && SAME(STRAT_FULL, RTM_FULL) && SAME(STRAT_CHECKPOINT, RTM_CHECKPOINT) &&
                    SAME(STRAT_BOUNDARY, RTM_BOUNDARY) && SAME(STRAT_RANDOM, RTM_RANDOM),
                "enum rtm_strategy and enum rtm_strategy_kind differ");
+_Static_assert(SAME(STRIPS_AUTO, RTM_STRIPS_AUTO) && SAME(STRIPS_DEVICE, RTM_STRIPS_DEVICE) &&
+                   SAME(STRIPS_HOST, RTM_STRIPS_HOST),
+               "conf/config.h enum strip_store and kernels/rtm_strips.h enum rtm_strip_store");
 _Static_assert(SAME(CKPT_UNIFORM, RTM_CKPT_UNIFORM) && SAME(CKPT_BINOMIAL, RTM_CKPT_BINOMIAL),
                "enum ckpt_schedule and enum rtm_ckpt_schedule differ");
 _Static_assert(SAME(IMG_XCORR, IMAGING_XCORR) && SAME(IMG_SOURCE, IMAGING_SOURCE) && SAME(IMG_RECEIVER, IMAGING_RECEIVER) &&
@@ -69,6 +73,8 @@ void rtm_params_from_config(const struct sl_config *cfg, struct rtm_params *p, c
     p->image_every = r->image_every;
     p->aperture = r->aperture;
     p->memory_budget = r->memory_budget;
+    p->strip_store = r->strip_store;
+    p->host_memory_budget = r->host_memory_budget;
     p->random.ramp = r->random_ramp;
     p->random.range = r->random_range;
     p->random.width = r->random_width;

@@ -13,6 +13,7 @@
 #include "kernels/random_boundary.h"
 #include "kernels/wave.h"
 #include "kernels/rtm.h"
+#include "kernels/rtm_strips.h"
 #include "stream/error.h"
 #include "stream/rtm_config.h"
 
@@ -54,6 +55,8 @@ Test(rtm_params, init_holds_the_config_defaults)
     cr_assert_eq(b.pml_reflection, 1e-3);
     cr_assert_eq(a.aperture, b.aperture);
     cr_assert_eq(a.memory_budget, b.memory_budget);
+    cr_assert_eq(a.strip_store, b.strip_store);
+    cr_assert_eq(a.host_memory_budget, b.host_memory_budget);
     cr_assert_eq(a.random.ramp, b.random.ramp);
     cr_assert_eq(a.random.range, b.random.range);
     cr_assert_eq(a.random.width, b.random.width);
@@ -88,6 +91,8 @@ Test(rtm_params, config_keys_carried_through)
     cfg.propagator.pml_degree = 4;
     cfg.rtm.aperture = 250.0;
     cfg.rtm.memory_budget = 64.0;
+    cfg.rtm.strip_store = STRIPS_HOST;
+    cfg.rtm.host_memory_budget = 2048.0;
     cfg.rtm.random_ramp = RAMP_QUADRATIC;
     cfg.rtm.random_range = RRANGE_SYMMETRIC;
     cfg.rtm.random_width = 9;
@@ -116,6 +121,8 @@ Test(rtm_params, config_keys_carried_through)
     cr_assert_eq(p.pml_degree, 4);
     cr_assert_eq(p.aperture, 250.0);
     cr_assert_eq(p.memory_budget, 64.0);
+    cr_assert_eq(p.strip_store, RTM_STRIPS_HOST);
+    cr_assert_eq(p.host_memory_budget, 2048.0);
     cr_assert_eq(p.random.ramp, RB_RAMP_QUADRATIC);
     cr_assert_eq(p.random.range, RB_RANGE_SYMMETRIC);
     cr_assert_eq(p.random.width, 9);

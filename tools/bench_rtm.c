@@ -15,6 +15,8 @@
  *                      [--one-stream] [--imaging-scalar] [--verbose] [--physics acoustic|tti]
  *                      [--cpml-memory fp32|bf16]
  *                      [--backward separate|fused|image] [--fused-variant N]
+ *                      [--strip-store auto|device|host] [--strip-stages N] [--host-budget MIB]
+ *                      [--pin pieces|alloc|register] [--pin-probe GIB]
  *
  * --physics tti migrates the same shot through the TTI propagator (kernels/tti.h): v(z)
  * is v_pz, with eps 0.2, delta 0.1, a 30 degree tilt at azimuth 20 degrees everywhere
@@ -31,6 +33,21 @@
  * one fused pass instead of the separate ones, --backward image the imaging condition
  * inside the receiver step (kernels/rtm_fused.h, enum rtm_backward; the same image),
  * --fused-variant N (0..3) the fused kernel in another shape.
+ *
+ * --strip-store host keeps boundary's strips in page-locked host memory (staged through
+ * --strip-stages device strips, 3 by default; --host-budget the MiB they may take, the
+ * config's host_memory_budget: 0, the default, is 80 % of the free host memory), device keeps them on the device, auto (the
+ * default, the config's) on the device when they fit and else on the host
+ * (kernels/rtm_strips.h).  The header line gives the host link's rate measured in the
+ * same run (cudaMemcpyAsync between page-locked host memory and the device, each
+ * direction alone, 256 MiB x 8), and the boundary row says where its strips were, the
+ * seconds their pinned allocation took (first run; later runs reuse the engine's), and
+ * the time the strips' copies take at that link rate (they overlap the steps).
+ *
+ * --pin chooses how the host store is pinned (rtm_tuning.strip_pin, enum dev_pin_how,
+ * kernels/device.h: pieces, the default, registered by 8 threads; cudaHostAlloc; or one
+ * cudaHostRegister); --pin-probe GIB first times the three for GIB GiB (and their
+ * freeing) and prints it above the tables.
  *
  * --image-every auto images at the engine's default interval (image_every = 0:
  * floor(1 / (2 fmax dt)), kernels/rtm.h); the tables say the interval each run used.
@@ -86,6 +103,7 @@
 #include "kernels/propagator.h"
 #include "kernels/revolve.h"
 #include "kernels/rtm.h"
+#include "kernels/rtm_strips.h"
 #include "kernels/stability.h"
 #include "kernels/tti.h"
 #include "kernels/wave.h"
@@ -234,8 +252,84 @@ struct row {
     bool measured;          /* peak is a measurement (cudaMemGetInfo low-water mark) */
     long steps;
     int image_every;
-    char note[160];
+    double pin_s;           /* boundary, host strips: the first run's pinned allocation (s) */
+    char note[240];
 };
+
+/* The host link's rate (GB/s, each direction alone): BYTES of page-locked host memory to
+ * and from the device, REPS times, cudaMemcpyAsync on a stream between two events. */
+static int link_bandwidth(const struct sl_device *dev, size_t bytes, int reps, double *h2d, double *d2h)
+{
+    *h2d = *d2h = 0;
+    void *h = NULL, *dbuf = NULL, *st = NULL, *t0 = NULL, *t1 = NULL;
+    int rc = dev_host_alloc(dev, bytes, DEV_PIN_ALLOC, 0, &h);
+    if (rc == 0)
+        rc = dev_alloc(dev, bytes, &dbuf);
+    if (rc == 0)
+        rc = dev_stream_create(dev, &st);
+    if (rc == 0)
+        rc = dev_event_create(dev, &t0, true);
+    if (rc == 0)
+        rc = dev_event_create(dev, &t1, true);
+    if (rc == 0) {
+        memset(h, 0, bytes);
+        rc = dev_copy(dev, dbuf, h, bytes, DEV_H2D, st); /* warm up */
+    }
+    for (int dir = 0; dir < 2 && rc == 0; dir++) {
+        float ms = 0;
+        rc = dev_event_record(dev, t0, st);
+        for (int r = 0; r < reps && rc == 0; r++)
+            rc = dir == 0 ? dev_copy(dev, dbuf, h, bytes, DEV_H2D, st) : dev_copy(dev, h, dbuf, bytes, DEV_D2H, st);
+        if (rc == 0)
+            rc = dev_event_record(dev, t1, st);
+        if (rc == 0)
+            rc = dev_event_sync(dev, t1);
+        if (rc == 0)
+            rc = dev_event_elapsed_ms(dev, t0, t1, &ms);
+        if (rc == 0 && ms > 0)
+            *(dir == 0 ? h2d : d2h) = (double)bytes * reps / (ms * 1e-3) * 1e-9;
+    }
+    dev_event_destroy(dev, t0);
+    dev_event_destroy(dev, t1);
+    dev_stream_destroy(dev, st);
+    dev_free(dev, dbuf);
+    dev_host_free(dev, h, bytes, DEV_PIN_ALLOC, 0);
+    return rc;
+}
+
+/* Seconds to make and to free GIB GiB of page-locked host memory each way (enum
+ * dev_pin_how), printed: what the first shot whose strips go to the host pays. */
+static int pin_probe(const struct sl_device *dev, double gib)
+{
+    const size_t bytes = (size_t)(gib * 1073741824.0), unit = (size_t)30 << 20; /* about a TTI strip */
+    static const char *const names[3] = {"pieces (mmap + parallel first touch + 8 threads registering)",
+                                         "cudaHostAlloc", "register (mmap + parallel first touch + one register)"};
+    for (int how = 0; how < 3; how++) {
+        void *p = NULL;
+        double t0 = now_s();
+        int rc = dev_host_alloc(dev, bytes, how, unit, &p);
+        double t1 = now_s();
+        if (rc < 0) {
+            printf("pinning %.1f GiB by %s: failed: %s\n", gib, names[how], err_msg());
+            continue;
+        }
+        /* the pages are usable: a copy to the device from the far end of the last piece */
+        void *d = NULL;
+        rc = dev_alloc(dev, 1 << 20, &d);
+        if (rc == 0)
+            rc = dev_copy(dev, d, (char *)p + bytes - (1 << 20), 1 << 20, DEV_H2D, NULL);
+        dev_free(dev, d);
+        double t2 = now_s();
+        dev_host_free(dev, p, bytes, how, unit);
+        double t3 = now_s();
+        printf("pinning %.1f GiB by %s: %.2f s (%.1f GiB/s), freeing %.2f s%s\n", gib, names[how], t1 - t0,
+               gib / (t1 - t0), t3 - t2, rc < 0 ? " (copy from it failed)" : "");
+        fflush(stdout); /* seen even when a later run is cut short */
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
 
 int bench_rtm(int argc, char **argv)
 {
@@ -243,6 +337,8 @@ int bench_rtm(int argc, char **argv)
     int pml = -1; /* the config's default, below */
     int every = 1, repeat = 1, verbose = 0, cpml_memory = WAVE_CPML_MEM_FP32;
     bool tti = false;
+    int strip_store = RTM_STRIPS_AUTO;
+    double host_budget = 0, probe_gib = 0; /* MiB, GiB */
     struct rtm_tuning tuning = {0};
     double d = 12.5;
     const char *device = "auto", *list = "boundary,random,checkpoint,checkpoint-uniform,full";
@@ -287,6 +383,27 @@ int bench_rtm(int argc, char **argv)
             tuning.backward = !strcmp(argv[i], "fused") ? RTM_BACKWARD_FUSED
                               : !strcmp(argv[i], "image") ? RTM_BACKWARD_IMAGE : RTM_BACKWARD_SEPARATE;
         }
+        else if (!strcmp(argv[i], "--strip-store") && i + 1 < argc) {
+            i++;
+            strip_store = !strcmp(argv[i], "auto") ? RTM_STRIPS_AUTO : !strcmp(argv[i], "device") ? RTM_STRIPS_DEVICE
+                          : !strcmp(argv[i], "host") ? RTM_STRIPS_HOST : -1;
+            if (strip_store < 0) {
+                fprintf(stderr, "bench rtm: --strip-store takes auto, device or host\n");
+                return 2;
+            }
+        }
+        else if (!strcmp(argv[i], "--pin") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "pieces") || !strcmp(argv[i + 1], "alloc") || !strcmp(argv[i + 1], "register"))) {
+            i++;
+            tuning.strip_pin = !strcmp(argv[i], "register") ? DEV_PIN_REGISTER
+                               : !strcmp(argv[i], "alloc")  ? DEV_PIN_ALLOC : DEV_PIN_PIECES;
+        }
+        else if (!strcmp(argv[i], "--pin-probe") && i + 1 < argc)
+            probe_gib = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--host-budget") && i + 1 < argc)
+            host_budget = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--strip-stages") && i + 1 < argc)
+            tuning.strip_stages = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--fused-variant") && i + 1 < argc)
             tuning.fused_variant = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
@@ -331,6 +448,10 @@ int bench_rtm(int argc, char **argv)
         fprintf(stderr, "bench rtm: %s\n", err_msg());
         return 1;
     }
+    if (probe_gib > 0 && pin_probe(&dev, probe_gib) < 0) {
+        fprintf(stderr, "bench rtm: pin probe: %s\n", err_msg());
+        return 1;
+    }
     /* model: v(z) from 2000 to 3500 m/s */
     size_t cells = (size_t)n[0] * n[1] * n[2];
     float *v = malloc(cells * sizeof(float));
@@ -367,6 +488,8 @@ int bench_rtm(int argc, char **argv)
         prm.random.width = pml;
     prm.checkpoint_schedule = RTM_CKPT_BINOMIAL;
     prm.tuning = tuning;
+    prm.strip_store = strip_store;
+    prm.host_memory_budget = host_budget;
     struct rtm_volume vol = {.n = {n[0], n[1], n[2]}, .d = {d, d, d}, .o = {0, 0, 0}, .v = v};
     if (tti) {
         vol.epsilon0 = te;
@@ -453,6 +576,20 @@ int bench_rtm(int argc, char **argv)
         fprintf(stderr, "bench rtm: copy bandwidth: %s\n", err_msg());
         goto out;
     }
+    double link_h2d = 0, link_d2h = 0; /* GB/s */
+    if (dev.kind == SL_DEVICE_CUDA && link_bandwidth(&dev, (size_t)256 << 20, 8, &link_h2d, &link_d2h) < 0) {
+        fprintf(stderr, "bench rtm: host link bandwidth: %s\n", err_msg());
+        goto out;
+    }
+    if (link_h2d > 0 && !json) {
+        /* first, and at once: a long run after it may be cut short */
+        printf("host link (page-locked, cudaMemcpyAsync, 256 MiB x 8, each direction alone): host to device %.1f "
+               "GB/s, device to host %.1f GB/s; boundary strip %.1f MB per step, strip_store %s, pinned by %s\n",
+               link_h2d, link_d2h, 4.0 * fl.S * 1e-6,
+               strip_store == RTM_STRIPS_HOST ? "host" : strip_store == RTM_STRIPS_DEVICE ? "device" : "auto",
+               tuning.strip_pin == DEV_PIN_REGISTER ? "register" : tuning.strip_pin == DEV_PIN_ALLOC ? "alloc" : "pieces");
+        fflush(stdout);
+    }
 
     struct row rows[] = {
         {.name = "boundary", .strategy = RTM_BOUNDARY, .schedule = -1},
@@ -484,7 +621,9 @@ int bench_rtm(int argc, char **argv)
         r->need = need[r->strategy];
         size_t fr = 0, tot = 0;
         dev_mem(&dev, &fr, &tot);
-        if (r->need > (size_t)(0.95 * (double)fr)) {
+        /* boundary's strips may go to the host: the engine's plan decides (and refuses) */
+        bool may_spill = r->strategy == RTM_BOUNDARY && strip_store != RTM_STRIPS_DEVICE;
+        if (!may_spill && r->need > (size_t)(0.95 * (double)fr)) {
             snprintf(r->note, sizeof r->note, "does not fit: needs %.1f GiB, %.1f GiB free", r->need * mib / 1024,
                      fr * mib / 1024);
             continue;
@@ -500,6 +639,8 @@ int bench_rtm(int argc, char **argv)
         }
         if (!ok)
             continue;
+        r->pin_s = runs[0].strips_alloc_s;
+        r->need = runs[0].mem_need[r->strategy]; /* as run: boundary's strips where they went */
         /* median by time (insertion sort of at most 99 runs) */
         for (int a = 1; a < repeat; a++)
             for (int b = a; b > 0 && runs[b].seconds < runs[b - 1].seconds; b--) {
@@ -534,13 +675,26 @@ int bench_rtm(int argc, char **argv)
             e2 += (double)img[i] * img[i];
         if (!(e2 > 0) || !isfinite(e2))
             snprintf(r->note, sizeof r->note, "image is %s", isfinite(e2) ? "zero" : "not finite");
+        else if (r->strategy == RTM_BOUNDARY && st.strips_host) {
+            /* planned: the device's share with host strips (the allocation says it) */
+            double gb = (double)st.strips_bytes * 1e-9;
+            char lk[96] = "";
+            if (link_h2d > 0 && link_d2h > 0)
+                snprintf(lk, sizeof lk, "; at the link rate %.2f s out + %.2f s back (overlapped)", gb / link_d2h,
+                         gb / link_h2d);
+            snprintf(r->note, sizeof r->note, "strips in %s memory: %.2f GiB, allocated in %.2f s (first run)%s",
+                     dev.kind == SL_DEVICE_CUDA ? "pinned host" : "host",
+                     (double)st.strips_bytes / 1073741824.0, r->pin_s, lk);
+        } else if (r->strategy == RTM_BOUNDARY) {
+            snprintf(r->note, sizeof r->note, "strips on the device: %.2f GiB", (double)st.strips_bytes / 1073741824.0);
+        }
     }
     if (json) {
         printf("{\"bench\":\"rtm\",\"physics\":\"%s\",\"device\":\"%s\",\"grid\":[%d,%d,%d],\"pml\":%d,\"order\":%d,\"steps\":%d,"
-               "\"receivers\":%d,\"step_gpts\":%.3f,\"copy_gbs\":%.1f,\"one_stream\":%s,\"imaging_scalar\":%s,"
+               "\"receivers\":%d,\"step_gpts\":%.3f,\"copy_gbs\":%.1f,\"link_h2d_gbs\":%.1f,\"link_d2h_gbs\":%.1f,\"one_stream\":%s,\"imaging_scalar\":%s,"
                "\"rows\":[",
                tti ? "tti" : "acoustic", dev.name, ntot[0], ntot[1], ntot[2], pml, order, steps, rx * rx, rate * 1e-9,
-               bw,
+               bw, link_h2d, link_d2h,
                tuning.one_stream ? "true" : "false", tuning.imaging_scalar ? "true" : "false");
         int first = 1;
         for (int k = 0; k < nrows; k++) {
@@ -556,25 +710,26 @@ int bench_rtm(int argc, char **argv)
                    "\"need_mib\":%.1f,"
                    "\"steps\":%ld,\"predicted_seconds\":%.3f,\"fastest\":%.3f,\"slowest\":%.3f,\"setup\":%.3f,"
                    "\"forward\":%.3f,\"backward\":%.3f,\"finish\":%.3f,\"image_every\":%d,\"floor_gb\":%.3f,"
-                   "\"floor_seconds\":%.3f,\"note\":\"%s\"}",
+                   "\"floor_seconds\":%.3f,\"strips_host\":%s,\"note\":\"%s\"}",
                    first ? "" : ",", r->name, r->ran ? "true" : "false", r->secs, peak, r->alloc * mib, r->need * mib,
                    r->steps, r->pred, r->lo, r->hi, r->st.setup_s, r->st.sweep_fwd_s, r->st.sweep_bwd_s,
                    r->st.finish_s, r->image_every,
                    (r->floor_b[0] + r->floor_b[1] + r->floor_b[2] + r->floor_b[3] + r->floor_b[4]) * 1e-9,
-                   r->floor_s, r->note);
+                   r->floor_s, r->ran && r->st.strips_host ? "true" : "false", r->note);
             first = 0;
         }
         printf("]}\n");
     } else {
         printf("rtm reference shot (%s) on %s: %d x %d x %d points at %g m including %d-cell absorbing layers, order %d, "
                "%d steps of %.3g ms, %d x %d receivers, imaging every %d step%s%s, kernel %s%s%s%s; propagator alone: "
-               "%.2f Gpts/s; median of %d run%s\n\n",
+               "%.2f Gpts/s; median of %d run%s\n",
                tti ? "TTI: eps 0.2, delta 0.1, tilt 30 deg" : "acoustic", dev.name, ntot[0], ntot[1], ntot[2], d,
                pml, order, steps, dt * 1e3, rx, rx, rtm_image_every_of(every, wavelet_ricker_fmax(prm.f_peak), dt),
                rtm_image_every_of(every, wavelet_ricker_fmax(prm.f_peak), dt) == 1 ? "" : "s",
                every ? "" : " (auto: floor(1 / (2 fmax dt)))", kernel == 1 ? "naive" : kernel == 2 ? "tiled" : "auto",
                tuning.one_stream ? ", one stream" : "", tuning.imaging_scalar ? ", scalar imaging" : "",
                cpml_memory == WAVE_CPML_MEM_BF16 ? ", bf16 CPML memory" : "", rate * 1e-9, repeat, repeat == 1 ? "" : "s");
+        printf("\n");
         printf("| strategy | time (s) | peak device memory (MiB) | allocated (MiB) | planned (MiB) | wavefield steps | "
                "stencil-predicted (s) | time / predicted | note |\n");
         printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
