@@ -192,7 +192,7 @@ static const struct conf_key rtm_keys[] = {
     {"strip_store", KT_ENUM, OFF(rtm, strip_store), 0, 0, 0, 0, strip_stores, "\"auto\"", "",
      "where strategy boundary keeps the strip it saves at every step: auto (the device when the strips fit memory_budget; on a GPU, else page-locked host memory, copied out and back on a copy stream while the steps compute), device (always: a boundary whose strips do not fit is refused, as before), host (always: to measure what the copies cost, or to leave the device's memory to others); seislive check says where they go and why", 0},
     {"host_memory_budget", KT_DOUBLE, OFF(rtm, host_memory_budget), 0, 0, 0, 1e9, NULL, "0.0", "MiB",
-     "host memory boundary's strips may take when they go to the host; 0 = 80 % of the host's free memory", 0},
+     "host memory boundary's strips may take when they go to the host; 0 = 80 % of the host memory available to the process (MemAvailable, capped by its cgroup's limit)", 0},
     END};
 
 static const struct conf_key locate_keys[] = {

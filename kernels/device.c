@@ -196,6 +196,10 @@ void dev_host_free(const struct sl_device *dev, void *p, size_t bytes, int how, 
         return;
 #ifdef SEISLIVE_CUDA
     if (dev_is_gpu(dev)) {
+        /* the engine may be destroyed by a thread other than the one that pinned: make
+         * the store's device current (pinned memory is portable under UVA, but the
+         * unregister should not open a context on device 0) */
+        (void)backend_bind(dev);
         if (how == DEV_PIN_ALLOC) {
             dev_cu_host_free(p);
             return;
@@ -219,13 +223,59 @@ void dev_host_free(const struct sl_device *dev, void *p, size_t bytes, int how, 
     free(p);
 }
 
+/* The first number on the line of FILE that starts with KEY (KEY "" : the first line);
+ * -1 if missing or not a number ("max": no limit). */
+static double read_number(const char *file, const char *key)
+{
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return -1;
+    char line[256];
+    double v = -1;
+    size_t kl = strlen(key);
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, kl) != 0)
+            continue;
+        char *end;
+        double x = strtod(line + kl, &end);
+        if (end != line + kl && x >= 0)
+            v = x;
+        break;
+    }
+    fclose(f);
+    return v;
+}
+
+size_t dev_host_available(void)
+{
+    double kb = read_number("/proc/meminfo", "MemAvailable:");
+    double avail = kb >= 0 ? kb * 1024.0 : -1;
+    if (avail < 0) {
+        long page = sysconf(_SC_PAGESIZE), av = sysconf(_SC_AVPHYS_PAGES);
+        if (page > 0 && av > 0)
+            avail = (double)av * (double)page;
+    }
+    double lim = read_number("/sys/fs/cgroup/memory.max", ""), use = read_number("/sys/fs/cgroup/memory.current", "");
+    if (lim < 0) { /* cgroup v1 (an unlimited one reports a huge number: harmless) */
+        lim = read_number("/sys/fs/cgroup/memory/memory.limit_in_bytes", "");
+        use = read_number("/sys/fs/cgroup/memory/memory.usage_in_bytes", "");
+    }
+    if (lim >= 0 && use >= 0) {
+        double left = lim > use ? lim - use : 0;
+        if (avail < 0 || left < avail)
+            avail = left;
+    }
+    return avail > 0 ? (size_t)avail : 0;
+}
+
 int dev_mem(const struct sl_device *dev, size_t *free_b, size_t *total_b)
 {
     ON_GPU(dev, dev_cu_mem(free_b, total_b));
-    long page = sysconf(_SC_PAGESIZE), av = sysconf(_SC_AVPHYS_PAGES), all = sysconf(_SC_PHYS_PAGES);
-    if (page <= 0 || av < 0 || all <= 0)
+    long page = sysconf(_SC_PAGESIZE), all = sysconf(_SC_PHYS_PAGES);
+    size_t av = dev_host_available();
+    if (page <= 0 || av == 0 || all <= 0)
         return err_set(-EIO, "device: cannot query host memory");
-    *free_b = (size_t)av * (size_t)page;
+    *free_b = av;
     *total_b = (size_t)all * (size_t)page;
     return 0;
 }

@@ -79,6 +79,13 @@ int dev_host_alloc(const struct sl_device *dev, size_t bytes, int how, size_t un
 void dev_host_free(const struct sl_device *dev, void *p, size_t bytes, int how, size_t unit);
 
 /* Free and total bytes of the device (CUDA), or the available and total host memory. */
+/* Host memory this process can still take, in bytes (0: unknown): the kernel's
+ * MemAvailable (free pages plus the page cache it can reclaim; sysconf's available pages
+ * where /proc/meminfo is missing), capped by the cgroup's limit less its usage (cgroup v2
+ * memory.max - memory.current, or v1 memory.limit_in_bytes - memory.usage_in_bytes) where
+ * one is set: a container or batch slot is OOM-killed at its cgroup's limit, however much
+ * the machine has free. */
+size_t dev_host_available(void);
 int dev_mem(const struct sl_device *dev, size_t *free_b, size_t *total_b);
 
 /* The 16-byte UUID of the GPU (CUDA; -ENODEV on the CPU): ranks compare them to know

@@ -65,13 +65,14 @@ size_t rtm_host_budget_bytes(const struct rtm_engine *e)
         return 0;
     if (e->p.host_memory_budget > 0)
         return (size_t)(e->p.host_memory_budget * 1024.0 * 1024.0);
-    /* what is free now (not the page cache: sysconf's available pages), with room left
-     * for the shot's traces, the process and the rest of the machine */
-    long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page <= 0)
+    /* what this process can still take (MemAvailable, capped by its cgroup's limit:
+     * dev_host_available), with room left for the shot's traces, the process and the
+     * rest of the machine */
+    size_t av = dev_host_available();
+    if (av == 0)
         return 0;
     size_t held = e->strip_host.bytes; /* the engine's own store counts as available to it */
-    return (size_t)(0.8 * ((double)pages * (double)page + (double)held));
+    return (size_t)(0.8 * ((double)av + (double)held));
 }
 
 /* The memory plan's input for a shot: the receiver simulation PP, NT steps imaged every
@@ -144,11 +145,11 @@ static int keep_receivers(const struct rtm_engine *e, const struct rtm_shot *sho
     /* The resampled traces live on the host first: bounded by its memory before the
      * allocation (nkeep x (nt + 1) follows from the header, t_max bounds nt). */
     double tb = (double)nkeep * ((double)pl->nt + 1) * sizeof(float);
-    long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0 && tb > 0.5 * (double)pages * (double)page)
+    double av = (double)dev_host_available();
+    if (av > 0 && tb > 0.5 * av)
         return err_set(-ENOMEM, "shot %" PRId64 ": %d traces x %d steps = %.1f MiB of resampled traces, more "
                        "than half the free host memory (%.1f MiB)", shot->id, nkeep, pl->nt + 1, tb / 1048576.0,
-                       (double)pages * (double)page / 1048576.0);
+                       av / 1048576.0);
     return 0;
 }
 

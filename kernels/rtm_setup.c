@@ -400,12 +400,12 @@ static int strip_store(struct mig *m, const struct rtm_plan *pl, int64_t id)
     }
     double t0 = rtm_now_s();
     const size_t unit = prop_strip_count(m->u) * sizeof(float);
-    const void *before = e->strip_host.p;
     int rc = rtm_strip_host_get(&e->strip_host, &e->dev, m->strips_bytes, e->p.tuning.strip_pin, unit);
     if (rc < 0)
         return err_prefix(rc, "shot %" PRId64, id);
     m->strips = e->strip_host.p;
-    const bool reuse = before && e->strip_host.p == before;
+    /* not "the same pointer": a store freed and mapped again often gets its old address */
+    const bool reuse = rc == 0;
     m->strips_alloc_s = reuse ? 0 : rtm_now_s() - t0;
     if (!reuse)
         log_info("shot %" PRId64 ": %.2f GiB of %s memory for boundary's strips in %.2f s", id,

@@ -19,7 +19,7 @@ int rtm_strip_host_get(struct rtm_strip_host *h, const struct sl_device *dev, si
     h->bytes = bytes;
     h->how = how;
     h->unit = unit;
-    return 0;
+    return 1;
 }
 
 void rtm_strip_host_free(struct rtm_strip_host *h, const struct sl_device *dev)

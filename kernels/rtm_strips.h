@@ -55,7 +55,8 @@ struct rtm_strip_host {
 /* At least BYTES of the engine's page-locked host memory in H, made as HOW (enum
  * dev_pin_how) in units of UNIT bytes (one strip: no copy spans two registrations);
  * reused when it is large enough and of the same unit, otherwise freed and allocated
- * again.  Freed by rtm_strip_host_free. */
+ * again.  Returns 1 when it allocated, 0 when it reused the store, -errno.  Freed by
+ * rtm_strip_host_free. */
 int rtm_strip_host_get(struct rtm_strip_host *h, const struct sl_device *dev, size_t bytes, int how, size_t unit);
 void rtm_strip_host_free(struct rtm_strip_host *h, const struct sl_device *dev);
 

@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
+#include <unistd.h>
 
 #include "kernels/backend.h"
+#include "kernels/device.h"
 #include "stream/error.h"
 
 Test(backend, parse)
@@ -56,4 +59,23 @@ Test(backend, auto_and_named_gpu_follow_what_is_present)
         cr_assert_eq(backend_select(spec, &d), -ENODEV);
         cr_assert_not_null(strstr(err_msg(), "present"), "%s", err_msg());
     }
+}
+
+/* The host memory the RTM plan may take for strips and traces (MemAvailable, capped by a
+ * cgroup limit where one is set): known, no more than the machine has, and what the CPU
+ * device reports as its free memory (two readings: within 5 % of the machine). */
+Test(backend, host_available_memory_is_bounded_by_the_machine)
+{
+    size_t av = dev_host_available();
+    long page = sysconf(_SC_PAGESIZE), all = sysconf(_SC_PHYS_PAGES);
+    cr_assert(page > 0 && all > 0);
+    const double machine = (double)page * (double)all;
+    cr_assert_gt(av, 0, "host memory available: unknown");
+    cr_assert_leq((double)av, machine, "available %zu B exceeds the machine's %.0f B", av, machine);
+    struct sl_device dev;
+    cr_assert_eq(backend_select("cpu", &dev), 0);
+    size_t fr = 0, tot = 0;
+    cr_assert_eq(dev_mem(&dev, &fr, &tot), 0, "%s", err_msg());
+    cr_assert_leq(fabs((double)fr - (double)av), 0.05 * machine, "CPU device free %zu B, available %zu B", fr, av);
+    cr_assert_leq(fr, tot);
 }
