@@ -216,3 +216,15 @@ void rtm_case_synth_shot(const struct rtm_case *c, int64_t id, double sx, struct
     }
 }
 
+
+void rtm_case_layered(struct rtm_case *c, int nx, int ny, int nz, double dt, struct shot *sh)
+{
+    rtm_case_init(c, nx, ny, nz, 10.0, 4, 130, 2000.0);
+    c->pml = 6;
+    if (dt > 0)
+        c->dt = dt;
+    for (int z = 14; z < nz; z++)
+        for (size_t i = 0; i < (size_t)nx * ny; i++)
+            c->v_mig[(size_t)z * nx * ny + i] = 2500.0f;
+    rtm_case_synth_shot(c, 7, 16 * 10.0, sh);
+}

@@ -37,6 +37,11 @@ void rtm_case_shot_free(struct shot *s);
  * (linearity, strategies agreeing with each other); costs no modeling. */
 void rtm_case_synth_shot(const struct rtm_case *c, int64_t id, double sx, struct shot *sh);
 
+/* The strategy tests' case: NX x NY x NZ cells of 10 m at order 4, 130 steps (of DT s
+ * where DT > 0, else rtm_case_init's), 6-cell layers, 2000 m/s over 2500 m/s from cell
+ * 14 down (contrasts for the wavefields), and one synthetic shot (id 7) at x = 160 m. */
+void rtm_case_layered(struct rtm_case *c, int nx, int ny, int nz, double dt, struct shot *sh);
+
 /* An engine on the CPU for CFG with the migration model v_mig. */
 struct rtm_engine *rtm_case_engine(const struct rtm_case *c, const struct sl_config *cfg);
 

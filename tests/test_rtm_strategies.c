@@ -25,12 +25,7 @@
 static void setup(struct rtm_case *c, struct shot *sh)
 {
     /* 130 steps of 1.5 ms: the source wavefield crosses the model and meets every face */
-    rtm_case_init(c, NX, NY, NZ, 10.0, 4, 130, 2000.0);
-    c->pml = 6;
-    for (int z = 14; z < NZ; z++)
-        for (size_t i = 0; i < (size_t)NX * NY; i++)
-            c->v_mig[(size_t)z * NX * NY + i] = 2500.0f;
-    rtm_case_synth_shot(c, 7, 16 * 10.0, sh);
+    rtm_case_layered(c, NX, NY, NZ, 0, sh);
 }
 
 static float *migrate_with(struct rtm_engine *e, const struct shot *sh, int strategy, int schedule, size_t *cells)

@@ -188,13 +188,7 @@ Test(rtm_strips, plan_places_the_strips)
 
 static void setup(struct rtm_case *c, struct shot *sh)
 {
-    rtm_case_init(c, NX, NY, NZ, 10.0, 4, 130, 2000.0);
-    c->pml = 6;
-    c->dt = 1.0e-3; /* under both physics' limits */
-    for (int z = 14; z < NZ; z++)
-        for (size_t i = 0; i < (size_t)NX * NY; i++)
-            c->v_mig[(size_t)z * NX * NY + i] = 2500.0f;
-    rtm_case_synth_shot(c, 7, 16 * 10.0, sh);
+    rtm_case_layered(c, NX, NY, NZ, 1.0e-3, sh); /* dt under both physics' limits */
 }
 
 static struct rtm_volume volume(const struct rtm_case *c, bool tti)

@@ -373,13 +373,7 @@ static double rel_l2(const float *a, const float *ref, size_t n)
 /* The layered case of tests/test_rtm_strategies.c with a synthetic shot. */
 static void setup(struct rtm_case *c, struct shot *sh)
 {
-    rtm_case_init(c, NX, NY, NZ, 10.0, 4, 130, 2000.0);
-    c->pml = 6;
-    c->dt = 1.2e-3; /* under both limits: the same steps for both physics */
-    for (int z = 14; z < NZ; z++)
-        for (size_t i = 0; i < (size_t)NX * NY; i++)
-            c->v_mig[(size_t)z * NX * NY + i] = 2500.0f;
-    rtm_case_synth_shot(c, 7, 16 * 10.0, sh);
+    rtm_case_layered(c, NX, NY, NZ, 1.2e-3, sh); /* dt under both limits: the same steps for both physics */
 }
 
 Test(tti_rtm, isotropic_limit_gives_the_acoustic_image_every_strategy, .timeout = 240)
