@@ -16,9 +16,9 @@
 #include "kernels/rtm.h"
 #include "kernels/device.h"
 #include "kernels/wave.h"
-#include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "stream/rtm_config.h"
+#include "tests/gpu/gpu_rtm_shot.h"
 #include "tests/gpu/gpu_support.h"
 #include "tests/support.h"
 
@@ -183,29 +183,6 @@ static void shot_config(struct sl_config *cfg)
     cfg->rtm.random_width = 10;
 }
 
-static void synth_shot(struct shot *sh, double d, double dt)
-{
-    memset(sh, 0, sizeof *sh);
-    sh->id = 3;
-    sh->ntr = 40;
-    sh->dt = dt;
-    sh->ns = 301;
-    sh->src[0] = 24 * d;
-    sh->src[1] = 10 * d;
-    sh->src[2] = 20.0;
-    sh->rec = malloc((size_t)sh->ntr * 3 * 4);
-    sh->data = malloc((size_t)sh->ntr * sh->ns * 4);
-    for (int r = 0; r < sh->ntr; r++) {
-        double x = (4 + r) * d;
-        sh->rec[3 * r] = (float)x;
-        sh->rec[3 * r + 1] = (float)(10 * d);
-        sh->rec[3 * r + 2] = 20.0f;
-        double t0 = 0.1 + hypot(x - sh->src[0], 420.0) / 2000.0;
-        for (int k = 0; k < sh->ns; k++)
-            sh->data[(size_t)r * sh->ns + k] = (float)wavelet_ricker(k * sh->dt, 15.0, t0);
-    }
-}
-
 Test(gpu_rtm, shot_image_matches_cpu, .timeout = 300)
 {
     GPU_REQUIRED();
@@ -224,7 +201,7 @@ Test(gpu_rtm, shot_image_matches_cpu, .timeout = 300)
     cr_assert_eq(rtm_engine_create_cfg(&cfg, &gpu, &vol, &eg), 0, "%s", err_msg());
     /* a shot with synthetic traces: 40 receivers along x at 20 m depth */
     struct shot sh;
-    synth_shot(&sh, d, cfg.propagator.dt);
+    gpu_rtm_synth_shot(&sh, 3, d, cfg.propagator.dt);
     float *ic = malloc(cells * 4), *ig = malloc(cells * 4);
     const int strategies[][2] = {{STRAT_FULL, -1}, {STRAT_BOUNDARY, -1}, {STRAT_RANDOM, -1},
                                  {STRAT_CHECKPOINT, CKPT_BINOMIAL}, {STRAT_CHECKPOINT, CKPT_UNIFORM}};
@@ -283,7 +260,7 @@ Test(gpu_rtm, tuning_changes_no_image, .timeout = 300)
     struct sl_device gpu;
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
     struct shot sh;
-    synth_shot(&sh, d, cfg.propagator.dt);
+    gpu_rtm_synth_shot(&sh, 3, d, cfg.propagator.dt);
     struct rtm_job_params jp;
     cr_assert_eq(rtm_job_params_init(&cfg, &jp), 0, "%s", err_msg());
     const struct rtm_tuning variants[4] = {{.one_stream = false, .imaging_scalar = false},

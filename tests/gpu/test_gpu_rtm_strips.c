@@ -14,9 +14,9 @@
 #include "kernels/device.h"
 #include "kernels/rtm.h"
 #include "kernels/rtm_strips.h"
-#include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "stream/rtm_config.h"
+#include "tests/gpu/gpu_rtm_shot.h"
 #include "tests/gpu/gpu_support.h"
 #include "tests/support.h"
 
@@ -37,30 +37,6 @@ static void strips_config(struct sl_config *cfg, bool tti)
     cfg->rtm.aperture = 1e6;
     cfg->rtm.imaging = IMG_BOTH;
     cfg->rtm.image_every = 1;
-}
-
-static void strips_shot(struct shot *sh, double d, double dt)
-{
-    memset(sh, 0, sizeof *sh);
-    sh->id = 5;
-    sh->ntr = 40;
-    sh->dt = dt;
-    sh->ns = 301;
-    sh->src[0] = 24 * d;
-    sh->src[1] = 10 * d;
-    sh->src[2] = 20.0;
-    sh->rec = malloc((size_t)sh->ntr * 3 * 4);
-    sh->data = malloc((size_t)sh->ntr * sh->ns * 4);
-    cr_assert(sh->rec && sh->data);
-    for (int r = 0; r < sh->ntr; r++) {
-        double x = (4 + r) * d;
-        sh->rec[3 * r] = (float)x;
-        sh->rec[3 * r + 1] = (float)(10 * d);
-        sh->rec[3 * r + 2] = 20.0f;
-        double t0 = 0.1 + hypot(x - sh->src[0], 420.0) / 2000.0;
-        for (int k = 0; k < sh->ns; k++)
-            sh->data[(size_t)r * sh->ns + k] = (float)wavelet_ricker(k * sh->dt, 15.0, t0);
-    }
 }
 
 /* Boundary's image on DEV with P (strip_store, tuning as set), its stats in *ST. */
@@ -105,7 +81,7 @@ static void host_equals_device(bool tti)
     cr_assert_eq(backend_select("cpu", &cpu), 0);
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
     struct shot sh;
-    strips_shot(&sh, d, cfg.propagator.dt);
+    gpu_rtm_synth_shot(&sh, 5, d, cfg.propagator.dt);
     const char *phys = tti ? "TTI" : "acoustic";
 
     /* the references: device strips on the GPU, and the CPU */
