@@ -477,6 +477,10 @@ int bench_rtm(int argc, char **argv)
     prm.t_max = steps * prm.dt; /* the shot's record length (the engine's bound) */
     for (int f = 0; f < 6; f++)
         prm.pml[f] = pml;
+    if (tti && !pml_given) { /* the whole TTI default profile, not its width alone */
+        prm.pml_degree = CONFIG_TTI_PML_DEGREE;
+        prm.pml_reflection = CONFIG_TTI_PML_REFLECTION;
+    }
     prm.free_surface = false;
     prm.aperture = 1e9;
     prm.imaging = IMAGING_XCORR;
