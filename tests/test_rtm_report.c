@@ -48,6 +48,18 @@ Test(rtm_report, memory_per_strategy_and_auto_pick)
     free(out);
 }
 
+/* check's report for BASE (a format taking the memory budget and extra [rtm] lines), which
+ * must succeed */
+static char *strips_report(const char *base, const char *budget, const char *extra)
+{
+    char toml[2048];
+    int rc;
+    snprintf(toml, sizeof toml, base, budget, extra);
+    char *out = report(toml, &rc);
+    cr_assert_eq(rc, 0, "%s", err_msg());
+    return out;
+}
+
 /* check says where boundary's strips go and why ([rtm] strip_store, host_memory_budget):
  * the device when they fit; with strip_store = "host" the host, and auto then picks
  * boundary under a budget it could not take with the strips on the device; a host budget
@@ -61,31 +73,21 @@ Test(rtm_report, boundary_strips_where_and_why)
                        "rx_step = [20.0, 20.0]\nrx_count = [51, 26]\n"
                        "[rtm]\naperture = 200.0\nmemory_budget = %s\n%s[input]\nkind = \"zmq\"\n"
                        "endpoint = \"tcp://127.0.0.1:5555\"\n[runtime]\ndevice = \"cpu\"\n";
-    char toml[2048];
-    int rc;
-    snprintf(toml, sizeof toml, base, "100000.0", "");
-    char *out = report(toml, &rc);
-    cr_assert_eq(rc, 0, "%s", err_msg());
+    char *out = strips_report(base, "100000.0", "");
     cr_assert_not_null(strstr(out, "[rtm] boundary strips (strip_store = \"auto\")"), "%s", out);
     cr_assert_not_null(strstr(out, "; on the device ("), "%s", out);
     free(out);
     /* 600 MiB: boundary's strips (about 1 GiB) do not fit the device; on the CPU auto keeps
      * them there, so it picks without boundary and says why */
-    snprintf(toml, sizeof toml, base, "600.0", "");
-    out = report(toml, &rc);
-    cr_assert_eq(rc, 0, "%s", err_msg());
+    out = strips_report(base, "600.0", "");
     cr_assert_null(strstr(out, "auto picks boundary"), "%s", out);
     cr_assert_not_null(strstr(out, "of strips), more than the 600.0 MiB budget"), "%s", out);
     free(out);
-    snprintf(toml, sizeof toml, base, "600.0", "strip_store = \"host\"\nhost_memory_budget = 100000.0\n");
-    out = report(toml, &rc);
-    cr_assert_eq(rc, 0, "%s", err_msg());
+    out = strips_report(base, "600.0", "strip_store = \"host\"\nhost_memory_budget = 100000.0\n");
     cr_assert_not_null(strstr(out, "auto picks boundary"), "%s", out);
     cr_assert_not_null(strstr(out, "in pinned host memory, staged through the device"), "%s", out);
     free(out);
-    snprintf(toml, sizeof toml, base, "600.0", "strip_store = \"host\"\nhost_memory_budget = 10.0\n");
-    out = report(toml, &rc);
-    cr_assert_eq(rc, 0, "%s", err_msg());
+    out = strips_report(base, "600.0", "strip_store = \"host\"\nhost_memory_budget = 10.0\n");
     cr_assert_null(strstr(out, "auto picks boundary"), "%s", out);
     cr_assert_not_null(strstr(out, "more than the 0.01 GiB host budget"), "%s", out);
     free(out);
