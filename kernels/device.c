@@ -34,7 +34,7 @@ int dev_alloc(const struct sl_device *dev, size_t bytes, void **out)
     ON_GPU(dev, dev_cu_alloc(bytes, out));
     *out = malloc(bytes);
     if (!*out)
-        return err_set(-ENOMEM, "device: %zu bytes of host memory", bytes);
+        return err_set(-ENOMEM, "device: cannot allocate %zu bytes of host memory", bytes);
     return 0;
 }
 
@@ -186,7 +186,7 @@ int dev_host_alloc(const struct sl_device *dev, size_t bytes, int how, size_t un
     (void)unit;
     *out = malloc(bytes);
     if (!*out)
-        return err_set(-ENOMEM, "device: %zu bytes of host memory", bytes);
+        return err_set(-ENOMEM, "device: cannot allocate %zu bytes of host memory", bytes);
     return 0;
 }
 

@@ -423,6 +423,7 @@ static void fill_stats(const struct mig *m, const struct rtm_plan *pl, int64_t i
     }
     stats->nt = m->nt;
     stats->dt = pl->dt;
+    stats->replanned = m->replanned;
     stats->mem_bytes = m->mem;
     stats->mem_device_measured = m->measure;
     stats->mem_device = m->measure ? m->dev_free0 - m->dev_free_min : 0;
@@ -466,6 +467,50 @@ static void log_shot(const struct mig *m, const struct rtm_plan *pl, int64_t id,
              m->fwd, m->bwd, m->mem * mib, peak, secs);
 }
 
+/* A fresh M for ENGINE's shot (CB, CB_CTX: the diagnostics' callback; KEEP_ILLUM: see
+ * migrate), its device-memory measurement begun. */
+static void mig_begin(struct mig *m, struct rtm_engine *e, rtm_source_cb cb, void *cb_ctx, bool keep_illum)
+{
+    memset(m, 0, sizeof *m);
+    m->cb = cb;
+    m->cb_ctx = cb_ctx;
+    m->keep_illum = keep_illum;
+    m->e = e;
+    m->dev = &e->dev;
+    m->gpu = dev_is_gpu(&e->dev);
+    rtm_mem_begin(m);
+}
+
+/* Plan SHOT and set up M for it.  Where auto picked boundary with its strips in host
+ * memory and their store cannot be allocated (pinning tens of GiB can fail where the plan
+ * saw the memory free: another process took it since, or the driver refused the
+ * registration), the shot is planned again without the host, and so is every later shot
+ * of this engine (host_strips_off): the job goes on with what auto picks next, said in
+ * the log and in the shot's stats (replanned).  A boundary configured or forced, or a
+ * decomposed shot (its ranks must run the plan they agreed), fails as it would have. */
+static int plan_and_setup(struct mig *m, const struct rtm_shot *shot, int force, int force_schedule, bool diag,
+                          double *ts, struct rtm_plan *pl)
+{
+    struct rtm_engine *e = m->e;
+    int rc = rtm_plan_shot(e, shot, force, force_schedule, diag, ts, pl);
+    if (rc == 0)
+        rc = rtm_setup(m, shot, pl, ts);
+    if (rc == 0 || !m->store_failed || !pl->auto_pick || e->dom)
+        return rc;
+    log_warn("%s: auto plans the shot again without host memory, and every later shot of this job", err_msg());
+    const bool keep_illum = m->keep_illum;
+    rtm_mig_release(m);
+    rtm_plan_free(pl);
+    free(m->cb_host);
+    mig_begin(m, e, m->cb, m->cb_ctx, keep_illum);
+    m->replanned = true;
+    e->host_strips_off = true;
+    rc = rtm_plan_shot(e, shot, force, force_schedule, diag, ts, pl);
+    if (rc == 0)
+        rc = rtm_setup(m, shot, pl, ts);
+    return rc;
+}
+
 /* One shot: plan, setup, sweeps, image.  FORCE / FORCE_SCHEDULE and CB: the
  * diagnostics' named strategy and source-wavefield callback. */
 static int migrate(struct rtm_engine *e, const struct rtm_shot *shot, float *image, float *illum,
@@ -473,21 +518,12 @@ static int migrate(struct rtm_engine *e, const struct rtm_shot *shot, float *ima
 {
     double t0 = rtm_now_s();
     struct mig m;
-    memset(&m, 0, sizeof m);
-    m.cb = cb;
-    m.cb_ctx = cb_ctx;
     /* a decomposed shot's ranks gather the same accumulators; only rank 0 is handed the
      * caller's buffers, so every rank keeps the illumination */
-    m.keep_illum = illum != NULL || e->dom != NULL;
-    m.e = e;
-    m.dev = &e->dev;
-    m.gpu = dev_is_gpu(&e->dev);
-    rtm_mem_begin(&m);
+    mig_begin(&m, e, cb, cb_ctx, illum != NULL || e->dom != NULL);
     struct rtm_plan pl;
     double ts = t0;
-    int rc = rtm_plan_shot(e, shot, force, force_schedule, cb != NULL, &ts, &pl);
-    if (rc == 0)
-        rc = rtm_setup(&m, shot, &pl, &ts);
+    int rc = plan_and_setup(&m, shot, force, force_schedule, cb != NULL, &ts, &pl);
     /* decomposed: a shot every rank's plan accepted; a setup failure on any rank is every
      * rank's (the plan's own failures were agreed in rtm_plan_shot) */
     if (e->dom)

@@ -216,6 +216,9 @@ struct rtm_shot_stats {
     size_t strips_bytes;    /* boundary: the strips' bytes (where strips_host says) */
     double strips_alloc_s;  /* boundary, host strips: seconds spent allocating (pinning)
                                the host store this shot (0 when the engine's was reused) */
+    bool replanned;         /* auto had picked boundary with host strips, their store could
+                               not be allocated: the shot was planned again without the host
+                               (and so is every later shot of the engine) */
     long fwd_steps;         /* source-wavefield steps, recomputation included */
     long bwd_steps;         /* receiver-wavefield steps */
     int schedule, snaps;    /* checkpoint: the schedule (enum rtm_ckpt_schedule) and its slots;

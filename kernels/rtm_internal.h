@@ -42,6 +42,8 @@ struct rtm_engine {
     void *probe_user;
     const struct rtm_domain *dom; /* decomposed over ranks (rtm_engine_set_domain), or NULL */
     struct rtm_strip_host strip_host; /* boundary's host strips, kept for the next shot */
+    bool host_strips_off;   /* the host store could not be allocated (pinned) once: every
+                             * later plan of this engine leaves the host out (rtm.c) */
 };
 
 static inline bool rtm_stop_requested(const struct rtm_engine *e)
@@ -75,6 +77,7 @@ struct rtm_plan {
     struct rtm_mem mem;
     int strategy, schedule, snaps;
     bool strips_host;        /* boundary: its strips in page-locked host memory */
+    bool auto_pick;          /* the strategy is auto's pick (not configured or forced) */
 };
 
 /* The host bytes boundary's strips may take under E's configuration: host_memory_budget,
@@ -136,6 +139,8 @@ struct mig {
     float *strips;           /* boundary: the host store (the engine's, page-locked), when strips_host */
     size_t strips_bytes;     /* boundary: the strips' bytes */
     double strips_alloc_s;   /* seconds the host store's allocation took this shot (0: reused) */
+    bool store_failed;       /* rtm_setup failed allocating (pinning) the host store */
+    bool replanned;          /* ... and the shot was planned again without it (rtm.c) */
 };
 
 /* Start the device-memory measurement (before the first allocation). */

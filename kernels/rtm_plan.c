@@ -61,7 +61,8 @@ size_t rtm_budget_bytes(const struct rtm_engine *e)
 
 size_t rtm_host_budget_bytes(const struct rtm_engine *e)
 {
-    if (e->p.strip_store == RTM_STRIPS_DEVICE || (e->p.strip_store == RTM_STRIPS_AUTO && !dev_is_gpu(&e->dev)))
+    if (e->p.strip_store == RTM_STRIPS_DEVICE || (e->p.strip_store == RTM_STRIPS_AUTO && !dev_is_gpu(&e->dev)) ||
+        e->host_strips_off)
         return 0;
     if (e->p.host_memory_budget > 0)
         return (size_t)(e->p.host_memory_budget * 1024.0 * 1024.0);
@@ -166,6 +167,7 @@ static int choose(struct rtm_engine *e, const struct rtm_shot *shot, int force, 
     int snaps = mem->snaps;
     const double mib = 1.0 / 1048576.0;
     bool host = false;
+    pl->auto_pick = strategy == RTM_AUTO;
     if (strategy == RTM_AUTO) {
         char why[768];
         size_t budget = rtm_budget_bytes(e);

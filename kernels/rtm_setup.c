@@ -401,8 +401,10 @@ static int strip_store(struct mig *m, const struct rtm_plan *pl, int64_t id)
     double t0 = rtm_now_s();
     const size_t unit = prop_strip_count(m->u) * sizeof(float);
     int rc = rtm_strip_host_get(&e->strip_host, &e->dev, m->strips_bytes, e->p.tuning.strip_pin, unit);
-    if (rc < 0)
+    if (rc < 0) {
+        m->store_failed = true;
         return err_prefix(rc, "shot %" PRId64, id);
+    }
     m->strips = e->strip_host.p;
     /* not "the same pointer": a store freed and mapped again often gets its old address */
     const bool reuse = rc == 0;

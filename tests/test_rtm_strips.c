@@ -8,12 +8,14 @@
  *   - the engine: boundary's image with host strips is the device store's bit for bit,
  *     acoustic and TTI, separate and fused backward sweeps; auto spills on a small
  *     budget with strip_store = "host", never on the CPU with "auto"; a host budget too
- *     small for the strips is refused with a message naming it. */
+ *     small for the strips is refused with a message naming it; a host store that cannot
+ *     be allocated makes auto plan the shot again without it. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "kernels/backend.h"
 #include "kernels/propagator.h"
@@ -348,6 +350,121 @@ Test(rtm_strips, auto_spills_to_the_host_under_a_small_budget, .timeout = 120)
     cr_assert_eq(rc, -ENOMEM);
     cr_assert_not_null(strstr(err_msg(), "host memory"), "%s", err_msg());
     cr_assert_not_null(strstr(err_msg(), "host_memory_budget"), "%s", err_msg());
+    rtm_job_params_free(&jp);
+    config_free(&cfg);
+    rtm_case_shot_free(&sh);
+    rtm_case_free(&c);
+}
+
+/* The process's data segment (VmData in /proc/self/status), bytes. */
+static size_t vm_data(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    cr_assert_not_null(f);
+    char line[256];
+    size_t kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmData: %zu kB", &kb) == 1)
+            break;
+    fclose(f);
+    cr_assert_gt(kb, 0);
+    return kb * 1024;
+}
+
+/* The host store cannot be allocated although the plan saw room for it (on a GPU: memory
+ * taken by another process since, a registration the driver refuses; here: the process's
+ * data limit, RLIMIT_DATA, set between what the shot needs besides the strips and what it
+ * needs with them): auto plans the shot again without the host and the job goes on with
+ * auto's next pick, whose image it is; the engine's later shots plan without the host from
+ * the start; a configured boundary still fails, naming the store. */
+Test(rtm_strips, auto_plans_again_when_the_host_store_cannot_be_allocated, .timeout = 120)
+{
+    struct rtm_case c;
+    struct shot sh;
+    rtm_case_init(&c, NX, NY, NZ, 10.0, 4, 1500, 2000.0); /* long: the strips outweigh the rest */
+    c.pml = 6;
+    c.dt = 1.0e-3;
+    for (int z = 14; z < NZ; z++)
+        for (size_t i = 0; i < (size_t)NX * NY; i++)
+            c.v_mig[(size_t)z * NX * NY + i] = 2500.0f;
+    rtm_case_synth_shot(&c, 7, 160.0, &sh);
+    struct sl_config cfg;
+    rtm_case_config(&c, &cfg);
+    cfg.rtm.strategy = STRAT_AUTO;
+    cfg.rtm.strip_store = STRIPS_HOST;
+    cfg.propagator.t_max = c.nt * c.dt; /* the whole record */
+    struct rtm_job_params jp;
+    cr_assert_eq(rtm_job_params_init(&cfg, &jp), 0, "%s", err_msg());
+    struct rtm_volume vol = volume(&c, false);
+    struct sl_device cpu;
+    cr_assert_eq(backend_select("cpu", &cpu), 0);
+    size_t need_d[RTM_STRATEGIES], need_h[RTM_STRATEGIES];
+    struct rtm_engine *e = NULL;
+    struct rtm_params pd = jp.p;
+    pd.strip_store = RTM_STRIPS_DEVICE;
+    cr_assert_eq(rtm_engine_create(&pd, &cpu, &vol, &e), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_memory(e, RTM_SHOT(&sh), need_d), 0, "%s", err_msg());
+    rtm_engine_destroy(e);
+    cr_assert_eq(rtm_engine_create(&jp.p, &cpu, &vol, &e), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_memory(e, RTM_SHOT(&sh), need_h), 0, "%s", err_msg());
+    rtm_engine_destroy(e);
+    const size_t strips = need_d[RTM_BOUNDARY] - need_h[RTM_BOUNDARY];
+    const double budget = (double)(need_h[RTM_BOUNDARY] + need_d[RTM_BOUNDARY]) / 2 / 1048576.0;
+    /* what auto picks under that budget without a host store: the image to expect */
+    struct rtm_params pn = pd;
+    pn.memory_budget = budget;
+    struct rtm_shot_stats sn, st;
+    int rc;
+    float *want = image_with(&pn, &vol, &sh, RTM_AUTO, &sn, &rc);
+    cr_assert_eq(rc, 0, "%s", err_msg());
+    cr_assert_neq(sn.strategy, RTM_BOUNDARY);
+    /* room for the shot without its strips and for that pick, not for the strips */
+    const size_t extra = (need_h[RTM_BOUNDARY] > sn.mem_bytes ? need_h[RTM_BOUNDARY] : sn.mem_bytes) + (4u << 20);
+    cr_assert_lt(extra + (4u << 20), need_h[RTM_BOUNDARY] + strips, "the case's strips (%zu B) are too small to "
+                 "tell apart", strips);
+    struct rtm_params ph = jp.p;
+    ph.memory_budget = budget;
+    cr_assert_eq(rtm_engine_create(&ph, &cpu, &vol, &e), 0, "%s", err_msg());
+    int off[3], n[3];
+    cr_assert_eq(rtm_engine_patch(e, RTM_SHOT(&sh), off, n), 0, "%s", err_msg());
+    const size_t cells = (size_t)n[0] * n[1] * n[2];
+    float *img = calloc(cells, sizeof(float));
+    cr_assert_not_null(img);
+    struct rlimit old, lim;
+    cr_assert_eq(getrlimit(RLIMIT_DATA, &old), 0);
+    lim = old;
+    lim.rlim_cur = vm_data() + extra;
+    cr_assert_eq(setrlimit(RLIMIT_DATA, &lim), 0);
+    rc = rtm_engine_migrate_patch(e, RTM_SHOT(&sh), img, NULL, &st);
+    cr_assert_eq(setrlimit(RLIMIT_DATA, &old), 0);
+    cr_assert_eq(rc, 0, "%s", err_msg());
+    cr_assert(st.replanned, "the shot was not planned again (strategy %s)", rtm_strategy_name(st.strategy));
+    cr_assert_eq(st.strategy, sn.strategy, "auto's next pick: %s, not %s", rtm_strategy_name(sn.strategy),
+                 rtm_strategy_name(st.strategy));
+    cr_assert(!st.strips_host);
+    cr_assert_eq(memcmp(img, want, cells * sizeof(float)), 0, "image differs from %s's (%.3g)",
+                 rtm_strategy_name(sn.strategy), test_rel_l2_f32(img, want, cells));
+    /* the next shot of this engine plans without the host from the start */
+    rc = rtm_engine_migrate_patch(e, RTM_SHOT(&sh), img, NULL, &st);
+    cr_assert_eq(rc, 0, "%s", err_msg());
+    cr_assert(!st.replanned);
+    cr_assert_eq(st.strategy, sn.strategy);
+    rtm_engine_destroy(e);
+    free(img);
+    free(want);
+    /* a configured boundary, room for all it needs but the strips: the store's failure, named */
+    struct rtm_params pb = ph;
+    pb.strategy = RTM_BOUNDARY;
+    cr_assert_eq(rtm_engine_create(&pb, &cpu, &vol, &e), 0, "%s", err_msg());
+    img = calloc(cells, sizeof(float));
+    lim.rlim_cur = vm_data() + need_h[RTM_BOUNDARY] + (4u << 20);
+    cr_assert_eq(setrlimit(RLIMIT_DATA, &lim), 0);
+    rc = rtm_engine_migrate_patch(e, RTM_SHOT(&sh), img, NULL, &st);
+    cr_assert_eq(setrlimit(RLIMIT_DATA, &old), 0);
+    cr_assert_eq(rc, -ENOMEM, "%s", err_msg());
+    cr_assert_not_null(strstr(err_msg(), "strips in host memory"), "%s", err_msg());
+    rtm_engine_destroy(e);
+    free(img);
     rtm_job_params_free(&jp);
     config_free(&cfg);
     rtm_case_shot_free(&sh);
