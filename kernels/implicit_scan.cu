@@ -166,10 +166,113 @@ __device__ __forceinline__ void block_carries(float (*sL)[33], float (*sP)[33], 
     }
 }
 
-template <int K, int R, int AX>
-__global__ void __launch_bounds__(YS_THREADS, 2) k_sweep_scan(IArgs A, int r0, int r1)
+/* The CPML layer rows of axis AX that a y/z sweep's block writes (tuning scanl): the low
+ * layer's [a0, a1) and the high layer's [h0, h1) of the rows [max(r0, blo), min(r1, bhi)),
+ * numbered 0 .. nlo - 1 and nlo .. n - 1 (index); the rows between them are [a1, h0).
+ * The same in every block of a launch (they depend on the axis only). */
+struct LayerRows {
+    int a0, a1, h0, h1, nlo, n;
+    __device__ __forceinline__ int index(int t) const
+    {
+        return t >= a0 && t < a1 ? t - a0 : t >= h0 && t < h1 ? nlo + t - h0 : -1;
+    }
+};
+
+template <int AX>
+__device__ __forceinline__ LayerRows layer_rows(const IArgs &A, int r0, int r1, int blo, int bhi)
 {
-    __shared__ float fL[YS_NC_MAX][33], fP[YS_NC_MAX][33], bL[YS_NC_MAX][33], bQ[YS_NC_MAX][33];
+    const int np = A.m.npad[AX], wlo = A.m.pml[2 * AX], whi = A.m.pml[2 * AX + 1];
+    const int lo = max(r0, blo), hi = min(r1, bhi);
+    LayerRows L;
+    L.a0 = lo;
+    L.a1 = max(lo, min(wlo, hi));
+    L.h0 = max(L.a1, min(hi, np - whi));
+    L.h1 = max(L.h0, hi);
+    L.nlo = L.a1 - L.a0;
+    L.n = L.nlo + L.h1 - L.h0;
+    return L;
+}
+
+#define YS_LAY_MAX (2 * YS_NC_MAX) /* layer rows the block-wide phase holds (fL and fP's rows) */
+
+/* Row T of column I (axis AX's row T, the other coordinate J or K) gets the sweep's value
+ * GV (the CPML terms added first where A.cpml): lap written or added, or (z) q updated. */
+template <int R, int AX>
+__device__ __forceinline__ void write_row(const IArgs &A, long long cix, int i, int j, int k, int t, float gv)
+{
+    const int jj = AX == 1 ? t : j, kk = AX == 2 ? t : k;
+    if (A.cpml)
+        gv = cpml_term<AX, R>(A, i, jj, kk, gv);
+    if (AX == 2) {
+        float lap = A.first ? gv : A.lap[cix] + gv;
+        if (A.lap2)
+            lap += A.lap2[cix];
+        A.q[cix] = 2.0f * A.p[cix] - A.q[cix] + A.vel[cix] * lap;
+    } else if (A.lap2) {
+        ((float *)A.lap2)[cix] = gv;
+    } else {
+        A.lap[cix] = A.first ? gv : A.lap[cix] + gv;
+    }
+}
+
+/* Write the N rows of a chunk from row T0 (its g in V) that lie in [BLO, BHI) (the box's
+ * rows; BAL: those between the layers, whose rows the block writes), YS_WB at a time,
+ * the loads of a batch issued before any of its stores (one row at a time, a row's loads
+ * wait for the store before, which the compiler cannot prove apart: a memory round trip
+ * a row). */
+template <int R, int AX>
+__device__ __forceinline__ void write_chunk(const IArgs &A, const float (&v)[YS_CH], long long base, long long st,
+                                            int i, int j, int k, int t0, int n, int blo, int bhi)
+{
+    const bool rd_lap = !A.first && !(AX == 1 && A.lap2);
+#pragma unroll
+    for (int h = 0; h < YS_CH; h += YS_WB) {
+        float la[YS_WB], qa[YS_WB], va[YS_WB], l2[YS_WB], pa[YS_WB];
+#pragma unroll
+        for (int u = 0; u < YS_WB; u++) {
+            const int t = t0 + h + u;
+            const bool in = h + u < n && t >= blo && t < bhi;
+            const long long cix = base + (long long)t * st;
+            la[u] = in && rd_lap ? A.lap[cix] : 0.0f;
+            qa[u] = AX == 2 && in ? A.q[cix] : 0.0f;
+            va[u] = AX == 2 && in ? A.vel[cix] : 0.0f;
+            pa[u] = AX == 2 && in ? A.p[cix] : 0.0f; /* again (L2): the registers of the window are the loads' */
+            l2[u] = AX == 2 && in && A.lap2 ? A.lap2[cix] : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < YS_WB; u++) {
+            const int t = t0 + h + u;
+            if (!(h + u < n && t >= blo && t < bhi))
+                continue;
+            float gv = v[h + u];
+            const int jj = AX == 1 ? t : j, kk = AX == 2 ? t : k;
+            if (A.cpml)
+                gv = cpml_term<AX, R>(A, i, jj, kk, gv);
+            const long long cix = base + (long long)t * st;
+            if (AX == 2) {
+                const float lap = (A.first ? gv : la[u] + gv) + l2[u]; /* l2: 0 without lap2 (exact) */
+                A.q[cix] = 2.0f * pa[u] - qa[u] + va[u] * lap;
+            } else if (A.lap2) {
+                ((float *)A.lap2)[cix] = gv; /* overlap: y's own field (the x sweep writes lap meanwhile) */
+            } else {
+                A.lap[cix] = A.first ? gv : la[u] + gv;
+            }
+        }
+    }
+}
+
+/* BAL (tuning scanl): the CPML layer rows are written by the whole block after the solve
+ * (their g through shared memory, a layer row and x lane per thread), not by the chunks
+ * that hold them: a line's layer rows sit in its first and last chunks, i.e. in two warps
+ * of the block, which otherwise add every CPML term of the block one row after another
+ * while the other warps wait at the block's end (y with CPML: 1.59 ms against 0.89
+ * without, session 10).  MINB: __launch_bounds__'s blocks per SM (2: 64 registers a
+ * thread, spills; 1: up to 128). */
+template <int K, int R, int AX, bool BAL, int MINB>
+__global__ void __launch_bounds__(YS_THREADS, MINB) k_sweep_scan(IArgs A, int r0, int r1)
+{
+    __shared__ float fLP[2 * YS_NC_MAX][33], bL[YS_NC_MAX][33], bQ[YS_NC_MAX][33];
+    float(*fL)[33] = fLP, (*fP)[33] = fLP + YS_NC_MAX; /* one array: BAL's layer rows span both */
     __shared__ float sinv[IMPLICIT_YS_MAX], scp[IMPLICIT_YS_MAX];
     const int lane = threadIdx.x, c = threadIdx.y, nl = blockDim.x, nc = blockDim.y;
     const int i = A.blo[0] + (int)(blockIdx.x * blockDim.x) + lane;
@@ -232,66 +335,55 @@ __global__ void __launch_bounds__(YS_THREADS, 2) k_sweep_scan(IArgs A, int r0, i
     block_carries<false>(bL, bQ, nl, nc);
     __syncthreads();
     chunk_backward<YS_CH>(v, n, cq, bL[c][lane]);
-    if (!act)
-        return;
-    /* write the rows of the box: this chunk's, YS_WB at a time, the loads of a batch
-     * issued before any of its stores (one row at a time, a row's loads wait for the
-     * store before, which the compiler cannot prove apart: a memory round trip a row) */
     const int blo = AX == 1 ? A.blo[1] : A.blo[2], bhi = AX == 1 ? A.bhi[1] : A.bhi[2];
-    const bool rd_lap = !A.first && !(AX == 1 && A.lap2);
+    /* BAL: the layer rows' g into fL / fP (free since the forward carries were read); the
+     * chunks then write the rows between the layers, [a1, h0) */
+    int wlo = blo, whi = bhi;
+    bool bal = false; /* the same in every thread */
+    if (BAL && A.cpml) {
+        const LayerRows lay = layer_rows<AX>(A, r0, r1, blo, bhi);
+        bal = lay.n > 0 && lay.n <= YS_LAY_MAX;
+        if (bal) {
 #pragma unroll
-    for (int h = 0; h < YS_CH; h += YS_WB) {
-        float la[YS_WB], qa[YS_WB], va[YS_WB], l2[YS_WB], pa[YS_WB];
-#pragma unroll
-        for (int u = 0; u < YS_WB; u++) {
-            const int t = r0 + i0 + h + u;
-            const bool in = h + u < n && t >= blo && t < bhi;
-            const long long cix = base + (long long)t * st;
-            la[u] = in && rd_lap ? A.lap[cix] : 0.0f;
-            qa[u] = AX == 2 && in ? A.q[cix] : 0.0f;
-            va[u] = AX == 2 && in ? A.vel[cix] : 0.0f;
-            pa[u] = AX == 2 && in ? A.p[cix] : 0.0f; /* again (L2): the registers of the window are the loads' */
-            l2[u] = AX == 2 && in && A.lap2 ? A.lap2[cix] : 0.0f;
-        }
-#pragma unroll
-        for (int u = 0; u < YS_WB; u++) {
-            const int t = r0 + i0 + h + u;
-            if (!(h + u < n && t >= blo && t < bhi))
-                continue;
-            float gv = v[h + u];
-            const int jj = AX == 1 ? t : j, kk = AX == 2 ? t : k;
-            if (A.cpml)
-                gv = cpml_term<AX, R>(A, i, jj, kk, gv);
-            const long long cix = base + (long long)t * st;
-            if (AX == 2) {
-                const float lap = (A.first ? gv : la[u] + gv) + l2[u]; /* l2: 0 without lap2 (exact) */
-                A.q[cix] = 2.0f * pa[u] - qa[u] + va[u] * lap;
-            } else if (A.lap2) {
-                ((float *)A.lap2)[cix] = gv; /* overlap: y's own field (the x sweep writes lap meanwhile) */
-            } else {
-                A.lap[cix] = A.first ? gv : la[u] + gv;
+            for (int u = 0; u < YS_CH; u++) {
+                const int li = lay.index(r0 + i0 + u);
+                if (u < n && li >= 0)
+                    fLP[li][lane] = v[u];
             }
+            wlo = lay.a1;
+            whi = lay.h0;
         }
     }
-    /* chunk 0: the surface row before r0 (mirror: r0 = 1), where g = 0 */
-    if (c == 0 && blo < r0 && blo < bhi) {
-        const int t = blo;
-        float gv = 0.0f;
-        const int jj = AX == 1 ? t : j, kk = AX == 2 ? t : k;
-        if (A.cpml)
-            gv = cpml_term<AX, R>(A, i, jj, kk, gv);
-        const long long cix = base + (long long)t * st;
-        if (AX == 2) {
-            float lap = A.first ? gv : A.lap[cix] + gv;
-            if (A.lap2)
-                lap += A.lap2[cix];
-            A.q[cix] = 2.0f * A.p[cix] - A.q[cix] + A.vel[cix] * lap;
-        } else if (A.lap2) {
-            ((float *)A.lap2)[cix] = gv;
-        } else {
-            A.lap[cix] = A.first ? gv : A.lap[cix] + gv;
-        }
+    if (bal)
+        __syncthreads();
+    if (act) {
+        write_chunk<R, AX>(A, v, base, st, i, j, k, r0 + i0, n, wlo, whi);
+        /* chunk 0: the surface row before r0 (mirror: r0 = 1), where g = 0 */
+        if (c == 0 && blo < r0 && blo < bhi)
+            write_row<R, AX>(A, base + (long long)blo * st, i, j, k, blo, 0.0f);
     }
+    if (!bal)
+        return;
+    /* BAL: the layer rows, a (row, x lane) per thread, consecutive threads along x */
+    const LayerRows lay = layer_rows<AX>(A, r0, r1, blo, bhi);
+    const int nt = blockDim.x * blockDim.y, i00 = A.blo[0] + (int)(blockIdx.x * blockDim.x);
+    for (int e = threadIdx.y * blockDim.x + threadIdx.x; e < lay.n * nl; e += nt) {
+        const int li = e / nl, ln = e - li * nl, ii = i00 + ln;
+        if (ii >= A.bhi[0])
+            continue;
+        const int t = li < lay.nlo ? lay.a0 + li : lay.h0 + li - lay.nlo;
+        const long long cix = idx(A, ii, AX == 1 ? t : j, AX == 2 ? t : k);
+        write_row<R, AX>(A, cix, ii, j, k, t, fLP[li][ln]);
+    }
+}
+
+template <int K, bool BAL, int MINB>
+static void launch_scan(const IArgs &A, dim3 grd, dim3 blk, cudaStream_t st, int ax, int r0, int r1)
+{
+    if (ax == 1)
+        k_sweep_scan<K, K, 1, BAL, MINB><<<grd, blk, 0, st>>>(A, r0, r1);
+    else
+        k_sweep_scan<K, K, 2, BAL, MINB><<<grd, blk, 0, st>>>(A, r0, r1);
 }
 
 int implicit_cu_sweep_scan(const wave_sim *s, const IArgs &A, cudaStream_t st, int ax, int r0, int r1)
@@ -309,10 +401,13 @@ int implicit_cu_sweep_scan(const wave_sim *s, const IArgs &A, cudaStream_t st, i
         if (w == 16)
             nc += nc & 1; /* whole warps for the scans' shuffles (the extra chunk: identity maps) */
         dim3 blk(w, nc), grd((nx + w - 1) / w, no);
-        if (ax == 1)
-            k_sweep_scan<KK, KK, 1><<<grd, blk, 0, st>>>(A, r0, r1);
+        const int yz = wave_implicit_yz_of(&s->p.tuning);
+        if (yz == WAVE_IMPLICIT_YZ_SCANL)
+            launch_scan<KK, true, 2>(A, grd, blk, st, ax, r0, r1);
+        else if (yz == WAVE_IMPLICIT_YZ_SCANL1)
+            launch_scan<KK, true, 1>(A, grd, blk, st, ax, r0, r1);
         else
-            k_sweep_scan<KK, KK, 2><<<grd, blk, 0, st>>>(A, r0, r1);
+            launch_scan<KK, false, 2>(A, grd, blk, st, ax, r0, r1);
         CUDA_TRY_LAUNCH();
         return 0;
     });

@@ -72,8 +72,16 @@ enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_OVERLAP = 4, /* scan's, and the x sweep beside the y sweep (a second stream, own fields) */
     WAVE_IMPLICIT_YZ_XYFUSED = 5, /* x and y solved in one kernel through a cluster's shared memory, z scan */
     WAVE_IMPLICIT_YZ_XYPIPE = 6,  /* xyfused's, persistent clusters, the next plane loaded while one is solved */
-    WAVE_IMPLICIT_YZ_N = 7,
+    WAVE_IMPLICIT_YZ_SCANL = 7,   /* scan's, the CPML layer rows written by the whole block (<= 512) */
+    WAVE_IMPLICIT_YZ_SCANL1 = 8,  /* scanl's at one 512-thread block an SM (up to 128 registers, no spills) */
+    WAVE_IMPLICIT_YZ_N = 9,
 };
+
+/* Whether YZ (a resolved implicit_yz) solves x and y in one kernel (xyfused, xypipe). */
+static inline bool wave_implicit_yz_is_xy(int yz)
+{
+    return yz == WAVE_IMPLICIT_YZ_XYFUSED || yz == WAVE_IMPLICIT_YZ_XYPIPE;
+}
 
 /* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
  * GPU timings say so.  Measured on the H100, 512^3, order 8, side by side in one run
@@ -111,7 +119,7 @@ const char *wave_implicit_yz_name(int yz);
  *   naive-block   WxH (W a multiple of 32, W x H <= 1024)
  *   layer-zchunk  N > 0
  *   implicit-x    thread | warp | regs
- *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe
+ *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe | scanl | scanl1
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
 int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
 

@@ -41,7 +41,7 @@ double bench_implicit_floor_of(bool two_d, int yz, int size)
 {
     if (yz == WAVE_IMPLICIT_YZ_MARCH || size > 512) /* the register kernels' fallback: march */
         return bench_implicit_floor_bpp(two_d, false);
-    if (yz >= WAVE_IMPLICIT_YZ_XYFUSED && !two_d)
+    if (wave_implicit_yz_is_xy(yz) && !two_d)
         return 28.0;
     return bench_implicit_floor_bpp(two_d, true);
 }
@@ -79,6 +79,21 @@ static int create(const struct sl_device *dev, int order, int size, int pml, boo
     return rc;
 }
 
+/* The row's variant: wave_describe_kernel's text, or for the sweeps its table does not
+ * name (kernels/wave.c: implicit_yz scanl, scanl1) the tuning names. */
+static void describe(struct wave_sim *s, const struct wave_tuning *var, char *buf, size_t len)
+{
+    const int yz = wave_implicit_yz_of(var);
+    if (yz != WAVE_IMPLICIT_YZ_SCANL && yz != WAVE_IMPLICIT_YZ_SCANL1) {
+        wave_describe_kernel(s, buf, len);
+        return;
+    }
+    const struct wave_params *p = wave_params_of(s);
+    snprintf(buf, len, "implicit order %d: x %s, y/z %s (layer rows by the whole block%s), CPML %s", p->order,
+             wave_implicit_x_name(wave_implicit_x_of(var)), wave_implicit_yz_name(yz),
+             yz == WAVE_IMPLICIT_YZ_SCANL1 ? ", one block an SM" : "", wave_cpml_enabled(s) ? "on" : "off");
+}
+
 int bench_stencil_implicit(const struct sl_device *dev, const int *sizes, int nsizes, const int *orders, int norders,
                            int steps, int pml, bool two_d, bool nocpml_rows, double bw,
                            const struct wave_tuning *vars, int nvars,
@@ -100,7 +115,7 @@ int bench_stencil_implicit(const struct sl_device *dev, const int *sizes, int ns
                     r->size = sizes[si];
                     r->cpml = c;
                     wave_set_cpml(s, c);
-                    wave_describe_kernel(s, r->variant, sizeof r->variant);
+                    describe(s, &vars[vi], r->variant, sizeof r->variant);
                     for (int i = 0; i < 3 && rc == 0; i++)
                         rc = wave_step(s);
                     if (rc == 0)
