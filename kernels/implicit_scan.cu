@@ -147,7 +147,6 @@ int implicit_cu_sweep_x_regs(const wave_sim *s, const IArgs &A, cudaStream_t st,
 
 #define YS_CH 16
 #define YS_NC_MAX (IMPLICIT_YS_MAX / YS_CH)
-#define YS_THREADS 512 /* 32 x lanes x 16 chunks, or 16 x 32 (as the chunks kernel) */
 #define YS_WB 2        /* rows written per batch of loads */
 
 /* The carries of every x lane's chunks: SL[c][lane], SP[c][lane] hold chunk c's map in,
@@ -266,10 +265,11 @@ __device__ __forceinline__ void write_chunk(const IArgs &A, const float (&v)[YS_
  * that hold them: a line's layer rows sit in its first and last chunks, i.e. in two warps
  * of the block, which otherwise add every CPML term of the block one row after another
  * while the other warps wait at the block's end (y with CPML: 1.59 ms against 0.89
- * without, session 10).  MINB: __launch_bounds__'s blocks per SM (2: 64 registers a
- * thread, spills; 1: up to 128). */
-template <int K, int R, int AX, bool BAL, int MINB>
-__global__ void __launch_bounds__(YS_THREADS, MINB) k_sweep_scan(IArgs A, int r0, int r1)
+ * without, session 10).  NT, MINB: __launch_bounds__'s threads and blocks per SM (512 and
+ * 2: 64 registers a thread, spills; 512 and 1: up to 128; 256 and 4: 64 registers, 8 x
+ * lanes a block for lines of 512, four blocks an SM whose phases need not coincide). */
+template <int K, int R, int AX, bool BAL, int NT, int MINB>
+__global__ void __launch_bounds__(NT, MINB) k_sweep_scan(IArgs A, int r0, int r1)
 {
     __shared__ float fLP[2 * YS_NC_MAX][33], bL[YS_NC_MAX][33], bQ[YS_NC_MAX][33];
     float(*fL)[33] = fLP, (*fP)[33] = fLP + YS_NC_MAX; /* one array: BAL's layer rows span both */
@@ -377,13 +377,21 @@ __global__ void __launch_bounds__(YS_THREADS, MINB) k_sweep_scan(IArgs A, int r0
     }
 }
 
-template <int K, bool BAL, int MINB>
-static void launch_scan(const IArgs &A, dim3 grd, dim3 blk, cudaStream_t st, int ax, int r0, int r1)
+template <int K, bool BAL, int NT, int MINB>
+static int launch_scan(const IArgs &A, int nx, int no, int nc, cudaStream_t st, int ax, int r0, int r1)
 {
+    /* x lanes: as many as NT threads hold (32, 16 or 8), the chunks rounded up to whole
+     * warps for the scans' shuffles (the extra chunks: identity maps) */
+    const int w = NT / nc >= 32 ? 32 : NT / nc >= 16 ? 16 : 8;
+    const int per = 32 / w;
+    nc = (nc + per - 1) / per * per;
+    dim3 blk(w, nc), grd((nx + w - 1) / w, no);
     if (ax == 1)
-        k_sweep_scan<K, K, 1, BAL, MINB><<<grd, blk, 0, st>>>(A, r0, r1);
+        k_sweep_scan<K, K, 1, BAL, NT, MINB><<<grd, blk, 0, st>>>(A, r0, r1);
     else
-        k_sweep_scan<K, K, 2, BAL, MINB><<<grd, blk, 0, st>>>(A, r0, r1);
+        k_sweep_scan<K, K, 2, BAL, NT, MINB><<<grd, blk, 0, st>>>(A, r0, r1);
+    CUDA_TRY_LAUNCH();
+    return 0;
 }
 
 int implicit_cu_sweep_scan(const wave_sim *s, const IArgs &A, cudaStream_t st, int ax, int r0, int r1)
@@ -391,24 +399,19 @@ int implicit_cu_sweep_scan(const wave_sim *s, const IArgs &A, cudaStream_t st, i
     const int nx = A.bhi[0] - A.blo[0], no = ax == 1 ? A.bhi[2] - A.blo[2] : A.bhi[1] - A.blo[1];
     if (nx <= 0 || no <= 0 || r1 <= r0)
         return 0;
-    int nc = (r1 - r0 + YS_CH - 1) / YS_CH;
+    const int nc = (r1 - r0 + YS_CH - 1) / YS_CH;
     if (nc > YS_NC_MAX || A.ifc_out)
         return err_set(-EINVAL, "implicit: scan sweep: lines of %d rows (at most %d), or interface values", r1 - r0,
                        IMPLICIT_YS_MAX);
+    const int yz = wave_implicit_yz_of(&s->p.tuning);
     return with_r(s, [&](auto kk) {
         constexpr int KK = decltype(kk)::value;
-        const int w = YS_THREADS / nc >= 32 ? 32 : 16;
-        if (w == 16)
-            nc += nc & 1; /* whole warps for the scans' shuffles (the extra chunk: identity maps) */
-        dim3 blk(w, nc), grd((nx + w - 1) / w, no);
-        const int yz = wave_implicit_yz_of(&s->p.tuning);
         if (yz == WAVE_IMPLICIT_YZ_SCANL)
-            launch_scan<KK, true, 2>(A, grd, blk, st, ax, r0, r1);
-        else if (yz == WAVE_IMPLICIT_YZ_SCANL1)
-            launch_scan<KK, true, 1>(A, grd, blk, st, ax, r0, r1);
-        else
-            launch_scan<KK, false, 2>(A, grd, blk, st, ax, r0, r1);
-        CUDA_TRY_LAUNCH();
-        return 0;
+            return launch_scan<KK, true, 512, 2>(A, nx, no, nc, st, ax, r0, r1);
+        if (yz == WAVE_IMPLICIT_YZ_SCANL1)
+            return launch_scan<KK, true, 512, 1>(A, nx, no, nc, st, ax, r0, r1);
+        if (yz == WAVE_IMPLICIT_YZ_SCANL256)
+            return launch_scan<KK, true, 256, 4>(A, nx, no, nc, st, ax, r0, r1);
+        return launch_scan<KK, false, 512, 2>(A, nx, no, nc, st, ax, r0, r1);
     });
 }

@@ -74,7 +74,8 @@ enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_XYPIPE = 6,  /* xyfused's, persistent clusters, the next plane loaded while one is solved */
     WAVE_IMPLICIT_YZ_SCANL = 7,   /* scan's, the CPML layer rows written by the whole block (<= 512) */
     WAVE_IMPLICIT_YZ_SCANL1 = 8,  /* scanl's at one 512-thread block an SM (up to 128 registers, no spills) */
-    WAVE_IMPLICIT_YZ_N = 9,
+    WAVE_IMPLICIT_YZ_SCANL256 = 9, /* scanl's in 256-thread blocks (8 x lanes at 512 rows), four an SM */
+    WAVE_IMPLICIT_YZ_N = 10,
 };
 
 /* Whether YZ (a resolved implicit_yz) solves x and y in one kernel (xyfused, xypipe). */
@@ -119,7 +120,8 @@ const char *wave_implicit_yz_name(int yz);
  *   naive-block   WxH (W a multiple of 32, W x H <= 1024)
  *   layer-zchunk  N > 0
  *   implicit-x    thread | warp | regs
- *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe | scanl | scanl1
+ *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe | scanl | scanl1 |
+ *                 scanl256
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
 int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
 

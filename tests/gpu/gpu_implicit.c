@@ -7,7 +7,7 @@
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
  * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
  * thread, warp, regs; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe, scanl,
- * scanl1) is checked: the GPU simulation gets it, the CPU one ignores it; and lines at
+ * scanl1, scanl256) is checked: the GPU simulation gets it, the CPU one ignores it; and lines at
  * and beyond the register kernels' 512 rows (their fallbacks). */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -250,7 +250,7 @@ Test(gpu_implicit, long_lines_match_cpu_reference, .timeout = 300)
     long_case((const int[3]){520, 8, 526}, true, WAVE_IMPLICIT_YZ_MARCH, WAVE_IMPLICIT_YZ_XYFUSED);
 }
 
-/* tuning scanl / scanl1 (kernels/implicit_scan.cu: the CPML layer rows of a y/z line
+/* tuning scanl / scanl1 / scanl256 (kernels/implicit_scan.cu: the CPML layer rows of a y/z line
  * written by the whole block): the small grids of every case above (layers of 5 to 10
  * rows, free surface), y and z lines of 512 rows with 20-row layers (the benchmark's:
  * 40 layer rows a line; 20 x lanes: a block of 16 and one of 4), z lines of 511 below a
@@ -260,7 +260,7 @@ Test(gpu_implicit, scanl_matches_cpu_reference, .timeout = 300)
 {
     GPU_REQUIRED();
     const int orders[3] = {2, 8, 16};
-    for (int yz = WAVE_IMPLICIT_YZ_SCANL; yz <= WAVE_IMPLICIT_YZ_SCANL1; yz++) {
+    for (int yz = WAVE_IMPLICIT_YZ_SCANL; yz <= WAVE_IMPLICIT_YZ_SCANL256; yz++) {
         for (int x = WAVE_IMPLICIT_X_THREAD; x < WAVE_IMPLICIT_X_N; x++)
             for (int o = 0; o < 3; o++) {
                 compare_case(orders[o], true, false, false, x, yz);
@@ -310,15 +310,17 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
     const double fp = 12;
     /* the reference (thread / march), warp / chunks, warp / scan (the default), warp /
-     * scanl, regs / scanl1, regs / overlap, regs / xyfused (the cluster kernel; last) */
-    const int pairs[7][2] = {{WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
+     * scanl, regs / scanl1, warp / scanl256, regs / overlap, regs / xyfused (the cluster
+     * kernel; last) */
+    const int pairs[8][2] = {{WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_CHUNKS},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCAN},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCANL},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_SCANL1},
+                             {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCANL256},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_OVERLAP},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_XYFUSED}};
-    for (int pi = 0; pi < 7; pi++)
+    for (int pi = 0; pi < 8; pi++)
         for (int strategy = 0; strategy < 2; strategy++) {
             const int x = pairs[pi][0], yz = pairs[pi][1];
             struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
