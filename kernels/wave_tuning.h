@@ -75,7 +75,9 @@ enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_SCANL = 7,   /* scan's, the CPML layer rows written by the whole block (<= 512) */
     WAVE_IMPLICIT_YZ_SCANL1 = 8,  /* scanl's at one 512-thread block an SM (up to 128 registers, no spills) */
     WAVE_IMPLICIT_YZ_SCANL256 = 9, /* scanl's in 256-thread blocks (8 x lanes at 512 rows), four an SM */
-    WAVE_IMPLICIT_YZ_N = 10,
+    WAVE_IMPLICIT_YZ_TILE = 10,   /* scanl's, the block's p columns in a shared-memory tile (<= 512) */
+    WAVE_IMPLICIT_YZ_TILE3 = 11,  /* tile's at three 512-thread blocks an SM (40 registers) */
+    WAVE_IMPLICIT_YZ_N = 12,
 };
 
 /* Whether YZ (a resolved implicit_yz) solves x and y in one kernel (xyfused, xypipe). */
@@ -121,7 +123,7 @@ const char *wave_implicit_yz_name(int yz);
  *   layer-zchunk  N > 0
  *   implicit-x    thread | warp | regs
  *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe | scanl | scanl1 |
- *                 scanl256
+ *                 scanl256 | tile | tile3
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
 int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
 

@@ -7,7 +7,7 @@
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
  * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
  * thread, warp, regs; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe, scanl,
- * scanl1, scanl256) is checked: the GPU simulation gets it, the CPU one ignores it; and lines at
+ * scanl1, scanl256, tile, tile3) is checked: the GPU simulation gets it, the CPU one ignores it; and lines at
  * and beyond the register kernels' 512 rows (their fallbacks). */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -250,17 +250,16 @@ Test(gpu_implicit, long_lines_match_cpu_reference, .timeout = 300)
     long_case((const int[3]){520, 8, 526}, true, WAVE_IMPLICIT_YZ_MARCH, WAVE_IMPLICIT_YZ_XYFUSED);
 }
 
-/* tuning scanl / scanl1 / scanl256 (kernels/implicit_scan.cu: the CPML layer rows of a y/z line
- * written by the whole block): the small grids of every case above (layers of 5 to 10
+/* tuning scanl / scanl1 / scanl256 (kernels/implicit_scan.cu: the CPML layer rows of a
+ * y/z line written by the whole block): the small grids of every case above (layers of 5 to 10
  * rows, free surface), y and z lines of 512 rows with 20-row layers (the benchmark's:
  * 40 layer rows a line; 20 x lanes: a block of 16 and one of 4), z lines of 511 below a
  * free surface, 512-row x lines, the fallbacks beyond 512, and layers of 70 rows a line
  * (more than the block's 64: the chunks write them, as scan). */
-Test(gpu_implicit, scanl_matches_cpu_reference, .timeout = 300)
+static void layer_rows_cases(int yz_lo, int yz_hi)
 {
-    GPU_REQUIRED();
     const int orders[3] = {2, 8, 16};
-    for (int yz = WAVE_IMPLICIT_YZ_SCANL; yz <= WAVE_IMPLICIT_YZ_SCANL256; yz++) {
+    for (int yz = yz_lo; yz <= yz_hi; yz++) {
         for (int x = WAVE_IMPLICIT_X_THREAD; x < WAVE_IMPLICIT_X_N; x++)
             for (int o = 0; o < 3; o++) {
                 compare_case(orders[o], true, false, false, x, yz);
@@ -275,6 +274,20 @@ Test(gpu_implicit, scanl_matches_cpu_reference, .timeout = 300)
         long_case_pml((const int[3]){8, 472, 492}, (const int[6]){6, 6, 20, 20, 0, 20}, true, yz);
         long_case_pml((const int[3]){8, 100, 60}, (const int[6]){6, 6, 40, 30, 36, 34}, false, yz);
     }
+}
+
+Test(gpu_implicit, scanl_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    layer_rows_cases(WAVE_IMPLICIT_YZ_SCANL, WAVE_IMPLICIT_YZ_SCANL256);
+}
+
+/* tuning tile / tile3 (kernels/implicit_tile.cu: scanl's with p in a shared tile): the
+ * same cases (free surface: the tile's mirror rows; short lines: the tile's slack). */
+Test(gpu_implicit, tile_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    layer_rows_cases(WAVE_IMPLICIT_YZ_TILE, WAVE_IMPLICIT_YZ_TILE3);
 }
 
 /* tuning xyfused (kernels/implicit_xy.cu: x and y in one cluster kernel) in a test of its
@@ -310,17 +323,19 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
     const double fp = 12;
     /* the reference (thread / march), warp / chunks, warp / scan (the default), warp /
-     * scanl, regs / scanl1, warp / scanl256, regs / overlap, regs / xyfused (the cluster
-     * kernel; last) */
-    const int pairs[8][2] = {{WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
+     * scanl, regs / scanl1, warp / scanl256, warp / tile, regs / tile3, regs / overlap,
+     * regs / xyfused (the cluster kernel; last) */
+    const int pairs[10][2] = {{WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_CHUNKS},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCAN},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCANL},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_SCANL1},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCANL256},
+                             {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_TILE},
+                             {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_TILE3},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_OVERLAP},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_XYFUSED}};
-    for (int pi = 0; pi < 8; pi++)
+    for (int pi = 0; pi < 10; pi++)
         for (int strategy = 0; strategy < 2; strategy++) {
             const int x = pairs[pi][0], yz = pairs[pi][1];
             struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
