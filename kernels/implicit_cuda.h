@@ -201,6 +201,9 @@ int implicit_cu_sweep_z(const wave_sim *s, const IArgs &A, cudaStream_t st);
 #define IMPLICIT_YS_MAX 512
 int implicit_cu_sweep_x_regs(const wave_sim *s, const IArgs &A, cudaStream_t st, int r0, int r1, long long rows);
 int implicit_cu_sweep_scan(const wave_sim *s, const IArgs &A, cudaStream_t st, int ax, int r0, int r1);
+/* implicit_layers.cu (x warpl): the x CPML terms added to lap (holding the x sweep's g)
+ * over the x layers of A's box; 0 without CPML. */
+int implicit_cu_x_layers(const wave_sim *s, const IArgs &A, cudaStream_t st);
 /* implicit_tile.cu (tile, tile3): as implicit_cu_sweep_scan, lines of up to YS_MAX. */
 int implicit_cu_sweep_tile(const wave_sim *s, const IArgs &A, cudaStream_t st, int ax, int r0, int r1);
 /* implicit_xy.cu: lap = gx + gy over A's box in one kernel; -ENOTSUP (no message) where

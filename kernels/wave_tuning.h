@@ -60,7 +60,8 @@ enum wave_implicit_x {
     WAVE_IMPLICIT_X_THREAD = 1, /* one line per thread, 32 lines per block in shared memory */
     WAVE_IMPLICIT_X_WARP = 2,   /* one line per warp: each lane a chunk, the chunks linked by a warp scan */
     WAVE_IMPLICIT_X_REGS = 3,   /* warp's, 16 rows a lane in registers, the next line's loads in flight (<= 512) */
-    WAVE_IMPLICIT_X_N = 4,
+    WAVE_IMPLICIT_X_WARPL = 4,  /* warp's, the x CPML terms in a pass of their own over the x layers */
+    WAVE_IMPLICIT_X_N = 5,
 };
 
 /* tuning.implicit_yz: how the implicit operator's y and z sweeps solve their lines (CUDA). */
@@ -121,7 +122,7 @@ const char *wave_implicit_yz_name(int yz);
  *   cpml-overlap  on | off
  *   naive-block   WxH (W a multiple of 32, W x H <= 1024)
  *   layer-zchunk  N > 0
- *   implicit-x    thread | warp | regs
+ *   implicit-x    thread | warp | regs | warpl
  *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe | scanl | scanl1 |
  *                 scanl256 | tile | tile3
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */

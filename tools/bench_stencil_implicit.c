@@ -80,22 +80,25 @@ static int create(const struct sl_device *dev, int order, int size, int pml, boo
 }
 
 /* The row's variant: wave_describe_kernel's text, or for the sweeps its table does not
- * name (kernels/wave.c: implicit_yz scanl, scanl1, scanl256, tile, tile3) the tuning names. */
+ * name (kernels/wave.c: implicit_x warpl, implicit_yz scanl, scanl1, scanl256, tile,
+ * tile3) the tuning names. */
 static void describe(struct wave_sim *s, const struct wave_tuning *var, char *buf, size_t len)
 {
     const int yz = wave_implicit_yz_of(var);
-    if (yz < WAVE_IMPLICIT_YZ_SCANL) {
+    if (yz < WAVE_IMPLICIT_YZ_SCANL && wave_implicit_x_of(var) < WAVE_IMPLICIT_X_WARPL) {
         wave_describe_kernel(s, buf, len);
         return;
     }
     const struct wave_params *p = wave_params_of(s);
-    const char *how = yz == WAVE_IMPLICIT_YZ_SCANL1     ? ", one block an SM"
-                      : yz == WAVE_IMPLICIT_YZ_SCANL256 ? ", 256 threads"
-                      : yz == WAVE_IMPLICIT_YZ_TILE     ? ", p in a shared tile"
-                      : yz == WAVE_IMPLICIT_YZ_TILE3    ? ", p in a shared tile, three blocks an SM"
+    const int x = wave_implicit_x_of(var);
+    const char *how = yz == WAVE_IMPLICIT_YZ_SCANL      ? " (layer rows by the whole block)"
+                      : yz == WAVE_IMPLICIT_YZ_SCANL1   ? " (layer rows by the whole block, one block an SM)"
+                      : yz == WAVE_IMPLICIT_YZ_SCANL256 ? " (layer rows by the whole block, 256 threads)"
+                      : yz == WAVE_IMPLICIT_YZ_TILE     ? " (p in a shared tile, layer rows by the whole block)"
+                      : yz == WAVE_IMPLICIT_YZ_TILE3    ? " (p in a shared tile, layer rows by the block, 3 an SM)"
                                                         : "";
-    snprintf(buf, len, "implicit order %d: x %s, y/z %s (layer rows by the whole block%s), CPML %s", p->order,
-             wave_implicit_x_name(wave_implicit_x_of(var)), wave_implicit_yz_name(yz), how,
+    snprintf(buf, len, "implicit order %d: x %s%s, y/z %s%s, CPML %s", p->order, wave_implicit_x_name(x),
+             x == WAVE_IMPLICIT_X_WARPL ? " (x layers in a pass of their own)" : "", wave_implicit_yz_name(yz), how,
              wave_cpml_enabled(s) ? "on" : "off");
 }
 

@@ -6,7 +6,7 @@
  * whole state.  Then the strategies on the GPU: the boundary strategy's reconstruction
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
  * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
- * thread, warp, regs; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe, scanl,
+ * thread, warp, regs, warpl; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe, scanl,
  * scanl1, scanl256, tile, tile3) is checked: the GPU simulation gets it, the CPU one ignores it; and lines at
  * and beyond the register kernels' 512 rows (their fallbacks). */
 #include <criterion/criterion.h>
@@ -323,9 +323,9 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
     const double fp = 12;
     /* the reference (thread / march), warp / chunks, warp / scan (the default), warp /
-     * scanl, regs / scanl1, warp / scanl256, warp / tile, regs / tile3, regs / overlap,
-     * regs / xyfused (the cluster kernel; last) */
-    const int pairs[10][2] = {{WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
+     * scanl, regs / scanl1, warp / scanl256, warp / tile, regs / tile3, warpl / tile,
+     * regs / overlap, regs / xyfused (the cluster kernel; last) */
+    const int pairs[11][2] = {{WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_CHUNKS},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCAN},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCANL},
@@ -333,9 +333,10 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCANL256},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_TILE},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_TILE3},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILE},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_OVERLAP},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_XYFUSED}};
-    for (int pi = 0; pi < 10; pi++)
+    for (int pi = 0; pi < 11; pi++)
         for (int strategy = 0; strategy < 2; strategy++) {
             const int x = pairs[pi][0], yz = pairs[pi][1];
             struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
