@@ -5,7 +5,8 @@
  *                             [--f-peak 15] [--offset 600] [--survey 4000,4000,2000]
  *                             [--t-max 4] [--rate-n N] [--tdc none|correct|both]
  *                             [--receivers 10000] [--bands default,auto]
- *                             [--band-scale 0.9] [--device SPEC] [--json] [--verbose]
+ *                             [--band-scale 0.9] [--implicit-sweeps X/YZ] [--device SPEC]
+ *                             [--json] [--verbose]
  *
  * Table 1, the dispersion table (kernels/dispersion.h, space alone): per operator and
  * half-width the points per wavelength from which the phase-velocity error stays within
@@ -43,7 +44,9 @@
  * operator_band_auto): each candidate grid designed for the band that fmax reaches on it,
  * 2 / ppw of Nyquist times --band-scale (default OPERATOR_BAND_AUTO_SCALE), so a coarser
  * grid gets a wider band and a finer one a narrower, more accurate one.  --verbose prints
- * every candidate grid's trace error on stderr. */
+ * every candidate grid's trace error on stderr.  --implicit-sweeps X/YZ: the implicit
+ * operator's CUDA sweeps (struct wave_tuning implicit_x / implicit_yz, as seislive-bench
+ * stencil's --implicit-variants; default: the production default) for its rows. */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -59,6 +62,7 @@
 #include "kernels/stability.h"
 #include "kernels/time_dispersion.h"
 #include "kernels/wave.h"
+#include "kernels/wave_tuning.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "stream/log.h"
@@ -85,6 +89,7 @@ struct opts {
     int band_from, band_to; /* 0 default band, 1 auto */
     double band_scale;
     const char *device;
+    struct wave_tuning sweeps; /* implicit_x / implicit_yz of every simulation */
     bool json, verbose;
 };
 
@@ -149,7 +154,8 @@ static int trace_error(const struct sl_device *dev, const struct opts *o, int ki
     const int margin = 6;
     struct wave_params p = {.n = {nx + 2 * margin + 1, nyz + 2 * margin + 1, nyz + 2 * margin + 1},
                             .d = {h, h, h}, .order = order, .op = kind, .op_band = band,
-                            .pml = {PML, PML, PML, PML, PML, PML}, .pml_reflection = 1e-4, .f_ref = o->f_peak};
+                            .pml = {PML, PML, PML, PML, PML, PML}, .pml_reflection = 1e-4, .f_ref = o->f_peak,
+                            .tuning = o->sweeps};
     p.dt = *dt = cfl * stability_dt_max_op(kind, order, band, p.d, V0, false);
     const double src[3] = {margin * h, margin * h, margin * h};
     const double rec[3] = {(margin + nx) * h, (margin + nyz) * h, (margin + nyz) * h};
@@ -238,10 +244,11 @@ static int tdt_cost(size_t n, double dt, int nrec, double *sec)
 }
 
 /* Points per second of steps for operator KIND of ORDER on an N^3 grid with CPML. */
-static int step_rate(const struct sl_device *dev, int kind, int order, int n, double *rate)
+static int step_rate(const struct sl_device *dev, const struct opts *o, int kind, int order, int n, double *rate)
 {
     struct wave_params p = {.n = {n, n, n}, .d = {10, 10, 10}, .order = order, .op = kind,
-                            .pml = {PML, PML, PML, PML, PML, PML}, .pml_reflection = 1e-4, .f_ref = 10};
+                            .pml = {PML, PML, PML, PML, PML, PML}, .pml_reflection = 1e-4, .f_ref = 10,
+                            .tuning = o->sweeps};
     p.dt = 0.5 * stability_dt_max_op(kind, order, 0, p.d, V0, false);
     size_t nn = (size_t)n * n * n;
     float *v = malloc(nn * sizeof *v);
@@ -335,7 +342,7 @@ static int tradeoff(const struct opts *o, const struct sl_device *dev)
                                 w->ppw);
                         double *rate = &rates[k][o->orders[i]];
                         if (*rate == 0) {
-                            int rc = step_rate(dev, k, o->orders[i], o->rate_n, rate);
+                            int rc = step_rate(dev, o, k, o->orders[i], o->rate_n, rate);
                             if (rc < 0)
                                 return err_prefix(rc, "%s order %d step rate", operator_name(k), o->orders[i]);
                         }
@@ -509,6 +516,17 @@ int bench_dispersion(int argc, char **argv)
                 o.band_from = 0, o.band_to = 1;
             else {
                 fprintf(stderr, "bench dispersion: --bands takes default, auto or default,auto, not '%s'\n", m);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--implicit-sweeps") && more) {
+            char v[64];
+            snprintf(v, sizeof v, "%s", argv[++i]);
+            char *yz = strchr(v, '/');
+            if (yz)
+                *yz++ = 0;
+            if (!yz || wave_tuning_set(&o.sweeps, "implicit-x", v) < 0 ||
+                wave_tuning_set(&o.sweeps, "implicit-yz", yz) < 0) {
+                fprintf(stderr, "bench dispersion: --implicit-sweeps X/YZ: %s\n", yz ? err_msg() : "no '/'");
                 return 2;
             }
         } else if (!strcmp(argv[i], "--band-scale") && more)
