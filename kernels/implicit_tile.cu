@@ -47,7 +47,7 @@ static size_t tile_bytes(int m, int K, int nl)
     return (size_t)(rows + rows / 16 + 1) * nl * sizeof(float);
 }
 
-template <int K, int R, int AX, int NT, int MINB>
+template <int K, int R, int AX, int NT, int MINB, bool ASYNC>
 __global__ void __launch_bounds__(NT, MINB) k_sweep_tile(IArgs A, int r0, int r1)
 {
     extern __shared__ float tile[];
@@ -66,9 +66,25 @@ __global__ void __launch_bounds__(NT, MINB) k_sweep_tile(IArgs A, int r0, int r1
     const int m = r1 - r0;
     const int i0 = min(m, c * YS_CH);
     const int n = act ? min(m - i0, YS_CH) : 0; /* rows of this chunk (0: the identity maps) */
-    /* the tile: m + 2K rows of every lane, 4 loads in flight a thread before their stores */
-    {
-        const int lg = __ffs(nl) - 1, tot = (m + 2 * K) << lg;
+    /* the tile: m + 2K rows of every lane; ASYNC: every element a cp.async (all of a
+     * thread's in flight at once, no registers), else 4 loads in flight a thread before
+     * their stores */
+    const int lg = __ffs(nl) - 1, tot = (m + 2 * K) << lg;
+    if (ASYNC) {
+#pragma unroll 4
+        for (int e = tid; e < tot; e += nt) {
+            const int tr = e >> lg, ln = e & (nl - 1), tt = r0 - K + tr;
+            const bool in = i00 + ln < A.bhi[0];
+            const long long col = idx(A, in ? i00 + ln : A.blo[0], j, k);
+            float *dst = tile + tile_at(tr, nl, ln);
+            if (mirror && tt < 0)
+                *dst = in ? -A.p[col - (long long)tt * st] : 0.0f;
+            else
+                cp4(dst, A.p + col + (long long)tt * st, in);
+        }
+        cp_commit();
+        cp_wait<0>();
+    } else {
         for (int e0 = tid; e0 < tot; e0 += 4 * nt) {
             float val[4];
 #pragma unroll
@@ -160,7 +176,7 @@ __global__ void __launch_bounds__(NT, MINB) k_sweep_tile(IArgs A, int r0, int r1
         write_row<R, AX>(A, base + (long long)blo * st, i, j, k, blo, 0.0f, PGlobal{A.p});
 }
 
-template <int K, int NT, int MINB>
+template <int K, int NT, int MINB, bool ASYNC>
 static int launch_tile(const IArgs &A, int nx, int no, int nc, cudaStream_t st, int ax, int r0, int r1)
 {
     const int w = NT / nc >= 32 ? 32 : NT / nc >= 16 ? 16 : 8;
@@ -168,7 +184,7 @@ static int launch_tile(const IArgs &A, int nx, int no, int nc, cudaStream_t st, 
     nc = (nc + per - 1) / per * per;
     const size_t shmem = tile_bytes(r1 - r0, K, w);
     dim3 blk(w, nc), grd((nx + w - 1) / w, no);
-    auto kern = ax == 1 ? k_sweep_tile<K, K, 1, NT, MINB> : k_sweep_tile<K, K, 2, NT, MINB>;
+    auto kern = ax == 1 ? k_sweep_tile<K, K, 1, NT, MINB, ASYNC> : k_sweep_tile<K, K, 2, NT, MINB, ASYNC>;
     CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem));
     kern<<<grd, blk, shmem, st>>>(A, r0, r1);
     CUDA_TRY_LAUNCH();
@@ -186,10 +202,11 @@ int implicit_cu_sweep_tile(const wave_sim *s, const IArgs &A, cudaStream_t st, i
                        IMPLICIT_YS_MAX);
     if (A.cpml && A.m.pml[2 * ax] + A.m.pml[2 * ax + 1] > TILE_LAY_MAX)
         return implicit_cu_sweep_scan(s, A, st, ax, r0, r1); /* its chunks add the CPML terms */
-    const bool three = wave_implicit_yz_of(&s->p.tuning) == WAVE_IMPLICIT_YZ_TILE3;
+    const int yz = wave_implicit_yz_of(&s->p.tuning);
     return with_r(s, [&](auto kk) {
         constexpr int KK = decltype(kk)::value;
-        return three ? launch_tile<KK, 512, 3>(A, nx, no, nc, st, ax, r0, r1)
-                     : launch_tile<KK, 512, 2>(A, nx, no, nc, st, ax, r0, r1);
+        return yz == WAVE_IMPLICIT_YZ_TILE3   ? launch_tile<KK, 512, 3, false>(A, nx, no, nc, st, ax, r0, r1)
+               : yz == WAVE_IMPLICIT_YZ_TILEA ? launch_tile<KK, 512, 2, true>(A, nx, no, nc, st, ax, r0, r1)
+                                              : launch_tile<KK, 512, 2, false>(A, nx, no, nc, st, ax, r0, r1);
     });
 }

@@ -78,7 +78,8 @@ enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_SCANL256 = 9, /* scanl's in 256-thread blocks (8 x lanes at 512 rows), four an SM */
     WAVE_IMPLICIT_YZ_TILE = 10,   /* scanl's, the block's p columns in a shared-memory tile (<= 512) */
     WAVE_IMPLICIT_YZ_TILE3 = 11,  /* tile's at three 512-thread blocks an SM (40 registers) */
-    WAVE_IMPLICIT_YZ_N = 12,
+    WAVE_IMPLICIT_YZ_TILEA = 12,  /* tile's, the tile copied by cp.async (all of a thread's copies in flight) */
+    WAVE_IMPLICIT_YZ_N = 13,
 };
 
 /* Whether YZ (a resolved implicit_yz) solves x and y in one kernel (xyfused, xypipe). */
@@ -89,12 +90,13 @@ static inline bool wave_implicit_yz_is_xy(int yz)
 
 /* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
  * GPU timings say so.  Measured on the H100, 512^3, order 8, side by side in one run
- * (docs/operators.md, 2026-11-24, session 9, batch 2): warp/scan 3.17 ms per step without
- * CPML, 4.59 with (warp/chunks, the default before: 3.97 / 5.98; regs/scan 3.16 / 4.69;
- * regs/chunks 3.96 / 6.08; xyfused 3.51 / 8.05; xypipe 3.78 / 8.55): warp/scan, the
- * fastest with CPML and within 0.3 % of the fastest without. */
-#define WAVE_IMPLICIT_X_PROD WAVE_IMPLICIT_X_WARP
-#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_SCAN
+ * (docs/operators.md, 2026-11-24, session 11, batch 2): warpl/tile 4.021 ms per step with
+ * CPML, 3.127 without (warp/scan, the default before: 4.588 / 3.176; warp/tile 4.116 /
+ * 3.127; warp/tile3 4.380 / 3.583; warpl/scan 4.496 / 3.175), the fastest with and
+ * without CPML; correct against the CPU reference (tests/gpu/gpu_implicit.c, 2.6e-7).
+ * Before (session 9): warp/scan, 3.17 / 4.59 (warp/chunks 3.97 / 5.98). */
+#define WAVE_IMPLICIT_X_PROD WAVE_IMPLICIT_X_WARPL
+#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_TILE
 static inline int wave_implicit_x_of(const struct wave_tuning *t)
 {
     return t->implicit_x ? t->implicit_x : WAVE_IMPLICIT_X_PROD;
@@ -124,7 +126,7 @@ const char *wave_implicit_yz_name(int yz);
  *   layer-zchunk  N > 0
  *   implicit-x    thread | warp | regs | warpl
  *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe | scanl | scanl1 |
- *                 scanl256 | tile | tile3
+ *                 scanl256 | tile | tile3 | tilea
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
 int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
 

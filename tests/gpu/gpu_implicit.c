@@ -7,7 +7,7 @@
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
  * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
  * thread, warp, regs, warpl; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe, scanl,
- * scanl1, scanl256, tile, tile3) is checked: the GPU simulation gets it, the CPU one ignores it; and lines at
+ * scanl1, scanl256, tile, tile3, tilea) is checked: the GPU simulation gets it, the CPU one ignores it; and lines at
  * and beyond the register kernels' 512 rows (their fallbacks). */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -282,12 +282,13 @@ Test(gpu_implicit, scanl_matches_cpu_reference, .timeout = 300)
     layer_rows_cases(WAVE_IMPLICIT_YZ_SCANL, WAVE_IMPLICIT_YZ_SCANL256);
 }
 
-/* tuning tile / tile3 (kernels/implicit_tile.cu: scanl's with p in a shared tile): the
- * same cases (free surface: the tile's mirror rows; short lines: the tile's slack). */
+/* tuning tile / tile3 / tilea (kernels/implicit_tile.cu: scanl's with p in a shared
+ * tile): the same cases (free surface: the tile's mirror rows; short lines: the tile's
+ * slack). */
 Test(gpu_implicit, tile_matches_cpu_reference, .timeout = 300)
 {
     GPU_REQUIRED();
-    layer_rows_cases(WAVE_IMPLICIT_YZ_TILE, WAVE_IMPLICIT_YZ_TILE3);
+    layer_rows_cases(WAVE_IMPLICIT_YZ_TILE, WAVE_IMPLICIT_YZ_TILEA);
 }
 
 /* tuning xyfused (kernels/implicit_xy.cu: x and y in one cluster kernel) in a test of its
@@ -322,10 +323,12 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
     struct sl_device gpu;
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
     const double fp = 12;
-    /* the reference (thread / march), warp / chunks, warp / scan (the default), warp /
-     * scanl, regs / scanl1, warp / scanl256, warp / tile, regs / tile3, warpl / tile,
-     * regs / overlap, regs / xyfused (the cluster kernel; last) */
-    const int pairs[11][2] = {{WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
+    /* the production default (0 / 0), the reference (thread / march), warp / chunks, warp /
+     * scan (the default before), warp / scanl, regs / scanl1, warp / scanl256, warp / tile,
+     * regs / tile3, warpl / tile (the default's), warpl / tilea, regs / overlap, regs /
+     * xyfused (the cluster kernel; last) */
+    const int pairs[13][2] = {{0, 0},
+                             {WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_CHUNKS},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCAN},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCANL},
@@ -334,9 +337,10 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_TILE},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_TILE3},
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILE},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEA},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_OVERLAP},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_XYFUSED}};
-    for (int pi = 0; pi < 11; pi++)
+    for (int pi = 0; pi < 13; pi++)
         for (int strategy = 0; strategy < 2; strategy++) {
             const int x = pairs[pi][0], yz = pairs[pi][1];
             struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
@@ -391,7 +395,8 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
             cr_assert_eq(wave_copy_out(s, false, back), 0);
             double e = test_rel_l2_f32(back, snap, nn);
             fprintf(stderr, "gpu implicit: %s strategy, x %s yz %s, %d steps back: rel L2 %.3g\n",
-                    ns ? "boundary" : "random", wave_implicit_x_name(x), wave_implicit_yz_name(yz), N - 1 - M, e);
+                    ns ? "boundary" : "random", x ? wave_implicit_x_name(x) : "default",
+                    yz ? wave_implicit_yz_name(yz) : "default", N - 1 - M, e);
             cr_assert_lt(e, 1e-4);
             if (strips)
                 dev_free(&gpu, strips);
