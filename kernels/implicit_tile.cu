@@ -10,7 +10,9 @@
  *   - the halo rows are read once per block, not by both neighbouring chunks;
  *   - the z sweep's writes take p from the tile, not again from L2.
  * tile: two 512-thread blocks an SM (64 registers); tile3: three (40 registers: 48
- * warps an SM, each block's load, solve and write phases less often in step).
+ * warps an SM, each block's load, solve and write phases less often in step); tilea:
+ * tile's, the tile copied by cp.async; tileb: tilea's without the L2 prefetch of the
+ * write phase's rows (the z sweep's L2 was 87 % busy with it, session 11).
  *
  * The tile: row tr (line row r0 - K + tr) of x lane l at (tr + tr / 16) x NL + l (NL x
  * lanes): a chunk's rows start 17 rows after the chunk's before, so the 2 or 4 chunks of
@@ -47,7 +49,7 @@ static size_t tile_bytes(int m, int K, int nl)
     return (size_t)(rows + rows / 16 + 1) * nl * sizeof(float);
 }
 
-template <int K, int R, int AX, int NT, int MINB, bool ASYNC>
+template <int K, int R, int AX, int NT, int MINB, bool ASYNC, bool PF>
 __global__ void __launch_bounds__(NT, MINB) k_sweep_tile(IArgs A, int r0, int r1)
 {
     extern __shared__ float tile[];
@@ -115,7 +117,7 @@ __global__ void __launch_bounds__(NT, MINB) k_sweep_tile(IArgs A, int r0, int r1
         sinv[t] = A.inv[t];
         scp[t] = A.cp[t];
     }
-    {
+    if (PF) { /* the write phase's rows into L2 now (scan's; tileb: not, L2 has less to do) */
         const bool pl = !A.first && !(AX == 1 && A.lap2);
         for (int u = 0; u < n; u++) {
             const long long cix = base + (long long)(r0 + i0 + u) * st;
@@ -176,7 +178,7 @@ __global__ void __launch_bounds__(NT, MINB) k_sweep_tile(IArgs A, int r0, int r1
         write_row<R, AX>(A, base + (long long)blo * st, i, j, k, blo, 0.0f, PGlobal{A.p});
 }
 
-template <int K, int NT, int MINB, bool ASYNC>
+template <int K, int NT, int MINB, bool ASYNC, bool PF>
 static int launch_tile(const IArgs &A, int nx, int no, int nc, cudaStream_t st, int ax, int r0, int r1)
 {
     const int w = NT / nc >= 32 ? 32 : NT / nc >= 16 ? 16 : 8;
@@ -184,7 +186,7 @@ static int launch_tile(const IArgs &A, int nx, int no, int nc, cudaStream_t st, 
     nc = (nc + per - 1) / per * per;
     const size_t shmem = tile_bytes(r1 - r0, K, w);
     dim3 blk(w, nc), grd((nx + w - 1) / w, no);
-    auto kern = ax == 1 ? k_sweep_tile<K, K, 1, NT, MINB, ASYNC> : k_sweep_tile<K, K, 2, NT, MINB, ASYNC>;
+    auto kern = ax == 1 ? k_sweep_tile<K, K, 1, NT, MINB, ASYNC, PF> : k_sweep_tile<K, K, 2, NT, MINB, ASYNC, PF>;
     CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem));
     kern<<<grd, blk, shmem, st>>>(A, r0, r1);
     CUDA_TRY_LAUNCH();
@@ -205,8 +207,9 @@ int implicit_cu_sweep_tile(const wave_sim *s, const IArgs &A, cudaStream_t st, i
     const int yz = wave_implicit_yz_of(&s->p.tuning);
     return with_r(s, [&](auto kk) {
         constexpr int KK = decltype(kk)::value;
-        return yz == WAVE_IMPLICIT_YZ_TILE3   ? launch_tile<KK, 512, 3, false>(A, nx, no, nc, st, ax, r0, r1)
-               : yz == WAVE_IMPLICIT_YZ_TILEA ? launch_tile<KK, 512, 2, true>(A, nx, no, nc, st, ax, r0, r1)
-                                              : launch_tile<KK, 512, 2, false>(A, nx, no, nc, st, ax, r0, r1);
+        return yz == WAVE_IMPLICIT_YZ_TILE3   ? launch_tile<KK, 512, 3, false, true>(A, nx, no, nc, st, ax, r0, r1)
+               : yz == WAVE_IMPLICIT_YZ_TILEA ? launch_tile<KK, 512, 2, true, true>(A, nx, no, nc, st, ax, r0, r1)
+               : yz == WAVE_IMPLICIT_YZ_TILEB ? launch_tile<KK, 512, 2, true, false>(A, nx, no, nc, st, ax, r0, r1)
+                                              : launch_tile<KK, 512, 2, false, true>(A, nx, no, nc, st, ax, r0, r1);
     });
 }

@@ -79,7 +79,8 @@ enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_TILE = 10,   /* scanl's, the block's p columns in a shared-memory tile (<= 512) */
     WAVE_IMPLICIT_YZ_TILE3 = 11,  /* tile's at three 512-thread blocks an SM (40 registers) */
     WAVE_IMPLICIT_YZ_TILEA = 12,  /* tile's, the tile copied by cp.async (all of a thread's copies in flight) */
-    WAVE_IMPLICIT_YZ_N = 13,
+    WAVE_IMPLICIT_YZ_TILEB = 13,  /* tilea's without the L2 prefetch of the rows the writes read */
+    WAVE_IMPLICIT_YZ_N = 14,
 };
 
 /* Whether YZ (a resolved implicit_yz) solves x and y in one kernel (xyfused, xypipe). */
@@ -126,7 +127,7 @@ const char *wave_implicit_yz_name(int yz);
  *   layer-zchunk  N > 0
  *   implicit-x    thread | warp | regs | warpl
  *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe | scanl | scanl1 |
- *                 scanl256 | tile | tile3 | tilea
+ *                 scanl256 | tile | tile3 | tilea | tileb
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
 int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
 

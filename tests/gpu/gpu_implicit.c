@@ -7,7 +7,7 @@
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
  * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
  * thread, warp, regs, warpl; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe, scanl,
- * scanl1, scanl256, tile, tile3, tilea) is checked: the GPU simulation gets it, the CPU one ignores it; and lines at
+ * scanl1, scanl256, tile, tile3, tilea, tileb) is checked: the GPU simulation gets it, the CPU one ignores it; and lines at
  * and beyond the register kernels' 512 rows (their fallbacks). */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -282,13 +282,13 @@ Test(gpu_implicit, scanl_matches_cpu_reference, .timeout = 300)
     layer_rows_cases(WAVE_IMPLICIT_YZ_SCANL, WAVE_IMPLICIT_YZ_SCANL256);
 }
 
-/* tuning tile / tile3 / tilea (kernels/implicit_tile.cu: scanl's with p in a shared
+/* tuning tile / tile3 / tilea / tileb (kernels/implicit_tile.cu: scanl's with p in a shared
  * tile): the same cases (free surface: the tile's mirror rows; short lines: the tile's
  * slack). */
 Test(gpu_implicit, tile_matches_cpu_reference, .timeout = 300)
 {
     GPU_REQUIRED();
-    layer_rows_cases(WAVE_IMPLICIT_YZ_TILE, WAVE_IMPLICIT_YZ_TILEA);
+    layer_rows_cases(WAVE_IMPLICIT_YZ_TILE, WAVE_IMPLICIT_YZ_TILEB);
 }
 
 /* tuning xyfused (kernels/implicit_xy.cu: x and y in one cluster kernel) in a test of its
