@@ -12,7 +12,9 @@
  * tile: two 512-thread blocks an SM (64 registers); tile3: three (40 registers: 48
  * warps an SM, each block's load, solve and write phases less often in step); tilea:
  * tile's, the tile copied by cp.async; tileb: tilea's without the L2 prefetch of the
- * write phase's rows (the z sweep's L2 was 87 % busy with it, session 11).
+ * write phase's rows (the z sweep's L2 was 87 % busy with it, session 11); tilem: tilea's
+ * with the y sweep at three blocks an SM (40 registers: tile3 made y faster, 1.20 against
+ * 1.36 ms with CPML, and z slower, spilling: z stays at two).
  *
  * The tile: row tr (line row r0 - K + tr) of x lane l at (tr + tr / 16) x NL + l (NL x
  * lanes): a chunk's rows start 17 rows after the chunk's before, so the 2 or 4 chunks of
@@ -207,8 +209,11 @@ int implicit_cu_sweep_tile(const wave_sim *s, const IArgs &A, cudaStream_t st, i
     const int yz = wave_implicit_yz_of(&s->p.tuning);
     return with_r(s, [&](auto kk) {
         constexpr int KK = decltype(kk)::value;
+        if (yz == WAVE_IMPLICIT_YZ_TILEM && ax == 1)
+            return launch_tile<KK, 512, 3, true, true>(A, nx, no, nc, st, ax, r0, r1);
         return yz == WAVE_IMPLICIT_YZ_TILE3   ? launch_tile<KK, 512, 3, false, true>(A, nx, no, nc, st, ax, r0, r1)
-               : yz == WAVE_IMPLICIT_YZ_TILEA ? launch_tile<KK, 512, 2, true, true>(A, nx, no, nc, st, ax, r0, r1)
+               : yz == WAVE_IMPLICIT_YZ_TILEA || yz == WAVE_IMPLICIT_YZ_TILEM
+                   ? launch_tile<KK, 512, 2, true, true>(A, nx, no, nc, st, ax, r0, r1)
                : yz == WAVE_IMPLICIT_YZ_TILEB ? launch_tile<KK, 512, 2, true, false>(A, nx, no, nc, st, ax, r0, r1)
                                               : launch_tile<KK, 512, 2, false, true>(A, nx, no, nc, st, ax, r0, r1);
     });

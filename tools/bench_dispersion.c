@@ -296,6 +296,7 @@ struct row {
     double cfl, band, band_req; /* band: the design band of the row's grid (0: taylor); band_req: as asked
                                    (0: the default) */
     double ppw, h, dt, err, rate, shot_s, work, tdt_s;
+    double prop_s; /* the steps alone (survey points x steps / rate): time per shot without the host's transforms */
     long grid[3], steps;
     bool met, coarsest; /* coarsest: met at the coarsest grid tried (it may allow a coarser one) */
 };
@@ -356,7 +357,7 @@ static int tradeoff(const struct opts *o, const struct sl_device *dev)
                         const double dt = w->cfl * stability_dt_max_op(k, o->orders[i], w->band_req, hh, V0, false);
                         w->steps = (long)ceil(o->t_max / dt);
                         w->work = pts * (double)w->steps;
-                        w->shot_s = w->work / w->rate;
+                        w->shot_s = w->prop_s = w->work / w->rate;
                         if (tdc && w->met) {
                             int rc = tdt_cost((size_t)w->steps + 1, dt, o->receivers, &w->tdt_s);
                             if (rc < 0)
@@ -372,6 +373,7 @@ static int tradeoff(const struct opts *o, const struct sl_device *dev)
             (best < 0 || rows[i].shot_s < rows[best].shot_s))
             best = i;
     const double bref = best >= 0 ? rows[best].shot_s : NAN, brefw = best >= 0 ? rows[best].work : NAN;
+    const double bprop = best >= 0 ? rows[best].prop_s : NAN;
     char dev_name[128];
     snprintf(dev_name, sizeof dev_name, "%s", dev->kind == SL_DEVICE_CUDA ? "GPU" : "CPU");
     if (!o->json) {
@@ -386,8 +388,9 @@ static int tradeoff(const struct opts *o, const struct sl_device *dev)
             printf("Reference: taylor 8 reaches the target in no row here (n/a).\n\n");
         printf("| operator | order | band | cfl | time dispersion | ppw at fmax | h (m) | trace rel L2 | dt (ms) | "
                "survey grid | steps | tdt (s) | work (Gpt-steps) | work vs best taylor 8 | Mpts/s | "
-               "time per shot (s) | vs best taylor 8 | vs taylor 8 same cfl + correction |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+               "time per shot (s) | vs best taylor 8 | vs taylor 8 same cfl + correction | steps alone (s) | "
+               "steps alone vs best taylor 8 |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (int i = 0; i < nr; i++) {
             const struct row *w = &rows[i];
             const char *td = w->tdc ? "corrected" : "none";
@@ -401,7 +404,7 @@ static int tradeoff(const struct opts *o, const struct sl_device *dev)
                 else
                     snprintf(e, sizeof e, "%.3g %% at %.1f ppw", 100 * w->err, w->ppw);
                 printf("| %s | %d | %s | %g | %s | not reached (> %.1f) | n/a | %s | n/a | n/a | n/a | n/a | n/a | "
-                       "n/a | %.1f | n/a | n/a | n/a |\n",
+                       "n/a | %.1f | n/a | n/a | n/a | n/a | n/a |\n",
                        operator_name(w->kind), w->order, band, w->cfl, td, w->ppw, e, w->rate / 1e6);
                 continue;
             }
@@ -416,10 +419,10 @@ static int tradeoff(const struct opts *o, const struct sl_device *dev)
             if (!isnan(same))
                 snprintf(vs, sizeof vs, "%.2fx", same / w->shot_s);
             printf("| %s | %d | %s | %g | %s | %s%.1f | %.2f | %.3g %% | %.3f | %ld x %ld x %ld | %ld | %s | %.4g | "
-                   "%.2fx | %.1f | %.4g | %.2fx | %s |\n",
+                   "%.2fx | %.1f | %.4g | %.2fx | %s | %.4g | %.2fx |\n",
                    operator_name(w->kind), w->order, band, w->cfl, td, w->coarsest ? "<= " : "", w->ppw, w->h,
                    100 * w->err, 1e3 * w->dt, w->grid[0], w->grid[1], w->grid[2], w->steps, tds, w->work / 1e9,
-                   brefw / w->work, w->rate / 1e6, w->shot_s, bref / w->shot_s, vs);
+                   brefw / w->work, w->rate / 1e6, w->shot_s, bref / w->shot_s, vs, w->prop_s, bprop / w->prop_s);
         }
         printf("\n(ppw: the coarsest of 2.0, 2.2, 2.4, 2.6, ..., 8 points per wavelength at fmax whose trace meets the target, "
                "the same criterion for every row; \"<= 2.0\": met at the coarsest tried; \"not reached\": the error "
@@ -427,7 +430,8 @@ static int tradeoff(const struct opts *o, const struct sl_device *dev)
                "forward-transformed and inverse-transformed after, as [propagator] time_dispersion = \"correct\" "
                "does; tdt: the host's time for the transforms of a shot of %d traces, included in the time per shot "
                "and, as point-steps at the step rate, in the work.  vs: how many times less work / faster than Taylor "
-               "8th order; work = survey grid points x steps, free of the timing noise of a shared machine)\n",
+               "8th order; work = survey grid points x steps, free of the timing noise of a shared machine; steps "
+               "alone: the time per shot without the host's transforms, survey points x steps / step rate)\n",
                o->receivers);
     } else {
         printf("\"tradeoff\": {\"device\": \"%s\", \"target\": %g, \"receivers\": %d, \"rows\": [", dev_name,
@@ -437,11 +441,11 @@ static int tradeoff(const struct opts *o, const struct sl_device *dev)
             printf("%s{\"operator\": \"%s\", \"order\": %d, \"band\": %.4f, \"band_auto\": %s, \"cfl\": %g, "
                    "\"time_dispersion\": \"%s\", "
                    "\"met\": %s, \"ppw\": %.2f, \"h\": %.4f, \"err\": %.5g, \"dt\": %.6g, \"steps\": %ld, "
-                   "\"tdt_s\": %.6g, \"work\": %.6g, \"rate\": %.6g, \"shot_s\": %.6g}",
+                   "\"tdt_s\": %.6g, \"work\": %.6g, \"rate\": %.6g, \"shot_s\": %.6g, \"steps_s\": %.6g}",
                    i ? ", " : "", operator_name(w->kind), w->order, w->band, w->bauto ? "true" : "false", w->cfl,
                    w->tdc ? "correct" : "none",
                    w->met ? "true" : "false", w->ppw, w->h, isinf(w->err) ? -1.0 : w->err, w->dt, w->steps, w->tdt_s,
-                   w->work, w->rate, w->shot_s);
+                   w->work, w->rate, w->shot_s, w->prop_s);
         }
         printf("]}}\n");
     }

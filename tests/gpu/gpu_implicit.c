@@ -6,8 +6,9 @@
  * whole state.  Then the strategies on the GPU: the boundary strategy's reconstruction
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
  * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
- * thread, warp, regs, warpl; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe, scanl,
- * scanl1, scanl256, tile, tile3, tilea, tileb) is checked: the GPU simulation gets it, the CPU one ignores it; and lines at
+ * thread, warp, regs, warpl; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe,
+ * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem) is checked: the GPU
+ * simulation gets it, the CPU one ignores it; and lines at
  * and beyond the register kernels' 512 rows (their fallbacks). */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -291,6 +292,13 @@ Test(gpu_implicit, tile_matches_cpu_reference, .timeout = 300)
     layer_rows_cases(WAVE_IMPLICIT_YZ_TILE, WAVE_IMPLICIT_YZ_TILEB);
 }
 
+/* tuning tilem (tilea's y sweep at three blocks an SM): the same cases. */
+Test(gpu_implicit, tilem_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    layer_rows_cases(WAVE_IMPLICIT_YZ_TILEM, WAVE_IMPLICIT_YZ_TILEM);
+}
+
 /* tuning xyfused (kernels/implicit_xy.cu: x and y in one cluster kernel) in a test of its
  * own, so that the others report whatever it does: the small grids of every case above
  * (clusters of 2 blocks), x lines of 512 (every lane full) and 532 (the sequential
@@ -325,9 +333,9 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
     const double fp = 12;
     /* the production default (0 / 0), the reference (thread / march), warp / chunks, warp /
      * scan (the default before), warp / scanl, regs / scanl1, warp / scanl256, warp / tile,
-     * regs / tile3, warpl / tile (the default's), warpl / tilea, regs / overlap, regs /
-     * xyfused (the cluster kernel; last) */
-    const int pairs[13][2] = {{0, 0},
+     * regs / tile3, warpl / tile, warpl / tilea (the default's), warpl / tilem, regs /
+     * overlap, regs / xyfused (the cluster kernel; last) */
+    const int pairs[14][2] = {{0, 0},
                              {WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_CHUNKS},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCAN},
@@ -338,9 +346,10 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_TILE3},
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILE},
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEA},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEM},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_OVERLAP},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_XYFUSED}};
-    for (int pi = 0; pi < 13; pi++)
+    for (int pi = 0; pi < 14; pi++)
         for (int strategy = 0; strategy < 2; strategy++) {
             const int x = pairs[pi][0], yz = pairs[pi][1];
             struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
