@@ -101,8 +101,8 @@ double operator_default_band(int kind, int order);
  * ends at fmax), within [OPERATOR_BAND_AUTO_MIN, OPERATOR_BAND_AUTO_MAX].  NAN for
  * arguments that are not positive.  SCALE = OPERATOR_BAND_AUTO_SCALE, measured with
  * seislive-bench dispersion (docs/operators.md): the band ends at 0.9 fmax (a Ricker's
- * spectrum there is 9 % of its peak); 0.85 to 0.925 pass the same grids, 1 and wider
- * bands fail them (a wider band costs accuracy where the wavelet's energy lies). */
+ * spectrum there is 9 % of its peak); 0.85 to 0.925 pass the same grids, 0.95 and wider
+ * fail them (a wider band costs accuracy where the wavelet's energy lies), 0.8 too. */
 #define OPERATOR_BAND_AUTO_MIN 0.1
 #define OPERATOR_BAND_AUTO_MAX 0.95
 #define OPERATOR_BAND_AUTO_SCALE 0.9
