@@ -14,7 +14,8 @@
  * tile's, the tile copied by cp.async; tileb: tilea's without the L2 prefetch of the
  * write phase's rows (the z sweep's L2 was 87 % busy with it, session 11); tilem: tilea's
  * with the y sweep at three blocks an SM (40 registers: tile3 made y faster, 1.20 against
- * 1.36 ms with CPML, and z slower, spilling: z stays at two).
+ * 1.36 ms with CPML, and z slower, spilling: z stays at two); tilez: tilem's with z at
+ * three blocks too, its writes one row at a time (fewer registers than two rows' loads).
  *
  * The tile: row tr (line row r0 - K + tr) of x lane l at (tr + tr / 16) x NL + l (NL x
  * lanes): a chunk's rows start 17 rows after the chunk's before, so the 2 or 4 chunks of
@@ -51,7 +52,7 @@ static size_t tile_bytes(int m, int K, int nl)
     return (size_t)(rows + rows / 16 + 1) * nl * sizeof(float);
 }
 
-template <int K, int R, int AX, int NT, int MINB, bool ASYNC, bool PF>
+template <int K, int R, int AX, int NT, int MINB, bool ASYNC, bool PF, int WB>
 __global__ void __launch_bounds__(NT, MINB) k_sweep_tile(IArgs A, int r0, int r1)
 {
     extern __shared__ float tile[];
@@ -152,7 +153,7 @@ __global__ void __launch_bounds__(NT, MINB) k_sweep_tile(IArgs A, int r0, int r1
     /* the chunks write the rows between the layers, without CPML terms (none there) */
     const LayerRows lay = layer_rows<AX>(A, r0, r1, blo, bhi);
     if (act)
-        write_chunk<R, AX, PTile, false>(A, v, base, st, i, j, k, r0 + i0, n, A.cpml ? lay.a1 : blo,
+        write_chunk<R, AX, PTile, false, WB>(A, v, base, st, i, j, k, r0 + i0, n, A.cpml ? lay.a1 : blo,
                                          A.cpml ? lay.h0 : bhi, PTile{tile, nl, lane, K - r0});
     if (A.cpml) { /* the same in every thread */
         /* the layer rows' g into the carries' arrays (free once every chunk has its
@@ -180,7 +181,7 @@ __global__ void __launch_bounds__(NT, MINB) k_sweep_tile(IArgs A, int r0, int r1
         write_row<R, AX>(A, base + (long long)blo * st, i, j, k, blo, 0.0f, PGlobal{A.p});
 }
 
-template <int K, int NT, int MINB, bool ASYNC, bool PF>
+template <int K, int NT, int MINB, bool ASYNC, bool PF, int WB = YS_WB>
 static int launch_tile(const IArgs &A, int nx, int no, int nc, cudaStream_t st, int ax, int r0, int r1)
 {
     const int w = NT / nc >= 32 ? 32 : NT / nc >= 16 ? 16 : 8;
@@ -188,7 +189,8 @@ static int launch_tile(const IArgs &A, int nx, int no, int nc, cudaStream_t st, 
     nc = (nc + per - 1) / per * per;
     const size_t shmem = tile_bytes(r1 - r0, K, w);
     dim3 blk(w, nc), grd((nx + w - 1) / w, no);
-    auto kern = ax == 1 ? k_sweep_tile<K, K, 1, NT, MINB, ASYNC, PF> : k_sweep_tile<K, K, 2, NT, MINB, ASYNC, PF>;
+    auto kern = ax == 1 ? k_sweep_tile<K, K, 1, NT, MINB, ASYNC, PF, WB>
+                        : k_sweep_tile<K, K, 2, NT, MINB, ASYNC, PF, WB>;
     CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem));
     kern<<<grd, blk, shmem, st>>>(A, r0, r1);
     CUDA_TRY_LAUNCH();
@@ -209,8 +211,10 @@ int implicit_cu_sweep_tile(const wave_sim *s, const IArgs &A, cudaStream_t st, i
     const int yz = wave_implicit_yz_of(&s->p.tuning);
     return with_r(s, [&](auto kk) {
         constexpr int KK = decltype(kk)::value;
-        if (yz == WAVE_IMPLICIT_YZ_TILEM && ax == 1)
+        if ((yz == WAVE_IMPLICIT_YZ_TILEM || yz == WAVE_IMPLICIT_YZ_TILEZ) && ax == 1)
             return launch_tile<KK, 512, 3, true, true>(A, nx, no, nc, st, ax, r0, r1);
+        if (yz == WAVE_IMPLICIT_YZ_TILEZ)
+            return launch_tile<KK, 512, 3, true, true, 1>(A, nx, no, nc, st, ax, r0, r1);
         return yz == WAVE_IMPLICIT_YZ_TILE3   ? launch_tile<KK, 512, 3, false, true>(A, nx, no, nc, st, ax, r0, r1)
                : yz == WAVE_IMPLICIT_YZ_TILEA || yz == WAVE_IMPLICIT_YZ_TILEM
                    ? launch_tile<KK, 512, 2, true, true>(A, nx, no, nc, st, ax, r0, r1)

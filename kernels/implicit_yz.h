@@ -86,20 +86,20 @@ __device__ __forceinline__ void write_row(const IArgs &A, long long cix, int i, 
 }
 
 /* Write the N rows of a chunk from row T0 (its g in V) that lie in [BLO, BHI) (the box's
- * rows; BAL: those between the layers, whose rows the block writes), YS_WB at a time,
+ * rows; BAL: those between the layers, whose rows the block writes), WB at a time,
  * the loads of a batch issued before any of its stores (one row at a time, a row's loads
  * wait for the store before, which the compiler cannot prove apart: a memory round trip
  * a row); z: p from PS.  CP false: without the CPML terms (rows outside the layers). */
-template <int R, int AX, class PS, bool CP = true>
+template <int R, int AX, class PS, bool CP = true, int WB = YS_WB>
 __device__ __forceinline__ void write_chunk(const IArgs &A, const float (&v)[YS_CH], long long base, long long st,
                                             int i, int j, int k, int t0, int n, int blo, int bhi, const PS &ps)
 {
     const bool rd_lap = !A.first && !(AX == 1 && A.lap2);
 #pragma unroll
-    for (int h = 0; h < YS_CH; h += YS_WB) {
-        float la[YS_WB], qa[YS_WB], va[YS_WB], l2[YS_WB], pa[YS_WB];
+    for (int h = 0; h < YS_CH; h += WB) {
+        float la[WB], qa[WB], va[WB], l2[WB], pa[WB];
 #pragma unroll
-        for (int u = 0; u < YS_WB; u++) {
+        for (int u = 0; u < WB; u++) {
             const int t = t0 + h + u;
             const bool in = h + u < n && t >= blo && t < bhi;
             const long long cix = base + (long long)t * st;
@@ -111,7 +111,7 @@ __device__ __forceinline__ void write_chunk(const IArgs &A, const float (&v)[YS_
             l2[u] = AX == 2 && in && A.lap2 ? A.lap2[cix] : 0.0f;
         }
 #pragma unroll
-        for (int u = 0; u < YS_WB; u++) {
+        for (int u = 0; u < WB; u++) {
             const int t = t0 + h + u;
             if (!(h + u < n && t >= blo && t < bhi))
                 continue;

@@ -81,7 +81,8 @@ enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_TILEA = 12,  /* tile's, the tile copied by cp.async (all of a thread's copies in flight) */
     WAVE_IMPLICIT_YZ_TILEB = 13,  /* tilea's without the L2 prefetch of the rows the writes read */
     WAVE_IMPLICIT_YZ_TILEM = 14,  /* tilea's, the y sweep at three blocks an SM (z at two) */
-    WAVE_IMPLICIT_YZ_N = 15,
+    WAVE_IMPLICIT_YZ_TILEZ = 15,  /* tilem's, z at three blocks too (writes a row at a time) */
+    WAVE_IMPLICIT_YZ_N = 16,
 };
 
 /* Whether YZ (a resolved implicit_yz) solves x and y in one kernel (xyfused, xypipe). */
@@ -92,15 +93,15 @@ static inline bool wave_implicit_yz_is_xy(int yz)
 
 /* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
  * GPU timings say so.  Measured on the H100, 512^3, order 8, side by side in one run
- * (docs/operators.md, 2026-11-24, session 11, batch 3): warpl/tilea 3.917 ms per step
- * with CPML, 3.030 without (warp/scan, the default before: 4.610 / 3.206, main's build
- * 4.605 / 3.202; warpl/tile 4.023 / 3.127; warp/tilea 4.008 / 3.030), the fastest with
- * and without CPML; correct against the CPU reference (tests/gpu/gpu_implicit.c, 2.6e-7;
- * the strategies 6.4e-6).  Batch 2: warpl/tile 4.021 / 3.127 against warp/scan 4.588 /
- * 3.176 (warp/tile 4.116 / 3.127, warp/tile3 4.380 / 3.583, warpl/scan 4.496 / 3.175).
- * Before (session 9): warp/scan, 4.59 / 3.17 (warp/chunks 5.98 / 3.97). */
+ * (docs/operators.md, 2026-11-24, session 11, batch 4): warpl/tilem 3.781 ms per step
+ * with CPML, 3.007 without (warpl/tilea 3.913 / 3.031; warp/scan, the default before,
+ * 4.584 / 3.177, main's build 4.585 / 3.172; warpl/tileb 4.223 / 3.206), the fastest
+ * with and without CPML; correct against the CPU reference (tests/gpu/gpu_implicit.c,
+ * 2.6e-7; the strategies 6.4e-6).  Batch 3: warpl/tilea 3.917 / 3.030 (warpl/tile 4.023
+ * / 3.127, warp/tilea 4.008 / 3.030, warp/scan 4.610 / 3.206).  Before (session 9):
+ * warp/scan, 4.59 / 3.17 (warp/chunks 5.98 / 3.97). */
 #define WAVE_IMPLICIT_X_PROD WAVE_IMPLICIT_X_WARPL
-#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_TILEA
+#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_TILEM
 static inline int wave_implicit_x_of(const struct wave_tuning *t)
 {
     return t->implicit_x ? t->implicit_x : WAVE_IMPLICIT_X_PROD;
@@ -130,7 +131,7 @@ const char *wave_implicit_yz_name(int yz);
  *   layer-zchunk  N > 0
  *   implicit-x    thread | warp | regs | warpl
  *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe | scanl | scanl1 |
- *                 scanl256 | tile | tile3 | tilea | tileb | tilem
+ *                 scanl256 | tile | tile3 | tilea | tileb | tilem | tilez
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
 int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
 

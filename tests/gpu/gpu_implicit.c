@@ -7,7 +7,7 @@
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
  * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
  * thread, warp, regs, warpl; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe,
- * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem) is checked: the GPU
+ * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez) is checked: the GPU
  * simulation gets it, the CPU one ignores it; and lines at
  * and beyond the register kernels' 512 rows (their fallbacks). */
 #include <criterion/criterion.h>
@@ -292,11 +292,12 @@ Test(gpu_implicit, tile_matches_cpu_reference, .timeout = 300)
     layer_rows_cases(WAVE_IMPLICIT_YZ_TILE, WAVE_IMPLICIT_YZ_TILEB);
 }
 
-/* tuning tilem (tilea's y sweep at three blocks an SM): the same cases. */
+/* tuning tilem, tilez (tilea's y sweep, and tilez's z, at three blocks an SM): the same
+ * cases. */
 Test(gpu_implicit, tilem_matches_cpu_reference, .timeout = 300)
 {
     GPU_REQUIRED();
-    layer_rows_cases(WAVE_IMPLICIT_YZ_TILEM, WAVE_IMPLICIT_YZ_TILEM);
+    layer_rows_cases(WAVE_IMPLICIT_YZ_TILEM, WAVE_IMPLICIT_YZ_TILEZ);
 }
 
 /* tuning xyfused (kernels/implicit_xy.cu: x and y in one cluster kernel) in a test of its
@@ -333,7 +334,7 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
     const double fp = 12;
     /* the production default (0 / 0), the reference (thread / march), warp / chunks, warp /
      * scan (the default before), warp / scanl, regs / scanl1, warp / scanl256, warp / tile,
-     * regs / tile3, warpl / tile, warpl / tilea (the default's), warpl / tilem, regs /
+     * regs / tile3, warpl / tile, warpl / tilea, warpl / tilem (the default's), regs /
      * overlap, regs / xyfused (the cluster kernel; last) */
     const int pairs[14][2] = {{0, 0},
                              {WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
