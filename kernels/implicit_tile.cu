@@ -1,4 +1,5 @@
-/* implicit_tile — the y and z sweeps of tuning implicit_yz = tile / tile3: scanl's blocks
+/* implicit_tile — the y and z sweeps of tuning implicit_yz = tile, tile3, tilea, tileb,
+ * tilem (the default) and tilez: scanl's blocks
  * (kernels/implicit_scan.cu: whole lines, a thread per chunk of 16 rows, the chunks'
  * carries by warp scans, the CPML layer rows written by the whole block), with the
  * block's columns of p copied once into shared memory: a tile of the line's rows and K
