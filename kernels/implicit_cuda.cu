@@ -152,7 +152,7 @@ static int sweeps(const wave_sim *s, IArgs &A, cudaStream_t st)
     int rc;
     if (overlap_xy(s, A))
         return sweeps_overlap(s, A, st);
-    if (wave_implicit_yz_of(&s->p.tuning) >= WAVE_IMPLICIT_YZ_XYFUSED) {
+    if (wave_implicit_yz_is_xy(wave_implicit_yz_of(&s->p.tuning))) {
         A.first = true;
         rc = implicit_cu_sweep_xy(s, A, st);
         if (rc != -ENOTSUP) {
@@ -260,7 +260,7 @@ extern "C" int implicit_cu_sweep_times(struct wave_sim *s, int reps, double ms[5
     CUDA_TRY(cudaEventCreate(&e0));
     CUDA_TRY(cudaEventCreate(&e1));
     int rc = 0;
-    const bool xy = wave_implicit_yz_of(&s->p.tuning) >= WAVE_IMPLICIT_YZ_XYFUSED;
+    const bool xy = wave_implicit_yz_is_xy(wave_implicit_yz_of(&s->p.tuning));
     for (int part = 0; part < 5 && rc == 0; part++) {
         ms[part] = 0;
         if ((part == 0 && !cpml) || (part == 2 && wave_is_2d(s)) || (part == 4 && !xy))

@@ -101,10 +101,11 @@ struct Sh {
 };
 
 /* Forward pass 1 over the rows u < N of a chunk: V[u] = r (the right-hand side from the
- * field window FW, FW[u + K] = f at row u), and the map d -> L + P d.  FIRST / LAST: row u
- * is the line's row 0 / m - 1 (the closures GA, GB). */
-template <int CH, int K, class IV>
-__device__ __forceinline__ void chunk_forward_map(const float (&fw)[CH + 2 * K], const float *c, float b, int n,
+ * field window FW, FW[u + K] = f at row u: a register array, or a functor reading a
+ * block's tile), and the map d -> L + P d.  FIRST / LAST: row u is the line's row 0 /
+ * m - 1 (the closures GA, GB). */
+template <int CH, int K, class FW, class IV>
+__device__ __forceinline__ void chunk_forward_map(const FW &fw, const float *c, float b, int n,
                                                   int first_u, int last_u, float ga, float gb, const IV &iv,
                                                   float (&v)[CH], float &L, float &P)
 {
@@ -200,6 +201,11 @@ int implicit_cu_sweep_z(const wave_sim *s, const IArgs &A, cudaStream_t st);
 #define IMPLICIT_YS_MAX 512
 int implicit_cu_sweep_x_regs(const wave_sim *s, const IArgs &A, cudaStream_t st, int r0, int r1, long long rows);
 int implicit_cu_sweep_scan(const wave_sim *s, const IArgs &A, cudaStream_t st, int ax, int r0, int r1);
+/* implicit_layers.cu (x warpl): the x CPML terms added to lap (holding the x sweep's g)
+ * over the x layers of A's box; 0 without CPML. */
+int implicit_cu_x_layers(const wave_sim *s, const IArgs &A, cudaStream_t st);
+/* implicit_tile.cu (tile, tile3): as implicit_cu_sweep_scan, lines of up to YS_MAX. */
+int implicit_cu_sweep_tile(const wave_sim *s, const IArgs &A, cudaStream_t st, int ax, int r0, int r1);
 /* implicit_xy.cu: lap = gx + gy over A's box in one kernel; -ENOTSUP (no message) where
  * it does not run (2D, interface values, lines over 512, no sm_90 cluster): the caller
  * runs the sequential sweeps. */

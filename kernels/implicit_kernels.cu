@@ -504,9 +504,16 @@ int implicit_cu_sweep_x(const wave_sim *s, const IArgs &A, cudaStream_t st)
     if (r1 <= r0 || rows <= 0)
         return 0;
     const int xv = wave_implicit_x_of(&s->p.tuning);
+    if (xv == WAVE_IMPLICIT_X_WARPL && A.cpml && A.first && !A.ifc_out) {
+        /* the sweep writes g alone, the layers' pass adds the CPML terms (implicit_layers.cu) */
+        IArgs G = A;
+        G.cpml = false;
+        const int rc = sweep_x_warp(s, G, st, r0, r1, rows);
+        return rc < 0 ? rc : implicit_cu_x_layers(s, A, st);
+    }
     if (xv == WAVE_IMPLICIT_X_REGS && r1 - r0 <= IMPLICIT_XR_MAX)
         return implicit_cu_sweep_x_regs(s, A, st, r0, r1, rows);
-    if (xv == WAVE_IMPLICIT_X_WARP || xv == WAVE_IMPLICIT_X_REGS) /* regs: longer lines */
+    if (xv == WAVE_IMPLICIT_X_WARP || xv == WAVE_IMPLICIT_X_REGS || xv == WAVE_IMPLICIT_X_WARPL) /* regs: longer */
         return sweep_x_warp(s, A, st, r0, r1, rows);
     int pitch = r1 - r0 + 2 * K;
     pitch |= 1; /* odd: the 32 lines of a block fall in 32 different banks */
@@ -535,7 +542,10 @@ static int sweep_march(const wave_sim *s, const IArgs &A, cudaStream_t st)
         return 0;
     const int nc = (r1 - r0 + YZ_CH - 1) / YZ_CH;
     const int yzv = wave_implicit_yz_of(&s->p.tuning);
-    if (yzv >= WAVE_IMPLICIT_YZ_SCAN && !A.ifc_out && r1 - r0 <= IMPLICIT_YS_MAX) /* scan, overlap, xy* */
+    const bool tile = yzv >= WAVE_IMPLICIT_YZ_TILE && yzv <= WAVE_IMPLICIT_YZ_TILEZ;
+    if (tile && !A.ifc_out && r1 - r0 <= IMPLICIT_YS_MAX)
+        return implicit_cu_sweep_tile(s, A, st, AX, r0, r1);
+    if (yzv >= WAVE_IMPLICIT_YZ_SCAN && !A.ifc_out && r1 - r0 <= IMPLICIT_YS_MAX) /* scan*, overlap, xy* */
         return implicit_cu_sweep_scan(s, A, st, AX, r0, r1);
     if (yzv == WAVE_IMPLICIT_YZ_CHUNKS && !A.ifc_out && nc <= YZ_NC_MAX)
         return with_r(s, [&](auto kk) {

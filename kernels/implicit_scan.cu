@@ -26,6 +26,7 @@
  *             With lap2 (tuning overlap) the y sweep writes its own field (no lap read)
  *             while the x sweep runs on the second stream, and z adds both. */
 #include "kernels/implicit_cuda.h"
+#include "kernels/implicit_yz.h"
 
 /* ---- x: one line per warp in registers ---------------------------------------------------- */
 
@@ -145,31 +146,19 @@ int implicit_cu_sweep_x_regs(const wave_sim *s, const IArgs &A, cudaStream_t st,
 
 /* ---- y and z: register chunks, the carries by a warp scan --------------------------------- */
 
-#define YS_CH 16
-#define YS_NC_MAX (IMPLICIT_YS_MAX / YS_CH)
-#define YS_THREADS 512 /* 32 x lanes x 16 chunks, or 16 x 32 (as the chunks kernel) */
-#define YS_WB 2        /* rows written per batch of loads */
-
-/* The carries of every x lane's chunks: SL[c][lane], SP[c][lane] hold chunk c's map in,
- * SL[c][lane] the carry into chunk c out.  A warp per x lane (looping when there are more
- * lanes than warps), a chunk per thread of it. */
-template <bool UP>
-__device__ __forceinline__ void block_carries(float (*sL)[33], float (*sP)[33], int nl, int nc)
+/* BAL (tuning scanl): the CPML layer rows are written by the whole block after the solve
+ * (their g through shared memory, a layer row and x lane per thread), not by the chunks
+ * that hold them: a line's layer rows sit in its first and last chunks, i.e. in two warps
+ * of the block, which otherwise add every CPML term of the block one row after another
+ * while the other warps wait at the block's end (y with CPML: 1.59 ms against 0.89
+ * without, session 10).  NT, MINB: __launch_bounds__'s threads and blocks per SM (512 and
+ * 2: 64 registers a thread, spills; 512 and 1: up to 128; 256 and 4: 64 registers, 8 x
+ * lanes a block for lines of 512, four blocks an SM whose phases need not coincide). */
+template <int K, int R, int AX, bool BAL, int NT, int MINB>
+__global__ void __launch_bounds__(NT, MINB) k_sweep_scan(IArgs A, int r0, int r1)
 {
-    const int t = threadIdx.y * blockDim.x + threadIdx.x, tl = t & 31;
-    const int nw = (blockDim.x * blockDim.y) >> 5;
-    for (int col = t >> 5; col < nl; col += nw) {
-        const float L = tl < nc ? sL[tl][col] : 0.0f, P = tl < nc ? sP[tl][col] : 1.0f;
-        const float c = warp_carry<UP>(L, P, tl);
-        if (tl < nc)
-            sL[tl][col] = c;
-    }
-}
-
-template <int K, int R, int AX>
-__global__ void __launch_bounds__(YS_THREADS, 2) k_sweep_scan(IArgs A, int r0, int r1)
-{
-    __shared__ float fL[YS_NC_MAX][33], fP[YS_NC_MAX][33], bL[YS_NC_MAX][33], bQ[YS_NC_MAX][33];
+    __shared__ float fLP[2 * YS_NC_MAX][33], bL[YS_NC_MAX][33], bQ[YS_NC_MAX][33];
+    float(*fL)[33] = fLP, (*fP)[33] = fLP + YS_NC_MAX; /* one array: BAL's layer rows span both */
     __shared__ float sinv[IMPLICIT_YS_MAX], scp[IMPLICIT_YS_MAX];
     const int lane = threadIdx.x, c = threadIdx.y, nl = blockDim.x, nc = blockDim.y;
     const int i = A.blo[0] + (int)(blockIdx.x * blockDim.x) + lane;
@@ -232,66 +221,63 @@ __global__ void __launch_bounds__(YS_THREADS, 2) k_sweep_scan(IArgs A, int r0, i
     block_carries<false>(bL, bQ, nl, nc);
     __syncthreads();
     chunk_backward<YS_CH>(v, n, cq, bL[c][lane]);
-    if (!act)
-        return;
-    /* write the rows of the box: this chunk's, YS_WB at a time, the loads of a batch
-     * issued before any of its stores (one row at a time, a row's loads wait for the
-     * store before, which the compiler cannot prove apart: a memory round trip a row) */
     const int blo = AX == 1 ? A.blo[1] : A.blo[2], bhi = AX == 1 ? A.bhi[1] : A.bhi[2];
-    const bool rd_lap = !A.first && !(AX == 1 && A.lap2);
+    /* BAL: the layer rows' g into fL / fP (free since the forward carries were read); the
+     * chunks then write the rows between the layers, [a1, h0) */
+    int wlo = blo, whi = bhi;
+    bool bal = false; /* the same in every thread */
+    if (BAL && A.cpml) {
+        const LayerRows lay = layer_rows<AX>(A, r0, r1, blo, bhi);
+        bal = lay.n > 0 && lay.n <= YS_LAY_MAX;
+        if (bal) {
 #pragma unroll
-    for (int h = 0; h < YS_CH; h += YS_WB) {
-        float la[YS_WB], qa[YS_WB], va[YS_WB], l2[YS_WB], pa[YS_WB];
-#pragma unroll
-        for (int u = 0; u < YS_WB; u++) {
-            const int t = r0 + i0 + h + u;
-            const bool in = h + u < n && t >= blo && t < bhi;
-            const long long cix = base + (long long)t * st;
-            la[u] = in && rd_lap ? A.lap[cix] : 0.0f;
-            qa[u] = AX == 2 && in ? A.q[cix] : 0.0f;
-            va[u] = AX == 2 && in ? A.vel[cix] : 0.0f;
-            pa[u] = AX == 2 && in ? A.p[cix] : 0.0f; /* again (L2): the registers of the window are the loads' */
-            l2[u] = AX == 2 && in && A.lap2 ? A.lap2[cix] : 0.0f;
-        }
-#pragma unroll
-        for (int u = 0; u < YS_WB; u++) {
-            const int t = r0 + i0 + h + u;
-            if (!(h + u < n && t >= blo && t < bhi))
-                continue;
-            float gv = v[h + u];
-            const int jj = AX == 1 ? t : j, kk = AX == 2 ? t : k;
-            if (A.cpml)
-                gv = cpml_term<AX, R>(A, i, jj, kk, gv);
-            const long long cix = base + (long long)t * st;
-            if (AX == 2) {
-                const float lap = (A.first ? gv : la[u] + gv) + l2[u]; /* l2: 0 without lap2 (exact) */
-                A.q[cix] = 2.0f * pa[u] - qa[u] + va[u] * lap;
-            } else if (A.lap2) {
-                ((float *)A.lap2)[cix] = gv; /* overlap: y's own field (the x sweep writes lap meanwhile) */
-            } else {
-                A.lap[cix] = A.first ? gv : la[u] + gv;
+            for (int u = 0; u < YS_CH; u++) {
+                const int li = lay.index(r0 + i0 + u);
+                if (u < n && li >= 0)
+                    fLP[li][lane] = v[u];
             }
+            wlo = lay.a1;
+            whi = lay.h0;
         }
     }
-    /* chunk 0: the surface row before r0 (mirror: r0 = 1), where g = 0 */
-    if (c == 0 && blo < r0 && blo < bhi) {
-        const int t = blo;
-        float gv = 0.0f;
-        const int jj = AX == 1 ? t : j, kk = AX == 2 ? t : k;
-        if (A.cpml)
-            gv = cpml_term<AX, R>(A, i, jj, kk, gv);
-        const long long cix = base + (long long)t * st;
-        if (AX == 2) {
-            float lap = A.first ? gv : A.lap[cix] + gv;
-            if (A.lap2)
-                lap += A.lap2[cix];
-            A.q[cix] = 2.0f * A.p[cix] - A.q[cix] + A.vel[cix] * lap;
-        } else if (A.lap2) {
-            ((float *)A.lap2)[cix] = gv;
-        } else {
-            A.lap[cix] = A.first ? gv : A.lap[cix] + gv;
-        }
+    if (bal)
+        __syncthreads();
+    if (act) {
+        write_chunk<R, AX>(A, v, base, st, i, j, k, r0 + i0, n, wlo, whi, PGlobal{A.p});
+        /* chunk 0: the surface row before r0 (mirror: r0 = 1), where g = 0 */
+        if (c == 0 && blo < r0 && blo < bhi)
+            write_row<R, AX>(A, base + (long long)blo * st, i, j, k, blo, 0.0f, PGlobal{A.p});
     }
+    if (!bal)
+        return;
+    /* BAL: the layer rows, a (row, x lane) per thread, consecutive threads along x */
+    const LayerRows lay = layer_rows<AX>(A, r0, r1, blo, bhi);
+    const int nt = blockDim.x * blockDim.y, i00 = A.blo[0] + (int)(blockIdx.x * blockDim.x);
+    for (int e = threadIdx.y * blockDim.x + threadIdx.x; e < lay.n * nl; e += nt) {
+        const int li = e / nl, ln = e - li * nl, ii = i00 + ln;
+        if (ii >= A.bhi[0])
+            continue;
+        const int t = li < lay.nlo ? lay.a0 + li : lay.h0 + li - lay.nlo;
+        const long long cix = idx(A, ii, AX == 1 ? t : j, AX == 2 ? t : k);
+        write_row<R, AX>(A, cix, ii, j, k, t, fLP[li][ln], PGlobal{A.p});
+    }
+}
+
+template <int K, bool BAL, int NT, int MINB>
+static int launch_scan(const IArgs &A, int nx, int no, int nc, cudaStream_t st, int ax, int r0, int r1)
+{
+    /* x lanes: as many as NT threads hold (32, 16 or 8), the chunks rounded up to whole
+     * warps for the scans' shuffles (the extra chunks: identity maps) */
+    const int w = NT / nc >= 32 ? 32 : NT / nc >= 16 ? 16 : 8;
+    const int per = 32 / w;
+    nc = (nc + per - 1) / per * per;
+    dim3 blk(w, nc), grd((nx + w - 1) / w, no);
+    if (ax == 1)
+        k_sweep_scan<K, K, 1, BAL, NT, MINB><<<grd, blk, 0, st>>>(A, r0, r1);
+    else
+        k_sweep_scan<K, K, 2, BAL, NT, MINB><<<grd, blk, 0, st>>>(A, r0, r1);
+    CUDA_TRY_LAUNCH();
+    return 0;
 }
 
 int implicit_cu_sweep_scan(const wave_sim *s, const IArgs &A, cudaStream_t st, int ax, int r0, int r1)
@@ -299,21 +285,19 @@ int implicit_cu_sweep_scan(const wave_sim *s, const IArgs &A, cudaStream_t st, i
     const int nx = A.bhi[0] - A.blo[0], no = ax == 1 ? A.bhi[2] - A.blo[2] : A.bhi[1] - A.blo[1];
     if (nx <= 0 || no <= 0 || r1 <= r0)
         return 0;
-    int nc = (r1 - r0 + YS_CH - 1) / YS_CH;
+    const int nc = (r1 - r0 + YS_CH - 1) / YS_CH;
     if (nc > YS_NC_MAX || A.ifc_out)
         return err_set(-EINVAL, "implicit: scan sweep: lines of %d rows (at most %d), or interface values", r1 - r0,
                        IMPLICIT_YS_MAX);
+    const int yz = wave_implicit_yz_of(&s->p.tuning);
     return with_r(s, [&](auto kk) {
         constexpr int KK = decltype(kk)::value;
-        const int w = YS_THREADS / nc >= 32 ? 32 : 16;
-        if (w == 16)
-            nc += nc & 1; /* whole warps for the scans' shuffles (the extra chunk: identity maps) */
-        dim3 blk(w, nc), grd((nx + w - 1) / w, no);
-        if (ax == 1)
-            k_sweep_scan<KK, KK, 1><<<grd, blk, 0, st>>>(A, r0, r1);
-        else
-            k_sweep_scan<KK, KK, 2><<<grd, blk, 0, st>>>(A, r0, r1);
-        CUDA_TRY_LAUNCH();
-        return 0;
+        if (yz == WAVE_IMPLICIT_YZ_SCANL)
+            return launch_scan<KK, true, 512, 2>(A, nx, no, nc, st, ax, r0, r1);
+        if (yz == WAVE_IMPLICIT_YZ_SCANL1)
+            return launch_scan<KK, true, 512, 1>(A, nx, no, nc, st, ax, r0, r1);
+        if (yz == WAVE_IMPLICIT_YZ_SCANL256)
+            return launch_scan<KK, true, 256, 4>(A, nx, no, nc, st, ax, r0, r1);
+        return launch_scan<KK, false, 512, 2>(A, nx, no, nc, st, ax, r0, r1);
     });
 }

@@ -194,6 +194,16 @@ double operator_default_band(int kind, int order)
     return lo;
 }
 
+double operator_band_auto(double fmax, double vmin, double h, double scale)
+{
+    if (!(fmax > 0 && vmin > 0 && h > 0 && scale > 0))
+        return NAN;
+    const double b = scale * 2.0 * h * fmax / vmin;
+    return b < OPERATOR_BAND_AUTO_MIN   ? OPERATOR_BAND_AUTO_MIN
+           : b > OPERATOR_BAND_AUTO_MAX ? OPERATOR_BAND_AUTO_MAX
+                                        : b;
+}
+
 /* The designs made so far (few: one per order and band a run uses), newest first. */
 #define CACHE 16
 static struct operator_coeffs cache[CACHE];

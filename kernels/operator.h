@@ -95,6 +95,19 @@ double operator_vscale(int kind, int order, double band);
 /* The band the default of KIND, ORDER resolves to (NAN for taylor / implicit). */
 double operator_default_band(int kind, int order);
 
+/* The band "auto" designs for (optimized, implicit): the fraction of the Nyquist
+ * wavenumber that a wave of frequency FMAX reaches at velocity VMIN on spacing H (the
+ * coarsest axis), 2 h fmax / vmin = 2 / (points per wavelength), times SCALE (1: the band
+ * ends at fmax), within [OPERATOR_BAND_AUTO_MIN, OPERATOR_BAND_AUTO_MAX].  NAN for
+ * arguments that are not positive.  SCALE = OPERATOR_BAND_AUTO_SCALE, measured with
+ * seislive-bench dispersion (docs/operators.md): the band ends at 0.9 fmax (a Ricker's
+ * spectrum there is 9 % of its peak); 0.85 to 0.925 pass the same grids, 0.95 and wider
+ * fail them (a wider band costs accuracy where the wavelet's energy lies), 0.8 too. */
+#define OPERATOR_BAND_AUTO_MIN 0.1
+#define OPERATOR_BAND_AUTO_MAX 0.95
+#define OPERATOR_BAND_AUTO_SCALE 0.9
+double operator_band_auto(double fmax, double vmin, double h, double scale);
+
 /* "taylor", "optimized", "implicit" or "?". */
 const char *operator_name(int kind);
 

@@ -11,8 +11,11 @@
 static const char *const tile_names[WAVE_TILE_N] = {NULL, "16x1", "8x1", "8x2", "4x4", "8x4"};
 static const char *const pipe_names[WAVE_PIPE_N] = {NULL, "ring", "regs"};
 static const char *const cpml_names[WAVE_CPML_N] = {NULL, "split", "fused", "lines", "ring"};
-static const char *const implicit_x_names[WAVE_IMPLICIT_X_N] = {NULL, "thread", "warp", "regs"};
-static const char *const implicit_yz_names[WAVE_IMPLICIT_YZ_N] = {NULL, "march", "chunks", "scan", "overlap", "xyfused", "xypipe"};
+static const char *const implicit_x_names[WAVE_IMPLICIT_X_N] = {NULL, "thread", "warp", "regs", "warpl"};
+static const char *const implicit_yz_names[WAVE_IMPLICIT_YZ_N] = {NULL,      "march",  "chunks", "scan",  "overlap",
+                                                                   "xyfused", "xypipe", "scanl",  "scanl1",
+                                                                   "scanl256", "tile",   "tile3",  "tilea",
+                                                                   "tileb",    "tilem",  "tilez"};
 
 const char *wave_tile_name(int tile) { return tile > 0 && tile < WAVE_TILE_N ? tile_names[tile] : NULL; }
 const char *wave_pipe_name(int pipe) { return pipe > 0 && pipe < WAVE_PIPE_N ? pipe_names[pipe] : NULL; }
@@ -109,9 +112,13 @@ int wave_tuning_check(const struct wave_tuning *t, int kernel)
     if (t->layer_zchunk < 0)
         return err_set(-EINVAL, "wave tuning: layer_zchunk %d: 0 or > 0", t->layer_zchunk);
     if (t->implicit_x < 0 || t->implicit_x >= WAVE_IMPLICIT_X_N)
-        return err_set(-EINVAL, "wave tuning: implicit_x %d: 0, 1 (thread), 2 (warp) or 3 (regs)", t->implicit_x);
+        return err_set(-EINVAL, "wave tuning: implicit_x %d: 0, 1 (thread), 2 (warp), 3 (regs) or 4 (warpl)",
+                       t->implicit_x);
     if (t->implicit_yz < 0 || t->implicit_yz >= WAVE_IMPLICIT_YZ_N)
-        return err_set(-EINVAL, "wave tuning: implicit_yz %d: 0, 1 (march), 2 (chunks), 3 (scan), 4 (overlap), 5 (xyfused) or 6 (xypipe)", t->implicit_yz);
+        return err_set(-EINVAL, "wave tuning: implicit_yz %d: 0, 1 (march), 2 (chunks), 3 (scan), 4 (overlap), "
+                                "5 (xyfused), 6 (xypipe), 7 (scanl), 8 (scanl1), 9 (scanl256), 10 (tile), "
+                                "11 (tile3), 12 (tilea), 13 (tileb), 14 (tilem) or 15 (tilez)",
+                       t->implicit_yz);
     const int w = t->naive_block[0], h = t->naive_block[1];
     if ((w || h) && !naive_block_ok(w, h))
         return err_set(-EINVAL, "wave tuning: naive_block %dx%d: W a multiple of 32, W x H <= 1024 (or 0x0)", w, h);

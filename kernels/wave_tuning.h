@@ -60,7 +60,8 @@ enum wave_implicit_x {
     WAVE_IMPLICIT_X_THREAD = 1, /* one line per thread, 32 lines per block in shared memory */
     WAVE_IMPLICIT_X_WARP = 2,   /* one line per warp: each lane a chunk, the chunks linked by a warp scan */
     WAVE_IMPLICIT_X_REGS = 3,   /* warp's, 16 rows a lane in registers, the next line's loads in flight (<= 512) */
-    WAVE_IMPLICIT_X_N = 4,
+    WAVE_IMPLICIT_X_WARPL = 4,  /* warp's, the x CPML terms in a pass of their own over the x layers */
+    WAVE_IMPLICIT_X_N = 5,
 };
 
 /* tuning.implicit_yz: how the implicit operator's y and z sweeps solve their lines (CUDA). */
@@ -72,17 +73,35 @@ enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_OVERLAP = 4, /* scan's, and the x sweep beside the y sweep (a second stream, own fields) */
     WAVE_IMPLICIT_YZ_XYFUSED = 5, /* x and y solved in one kernel through a cluster's shared memory, z scan */
     WAVE_IMPLICIT_YZ_XYPIPE = 6,  /* xyfused's, persistent clusters, the next plane loaded while one is solved */
-    WAVE_IMPLICIT_YZ_N = 7,
+    WAVE_IMPLICIT_YZ_SCANL = 7,   /* scan's, the CPML layer rows written by the whole block (<= 512) */
+    WAVE_IMPLICIT_YZ_SCANL1 = 8,  /* scanl's at one 512-thread block an SM (up to 128 registers, no spills) */
+    WAVE_IMPLICIT_YZ_SCANL256 = 9, /* scanl's in 256-thread blocks (8 x lanes at 512 rows), four an SM */
+    WAVE_IMPLICIT_YZ_TILE = 10,   /* scanl's, the block's p columns in a shared-memory tile (<= 512) */
+    WAVE_IMPLICIT_YZ_TILE3 = 11,  /* tile's at three 512-thread blocks an SM (40 registers) */
+    WAVE_IMPLICIT_YZ_TILEA = 12,  /* tile's, the tile copied by cp.async (all of a thread's copies in flight) */
+    WAVE_IMPLICIT_YZ_TILEB = 13,  /* tilea's without the L2 prefetch of the rows the writes read */
+    WAVE_IMPLICIT_YZ_TILEM = 14,  /* tilea's, the y sweep at three blocks an SM (z at two) */
+    WAVE_IMPLICIT_YZ_TILEZ = 15,  /* tilem's, z at three blocks too (writes a row at a time) */
+    WAVE_IMPLICIT_YZ_N = 16,
 };
+
+/* Whether YZ (a resolved implicit_yz) solves x and y in one kernel (xyfused, xypipe). */
+static inline bool wave_implicit_yz_is_xy(int yz)
+{
+    return yz == WAVE_IMPLICIT_YZ_XYFUSED || yz == WAVE_IMPLICIT_YZ_XYPIPE;
+}
 
 /* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
  * GPU timings say so.  Measured on the H100, 512^3, order 8, side by side in one run
- * (docs/operators.md, 2026-11-24, session 9, batch 2): warp/scan 3.17 ms per step without
- * CPML, 4.59 with (warp/chunks, the default before: 3.97 / 5.98; regs/scan 3.16 / 4.69;
- * regs/chunks 3.96 / 6.08; xyfused 3.51 / 8.05; xypipe 3.78 / 8.55): warp/scan, the
- * fastest with CPML and within 0.3 % of the fastest without. */
-#define WAVE_IMPLICIT_X_PROD WAVE_IMPLICIT_X_WARP
-#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_SCAN
+ * (docs/operators.md, 2026-11-24, session 11, batch 4): warpl/tilem 3.781 ms per step
+ * with CPML, 3.007 without (warpl/tilea 3.913 / 3.031; warp/scan, the default before,
+ * 4.584 / 3.177, main's build 4.585 / 3.172; warpl/tileb 4.223 / 3.206), the fastest
+ * with and without CPML; correct against the CPU reference (tests/gpu/gpu_implicit.c,
+ * 2.6e-7; the strategies 6.4e-6).  Batch 3: warpl/tilea 3.917 / 3.030 (warpl/tile 4.023
+ * / 3.127, warp/tilea 4.008 / 3.030, warp/scan 4.610 / 3.206).  Before (session 9):
+ * warp/scan, 4.59 / 3.17 (warp/chunks 5.98 / 3.97). */
+#define WAVE_IMPLICIT_X_PROD WAVE_IMPLICIT_X_WARPL
+#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_TILEM
 static inline int wave_implicit_x_of(const struct wave_tuning *t)
 {
     return t->implicit_x ? t->implicit_x : WAVE_IMPLICIT_X_PROD;
@@ -110,8 +129,9 @@ const char *wave_implicit_yz_name(int yz);
  *   cpml-overlap  on | off
  *   naive-block   WxH (W a multiple of 32, W x H <= 1024)
  *   layer-zchunk  N > 0
- *   implicit-x    thread | warp | regs
- *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe
+ *   implicit-x    thread | warp | regs | warpl
+ *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe | scanl | scanl1 |
+ *                 scanl256 | tile | tile3 | tilea | tileb | tilem | tilez
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
 int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
 

@@ -4,7 +4,9 @@
  *   seislive-bench dispersion [--orders 2,4,...,16] [--target 0.01] [--cfl 0.9,0.2]
  *                             [--f-peak 15] [--offset 600] [--survey 4000,4000,2000]
  *                             [--t-max 4] [--rate-n N] [--tdc none|correct|both]
- *                             [--receivers 10000] [--device SPEC] [--json]
+ *                             [--receivers 10000] [--bands default,auto]
+ *                             [--band-scale 0.9] [--implicit-sweeps X/YZ] [--device SPEC]
+ *                             [--json] [--verbose]
  *
  * Table 1, the dispersion table (kernels/dispersion.h, space alone): per operator and
  * half-width the points per wavelength from which the phase-velocity error stays within
@@ -35,7 +37,16 @@
  * job, timed here), and their work adds that time as point-steps at the row's step rate.
  * The comparison columns are against Taylor 8th order: at its best setting in the table
  * (the fastest row of it that meets the target, any cfl, corrected or not) and at the
- * same cfl and correction. */
+ * same cfl and correction.
+ *
+ * --bands default,auto (default: default) runs the optimized and implicit rows with their
+ * default design band and/or with operator_band = "auto" (kernels/operator.h:
+ * operator_band_auto): each candidate grid designed for the band that fmax reaches on it,
+ * 2 / ppw of Nyquist times --band-scale (default OPERATOR_BAND_AUTO_SCALE), so a coarser
+ * grid gets a wider band and a finer one a narrower, more accurate one.  --verbose prints
+ * every candidate grid's trace error on stderr.  --implicit-sweeps X/YZ: the implicit
+ * operator's CUDA sweeps (struct wave_tuning implicit_x / implicit_yz, as seislive-bench
+ * stencil's --implicit-variants; default: the production default) for its rows. */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -51,6 +62,7 @@
 #include "kernels/stability.h"
 #include "kernels/time_dispersion.h"
 #include "kernels/wave.h"
+#include "kernels/wave_tuning.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 #include "stream/log.h"
@@ -74,8 +86,11 @@ struct opts {
     int rate_n;
     int tdc_from, tdc_to; /* 0 none, 1 correct */
     int receivers;
+    int band_from, band_to; /* 0 default band, 1 auto */
+    double band_scale;
     const char *device;
-    bool json;
+    struct wave_tuning sweeps; /* implicit_x / implicit_yz of every simulation */
+    bool json, verbose;
 };
 
 /* ---- table 1 ---- */
@@ -132,15 +147,16 @@ static void dispersion_table(const struct opts *o)
  * wavelet of nt + 1 samples FTDT'd, the trace of nt + 1 samples ITDT'd); a wavelet
  * beyond the leapfrog's band at this dt cannot be corrected (the job refuses it): *ERR =
  * INFINITY. */
-static int trace_error(const struct sl_device *dev, const struct opts *o, int kind, int order, double cfl, double h,
-                       bool tdc, double *err, double *dt)
+static int trace_error(const struct sl_device *dev, const struct opts *o, int kind, int order, double band,
+                       double cfl, double h, bool tdc, double *err, double *dt)
 {
     const int nx = (int)ceil(o->offset * 0.96 / h), nyz = (int)ceil(o->offset * 0.2 / h);
     const int margin = 6;
     struct wave_params p = {.n = {nx + 2 * margin + 1, nyz + 2 * margin + 1, nyz + 2 * margin + 1},
-                            .d = {h, h, h}, .order = order, .op = kind, .pml = {PML, PML, PML, PML, PML, PML},
-                            .pml_reflection = 1e-4, .f_ref = o->f_peak};
-    p.dt = *dt = cfl * stability_dt_max_op(kind, order, 0, p.d, V0, false);
+                            .d = {h, h, h}, .order = order, .op = kind, .op_band = band,
+                            .pml = {PML, PML, PML, PML, PML, PML}, .pml_reflection = 1e-4, .f_ref = o->f_peak,
+                            .tuning = o->sweeps};
+    p.dt = *dt = cfl * stability_dt_max_op(kind, order, band, p.d, V0, false);
     const double src[3] = {margin * h, margin * h, margin * h};
     const double rec[3] = {(margin + nx) * h, (margin + nyz) * h, (margin + nyz) * h};
     const double r = sqrt((double)nx * nx + 2.0 * nyz * nyz) * h;
@@ -228,10 +244,11 @@ static int tdt_cost(size_t n, double dt, int nrec, double *sec)
 }
 
 /* Points per second of steps for operator KIND of ORDER on an N^3 grid with CPML. */
-static int step_rate(const struct sl_device *dev, int kind, int order, int n, double *rate)
+static int step_rate(const struct sl_device *dev, const struct opts *o, int kind, int order, int n, double *rate)
 {
     struct wave_params p = {.n = {n, n, n}, .d = {10, 10, 10}, .order = order, .op = kind,
-                            .pml = {PML, PML, PML, PML, PML, PML}, .pml_reflection = 1e-4, .f_ref = 10};
+                            .pml = {PML, PML, PML, PML, PML, PML}, .pml_reflection = 1e-4, .f_ref = 10,
+                            .tuning = o->sweeps};
     p.dt = 0.5 * stability_dt_max_op(kind, order, 0, p.d, V0, false);
     size_t nn = (size_t)n * n * n;
     float *v = malloc(nn * sizeof *v);
@@ -275,9 +292,11 @@ static int step_rate(const struct sl_device *dev, int kind, int order, int n, do
 }
 
 struct row {
-    int kind, order, tdc;
-    double cfl;
+    int kind, order, tdc, bauto;
+    double cfl, band, band_req; /* band: the design band of the row's grid (0: taylor); band_req: as asked
+                                   (0: the default) */
     double ppw, h, dt, err, rate, shot_s, work, tdt_s;
+    double prop_s; /* the steps alone (survey points x steps / rate): time per shot without the host's transforms */
     long grid[3], steps;
     bool met, coarsest; /* coarsest: met at the coarsest grid tried (it may allow a coarser one) */
 };
@@ -287,55 +306,66 @@ static int tradeoff(const struct opts *o, const struct sl_device *dev)
     static const double ppws[] = {2.0, 2.2, 2.4, 2.6, 2.8, 3.0, 3.2, 3.5, 3.8, 4.2, 4.6, 5.0, 5.5, 6.0, 7.0, 8.0};
     const int nppw = (int)(sizeof ppws / sizeof *ppws);
     const double fmax = wavelet_ricker_fmax(o->f_peak);
-    static struct row rows[PROP_OP_COUNT * 8 * 4 * 2];
+    static struct row rows[PROP_OP_COUNT * 8 * 4 * 2 * 2];
     double rates[PROP_OP_COUNT][17] = {{0}}; /* the step rate, once per operator and order */
     int nr = 0;
     for (int c = 0; c < o->ncfl; c++)
         for (int tdc = o->tdc_from; tdc <= o->tdc_to; tdc++)
             for (int k = 0; k < PROP_OP_COUNT; k++)
-                for (int i = 0; i < o->no; i++) {
-                    if (o->orders[i] < 4)
-                        continue;
-                    struct row *w = &rows[nr++];
-                    *w = (struct row){.kind = k, .order = o->orders[i], .cfl = o->cfls[c], .tdc = tdc};
-                    for (int j = 0; j < nppw && !w->met; j++) {
-                        const double h = V0 / (fmax * ppws[j]);
-                        int rc = trace_error(dev, o, k, o->orders[i], w->cfl, h, tdc, &w->err, &w->dt);
-                        if (rc < 0)
-                            return err_prefix(rc, "%s order %d cfl %g%s at %.1f ppw", operator_name(k), o->orders[i],
-                                              w->cfl, tdc ? " corrected" : "", ppws[j]);
-                        w->ppw = ppws[j];
-                        w->h = h;
-                        w->met = w->err <= o->target;
-                        w->coarsest = w->met && j == 0;
+                for (int i = 0; i < o->no; i++)
+                    for (int ba = o->band_from; ba <= o->band_to; ba++) {
+                        if (o->orders[i] < 4 || (ba && k == PROP_OP_TAYLOR)) /* taylor has no band */
+                            continue;
+                        struct row *w = &rows[nr++];
+                        *w = (struct row){.kind = k, .order = o->orders[i], .cfl = o->cfls[c], .tdc = tdc, .bauto = ba};
+                        for (int j = 0; j < nppw && !w->met; j++) {
+                            const double h = V0 / (fmax * ppws[j]);
+                            const double band = ba ? operator_band_auto(fmax, V0, h, o->band_scale) : 0;
+                            int rc = trace_error(dev, o, k, o->orders[i], band, w->cfl, h, tdc, &w->err, &w->dt);
+                            if (rc < 0)
+                                return err_prefix(rc, "%s order %d cfl %g%s at %.1f ppw", operator_name(k),
+                                                  o->orders[i], w->cfl, tdc ? " corrected" : "", ppws[j]);
+                            if (o->verbose)
+                                fprintf(stderr, "dispersion:   %s %d band %.3f cfl %g%s at %.1f ppw: %.4g %%\n",
+                                        operator_name(k), o->orders[i], band, w->cfl, tdc ? " corrected" : "",
+                                        ppws[j], 100 * w->err);
+                            w->ppw = ppws[j];
+                            w->h = h;
+                            w->band = w->band_req = band;
+                            w->met = w->err <= o->target;
+                            w->coarsest = w->met && j == 0;
+                        }
+                        struct operator_coeffs oc;
+                        if (k != PROP_OP_TAYLOR && operator_design(k, o->orders[i], w->band, &oc) == 0)
+                            w->band = oc.band; /* the default resolved */
+                        fprintf(stderr, "dispersion: %s %d%s cfl %g%s: %.3g %% at %.1f ppw\n", operator_name(k),
+                                o->orders[i], ba ? " band auto" : "", w->cfl, tdc ? " corrected" : "", 100 * w->err,
+                                w->ppw);
+                        double *rate = &rates[k][o->orders[i]];
+                        if (*rate == 0) {
+                            int rc = step_rate(dev, o, k, o->orders[i], o->rate_n, rate);
+                            if (rc < 0)
+                                return err_prefix(rc, "%s order %d step rate", operator_name(k), o->orders[i]);
+                        }
+                        w->rate = *rate;
+                        double pts = 1;
+                        for (int a = 0; a < 3; a++) {
+                            w->grid[a] = (long)ceil(o->survey[a] / w->h) + 2 * PML;
+                            pts *= (double)w->grid[a];
+                        }
+                        const double hh[3] = {w->h, w->h, w->h};
+                        const double dt = w->cfl * stability_dt_max_op(k, o->orders[i], w->band_req, hh, V0, false);
+                        w->steps = (long)ceil(o->t_max / dt);
+                        w->work = pts * (double)w->steps;
+                        w->shot_s = w->prop_s = w->work / w->rate;
+                        if (tdc && w->met) {
+                            int rc = tdt_cost((size_t)w->steps + 1, dt, o->receivers, &w->tdt_s);
+                            if (rc < 0)
+                                return err_prefix(rc, "tdt cost");
+                            w->shot_s += w->tdt_s;
+                            w->work += w->tdt_s * w->rate;
+                        }
                     }
-                    fprintf(stderr, "dispersion: %s %d cfl %g%s: %.3g %% at %.1f ppw\n", operator_name(k),
-                            o->orders[i], w->cfl, tdc ? " corrected" : "", 100 * w->err, w->ppw);
-                    double *rate = &rates[k][o->orders[i]];
-                    if (*rate == 0) {
-                        int rc = step_rate(dev, k, o->orders[i], o->rate_n, rate);
-                        if (rc < 0)
-                            return err_prefix(rc, "%s order %d step rate", operator_name(k), o->orders[i]);
-                    }
-                    w->rate = *rate;
-                    double pts = 1;
-                    for (int a = 0; a < 3; a++) {
-                        w->grid[a] = (long)ceil(o->survey[a] / w->h) + 2 * PML;
-                        pts *= (double)w->grid[a];
-                    }
-                    const double hh[3] = {w->h, w->h, w->h};
-                    const double dt = w->cfl * stability_dt_max_op(k, o->orders[i], 0, hh, V0, false);
-                    w->steps = (long)ceil(o->t_max / dt);
-                    w->work = pts * (double)w->steps;
-                    w->shot_s = w->work / w->rate;
-                    if (tdc && w->met) {
-                        int rc = tdt_cost((size_t)w->steps + 1, dt, o->receivers, &w->tdt_s);
-                        if (rc < 0)
-                            return err_prefix(rc, "tdt cost");
-                        w->shot_s += w->tdt_s;
-                        w->work += w->tdt_s * w->rate;
-                    }
-                }
     /* Taylor 8th order: at its best setting (fastest met row) and per cfl and correction */
     int best = -1;
     for (int i = 0; i < nr; i++)
@@ -343,6 +373,7 @@ static int tradeoff(const struct opts *o, const struct sl_device *dev)
             (best < 0 || rows[i].shot_s < rows[best].shot_s))
             best = i;
     const double bref = best >= 0 ? rows[best].shot_s : NAN, brefw = best >= 0 ? rows[best].work : NAN;
+    const double bprop = best >= 0 ? rows[best].prop_s : NAN;
     char dev_name[128];
     snprintf(dev_name, sizeof dev_name, "%s", dev->kind == SL_DEVICE_CUDA ? "GPU" : "CPU");
     if (!o->json) {
@@ -355,22 +386,26 @@ static int tradeoff(const struct opts *o, const struct sl_device *dev)
                    rows[best].tdc ? "corrected" : "uncorrected", bref);
         else
             printf("Reference: taylor 8 reaches the target in no row here (n/a).\n\n");
-        printf("| operator | order | cfl | time dispersion | ppw at fmax | h (m) | trace rel L2 | dt (ms) | survey grid | "
-               "steps | tdt (s) | work (Gpt-steps) | work vs best taylor 8 | Mpts/s | time per shot (s) | "
-               "vs best taylor 8 | vs taylor 8 same cfl + correction |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        printf("| operator | order | band | cfl | time dispersion | ppw at fmax | h (m) | trace rel L2 | dt (ms) | "
+               "survey grid | steps | tdt (s) | work (Gpt-steps) | work vs best taylor 8 | Mpts/s | "
+               "time per shot (s) | vs best taylor 8 | vs taylor 8 same cfl + correction | steps alone (s) | "
+               "steps alone vs best taylor 8 |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (int i = 0; i < nr; i++) {
             const struct row *w = &rows[i];
             const char *td = w->tdc ? "corrected" : "none";
+            char band[32] = "-";
+            if (w->kind != PROP_OP_TAYLOR)
+                snprintf(band, sizeof band, "%s%.3f", w->bauto ? "auto " : "", w->band);
             if (!w->met) {
                 char e[48];
                 if (isinf(w->err))
                     snprintf(e, sizeof e, "beyond the band at %.1f ppw", w->ppw);
                 else
                     snprintf(e, sizeof e, "%.3g %% at %.1f ppw", 100 * w->err, w->ppw);
-                printf("| %s | %d | %g | %s | not reached (> %.1f) | n/a | %s | n/a | n/a | n/a | n/a | n/a | n/a | "
-                       "%.1f | n/a | n/a | n/a |\n",
-                       operator_name(w->kind), w->order, w->cfl, td, w->ppw, e, w->rate / 1e6);
+                printf("| %s | %d | %s | %g | %s | not reached (> %.1f) | n/a | %s | n/a | n/a | n/a | n/a | n/a | "
+                       "n/a | %.1f | n/a | n/a | n/a | n/a | n/a |\n",
+                       operator_name(w->kind), w->order, band, w->cfl, td, w->ppw, e, w->rate / 1e6);
                 continue;
             }
             double same = NAN; /* taylor 8 at the same cfl and correction */
@@ -383,11 +418,11 @@ static int tradeoff(const struct opts *o, const struct sl_device *dev)
                 snprintf(tds, sizeof tds, "%.3g", w->tdt_s);
             if (!isnan(same))
                 snprintf(vs, sizeof vs, "%.2fx", same / w->shot_s);
-            printf("| %s | %d | %g | %s | %s%.1f | %.2f | %.3g %% | %.3f | %ld x %ld x %ld | %ld | %s | %.4g | %.2fx | "
-                   "%.1f | %.4g | %.2fx | %s |\n",
-                   operator_name(w->kind), w->order, w->cfl, td, w->coarsest ? "<= " : "", w->ppw, w->h,
+            printf("| %s | %d | %s | %g | %s | %s%.1f | %.2f | %.3g %% | %.3f | %ld x %ld x %ld | %ld | %s | %.4g | "
+                   "%.2fx | %.1f | %.4g | %.2fx | %s | %.4g | %.2fx |\n",
+                   operator_name(w->kind), w->order, band, w->cfl, td, w->coarsest ? "<= " : "", w->ppw, w->h,
                    100 * w->err, 1e3 * w->dt, w->grid[0], w->grid[1], w->grid[2], w->steps, tds, w->work / 1e9,
-                   brefw / w->work, w->rate / 1e6, w->shot_s, bref / w->shot_s, vs);
+                   brefw / w->work, w->rate / 1e6, w->shot_s, bref / w->shot_s, vs, w->prop_s, bprop / w->prop_s);
         }
         printf("\n(ppw: the coarsest of 2.0, 2.2, 2.4, 2.6, ..., 8 points per wavelength at fmax whose trace meets the target, "
                "the same criterion for every row; \"<= 2.0\": met at the coarsest tried; \"not reached\": the error "
@@ -395,19 +430,22 @@ static int tradeoff(const struct opts *o, const struct sl_device *dev)
                "forward-transformed and inverse-transformed after, as [propagator] time_dispersion = \"correct\" "
                "does; tdt: the host's time for the transforms of a shot of %d traces, included in the time per shot "
                "and, as point-steps at the step rate, in the work.  vs: how many times less work / faster than Taylor "
-               "8th order; work = survey grid points x steps, free of the timing noise of a shared machine)\n",
+               "8th order; work = survey grid points x steps, free of the timing noise of a shared machine; steps "
+               "alone: the time per shot without the host's transforms, survey points x steps / step rate)\n",
                o->receivers);
     } else {
         printf("\"tradeoff\": {\"device\": \"%s\", \"target\": %g, \"receivers\": %d, \"rows\": [", dev_name,
                o->target, o->receivers);
         for (int i = 0; i < nr; i++) {
             const struct row *w = &rows[i];
-            printf("%s{\"operator\": \"%s\", \"order\": %d, \"cfl\": %g, \"time_dispersion\": \"%s\", "
+            printf("%s{\"operator\": \"%s\", \"order\": %d, \"band\": %.4f, \"band_auto\": %s, \"cfl\": %g, "
+                   "\"time_dispersion\": \"%s\", "
                    "\"met\": %s, \"ppw\": %.2f, \"h\": %.4f, \"err\": %.5g, \"dt\": %.6g, \"steps\": %ld, "
-                   "\"tdt_s\": %.6g, \"work\": %.6g, \"rate\": %.6g, \"shot_s\": %.6g}",
-                   i ? ", " : "", operator_name(w->kind), w->order, w->cfl, w->tdc ? "correct" : "none",
+                   "\"tdt_s\": %.6g, \"work\": %.6g, \"rate\": %.6g, \"shot_s\": %.6g, \"steps_s\": %.6g}",
+                   i ? ", " : "", operator_name(w->kind), w->order, w->band, w->bauto ? "true" : "false", w->cfl,
+                   w->tdc ? "correct" : "none",
                    w->met ? "true" : "false", w->ppw, w->h, isinf(w->err) ? -1.0 : w->err, w->dt, w->steps, w->tdt_s,
-                   w->work, w->rate, w->shot_s);
+                   w->work, w->rate, w->shot_s, w->prop_s);
         }
         printf("]}}\n");
     }
@@ -419,11 +457,13 @@ int bench_dispersion(int argc, char **argv)
     struct opts o = {.orders = {2, 4, 6, 8, 10, 12, 14, 16}, .no = 8, .target = 0.01, .cfls = {0.9, 0.2}, .ncfl = 2,
                      .f_peak = 15,
                      .offset = 600, .survey = {4000, 4000, 2000}, .t_max = 4, .rate_n = 0, .tdc_from = 0, .tdc_to = 1,
-                     .receivers = 10000, .device = "auto"};
+                     .receivers = 10000, .band_scale = OPERATOR_BAND_AUTO_SCALE, .device = "auto"};
     for (int i = 1; i < argc; i++) {
         const bool more = i + 1 < argc;
         if (!strcmp(argv[i], "--json"))
             o.json = true;
+        else if (!strcmp(argv[i], "--verbose"))
+            o.verbose = true;
         else if (!strcmp(argv[i], "--orders") && more) {
             o.no = options_ints(argv[++i], o.orders, 1, 8);
             for (int k = 0; k < o.no; k++)
@@ -470,7 +510,32 @@ int bench_dispersion(int argc, char **argv)
                 fprintf(stderr, "bench dispersion: --tdc takes none, correct or both, not '%s'\n", m);
                 return 2;
             }
-        } else if (!strcmp(argv[i], "--receivers") && more)
+        } else if (!strcmp(argv[i], "--bands") && more) {
+            const char *m = argv[++i];
+            if (!strcmp(m, "default"))
+                o.band_from = o.band_to = 0;
+            else if (!strcmp(m, "auto"))
+                o.band_from = o.band_to = 1;
+            else if (!strcmp(m, "default,auto"))
+                o.band_from = 0, o.band_to = 1;
+            else {
+                fprintf(stderr, "bench dispersion: --bands takes default, auto or default,auto, not '%s'\n", m);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--implicit-sweeps") && more) {
+            char v[64];
+            snprintf(v, sizeof v, "%s", argv[++i]);
+            char *yz = strchr(v, '/');
+            if (yz)
+                *yz++ = 0;
+            if (!yz || wave_tuning_set(&o.sweeps, "implicit-x", v) < 0 ||
+                wave_tuning_set(&o.sweeps, "implicit-yz", yz) < 0) {
+                fprintf(stderr, "bench dispersion: --implicit-sweeps X/YZ: %s\n", yz ? err_msg() : "no '/'");
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--band-scale") && more)
+            o.band_scale = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--receivers") && more)
             o.receivers = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--device") && more)
             o.device = argv[++i];
@@ -480,9 +545,10 @@ int bench_dispersion(int argc, char **argv)
         }
     }
     if (!(o.target > 0 && o.target < 1) || !(o.f_peak > 0) || !(o.offset > 0) ||
-        !(o.t_max > 0) || o.rate_n < 0 || o.receivers < 1 || !(o.survey[0] > 0 && o.survey[1] > 0 && o.survey[2] > 0)) {
+        !(o.t_max > 0) || o.rate_n < 0 || o.receivers < 1 || !(o.band_scale > 0) ||
+        !(o.survey[0] > 0 && o.survey[1] > 0 && o.survey[2] > 0)) {
         fprintf(stderr, "bench dispersion: need 0 < target < 1 and positive f-peak, offset, survey, "
-                        "t-max, receivers\n");
+                        "t-max, receivers, band-scale\n");
         return 2;
     }
     log_set_level(LOG_WARN);

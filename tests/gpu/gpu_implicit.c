@@ -6,9 +6,10 @@
  * whole state.  Then the strategies on the GPU: the boundary strategy's reconstruction
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
  * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
- * thread, warp, regs; implicit_yz: march, chunks, scan, overlap) is
- * checked: the GPU simulation gets it, the CPU one ignores it; and lines at and beyond
- * the register kernels' 512 rows (their fallbacks). */
+ * thread, warp, regs, warpl; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe,
+ * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez) is checked: the GPU
+ * simulation gets it, the CPU one ignores it; and lines at
+ * and beyond the register kernels' 512 rows (their fallbacks). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -190,14 +191,14 @@ Test(gpu_implicit, kernels_match_cpu_reference, .timeout = 300)
  * and chunks solve z lines of 482 (31 chunks: the odd count rounded to whole warps) and
  * fall back to the marching kernel at 532 (the overlap arrangement to the sequential
  * one).  The CPU reference once per grid, every variant of the GPU against it. */
-static void long_case(const int n[3], bool fs, int yz_lo, int yz_hi)
+static void long_case_layers(const int n[3], const int pml[6], bool fs, int yz_lo, int yz_hi)
 {
     struct sl_device cpu, gpu;
     cr_assert_eq(backend_select("cpu", &cpu), 0);
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
     struct wave_params p = {.n = {n[0], n[1], n[2]}, .d = {10, 12, 9}, .order = 8, .op = PROP_OP_IMPLICIT,
-                            .dt = 4e-4, .pml = {6, 6, 6, 6, fs ? 0 : 6, 6}, .pml_reflection = 1e-4, .f_ref = 12,
-                            .free_surface = fs};
+                            .dt = 4e-4, .pml = {pml[0], pml[1], pml[2], pml[3], fs ? 0 : pml[4], pml[5]},
+                            .pml_reflection = 1e-4, .f_ref = 12, .free_surface = fs};
     size_t nn = (size_t)n[0] * n[1] * n[2];
     float *v = malloc(nn * sizeof *v);
     srand(n[0] + n[2]);
@@ -222,8 +223,8 @@ static void long_case(const int n[3], bool fs, int yz_lo, int yz_hi)
             for (int it = 0; it < steps; it++)
                 cr_assert_eq(wave_step(g), 0, "%s", err_msg());
             char what[96];
-            snprintf(what, sizeof what, "long lines %d x %d x %d fs %d x %s yz %s", n[0], n[1], n[2], fs,
-                     wave_implicit_x_name(x), wave_implicit_yz_name(yz));
+            snprintf(what, sizeof what, "long lines %d x %d x %d pml y %d+%d z %d+%d fs %d x %s yz %s", n[0], n[1],
+                     n[2], pml[2], pml[3], p.pml[4], pml[5], fs, wave_implicit_x_name(x), wave_implicit_yz_name(yz));
             compare_states(c, g, what);
             wave_destroy(g);
         }
@@ -232,12 +233,71 @@ static void long_case(const int n[3], bool fs, int yz_lo, int yz_hi)
     free(v);
 }
 
+static void long_case(const int n[3], bool fs, int yz_lo, int yz_hi)
+{
+    long_case_layers(n, (const int[6]){6, 6, 6, 6, 6, 6}, fs, yz_lo, yz_hi);
+}
+
+static void long_case_pml(const int n[3], const int pml[6], bool fs, int yz)
+{
+    long_case_layers(n, pml, fs, yz, yz + 1);
+}
+
 Test(gpu_implicit, long_lines_match_cpu_reference, .timeout = 300)
 {
     GPU_REQUIRED();
     /* padded 512 x 20 x 482; 532 x 20 x 532 (free surface: z rows 1..531) */
     long_case((const int[3]){500, 8, 470}, false, WAVE_IMPLICIT_YZ_MARCH, WAVE_IMPLICIT_YZ_XYFUSED);
     long_case((const int[3]){520, 8, 526}, true, WAVE_IMPLICIT_YZ_MARCH, WAVE_IMPLICIT_YZ_XYFUSED);
+}
+
+/* tuning scanl / scanl1 / scanl256 (kernels/implicit_scan.cu: the CPML layer rows of a
+ * y/z line written by the whole block): the small grids of every case above (layers of 5 to 10
+ * rows, free surface), y and z lines of 512 rows with 20-row layers (the benchmark's:
+ * 40 layer rows a line; 20 x lanes: a block of 16 and one of 4), z lines of 511 below a
+ * free surface, 512-row x lines, the fallbacks beyond 512, and layers of 70 rows a line
+ * (more than the block's 64: the chunks write them, as scan). */
+static void layer_rows_cases(int yz_lo, int yz_hi)
+{
+    const int orders[3] = {2, 8, 16};
+    for (int yz = yz_lo; yz <= yz_hi; yz++) {
+        for (int x = WAVE_IMPLICIT_X_THREAD; x < WAVE_IMPLICIT_X_N; x++)
+            for (int o = 0; o < 3; o++) {
+                compare_case(orders[o], true, false, false, x, yz);
+                compare_case(orders[o], false, false, false, x, yz);
+                compare_case(orders[o], true, true, false, x, yz);
+                compare_case(orders[o], true, true, true, x, yz);
+                compare_case(orders[o], true, false, true, x, yz);
+            }
+        long_case((const int[3]){500, 8, 470}, false, yz, yz + 1);
+        long_case((const int[3]){520, 8, 526}, true, yz, yz + 1);
+        long_case_pml((const int[3]){8, 472, 472}, (const int[6]){6, 6, 20, 20, 20, 20}, false, yz);
+        long_case_pml((const int[3]){8, 472, 492}, (const int[6]){6, 6, 20, 20, 0, 20}, true, yz);
+        long_case_pml((const int[3]){8, 100, 60}, (const int[6]){6, 6, 40, 30, 36, 34}, false, yz);
+    }
+}
+
+Test(gpu_implicit, scanl_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    layer_rows_cases(WAVE_IMPLICIT_YZ_SCANL, WAVE_IMPLICIT_YZ_SCANL256);
+}
+
+/* tuning tile / tile3 / tilea / tileb (kernels/implicit_tile.cu: scanl's with p in a shared
+ * tile): the same cases (free surface: the tile's mirror rows; short lines: the tile's
+ * slack). */
+Test(gpu_implicit, tile_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    layer_rows_cases(WAVE_IMPLICIT_YZ_TILE, WAVE_IMPLICIT_YZ_TILEB);
+}
+
+/* tuning tilem, tilez (tilea's y sweep, and tilez's z, at three blocks an SM): the same
+ * cases. */
+Test(gpu_implicit, tilem_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    layer_rows_cases(WAVE_IMPLICIT_YZ_TILEM, WAVE_IMPLICIT_YZ_TILEZ);
 }
 
 /* tuning xyfused (kernels/implicit_xy.cu: x and y in one cluster kernel) in a test of its
@@ -272,14 +332,25 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
     struct sl_device gpu;
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
     const double fp = 12;
-    /* the reference (thread / march), warp / chunks, warp / scan (the default), regs /
+    /* the production default (0 / 0), the reference (thread / march), warp / chunks, warp /
+     * scan (the default before), warp / scanl, regs / scanl1, warp / scanl256, warp / tile,
+     * regs / tile3, warpl / tile, warpl / tilea, warpl / tilem (the default's), regs /
      * overlap, regs / xyfused (the cluster kernel; last) */
-    const int pairs[5][2] = {{WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
+    const int pairs[14][2] = {{0, 0},
+                             {WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_CHUNKS},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCAN},
+                             {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCANL},
+                             {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_SCANL1},
+                             {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCANL256},
+                             {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_TILE},
+                             {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_TILE3},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILE},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEA},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEM},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_OVERLAP},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_XYFUSED}};
-    for (int pi = 0; pi < 5; pi++)
+    for (int pi = 0; pi < 14; pi++)
         for (int strategy = 0; strategy < 2; strategy++) {
             const int x = pairs[pi][0], yz = pairs[pi][1];
             struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
@@ -334,7 +405,8 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
             cr_assert_eq(wave_copy_out(s, false, back), 0);
             double e = test_rel_l2_f32(back, snap, nn);
             fprintf(stderr, "gpu implicit: %s strategy, x %s yz %s, %d steps back: rel L2 %.3g\n",
-                    ns ? "boundary" : "random", wave_implicit_x_name(x), wave_implicit_yz_name(yz), N - 1 - M, e);
+                    ns ? "boundary" : "random", x ? wave_implicit_x_name(x) : "default",
+                    yz ? wave_implicit_yz_name(yz) : "default", N - 1 - M, e);
             cr_assert_lt(e, 1e-4);
             if (strips)
                 dev_free(&gpu, strips);
