@@ -1388,12 +1388,22 @@ void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len)
 {
     if (s->imp) {
         static const char *const xs[WAVE_IMPLICIT_X_N] = {"", "in shared memory", "one per warp",
-                                                          "one per warp in registers"};
+                                                          "one per warp in registers",
+                                                          "one per warp, x layers apart"};
         static const char *const yzs[WAVE_IMPLICIT_YZ_N] = {"", "marching columns", "lines in register chunks",
                                                             "register chunks linked by scans",
                                                             "scan chunks, x beside y",
                                                             "x+y in one cluster kernel, z scan chunks",
-                                                            "x+y in persistent clusters, z scan chunks"};
+                                                            "x+y in persistent clusters, z scan chunks",
+                                                            "scan chunks, layer rows by the block",
+                                                            "scan chunks, layer rows by the block, 1 block/SM",
+                                                            "scan chunks, layer rows by the block, 256 threads",
+                                                            "scan chunks, p in a shared tile",
+                                                            "scan chunks, p in a shared tile, three blocks an SM",
+                                                            "scan chunks, p in a shared tile by cp.async",
+                                                            "scan chunks, p in a tile, no L2 prefetch",
+                                                            "scan chunks, p in a tile, y 3 blocks/SM",
+                                                            "scan chunks, p in a tile, 3 blocks/SM"};
         char how[96];
         snprintf(how, sizeof how, "x lines %s, y/z %s", xs[wave_implicit_x_of(&s->p.tuning)],
                  yzs[wave_implicit_yz_of(&s->p.tuning)]);
