@@ -67,7 +67,14 @@ struct RcCfg {
                          G_ZY = G_PY + YH * W, G_PZ = G_ZY + T, G_ZZ = G_PZ + T;
     static constexpr int GSLOT = LZ ? G_ZZ + T : G_PZ;
     static constexpr int PROF = 2 * XW + 2 * YH; /* pa_x, pb_x, pa_y, pb_y of the tile */
-    static constexpr size_t bytes = sizeof(float) * ((size_t)S * PSLOT + (size_t)(D + 1) * GSLOT + PROF);
+    /* SH: psi_x(n+1) of the tile's rows (x0-R .. x0+W+R-1) and psi_y(n+1) of its rows
+     * with an R halo (y0-R .. y0+TYT+R-1), computed once a plane and read back by the
+     * neighbours (instead of shuffles and a per-thread recompute of psi_y) */
+    static constexpr int SHX = TYT * XW, SHY = YH * W;
+    static constexpr size_t bytes(bool sh)
+    {
+        return sizeof(float) * ((size_t)S * PSLOT + (size_t)(D + 1) * GSLOT + PROF + (sh ? SHX + SHY : 0));
+    }
 };
 
 /* The boxes one launch covers (padded coordinates; tiles anchored at each box's x origin
@@ -81,7 +88,7 @@ struct RcList {
     int start[RC_MAXBOX + 1];
 };
 
-template <int R, int BY, int NY, int D, bool LZ, int MB = 2>
+template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true>
 __global__ void __launch_bounds__(TX *BY, MB)
     k_ring_cpml(KArgs a, PArgs m, RcList tl, int dim0, int dim1, int dim2)
 {
@@ -92,6 +99,7 @@ __global__ void __launch_bounds__(TX *BY, MB)
     float *const gs = smem + C::S * C::PSLOT;
     float *const prof = gs + (D + 1) * C::GSLOT;
     float *const pax = prof, *const pbx = prof + C::XW, *const pay = prof + 2 * C::XW, *const pby = pay + C::YH;
+    float *const shx = prof + C::PROF, *const shy = shx + C::SHX; /* SH only */
 
     /* which box and tile */
     int bi = 0;
@@ -388,7 +396,59 @@ __global__ void __launch_bounds__(TX *BY, MB)
         /* y: the column of p of this thread's rows, r0-2R .. r0+NY-1+2R in a y-layer tile
          * (y derivatives and psi_y(n+1) of the rows r0-R .. r0+NY-1+R), else r0-R .. */
         float lapy[NY];
-        if (ly) {
+        if (SH && ly) {
+            /* psi_y(n+1) of this thread's rows (tile psi_y row R + r0 + mm) and, shared out
+             * over the block, of the R halo rows on each side; one barrier, then D1 of it */
+            float cv[NY + 2 * R]; /* p of rows r0-R .. r0+NY-1+R */
+#pragma unroll
+            for (int u = 0; u < NY + 2 * R; u++)
+                cv[u] = P[(r0 + u + RY - R) * C::PW + XO + tx];
+#pragma unroll
+            for (int mm = 0; mm < NY; mm++) {
+                const int u = r0 + mm + R;
+                float d1 = 0;
+#pragma unroll
+                for (int l = 1; l <= R; l++)
+                    d1 += a.c1[1][l] * (cv[mm + R + l] - cv[mm + R - l]);
+                shy[u * W + tx] = pby[u] * G[C::G_PY + u * W + tx] + pay[u] * d1;
+            }
+#pragma unroll
+            for (int e0 = 0; e0 < 2 * R * W; e0 += NT) {
+                const int e = e0 + tid;
+                if ((2 * R * W) % NT == 0 || e < 2 * R * W) {
+                    const int hr = e / W, c = e % W;
+                    const int u = hr < R ? hr : C::TYT + hr; /* psi_y row; p tile row u - R + RY */
+                    const float *pc = P + (u - R + RY) * C::PW + XO + c;
+                    float d1 = 0;
+#pragma unroll
+                    for (int l = 1; l <= R; l++)
+                        d1 += a.c1[1][l] * (pc[l * C::PW] - pc[-l * C::PW]);
+                    shy[u * W + c] = pby[u] * G[C::G_PY + u * W + c] + pay[u] * d1;
+                }
+            }
+            __syncthreads();
+#pragma unroll
+            for (int mm = 0; mm < NY; mm++) {
+                float d2 = a.c2[1][0] * cv[R + mm], dpsi = 0;
+                const float *sc = shy + (r0 + mm + R) * W + tx;
+#pragma unroll
+                for (int l = 1; l <= R; l++) {
+                    d2 += a.c2[1][l] * (cv[R + mm + l] + cv[R + mm - l]);
+                    dpsi += a.c1[1][l] * (sc[l * W] - sc[-l * W]);
+                }
+                if (jsy[mm] >= 0) {
+                    const float t = d2 + dpsi;
+                    const float z = pby[r0 + mm + R] * G[C::G_ZY + (r0 + mm) * W + tx] + pay[r0 + mm + R] * t;
+                    lapy[mm] = t + z;
+                    if (inside[mm]) {
+                        const long long el = ((long long)k * (wy0 + wy1) + jsy[mm]) * np0 + i;
+                        m.zeta[1][el] = z;
+                        m.psi_out[1][el] = sc[0];
+                    }
+                } else
+                    lapy[mm] = d2;
+            }
+        } else if (ly) {
             float cv[NY + 4 * R];
 #pragma unroll
             for (int u = 0; u < NY + 4 * R; u++)
@@ -480,17 +540,30 @@ __global__ void __launch_bounds__(TX *BY, MB)
                         d1b += a.c1[0][l] * (rB[l] - rB[-l]);
                     sB = pbx[W + tx] * px[W + tx] + pax[W + tx] * d1b;
                 }
-                /* psi_x(n+1) at x0-R+t' is lane t' of sA (t' < W), else lane t'-W of sB */
-                auto S = [&](int t) {
-                    const float va = __shfl_sync(0xffffffffu, sA, t & (W - 1));
-                    const float vb = __shfl_sync(0xffffffffu, sB, t & (W - 1));
-                    return t < W ? va : vb;
-                };
-                float dpsi = 0;
+                float dpsi = 0, own;
+                if constexpr (SH) {
+                    /* the row is this warp's alone: through shared memory, a warp barrier */
+                    float *sx = shx + row * C::XW;
+                    sx[tx] = sA;
+                    if (tx < 2 * R)
+                        sx[W + tx] = sB;
+                    __syncwarp();
 #pragma unroll
-                for (int l = 1; l <= R; l++)
-                    dpsi += a.c1[0][l] * (S(tx + R + l) - S(tx + R - l));
-                const float own = S(tx + R);
+                    for (int l = 1; l <= R; l++)
+                        dpsi += a.c1[0][l] * (sx[tx + R + l] - sx[tx + R - l]);
+                    own = sx[tx + R];
+                } else {
+                    /* psi_x(n+1) at x0-R+t' is lane t' of sA (t' < W), else lane t'-W of sB */
+                    auto S = [&](int t) {
+                        const float va = __shfl_sync(0xffffffffu, sA, t & (W - 1));
+                        const float vb = __shfl_sync(0xffffffffu, sB, t & (W - 1));
+                        return t < W ? va : vb;
+                    };
+#pragma unroll
+                    for (int l = 1; l <= R; l++)
+                        dpsi += a.c1[0][l] * (S(tx + R + l) - S(tx + R - l));
+                    own = S(tx + R);
+                }
                 if (jsx >= 0) {
                     const float t = d2x + dpsi;
                     const float z = pbx[tx + R] * G[C::G_ZX + row * W + tx] + pax[tx + R] * t;
@@ -555,16 +628,18 @@ __global__ void __launch_bounds__(TX *BY, MB)
 static inline int align_up8(int x, int h) { return x + ((8 - (x + h) % 8) % 8 + 8) % 8; }
 static inline int align_dn8(int x, int h) { return x - ((x + h) % 8 + 8) % 8; }
 
-template <int R, int BY, int NY, int D, bool LZ, int MB = 2>
+template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true>
 static int launch_rc(RcList &tl, const KArgs &a, const PArgs &m, const wave_sim *s, cudaStream_t st)
 {
     using C = RcCfg<R, BY, NY, D, LZ>;
+    constexpr size_t bytes = C::bytes(SH);
     static int per_sm = 0;
     if (!per_sm) {
-        CUDA_TRY(cudaFuncSetAttribute(k_ring_cpml<R, BY, NY, D, LZ, MB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      (int)C::bytes));
+        CUDA_TRY(cudaFuncSetAttribute(k_ring_cpml<R, BY, NY, D, LZ, MB, SH>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
         int n = 0;
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring_cpml<R, BY, NY, D, LZ, MB>, TX * BY, C::bytes));
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring_cpml<R, BY, NY, D, LZ, MB, SH>, TX * BY,
+                                                               bytes));
         per_sm = n > 0 ? n : 1;
     }
     long long cols = 0;
@@ -596,8 +671,8 @@ static int launch_rc(RcList &tl, const KArgs &a, const PArgs &m, const wave_sim 
     if (!total)
         return 0;
     const struct wave_layout *L = &s->L;
-    k_ring_cpml<R, BY, NY, D, LZ, MB><<<(unsigned)total, dim3(TX, BY), C::bytes, st>>>(a, m, tl, L->dim[0], L->dim[1],
-                                                                                  L->dim[2]);
+    k_ring_cpml<R, BY, NY, D, LZ, MB, SH><<<(unsigned)total, dim3(TX, BY), bytes, st>>>(a, m, tl, L->dim[0],
+                                                                                      L->dim[1], L->dim[2]);
     CUDA_TRY_LAUNCH();
     return 0;
 }
@@ -616,7 +691,7 @@ static inline void push(RcList &tl, int x0, int x1, int y0, int y1, int z0, int 
  * per SM (__launch_bounds__: 2 lets them use 128 registers).  ZBY 0: no z-layer kernel; the core
  * and the frame cover every plane and lines' z corrections follow them (on ST, after the
  * frame's stream LST has joined it). */
-template <int R, int FBY, int FNY, int FD, int ZBY, int ZNY, int ZD, int FMB = 2, int ZMB = 2>
+template <int R, int FBY, int FNY, int FD, int ZBY, int ZNY, int ZD, int FMB = 2, int ZMB = 2, bool SH = true>
 static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const PArgs &m, cudaStream_t st,
                          cudaStream_t lst)
 {
@@ -658,7 +733,7 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
             if ((rc = wave_cu_interior(s, pl, core, st)) < 0)
                 return rc;
         }
-        if ((rc = launch_rc<R, FBY, FNY, FD, false, FMB>(fr, a, m, s, lst)) < 0)
+        if ((rc = launch_rc<R, FBY, FNY, FD, false, FMB, SH>(fr, a, m, s, lst)) < 0)
             return rc;
     }
     if constexpr (ZLINES) {
@@ -671,7 +746,7 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
         RcList zl = {};
         push(zl, 0, np0, 0, np1, 0, L->pml[4]);
         push(zl, 0, np0, 0, np1, max(z1, L->pml[4]), np2);
-        if ((rc = launch_rc<R, ZBY, ZNY, ZD, true, ZMB>(zl, a, m, s, lst)) < 0)
+        if ((rc = launch_rc<R, ZBY, ZNY, ZD, true, ZMB, SH>(zl, a, m, s, lst)) < 0)
             return rc;
     }
     wave_cu_swap_psi(s);
