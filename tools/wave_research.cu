@@ -580,6 +580,9 @@ static const struct {
      * psi_y(n+1) recomputed by each thread over its rows' R halo) */
     {"8x2d2/lines-shfl", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, false>},
     {"4x4d2/lines", ring_cpml_run<4, 4, 4, 2, 0, 1, 1>},
+    /* frame tiles 12 rows high: the default 12 layers' y strips without plain rows */
+    {"6x2d2/lines", ring_cpml_run<4, 6, 2, 2, 0, 1, 1>},
+    {"4x3d2/lines", ring_cpml_run<4, 4, 3, 2, 0, 1, 1>},
 };
 static int ring_shape = -1; /* index into ring_shapes, -1: the library's */
 
