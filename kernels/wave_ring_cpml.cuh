@@ -48,9 +48,9 @@
  * R, or 2R in the z layers, where psi_z(n+1) at k+R needs p(k+2R)); D+1 groups of the
  * per-plane tiles: q, v, psi_x (R halo in x), zeta_x, psi_y (R halo in y), zeta_y and in
  * the z layers psi_z (of plane k+R) and zeta_z; the x and y profiles of the tile. */
-template <int R, int BY, int NY, int D, bool LZ>
+template <int R, int BY, int NY, int D, bool LZ, int W_ = TX>
 struct RcCfg {
-    static constexpr int W = TX;
+    static constexpr int W = W_; /* TX, or 16 (two rows a warp: the x strips' tiles) */
     static constexpr int XO = (2 * R + 3) / 4 * 4;
     static constexpr int PW = W + 2 * XO;
     static constexpr int TYT = BY * NY;
@@ -88,11 +88,12 @@ struct RcList {
     int start[RC_MAXBOX + 1];
 };
 
-template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true>
-__global__ void __launch_bounds__(TX *BY, MB)
+template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true, int W_ = TX>
+__global__ void __launch_bounds__(W_ *BY, MB)
     k_ring_cpml(KArgs a, PArgs m, RcList tl, int dim0, int dim1, int dim2)
 {
-    using C = RcCfg<R, BY, NY, D, LZ>;
+    static_assert(W_ == TX || (SH && W_ == 16 && BY % 2 == 0), "16-wide tiles: two rows a warp, psi_x via shared memory");
+    using C = RcCfg<R, BY, NY, D, LZ, W_>;
     constexpr int W = C::W, NT = W * BY, RY = C::RY, ZR = C::ZR, XO = C::XO;
     extern __shared__ __align__(16) float smem[];
     float *const ps = smem;
@@ -628,17 +629,17 @@ __global__ void __launch_bounds__(TX *BY, MB)
 static inline int align_up8(int x, int h) { return x + ((8 - (x + h) % 8) % 8 + 8) % 8; }
 static inline int align_dn8(int x, int h) { return x - ((x + h) % 8 + 8) % 8; }
 
-template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true>
+template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true, int W = TX>
 static int launch_rc(RcList &tl, const KArgs &a, const PArgs &m, const wave_sim *s, cudaStream_t st)
 {
-    using C = RcCfg<R, BY, NY, D, LZ>;
+    using C = RcCfg<R, BY, NY, D, LZ, W>;
     constexpr size_t bytes = C::bytes(SH);
     static int per_sm = 0;
     if (!per_sm) {
-        CUDA_TRY(cudaFuncSetAttribute(k_ring_cpml<R, BY, NY, D, LZ, MB, SH>,
+        CUDA_TRY(cudaFuncSetAttribute(k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W>,
                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
         int n = 0;
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring_cpml<R, BY, NY, D, LZ, MB, SH>, TX * BY,
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W>, W * BY,
                                                                bytes));
         per_sm = n > 0 ? n : 1;
     }
@@ -646,7 +647,7 @@ static int launch_rc(RcList &tl, const KArgs &a, const PArgs &m, const wave_sim 
     for (int bi = 0; bi < tl.n; bi++) {
         const Box &b = tl.b[bi];
         tl.xo[bi] = ring_x_origin(b.lo[0], a.h);
-        tl.gx[bi] = (b.hi[0] - tl.xo[bi] + TX - 1) / TX;
+        tl.gx[bi] = (b.hi[0] - tl.xo[bi] + W - 1) / W;
         tl.gy[bi] = (b.hi[1] - b.lo[1] + C::TYT - 1) / C::TYT;
         cols += (long long)tl.gx[bi] * tl.gy[bi];
     }
@@ -671,8 +672,8 @@ static int launch_rc(RcList &tl, const KArgs &a, const PArgs &m, const wave_sim 
     if (!total)
         return 0;
     const struct wave_layout *L = &s->L;
-    k_ring_cpml<R, BY, NY, D, LZ, MB, SH><<<(unsigned)total, dim3(TX, BY), bytes, st>>>(a, m, tl, L->dim[0],
-                                                                                      L->dim[1], L->dim[2]);
+    k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W><<<(unsigned)total, dim3(W, BY), bytes, st>>>(a, m, tl, L->dim[0],
+                                                                                         L->dim[1], L->dim[2]);
     CUDA_TRY_LAUNCH();
     return 0;
 }
@@ -691,7 +692,8 @@ static inline void push(RcList &tl, int x0, int x1, int y0, int y1, int z0, int 
  * per SM (__launch_bounds__: 2 lets them use 128 registers).  ZBY 0: no z-layer kernel; the core
  * and the frame cover every plane and lines' z corrections follow them (on ST, after the
  * frame's stream LST has joined it). */
-template <int R, int FBY, int FNY, int FD, int ZBY, int ZNY, int ZD, int FMB = 2, int ZMB = 2, bool SH = true>
+template <int R, int FBY, int FNY, int FD, int ZBY, int ZNY, int ZD, int FMB = 2, int ZMB = 2, bool SH = true,
+          int FXW = TX>
 static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const PArgs &m, cudaStream_t st,
                          cudaStream_t lst)
 {
@@ -709,11 +711,11 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
     {
         const int xo = ring_x_origin(0, h);
         if (wx0)
-            cx0 = xo + (wx0 - xo + TX - 1) / TX * TX;
+            cx0 = xo + (wx0 - xo + FXW - 1) / FXW * FXW;
     }
     int cx1 = np0;
     if (wx1) {
-        cx1 = align_up8(np0 - (wx1 + TX - 1) / TX * TX, h);
+        cx1 = align_up8(np0 - (wx1 + FXW - 1) / FXW * FXW, h);
         if (cx1 > np0 - wx1)
             cx1 = align_dn8(np0 - wx1, h);
     }
@@ -721,12 +723,13 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
     const int cy1 = wy1 ? np1 - (wy1 + FT - 1) / FT * FT : np1;
     int rc = 0;
     if (z1 > z0) {
-        RcList fr = {};
+        RcList fr = {}, fx = {}; /* FXW < TX: the x strips (fx) in tiles FXW wide */
+        RcList &xs = FXW == TX ? fr : fx;
         if (cx0 >= cx1 || cy0 >= cy1) {
             push(fr, 0, np0, 0, np1, z0, z1); /* no core: the frame kernel everywhere */
         } else {
-            push(fr, 0, cx0, 0, np1, z0, z1);
-            push(fr, cx1, np0, 0, np1, z0, z1);
+            push(xs, 0, cx0, 0, np1, z0, z1);
+            push(xs, cx1, np0, 0, np1, z0, z1);
             push(fr, cx0, cx1, 0, cy0, z0, z1);
             push(fr, cx0, cx1, cy1, np1, z0, z1);
             Box core = {{cx0, cy0, z0}, {cx1, cy1, z1}};
@@ -735,6 +738,10 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
         }
         if ((rc = launch_rc<R, FBY, FNY, FD, false, FMB, SH>(fr, a, m, s, lst)) < 0)
             return rc;
+        if constexpr (FXW != TX) { /* half the threads a block (the registers decide the blocks an SM) */
+            if (fx.n && (rc = launch_rc<R, FBY, FNY, FD, false, FMB, SH, FXW>(fx, a, m, s, lst)) < 0)
+                return rc;
+        }
     }
     if constexpr (ZLINES) {
         if (lst != st && ((rc = dev_event_record(s->dev, s->ev_join, lst)) < 0 ||

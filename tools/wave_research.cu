@@ -583,6 +583,10 @@ static const struct {
     /* frame tiles 12 rows high: the default 12 layers' y strips without plain rows */
     {"6x2d2/lines", ring_cpml_run<4, 6, 2, 2, 0, 1, 1>},
     {"4x3d2/lines", ring_cpml_run<4, 4, 3, 2, 0, 1, 1>},
+    /* w16: the x strips in tiles 16 wide (two rows a warp), so that 12 x layers fill one
+     * tile per face (-4 .. 11 with halo 4) and the core starts at x = 12 */
+    {"8x2d2w16/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, 16>},
+    {"6x2d2w16/lines", ring_cpml_run<4, 6, 2, 2, 0, 1, 1, 2, 2, true, 16>},
 };
 static int ring_shape = -1; /* index into ring_shapes, -1: the library's */
 
