@@ -22,13 +22,19 @@
  * Pasalic & McGarry as the CPU reference (kernels/wave.c) computes it: psi(n+1) =
  * b psi(n) + a D1 p, zeta(n+1) = b zeta + a (D2 p + D1 psi(n+1)), lap += D2 p + D1 psi(n+1)
  * + zeta(n+1) along each axis whose layer holds the point.  D1 psi(n+1) at x needs
- * psi(n+1) at x +- 1..R, so each block recomputes psi(n+1) on an R halo of its tile (p
+ * psi(n+1) at x +- 1..R, so each block computes psi(n+1) on an R halo of its tile (p
  * with a 2R halo in x and y; along z a p queue 4R+1 long): psi(n) is read from psi
  * (buffer A) and psi(n+1) written to psi_alt (B, swapped after the step), so blocks
- * never race.  Without a second barrier per plane: psi_x(n+1) of the x neighbours comes
- * from the warp (a warp is one 32-wide row of the tile) by shuffles, psi_y(n+1) of the y
- * neighbours is recomputed by each thread from a column of p it holds (a thread owns NY
- * consecutive rows), psi_z(n+1) is a register queue along the z march.
+ * never race.  (The lagged form, D1 of the stored psi(n), would need no halo but
+ * reflects 19-37 dB more with the default layers: docs/model.md.)  SH (the default,
+ * session 11): psi(n+1) of a plane is computed once a point and the neighbours read it
+ * from shared memory: psi_x of a tile row by the warp that owns the row (a warp
+ * barrier), psi_y of each thread's rows plus the R halo rows above and below the tile
+ * shared out over the block (one more block barrier a plane); -10 % instructions, -2.5 %
+ * frame time (ncu, H100).  SH false (research shape 8x2d2/lines-shfl): psi_x(n+1) by
+ * shuffles from the warp (a warp is one 32-wide row of the tile), psi_y(n+1) recomputed
+ * by each thread over its rows' R halo from a column of p it holds (a thread owns NY
+ * consecutive rows).  psi_z(n+1) is a register queue along the z march either way.
  * Everything a plane needs comes through the cp.async ring (as k_ring): the p tile with
  * its 2R halo, q and v, and the CPML memory of the tile (zero-filled outside the layers;
  * 16-byte copies where the rows are whole chunks, else 4-byte ones: the slab layouts are
