@@ -144,8 +144,11 @@ __global__ void k_pml(KArgs a, PArgs m, int gax, Box b)
 /* positions per load batch in k_line (8 measured the same on the H100) */
 #define LU 4
 
+/* z lines up to order 8 built for 6 blocks an SM (80 registers, no spills at order 8: 24
+ * warps instead of 16 at the 110 registers it takes unbounded); y lines and higher
+ * orders would spill there */
 template <int R, int A, class M>
-__global__ void __launch_bounds__(128) k_line(KArgs a, PArgs m, int dimA)
+__global__ void __launch_bounds__(128, A == 2 && R <= 4 ? 6 : 1) k_line(KArgs a, PArgs m, int dimA)
 {
     static_assert(A == 1 || A == 2, "x lines: k_line_x");
     /* the lines of a layer, x fastest, numbered over the whole x-by-other plane: no idle
