@@ -98,7 +98,8 @@ template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true, int
 __global__ void __launch_bounds__(W_ *BY, MB)
     k_ring_cpml(KArgs a, PArgs m, RcList tl, int dim0, int dim1, int dim2)
 {
-    static_assert(W_ == TX || (SH && W_ == 16 && BY % 2 == 0), "16-wide tiles: two rows a warp, psi_x via shared memory");
+    static_assert(W_ == TX || (SH && W_ == 16 && BY % 2 == 0),
+                  "16-wide tiles: two rows a warp, psi_x through shared memory");
     using C = RcCfg<R, BY, NY, D, LZ, W_>;
     constexpr int W = C::W, NT = W * BY, RY = C::RY, ZR = C::ZR, XO = C::XO;
     extern __shared__ __align__(16) float smem[];
