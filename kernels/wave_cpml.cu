@@ -144,15 +144,21 @@ __global__ void k_pml(KArgs a, PArgs m, int gax, Box b)
 /* positions per load batch in k_line (8 measured the same on the H100) */
 #define LU 4
 
+/* z lines up to order 8 built for 6 blocks an SM (80 registers, no spills at order 8: 24
+ * warps instead of 16 at the 110 registers it takes unbounded); y lines and higher
+ * orders would spill there */
 template <int R, int A, class M>
-__global__ void __launch_bounds__(128) k_line(KArgs a, PArgs m, int dimA)
+__global__ void __launch_bounds__(128, A == 2 && R <= 4 ? 6 : 1) k_line(KArgs a, PArgs m, int dimA)
 {
     static_assert(A == 1 || A == 2, "x lines: k_line_x");
-    const int uu = blockIdx.x * blockDim.x + threadIdx.x, vv = blockIdx.y;
+    /* the lines of a layer, x fastest, numbered over the whole x-by-other plane: no idle
+     * lanes at the end of each x row (a 400-point row in blocks of 128 left 112 idle) */
     const int np0 = m.npad[0], np1 = m.npad[1];
-    const int nu = np0;
-    if (uu >= nu)
+    const int nv = A == 1 ? m.npad[2] : np1;
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (long long)np0 * nv)
         return;
+    const int uu = (int)(t % np0), vv = (int)(t / np0);
     const int h = a.h;
     const long long sy = a.sy, sz = a.sz;
     const int np = m.npad[A], wlo = m.pml[2 * A], whi = m.pml[2 * A + 1];
@@ -341,8 +347,8 @@ static int launch_lines(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_
     for (int ax = 0; ax < 3; ax++) {
         if (!s->slab_count[ax])
             continue;
-        const int nu = L->npad[0], nv = ax == 2 ? L->npad[1] : L->npad[2];
-        dim3 blk(128), grd((nu + 127) / 128, nv, 2);
+        const long long nl = (long long)L->npad[0] * (ax == 2 ? L->npad[1] : L->npad[2]);
+        dim3 blk(128), grd((unsigned)((nl + 127) / 128), 1, 2);
         if (ax == 0) {
             long long rows = (long long)L->npad[1] * L->npad[2];
             k_line_x<R, M><<<(unsigned)((rows + 3) / 4), 128, 0, st>>>(a, m, L->dim[0]);
@@ -365,7 +371,7 @@ int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st)
     const KArgs a = kargs(s);
     const PArgs m = pargs(s);
     const struct wave_layout *L = &s->L;
-    dim3 blk(128), grd((L->npad[0] + 127) / 128, L->npad[1], 2);
+    dim3 blk(128), grd((unsigned)(((long long)L->npad[0] * L->npad[1] + 127) / 128), 1, 2);
     return with_r(s, [&](auto r) {
         k_line<decltype(r)::value, 2, float><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
         CUDA_TRY_LAUNCH();

@@ -6,8 +6,11 @@
  * 0.459, frame 8x1d2 + z-layer kernel 1.398 / 0.468, frame 8x1d2 + z by lines 1.376 /
  * 0.442; the z-layer kernel (its p queue 4R + 1 planes long, one row a thread) runs ~500
  * instructions a point.  This one, batch 3: 1.333 / 0.423 (main's lines in the same
- * call 1.391 / 0.464; frame depth 3 1.344 / 0.425, depth 1 1.370 / 0.433).  Other shapes:
- * tools/wave_research.cu. */
+ * call 1.391 / 0.464; frame depth 3 1.344 / 0.425, depth 1 1.370 / 0.433).  Session 11,
+ * 12 layers: psi(n+1) through shared memory (SH) 1.174 / 0.348 against main's 1.189 /
+ * 0.363 (batch 5, with lines' z kernel over a flat line index, 6 blocks an SM);
+ * 16-wide x-strip tiles, 12-row frame tiles and the z-layer kernel were slower
+ * (docs/TUNING.md).  Other shapes: tools/wave_research.cu. */
 #include "kernels/wave_ring_cpml.cuh"
 
 #define RC_FRAME_BY 8

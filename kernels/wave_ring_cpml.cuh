@@ -22,13 +22,19 @@
  * Pasalic & McGarry as the CPU reference (kernels/wave.c) computes it: psi(n+1) =
  * b psi(n) + a D1 p, zeta(n+1) = b zeta + a (D2 p + D1 psi(n+1)), lap += D2 p + D1 psi(n+1)
  * + zeta(n+1) along each axis whose layer holds the point.  D1 psi(n+1) at x needs
- * psi(n+1) at x +- 1..R, so each block recomputes psi(n+1) on an R halo of its tile (p
+ * psi(n+1) at x +- 1..R, so each block computes psi(n+1) on an R halo of its tile (p
  * with a 2R halo in x and y; along z a p queue 4R+1 long): psi(n) is read from psi
  * (buffer A) and psi(n+1) written to psi_alt (B, swapped after the step), so blocks
- * never race.  Without a second barrier per plane: psi_x(n+1) of the x neighbours comes
- * from the warp (a warp is one 32-wide row of the tile) by shuffles, psi_y(n+1) of the y
- * neighbours is recomputed by each thread from a column of p it holds (a thread owns NY
- * consecutive rows), psi_z(n+1) is a register queue along the z march.
+ * never race.  (The lagged form, D1 of the stored psi(n), would need no halo but
+ * reflects 19-37 dB more with the default layers: docs/model.md.)  SH (the default,
+ * session 11): psi(n+1) of a plane is computed once a point and the neighbours read it
+ * from shared memory: psi_x of a tile row by the warp that owns the row (a warp
+ * barrier), psi_y of each thread's rows plus the R halo rows above and below the tile
+ * shared out over the block (one more block barrier a plane); -10 % instructions, -2.5 %
+ * frame time (ncu, H100).  SH false (research shape 8x2d2/lines-shfl): psi_x(n+1) by
+ * shuffles from the warp (a warp is one 32-wide row of the tile), psi_y(n+1) recomputed
+ * by each thread over its rows' R halo from a column of p it holds (a thread owns NY
+ * consecutive rows).  psi_z(n+1) is a register queue along the z march either way.
  * Everything a plane needs comes through the cp.async ring (as k_ring): the p tile with
  * its 2R halo, q and v, and the CPML memory of the tile (zero-filled outside the layers;
  * 16-byte copies where the rows are whole chunks, else 4-byte ones: the slab layouts are
@@ -48,9 +54,9 @@
  * R, or 2R in the z layers, where psi_z(n+1) at k+R needs p(k+2R)); D+1 groups of the
  * per-plane tiles: q, v, psi_x (R halo in x), zeta_x, psi_y (R halo in y), zeta_y and in
  * the z layers psi_z (of plane k+R) and zeta_z; the x and y profiles of the tile. */
-template <int R, int BY, int NY, int D, bool LZ>
+template <int R, int BY, int NY, int D, bool LZ, int W_ = TX>
 struct RcCfg {
-    static constexpr int W = TX;
+    static constexpr int W = W_; /* TX, or 16 (two rows a warp: the x strips' tiles) */
     static constexpr int XO = (2 * R + 3) / 4 * 4;
     static constexpr int PW = W + 2 * XO;
     static constexpr int TYT = BY * NY;
@@ -67,7 +73,14 @@ struct RcCfg {
                          G_ZY = G_PY + YH * W, G_PZ = G_ZY + T, G_ZZ = G_PZ + T;
     static constexpr int GSLOT = LZ ? G_ZZ + T : G_PZ;
     static constexpr int PROF = 2 * XW + 2 * YH; /* pa_x, pb_x, pa_y, pb_y of the tile */
-    static constexpr size_t bytes = sizeof(float) * ((size_t)S * PSLOT + (size_t)(D + 1) * GSLOT + PROF);
+    /* SH: psi_x(n+1) of the tile's rows (x0-R .. x0+W+R-1) and psi_y(n+1) of its rows
+     * with an R halo (y0-R .. y0+TYT+R-1), computed once a plane and read back by the
+     * neighbours (instead of shuffles and a per-thread recompute of psi_y) */
+    static constexpr int SHX = TYT * XW, SHY = YH * W;
+    static constexpr size_t bytes(bool sh)
+    {
+        return sizeof(float) * ((size_t)S * PSLOT + (size_t)(D + 1) * GSLOT + PROF + (sh ? SHX + SHY : 0));
+    }
 };
 
 /* The boxes one launch covers (padded coordinates; tiles anchored at each box's x origin
@@ -81,17 +94,20 @@ struct RcList {
     int start[RC_MAXBOX + 1];
 };
 
-template <int R, int BY, int NY, int D, bool LZ, int MB = 2>
-__global__ void __launch_bounds__(TX *BY, MB)
+template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true, int W_ = TX>
+__global__ void __launch_bounds__(W_ *BY, MB)
     k_ring_cpml(KArgs a, PArgs m, RcList tl, int dim0, int dim1, int dim2)
 {
-    using C = RcCfg<R, BY, NY, D, LZ>;
+    static_assert(W_ == TX || (SH && W_ == 16 && BY % 2 == 0),
+                  "16-wide tiles: two rows a warp, psi_x through shared memory");
+    using C = RcCfg<R, BY, NY, D, LZ, W_>;
     constexpr int W = C::W, NT = W * BY, RY = C::RY, ZR = C::ZR, XO = C::XO;
     extern __shared__ __align__(16) float smem[];
     float *const ps = smem;
     float *const gs = smem + C::S * C::PSLOT;
     float *const prof = gs + (D + 1) * C::GSLOT;
     float *const pax = prof, *const pbx = prof + C::XW, *const pay = prof + 2 * C::XW, *const pby = pay + C::YH;
+    float *const shx = prof + C::PROF, *const shy = shx + C::SHX; /* SH only */
 
     /* which box and tile */
     int bi = 0;
@@ -388,7 +404,59 @@ __global__ void __launch_bounds__(TX *BY, MB)
         /* y: the column of p of this thread's rows, r0-2R .. r0+NY-1+2R in a y-layer tile
          * (y derivatives and psi_y(n+1) of the rows r0-R .. r0+NY-1+R), else r0-R .. */
         float lapy[NY];
-        if (ly) {
+        if (SH && ly) {
+            /* psi_y(n+1) of this thread's rows (tile psi_y row R + r0 + mm) and, shared out
+             * over the block, of the R halo rows on each side; one barrier, then D1 of it */
+            float cv[NY + 2 * R]; /* p of rows r0-R .. r0+NY-1+R */
+#pragma unroll
+            for (int u = 0; u < NY + 2 * R; u++)
+                cv[u] = P[(r0 + u + RY - R) * C::PW + XO + tx];
+#pragma unroll
+            for (int mm = 0; mm < NY; mm++) {
+                const int u = r0 + mm + R;
+                float d1 = 0;
+#pragma unroll
+                for (int l = 1; l <= R; l++)
+                    d1 += a.c1[1][l] * (cv[mm + R + l] - cv[mm + R - l]);
+                shy[u * W + tx] = pby[u] * G[C::G_PY + u * W + tx] + pay[u] * d1;
+            }
+#pragma unroll
+            for (int e0 = 0; e0 < 2 * R * W; e0 += NT) {
+                const int e = e0 + tid;
+                if ((2 * R * W) % NT == 0 || e < 2 * R * W) {
+                    const int hr = e / W, c = e % W;
+                    const int u = hr < R ? hr : C::TYT + hr; /* psi_y row; p tile row u - R + RY */
+                    const float *pc = P + (u - R + RY) * C::PW + XO + c;
+                    float d1 = 0;
+#pragma unroll
+                    for (int l = 1; l <= R; l++)
+                        d1 += a.c1[1][l] * (pc[l * C::PW] - pc[-l * C::PW]);
+                    shy[u * W + c] = pby[u] * G[C::G_PY + u * W + c] + pay[u] * d1;
+                }
+            }
+            __syncthreads();
+#pragma unroll
+            for (int mm = 0; mm < NY; mm++) {
+                float d2 = a.c2[1][0] * cv[R + mm], dpsi = 0;
+                const float *sc = shy + (r0 + mm + R) * W + tx;
+#pragma unroll
+                for (int l = 1; l <= R; l++) {
+                    d2 += a.c2[1][l] * (cv[R + mm + l] + cv[R + mm - l]);
+                    dpsi += a.c1[1][l] * (sc[l * W] - sc[-l * W]);
+                }
+                if (jsy[mm] >= 0) {
+                    const float t = d2 + dpsi;
+                    const float z = pby[r0 + mm + R] * G[C::G_ZY + (r0 + mm) * W + tx] + pay[r0 + mm + R] * t;
+                    lapy[mm] = t + z;
+                    if (inside[mm]) {
+                        const long long el = ((long long)k * (wy0 + wy1) + jsy[mm]) * np0 + i;
+                        m.zeta[1][el] = z;
+                        m.psi_out[1][el] = sc[0];
+                    }
+                } else
+                    lapy[mm] = d2;
+            }
+        } else if (ly) {
             float cv[NY + 4 * R];
 #pragma unroll
             for (int u = 0; u < NY + 4 * R; u++)
@@ -480,17 +548,30 @@ __global__ void __launch_bounds__(TX *BY, MB)
                         d1b += a.c1[0][l] * (rB[l] - rB[-l]);
                     sB = pbx[W + tx] * px[W + tx] + pax[W + tx] * d1b;
                 }
-                /* psi_x(n+1) at x0-R+t' is lane t' of sA (t' < W), else lane t'-W of sB */
-                auto S = [&](int t) {
-                    const float va = __shfl_sync(0xffffffffu, sA, t & (W - 1));
-                    const float vb = __shfl_sync(0xffffffffu, sB, t & (W - 1));
-                    return t < W ? va : vb;
-                };
-                float dpsi = 0;
+                float dpsi = 0, own;
+                if constexpr (SH) {
+                    /* the row is this warp's alone: through shared memory, a warp barrier */
+                    float *sx = shx + row * C::XW;
+                    sx[tx] = sA;
+                    if (tx < 2 * R)
+                        sx[W + tx] = sB;
+                    __syncwarp();
 #pragma unroll
-                for (int l = 1; l <= R; l++)
-                    dpsi += a.c1[0][l] * (S(tx + R + l) - S(tx + R - l));
-                const float own = S(tx + R);
+                    for (int l = 1; l <= R; l++)
+                        dpsi += a.c1[0][l] * (sx[tx + R + l] - sx[tx + R - l]);
+                    own = sx[tx + R];
+                } else {
+                    /* psi_x(n+1) at x0-R+t' is lane t' of sA (t' < W), else lane t'-W of sB */
+                    auto S = [&](int t) {
+                        const float va = __shfl_sync(0xffffffffu, sA, t & (W - 1));
+                        const float vb = __shfl_sync(0xffffffffu, sB, t & (W - 1));
+                        return t < W ? va : vb;
+                    };
+#pragma unroll
+                    for (int l = 1; l <= R; l++)
+                        dpsi += a.c1[0][l] * (S(tx + R + l) - S(tx + R - l));
+                    own = S(tx + R);
+                }
                 if (jsx >= 0) {
                     const float t = d2x + dpsi;
                     const float z = pbx[tx + R] * G[C::G_ZX + row * W + tx] + pax[tx + R] * t;
@@ -555,23 +636,25 @@ __global__ void __launch_bounds__(TX *BY, MB)
 static inline int align_up8(int x, int h) { return x + ((8 - (x + h) % 8) % 8 + 8) % 8; }
 static inline int align_dn8(int x, int h) { return x - ((x + h) % 8 + 8) % 8; }
 
-template <int R, int BY, int NY, int D, bool LZ, int MB = 2>
+template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true, int W = TX>
 static int launch_rc(RcList &tl, const KArgs &a, const PArgs &m, const wave_sim *s, cudaStream_t st)
 {
-    using C = RcCfg<R, BY, NY, D, LZ>;
+    using C = RcCfg<R, BY, NY, D, LZ, W>;
+    constexpr size_t bytes = C::bytes(SH);
     static int per_sm = 0;
     if (!per_sm) {
-        CUDA_TRY(cudaFuncSetAttribute(k_ring_cpml<R, BY, NY, D, LZ, MB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      (int)C::bytes));
+        CUDA_TRY(cudaFuncSetAttribute(k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
         int n = 0;
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring_cpml<R, BY, NY, D, LZ, MB>, TX * BY, C::bytes));
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W>, W * BY,
+                                                               bytes));
         per_sm = n > 0 ? n : 1;
     }
     long long cols = 0;
     for (int bi = 0; bi < tl.n; bi++) {
         const Box &b = tl.b[bi];
         tl.xo[bi] = ring_x_origin(b.lo[0], a.h);
-        tl.gx[bi] = (b.hi[0] - tl.xo[bi] + TX - 1) / TX;
+        tl.gx[bi] = (b.hi[0] - tl.xo[bi] + W - 1) / W;
         tl.gy[bi] = (b.hi[1] - b.lo[1] + C::TYT - 1) / C::TYT;
         cols += (long long)tl.gx[bi] * tl.gy[bi];
     }
@@ -596,8 +679,8 @@ static int launch_rc(RcList &tl, const KArgs &a, const PArgs &m, const wave_sim 
     if (!total)
         return 0;
     const struct wave_layout *L = &s->L;
-    k_ring_cpml<R, BY, NY, D, LZ, MB><<<(unsigned)total, dim3(TX, BY), C::bytes, st>>>(a, m, tl, L->dim[0], L->dim[1],
-                                                                                  L->dim[2]);
+    k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W><<<(unsigned)total, dim3(W, BY), bytes, st>>>(a, m, tl, L->dim[0],
+                                                                                         L->dim[1], L->dim[2]);
     CUDA_TRY_LAUNCH();
     return 0;
 }
@@ -616,7 +699,8 @@ static inline void push(RcList &tl, int x0, int x1, int y0, int y1, int z0, int 
  * per SM (__launch_bounds__: 2 lets them use 128 registers).  ZBY 0: no z-layer kernel; the core
  * and the frame cover every plane and lines' z corrections follow them (on ST, after the
  * frame's stream LST has joined it). */
-template <int R, int FBY, int FNY, int FD, int ZBY, int ZNY, int ZD, int FMB = 2, int ZMB = 2>
+template <int R, int FBY, int FNY, int FD, int ZBY, int ZNY, int ZD, int FMB = 2, int ZMB = 2, bool SH = true,
+          int FXW = TX>
 static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const PArgs &m, cudaStream_t st,
                          cudaStream_t lst)
 {
@@ -634,11 +718,11 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
     {
         const int xo = ring_x_origin(0, h);
         if (wx0)
-            cx0 = xo + (wx0 - xo + TX - 1) / TX * TX;
+            cx0 = xo + (wx0 - xo + FXW - 1) / FXW * FXW;
     }
     int cx1 = np0;
     if (wx1) {
-        cx1 = align_up8(np0 - (wx1 + TX - 1) / TX * TX, h);
+        cx1 = align_up8(np0 - (wx1 + FXW - 1) / FXW * FXW, h);
         if (cx1 > np0 - wx1)
             cx1 = align_dn8(np0 - wx1, h);
     }
@@ -646,20 +730,25 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
     const int cy1 = wy1 ? np1 - (wy1 + FT - 1) / FT * FT : np1;
     int rc = 0;
     if (z1 > z0) {
-        RcList fr = {};
+        RcList fr = {}, fx = {}; /* FXW < TX: the x strips (fx) in tiles FXW wide */
+        RcList &xs = FXW == TX ? fr : fx;
         if (cx0 >= cx1 || cy0 >= cy1) {
             push(fr, 0, np0, 0, np1, z0, z1); /* no core: the frame kernel everywhere */
         } else {
-            push(fr, 0, cx0, 0, np1, z0, z1);
-            push(fr, cx1, np0, 0, np1, z0, z1);
+            push(xs, 0, cx0, 0, np1, z0, z1);
+            push(xs, cx1, np0, 0, np1, z0, z1);
             push(fr, cx0, cx1, 0, cy0, z0, z1);
             push(fr, cx0, cx1, cy1, np1, z0, z1);
             Box core = {{cx0, cy0, z0}, {cx1, cy1, z1}};
             if ((rc = wave_cu_interior(s, pl, core, st)) < 0)
                 return rc;
         }
-        if ((rc = launch_rc<R, FBY, FNY, FD, false, FMB>(fr, a, m, s, lst)) < 0)
+        if ((rc = launch_rc<R, FBY, FNY, FD, false, FMB, SH>(fr, a, m, s, lst)) < 0)
             return rc;
+        if constexpr (FXW != TX) { /* half the threads a block (the registers decide the blocks an SM) */
+            if (fx.n && (rc = launch_rc<R, FBY, FNY, FD, false, FMB, SH, FXW>(fx, a, m, s, lst)) < 0)
+                return rc;
+        }
     }
     if constexpr (ZLINES) {
         if (lst != st && ((rc = dev_event_record(s->dev, s->ev_join, lst)) < 0 ||
@@ -671,7 +760,7 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
         RcList zl = {};
         push(zl, 0, np0, 0, np1, 0, L->pml[4]);
         push(zl, 0, np0, 0, np1, max(z1, L->pml[4]), np2);
-        if ((rc = launch_rc<R, ZBY, ZNY, ZD, true, ZMB>(zl, a, m, s, lst)) < 0)
+        if ((rc = launch_rc<R, ZBY, ZNY, ZD, true, ZMB, SH>(zl, a, m, s, lst)) < 0)
             return rc;
     }
     wave_cu_swap_psi(s);

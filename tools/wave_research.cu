@@ -576,6 +576,17 @@ static const struct {
     {"8x1d2b3/8x1d2", ring_cpml_run<4, 8, 1, 2, 8, 1, 2, 3, 2>},
     {"8x1d2/8x1d1b3", ring_cpml_run<4, 8, 1, 2, 8, 1, 1, 2, 3>},
     {"8x1d2b3/8x1d1b3", ring_cpml_run<4, 8, 1, 2, 8, 1, 1, 3, 3>},
+    /* shfl: the frame kernel before issue 20 (psi_x(n+1) of the neighbours by shuffles,
+     * psi_y(n+1) recomputed by each thread over its rows' R halo) */
+    {"8x2d2/lines-shfl", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, false>},
+    {"4x4d2/lines", ring_cpml_run<4, 4, 4, 2, 0, 1, 1>},
+    /* frame tiles 12 rows high: the default 12 layers' y strips without plain rows */
+    {"6x2d2/lines", ring_cpml_run<4, 6, 2, 2, 0, 1, 1>},
+    {"4x3d2/lines", ring_cpml_run<4, 4, 3, 2, 0, 1, 1>},
+    /* w16: the x strips in tiles 16 wide (two rows a warp), so that 12 x layers fill one
+     * tile per face (-4 .. 11 with halo 4) and the core starts at x = 12 */
+    {"8x2d2w16/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, 16>},
+    {"6x2d2w16/lines", ring_cpml_run<4, 6, 2, 2, 0, 1, 1, 2, 2, true, 16>},
 };
 static int ring_shape = -1; /* index into ring_shapes, -1: the library's */
 
