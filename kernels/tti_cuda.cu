@@ -113,11 +113,12 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
                        "halo queues in shared memory)", pipe, TTI_TILED_RING, TTI_TILED_COLS, TTI_TILED_COLS_HS);
     g->tiled = pipe ? pipe : TTI_TILED_PROD;
     const int lay = w->p.tuning.cpml;
-    if (lay < 0 || lay > TTI_LAYERS_NAIVE_SIDE)
+    if (lay < 0 || lay > TTI_LAYERS_BOXES)
         return err_set(-EINVAL, "tti: tuning.cpml %d: 0 (default), %d (naive passes beside the core), %d..%d (z-marching "
-                       "passes), %d / %d (CPML in the column kernel) or %d (naive passes on a second stream), "
-                       "kernels/tti_cuda.h", lay, TTI_LAYERS_NAIVE, TTI_LAYERS_STAGED2, TTI_LAYERS_MARCH12,
-                       TTI_LAYERS_FUSED, TTI_LAYERS_FUSED_HS, TTI_LAYERS_NAIVE_SIDE);
+                       "passes), %d / %d (CPML in the column kernel), %d (naive passes on a second stream) or %d / %d "
+                       "(the layer boxes' passes, one field / both fields per thread), kernels/tti_cuda.h", lay,
+                       TTI_LAYERS_NAIVE, TTI_LAYERS_STAGED2, TTI_LAYERS_MARCH12, TTI_LAYERS_FUSED, TTI_LAYERS_FUSED_HS,
+                       TTI_LAYERS_NAIVE_SIDE, TTI_LAYERS_BOXES_SPLIT, TTI_LAYERS_BOXES);
     const int layk = lay ? lay : TTI_LAYERS_PROD;
     g->layers_tiled = layk >= TTI_LAYERS_STAGED2 && layk <= TTI_LAYERS_MARCH12 && !wave_is_2d(w);
     g->layers1_tiled = (layk == TTI_LAYERS_STAGED12 || layk == TTI_LAYERS_MARCH12) && !wave_is_2d(w);
@@ -128,6 +129,7 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
      * image s it does not form, run the naive passes) */
     g->fused = (layk == TTI_LAYERS_FUSED || layk == TTI_LAYERS_FUSED_HS) && !g->naive && tti_cu_cols_supports(s);
     g->cp_hs = layk == TTI_LAYERS_FUSED_HS;
+    g->lboxes = wave_is_2d(w) ? 0 : layk == TTI_LAYERS_BOXES ? 1 : layk == TTI_LAYERS_BOXES_SPLIT ? 2 : 0;
     int rc;
     if (layk == TTI_LAYERS_NAIVE_SIDE && !g->naive &&
         ((rc = dev_stream_create(w->dev, &g->side)) < 0 || (rc = dev_event_create(w->dev, &g->fork, false)) < 0 ||
@@ -383,10 +385,16 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
         if (rc == 0 && g->side && (rc = dev_event_record(w->dev, g->fork, w->stream)) == 0)
             rc = dev_stream_wait(w->dev, g->side, g->fork);
         const int n1 = box_minus(all, rim, parts);
-        for (int i = 0; i < n1 && rc == 0; i++)
+        if (rc == 0 && g->lboxes) { /* both passes over all their boxes, one launch each */
+            rc = tti_cu_lboxes(s, parts, n1, true, cpml, g->lboxes == 2, ls);
+            const int n2 = box_minus(upd, core, parts);
+            if (rc == 0)
+                rc = tti_cu_lboxes(s, parts, n2, false, cpml, g->lboxes == 2, ls);
+        }
+        for (int i = 0; i < n1 && rc == 0 && !g->lboxes; i++)
             rc = g->layers1_tiled ? tti_cu_layer1(s, parts[i], cpml, g->layers_staged, ls)
                                   : tti_cu_pass1(s, parts[i], cpml, ls);
-        const int n2 = box_minus(upd, core, parts);
+        const int n2 = g->lboxes ? 0 : box_minus(upd, core, parts);
         for (int i = 0; i < n2 && rc == 0; i++)
             rc = g->layers_tiled ? tti_cu_layer2(s, parts[i], cpml, g->layers_staged, ls)
                                  : tti_cu_pass2(s, parts[i], cpml, ls);
@@ -511,6 +519,8 @@ extern "C" void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len)
              : G(s)->fused && G(s)->cp_hs  ? ", CPML in the column kernel (shared halo queues)"
              : G(s)->fused                 ? ", CPML in the column kernel"
              : G(s)->side                  ? ", naive passes on a second stream"
+             : G(s)->lboxes == 2           ? ", layer boxes, one field per thread"
+             : G(s)->lboxes                ? ", layer boxes, both fields per thread"
              : !G(s)->layers_tiled         ? ""
              : G(s)->layers_staged         ? (G(s)->layers1_tiled ? ", tiled layer passes 1+2" : ", tiled layer pass")
              : G(s)->layers1_tiled         ? ", marching layer passes 1+2"

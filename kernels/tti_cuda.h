@@ -86,6 +86,9 @@ struct TtiGpu {
     bool cp_hs;          /* TTI_LAYERS_FUSED_HS: that kernel's halo queues in shared memory */
     void *side;          /* TTI_LAYERS_NAIVE_SIDE: a second stream for the naive passes, */
     void *fork, *join;   /* forked from and joined to the simulation's by these events */
+    int lboxes;          /* the layer boxes' passes (tti_layer_boxes.cu, 3D): 0 not these, 1
+                            both fields per thread (TTI_LAYERS_BOXES), 2 one field per
+                            thread (TTI_LAYERS_BOXES_SPLIT) */
 };
 
 /* The tiled twin's variants, chosen at create by wave_params.tuning.pipe (the acoustic
@@ -121,6 +124,12 @@ enum tti_layers_kind {
     TTI_LAYERS_FUSED = 6,
     TTI_LAYERS_FUSED_HS = 7,
     TTI_LAYERS_NAIVE_SIDE = 8,
+    /* the naive passes' arithmetic over all the layer boxes in one launch per pass, z
+     * slabs tile by tile, x slabs in 8-wide tiles (tti_layer_boxes.cu, 3D; 2D grids run
+     * the naive passes): 9 one field per thread (p and q on the two half-warps, L and H1
+     * exchanged by a shuffle), 10 both fields per thread */
+    TTI_LAYERS_BOXES_SPLIT = 9,
+    TTI_LAYERS_BOXES = 10,
 };
 /* H100, 512^3, order 8, CPML (2026-11-24 10:57 UTC, columns core): naive 8.86 ms per step,
  * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90; (14:09 UTC) naive 8.86, the CPML
@@ -194,6 +203,9 @@ int tti_cu_pass2(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st);
 int tti_cu_layer2(const tti_sim *s, const Box &b, bool cpml, bool staged, cudaStream_t st);
 /* tti_layers.cu: pass 1 over box B as a tiled kernel (2D: tti_cu_pass1). */
 int tti_cu_layer1(const tti_sim *s, const Box &b, bool cpml, bool staged, cudaStream_t st);
+/* tti_layer_boxes.cu: pass 1 (PASS1) or pass 2 over the boxes B[0..N) (at most 6) in one
+ * launch; SPLIT: one field per thread (2D: the naive passes box by box). */
+int tti_cu_lboxes(const tti_sim *s, const Box *b, int n, bool pass1, bool cpml, bool split, cudaStream_t st);
 /* tti_tiled.cu: the fused update over box B, CPML off inside B's reach (B's s halo must
  * not need psi: the caller keeps B r cells away from any CPML layer). */
 int tti_cu_tiled(const tti_sim *s, const Box &b, cudaStream_t st);
