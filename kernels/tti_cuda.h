@@ -108,7 +108,7 @@ enum tti_tiled_kind {
 
 /* The tiled plan's passes in the boxes beside the core (the CPML layers and a rim r
  * thick), chosen by wave_params.tuning.cpml: 0 the default (TTI_LAYERS_PROD), 1 the naive
- * passes (tti_naive.cu); the z-marching forms of tti_layers.cu (3D; 2D grids run the
+ * passes (tti_naive.cu) box by box; the z-marching forms of tti_layers.cu (3D; 2D grids run the
  * naive ones), their x-y neighbours staged in shared memory: 2 pass 2, 3 both passes;
  * read from global memory (L1): 4 pass 2, 5 both passes; 6 the column kernel itself with
  * the CPML terms (tti_cols.cu, CP: psi double-buffered, zeta / chi in place) over the
@@ -133,8 +133,10 @@ enum tti_layers_kind {
 };
 /* H100, 512^3, order 8, CPML (2026-11-24 10:57 UTC, columns core): naive 8.86 ms per step,
  * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90; (14:09 UTC) naive 8.86, the CPML
- * column kernel 12.79, with shared halo queues 10.48 (spills and L1TEX stalls: docs/tti.md) */
-#define TTI_LAYERS_PROD TTI_LAYERS_NAIVE
+ * column kernel 12.79, with shared halo queues 10.48 (spills and L1TEX stalls: docs/tti.md);
+ * (16:11 UTC, the layer boxes' first form) naive 8.83, boxes with both fields per thread
+ * 8.23, one field per thread 9.04; at 400 x 400 x 200: 3.05, 2.68, 2.84 (docs/tti.md) */
+#define TTI_LAYERS_PROD TTI_LAYERS_BOXES
 
 /* Everything a TTI kernel reads: fields, medium, scratch, CPML memory, weights. */
 struct TArgs {

@@ -5,11 +5,16 @@
  *   - one launch per pass over all the boxes beside the core (up to six: z slabs, y slabs,
  *     x slabs), the tallest first, instead of one launch per box: no launch gaps, no
  *     nearly empty last wave per box;
- *   - a block is one plane of a tile of the box; in the z slabs (a few planes thick) the
- *     planes of a tile are consecutive blocks, so the 2R planes a point's z stencil reads
- *     are in L2 when its neighbours in z ask (the naive launch walks a whole 512 x 512
- *     plane per z step: ncu measured 260 B of DRAM per point and a 27 % L2 hit rate in
- *     its z slabs, against ~100 B in the y and x slabs);
+ *   - a block marches up to LB_ZC planes of a tile of the box (a z slab's whole
+ *     thickness), one point per thread and plane: the 2R planes a point's z stencil
+ *     reads were read by the same block just before (L1), and the block's box, tile and
+ *     chunk are decoded once for all its planes.  In the z slabs the chunks of a tile are
+ *     consecutive blocks.  (The naive launch walks a whole 512 x 512 plane per z step:
+ *     ncu measured 260 B of DRAM per point and a 27 % L2 hit rate in its z slabs,
+ *     against ~100 B in the y and x slabs.)
+ *   - pass 2's psi neighbours without a layer index per neighbour: within R along the
+ *     axis a neighbour has psi iff it is in the same layer, e +- l elements away (grids
+ *     whose layers are closer than R run the naive passes);
  *   - tiles 8 points wide in x in the x slabs (24 to 28 wide: a 32-wide tile leaves a
  *     quarter of its threads idle), 16 or 32 elsewhere;
  *   - SPLIT (tuning.cpml 9): one FIELD per thread, p on lanes 0-15 and q on lanes 16-31
@@ -25,13 +30,14 @@
 #include "kernels/cpml.h"
 
 #define LB_MAX 6
+#define LB_ZC 32 /* planes per block at most */
 
 /* The boxes of one launch: box m has blocks [start[m], start[m + 1]).  A block is a tile
- * of 2^TXS x (points per block >> TXS) points in x-y at one plane; ZF: the planes of a
- * tile are consecutive blocks (else the tiles of a plane are). */
+ * of 2^TXS x (points per block >> TXS) points in x-y over ZC planes; ZF: the z chunks of a
+ * tile are consecutive blocks (else the tiles of a chunk are). */
 struct LBox {
     int lo[3], hi[3];
-    int txs, ntx, nty, nz;
+    int txs, ntx, nty, zc, nzc; /* tiles in x and y; planes per block, chunks in z */
     int zf;
     unsigned start; /* a launch has fewer than 2^31 blocks (checked) */
 };
@@ -46,10 +52,12 @@ __device__ __forceinline__ T fsel(int f, T a, T b)
     return f ? b : a;
 }
 
-/* The point (I, J, K) and field F of this thread; false past the box's end.  SPLIT: 128
- * points per block, lane bit 4 the field; else 256 points, both fields. */
+/* The column (I, J), the planes [KB, KE) and the field F of this thread; false when the
+ * column is past the box's end.  SPLIT: 128 columns per block, lane bit 4 the field;
+ * else 256 columns, both fields.  The block's box, tile and z chunk come from its index
+ * (once per block: the divisions and the box selection are amortised over ZC planes). */
 template <bool SPLIT>
-__device__ __forceinline__ bool lb_point(const LBoxes &L, int &i, int &j, int &k, int &f)
+__device__ __forceinline__ bool lb_tile(const LBoxes &L, int &i, int &j, int &kb, int &ke, int &f)
 {
     const unsigned blk = blockIdx.x;
     /* the box of this block, by constant indices (a dynamic index into the parameter
@@ -61,12 +69,12 @@ __device__ __forceinline__ bool lb_point(const LBoxes &L, int &i, int &j, int &k
             B = L.b[q];
     const unsigned r = blk - B.start;
     unsigned tx, ty, z;
-    if (B.zf) {
-        z = r % (unsigned)B.nz;
-        const unsigned t = r / (unsigned)B.nz;
+    if (B.zf) { /* the chunks of a tile consecutive */
+        z = r % (unsigned)B.nzc;
+        const unsigned t = r / (unsigned)B.nzc;
         tx = t % (unsigned)B.ntx;
         ty = t / (unsigned)B.ntx;
-    } else {
+    } else { /* the tiles of a chunk consecutive */
         tx = r % (unsigned)B.ntx;
         const unsigned t = r / (unsigned)B.ntx;
         ty = t % (unsigned)B.nty;
@@ -84,8 +92,9 @@ __device__ __forceinline__ bool lb_point(const LBoxes &L, int &i, int &j, int &k
     const int W = 1 << B.txs, H = (SPLIT ? 128 : 256) >> B.txs;
     i = B.lo[0] + (int)tx * W + (p & (W - 1));
     j = B.lo[1] + (int)ty * H + (p >> B.txs);
-    k = B.lo[2] + (int)z;
-    return i < B.hi[0] && j < B.hi[1] && k < B.hi[2];
+    kb = B.lo[2] + (int)z * B.zc;
+    ke = min(kb + B.zc, B.hi[2]);
+    return i < B.hi[0] && j < B.hi[1];
 }
 
 /* Pass 1 of field F at point (i, j, k): k_tti_pass1's body for one field. */
@@ -118,19 +127,21 @@ __device__ __forceinline__ void lb_s(const TArgs &a, int f, int i, int j, int k,
 }
 
 template <int R, bool SPLIT>
-__global__ void __launch_bounds__(256) k_lb_pass1(TArgs a, LBoxes L, bool cpml)
+__global__ void __launch_bounds__(256, 6) k_lb_pass1(TArgs a, LBoxes L, bool cpml)
 {
-    int i, j, k, f;
-    if (!lb_point<SPLIT>(L, i, j, k, f))
+    int i, j, kb, ke, f;
+    if (!lb_tile<SPLIT>(L, i, j, kb, ke, f))
         return;
-    const long long c = (long long)(k + a.h) * a.sz + (long long)(j + a.hy) * a.sy + (i + a.h);
-    const float3 n = tti_axis(a.tab, __ldg(a.tilt + c));
-    const float nn[3] = {n.x, n.y, n.z};
-    if (SPLIT) {
-        lb_s<R>(a, f, i, j, k, c, nn, cpml);
-    } else {
-        lb_s<R>(a, 0, i, j, k, c, nn, cpml);
-        lb_s<R>(a, 1, i, j, k, c, nn, cpml);
+    for (int k = kb; k < ke; k++) { /* z neighbours of the next plane in L1 */
+        const long long c = (long long)(k + a.h) * a.sz + (long long)(j + a.hy) * a.sy + (i + a.h);
+        const float3 n = tti_axis(a.tab, __ldg(a.tilt + c));
+        const float nn[3] = {n.x, n.y, n.z};
+        if (SPLIT) {
+            lb_s<R>(a, f, i, j, k, c, nn, cpml);
+        } else {
+            lb_s<R>(a, 0, i, j, k, c, nn, cpml);
+            lb_s<R>(a, 1, i, j, k, c, nn, cpml);
+        }
     }
 }
 
@@ -171,12 +182,15 @@ __device__ __forceinline__ void lb_lh(const TArgs &a, int f, int i, int j, int k
         if (js >= 0) {
             const long long e = t_slab(a, ax, i, j, k, js);
             const float *__restrict__ psi = fsel(f, a.psi_n[0][ax], a.psi_n[1][ax]); /* psi(n+1), pass 1's */
+            /* a neighbour within R along the axis has psi iff it is in the same layer (the
+             * layers are R or more apart: lb_launch), at e +- l elements of the slab */
+            const bool lo = x[ax] < a.pml[2 * ax];
+            const int lim0 = lo ? 0 : a.npad[ax] - a.pml[2 * ax + 1], lim1 = lo ? a.pml[2 * ax] : a.npad[ax];
             float dpsi = 0;
 #pragma unroll
             for (int l = 1; l <= R; l++) {
-                const int ju = t_js(a, ax, x[ax] + l), jd = t_js(a, ax, x[ax] - l);
-                const float pu = ju < 0 ? 0.0f : psi[e + (long long)(ju - js) * sst[ax]];
-                const float pd = jd < 0 ? 0.0f : psi[e - (long long)(js - jd) * sst[ax]];
+                const float pu = x[ax] + l < lim1 ? psi[e + l * sst[ax]] : 0.0f;
+                const float pd = x[ax] - l >= lim0 ? psi[e - l * sst[ax]] : 0.0f;
                 dpsi += a.c1[ax][l] * (pu - pd);
             }
             const float pa = a.pa[ax][x[ax]], pb = a.pb[ax][x[ax]];
@@ -198,41 +212,48 @@ __device__ __forceinline__ void lb_lh(const TArgs &a, int f, int i, int j, int k
 template <int R, bool SPLIT>
 __global__ void __launch_bounds__(256, SPLIT ? 6 : 4) k_lb_pass2(TArgs a, LBoxes L, bool cpml)
 {
-    int i, j, k, f;
-    const bool ok = lb_point<SPLIT>(L, i, j, k, f);
-    const long long c = (long long)(k + a.h) * a.sz + (long long)(j + a.hy) * a.sy + (i + a.h);
-    if (!SPLIT) {
+    int i, j, kb, ke, f;
+    const bool ok = lb_tile<SPLIT>(L, i, j, kb, ke, f);
+    if constexpr (!SPLIT) {
         if (!ok)
             return;
-        float lf[2], hf[2], fc[2];
-        lb_lh<R>(a, 0, i, j, k, c, cpml, lf[0], hf[0], fc[0]);
-        lb_lh<R>(a, 1, i, j, k, c, cpml, lf[1], hf[1], fc[1]);
-        tti_update(a, c, fc[0], fc[1], lf[0], lf[1], hf[0], hf[1]);
-        return;
-    }
-    /* both lanes of a point (lane and lane ^ 16) reach the shuffle: no early return */
-    float lap = 0, h1 = 0, fc = 0;
-    if (ok)
-        lb_lh<R>(a, f, i, j, k, c, cpml, lap, h1, fc);
-    const float lo = __shfl_xor_sync(0xffffffffu, lap, 16), ho = __shfl_xor_sync(0xffffffffu, h1, 16);
-    if (!ok)
-        return;
-    const float lp = f ? lo : lap, lq = f ? lap : lo, hp = f ? ho : h1, hq = f ? h1 : ho;
-    /* tti_update for the field of this lane, term by term */
-    const uint32_t ed = __ldg(a.ed + c);
-    const float vz = __ldg(a.vel + c), e = tti_ed_value(ed), d = tti_ed_value(ed >> 16);
-    const float sv = vz * ((e - d) * a.inv_sigma);
-    if (f == 0) {
-        const float ap = vz * (1.0f + 2.0f * e), cc = vz - sv;
-        a.o[0][c] = 2.0f * fc - a.o[0][c] + ap * lp + ((sv - ap) * hp + cc * hq);
+        for (int k = kb; k < ke; k++) {
+            const long long c = (long long)(k + a.h) * a.sz + (long long)(j + a.hy) * a.sy + (i + a.h);
+            float lf[2], hf[2], fc[2];
+            lb_lh<R>(a, 0, i, j, k, c, cpml, lf[0], hf[0], fc[0]);
+            lb_lh<R>(a, 1, i, j, k, c, cpml, lf[1], hf[1], fc[1]);
+            tti_update(a, c, fc[0], fc[1], lf[0], lf[1], hf[0], hf[1]);
+        }
     } else {
-        const float aq = vz * (1.0f + 2.0f * d) - sv, cc = vz - sv;
-        a.o[1][c] = 2.0f * fc - a.o[1][c] + aq * lp + (cc * hq - aq * hp) + sv * lq;
+        /* both lanes of a point (lane and lane ^ 16) reach every shuffle: no early return,
+         * the same planes for the whole block */
+        for (int k = kb; k < ke; k++) {
+            const long long c = (long long)(k + a.h) * a.sz + (long long)(j + a.hy) * a.sy + (i + a.h);
+            float lap = 0, h1 = 0, fc = 0;
+            if (ok)
+                lb_lh<R>(a, f, i, j, k, c, cpml, lap, h1, fc);
+            const float lo = __shfl_xor_sync(0xffffffffu, lap, 16), ho = __shfl_xor_sync(0xffffffffu, h1, 16);
+            if (!ok)
+                continue;
+            const float lp = f ? lo : lap, lq = f ? lap : lo, hp = f ? ho : h1, hq = f ? h1 : ho;
+            /* tti_update for the field of this lane, term by term */
+            const uint32_t ed = __ldg(a.ed + c);
+            const float vz = __ldg(a.vel + c), e = tti_ed_value(ed), d = tti_ed_value(ed >> 16);
+            const float sv = vz * ((e - d) * a.inv_sigma);
+            if (f == 0) {
+                const float ap = vz * (1.0f + 2.0f * e), cc = vz - sv;
+                a.o[0][c] = 2.0f * fc - a.o[0][c] + ap * lp + ((sv - ap) * hp + cc * hq);
+            } else {
+                const float aq = vz * (1.0f + 2.0f * d) - sv, cc = vz - sv;
+                a.o[1][c] = 2.0f * fc - a.o[1][c] + aq * lp + (cc * hq - aq * hp) + sv * lq;
+            }
+        }
     }
 }
 
 /* The table of boxes B[0..N): the tallest first; x tiles 8 wide in boxes at most 32 wide
- * (the x slabs), 32 (16 with SPLIT) elsewhere; the planes of a tile consecutive in boxes
+ * (the x slabs), 32 (16 with SPLIT) elsewhere; a block marches LB_ZC planes of its tile
+ * (a z slab's whole thickness up to that), the chunks of a tile consecutive in boxes
  * thinner in z than in x and y (the z slabs).  The number of blocks. */
 static long long lb_table(const Box *b, int n, bool split, LBoxes &L)
 {
@@ -263,10 +284,11 @@ static long long lb_table(const Box *b, int n, bool split, LBoxes &L)
         }
         d.ntx = (w + W - 1) / W;
         d.nty = (h + H - 1) / H;
-        d.nz = nz;
+        d.zc = nz < LB_ZC ? nz : LB_ZC;
+        d.nzc = (nz + d.zc - 1) / d.zc;
         d.zf = nz < w && nz < h;
         d.start = (unsigned)total;
-        total += (long long)d.ntx * d.nty * d.nz;
+        total += (long long)d.ntx * d.nty * d.nzc;
     }
     L.n = m;
     /* unused entries start past every block: never selected */
@@ -296,7 +318,15 @@ int tti_cu_lboxes(const tti_sim *s, const Box *b, int n, bool pass1, bool cpml, 
 {
     if (n > LB_MAX)
         return err_set(-EINVAL, "tti: %d layer boxes in one launch (at most %d)", n, LB_MAX);
-    if (wave_is_2d(&s->w)) { /* the 2D grids' passes stay the naive ones */
+    /* pass 2 reads a psi neighbour only within the point's own layer (lb_lh): the
+     * layers of an axis must be R or more apart, else a neighbour across a thinner
+     * interior has psi too; such grids (and 2D ones) run the naive passes */
+    bool naive = wave_is_2d(&s->w);
+    for (int a = 0; a < 3; a++) {
+        const int lo = s->w.L.pml[2 * a], hi = s->w.L.pml[2 * a + 1];
+        naive = naive || (lo + hi > 0 && s->w.L.npad[a] - lo - hi < s->w.r);
+    }
+    if (naive) {
         for (int q = 0; q < n; q++) {
             const int rc = pass1 ? tti_cu_pass1(s, b[q], cpml, st) : tti_cu_pass2(s, b[q], cpml, st);
             if (rc < 0)
@@ -304,10 +334,18 @@ int tti_cu_lboxes(const tti_sim *s, const Box *b, int n, bool pass1, bool cpml, 
         }
         return 0;
     }
-    return with_r(&s->w, [&](auto r) {
+    auto go = [&](auto r) {
         constexpr int R = decltype(r)::value;
         return pass1 ? (split ? lb_launch<R, true, true>(s, b, n, cpml, st) : lb_launch<R, true, false>(s, b, n, cpml, st))
                      : (split ? lb_launch<R, false, true>(s, b, n, cpml, st)
                               : lb_launch<R, false, false>(s, b, n, cpml, st));
-    });
+    };
+    /* the orders of the tiled plan, which alone runs these passes (tti_cu_tiled_supports) */
+    switch (s->w.r) {
+    case 1: return go(std::integral_constant<int, 1>{});
+    case 2: return go(std::integral_constant<int, 2>{});
+    case 3: return go(std::integral_constant<int, 3>{});
+    case 4: return go(std::integral_constant<int, 4>{});
+    }
+    return err_set(-ENOTSUP, "tti: the layer boxes' passes hold orders 2..8 (order %d)", 2 * s->w.r);
 }
