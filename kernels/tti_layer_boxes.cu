@@ -5,13 +5,17 @@
  *   - one launch per pass over all the boxes beside the core (up to six: z slabs, y slabs,
  *     x slabs), the tallest first, instead of one launch per box: no launch gaps, no
  *     nearly empty last wave per box;
- *   - a block marches up to LB_ZC planes of a tile of the box (a z slab's whole
- *     thickness), one point per thread and plane: the 2R planes a point's z stencil
- *     reads were read by the same block just before (L1), and the block's box, tile and
- *     chunk are decoded once for all its planes.  In the z slabs the chunks of a tile are
- *     consecutive blocks.  (The naive launch walks a whole 512 x 512 plane per z step:
- *     ncu measured 260 B of DRAM per point and a 27 % L2 hit rate in its z slabs,
- *     against ~100 B in the y and x slabs.)
+ *   - a block is one plane of a tile of the box; in the z slabs (a few planes
+ *     thick) the planes of a tile are consecutive blocks, so the 2R planes a point's z
+ *     stencil reads are in L2 when its neighbours in z ask (the naive launch walks a
+ *     whole 512 x 512 plane per z step: ncu measured 260 B of DRAM per point and a 27 %
+ *     L2 hit rate in its z slabs, against ~100 B in the y and x slabs); the block's box,
+ *     tile and plane are decoded by one thread (lb_tile).  A block marching 32 planes
+ *     of its tile (the z stencil's planes from L1) was slower (H100 16:25 UTC, 512^3:
+ *     9.99 ms per step against 8.23 with one plane per block): the blocks in flight then
+ *     cover far apart tiles and planes, and the x-y halo and the z planes other blocks
+ *     read come from DRAM again (pass 2: 7.45 GB a step against 3.04, L2 hit rate 42 %
+ *     against 73 %, 0.85 instructions per cycle against 1.85);
  *   - pass 2's psi neighbours without a layer index per neighbour: within R along the
  *     axis a neighbour has psi iff it is in the same layer, e +- l elements away (grids
  *     whose layers are closer than R run the naive passes);
@@ -30,14 +34,13 @@
 #include "kernels/cpml.h"
 
 #define LB_MAX 6
-#define LB_ZC 32 /* planes per block at most */
 
 /* The boxes of one launch: box m has blocks [start[m], start[m + 1]).  A block is a tile
- * of 2^TXS x (points per block >> TXS) points in x-y over ZC planes; ZF: the z chunks of a
- * tile are consecutive blocks (else the tiles of a chunk are). */
+ * of 2^TXS x (points per block >> TXS) points in x-y at one plane; ZF: the planes of a
+ * tile are consecutive blocks (else the tiles of a plane are). */
 struct LBox {
     int lo[3], hi[3];
-    int txs, ntx, nty, zc, nzc; /* tiles in x and y; planes per block, chunks in z */
+    int txs, ntx, nty, nz; /* tiles in x and y, planes */
     int zf;
     unsigned start; /* a launch has fewer than 2^31 blocks (checked) */
 };
@@ -52,34 +55,46 @@ __device__ __forceinline__ T fsel(int f, T a, T b)
     return f ? b : a;
 }
 
-/* The column (I, J), the planes [KB, KE) and the field F of this thread; false when the
- * column is past the box's end.  SPLIT: 128 columns per block, lane bit 4 the field;
- * else 256 columns, both fields.  The block's box, tile and z chunk come from its index
- * (once per block: the divisions and the box selection are amortised over ZC planes). */
+/* The point (I, J, K) and the field F of this thread; false when it is past the box's
+ * end.  SPLIT: 128 points per block, lane bit 4 the field; else 256 points, both
+ * fields.  The block's box, tile and plane are decoded from its
+ * index by one thread and shared (the box selection and three divisions cost ~250
+ * instructions: ncu counted 410 a thread in the first form's pass 1, which decoded them
+ * in every thread).  Every thread of the block must call this (a barrier). */
 template <bool SPLIT>
-__device__ __forceinline__ bool lb_tile(const LBoxes &L, int &i, int &j, int &kb, int &ke, int &f)
+__device__ __forceinline__ bool lb_tile(const LBoxes &L, int &i, int &j, int &k, int &f)
 {
-    const unsigned blk = blockIdx.x;
-    /* the box of this block, by constant indices (a dynamic index into the parameter
-     * array would copy it to local memory) */
-    LBox B = L.b[0];
+    __shared__ int d[6]; /* x0, y0, k, txs, hi x, hi y */
+    if (threadIdx.x == 0) {
+        const unsigned blk = blockIdx.x;
+        /* the box of this block, by constant indices (a dynamic index into the parameter
+         * array would copy it to local memory) */
+        LBox B = L.b[0];
 #pragma unroll
-    for (int q = 1; q < LB_MAX; q++)
-        if (q < L.n && blk >= L.b[q].start)
-            B = L.b[q];
-    const unsigned r = blk - B.start;
-    unsigned tx, ty, z;
-    if (B.zf) { /* the chunks of a tile consecutive */
-        z = r % (unsigned)B.nzc;
-        const unsigned t = r / (unsigned)B.nzc;
-        tx = t % (unsigned)B.ntx;
-        ty = t / (unsigned)B.ntx;
-    } else { /* the tiles of a chunk consecutive */
-        tx = r % (unsigned)B.ntx;
-        const unsigned t = r / (unsigned)B.ntx;
-        ty = t % (unsigned)B.nty;
-        z = t / (unsigned)B.nty;
+        for (int q = 1; q < LB_MAX; q++)
+            if (q < L.n && blk >= L.b[q].start)
+                B = L.b[q];
+        const unsigned r = blk - B.start;
+        unsigned tx, ty, z;
+        if (B.zf) { /* the planes of a tile consecutive */
+            z = r % (unsigned)B.nz;
+            const unsigned t = r / (unsigned)B.nz;
+            tx = t % (unsigned)B.ntx;
+            ty = t / (unsigned)B.ntx;
+        } else { /* the tiles of a plane consecutive */
+            tx = r % (unsigned)B.ntx;
+            const unsigned t = r / (unsigned)B.ntx;
+            ty = t % (unsigned)B.nty;
+            z = t / (unsigned)B.nty;
+        }
+        d[0] = B.lo[0] + ((int)tx << B.txs);
+        d[1] = B.lo[1] + (int)ty * ((SPLIT ? 128 : 256) >> B.txs);
+        d[2] = B.lo[2] + (int)z;
+        d[3] = B.txs;
+        d[4] = B.hi[0];
+        d[5] = B.hi[1];
     }
+    __syncthreads();
     const int t = threadIdx.x;
     int p;
     if (SPLIT) {
@@ -89,12 +104,11 @@ __device__ __forceinline__ bool lb_tile(const LBoxes &L, int &i, int &j, int &kb
         f = 0;
         p = t;
     }
-    const int W = 1 << B.txs, H = (SPLIT ? 128 : 256) >> B.txs;
-    i = B.lo[0] + (int)tx * W + (p & (W - 1));
-    j = B.lo[1] + (int)ty * H + (p >> B.txs);
-    kb = B.lo[2] + (int)z * B.zc;
-    ke = min(kb + B.zc, B.hi[2]);
-    return i < B.hi[0] && j < B.hi[1];
+    const int txs = d[3];
+    i = d[0] + (p & ((1 << txs) - 1));
+    j = d[1] + (p >> txs);
+    k = d[2];
+    return i < d[4] && j < d[5];
 }
 
 /* Pass 1 of field F at point (i, j, k): k_tti_pass1's body for one field. */
@@ -129,19 +143,17 @@ __device__ __forceinline__ void lb_s(const TArgs &a, int f, int i, int j, int k,
 template <int R, bool SPLIT>
 __global__ void __launch_bounds__(256, 6) k_lb_pass1(TArgs a, LBoxes L, bool cpml)
 {
-    int i, j, kb, ke, f;
-    if (!lb_tile<SPLIT>(L, i, j, kb, ke, f))
+    int i, j, k, f;
+    if (!lb_tile<SPLIT>(L, i, j, k, f))
         return;
-    for (int k = kb; k < ke; k++) { /* z neighbours of the next plane in L1 */
-        const long long c = (long long)(k + a.h) * a.sz + (long long)(j + a.hy) * a.sy + (i + a.h);
-        const float3 n = tti_axis(a.tab, __ldg(a.tilt + c));
-        const float nn[3] = {n.x, n.y, n.z};
-        if (SPLIT) {
-            lb_s<R>(a, f, i, j, k, c, nn, cpml);
-        } else {
-            lb_s<R>(a, 0, i, j, k, c, nn, cpml);
-            lb_s<R>(a, 1, i, j, k, c, nn, cpml);
-        }
+    const long long c = (long long)(k + a.h) * a.sz + (long long)(j + a.hy) * a.sy + (i + a.h);
+    const float3 n = tti_axis(a.tab, __ldg(a.tilt + c));
+    const float nn[3] = {n.x, n.y, n.z};
+    if (SPLIT) {
+        lb_s<R>(a, f, i, j, k, c, nn, cpml);
+    } else {
+        lb_s<R>(a, 0, i, j, k, c, nn, cpml);
+        lb_s<R>(a, 1, i, j, k, c, nn, cpml);
     }
 }
 
@@ -212,48 +224,41 @@ __device__ __forceinline__ void lb_lh(const TArgs &a, int f, int i, int j, int k
 template <int R, bool SPLIT>
 __global__ void __launch_bounds__(256, SPLIT ? 6 : 4) k_lb_pass2(TArgs a, LBoxes L, bool cpml)
 {
-    int i, j, kb, ke, f;
-    const bool ok = lb_tile<SPLIT>(L, i, j, kb, ke, f);
+    int i, j, k, f;
+    const bool ok = lb_tile<SPLIT>(L, i, j, k, f);
+    const long long c = (long long)(k + a.h) * a.sz + (long long)(j + a.hy) * a.sy + (i + a.h);
     if constexpr (!SPLIT) {
         if (!ok)
             return;
-        for (int k = kb; k < ke; k++) {
-            const long long c = (long long)(k + a.h) * a.sz + (long long)(j + a.hy) * a.sy + (i + a.h);
-            float lf[2], hf[2], fc[2];
-            lb_lh<R>(a, 0, i, j, k, c, cpml, lf[0], hf[0], fc[0]);
-            lb_lh<R>(a, 1, i, j, k, c, cpml, lf[1], hf[1], fc[1]);
-            tti_update(a, c, fc[0], fc[1], lf[0], lf[1], hf[0], hf[1]);
-        }
+        float lf[2], hf[2], fc[2];
+        lb_lh<R>(a, 0, i, j, k, c, cpml, lf[0], hf[0], fc[0]);
+        lb_lh<R>(a, 1, i, j, k, c, cpml, lf[1], hf[1], fc[1]);
+        tti_update(a, c, fc[0], fc[1], lf[0], lf[1], hf[0], hf[1]);
     } else {
-        /* both lanes of a point (lane and lane ^ 16) reach every shuffle: no early return,
-         * the same planes for the whole block */
-        for (int k = kb; k < ke; k++) {
-            const long long c = (long long)(k + a.h) * a.sz + (long long)(j + a.hy) * a.sy + (i + a.h);
-            float lap = 0, h1 = 0, fc = 0;
-            if (ok)
-                lb_lh<R>(a, f, i, j, k, c, cpml, lap, h1, fc);
-            const float lo = __shfl_xor_sync(0xffffffffu, lap, 16), ho = __shfl_xor_sync(0xffffffffu, h1, 16);
-            if (!ok)
-                continue;
-            const float lp = f ? lo : lap, lq = f ? lap : lo, hp = f ? ho : h1, hq = f ? h1 : ho;
-            /* tti_update for the field of this lane, term by term */
-            const uint32_t ed = __ldg(a.ed + c);
-            const float vz = __ldg(a.vel + c), e = tti_ed_value(ed), d = tti_ed_value(ed >> 16);
-            const float sv = vz * ((e - d) * a.inv_sigma);
-            if (f == 0) {
-                const float ap = vz * (1.0f + 2.0f * e), cc = vz - sv;
-                a.o[0][c] = 2.0f * fc - a.o[0][c] + ap * lp + ((sv - ap) * hp + cc * hq);
-            } else {
-                const float aq = vz * (1.0f + 2.0f * d) - sv, cc = vz - sv;
-                a.o[1][c] = 2.0f * fc - a.o[1][c] + aq * lp + (cc * hq - aq * hp) + sv * lq;
-            }
+        /* both lanes of a point (lane and lane ^ 16) reach the shuffle: no early return */
+        float lap = 0, h1 = 0, fc = 0;
+        if (ok)
+            lb_lh<R>(a, f, i, j, k, c, cpml, lap, h1, fc);
+        const float lo = __shfl_xor_sync(0xffffffffu, lap, 16), ho = __shfl_xor_sync(0xffffffffu, h1, 16);
+        if (!ok)
+            return;
+        const float lp = f ? lo : lap, lq = f ? lap : lo, hp = f ? ho : h1, hq = f ? h1 : ho;
+        /* tti_update for the field of this lane, term by term */
+        const uint32_t ed = __ldg(a.ed + c);
+        const float vz = __ldg(a.vel + c), e = tti_ed_value(ed), d = tti_ed_value(ed >> 16);
+        const float sv = vz * ((e - d) * a.inv_sigma);
+        if (f == 0) {
+            const float ap = vz * (1.0f + 2.0f * e), cc = vz - sv;
+            a.o[0][c] = 2.0f * fc - a.o[0][c] + ap * lp + ((sv - ap) * hp + cc * hq);
+        } else {
+            const float aq = vz * (1.0f + 2.0f * d) - sv, cc = vz - sv;
+            a.o[1][c] = 2.0f * fc - a.o[1][c] + aq * lp + (cc * hq - aq * hp) + sv * lq;
         }
     }
 }
 
 /* The table of boxes B[0..N): the tallest first; x tiles 8 wide in boxes at most 32 wide
- * (the x slabs), 32 (16 with SPLIT) elsewhere; a block marches LB_ZC planes of its tile
- * (a z slab's whole thickness up to that), the chunks of a tile consecutive in boxes
+ * (the x slabs), 32 (16 with SPLIT) elsewhere; the planes of a tile consecutive in boxes
  * thinner in z than in x and y (the z slabs).  The number of blocks. */
 static long long lb_table(const Box *b, int n, bool split, LBoxes &L)
 {
@@ -284,11 +289,10 @@ static long long lb_table(const Box *b, int n, bool split, LBoxes &L)
         }
         d.ntx = (w + W - 1) / W;
         d.nty = (h + H - 1) / H;
-        d.zc = nz < LB_ZC ? nz : LB_ZC;
-        d.nzc = (nz + d.zc - 1) / d.zc;
+        d.nz = nz;
         d.zf = nz < w && nz < h;
         d.start = (unsigned)total;
-        total += (long long)d.ntx * d.nty * d.nzc;
+        total += (long long)d.ntx * d.nty * d.nz;
     }
     L.n = m;
     /* unused entries start past every block: never selected */
