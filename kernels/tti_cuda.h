@@ -89,6 +89,7 @@ struct TtiGpu {
     int lboxes;          /* the layer boxes' passes (tti_layer_boxes.cu, 3D): 0 not these, 1
                             both fields per thread (TTI_LAYERS_BOXES), 2 one field per
                             thread (TTI_LAYERS_BOXES_SPLIT) */
+    bool lboxes2;        /* TTI_LAYERS_BOXES_P2: pass 2 only (pass 1 the naive one per box) */
 };
 
 /* The tiled twin's variants, chosen at create by wave_params.tuning.pipe (the acoustic
@@ -130,12 +131,18 @@ enum tti_layers_kind {
      * exchanged by a shuffle), 10 both fields per thread */
     TTI_LAYERS_BOXES_SPLIT = 9,
     TTI_LAYERS_BOXES = 10,
+    /* 10 on a second stream beside the core's launch (as 8 for the naive passes) */
+    TTI_LAYERS_BOXES_SIDE = 11,
+    /* pass 1 the naive one box by box, pass 2 that of 10 */
+    TTI_LAYERS_BOXES_P2 = 12,
 };
 /* H100, 512^3, order 8, CPML (2026-11-24 10:57 UTC, columns core): naive 8.86 ms per step,
  * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90; (14:09 UTC) naive 8.86, the CPML
  * column kernel 12.79, with shared halo queues 10.48 (spills and L1TEX stalls: docs/tti.md);
  * (16:11 UTC, the layer boxes' first form) naive 8.83, boxes with both fields per thread
- * 8.23, one field per thread 9.04; at 400 x 400 x 200: 3.05, 2.68, 2.84 (docs/tti.md) */
+ * 8.23, one field per thread 9.04; at 400 x 400 x 200: 3.05, 2.68, 2.84; (16:40 UTC, third
+ * form) naive 8.85, both fields 8.13, one field 8.96; 400 x 400 x 200: 3.06, 2.65, 2.80;
+ * gpu_tti 74/74 (docs/tti.md) */
 #define TTI_LAYERS_PROD TTI_LAYERS_BOXES
 
 /* Everything a TTI kernel reads: fields, medium, scratch, CPML memory, weights. */

@@ -221,8 +221,9 @@ __device__ __forceinline__ void lb_lh(const TArgs &a, int f, int i, int j, int k
     }
 }
 
+/* SPLIT: 40 registers, 6 blocks per SM; both fields: 48 (80 unbounded), 5 blocks */
 template <int R, bool SPLIT>
-__global__ void __launch_bounds__(256, SPLIT ? 6 : 4) k_lb_pass2(TArgs a, LBoxes L, bool cpml)
+__global__ void __launch_bounds__(256, SPLIT ? 6 : 5) k_lb_pass2(TArgs a, LBoxes L, bool cpml)
 {
     int i, j, k, f;
     const bool ok = lb_tile<SPLIT>(L, i, j, k, f);
