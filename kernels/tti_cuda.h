@@ -135,6 +135,8 @@ enum tti_layers_kind {
     TTI_LAYERS_BOXES_SIDE = 11,
     /* pass 1 the naive one box by box, pass 2 that of 10 */
     TTI_LAYERS_BOXES_P2 = 12,
+    /* 12 on a second stream beside the core's launch */
+    TTI_LAYERS_BOXES_P2_SIDE = 13,
 };
 /* H100, 512^3, order 8, CPML (2026-11-24 10:57 UTC, columns core): naive 8.86 ms per step,
  * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90; (14:09 UTC) naive 8.86, the CPML
@@ -142,8 +144,10 @@ enum tti_layers_kind {
  * (16:11 UTC, the layer boxes' first form) naive 8.83, boxes with both fields per thread
  * 8.23, one field per thread 9.04; at 400 x 400 x 200: 3.05, 2.68, 2.84; (16:40 UTC, third
  * form) naive 8.85, both fields 8.13, one field 8.96; 400 x 400 x 200: 3.06, 2.65, 2.80;
- * gpu_tti 74/74 (docs/tti.md) */
-#define TTI_LAYERS_PROD TTI_LAYERS_BOXES
+ * gpu_tti 74/74; (16:55 UTC) naive 8.86, both fields (48 registers) 7.94, on a second
+ * stream 7.89, its pass 2 after the naive pass 1 7.73; 400 x 400 x 200: 3.07, 2.57, 2.50,
+ * 2.50; gpu_tti 80/80 (docs/tti.md) */
+#define TTI_LAYERS_PROD TTI_LAYERS_BOXES_P2
 
 /* Everything a TTI kernel reads: fields, medium, scratch, CPML memory, weights. */
 struct TArgs {
