@@ -146,8 +146,9 @@ enum tti_layers_kind {
  * form) naive 8.85, both fields 8.13, one field 8.96; 400 x 400 x 200: 3.06, 2.65, 2.80;
  * gpu_tti 74/74; (16:55 UTC) naive 8.86, both fields (48 registers) 7.94, on a second
  * stream 7.89, its pass 2 after the naive pass 1 7.73; 400 x 400 x 200: 3.07, 2.57, 2.50,
- * 2.50; gpu_tti 80/80 (docs/tti.md) */
-#define TTI_LAYERS_PROD TTI_LAYERS_BOXES_P2
+ * 2.50; gpu_tti 80/80; (17:15 UTC) naive 8.86, 12 7.73, 12 on a second stream 7.68; 400 x
+ * 400 x 200: 3.07, 2.50, 2.44; 256^3: 1.61, 1.39, 1.34; gpu_tti 82/82 (docs/tti.md) */
+#define TTI_LAYERS_PROD TTI_LAYERS_BOXES_P2_SIDE
 
 /* Everything a TTI kernel reads: fields, medium, scratch, CPML memory, weights. */
 struct TArgs {

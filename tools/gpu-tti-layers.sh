@@ -2,9 +2,11 @@
 # The TTI layer passes on the GPU (docs/tti.md "The layer boxes' passes"): the CUDA twins
 # with every layer arrangement against the CPU reference (gpu_tti, < 1e-5, outputs
 # poisoned), the TTI stencil rows with and without CPML at 256^3, 512^3 and the RTM
-# reference shot's 400 x 400 x 200 for the naive passes (bench variant 2: tuning.cpml 1)
-# and the layer boxes (11 and 12: tuning.cpml 9 and 10) in one call, ncu of one step's
-# layer launches (instructions, DRAM bytes, time), and the reference RTM shot (random).
+# reference shot's 400 x 400 x 200 for the naive passes (bench variant 2: tuning.cpml 1),
+# the layer boxes' two passes (12: tuning.cpml 10), their pass 2 after the naive pass 1
+# (14: 12, the default) and that on a second stream (15: 13) in one call, ncu of one
+# step's layer launches (instructions, DRAM bytes, time), and the reference RTM shot
+# (random).
 # OLD: a seislive-bench of another build (e.g. main) for the same rows and shot beside it.
 # About 150 s on the H100.
 #
@@ -23,7 +25,7 @@ grep -E "^  (forward|strip loaded|reverse|after copy_in): " "$out/tests.txt" | a
     sed 's/^/largest relative error: /'
 echo "== stencil (variant numbers: tools/bench_stencil_tti.c)"
 for b in ${OLD:+"$OLD"} "$B/seislive-bench"; do
-    v=2,11,12
+    v=2,12,14,15
     [ "$b" = "${OLD:-}" ] && v=2
     SEISLIVE_BENCH_TTI_VARIANTS=$v timeout 60 "$b" stencil --physics tti --sizes 256,512 --grids 400x400x200 \
         --kernels tiled > "$out/stencil-$(echo "$b" | md5sum | cut -c1-6).txt" 2>&1
@@ -37,7 +39,7 @@ if command -v ncu > /dev/null; then
     SEISLIVE_BENCH_TTI_VARIANTS=2 timeout 40 ncu --clock-control none -k regex:k_tti_pass --launch-skip 24 \
         --launch-count 12 --metrics "$m" --csv "$B/seislive-bench" stencil --physics tti --sizes 512 \
         --kernels tiled --steps 1 > "$out/ncu-naive.csv" 2> /dev/null
-    SEISLIVE_BENCH_TTI_VARIANTS=11 timeout 40 ncu --clock-control none -k regex:k_lb_pass --launch-skip 4 \
+    SEISLIVE_BENCH_TTI_VARIANTS=12 timeout 40 ncu --clock-control none -k regex:k_lb_pass --launch-skip 4 \
         --launch-count 2 --metrics "$m" --csv "$B/seislive-bench" stencil --physics tti --sizes 512 \
         --kernels tiled --steps 1 > "$out/ncu-boxes.csv" 2> /dev/null
     for f in "$out/ncu-naive.csv" "$out/ncu-boxes.csv"; do
