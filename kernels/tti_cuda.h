@@ -142,12 +142,13 @@ enum tti_layers_kind {
  * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90; (14:09 UTC) naive 8.86, the CPML
  * column kernel 12.79, with shared halo queues 10.48 (spills and L1TEX stalls: docs/tti.md);
  * (16:11 UTC, the layer boxes' first form) naive 8.83, boxes with both fields per thread
- * 8.23, one field per thread 9.04; at 400 x 400 x 200: 3.05, 2.68, 2.84; (16:40 UTC, third
+ * 8.23, one field per thread 9.04; at 400 x 400 x 200: 3.05, 2.68, 2.84; (16:38 UTC, third
  * form) naive 8.85, both fields 8.13, one field 8.96; 400 x 400 x 200: 3.06, 2.65, 2.80;
- * gpu_tti 74/74; (16:55 UTC) naive 8.86, both fields (48 registers) 7.94, on a second
+ * gpu_tti 74/74; (16:54 UTC) naive 8.86, both fields (48 registers) 7.94, on a second
  * stream 7.89, its pass 2 after the naive pass 1 7.73; 400 x 400 x 200: 3.07, 2.57, 2.50,
  * 2.50; gpu_tti 80/80; (17:15 UTC) naive 8.86, 12 7.73, 12 on a second stream 7.68; 400 x
- * 400 x 200: 3.07, 2.50, 2.44; 256^3: 1.61, 1.39, 1.34; gpu_tti 82/82 (docs/tti.md) */
+ * 400 x 200: 3.07, 2.50, 2.44; 256^3: 1.61, 1.39, 1.34; gpu_tti 82/82; (17:34 UTC) the same
+ * to 0.01 ms, RTM random 17.39 s on main, 15.36 with 13 (docs/tti.md) */
 #define TTI_LAYERS_PROD TTI_LAYERS_BOXES_P2_SIDE
 
 /* Everything a TTI kernel reads: fields, medium, scratch, CPML memory, weights. */

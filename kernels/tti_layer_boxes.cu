@@ -11,7 +11,7 @@
  *     whole 512 x 512 plane per z step: ncu measured 260 B of DRAM per point and a 27 %
  *     L2 hit rate in its z slabs, against ~100 B in the y and x slabs); the block's box,
  *     tile and plane are decoded by one thread (lb_tile).  A block marching 32 planes
- *     of its tile (the z stencil's planes from L1) was slower (H100 16:25 UTC, 512^3:
+ *     of its tile (the z stencil's planes from L1) was slower (H100 16:23 UTC, 512^3:
  *     9.99 ms per step against 8.23 with one plane per block): the blocks in flight then
  *     cover far apart tiles and planes, and the x-y halo and the z planes other blocks
  *     read come from DRAM again (pass 2: 7.45 GB a step against 3.04, L2 hit rate 42 %
