@@ -1,7 +1,8 @@
 /* tti_cuda — the host side of the CUDA TTI twins (kernels/tti_cuda.h): device memory, the
  * medium and its n tables, the step plan, and what moves in and out (copies, strips,
- * states, random layers).  Kernels: tti_naive.cu, tti_tiled.cu, tti_cols.cu, tti_layers.cu
- * (which of them the tiled plan runs: struct TtiGpu, chosen at alloc from the tuning).
+ * states, random layers).  Kernels: tti_naive.cu, tti_tiled.cu, tti_cols.cu, tti_layers.cu,
+ * tti_layer_boxes.cu (which of them the tiled plan runs: struct TtiGpu, chosen at alloc
+ * from the tuning).
  *
  * Step plan (tti-spec.md's arithmetic in every kernel):
  *   naive               pass 1 over the padded grid, pass 2 over the update box;

@@ -12,6 +12,8 @@
  *                 its s halo in per-column register queues, one barrier per plane
  *   tti_layers.cu z-marching forms of the two naive passes for the boxes beside the
  *                 core (research variants: measured slower than the naive passes)
+ *   tti_layer_boxes.cu  the naive passes' arithmetic over all the boxes beside the core
+ *                 in one launch per pass (the default's pass 2: tuning.cpml 13)
  *
  * The medium on the device is the quantised one of kernels/tti_internal.h: vel (float),
  * ed and tilt (uint32), 12 bytes per point.  The axis n = (st cp, st sp, ct) is read
@@ -84,7 +86,7 @@ struct TtiGpu {
                            then swaps the two */
     float *psi2[2][3];
     bool cp_hs;          /* TTI_LAYERS_FUSED_HS: that kernel's halo queues in shared memory */
-    void *side;          /* TTI_LAYERS_NAIVE_SIDE: a second stream for the naive passes, */
+    void *side;          /* the *_SIDE kinds: a second stream for the passes beside the core, */
     void *fork, *join;   /* forked from and joined to the simulation's by these events */
     int lboxes;          /* the layer boxes' passes (tti_layer_boxes.cu, 3D): 0 not these, 1
                             both fields per thread (TTI_LAYERS_BOXES), 2 one field per
