@@ -1,7 +1,8 @@
 /* tti_cuda — the host side of the CUDA TTI twins (kernels/tti_cuda.h): device memory, the
  * medium and its n tables, the step plan, and what moves in and out (copies, strips,
- * states, random layers).  Kernels: tti_naive.cu, tti_tiled.cu, tti_cols.cu, tti_layers.cu
- * (which of them the tiled plan runs: struct TtiGpu, chosen at alloc from the tuning).
+ * states, random layers).  Kernels: tti_naive.cu, tti_tiled.cu, tti_cols.cu, tti_layers.cu,
+ * tti_layer_boxes.cu (which of them the tiled plan runs: struct TtiGpu, chosen at alloc
+ * from the tuning).
  *
  * Step plan (tti-spec.md's arithmetic in every kernel):
  *   naive               pass 1 over the padded grid, pass 2 over the update box;
@@ -113,11 +114,14 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
                        "halo queues in shared memory)", pipe, TTI_TILED_RING, TTI_TILED_COLS, TTI_TILED_COLS_HS);
     g->tiled = pipe ? pipe : TTI_TILED_PROD;
     const int lay = w->p.tuning.cpml;
-    if (lay < 0 || lay > TTI_LAYERS_NAIVE_SIDE)
+    if (lay < 0 || lay > TTI_LAYERS_BOXES_P2_SIDE)
         return err_set(-EINVAL, "tti: tuning.cpml %d: 0 (default), %d (naive passes beside the core), %d..%d (z-marching "
-                       "passes), %d / %d (CPML in the column kernel) or %d (naive passes on a second stream), "
+                       "passes), %d / %d (CPML in the column kernel), %d (naive passes on a second stream), %d / %d "
+                       "(the layer boxes' passes, one field / both fields per thread), %d (the latter on a second "
+                       "stream), %d / %d (its pass 2 after the naive pass 1, on the simulation's / a second stream), "
                        "kernels/tti_cuda.h", lay, TTI_LAYERS_NAIVE, TTI_LAYERS_STAGED2, TTI_LAYERS_MARCH12,
-                       TTI_LAYERS_FUSED, TTI_LAYERS_FUSED_HS, TTI_LAYERS_NAIVE_SIDE);
+                       TTI_LAYERS_FUSED, TTI_LAYERS_FUSED_HS, TTI_LAYERS_NAIVE_SIDE, TTI_LAYERS_BOXES_SPLIT,
+                       TTI_LAYERS_BOXES, TTI_LAYERS_BOXES_SIDE, TTI_LAYERS_BOXES_P2, TTI_LAYERS_BOXES_P2_SIDE);
     const int layk = lay ? lay : TTI_LAYERS_PROD;
     g->layers_tiled = layk >= TTI_LAYERS_STAGED2 && layk <= TTI_LAYERS_MARCH12 && !wave_is_2d(w);
     g->layers1_tiled = (layk == TTI_LAYERS_STAGED12 || layk == TTI_LAYERS_MARCH12) && !wave_is_2d(w);
@@ -128,8 +132,17 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
      * image s it does not form, run the naive passes) */
     g->fused = (layk == TTI_LAYERS_FUSED || layk == TTI_LAYERS_FUSED_HS) && !g->naive && tti_cu_cols_supports(s);
     g->cp_hs = layk == TTI_LAYERS_FUSED_HS;
+    /* the layer boxes' passes (3D): both fields per thread, one, pass 2 alone */
+    const bool p2 = layk == TTI_LAYERS_BOXES_P2 || layk == TTI_LAYERS_BOXES_P2_SIDE;
+    g->lboxes = 0;
+    if (!wave_is_2d(w) && (layk == TTI_LAYERS_BOXES || layk == TTI_LAYERS_BOXES_SIDE || p2))
+        g->lboxes = 1;
+    if (!wave_is_2d(w) && layk == TTI_LAYERS_BOXES_SPLIT)
+        g->lboxes = 2;
+    g->lboxes2 = g->lboxes && p2;
     int rc;
-    if (layk == TTI_LAYERS_NAIVE_SIDE && !g->naive &&
+    if ((layk == TTI_LAYERS_NAIVE_SIDE || layk == TTI_LAYERS_BOXES_SIDE || layk == TTI_LAYERS_BOXES_P2_SIDE) &&
+        !g->naive &&
         ((rc = dev_stream_create(w->dev, &g->side)) < 0 || (rc = dev_event_create(w->dev, &g->fork, false)) < 0 ||
          (rc = dev_event_create(w->dev, &g->join, false)) < 0))
         return rc;
@@ -374,19 +387,28 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
             rc = run_tiled(s, core, st);
         swap = true;
     } else {
-        /* the passes beside the core (NAIVE_SIDE: on the side stream, forked after what ran
-         * before on st and joined before what follows; they and the core touch disjoint
-         * outputs) */
+        /* the passes beside the core (the *_SIDE kinds: on the side stream, forked
+         * after what ran before on st and joined before what follows; they and the core
+         * touch disjoint outputs) */
         TtiGpu *g = G(s);
         cudaStream_t ls = g->side ? (cudaStream_t)g->side : st;
         rc = ensure_u(s);
         if (rc == 0 && g->side && (rc = dev_event_record(w->dev, g->fork, w->stream)) == 0)
             rc = dev_stream_wait(w->dev, g->side, g->fork);
         const int n1 = box_minus(all, rim, parts);
-        for (int i = 0; i < n1 && rc == 0; i++)
+        if (rc == 0 && g->lboxes) { /* the passes over all their boxes, one launch each */
+            for (int i = 0; i < n1 && rc == 0 && g->lboxes2; i++)
+                rc = tti_cu_pass1(s, parts[i], cpml, ls);
+            if (rc == 0 && !g->lboxes2)
+                rc = tti_cu_lboxes(s, parts, n1, true, cpml, g->lboxes == 2, ls);
+            const int n2 = box_minus(upd, core, parts);
+            if (rc == 0)
+                rc = tti_cu_lboxes(s, parts, n2, false, cpml, g->lboxes == 2, ls);
+        }
+        for (int i = 0; i < n1 && rc == 0 && !g->lboxes; i++)
             rc = g->layers1_tiled ? tti_cu_layer1(s, parts[i], cpml, g->layers_staged, ls)
                                   : tti_cu_pass1(s, parts[i], cpml, ls);
-        const int n2 = box_minus(upd, core, parts);
+        const int n2 = g->lboxes ? 0 : box_minus(upd, core, parts);
         for (int i = 0; i < n2 && rc == 0; i++)
             rc = g->layers_tiled ? tti_cu_layer2(s, parts[i], cpml, g->layers_staged, ls)
                                  : tti_cu_pass2(s, parts[i], cpml, ls);
@@ -510,7 +532,12 @@ extern "C" void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len)
              !tiled                        ? ""
              : G(s)->fused && G(s)->cp_hs  ? ", CPML in the column kernel (shared halo queues)"
              : G(s)->fused                 ? ", CPML in the column kernel"
+             : G(s)->side && G(s)->lboxes2 ? ", layer boxes, both fields per thread, pass 2 only, on a second stream"
+             : G(s)->side && G(s)->lboxes  ? ", layer boxes, both fields per thread, on a second stream"
              : G(s)->side                  ? ", naive passes on a second stream"
+             : G(s)->lboxes == 2           ? ", layer boxes, one field per thread"
+             : G(s)->lboxes2               ? ", layer boxes, both fields per thread, pass 2 only"
+             : G(s)->lboxes                ? ", layer boxes, both fields per thread"
              : !G(s)->layers_tiled         ? ""
              : G(s)->layers_staged         ? (G(s)->layers1_tiled ? ", tiled layer passes 1+2" : ", tiled layer pass")
              : G(s)->layers1_tiled         ? ", marching layer passes 1+2"

@@ -12,6 +12,8 @@
  *                 its s halo in per-column register queues, one barrier per plane
  *   tti_layers.cu z-marching forms of the two naive passes for the boxes beside the
  *                 core (research variants: measured slower than the naive passes)
+ *   tti_layer_boxes.cu  the naive passes' arithmetic over all the boxes beside the core
+ *                 in one launch per pass (the default's pass 2: tuning.cpml 13)
  *
  * The medium on the device is the quantised one of kernels/tti_internal.h: vel (float),
  * ed and tilt (uint32), 12 bytes per point.  The axis n = (st cp, st sp, ct) is read
@@ -84,8 +86,12 @@ struct TtiGpu {
                            then swaps the two */
     float *psi2[2][3];
     bool cp_hs;          /* TTI_LAYERS_FUSED_HS: that kernel's halo queues in shared memory */
-    void *side;          /* TTI_LAYERS_NAIVE_SIDE: a second stream for the naive passes, */
+    void *side;          /* the *_SIDE kinds: a second stream for the passes beside the core, */
     void *fork, *join;   /* forked from and joined to the simulation's by these events */
+    int lboxes;          /* the layer boxes' passes (tti_layer_boxes.cu, 3D): 0 not these, 1
+                            both fields per thread (TTI_LAYERS_BOXES), 2 one field per
+                            thread (TTI_LAYERS_BOXES_SPLIT) */
+    bool lboxes2;        /* TTI_LAYERS_BOXES_P2: pass 2 only (pass 1 the naive one per box) */
 };
 
 /* The tiled twin's variants, chosen at create by wave_params.tuning.pipe (the acoustic
@@ -105,7 +111,7 @@ enum tti_tiled_kind {
 
 /* The tiled plan's passes in the boxes beside the core (the CPML layers and a rim r
  * thick), chosen by wave_params.tuning.cpml: 0 the default (TTI_LAYERS_PROD), 1 the naive
- * passes (tti_naive.cu); the z-marching forms of tti_layers.cu (3D; 2D grids run the
+ * passes (tti_naive.cu) box by box; the z-marching forms of tti_layers.cu (3D; 2D grids run the
  * naive ones), their x-y neighbours staged in shared memory: 2 pass 2, 3 both passes;
  * read from global memory (L1): 4 pass 2, 5 both passes; 6 the column kernel itself with
  * the CPML terms (tti_cols.cu, CP: psi double-buffered, zeta / chi in place) over the
@@ -121,11 +127,31 @@ enum tti_layers_kind {
     TTI_LAYERS_FUSED = 6,
     TTI_LAYERS_FUSED_HS = 7,
     TTI_LAYERS_NAIVE_SIDE = 8,
+    /* the naive passes' arithmetic over all the layer boxes in one launch per pass, z
+     * slabs tile by tile, x slabs in 8-wide tiles (tti_layer_boxes.cu, 3D; 2D grids run
+     * the naive passes): 9 one field per thread (p and q on the two half-warps, L and H1
+     * exchanged by a shuffle), 10 both fields per thread */
+    TTI_LAYERS_BOXES_SPLIT = 9,
+    TTI_LAYERS_BOXES = 10,
+    /* 10 on a second stream beside the core's launch (as 8 for the naive passes) */
+    TTI_LAYERS_BOXES_SIDE = 11,
+    /* pass 1 the naive one box by box, pass 2 that of 10 */
+    TTI_LAYERS_BOXES_P2 = 12,
+    /* 12 on a second stream beside the core's launch */
+    TTI_LAYERS_BOXES_P2_SIDE = 13,
 };
 /* H100, 512^3, order 8, CPML (2026-11-24 10:57 UTC, columns core): naive 8.86 ms per step,
  * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90; (14:09 UTC) naive 8.86, the CPML
- * column kernel 12.79, with shared halo queues 10.48 (spills and L1TEX stalls: docs/tti.md) */
-#define TTI_LAYERS_PROD TTI_LAYERS_NAIVE
+ * column kernel 12.79, with shared halo queues 10.48 (spills and L1TEX stalls: docs/tti.md);
+ * (16:11 UTC, the layer boxes' first form) naive 8.83, boxes with both fields per thread
+ * 8.23, one field per thread 9.04; at 400 x 400 x 200: 3.05, 2.68, 2.84; (16:38 UTC, third
+ * form) naive 8.85, both fields 8.13, one field 8.96; 400 x 400 x 200: 3.06, 2.65, 2.80;
+ * gpu_tti 74/74; (16:54 UTC) naive 8.86, both fields (48 registers) 7.94, on a second
+ * stream 7.89, its pass 2 after the naive pass 1 7.73; 400 x 400 x 200: 3.07, 2.57, 2.50,
+ * 2.50; gpu_tti 80/80; (17:15 UTC) naive 8.86, 12 7.73, 12 on a second stream 7.68; 400 x
+ * 400 x 200: 3.07, 2.50, 2.44; 256^3: 1.61, 1.39, 1.34; gpu_tti 82/82; (17:34 UTC) the same
+ * to 0.01 ms, RTM random 17.39 s on main, 15.36 with 13 (docs/tti.md) */
+#define TTI_LAYERS_PROD TTI_LAYERS_BOXES_P2_SIDE
 
 /* Everything a TTI kernel reads: fields, medium, scratch, CPML memory, weights. */
 struct TArgs {
@@ -194,6 +220,9 @@ int tti_cu_pass2(const tti_sim *s, const Box &b, bool cpml, cudaStream_t st);
 int tti_cu_layer2(const tti_sim *s, const Box &b, bool cpml, bool staged, cudaStream_t st);
 /* tti_layers.cu: pass 1 over box B as a tiled kernel (2D: tti_cu_pass1). */
 int tti_cu_layer1(const tti_sim *s, const Box &b, bool cpml, bool staged, cudaStream_t st);
+/* tti_layer_boxes.cu: pass 1 (PASS1) or pass 2 over the boxes B[0..N) (at most 6) in one
+ * launch; SPLIT: one field per thread (2D: the naive passes box by box). */
+int tti_cu_lboxes(const tti_sim *s, const Box *b, int n, bool pass1, bool cpml, bool split, cudaStream_t st);
 /* tti_tiled.cu: the fused update over box B, CPML off inside B's reach (B's s halo must
  * not need psi: the caller keeps B r cells away from any CPML layer). */
 int tti_cu_tiled(const tti_sim *s, const Box &b, cudaStream_t st);

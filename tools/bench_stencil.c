@@ -30,7 +30,7 @@
  * --physics tti (or both, the default) adds the TTI rows (tools/bench_stencil_tti.c:
  * kernels "tti naive" and "tti tiled" at --tti-orders, default 8, each with its own byte
  * floor; their "% of roofline" is against 36 B per point, the TTI storage's).
- * --grids 400x400x200 adds acoustic rows on padded grids that are not cubes (the RTM
+ * --grids 400x400x200 adds acoustic and TTI rows on padded grids that are not cubes (the RTM
  * reference shot's size; without --sizes only these), rows "NXxNYxNZ".
  * --cpml-memory fp32,bf16 runs each tiled row once per storage of the CPML memory
  * (wave_params.cpml_memory; bf16 rounds psi and zeta to bfloat16, a change of results
@@ -474,8 +474,8 @@ int bench_stencil(int argc, char **argv)
     free(irows);
     struct tti_row *trows = calloc(MAXROWS, sizeof *trows);
     int ntr = !trows ? -1
-              : tti ? bench_stencil_tti(&dev, sizes, nsizes, tti_orders, ntti_orders, steps, pml, two_d, use, bw, trows,
-                                        MAXROWS)
+              : tti ? bench_stencil_tti(&dev, (const int(*)[3])agrid, nag, tti_orders, ntti_orders, steps, pml, two_d, use,
+                                        bw, trows, MAXROWS)
                     : 0;
     if (ntr < 0) {
         fprintf(stderr, "stencil: %s\n", trows ? err_msg() : "out of memory");
@@ -493,9 +493,7 @@ int bench_stencil(int argc, char **argv)
         r->ms = t->ms;
         r->pct = 100.0 * t->gpts * 36.0 / bw;
         r->floor_gpts = r->floor32_gpts = t->floor_gpts;
-        r->n[0] = r->n[1] = r->n[2] = t->size;
-        if (two_d)
-            r->n[1] = 1;
+        memcpy(r->n, t->n, sizeof r->n);
         snprintf(r->variant, sizeof r->variant, "%s", t->variant);
     }
     free(trows);

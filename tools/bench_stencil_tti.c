@@ -8,10 +8,11 @@
  * Byte floor: what a step must move with the chosen storage (kernels/tti_internal.h):
  * p, q at two levels read (16 B), vel, ed, tilt read (12 B), p, q written (8 B): 36 B per
  * point; with CPML also psi, zeta and chi of both fields read and written once per
- * layer element (48 B), i.e. 36 + 96 x dims x PML / SIZE B per point.
+ * layer element (48 B), i.e. 36 + 96 x dims x PML / SIZE B per point on a cube (on an
+ * NX x NY x NZ grid of --grids: 36 + 96 x PML x (1/NX + 1/NY + 1/NZ)).
  *
  * SEISLIVE_BENCH_TTI_VARIANTS (environment, research: a profiler run of one kernel):
- * the variant numbers to run, comma separated (0 naive, 1..13: the table in
+ * the variant numbers to run, comma separated (0 naive, 1..15: the table in
  * bench_stencil_tti below);
  * unset: all of them. */
 #include <errno.h>
@@ -35,13 +36,13 @@ static double now_s(void)
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
-static int create(const struct sl_device *dev, int kernel, int pipe, int layers, int order, int size, int pml,
+static int create(const struct sl_device *dev, int kernel, int pipe, int layers, int order, const int g[3], int pml,
                   bool two_d, struct tti_sim **out)
 {
     struct wave_params p = {.d = {10, 10, 10}, .order = order, .pml_reflection = 1e-4, .f_ref = 10,
                             .kernel = kernel, .tuning = {.pipe = pipe, .cpml = layers}};
     for (int a = 0; a < 3; a++)
-        p.n[a] = size - 2 * pml;
+        p.n[a] = g[a] - 2 * pml;
     for (int f = 0; f < 6; f++)
         p.pml[f] = pml;
     if (two_d) {
@@ -86,7 +87,7 @@ static int measure(const struct sl_device *dev, struct tti_sim *s, double points
     return 0;
 }
 
-int bench_stencil_tti(const struct sl_device *dev, const int *sizes, int nsizes, const int *orders, int norders,
+int bench_stencil_tti(const struct sl_device *dev, const int (*grids)[3], int ngrids, const int *orders, int norders,
                       int steps, int pml, bool two_d, const bool use[3], double bw, struct tti_row *rows, int max)
 {
     const char *names[3] = {"tti auto", "tti naive", "tti tiled"};
@@ -96,10 +97,12 @@ int bench_stencil_tti(const struct sl_device *dev, const int *sizes, int nsizes,
      * queues in shared memory; 2D grids run the ring only) and tuning.cpml (enum
      * tti_layers_kind: 1 the naive passes beside the core, 2..5 their z-marching forms, 6
      * the CPML terms in the column kernel, 7 the same with its halo queues in shared
-     * memory, 8 the naive passes on a second stream beside the core) */
-    enum { NV = 11 };
-    static const int vpipe[NV] = {0, 1, 2, 3, 2, 2, 2, 2, 2, 2, 2};
-    static const int vlay[NV] = {1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8};
+     * memory, 8 the naive passes on a second stream beside the core, 9 and 10 the layer
+     * boxes' passes with one field and both fields per thread, 11 the latter on a second
+     * stream, 12 its pass 2 after the naive pass 1, 13 that on a second stream) */
+    enum { NV = 16 };
+    static const int vpipe[NV] = {0, 1, 2, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
+    static const int vlay[NV] = {1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
     bool want[NV];
     const char *only = getenv("SEISLIVE_BENCH_TTI_VARIANTS");
     for (int kv = 0; kv < NV; kv++)
@@ -114,33 +117,43 @@ int bench_stencil_tti(const struct sl_device *dev, const int *sizes, int nsizes,
         c = *end == ',' ? end + 1 : end;
     }
     int nr = 0;
-    for (int si = 0; si < nsizes; si++)
+    for (int si = 0; si < ngrids; si++)
         for (int oi = 0; oi < norders; oi++)
             for (int kv = 0; kv < NV; kv++) {
                 const int k = kv ? WAVE_KERNEL_TILED : WAVE_KERNEL_NAIVE, pipe = vpipe[kv], layers = vlay[kv];
                 if (!use[k] || !want[kv] || (two_d && kv >= 2))
                     continue;
                 struct tti_sim *s;
-                int rc = create(dev, k, pipe, layers, orders[oi], sizes[si], pml, two_d, &s);
+                const int *g = grids[si];
+                char gname[48];
+                if (g[0] == g[2] && (g[1] == g[0] || (two_d && g[1] == 1)))
+                    snprintf(gname, sizeof gname, "%d^%d", g[0], dims);
+                else
+                    snprintf(gname, sizeof gname, "%dx%dx%d", g[0], g[1], g[2]);
+                int rc = create(dev, k, pipe, layers, orders[oi], g, pml, two_d, &s);
                 if (rc < 0)
-                    return err_prefix(rc, "%s order %d %d^%d", names[k], orders[oi], sizes[si], dims);
+                    return err_prefix(rc, "%s order %d %s", names[k], orders[oi], gname);
                 for (int c = 1; c >= 0 && nr < max; c--) {
                     struct tti_row *r = &rows[nr];
                     r->kernel = names[k];
                     r->order = orders[oi];
-                    r->size = sizes[si];
+                    r->size = g[0];
+                    for (int a = 0; a < 3; a++)
+                        r->n[a] = g[a];
                     r->cpml = c;
-                    const double points = (double)r->size * r->size * (two_d ? 1 : r->size);
+                    const double points = (double)g[0] * (two_d ? 1 : g[1]) * g[2];
                     rc = measure(dev, s, points, c, steps, r);
                     if (rc < 0) {
                         tti_destroy(s);
-                        return err_prefix(rc, "%s order %d %d^%d", r->kernel, r->order, r->size, dims);
+                        return err_prefix(rc, "%s order %d %s", r->kernel, r->order, gname);
                     }
-                    r->floor_bpp = TTI_B_PER_POINT + (c ? 96.0 * dims * pml / r->size : 0.0);
+                    /* 48 B per layer element, 2 x PML layer planes across each axis */
+                    const double across = 1.0 / g[0] + 1.0 / g[2] + (two_d ? 0.0 : 1.0 / g[1]);
+                    r->floor_bpp = TTI_B_PER_POINT + (c ? 96.0 * pml * across : 0.0);
                     r->floor_gpts = bw / r->floor_bpp;
                     nr++;
-                    fprintf(stderr, "stencil: %s [%s] order %d %d^%d CPML %s: %.1f Gpts/s\n", r->kernel, r->variant,
-                            r->order, r->size, dims, c ? "on" : "off", r->gpts);
+                    fprintf(stderr, "stencil: %s [%s] order %d %s CPML %s: %.1f Gpts/s\n", r->kernel, r->variant,
+                            r->order, gname, c ? "on" : "off", r->gpts);
                 }
                 tti_destroy(s);
             }

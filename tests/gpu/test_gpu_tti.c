@@ -136,8 +136,17 @@ static void run_case(const struct tcase *t)
         const bool fused = lay && (t->layers == 6 || t->layers == 7) && t->order <= 8;
         cr_assert(!strstr(desc, "CPML in the column kernel") == !fused, "%s runs %s", t->name, desc);
         cr_assert(!strstr(desc, "shared halo queues") == !(fused && t->layers == 7), "%s runs %s", t->name, desc);
-        cr_assert(!strstr(desc, "on a second stream") == !(t->kernel == WAVE_KERNEL_TILED && t->layers == 8),
+        cr_assert(!strstr(desc, "on a second stream") ==
+                      !(t->kernel == WAVE_KERNEL_TILED && (t->layers == 8 || t->layers == 11 || t->layers == 13)),
                   "%s runs %s", t->name, desc);
+        /* 9, 10: the layer boxes' passes (tti_layer_boxes.cu, 3D), one field / both per thread */
+        cr_assert(!strstr(desc, "layer boxes, one field per thread") == !(lay && t->layers == 9), "%s runs %s",
+                  t->name, desc);
+        cr_assert(!strstr(desc, "layer boxes, both fields per thread") ==
+                      !(lay && t->layers >= 10 && t->layers <= 13),
+                  "%s runs %s", t->name, desc);
+        cr_assert(!strstr(desc, "pass 2 only") == !(lay && (t->layers == 12 || t->layers == 13)), "%s runs %s",
+                  t->name, desc);
     }
     if (t->kernel == WAVE_KERNEL_TILED && t->pipe == WAVE_PIPE_REGS && !t->two_d)
         cr_assert(!strstr(desc, "halo queues shared"), "%s runs %s", t->name, desc);
@@ -351,3 +360,32 @@ CASEL(naive_side_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAV
 CASEL(naive_side_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 8)
 CASEL(naive_side_ring_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RING, 8)
 CASEL(naive_side_2d_cpml, 8, WAVE_KERNEL_TILED, true, false, false, WAVE_PIPE_REGS, 8)
+/* 9: the layer boxes' passes, one field per thread (tti_layer_boxes.cu: all boxes in one
+ * launch per pass, the z slabs tile by tile, 8-wide tiles in the x slabs, p and q on the
+ * two half-warps); 10: the same with both fields per thread.  Every order the tiled plan
+ * runs, a free surface (its rows' mirrored products), random layers (CPML off: the core
+ * alone), under either core, and 2D (the naive passes run instead) */
+CASEL(lboxes_split_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 9)
+CASEL(lboxes_split_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 9)
+CASEL(lboxes_split_columns_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, WAVE_PIPE_REGS, 9)
+CASEL(lboxes_split_columns_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 9)
+CASEL(lboxes_split_columns_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 9)
+CASEL(lboxes_split_columns_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 9)
+CASEL(lboxes_split_ring_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_RING, 9)
+CASEL(lboxes_split_2d_cpml, 8, WAVE_KERNEL_TILED, true, false, false, WAVE_PIPE_REGS, 9)
+CASEL(lboxes_split_2d_free_surface, 8, WAVE_KERNEL_TILED, true, true, false, WAVE_PIPE_REGS, 9)
+CASEL(lboxes_both_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 10)
+CASEL(lboxes_both_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 10)
+CASEL(lboxes_both_columns_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 10)
+CASEL(lboxes_both_2d_cpml, 8, WAVE_KERNEL_TILED, true, false, false, WAVE_PIPE_REGS, 10)
+/* 11: 10 on a second stream beside the core */
+CASEL(lboxes_side_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 11)
+CASEL(lboxes_side_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 11)
+CASEL(lboxes_side_2d_cpml, 8, WAVE_KERNEL_TILED, true, false, false, WAVE_PIPE_REGS, 11)
+/* 12: 10's pass 2 after the naive pass 1 box by box */
+CASEL(lboxes_p2_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 12)
+CASEL(lboxes_p2_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 12)
+CASEL(lboxes_p2_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 12)
+/* 13: 12 on a second stream beside the core */
+CASEL(lboxes_p2_side_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 13)
+CASEL(lboxes_p2_side_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 13)
