@@ -1,0 +1,499 @@
+/* tti_cols2 — the column-queue TTI twin with register blocking in x (tuning.pipe 4,
+ * TTI_TILED_COLS_X2): the contract and the plane schedule of tti_cols.cu (one fused pass
+ * over a box without CPML terms or free-surface image, z-marching register queues, one
+ * barrier per plane, the f and u buffers alternating by plane parity), but every thread
+ * owns TWO x-adjacent columns of the tile, of the s halo and of the f plane's outer cells.
+ *
+ * Why: the column kernel is issue-bound (~560 instructions per point, ~90 of them
+ * shared-memory reads).  With a pair per thread one 64-bit shared load serves both
+ * columns: the x derivatives of a pair read RE+1 float2 (RE = R rounded up to even)
+ * instead of 4R floats, the y derivatives R float2 per side instead of 2R floats, and the
+ * same for the outer derivatives of u_x and u_y; the address arithmetic, the loop
+ * control, the barrier and the tilt-table decode are shared by two points.
+ *
+ * The m_z queue is a scatter accumulator instead of a queue of u_z plus one of m_x + m_y:
+ * H[i] holds H1 of plane K-R+i (i < 2R) at the start of plane K; u_z(K) is added with
+ * weight +-c1[l] to the planes K -+ l as the window slides, so the shift of the window is
+ * the destination of the same FMA (no register moves) and 2R registers per field and
+ * column replace 3R+1.  H1 is summed in another order than the CPU's (m_x + m_z) + m_y: a
+ * rounding apart, like tti_cols.cu's.
+ *
+ * Tile BX x BY = 32 x 16 columns (16 x 16 threads), so the halo cross and the plane
+ * schedule are tti_cols.cu's; the x halo is RE wide (R odd: one column more per side,
+ * computed and not read) so that every pair starts at an even shared offset (8-byte
+ * aligned float2).  Shared strides are 8 times an odd number: the four pairs of an
+ * x-halo row and the four rows of a half warp then fall in distinct banks.
+ *
+ * Arithmetic as the CPU reference: L = S_x + S_z + S_y per field, the update of
+ * tti_update.  Orders 2..8 (R <= 4), 3D. */
+#include "kernels/tti_cuda.h"
+
+namespace {
+
+constexpr int even_up(int r) { return (r + 1) & ~1; }
+/* the smallest stride >= W that is 8 times an odd number */
+constexpr int odd8(int w) { return ((w + 7) / 8) % 2 ? (w + 7) / 8 * 8 : (w + 7) / 8 * 8 + 8; }
+
+template <int R, int BX, int BY>
+struct X2Cfg {
+    static constexpr int RE = even_up(R);                            /* x halo width */
+    static constexpr int PXN = BX / 2, NT = PXN * BY;                  /* threads */
+    static constexpr int FS = odd8(BX + 4 * RE), FH = BY + 4 * R;    /* f plane: x in [-2RE, BX+2RE) */
+    static constexpr int UXS = odd8(BX + 2 * RE), UYS = BX;          /* u_x: x in [-RE, BX+RE) */
+    static constexpr int FPL = FS * FH, UXN = UXS * BY, UYN = UYS * (BY + 2 * R);
+    static constexpr int FIELD = FPL + UXN + UYN;                    /* floats per field and buffer */
+    /* halo pairs: the y halo (2R rows of PXN pairs), then the x halo (RE pairs a row) */
+    static constexpr int NHY = 2 * R * PXN, NH = NHY + RE * BY;
+    /* the f plane's other pairs (no queue holds them): outer y rows, outer x strips
+     * (RE/2 pairs a side and row), the inner corners (RE/2 pairs, R rows, 4 corners) */
+    static constexpr int NEY = 2 * R * PXN, NEX = RE * BY, NE = NEY + NEX + 2 * RE * R;
+    static constexpr size_t bytes = sizeof(float) * 2 * 2 * FIELD;
+    static_assert(BX % 2 == 0 && FPL % 2 == 0 && UXN % 2 == 0 && UYN % 2 == 0, "float2 alignment");
+    static_assert(NH <= NT && NE <= NT, "one halo pair and one other pair per thread");
+    static_assert(NHY % 32 == 0 && NH % 32 == 0, "halo kinds warp-uniform");
+};
+
+/* A pair of x-adjacent columns of the block's f plane at tile coordinates (x, y), x even:
+ * where the first is in the allocated array, whether each is in it / in the padded grid. */
+struct Pair {
+    long long base; /* allocated element of column 0 at plane z = -h (add (z + h) * sz) */
+    bool ok[2];     /* inside the allocated x-y plane (else f reads 0) */
+    bool in[2];     /* inside the padded grid's x-y extent (else s and u are 0) */
+};
+
+__device__ __forceinline__ Pair pair_at(const TArgs &a, int px, int py, int d0, int d1)
+{
+    Pair p;
+    const int gx = px + a.h, gy = py + a.hy;
+#pragma unroll
+    for (int c = 0; c < 2; c++) {
+        p.ok[c] = gx + c >= 0 && gx + c < d0 && gy >= 0 && gy < d1;
+        p.in[c] = px + c >= 0 && px + c < a.npad[0] && py >= 0 && py < a.npad[1];
+    }
+    p.base = (long long)gy * a.sy + gx;
+    return p;
+}
+
+/* f of field F at plane P of both columns of PR (0 outside the allocated array) */
+__device__ __forceinline__ float2 ldp(const TArgs &a, int f, const Pair &pr, int P, int d2)
+{
+    const int gz = P + a.h;
+    const bool zok = gz >= 0 && gz < d2;
+    const float *e = a.f[f] + pr.base + (long long)gz * a.sz;
+    return make_float2(zok && pr.ok[0] ? __ldg(e) : 0.0f, zok && pr.ok[1] ? __ldg(e + 1) : 0.0f);
+}
+
+__device__ __forceinline__ uint32_t ldt(const TArgs &a, const Pair &pr, int c, int P)
+{
+    return pr.in[c] && P >= 0 && P < a.npad[2] ? __ldg(a.tilt + pr.base + c + (long long)(P + a.h) * a.sz) : 0u;
+}
+
+__device__ __forceinline__ float2 ld2(const float *p) { return *reinterpret_cast<const float2 *>(p); }
+__device__ __forceinline__ void st2(float *p, float x, float y) { *reinterpret_cast<float2 *>(p) = make_float2(x, y); }
+
+/* x and y first derivatives at the pair whose column 0 is at shared P (stride S), from
+ * RE+1 float2 along x and R float2 per side along y: G[c] = (gx, gy) of column c */
+template <int R, int RE, int S>
+__device__ __forceinline__ void dxy(const TArgs &a, const float *P, float (&gx)[2], float (&gy)[2])
+{
+    float xv[2 * RE + 2]; /* offsets -RE .. RE+1 */
+#pragma unroll
+    for (int j = 0; j <= RE; j++) {
+        const float2 v = ld2(P - RE + 2 * j);
+        xv[2 * j] = v.x;
+        xv[2 * j + 1] = v.y;
+    }
+#pragma unroll
+    for (int c = 0; c < 2; c++)
+        gx[c] = gy[c] = 0.0f;
+#pragma unroll
+    for (int l = 1; l <= R; l++) {
+        const float2 yp = ld2(P + l * S), ym = ld2(P - l * S);
+        gx[0] += a.c1[0][l] * (xv[RE + l] - xv[RE - l]);
+        gx[1] += a.c1[0][l] * (xv[RE + 1 + l] - xv[RE + 1 - l]);
+        gy[0] += a.c1[1][l] * (yp.x - ym.x);
+        gy[1] += a.c1[1][l] * (yp.y - ym.y);
+    }
+}
+
+} // namespace
+
+template <int R, int BX, int BY>
+__global__ void __launch_bounds__(BX / 2 * BY, 1)
+    k_tti_cols2(TArgs a, Box b, int zchunk, int d0, int d1, int d2)
+{
+    using C = X2Cfg<R, BX, BY>;
+    constexpr int Q = 2 * R + 1, RE = C::RE;
+    extern __shared__ float2 sm2[]; /* float2: the buffers 8-byte aligned */
+    float *const sm = reinterpret_cast<float *>(sm2);
+    const int tx = threadIdx.x, ty = threadIdx.y, t = ty * C::PXN + tx;
+    const int x0 = b.lo[0] + blockIdx.x * BX, y0 = b.lo[1] + blockIdx.y * BY;
+    const int kb = b.lo[2] + blockIdx.z * zchunk, ke = min(kb + zchunk, b.hi[2]);
+    const int xt = 2 * tx; /* the tile pair's column 0 */
+    bool mine[2];
+#pragma unroll
+    for (int c = 0; c < 2; c++)
+        mine[c] = x0 + xt + c < b.hi[0] && y0 + ty < b.hi[1];
+
+    /* this thread's pairs: the tile's, a halo pair (t < NH), another pair (t < NE) */
+    const bool ownH = t < C::NH, hyk = t < C::NHY; /* y halo: stores u_y, else u_x */
+    int xh = 0, yh = 0;
+    if (hyk) {
+        const int row = t / C::PXN;
+        xh = 2 * (t % C::PXN);
+        yh = row < R ? row - R : BY + row - R;
+    } else if (ownH) {
+        const int e = t - C::NHY, c = e % RE; /* pair c of the row: RE/2 left, RE/2 right */
+        xh = c < RE / 2 ? 2 * c - RE : BX + 2 * (c - RE / 2);
+        yh = e / RE;
+    }
+    const bool ownE = t < C::NE;
+    int xe = 0, ye = 0;
+    if (t < C::NEY) {
+        const int row = t / C::PXN;
+        xe = 2 * (t % C::PXN);
+        ye = row < R ? row - 2 * R : BY + row;
+    } else if (t < C::NEY + C::NEX) {
+        const int e = t - C::NEY, c = e % RE;
+        xe = c < RE / 2 ? 2 * c - 2 * RE : BX + RE + 2 * (c - RE / 2);
+        ye = e / RE;
+    } else if (ownE) {
+        const int e = t - C::NEY - C::NEX, corner = e / (RE / 2 * R), w = e % (RE / 2 * R);
+        const int px = 2 * (w % (RE / 2)), py = w / (RE / 2);
+        xe = (corner & 1) ? BX + px : px - RE;
+        ye = (corner & 2) ? BY + py : py - R;
+    }
+    const Pair pt = pair_at(a, x0 + xt, y0 + ty, d0, d1);
+    const Pair ph = pair_at(a, x0 + xh, y0 + yh, d0, d1);
+    const Pair pe = pair_at(a, x0 + xe, y0 + ye, d0, d1);
+
+    /* shared offsets (within a field's buffer), all even */
+    const int ft = (ty + 2 * R) * C::FS + xt + 2 * RE, fh = (yh + 2 * R) * C::FS + xh + 2 * RE,
+              fe = (ye + 2 * R) * C::FS + xe + 2 * RE;
+    const int uxt = C::FPL + ty * C::UXS + xt + RE, uyt = C::FPL + C::UXN + (ty + R) * C::UYS + xt;
+    const int uh = hyk ? C::FPL + C::UXN + (yh + R) * C::UYS + xh : C::FPL + yh * C::UXS + xh + RE;
+    auto buf = [&](int K, int f) { return sm + ((K & 1) * 2 + f) * C::FIELD; };
+
+    /* the queues: f(K-R..K+R) of the tile and halo pairs; L(K-R..K-1) and the H1
+     * accumulators of planes K-R..K+R-1 of the tile pair */
+    float q[2][2][Q], qh[2][2][Q], lq[2][2][R], H[2][2][2 * R];
+#pragma unroll
+    for (int f = 0; f < 2; f++) {
+#pragma unroll
+        for (int j = 0; j < Q; j++) {
+            const float2 v = ldp(a, f, pt, kb - 2 * R + j, d2);
+            q[f][0][j] = v.x;
+            q[f][1][j] = v.y;
+            const float2 w = ownH ? ldp(a, f, ph, kb - 2 * R + j, d2) : make_float2(0.0f, 0.0f);
+            qh[f][0][j] = w.x;
+            qh[f][1][j] = w.y;
+        }
+#pragma unroll
+        for (int c = 0; c < 2; c++) {
+#pragma unroll
+            for (int j = 0; j < R; j++)
+                lq[f][c][j] = 0.0f;
+#pragma unroll
+            for (int j = 0; j < 2 * R; j++)
+                H[f][c][j] = 0.0f;
+        }
+    }
+    float2 xcur[2]; /* f(K+1) of the other pair, loaded a plane ahead */
+#pragma unroll
+    for (int f = 0; f < 2; f++) {
+        float *F = buf(kb - R, f);
+        st2(F + ft, q[f][0][R], q[f][1][R]);
+        if (ownH)
+            st2(F + fh, qh[f][0][R], qh[f][1][R]);
+        if (ownE) {
+            const float2 v = ldp(a, f, pe, kb - R, d2);
+            st2(F + fe, v.x, v.y);
+        }
+        xcur[f] = ownE ? ldp(a, f, pe, kb - R + 1, d2) : make_float2(0.0f, 0.0f);
+    }
+    /* the axes of plane K (n), the tilt codes of plane K+1 (tt) */
+    float3 nt[2], nh[2];
+    uint32_t ttt[2], tth[2];
+#pragma unroll
+    for (int c = 0; c < 2; c++) {
+        nt[c] = tti_axis(a.tab, ldt(a, pt, c, kb - R));
+        ttt[c] = ldt(a, pt, c, kb - R + 1);
+        nh[c] = make_float3(0, 0, 0);
+        tth[c] = 0;
+        if (ownH) {
+            nh[c] = tti_axis(a.tab, ldt(a, ph, c, kb - R));
+            tth[c] = ldt(a, ph, c, kb - R + 1);
+        }
+    }
+    /* the update's operands of plane k = K - R */
+    float mv[2] = {0, 0}, mop[2] = {0, 0}, moq[2] = {0, 0};
+    uint32_t med[2] = {0, 0};
+    __syncthreads();
+
+    for (int K = kb - R; K < ke + R; K++) {
+        const int k = K - R;
+        /* f(K+R+1) of the queued pairs, committed after the barrier */
+        float2 nf[2], nfh[2];
+#pragma unroll
+        for (int f = 0; f < 2; f++) {
+            nf[f] = ldp(a, f, pt, K + R + 1, d2);
+            nfh[f] = ownH ? ldp(a, f, ph, K + R + 1, d2) : make_float2(0.0f, 0.0f);
+        }
+        const bool kin = K >= 0 && K < a.npad[2];
+        /* 1: s(K), u(K) and L(K) of the tile pair; u(K) of the halo pair */
+        float ls[2][2], uzn[2][2];
+#pragma unroll
+        for (int f = 0; f < 2; f++) {
+            float *F = buf(K, f);
+            const float *P = F + ft;
+            float gx[2], gy[2], lx[2], ly[2];
+            {
+                /* the tile: d_x, d_xx from the same RE+1 float2, d_y, d_yy from R per side */
+                float xv[2 * RE + 2];
+#pragma unroll
+                for (int j = 0; j <= RE; j++) {
+                    const float2 v = ld2(P - RE + 2 * j);
+                    xv[2 * j] = v.x;
+                    xv[2 * j + 1] = v.y;
+                }
+#pragma unroll
+                for (int c = 0; c < 2; c++) {
+                    gx[c] = gy[c] = 0.0f;
+                    lx[c] = a.c2[0][0] * q[f][c][R];
+                    ly[c] = a.c2[1][0] * q[f][c][R];
+                }
+#pragma unroll
+                for (int l = 1; l <= R; l++) {
+                    const float2 yp = ld2(P + l * C::FS), ym = ld2(P - l * C::FS);
+#pragma unroll
+                    for (int c = 0; c < 2; c++) {
+                        const float xp = xv[RE + c + l], xm = xv[RE + c - l];
+                        const float ypc = c ? yp.y : yp.x, ymc = c ? ym.y : ym.x;
+                        gx[c] += a.c1[0][l] * (xp - xm);
+                        lx[c] += a.c2[0][l] * (xp + xm);
+                        gy[c] += a.c1[1][l] * (ypc - ymc);
+                        ly[c] += a.c2[1][l] * (ypc + ymc);
+                    }
+                }
+            }
+            float ux[2], uy[2];
+#pragma unroll
+            for (int c = 0; c < 2; c++) {
+                float gz = 0, lz = a.c2[2][0] * q[f][c][R];
+#pragma unroll
+                for (int l = 1; l <= R; l++) {
+                    const float zp = q[f][c][R + l], zm = q[f][c][R - l];
+                    gz += a.c1[2][l] * (zp - zm);
+                    lz += a.c2[2][l] * (zp + zm);
+                }
+                ls[f][c] = lx[c] + lz + ly[c]; /* the CPU's order */
+                const float s = pt.in[c] && kin ? nt[c].x * gx[c] + nt[c].y * gy[c] + nt[c].z * gz : 0.0f;
+                ux[c] = nt[c].x * s;
+                uy[c] = nt[c].y * s;
+                uzn[f][c] = nt[c].z * s;
+            }
+            st2(F + uxt, ux[0], ux[1]);
+            st2(F + uyt, uy[0], uy[1]);
+            if (ownH) {
+                float hx[2], hy[2], u[2];
+                dxy<R, RE, C::FS>(a, F + fh, hx, hy);
+#pragma unroll
+                for (int c = 0; c < 2; c++) {
+                    float hz = 0;
+#pragma unroll
+                    for (int l = 1; l <= R; l++)
+                        hz += a.c1[2][l] * (qh[f][c][R + l] - qh[f][c][R - l]);
+                    const float sh = ph.in[c] && kin ? nh[c].x * hx[c] + nh[c].y * hy[c] + nh[c].z * hz : 0.0f;
+                    u[c] = (hyk ? nh[c].y : nh[c].x) * sh;
+                }
+                st2(F + uh, u[0], u[1]);
+            }
+        }
+        /* 2: (m_x + m_y)(K-1) from the other buffer */
+        float mxy[2][2];
+#pragma unroll
+        for (int f = 0; f < 2; f++) {
+            const float *F = buf(K - 1, f);
+            float mx[2], my[2];
+            {
+                const float *ux = F + uxt;
+                float xv[2 * RE + 2];
+#pragma unroll
+                for (int j = 0; j <= RE; j++) {
+                    const float2 v = ld2(ux - RE + 2 * j);
+                    xv[2 * j] = v.x;
+                    xv[2 * j + 1] = v.y;
+                }
+                mx[0] = mx[1] = 0.0f;
+#pragma unroll
+                for (int l = 1; l <= R; l++) {
+                    mx[0] += a.c1[0][l] * (xv[RE + l] - xv[RE - l]);
+                    mx[1] += a.c1[0][l] * (xv[RE + 1 + l] - xv[RE + 1 - l]);
+                }
+            }
+            {
+                const float *uy = F + uyt;
+                my[0] = my[1] = 0.0f;
+#pragma unroll
+                for (int l = 1; l <= R; l++) {
+                    const float2 p = ld2(uy + l * C::UYS), m = ld2(uy - l * C::UYS);
+                    my[0] += a.c1[1][l] * (p.x - m.x);
+                    my[1] += a.c1[1][l] * (p.y - m.y);
+                }
+            }
+            mxy[f][0] = mx[0] + my[0];
+            mxy[f][1] = mx[1] + my[1];
+        }
+        /* 3: H1 of plane k complete (u_z(K) is its last term), the update of plane k; the
+         * accumulator window slides by one plane in the same FMAs */
+        float h0[2][2];
+#pragma unroll
+        for (int f = 0; f < 2; f++)
+#pragma unroll
+            for (int c = 0; c < 2; c++) {
+                const float u = uzn[f][c];
+                h0[f][c] = H[f][c][0] + a.c1[2][R] * u; /* plane K-R: l = R */
+#pragma unroll
+                for (int i = 1; i < 2 * R; i++) {
+                    const int l = R - i; /* old slot i is plane K-R+i = K - l */
+                    if (l > 0)
+                        H[f][c][i - 1] = H[f][c][i] + a.c1[2][l] * u;
+                    else if (l < 0)
+                        H[f][c][i - 1] = H[f][c][i] - a.c1[2][-l] * u;
+                    else
+                        H[f][c][i - 1] = H[f][c][i];
+                }
+                H[f][c][2 * R - 1] = -a.c1[2][R] * u; /* plane K+R */
+                /* (m_x + m_y)(K-1): old slot R-1, new R-2 (R = 1: plane k itself) */
+                if (R == 1)
+                    h0[f][c] += mxy[f][c];
+                else
+                    H[f][c][R - 2 > 0 ? R - 2 : 0] += mxy[f][c];
+            }
+        if (k >= kb) {
+#pragma unroll
+            for (int c = 0; c < 2; c++) {
+                if (!mine[c])
+                    continue;
+                const float hp = h0[0][c], hq = h0[1][c], lp = lq[0][c][0], lqq = lq[1][c][0];
+                const float vz = mv[c], e = tti_ed_value(med[c]), d = tti_ed_value(med[c] >> 16);
+                const float sv = vz * ((e - d) * a.inv_sigma);
+                const float ap = vz * (1.0f + 2.0f * e), aq = vz * (1.0f + 2.0f * d) - sv, cc = vz - sv;
+                const long long cu = pt.base + c + (long long)(k + a.h) * a.sz;
+                a.o[0][cu] = 2.0f * q[0][c][0] - mop[c] + ap * lp + ((sv - ap) * hp + cc * hq);
+                a.o[1][cu] = 2.0f * q[1][c][0] - moq[c] + aq * lp + (cc * hq - aq * hp) + sv * lqq;
+            }
+        }
+#pragma unroll
+        for (int f = 0; f < 2; f++)
+#pragma unroll
+            for (int c = 0; c < 2; c++) {
+#pragma unroll
+                for (int j = 0; j < R - 1; j++)
+                    lq[f][c][j] = lq[f][c][j + 1];
+                lq[f][c][R - 1] = ls[f][c];
+            }
+        /* 4: f(K+1) into the other buffer */
+#pragma unroll
+        for (int f = 0; f < 2; f++) {
+            float *F = buf(K + 1, f);
+            st2(F + ft, q[f][0][R + 1], q[f][1][R + 1]);
+            if (ownH)
+                st2(F + fh, qh[f][0][R + 1], qh[f][1][R + 1]);
+            if (ownE)
+                st2(F + fe, xcur[f].x, xcur[f].y);
+        }
+        /* the next plane's operands */
+#pragma unroll
+        for (int f = 0; f < 2; f++)
+            xcur[f] = ownE ? ldp(a, f, pe, K + 2, d2) : make_float2(0.0f, 0.0f);
+#pragma unroll
+        for (int c = 0; c < 2; c++) {
+            nt[c] = tti_axis(a.tab, ttt[c]);
+            ttt[c] = ldt(a, pt, c, K + 2);
+            if (ownH) {
+                nh[c] = tti_axis(a.tab, tth[c]);
+                tth[c] = ldt(a, ph, c, K + 2);
+            }
+        }
+        const int k1 = k + 1;
+        if (k1 >= kb && k1 < ke) {
+#pragma unroll
+            for (int c = 0; c < 2; c++)
+                if (mine[c]) {
+                    const long long c1 = pt.base + c + (long long)(k1 + a.h) * a.sz;
+                    mv[c] = __ldg(a.vel + c1);
+                    med[c] = __ldg(a.ed + c1);
+                    mop[c] = a.o[0][c1];
+                    moq[c] = a.o[1][c1];
+                }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int f = 0; f < 2; f++) {
+#pragma unroll
+            for (int j = 0; j < 2 * R; j++) {
+                q[f][0][j] = q[f][0][j + 1];
+                q[f][1][j] = q[f][1][j + 1];
+                qh[f][0][j] = qh[f][0][j + 1];
+                qh[f][1][j] = qh[f][1][j + 1];
+            }
+            q[f][0][2 * R] = nf[f].x;
+            q[f][1][2 * R] = nf[f].y;
+            qh[f][0][2 * R] = nfh[f].x;
+            qh[f][1][2 * R] = nfh[f].y;
+        }
+    }
+}
+
+#define X2_BX 32
+#define X2_BY 16
+
+template <int R>
+static int launch(const tti_sim *s, const Box &in, cudaStream_t st)
+{
+    constexpr int BX = X2_BX, BY = X2_BY;
+    using C = X2Cfg<R, BX, BY>;
+    static int per_sm = 0; /* once per instantiation, as tti_cols.cu's launcher */
+    if (!per_sm) {
+        CUDA_TRY(cudaFuncSetAttribute(k_tti_cols2<R, BX, BY>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      (int)C::bytes));
+        int n = 0;
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_tti_cols2<R, BX, BY>, C::NT, C::bytes));
+        per_sm = n > 0 ? n : 1;
+    }
+    const struct wave_layout *L = &s->w.L;
+    const int gx = (in.hi[0] - in.lo[0] + BX - 1) / BX, gy = (in.hi[1] - in.lo[1] + BY - 1) / BY;
+    const int nz = in.hi[2] - in.lo[2];
+    /* z chunks: the count that minimises waves x (planes a block marches), a chunk
+     * marching 2R planes more than it updates (tti_cols.cu's rule) */
+    const long long slots = (long long)sm_count(&s->w) * per_sm, tiles = (long long)gx * gy;
+    int zc = nz;
+    long long best = -1;
+    for (int nch = 1; nch <= 16 && (nz + nch - 1) / nch >= 2 * R; nch++) {
+        const int c = (nz + nch - 1) / nch;
+        const long long waves = (tiles * ((nz + c - 1) / c) + slots - 1) / slots, cost = waves * (c + 2 * R);
+        if (best < 0 || cost < best) {
+            best = cost;
+            zc = c;
+        }
+    }
+    dim3 blk(C::PXN, BY), grd(gx, gy, (nz + zc - 1) / zc);
+    k_tti_cols2<R, BX, BY><<<grd, blk, C::bytes, st>>>(tti_args(s), in, zc, L->dim[0], L->dim[1], L->dim[2]);
+    CUDA_TRY_LAUNCH();
+    return 0;
+}
+
+int tti_cu_cols2(const tti_sim *s, const Box &b, cudaStream_t st)
+{
+    if (box_empty(b))
+        return 0;
+    switch (s->w.r) {
+    case 1: return launch<1>(s, b, st);
+    case 2: return launch<2>(s, b, st);
+    case 3: return launch<3>(s, b, st);
+    case 4: return launch<4>(s, b, st);
+    }
+    return err_set(-ENOTSUP, "tti: the x-pair column kernel (tuning.pipe 4) holds orders 2..8 (order %d)",
+                   2 * s->w.r);
+}
