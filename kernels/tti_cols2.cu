@@ -26,6 +26,8 @@
  *
  * Arithmetic as the CPU reference: L = S_x + S_z + S_y per field, the update of
  * tti_update.  Orders 2..8 (R <= 4), 3D. */
+#include <limits.h>
+
 #include "kernels/tti_cuda.h"
 
 namespace {
@@ -54,45 +56,41 @@ struct X2Cfg {
 };
 
 /* A pair of x-adjacent columns of the block's f plane at tile coordinates (x, y), x even:
- * where the first is in the allocated array, whether each is in it / in the padded grid. */
+ * 32-bit element offsets of its columns at allocated plane 0, each x and y clamped into
+ * the allocated plane, so that every load is unconditional (launch: the field has fewer
+ * than 2^31 elements).  A clamped column is more than R cells outside the padded grid:
+ * its f only enters s of points outside the grid, which are 0 (IN), and L of points no
+ * thread updates. */
 struct Pair {
-    long long base; /* allocated element of column 0 at plane z = -h (add (z + h) * sz) */
-    bool ok[2];     /* inside the allocated x-y plane (else f reads 0) */
-    bool in[2];     /* inside the padded grid's x-y extent (else s and u are 0) */
+    int cb[2];  /* column c's element at allocated plane 0 */
+    bool in[2]; /* inside the padded grid's x-y extent (else s and u are 0) */
 };
 
 __device__ __forceinline__ Pair pair_at(const TArgs &a, int px, int py, int d0, int d1)
 {
     Pair p;
-    const int gx = px + a.h, gy = py + a.hy;
+    const int gy = min(max(py + a.hy, 0), d1 - 1);
 #pragma unroll
     for (int c = 0; c < 2; c++) {
-        p.ok[c] = gx + c >= 0 && gx + c < d0 && gy >= 0 && gy < d1;
+        p.cb[c] = gy * (int)a.sy + min(max(px + c + a.h, 0), d0 - 1);
         p.in[c] = px + c >= 0 && px + c < a.npad[0] && py >= 0 && py < a.npad[1];
     }
-    p.base = (long long)gy * a.sy + gx;
     return p;
 }
 
-/* f of field F at plane P of both columns of PR (0 outside the allocated array) */
-__device__ __forceinline__ float2 ldp(const TArgs &a, int f, const Pair &pr, int P, int d2)
-{
-    const int gz = P + a.h;
-    const bool zok = gz >= 0 && gz < d2;
-    const float *e = a.f[f] + pr.base + (long long)gz * a.sz;
-    return make_float2(zok && pr.ok[0] ? __ldg(e) : 0.0f, zok && pr.ok[1] ? __ldg(e + 1) : 0.0f);
-}
+/* the element offset of padded plane P, clamped into the allocated array */
+__device__ __forceinline__ int zoff(const TArgs &a, int P, int d2) { return min(max(P + a.h, 0), d2 - 1) * (int)a.sz; }
 
-__device__ __forceinline__ uint32_t ldt(const TArgs &a, const Pair &pr, int c, int P)
+__device__ __forceinline__ float2 ldp(const float *__restrict__ f, const Pair &pr, int zo)
 {
-    return pr.in[c] && P >= 0 && P < a.npad[2] ? __ldg(a.tilt + pr.base + c + (long long)(P + a.h) * a.sz) : 0u;
+    return make_float2(__ldg(f + zo + pr.cb[0]), __ldg(f + zo + pr.cb[1]));
 }
 
 __device__ __forceinline__ float2 ld2(const float *p) { return *reinterpret_cast<const float2 *>(p); }
 __device__ __forceinline__ void st2(float *p, float x, float y) { *reinterpret_cast<float2 *>(p) = make_float2(x, y); }
 
 /* x and y first derivatives at the pair whose column 0 is at shared P (stride S), from
- * RE+1 float2 along x and R float2 per side along y: G[c] = (gx, gy) of column c */
+ * RE+1 float2 along x and R float2 per side along y */
 template <int R, int RE, int S>
 __device__ __forceinline__ void dxy(const TArgs &a, const float *P, float (&gx)[2], float (&gy)[2])
 {
@@ -118,12 +116,17 @@ __device__ __forceinline__ void dxy(const TArgs &a, const float *P, float (&gx)[
 
 } // namespace
 
-template <int R, int BX, int BY>
+/* HS: the halo pairs' z queues in shared memory (float2 per pair and plane, each plane in
+ * two slots of a ring of 2(2R+1) so that the 2R+1 live ones are contiguous from any
+ * start; only the owner touches its slots); U: planes per trip of the z loop, the tile's
+ * f queue (and the halo's, !HS) indexed by the plane within the trip and shifted once a
+ * trip (2R+1 moves per field and column instead of 2R per plane). */
+template <int R, int BX, int BY, bool HS, int U>
 __global__ void __launch_bounds__(BX / 2 * BY, 1)
     k_tti_cols2(TArgs a, Box b, int zchunk, int d0, int d1, int d2)
 {
     using C = X2Cfg<R, BX, BY>;
-    constexpr int Q = 2 * R + 1, RE = C::RE;
+    constexpr int Q = 2 * R + 1, RE = C::RE, QL = Q + U; /* QL: queue length */
     extern __shared__ float2 sm2[]; /* float2: the buffers 8-byte aligned */
     float *const sm = reinterpret_cast<float *>(sm2);
     const int tx = threadIdx.x, ty = threadIdx.y, t = ty * C::PXN + tx;
@@ -173,20 +176,33 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
     const int uxt = C::FPL + ty * C::UXS + xt + RE, uyt = C::FPL + C::UXN + (ty + R) * C::UYS + xt;
     const int uh = hyk ? C::FPL + C::UXN + (yh + R) * C::UYS + xh : C::FPL + yh * C::UXS + xh + RE;
     auto buf = [&](int K, int f) { return sm + ((K & 1) * 2 + f) * C::FIELD; };
+    /* HS: slot S of field F of this thread's halo pair */
+    float2 *const hring = sm2 + 2 * C::FIELD + t;
+    auto hs = [&](int f, int slot) -> float2 & { return hring[(f * 2 * Q + slot) * C::NH]; };
+    int hb = 0; /* HS: the slot of plane K-R */
 
-    /* the queues: f(K-R..K+R) of the tile and halo pairs; L(K-R..K-1) and the H1
-     * accumulators of planes K-R..K+R-1 of the tile pair */
-    float q[2][2][Q], qh[2][2][Q], lq[2][2][R], H[2][2][2 * R];
+    /* the queues: f(K-R..K+R) of the tile and halo pairs at [u .. u+2R] (u: the plane
+     * within the trip); L(K-R..K-1) and the H1 accumulators of planes K-R..K+R-1 of the
+     * tile pair */
+    float q[2][2][QL], qh[2][2][HS ? 1 : QL], lq[2][2][R], H[2][2][2 * R];
 #pragma unroll
     for (int f = 0; f < 2; f++) {
 #pragma unroll
         for (int j = 0; j < Q; j++) {
-            const float2 v = ldp(a, f, pt, kb - 2 * R + j, d2);
+            const int zo = zoff(a, kb - 2 * R + j, d2);
+            const float2 v = ldp(a.f[f], pt, zo);
             q[f][0][j] = v.x;
             q[f][1][j] = v.y;
-            const float2 w = ownH ? ldp(a, f, ph, kb - 2 * R + j, d2) : make_float2(0.0f, 0.0f);
-            qh[f][0][j] = w.x;
-            qh[f][1][j] = w.y;
+            if (ownH) {
+                const float2 w = ldp(a.f[f], ph, zo);
+                if constexpr (HS) {
+                    hs(f, j) = w;
+                    hs(f, j + Q) = w;
+                } else {
+                    qh[f][0][j] = w.x;
+                    qh[f][1][j] = w.y;
+                }
+            }
         }
 #pragma unroll
         for (int c = 0; c < 2; c++) {
@@ -203,26 +219,30 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
     for (int f = 0; f < 2; f++) {
         float *F = buf(kb - R, f);
         st2(F + ft, q[f][0][R], q[f][1][R]);
-        if (ownH)
-            st2(F + fh, qh[f][0][R], qh[f][1][R]);
+        if (ownH) {
+            if constexpr (HS)
+                *reinterpret_cast<float2 *>(F + fh) = hs(f, R);
+            else
+                st2(F + fh, qh[f][0][R], qh[f][1][R]);
+        }
         if (ownE) {
-            const float2 v = ldp(a, f, pe, kb - R, d2);
+            const float2 v = ldp(a.f[f], pe, zoff(a, kb - R, d2));
             st2(F + fe, v.x, v.y);
         }
-        xcur[f] = ownE ? ldp(a, f, pe, kb - R + 1, d2) : make_float2(0.0f, 0.0f);
+        xcur[f] = ldp(a.f[f], pe, zoff(a, kb - R + 1, d2));
     }
-    /* the axes of plane K (n), the tilt codes of plane K+1 (tt) */
+    /* the axes of plane K (n), the tilt codes of plane K+1 (tt): clamped loads, the axis
+     * of a point outside the grid multiplies nothing (s = 0 there) */
     float3 nt[2], nh[2];
     uint32_t ttt[2], tth[2];
+    {
+        const int z0 = zoff(a, kb - R, d2), z1 = zoff(a, kb - R + 1, d2);
 #pragma unroll
-    for (int c = 0; c < 2; c++) {
-        nt[c] = tti_axis(a.tab, ldt(a, pt, c, kb - R));
-        ttt[c] = ldt(a, pt, c, kb - R + 1);
-        nh[c] = make_float3(0, 0, 0);
-        tth[c] = 0;
-        if (ownH) {
-            nh[c] = tti_axis(a.tab, ldt(a, ph, c, kb - R));
-            tth[c] = ldt(a, ph, c, kb - R + 1);
+        for (int c = 0; c < 2; c++) {
+            nt[c] = tti_axis(a.tab, __ldg(a.tilt + z0 + pt.cb[c]));
+            ttt[c] = __ldg(a.tilt + z1 + pt.cb[c]);
+            nh[c] = tti_axis(a.tab, __ldg(a.tilt + z0 + ph.cb[c]));
+            tth[c] = __ldg(a.tilt + z1 + ph.cb[c]);
         }
     }
     /* the update's operands of plane k = K - R */
@@ -230,236 +250,273 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
     uint32_t med[2] = {0, 0};
     __syncthreads();
 
-    for (int K = kb - R; K < ke + R; K++) {
-        const int k = K - R;
-        /* f(K+R+1) of the queued pairs, committed after the barrier */
-        float2 nf[2], nfh[2];
+    for (int K0 = kb - R; K0 < ke + R; K0 += U) {
 #pragma unroll
-        for (int f = 0; f < 2; f++) {
-            nf[f] = ldp(a, f, pt, K + R + 1, d2);
-            nfh[f] = ownH ? ldp(a, f, ph, K + R + 1, d2) : make_float2(0.0f, 0.0f);
-        }
-        const bool kin = K >= 0 && K < a.npad[2];
-        /* 1: s(K), u(K) and L(K) of the tile pair; u(K) of the halo pair */
-        float ls[2][2], uzn[2][2];
-#pragma unroll
-        for (int f = 0; f < 2; f++) {
-            float *F = buf(K, f);
-            const float *P = F + ft;
-            float gx[2], gy[2], lx[2], ly[2];
+        for (int u = 0; u < U; u++) {
+            const int K = K0 + u, k = K - R;
+            if (K >= ke + R)
+                break;
+            /* f(K+R+1) of the queued pairs, committed after the barrier */
+            float2 nf[2], nfh[2];
             {
-                /* the tile: d_x, d_xx from the same RE+1 float2, d_y, d_yy from R per side */
-                float xv[2 * RE + 2];
+                const int zo = zoff(a, K + R + 1, d2);
 #pragma unroll
-                for (int j = 0; j <= RE; j++) {
-                    const float2 v = ld2(P - RE + 2 * j);
-                    xv[2 * j] = v.x;
-                    xv[2 * j + 1] = v.y;
+                for (int f = 0; f < 2; f++) {
+                    nf[f] = ldp(a.f[f], pt, zo);
+                    nfh[f] = ownH ? ldp(a.f[f], ph, zo) : make_float2(0.0f, 0.0f);
                 }
+            }
+            const bool kin = K >= 0 && K < a.npad[2];
+            /* 1: s(K), u(K) and L(K) of the tile pair; u(K) of the halo pair */
+            float ls[2][2], uzn[2][2];
 #pragma unroll
-                for (int c = 0; c < 2; c++) {
-                    gx[c] = gy[c] = 0.0f;
-                    lx[c] = a.c2[0][0] * q[f][c][R];
-                    ly[c] = a.c2[1][0] * q[f][c][R];
-                }
+            for (int f = 0; f < 2; f++) {
+                float *F = buf(K, f);
+                const float *P = F + ft;
+                float gx[2], gy[2], lx[2], ly[2];
+                {
+                    /* d_x, d_xx from the same RE+1 float2, d_y, d_yy from R per side */
+                    float xv[2 * RE + 2];
 #pragma unroll
-                for (int l = 1; l <= R; l++) {
-                    const float2 yp = ld2(P + l * C::FS), ym = ld2(P - l * C::FS);
+                    for (int j = 0; j <= RE; j++) {
+                        const float2 v = ld2(P - RE + 2 * j);
+                        xv[2 * j] = v.x;
+                        xv[2 * j + 1] = v.y;
+                    }
 #pragma unroll
                     for (int c = 0; c < 2; c++) {
-                        const float xp = xv[RE + c + l], xm = xv[RE + c - l];
-                        const float ypc = c ? yp.y : yp.x, ymc = c ? ym.y : ym.x;
-                        gx[c] += a.c1[0][l] * (xp - xm);
-                        lx[c] += a.c2[0][l] * (xp + xm);
-                        gy[c] += a.c1[1][l] * (ypc - ymc);
-                        ly[c] += a.c2[1][l] * (ypc + ymc);
+                        gx[c] = gy[c] = 0.0f;
+                        lx[c] = a.c2[0][0] * q[f][c][u + R];
+                        ly[c] = a.c2[1][0] * q[f][c][u + R];
+                    }
+#pragma unroll
+                    for (int l = 1; l <= R; l++) {
+                        const float2 yp = ld2(P + l * C::FS), ym = ld2(P - l * C::FS);
+#pragma unroll
+                        for (int c = 0; c < 2; c++) {
+                            const float xp = xv[RE + c + l], xm = xv[RE + c - l];
+                            const float ypc = c ? yp.y : yp.x, ymc = c ? ym.y : ym.x;
+                            gx[c] += a.c1[0][l] * (xp - xm);
+                            lx[c] += a.c2[0][l] * (xp + xm);
+                            gy[c] += a.c1[1][l] * (ypc - ymc);
+                            ly[c] += a.c2[1][l] * (ypc + ymc);
+                        }
                     }
                 }
-            }
-            float ux[2], uy[2];
-#pragma unroll
-            for (int c = 0; c < 2; c++) {
-                float gz = 0, lz = a.c2[2][0] * q[f][c][R];
-#pragma unroll
-                for (int l = 1; l <= R; l++) {
-                    const float zp = q[f][c][R + l], zm = q[f][c][R - l];
-                    gz += a.c1[2][l] * (zp - zm);
-                    lz += a.c2[2][l] * (zp + zm);
-                }
-                ls[f][c] = lx[c] + lz + ly[c]; /* the CPU's order */
-                const float s = pt.in[c] && kin ? nt[c].x * gx[c] + nt[c].y * gy[c] + nt[c].z * gz : 0.0f;
-                ux[c] = nt[c].x * s;
-                uy[c] = nt[c].y * s;
-                uzn[f][c] = nt[c].z * s;
-            }
-            st2(F + uxt, ux[0], ux[1]);
-            st2(F + uyt, uy[0], uy[1]);
-            if (ownH) {
-                float hx[2], hy[2], u[2];
-                dxy<R, RE, C::FS>(a, F + fh, hx, hy);
+                float ux[2], uy[2];
 #pragma unroll
                 for (int c = 0; c < 2; c++) {
-                    float hz = 0;
+                    float gz = 0, lz = a.c2[2][0] * q[f][c][u + R];
 #pragma unroll
-                    for (int l = 1; l <= R; l++)
-                        hz += a.c1[2][l] * (qh[f][c][R + l] - qh[f][c][R - l]);
-                    const float sh = ph.in[c] && kin ? nh[c].x * hx[c] + nh[c].y * hy[c] + nh[c].z * hz : 0.0f;
-                    u[c] = (hyk ? nh[c].y : nh[c].x) * sh;
+                    for (int l = 1; l <= R; l++) {
+                        const float zp = q[f][c][u + R + l], zm = q[f][c][u + R - l];
+                        gz += a.c1[2][l] * (zp - zm);
+                        lz += a.c2[2][l] * (zp + zm);
+                    }
+                    ls[f][c] = lx[c] + lz + ly[c]; /* the CPU's order */
+                    const float s = pt.in[c] && kin ? nt[c].x * gx[c] + nt[c].y * gy[c] + nt[c].z * gz : 0.0f;
+                    ux[c] = nt[c].x * s;
+                    uy[c] = nt[c].y * s;
+                    uzn[f][c] = nt[c].z * s;
                 }
-                st2(F + uh, u[0], u[1]);
-            }
-        }
-        /* 2: (m_x + m_y)(K-1) from the other buffer */
-        float mxy[2][2];
+                st2(F + uxt, ux[0], ux[1]);
+                st2(F + uyt, uy[0], uy[1]);
+                if (ownH) {
+                    float hx[2], hy[2], hz[2] = {0.0f, 0.0f}, uo[2];
+                    dxy<R, RE, C::FS>(a, F + fh, hx, hy);
 #pragma unroll
-        for (int f = 0; f < 2; f++) {
-            const float *F = buf(K - 1, f);
-            float mx[2], my[2];
-            {
-                const float *ux = F + uxt;
-                float xv[2 * RE + 2];
+                    for (int l = 1; l <= R; l++) {
+                        float2 zp, zm;
+                        if constexpr (HS) {
+                            zp = hs(f, hb + R + l);
+                            zm = hs(f, hb + R - l);
+                        } else {
+                            zp = make_float2(qh[f][0][u + R + l], qh[f][1][u + R + l]);
+                            zm = make_float2(qh[f][0][u + R - l], qh[f][1][u + R - l]);
+                        }
+                        hz[0] += a.c1[2][l] * (zp.x - zm.x);
+                        hz[1] += a.c1[2][l] * (zp.y - zm.y);
+                    }
 #pragma unroll
-                for (int j = 0; j <= RE; j++) {
-                    const float2 v = ld2(ux - RE + 2 * j);
-                    xv[2 * j] = v.x;
-                    xv[2 * j + 1] = v.y;
-                }
-                mx[0] = mx[1] = 0.0f;
-#pragma unroll
-                for (int l = 1; l <= R; l++) {
-                    mx[0] += a.c1[0][l] * (xv[RE + l] - xv[RE - l]);
-                    mx[1] += a.c1[0][l] * (xv[RE + 1 + l] - xv[RE + 1 - l]);
-                }
-            }
-            {
-                const float *uy = F + uyt;
-                my[0] = my[1] = 0.0f;
-#pragma unroll
-                for (int l = 1; l <= R; l++) {
-                    const float2 p = ld2(uy + l * C::UYS), m = ld2(uy - l * C::UYS);
-                    my[0] += a.c1[1][l] * (p.x - m.x);
-                    my[1] += a.c1[1][l] * (p.y - m.y);
+                    for (int c = 0; c < 2; c++) {
+                        const float sh =
+                            ph.in[c] && kin ? nh[c].x * hx[c] + nh[c].y * hy[c] + nh[c].z * hz[c] : 0.0f;
+                        uo[c] = (hyk ? nh[c].y : nh[c].x) * sh;
+                    }
+                    st2(F + uh, uo[0], uo[1]);
                 }
             }
-            mxy[f][0] = mx[0] + my[0];
-            mxy[f][1] = mx[1] + my[1];
-        }
-        /* 3: H1 of plane k complete (u_z(K) is its last term), the update of plane k; the
-         * accumulator window slides by one plane in the same FMAs */
-        float h0[2][2];
+            /* 2: (m_x + m_y)(K-1) from the other buffer */
+            float mxy[2][2];
 #pragma unroll
-        for (int f = 0; f < 2; f++)
+            for (int f = 0; f < 2; f++) {
+                const float *F = buf(K - 1, f);
+                float mx[2], my[2];
+                {
+                    const float *ux = F + uxt;
+                    float xv[2 * RE + 2];
 #pragma unroll
-            for (int c = 0; c < 2; c++) {
-                const float u = uzn[f][c];
-                h0[f][c] = H[f][c][0] + a.c1[2][R] * u; /* plane K-R: l = R */
+                    for (int j = 0; j <= RE; j++) {
+                        const float2 v = ld2(ux - RE + 2 * j);
+                        xv[2 * j] = v.x;
+                        xv[2 * j + 1] = v.y;
+                    }
+                    mx[0] = mx[1] = 0.0f;
 #pragma unroll
-                for (int i = 1; i < 2 * R; i++) {
-                    const int l = R - i; /* old slot i is plane K-R+i = K - l */
-                    if (l > 0)
-                        H[f][c][i - 1] = H[f][c][i] + a.c1[2][l] * u;
-                    else if (l < 0)
-                        H[f][c][i - 1] = H[f][c][i] - a.c1[2][-l] * u;
+                    for (int l = 1; l <= R; l++) {
+                        mx[0] += a.c1[0][l] * (xv[RE + l] - xv[RE - l]);
+                        mx[1] += a.c1[0][l] * (xv[RE + 1 + l] - xv[RE + 1 - l]);
+                    }
+                }
+                {
+                    const float *uy = F + uyt;
+                    my[0] = my[1] = 0.0f;
+#pragma unroll
+                    for (int l = 1; l <= R; l++) {
+                        const float2 p = ld2(uy + l * C::UYS), m = ld2(uy - l * C::UYS);
+                        my[0] += a.c1[1][l] * (p.x - m.x);
+                        my[1] += a.c1[1][l] * (p.y - m.y);
+                    }
+                }
+                mxy[f][0] = mx[0] + my[0];
+                mxy[f][1] = mx[1] + my[1];
+            }
+            /* 3: H1 of plane k complete (u_z(K) is its last term), the update of plane k;
+             * the accumulator window slides by one plane in the same FMAs */
+            float h0[2][2];
+#pragma unroll
+            for (int f = 0; f < 2; f++)
+#pragma unroll
+                for (int c = 0; c < 2; c++) {
+                    const float uz = uzn[f][c];
+                    h0[f][c] = H[f][c][0] + a.c1[2][R] * uz; /* plane K-R: l = R */
+#pragma unroll
+                    for (int i = 1; i < 2 * R; i++) {
+                        const int l = R - i; /* old slot i is plane K-R+i = K - l */
+                        if (l > 0)
+                            H[f][c][i - 1] = H[f][c][i] + a.c1[2][l] * uz;
+                        else if (l < 0)
+                            H[f][c][i - 1] = H[f][c][i] - a.c1[2][-l] * uz;
+                        else
+                            H[f][c][i - 1] = H[f][c][i];
+                    }
+                    H[f][c][2 * R - 1] = -a.c1[2][R] * uz; /* plane K+R */
+                    /* (m_x + m_y)(K-1): old slot R-1, new R-2 (R = 1: plane k itself) */
+                    if (R == 1)
+                        h0[f][c] += mxy[f][c];
                     else
-                        H[f][c][i - 1] = H[f][c][i];
+                        H[f][c][R - 2 > 0 ? R - 2 : 0] += mxy[f][c];
                 }
-                H[f][c][2 * R - 1] = -a.c1[2][R] * u; /* plane K+R */
-                /* (m_x + m_y)(K-1): old slot R-1, new R-2 (R = 1: plane k itself) */
-                if (R == 1)
-                    h0[f][c] += mxy[f][c];
-                else
-                    H[f][c][R - 2 > 0 ? R - 2 : 0] += mxy[f][c];
-            }
-        if (k >= kb) {
+            if (k >= kb) {
 #pragma unroll
-            for (int c = 0; c < 2; c++) {
-                if (!mine[c])
-                    continue;
-                const float hp = h0[0][c], hq = h0[1][c], lp = lq[0][c][0], lqq = lq[1][c][0];
-                const float vz = mv[c], e = tti_ed_value(med[c]), d = tti_ed_value(med[c] >> 16);
-                const float sv = vz * ((e - d) * a.inv_sigma);
-                const float ap = vz * (1.0f + 2.0f * e), aq = vz * (1.0f + 2.0f * d) - sv, cc = vz - sv;
-                const long long cu = pt.base + c + (long long)(k + a.h) * a.sz;
-                a.o[0][cu] = 2.0f * q[0][c][0] - mop[c] + ap * lp + ((sv - ap) * hp + cc * hq);
-                a.o[1][cu] = 2.0f * q[1][c][0] - moq[c] + aq * lp + (cc * hq - aq * hp) + sv * lqq;
+                for (int c = 0; c < 2; c++) {
+                    if (!mine[c])
+                        continue;
+                    const float hp = h0[0][c], hq = h0[1][c], lp = lq[0][c][0], lqq = lq[1][c][0];
+                    const float vz = mv[c], e = tti_ed_value(med[c]), d = tti_ed_value(med[c] >> 16);
+                    const float sv = vz * ((e - d) * a.inv_sigma);
+                    const float ap = vz * (1.0f + 2.0f * e), aq = vz * (1.0f + 2.0f * d) - sv, cc = vz - sv;
+                    const int cu = (k + a.h) * (int)a.sz + pt.cb[c];
+                    a.o[0][cu] = 2.0f * q[0][c][u] - mop[c] + ap * lp + ((sv - ap) * hp + cc * hq);
+                    a.o[1][cu] = 2.0f * q[1][c][u] - moq[c] + aq * lp + (cc * hq - aq * hp) + sv * lqq;
+                }
             }
+#pragma unroll
+            for (int f = 0; f < 2; f++)
+#pragma unroll
+                for (int c = 0; c < 2; c++) {
+#pragma unroll
+                    for (int j = 0; j < R - 1; j++)
+                        lq[f][c][j] = lq[f][c][j + 1];
+                    lq[f][c][R - 1] = ls[f][c];
+                }
+            /* 4: f(K+1) into the other buffer */
+#pragma unroll
+            for (int f = 0; f < 2; f++) {
+                float *F = buf(K + 1, f);
+                st2(F + ft, q[f][0][u + R + 1], q[f][1][u + R + 1]);
+                if (ownH) {
+                    if constexpr (HS)
+                        *reinterpret_cast<float2 *>(F + fh) = hs(f, hb + R + 1);
+                    else
+                        st2(F + fh, qh[f][0][u + R + 1], qh[f][1][u + R + 1]);
+                }
+                if (ownE)
+                    st2(F + fe, xcur[f].x, xcur[f].y);
+            }
+            /* the next plane's operands */
+            {
+                const int z2 = zoff(a, K + 2, d2);
+#pragma unroll
+                for (int f = 0; f < 2; f++)
+                    xcur[f] = ldp(a.f[f], pe, z2);
+#pragma unroll
+                for (int c = 0; c < 2; c++) {
+                    nt[c] = tti_axis(a.tab, ttt[c]);
+                    ttt[c] = __ldg(a.tilt + z2 + pt.cb[c]);
+                    nh[c] = tti_axis(a.tab, tth[c]);
+                    tth[c] = __ldg(a.tilt + z2 + ph.cb[c]);
+                }
+            }
+            const int k1 = k + 1;
+            if (k1 >= kb && k1 < ke) {
+                const int z1 = (k1 + a.h) * (int)a.sz;
+#pragma unroll
+                for (int c = 0; c < 2; c++)
+                    if (mine[c]) {
+                        const int c1 = z1 + pt.cb[c];
+                        mv[c] = __ldg(a.vel + c1);
+                        med[c] = __ldg(a.ed + c1);
+                        mop[c] = a.o[0][c1];
+                        moq[c] = a.o[1][c1];
+                    }
+            }
+            __syncthreads();
+#pragma unroll
+            for (int f = 0; f < 2; f++) {
+                q[f][0][u + Q] = nf[f].x;
+                q[f][1][u + Q] = nf[f].y;
+                if constexpr (HS) {
+                    /* plane K+R+1 takes the slot of K-R, read for the last time above */
+                    if (ownH)
+                        hs(f, hb) = hs(f, hb + Q) = nfh[f];
+                } else {
+                    qh[f][0][u + Q] = nfh[f].x;
+                    qh[f][1][u + Q] = nfh[f].y;
+                }
+            }
+            if constexpr (HS)
+                hb = hb + 1 == Q ? 0 : hb + 1;
         }
+        /* the trip's U planes leave the queues */
 #pragma unroll
         for (int f = 0; f < 2; f++)
-#pragma unroll
-            for (int c = 0; c < 2; c++) {
-#pragma unroll
-                for (int j = 0; j < R - 1; j++)
-                    lq[f][c][j] = lq[f][c][j + 1];
-                lq[f][c][R - 1] = ls[f][c];
-            }
-        /* 4: f(K+1) into the other buffer */
-#pragma unroll
-        for (int f = 0; f < 2; f++) {
-            float *F = buf(K + 1, f);
-            st2(F + ft, q[f][0][R + 1], q[f][1][R + 1]);
-            if (ownH)
-                st2(F + fh, qh[f][0][R + 1], qh[f][1][R + 1]);
-            if (ownE)
-                st2(F + fe, xcur[f].x, xcur[f].y);
-        }
-        /* the next plane's operands */
-#pragma unroll
-        for (int f = 0; f < 2; f++)
-            xcur[f] = ownE ? ldp(a, f, pe, K + 2, d2) : make_float2(0.0f, 0.0f);
-#pragma unroll
-        for (int c = 0; c < 2; c++) {
-            nt[c] = tti_axis(a.tab, ttt[c]);
-            ttt[c] = ldt(a, pt, c, K + 2);
-            if (ownH) {
-                nh[c] = tti_axis(a.tab, tth[c]);
-                tth[c] = ldt(a, ph, c, K + 2);
-            }
-        }
-        const int k1 = k + 1;
-        if (k1 >= kb && k1 < ke) {
 #pragma unroll
             for (int c = 0; c < 2; c++)
-                if (mine[c]) {
-                    const long long c1 = pt.base + c + (long long)(k1 + a.h) * a.sz;
-                    mv[c] = __ldg(a.vel + c1);
-                    med[c] = __ldg(a.ed + c1);
-                    mop[c] = a.o[0][c1];
-                    moq[c] = a.o[1][c1];
+#pragma unroll
+                for (int j = 0; j < Q; j++) {
+                    q[f][c][j] = q[f][c][j + U];
+                    if constexpr (!HS)
+                        qh[f][c][j] = qh[f][c][j + U];
                 }
-        }
-        __syncthreads();
-#pragma unroll
-        for (int f = 0; f < 2; f++) {
-#pragma unroll
-            for (int j = 0; j < 2 * R; j++) {
-                q[f][0][j] = q[f][0][j + 1];
-                q[f][1][j] = q[f][1][j + 1];
-                qh[f][0][j] = qh[f][0][j + 1];
-                qh[f][1][j] = qh[f][1][j + 1];
-            }
-            q[f][0][2 * R] = nf[f].x;
-            q[f][1][2 * R] = nf[f].y;
-            qh[f][0][2 * R] = nfh[f].x;
-            qh[f][1][2 * R] = nfh[f].y;
-        }
     }
 }
 
 #define X2_BX 32
 #define X2_BY 16
 
-template <int R>
+template <int R, bool HS, int U>
 static int launch(const tti_sim *s, const Box &in, cudaStream_t st)
 {
     constexpr int BX = X2_BX, BY = X2_BY;
     using C = X2Cfg<R, BX, BY>;
+    constexpr size_t bytes = C::bytes + (HS ? sizeof(float2) * 2 * 2 * (2 * R + 1) * C::NH : 0);
     static int per_sm = 0; /* once per instantiation, as tti_cols.cu's launcher */
     if (!per_sm) {
-        CUDA_TRY(cudaFuncSetAttribute(k_tti_cols2<R, BX, BY>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      (int)C::bytes));
+        CUDA_TRY(cudaFuncSetAttribute(k_tti_cols2<R, BX, BY, HS, U>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      (int)bytes));
         int n = 0;
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_tti_cols2<R, BX, BY>, C::NT, C::bytes));
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_tti_cols2<R, BX, BY, HS, U>, C::NT, bytes));
         per_sm = n > 0 ? n : 1;
     }
     const struct wave_layout *L = &s->w.L;
@@ -479,21 +536,32 @@ static int launch(const tti_sim *s, const Box &in, cudaStream_t st)
         }
     }
     dim3 blk(C::PXN, BY), grd(gx, gy, (nz + zc - 1) / zc);
-    k_tti_cols2<R, BX, BY><<<grd, blk, C::bytes, st>>>(tti_args(s), in, zc, L->dim[0], L->dim[1], L->dim[2]);
+    k_tti_cols2<R, BX, BY, HS, U><<<grd, blk, bytes, st>>>(tti_args(s), in, zc, L->dim[0], L->dim[1], L->dim[2]);
     CUDA_TRY_LAUNCH();
     return 0;
 }
 
-int tti_cu_cols2(const tti_sim *s, const Box &b, cudaStream_t st)
+int tti_cu_cols2(const tti_sim *s, const Box &b, bool halo_shared, int trip, cudaStream_t st)
 {
     if (box_empty(b))
         return 0;
+    /* 32-bit element offsets (Pair): larger fields run the column kernel */
+    if (s->w.L.count > (size_t)INT_MAX)
+        return tti_cu_cols(s, b, false, st);
+    const int v = (halo_shared ? 1 : 0) + (trip == 3 ? 2 : 0);
+#define X2_CASE(R)                                                                                            \
+    case R:                                                                                                   \
+        return v == 0 ? launch<R, false, 1>(s, b, st)                                                         \
+               : v == 1 ? launch<R, true, 1>(s, b, st)                                                        \
+               : v == 2 ? launch<R, false, 3>(s, b, st)                                                       \
+                        : launch<R, true, 3>(s, b, st);
     switch (s->w.r) {
-    case 1: return launch<1>(s, b, st);
-    case 2: return launch<2>(s, b, st);
-    case 3: return launch<3>(s, b, st);
-    case 4: return launch<4>(s, b, st);
+        X2_CASE(1)
+        X2_CASE(2)
+        X2_CASE(3)
+        X2_CASE(4)
     }
-    return err_set(-ENOTSUP, "tti: the x-pair column kernel (tuning.pipe 4) holds orders 2..8 (order %d)",
+#undef X2_CASE
+    return err_set(-ENOTSUP, "tti: the column-pair kernel (tuning.pipe 4..7) holds orders 2..8 (order %d)",
                    2 * s->w.r);
 }
