@@ -52,7 +52,7 @@ struct X2Cfg {
     static constexpr size_t bytes = sizeof(float) * 2 * 2 * FIELD;
     static_assert(BX % 2 == 0 && FPL % 2 == 0 && UXN % 2 == 0 && UYN % 2 == 0, "float2 alignment");
     static_assert(NH <= NT && NE <= NT, "one halo pair and one other pair per thread");
-    static_assert(NHY % 32 == 0 && NH % 32 == 0, "halo kinds warp-uniform");
+    static_assert(NHY % 32 == 0, "the y-halo kind warp-uniform");
 };
 
 /* A pair of x-adjacent columns of the block's f plane at tile coordinates (x, y), x even:
@@ -503,12 +503,11 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
 }
 
 #define X2_BX 32
-#define X2_BY 16
 
-template <int R, bool HS, int U>
+template <int R, int BY, bool HS, int U>
 static int launch(const tti_sim *s, const Box &in, cudaStream_t st)
 {
-    constexpr int BX = X2_BX, BY = X2_BY;
+    constexpr int BX = X2_BX;
     using C = X2Cfg<R, BX, BY>;
     constexpr size_t bytes = C::bytes + (HS ? sizeof(float2) * 2 * 2 * (2 * R + 1) * C::NH : 0);
     static int per_sm = 0; /* once per instantiation, as tti_cols.cu's launcher */
@@ -541,20 +540,23 @@ static int launch(const tti_sim *s, const Box &in, cudaStream_t st)
     return 0;
 }
 
-int tti_cu_cols2(const tti_sim *s, const Box &b, bool halo_shared, int trip, cudaStream_t st)
+int tti_cu_cols2(const tti_sim *s, const Box &b, int form, cudaStream_t st)
 {
     if (box_empty(b))
         return 0;
     /* 32-bit element offsets (Pair): larger fields run the column kernel */
     if (s->w.L.count > (size_t)INT_MAX)
         return tti_cu_cols(s, b, false, st);
-    const int v = (halo_shared ? 1 : 0) + (trip == 3 ? 2 : 0);
 #define X2_CASE(R)                                                                                            \
     case R:                                                                                                   \
-        return v == 0 ? launch<R, false, 1>(s, b, st)                                                         \
-               : v == 1 ? launch<R, true, 1>(s, b, st)                                                        \
-               : v == 2 ? launch<R, false, 3>(s, b, st)                                                       \
-                        : launch<R, true, 3>(s, b, st);
+        switch (form) {                                                                                       \
+        case TTI_TILED_COLS_X2: return launch<R, 16, false, 1>(s, b, st);                                     \
+        case TTI_TILED_COLS_X2_HS: return launch<R, 16, true, 1>(s, b, st);                                   \
+        case TTI_TILED_COLS_X2_U3: return launch<R, 16, false, 3>(s, b, st);                                  \
+        case TTI_TILED_COLS_X2_HS_U3: return launch<R, 16, true, 3>(s, b, st);                                \
+        case TTI_TILED_COLS_X2_HS_Y24: return launch<R, 24, true, 1>(s, b, st);                               \
+        }                                                                                                     \
+        break;
     switch (s->w.r) {
         X2_CASE(1)
         X2_CASE(2)
@@ -562,6 +564,6 @@ int tti_cu_cols2(const tti_sim *s, const Box &b, bool halo_shared, int trip, cud
         X2_CASE(4)
     }
 #undef X2_CASE
-    return err_set(-ENOTSUP, "tti: the column-pair kernel (tuning.pipe 4..7) holds orders 2..8 (order %d)",
-                   2 * s->w.r);
+    return err_set(-ENOTSUP, "tti: the column-pair kernel (tuning.pipe 4..8) holds orders 2..8 (order %d, form %d)",
+                   2 * s->w.r, form);
 }
