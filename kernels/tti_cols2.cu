@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
     for (int c = 0; c < 2; c++)
         mine[c] = x0 + xt + c < b.hi[0] && y0 + ty < b.hi[1];
 
-    /* this thread's pairs: the tile's, a halo pair (t < NH), another pair (t < NE) */
+    /* this thread's pairs: the tile's, a halo pair (t < NH), another pair (t >= NT - NE) */
     const bool ownH = t < C::NH, hyk = t < C::NHY; /* y halo: stores u_y, else u_x */
     int xh = 0, yh = 0;
     if (hyk) {
@@ -150,18 +150,22 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
         xh = c < RE / 2 ? 2 * c - RE : BX + 2 * (c - RE / 2);
         yh = e / RE;
     }
-    const bool ownE = t < C::NE;
+    /* the other pairs go to the last NE threads, the halo pairs to the first NH: the
+     * warps' work per plane more even (one barrier a plane waits for the slowest) */
+    const int te = t - (C::NT - C::NE);
+    const bool ownE = te >= 0;
     int xe = 0, ye = 0;
-    if (t < C::NEY) {
-        const int row = t / C::PXN;
-        xe = 2 * (t % C::PXN);
+    if (!ownE) {
+    } else if (te < C::NEY) {
+        const int row = te / C::PXN;
+        xe = 2 * (te % C::PXN);
         ye = row < R ? row - 2 * R : BY + row;
-    } else if (t < C::NEY + C::NEX) {
-        const int e = t - C::NEY, c = e % RE;
+    } else if (te < C::NEY + C::NEX) {
+        const int e = te - C::NEY, c = e % RE;
         xe = c < RE / 2 ? 2 * c - 2 * RE : BX + RE + 2 * (c - RE / 2);
         ye = e / RE;
-    } else if (ownE) {
-        const int e = t - C::NEY - C::NEX, corner = e / (RE / 2 * R), w = e % (RE / 2 * R);
+    } else {
+        const int e = te - C::NEY - C::NEX, corner = e / (RE / 2 * R), w = e % (RE / 2 * R);
         const int px = 2 * (w % (RE / 2)), py = w / (RE / 2);
         xe = (corner & 1) ? BX + px : px - RE;
         ye = (corner & 2) ? BY + py : py - R;
