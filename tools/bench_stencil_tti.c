@@ -98,8 +98,8 @@ int bench_stencil_tti(const struct sl_device *dev, const int *sizes, int nsizes,
      * the CPML terms in the column kernel, 7 the same with its halo queues in shared
      * memory, 8 the naive passes on a second stream beside the core); 11..15: tuning.pipe
      * 4..8, the column pairs (two x-adjacent columns a thread; its halo queues in shared
-     * memory, three planes a trip, both, halo queues shared on a 32 x 24 tile), naive
-     * passes beside the core */
+     * memory on a 32 x 16 and a 32 x 24 tile; f staged by cp.async on 32 x 16 and 32 x 24),
+     * naive passes beside the core */
     enum { NV = 16 };
     static const int vpipe[NV] = {0, 1, 2, 3, 2, 2, 2, 2, 2, 2, 2, 4, 5, 6, 7, 8};
     static const int vlay[NV] = {1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 1, 1, 1, 1, 1};
