@@ -102,14 +102,12 @@ enum tti_tiled_kind {
     TTI_TILED_COLS = 2,
     TTI_TILED_COLS_HS = 3,
     TTI_TILED_COLS_X2 = 4,
-    TTI_TILED_COLS_X2_HS = 5,     /* its halo pairs' z queues in shared memory */
-    TTI_TILED_COLS_X2_HS_Y24 = 6, /* 5 on a 32 x 24 tile (12 warps, 168 registers) */
-    TTI_TILED_COLS_X2_ST = 7,     /* f staged by cp.async in a ring of 2r+3 planes */
-    TTI_TILED_COLS_X2_ST_Y24 = 8, /* 7 on a 32 x 24 tile */
 };
 /* H100, 512^3, order 8 (2026-11-24 10:37 and 10:57 UTC, all in each run): columns 4.38 ms
- * per step without CPML (ring 7.53, halo queues shared 4.73), 8.86 ms with (ring 11.58) */
-#define TTI_TILED_PROD TTI_TILED_COLS
+ * per step without CPML (ring 7.53, halo queues shared 4.73), 8.86 ms with (ring 11.58);
+ * (16:11 and 16:25 UTC, main's binary beside this one) columns 4.35 / 4.35 ms without
+ * CPML, column pairs 4.12 / 4.10 (626 -> 467 instructions per point) */
+#define TTI_TILED_PROD TTI_TILED_COLS_X2
 
 /* The tiled plan's passes in the boxes beside the core (the CPML layers and a rim r
  * thick), chosen by wave_params.tuning.cpml: 0 the default (TTI_LAYERS_PROD), 1 the naive
@@ -211,9 +209,8 @@ bool tti_cu_tiled_supports(const tti_sim *s);
 int tti_cu_cols(const tti_sim *s, const Box &b, bool halo_shared, cudaStream_t st);
 bool tti_cu_cols_supports(const tti_sim *s);
 /* tti_cols2.cu: the same contract with two x-adjacent columns per thread (3D orders 2..8,
- * as tti_cu_cols_supports); FORM: TTI_TILED_COLS_X2 .. TTI_TILED_COLS_X2_ST_Y24.  Fields of
- * 2^31 elements or more run tti_cu_cols. */
-int tti_cu_cols2(const tti_sim *s, const Box &b, int form, cudaStream_t st);
+ * as tti_cu_cols_supports).  Fields of 2^31 elements or more run tti_cu_cols. */
+int tti_cu_cols2(const tti_sim *s, const Box &b, cudaStream_t st);
 /* tti_cols.cu: the column kernel with the CPML terms over boxes B[0..N) (3D orders 2..8,
  * no free surface rows among them; psi from TArgs.psi, written to TArgs.psi_n). */
 int tti_cu_cols_cpml(const tti_sim *s, const Box *b, int n, bool halo_shared, cudaStream_t st);

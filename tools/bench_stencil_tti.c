@@ -11,7 +11,7 @@
  * layer element (48 B), i.e. 36 + 96 x dims x PML / SIZE B per point.
  *
  * SEISLIVE_BENCH_TTI_VARIANTS (environment, research: a profiler run of one kernel):
- * the variant numbers to run, comma separated (0 naive, 1..15: the table in
+ * the variant numbers to run, comma separated (0 naive, 1..11: the table in
  * bench_stencil_tti below);
  * unset: all of them. */
 #include <errno.h>
@@ -96,13 +96,11 @@ int bench_stencil_tti(const struct sl_device *dev, const int *sizes, int nsizes,
      * queues in shared memory; 2D grids run the ring only) and tuning.cpml (enum
      * tti_layers_kind: 1 the naive passes beside the core, 2..5 their z-marching forms, 6
      * the CPML terms in the column kernel, 7 the same with its halo queues in shared
-     * memory, 8 the naive passes on a second stream beside the core); 11..15: tuning.pipe
-     * 4..8, the column pairs (two x-adjacent columns a thread; its halo queues in shared
-     * memory on a 32 x 16 and a 32 x 24 tile; f staged by cp.async on 32 x 16 and 32 x 24),
-     * naive passes beside the core */
-    enum { NV = 16 };
-    static const int vpipe[NV] = {0, 1, 2, 3, 2, 2, 2, 2, 2, 2, 2, 4, 5, 6, 7, 8};
-    static const int vlay[NV] = {1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 1, 1, 1, 1, 1};
+     * memory, 8 the naive passes on a second stream beside the core); 11: tuning.pipe 4,
+     * the column pairs (two x-adjacent columns a thread), naive passes beside the core */
+    enum { NV = 12 };
+    static const int vpipe[NV] = {0, 1, 2, 3, 2, 2, 2, 2, 2, 2, 2, 4};
+    static const int vlay[NV] = {1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 1};
     bool want[NV];
     const char *only = getenv("SEISLIVE_BENCH_TTI_VARIANTS");
     for (int kv = 0; kv < NV; kv++)

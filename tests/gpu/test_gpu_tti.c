@@ -120,7 +120,7 @@ static void run_case(const struct tcase *t)
     if (t->kernel == WAVE_KERNEL_TILED && t->pipe)
         cr_assert(strstr(desc, t->pipe == WAVE_PIPE_RING || t->two_d ? "tiled ring"
                                : t->pipe == 3                    ? "32x16, halo queues shared"
-                               : t->pipe >= 4                    ? "tiled column pairs (fused, register queues, 32x"
+                               : t->pipe == 4                    ? "tiled column pairs (fused, register queues, 32x16, 2 columns"
                                                                  : "tiled columns (fused, register queues, 32x16)"),
                   "%s runs %s", t->name, desc);
     /* the passes beside the core asked for (wave_tuning.cpml, kernels/tti_cuda.h) */
@@ -142,12 +142,6 @@ static void run_case(const struct tcase *t)
     }
     if (t->kernel == WAVE_KERNEL_TILED && t->pipe == WAVE_PIPE_REGS && !t->two_d)
         cr_assert(!strstr(desc, "halo queues shared"), "%s runs %s", t->name, desc);
-    /* the column pairs' forms (enum tti_tiled_kind 4..7) */
-    if (t->kernel == WAVE_KERNEL_TILED && t->pipe >= 4 && !t->two_d) {
-        cr_assert(!strstr(desc, "halo queues shared") == !(t->pipe == 5 || t->pipe == 6), "%s runs %s", t->name, desc);
-        cr_assert(!strstr(desc, "staged ring") == !(t->pipe == 7 || t->pipe == 8), "%s runs %s", t->name, desc);
-        cr_assert(!strstr(desc, "32x24") == !(t->pipe == 6 || t->pipe == 8), "%s runs %s", t->name, desc);
-    }
     if (t->random) {
         const struct random_boundary rb = {RB_RAMP_LINEAR, RB_RANGE_FULL, 5, 42,
                                            random_boundary_vstable_dims(t->order, p.dt, p.d, t->two_d), 1500.0,
@@ -325,24 +319,6 @@ CASEV(pairs_3d_order4_random_layers, 4, WAVE_KERNEL_TILED, false, false, true, 4
 CASEV(pairs_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, 4)
 CASEV(pairs_3d_order6_random_layers, 6, WAVE_KERNEL_TILED, false, false, true, 4)
 CASEV(pairs_2d_falls_back_to_ring, 8, WAVE_KERNEL_TILED, true, false, false, 4)
-/* 5: the halo pairs' z queues in shared memory; 6: 5 on a 32 x 24 tile (the test grid:
- * one tile and a part in y); 7: f staged by cp.async in a ring of planes; 8: 7 on 32 x 24 */
-CASEV(pairs_hs_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 5)
-CASEV(pairs_hs_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 5)
-CASEV(pairs_hs_3d_order6_free_surface, 6, WAVE_KERNEL_TILED, false, true, false, 5)
-CASEV(pairs_y24_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 6)
-CASEV(pairs_y24_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 6)
-CASEV(pairs_y24_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, 6)
-CASEV(pairs_st_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 7)
-CASEV(pairs_st_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 7)
-CASEV(pairs_st_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 7)
-CASEV(pairs_st_3d_order6_random_layers, 6, WAVE_KERNEL_TILED, false, false, true, 7)
-CASEV(pairs_st_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, 7)
-CASEV(pairs_st_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, 7)
-CASEV(pairs_st_y24_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 8)
-CASEV(pairs_st_y24_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 8)
-CASEV(pairs_st_y24_3d_order6_free_surface, 6, WAVE_KERNEL_TILED, false, true, false, 8)
-CASEV(pairs_st_y24_3d_order2_random_layers, 2, WAVE_KERNEL_TILED, false, false, true, 8)
 /* the tiled second pass beside the core (wave_tuning.cpml 2, kernels/tti_layers.cu) with
  * either tiled core, both passes tiled (3), and the naive ones asked for by name (1) */
 CASEL(layers_tiled_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 2)
