@@ -93,6 +93,12 @@ __device__ __forceinline__ float2 ldp(const float *__restrict__ f, const Pair &p
 {
     return __ldg(reinterpret_cast<const float2 *>(f + zo + pr.cb));
 }
+/* the pair's sector of field F at plane offset ZO into L2 (prefetch.global.L2: no
+ * register, nothing waits on it) */
+__device__ __forceinline__ void pf2(const float *f, const Pair &pr, int zo)
+{
+    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(f + zo + pr.cb));
+}
 __device__ __forceinline__ uint2 ldt(const TArgs &a, const Pair &pr, int zo)
 {
     return __ldg(reinterpret_cast<const uint2 *>(a.tilt + zo + pr.cb));
@@ -261,9 +267,19 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
 
     for (int K = kb - R; K < ke + R; K++) {
         const int k = K - R;
-        /* f(K+R+1) of the queued pairs, committed after the barrier */
+        /* f(K+R+1) of the queued pairs, committed after the barrier; plane K+R+2 into L2.
+         * Register pressure makes the compiler issue these loads late in the plane (ncu:
+         * long-scoreboard stalls were half of a warp's cycles); from L2 they return in
+         * time. */
         float2 nf[2], nfh[2];
         {
+            const int zq = zoff(a, K + R + 2, d2);
+#pragma unroll
+            for (int f = 0; f < 2; f++) {
+                pf2(a.f[f], pt, zq);
+                if (ownH)
+                    pf2(a.f[f], ph, zq);
+            }
             const int zo = zoff(a, K + R + 1, d2);
 #pragma unroll
             for (int f = 0; f < 2; f++) {
