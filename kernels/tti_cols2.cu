@@ -493,6 +493,14 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
             med = __ldg(reinterpret_cast<const uint2 *>(a.ed + c1));
             mop = *reinterpret_cast<const float2 *>(a.o[0] + c1);
             moq = *reinterpret_cast<const float2 *>(a.o[1] + c1);
+            /* and plane k+2's into L2 (read once a step: from DRAM otherwise) */
+            if (k1 + 1 < ke) {
+                const int c2 = c1 + (int)a.sz;
+                asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.vel + c2));
+                asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.ed + c2));
+                asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.o[0] + c2));
+                asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.o[1] + c2));
+            }
         }
 #pragma unroll
         for (int c = 0; c < 2; c++) {
