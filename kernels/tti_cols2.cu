@@ -233,6 +233,7 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
                 H[f][c][j] = 0.0f;
         }
     }
+    float2 xcur[2]; /* f(K+1) of the other pair, loaded a plane ahead */
 #pragma unroll
     for (int f = 0; f < 2; f++) {
         float *F = buf(kb - R, f);
@@ -243,6 +244,7 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
             const float2 v = ldp(a.f[f], pe, zoff(a, kb - R, d2));
             st2(F + fe, v.x, v.y);
         }
+        xcur[f] = ldp(a.f[f], pe, zoff(a, kb - R + 1, d2));
     }
     /* the axes of plane K (n), the tilt codes of plane K+1: clamped loads, the axis of a
      * point outside the grid multiplies nothing (s = 0 there) */
@@ -258,6 +260,9 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
         ttt = ldt(a, pt, z1);
         tth = ldt(a, ph, z1);
     }
+    /* the update's operands of plane k = K - R */
+    float2 mv = make_float2(0, 0), mop = make_float2(0, 0), moq = make_float2(0, 0);
+    uint2 med = make_uint2(0, 0);
     __syncthreads();
 
     for (int K = kb - R; K < ke + R; K++) {
@@ -281,38 +286,6 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
                 nf[f] = ldp(a.f[f], pt, zo);
                 nfh[f] = ownH ? ldp(a.f[f], ph, zo) : make_float2(0.0f, 0.0f);
             }
-        }
-        /* every other global load of the plane is issued here too, long before its use:
-         * loads issued late (before the barrier) shared the warps' few scoreboards with
-         * the tilt-table loads, whose users after the barrier then waited for DRAM (ncu
-         * source counters: 20 % of all stall samples on one FMUL there).  F(K+1) of the
-         * other pair (step 4); the update's operands of plane k, plane k+1's into L2
-         * (read once a step: from DRAM otherwise) */
-        float2 xcur[2];
-        {
-            const int z1 = zoff(a, K + 1, d2);
-#pragma unroll
-            for (int f = 0; f < 2; f++)
-                xcur[f] = ldp(a.f[f], pe, z1);
-        }
-        float2 mv = make_float2(0, 0), mop = make_float2(0, 0), moq = make_float2(0, 0);
-        uint2 med = make_uint2(0, 0);
-        const bool upd = k >= kb && (mine[0] || mine[1]);
-        if (upd) {
-            /* 8-byte loads: a column of the pair outside the box reads its neighbour in the
-             * allocated row, unused */
-            const int c0 = (k + a.h) * (int)a.sz + pt.cb;
-            mv = __ldg(reinterpret_cast<const float2 *>(a.vel + c0));
-            med = __ldg(reinterpret_cast<const uint2 *>(a.ed + c0));
-            mop = *reinterpret_cast<const float2 *>(a.o[0] + c0);
-            moq = *reinterpret_cast<const float2 *>(a.o[1] + c0);
-        }
-        if ((mine[0] || mine[1]) && k + 1 >= kb && k + 1 < ke) {
-            const int c1 = (k + 1 + a.h) * (int)a.sz + pt.cb;
-            asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.vel + c1));
-            asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.ed + c1));
-            asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.o[0] + c1));
-            asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.o[1] + c1));
         }
         const bool kin = K >= 0 && K < a.npad[2];
         /* 1: s(K), u(K) and L(K) of the tile pair; u(K) of the halo pair */
@@ -460,7 +433,7 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
                 else
                     H[f][c][R - 2 > 0 ? R - 2 : 0] += mxy[f][c];
             }
-        if (upd) {
+        if (k >= kb && (mine[0] || mine[1])) {
             float op[2], oq[2];
 #pragma unroll
             for (int c = 0; c < 2; c++) {
@@ -503,6 +476,31 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
                 st2(F + fh, qh[f][0][R + 1], qh[f][1][R + 1]);
             if (ownE)
                 st2(F + fe, xcur[f].x, xcur[f].y);
+        }
+        /* the next plane's operands */
+        {
+            const int z2 = zoff(a, K + 2, d2);
+#pragma unroll
+            for (int f = 0; f < 2; f++)
+                xcur[f] = ldp(a.f[f], pe, z2);
+        }
+        const int k1 = k + 1;
+        if (k1 >= kb && k1 < ke && (mine[0] || mine[1])) {
+            /* 8-byte loads: a column of the pair outside the box reads its neighbour in the
+             * allocated row, unused */
+            const int c1 = (k1 + a.h) * (int)a.sz + pt.cb;
+            mv = __ldg(reinterpret_cast<const float2 *>(a.vel + c1));
+            med = __ldg(reinterpret_cast<const uint2 *>(a.ed + c1));
+            mop = *reinterpret_cast<const float2 *>(a.o[0] + c1);
+            moq = *reinterpret_cast<const float2 *>(a.o[1] + c1);
+            /* and plane k+2's into L2 (read once a step: from DRAM otherwise) */
+            if (k1 + 1 < ke) {
+                const int c2 = c1 + (int)a.sz;
+                asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.vel + c2));
+                asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.ed + c2));
+                asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.o[0] + c2));
+                asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.o[1] + c2));
+            }
         }
 #pragma unroll
         for (int c = 0; c < 2; c++) {
