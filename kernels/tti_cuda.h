@@ -105,9 +105,9 @@ enum tti_tiled_kind {
 };
 /* H100, 512^3, order 8 (2026-11-24 10:37 and 10:57 UTC, all in each run): columns 4.38 ms
  * per step without CPML (ring 7.53, halo queues shared 4.73), 8.86 ms with (ring 11.58);
- * (16:11, 16:25, 16:55 UTC, main's binary beside this one) columns 4.35 ms without CPML,
- * column pairs 4.12, 4.10, with 64-bit loads and L2 prefetch 3.78 (626 -> 443
- * instructions per point); with CPML 8.83 / 8.37 */
+ * (16:11 to 17:17 UTC, main's binary beside this one) columns 4.36 ms without CPML,
+ * column pairs 4.12 first, 3.52 with 64-bit loads and the L2 prefetches (626 -> 448
+ * instructions per point); with CPML 8.85 / 8.26 */
 #define TTI_TILED_PROD TTI_TILED_COLS_X2
 
 /* The tiled plan's passes in the boxes beside the core (the CPML layers and a rim r
