@@ -20,6 +20,11 @@
  * column replace 3R+1.  H1 is summed in another order than the CPU's (m_x + m_z) + m_y: a
  * rounding apart, like tti_cols.cu's.
  *
+ * With 255 registers the compiler issues the plane-ahead global loads late (300-500
+ * instructions before their use), and 8 warps per SM do not hide DRAM latency: plane
+ * K+R+2 of f and plane k+2's update operands are prefetched into L2 (H100, 512^3: 4.07
+ * -> 3.52 ms per step; docs/tti.md).
+ *
  * Tile BX x BY = 32 x 16 columns (16 x 16 threads, 8 warps, 255 registers, one block per
  * SM), so the halo cross and the plane schedule are tti_cols.cu's; the x halo is RE wide
  * (R odd: one column more per side, computed and not read) so that every pair starts at
