@@ -109,9 +109,10 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
     s->gpu = g;
     g->naive = w->p.kernel == WAVE_KERNEL_NAIVE;
     const int pipe = w->p.tuning.pipe;
-    if (pipe < 0 || pipe > TTI_TILED_COLS_HS)
-        return err_set(-EINVAL, "tti: tuning.pipe %d: 0 (default), %d (ring), %d (column queues) or %d (column queues, "
-                       "halo queues in shared memory)", pipe, TTI_TILED_RING, TTI_TILED_COLS, TTI_TILED_COLS_HS);
+    if (pipe < 0 || pipe > TTI_TILED_COLS_X2)
+        return err_set(-EINVAL, "tti: tuning.pipe %d: 0 (default), %d (ring), %d (column queues), %d (column queues, "
+                       "halo queues in shared memory) or %d (column pairs: two columns a thread)", pipe, TTI_TILED_RING,
+                       TTI_TILED_COLS, TTI_TILED_COLS_HS, TTI_TILED_COLS_X2);
     g->tiled = pipe ? pipe : TTI_TILED_PROD;
     const int lay = w->p.tuning.cpml;
     if (lay < 0 || lay > TTI_LAYERS_BOXES_P2_SIDE)
@@ -316,7 +317,9 @@ static int ensure_u(tti_sim *s)
 static int run_tiled(const tti_sim *s, const Box &b, cudaStream_t st)
 {
     const int k = G(s)->tiled;
-    return k == TTI_TILED_RING ? tti_cu_tiled(s, b, st) : tti_cu_cols(s, b, k == TTI_TILED_COLS_HS, st);
+    return k == TTI_TILED_RING      ? tti_cu_tiled(s, b, st)
+           : k == TTI_TILED_COLS_X2 ? tti_cu_cols2(s, b, st)
+                                    : tti_cu_cols(s, b, k == TTI_TILED_COLS_HS, st);
 }
 
 extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
@@ -527,6 +530,7 @@ extern "C" void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len)
     const char *what = !tiled                   ? "naive (2 passes)"
                        : k == TTI_TILED_COLS    ? "tiled columns (fused, register queues, 32x16)"
                        : k == TTI_TILED_COLS_HS ? "tiled columns (fused, register queues, 32x16, halo queues shared)"
+                       : k == TTI_TILED_COLS_X2 ? "tiled column pairs (fused, register queues, 32x16, 2 columns a thread)"
                                                 : "tiled ring (fused, shared-memory ring of planes)";
     snprintf(buf, len, "CUDA %s%s%s, sigma %g, CPML %s", what,
              !tiled                        ? ""

@@ -10,6 +10,8 @@
  *                 never written to memory (2D; in 3D a research variant)
  *   tti_cols.cu   the 3D tiled twin over such a box: the z neighbours of the tile and
  *                 its s halo in per-column register queues, one barrier per plane
+ *   tti_cols2.cu  the same with two x-adjacent columns per thread (float2 shared reads,
+ *                 H1 of the z window in scatter accumulators)
  *   tti_layers.cu z-marching forms of the two naive passes for the boxes beside the
  *                 core (research variants: measured slower than the naive passes)
  *   tti_layer_boxes.cu  the naive passes' arithmetic over all the boxes beside the core
@@ -99,15 +101,20 @@ struct TtiGpu {
  * WAVE_PIPE_RING the shared ring of planes (tti_tiled.cu), WAVE_PIPE_REGS the column
  * register queues (tti_cols.cu, 3D only: 2D grids run the ring), and a research value
  * the acoustic kernels do not have: the column kernel with the s-halo columns' queues in
- * shared memory (18 registers fewer, 16 shared-memory reads more per halo column). */
+ * shared memory (18 registers fewer, 16 shared-memory reads more per halo column), and
+ * the column kernel with two x-adjacent columns per thread (tti_cols2.cu, 3D only). */
 enum tti_tiled_kind {
     TTI_TILED_RING = 1,
     TTI_TILED_COLS = 2,
     TTI_TILED_COLS_HS = 3,
+    TTI_TILED_COLS_X2 = 4,
 };
 /* H100, 512^3, order 8 (2026-11-24 10:37 and 10:57 UTC, all in each run): columns 4.38 ms
- * per step without CPML (ring 7.53, halo queues shared 4.73), 8.86 ms with (ring 11.58) */
-#define TTI_TILED_PROD TTI_TILED_COLS
+ * per step without CPML (ring 7.53, halo queues shared 4.73), 8.86 ms with (ring 11.58);
+ * (16:11 to 17:17 UTC, main's binary beside this one) columns 4.36 ms without CPML,
+ * column pairs 4.12 first, 3.52 with 64-bit loads and the L2 prefetches (626 -> 448
+ * instructions per point); with CPML 8.85 / 8.26 */
+#define TTI_TILED_PROD TTI_TILED_COLS_X2
 
 /* The tiled plan's passes in the boxes beside the core (the CPML layers and a rim r
  * thick), chosen by wave_params.tuning.cpml: 0 the default (TTI_LAYERS_PROD), 1 the naive
@@ -231,6 +238,9 @@ bool tti_cu_tiled_supports(const tti_sim *s);
 /* tti_cols.cu: the column-queue variant of tti_cu_tiled (same contract), 3D orders 2..8. */
 int tti_cu_cols(const tti_sim *s, const Box &b, bool halo_shared, cudaStream_t st);
 bool tti_cu_cols_supports(const tti_sim *s);
+/* tti_cols2.cu: the same contract with two x-adjacent columns per thread (3D orders 2..8,
+ * as tti_cu_cols_supports).  Fields of 2^31 elements or more run tti_cu_cols. */
+int tti_cu_cols2(const tti_sim *s, const Box &b, cudaStream_t st);
 /* tti_cols.cu: the column kernel with the CPML terms over boxes B[0..N) (3D orders 2..8,
  * no free surface rows among them; psi from TArgs.psi, written to TArgs.psi_n). */
 int tti_cu_cols_cpml(const tti_sim *s, const Box *b, int n, bool halo_shared, cudaStream_t st);

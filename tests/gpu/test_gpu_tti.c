@@ -120,6 +120,7 @@ static void run_case(const struct tcase *t)
     if (t->kernel == WAVE_KERNEL_TILED && t->pipe)
         cr_assert(strstr(desc, t->pipe == WAVE_PIPE_RING || t->two_d ? "tiled ring"
                                : t->pipe == 3                    ? "32x16, halo queues shared"
+                               : t->pipe == 4                    ? "tiled column pairs (fused, register queues, 32x16, 2 columns"
                                                                  : "tiled columns (fused, register queues, 32x16)"),
                   "%s runs %s", t->name, desc);
     /* the passes beside the core asked for (wave_tuning.cpml, kernels/tti_cuda.h) */
@@ -317,6 +318,16 @@ CASEV(columns_hs_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 3)
 CASEV(columns_hs_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 3)
 CASEV(columns_hs_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 3)
 CASEV(columns_hs_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, 3)
+/* 4: two x-adjacent columns a thread (tti_cols2.cu): every order it holds (2..8: R odd
+ * widens its x halo), CPML, a free surface, random layers (the whole grid, the z chunks) */
+CASEV(pairs_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 4)
+CASEV(pairs_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 4)
+CASEV(pairs_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 4)
+CASEV(pairs_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, 4)
+CASEV(pairs_3d_order4_random_layers, 4, WAVE_KERNEL_TILED, false, false, true, 4)
+CASEV(pairs_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, 4)
+CASEV(pairs_3d_order6_random_layers, 6, WAVE_KERNEL_TILED, false, false, true, 4)
+CASEV(pairs_2d_falls_back_to_ring, 8, WAVE_KERNEL_TILED, true, false, false, 4)
 /* the tiled second pass beside the core (wave_tuning.cpml 2, kernels/tti_layers.cu) with
  * either tiled core, both passes tiled (3), and the naive ones asked for by name (1) */
 CASEL(layers_tiled_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 2)
