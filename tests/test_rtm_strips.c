@@ -288,6 +288,22 @@ static void host_equals_device(bool tti)
 Test(rtm_strips, acoustic_host_strips_image_is_the_device_image, .timeout = 120) { host_equals_device(false); }
 Test(rtm_strips, tti_host_strips_image_is_the_device_image, .timeout = 120) { host_equals_device(true); }
 
+/* The plan's figures for SH under P: each strategy's bytes with the strips on the device
+ * (NEED_D) and with P's strip_store (NEED_H). */
+static void plan_figures(const struct rtm_params *p, const struct sl_device *cpu, const struct rtm_volume *vol,
+                         const struct shot *sh, size_t need_d[RTM_STRATEGIES], size_t need_h[RTM_STRATEGIES])
+{
+    struct rtm_engine *e = NULL;
+    struct rtm_params pd = *p;
+    pd.strip_store = RTM_STRIPS_DEVICE;
+    cr_assert_eq(rtm_engine_create(&pd, cpu, vol, &e), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_memory(e, RTM_SHOT(sh), need_d), 0, "%s", err_msg());
+    rtm_engine_destroy(e);
+    cr_assert_eq(rtm_engine_create(p, cpu, vol, &e), 0, "%s", err_msg());
+    cr_assert_eq(rtm_engine_memory(e, RTM_SHOT(sh), need_h), 0, "%s", err_msg());
+    rtm_engine_destroy(e);
+}
+
 Test(rtm_strips, auto_spills_to_the_host_under_a_small_budget, .timeout = 120)
 {
     struct rtm_case c;
@@ -304,15 +320,9 @@ Test(rtm_strips, auto_spills_to_the_host_under_a_small_budget, .timeout = 120)
     cr_assert_eq(backend_select("cpu", &cpu), 0);
     /* the plan's figures: boundary with device strips, and with host strips */
     size_t need_d[RTM_STRATEGIES], need_h[RTM_STRATEGIES];
-    struct rtm_engine *e = NULL;
     struct rtm_params pd = jp.p;
     pd.strip_store = RTM_STRIPS_DEVICE;
-    cr_assert_eq(rtm_engine_create(&pd, &cpu, &vol, &e), 0, "%s", err_msg());
-    cr_assert_eq(rtm_engine_memory(e, RTM_SHOT(&sh), need_d), 0, "%s", err_msg());
-    rtm_engine_destroy(e);
-    cr_assert_eq(rtm_engine_create(&jp.p, &cpu, &vol, &e), 0, "%s", err_msg());
-    cr_assert_eq(rtm_engine_memory(e, RTM_SHOT(&sh), need_h), 0, "%s", err_msg());
-    rtm_engine_destroy(e);
+    plan_figures(&jp.p, &cpu, &vol, &sh, need_d, need_h);
     cr_assert_lt(need_h[RTM_BOUNDARY], need_d[RTM_BOUNDARY]);
     /* a budget between the two: boundary, with host strips, the device store's image */
     const double budget = (double)(need_h[RTM_BOUNDARY] + need_d[RTM_BOUNDARY]) / 2 / 1048576.0;
@@ -402,12 +412,7 @@ Test(rtm_strips, auto_plans_again_when_the_host_store_cannot_be_allocated, .time
     struct rtm_engine *e = NULL;
     struct rtm_params pd = jp.p;
     pd.strip_store = RTM_STRIPS_DEVICE;
-    cr_assert_eq(rtm_engine_create(&pd, &cpu, &vol, &e), 0, "%s", err_msg());
-    cr_assert_eq(rtm_engine_memory(e, RTM_SHOT(&sh), need_d), 0, "%s", err_msg());
-    rtm_engine_destroy(e);
-    cr_assert_eq(rtm_engine_create(&jp.p, &cpu, &vol, &e), 0, "%s", err_msg());
-    cr_assert_eq(rtm_engine_memory(e, RTM_SHOT(&sh), need_h), 0, "%s", err_msg());
-    rtm_engine_destroy(e);
+    plan_figures(&jp.p, &cpu, &vol, &sh, need_d, need_h);
     const size_t strips = need_d[RTM_BOUNDARY] - need_h[RTM_BOUNDARY];
     const double budget = (double)(need_h[RTM_BOUNDARY] + need_d[RTM_BOUNDARY]) / 2 / 1048576.0;
     /* what auto picks under that budget without a host store: the image to expect */
