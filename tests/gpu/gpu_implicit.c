@@ -171,19 +171,26 @@ static void compare_case(int order, bool cpml, bool fs, bool two_d, int xvar, in
     free(v);
 }
 
+/* The small grids with y/z sweep YZ, under every x sweep at orders 2, 8 and 16: with and
+ * without CPML, free surface, random layers. */
+static void small_cases(int yz)
+{
+    const int orders[3] = {2, 8, 16};
+    for (int x = WAVE_IMPLICIT_X_THREAD; x < WAVE_IMPLICIT_X_N; x++)
+        for (int o = 0; o < 3; o++) {
+            compare_case(orders[o], true, false, false, x, yz);  /* 3D CPML */
+            compare_case(orders[o], false, false, false, x, yz); /* CPML off */
+            compare_case(orders[o], true, true, false, x, yz);   /* free surface */
+            compare_case(orders[o], true, true, true, x, yz);    /* 2D, free surface */
+            compare_case(orders[o], true, false, true, x, yz);   /* 2D */
+        }
+}
+
 Test(gpu_implicit, kernels_match_cpu_reference, .timeout = 300)
 {
     GPU_REQUIRED();
-    const int orders[3] = {2, 8, 16};
-    for (int x = WAVE_IMPLICIT_X_THREAD; x < WAVE_IMPLICIT_X_N; x++)
-        for (int yz = WAVE_IMPLICIT_YZ_MARCH; yz < WAVE_IMPLICIT_YZ_XYFUSED; yz++) /* xyfused: below */
-            for (int o = 0; o < 3; o++) {
-                compare_case(orders[o], true, false, false, x, yz);  /* 3D CPML */
-                compare_case(orders[o], false, false, false, x, yz); /* CPML off */
-                compare_case(orders[o], true, true, false, x, yz);   /* free surface */
-                compare_case(orders[o], true, true, true, x, yz);    /* 2D, free surface */
-                compare_case(orders[o], true, false, true, x, yz);   /* 2D */
-            }
+    for (int yz = WAVE_IMPLICIT_YZ_MARCH; yz < WAVE_IMPLICIT_YZ_XYFUSED; yz++) /* xyfused: below */
+        small_cases(yz);
 }
 
 /* Lines at and beyond the register kernels' 512 rows: x regs solves x lines of 512
@@ -259,16 +266,8 @@ Test(gpu_implicit, long_lines_match_cpu_reference, .timeout = 300)
  * (more than the block's 64: the chunks write them, as scan). */
 static void layer_rows_cases(int yz_lo, int yz_hi)
 {
-    const int orders[3] = {2, 8, 16};
     for (int yz = yz_lo; yz <= yz_hi; yz++) {
-        for (int x = WAVE_IMPLICIT_X_THREAD; x < WAVE_IMPLICIT_X_N; x++)
-            for (int o = 0; o < 3; o++) {
-                compare_case(orders[o], true, false, false, x, yz);
-                compare_case(orders[o], false, false, false, x, yz);
-                compare_case(orders[o], true, true, false, x, yz);
-                compare_case(orders[o], true, true, true, x, yz);
-                compare_case(orders[o], true, false, true, x, yz);
-            }
+        small_cases(yz);
         long_case((const int[3]){500, 8, 470}, false, yz, yz + 1);
         long_case((const int[3]){520, 8, 526}, true, yz, yz + 1);
         long_case_pml((const int[3]){8, 472, 472}, (const int[6]){6, 6, 20, 20, 20, 20}, false, yz);
@@ -307,16 +306,8 @@ Test(gpu_implicit, tilem_matches_cpu_reference, .timeout = 300)
 Test(gpu_implicit, xyfused_matches_cpu_reference, .timeout = 300)
 {
     GPU_REQUIRED();
-    const int orders[3] = {2, 8, 16};
     for (int yz = WAVE_IMPLICIT_YZ_XYFUSED; yz < WAVE_IMPLICIT_YZ_N; yz++) { /* xyfused, xypipe */
-        for (int x = WAVE_IMPLICIT_X_THREAD; x < WAVE_IMPLICIT_X_N; x++)
-            for (int o = 0; o < 3; o++) {
-                compare_case(orders[o], true, false, false, x, yz);
-                compare_case(orders[o], false, false, false, x, yz);
-                compare_case(orders[o], true, true, false, x, yz);
-                compare_case(orders[o], true, true, true, x, yz);
-                compare_case(orders[o], true, false, true, x, yz);
-            }
+        small_cases(yz);
         long_case((const int[3]){500, 8, 470}, false, yz, yz + 1);
         long_case((const int[3]){520, 8, 526}, true, yz, yz + 1);
         long_case((const int[3]){20, 500, 28}, false, yz, yz + 1); /* padded 32 x 512 x 40 */
