@@ -71,6 +71,12 @@ static const char *type_word(enum key_type t)
     return "?";
 }
 
+/* type_word for KEY itself: a KF_AUTO number also takes "auto" */
+static const char *key_type_word(const struct conf_key *key)
+{
+    return key->type == KT_DOUBLE && (key->flags & KF_AUTO) ? "a number or \"auto\"" : type_word(key->type);
+}
+
 static void range_text(const struct conf_key *key, char *buf, size_t len)
 {
     const char *lo = (key->flags & KF_MIN_EXCL) ? "(" : "[";
@@ -310,6 +316,18 @@ static int set_value(const struct load_ctx *c, const struct conf_section *sec,
         *FIELD(c->cfg, key, int64_t) = n->i;
         return 0;
     case KT_DOUBLE:
+        if (key->flags & KF_AUTO) {
+            if (n->type == CN_STRING) {
+                if (strcmp(n->str, "auto") != 0)
+                    return key_error(c, sec, key, n, "expected a number or \"auto\", got the string \"%s\"",
+                                     n->str);
+                *FIELD(c->cfg, key, double) = CONF_AUTO;
+                return 0;
+            }
+            if (n->type != CN_INT && n->type != CN_FLOAT)
+                return key_error(c, sec, key, n, "expected a number or \"auto\", got %s",
+                                 conf_node_type_name(n->type));
+        }
         if ((rc = get_number(c, sec, key, n, false, -1, &v)) < 0)
             return rc;
         *FIELD(c->cfg, key, double) = v;
@@ -871,7 +889,12 @@ static void print_value(FILE *out, const struct sl_config *cfg, const struct con
     case KT_BOOL: fputs(*FIELD(cfg, k, bool) ? "true" : "false", out); break;
     case KT_INT: fprintf(out, "%d", *FIELD(cfg, k, int)); break;
     case KT_I64: fprintf(out, "%lld", (long long)*FIELD(cfg, k, int64_t)); break;
-    case KT_DOUBLE: fprintf(out, "%.9g", *FIELD(cfg, k, double)); break;
+    case KT_DOUBLE:
+        if ((k->flags & KF_AUTO) && *FIELD(cfg, k, double) == CONF_AUTO)
+            fputs("\"auto\"", out);
+        else
+            fprintf(out, "%.9g", *FIELD(cfg, k, double));
+        break;
     case KT_STRING:
     case KT_PATH: print_string(out, *FIELD(cfg, k, char *) ? *FIELD(cfg, k, char *) : ""); break;
     case KT_ENUM: print_string(out, k->names[*FIELD(cfg, k, int)]); break;
@@ -941,7 +964,7 @@ void config_print_reference(FILE *out)
         fprintf(out, "## [%s] — %s\n\n| key | type | default | unit | meaning |\n"
                      "| --- | --- | --- | --- | --- |\n", s->name, s->doc);
         for (const struct conf_key *k = s->keys; k->name; k++) {
-            fprintf(out, "| `%s` | %s | `%s` | %s | %s", k->name, type_word(k->type), k->def,
+            fprintf(out, "| `%s` | %s | `%s` | %s | %s", k->name, key_type_word(k), k->def,
                     k->unit[0] ? k->unit : "—", k->doc);
             if (k->type == KT_ENUM) {
                 fputs(" (one of:", out);

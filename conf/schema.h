@@ -30,7 +30,13 @@ enum key_flags {
     KF_NO_RANGE = 1 << 4,   /* min/max unused */
     KF_DIR = 1 << 5,        /* a path that is a folder (created when missing, by its user) */
     KF_PLAIN = 1 << 6,      /* a string list of plain strings, not paths (not resolved) */
+    KF_AUTO = 1 << 7,       /* a number that also takes the string "auto", stored as CONF_AUTO */
 };
+
+/* The value a KF_AUTO number holds when the config says "auto": outside every such key's
+ * range, so no number a user writes can mean it.  Its user resolves it (e.g.
+ * [propagator] operator_band, kernels/operator.h operator_band_resolve). */
+#define CONF_AUTO (-1.0)
 
 struct conf_key {
     const char *name;

@@ -204,6 +204,16 @@ double operator_band_auto(double fmax, double vmin, double h, double scale)
                                         : b;
 }
 
+double operator_band_resolve(int kind, double band, double f_max, double vmin, const double d[3], int two_d)
+{
+    if (kind == PROP_OP_TAYLOR)
+        return 0;
+    if (band >= 0)
+        return band;
+    const double h = two_d ? fmax(d[0], d[2]) : fmax(d[0], fmax(d[1], d[2]));
+    return operator_band_auto(f_max, vmin, h, OPERATOR_BAND_AUTO_SCALE);
+}
+
 /* The designs made so far (few: one per order and band a run uses), newest first. */
 #define CACHE 16
 static struct operator_coeffs cache[CACHE];

@@ -108,6 +108,16 @@ double operator_default_band(int kind, int order);
 #define OPERATOR_BAND_AUTO_SCALE 0.9
 double operator_band_auto(double fmax, double vmin, double h, double scale);
 
+/* A band as a job configures it ([propagator] operator_band): a band >= 0 as it is (0:
+ * the operator's default), or OPERATOR_BAND_AUTO: operator_band_auto at
+ * OPERATOR_BAND_AUTO_SCALE for the wavelet's FMAX, the slowest speed VMIN and the coarsest
+ * spacing of D that the grid has (2D, TWO_D: x and z).  Taylor has no band: 0.  NAN where
+ * auto cannot be resolved (FMAX or VMIN not positive: say so where it is configured).
+ * Why one function: the stability rule, the dispersion report, the model job and the RTM
+ * engine must all design the same operator, or the dt picked would be another operator's. */
+#define OPERATOR_BAND_AUTO (-1.0)
+double operator_band_resolve(int kind, double band, double fmax, double vmin, const double d[3], int two_d);
+
 /* "taylor", "optimized", "implicit" or "?". */
 const char *operator_name(int kind);
 

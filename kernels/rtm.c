@@ -13,6 +13,7 @@
 
 #include "kernels/device.h"
 #include "kernels/imaging.h"
+#include "kernels/operator.h"
 #include "kernels/random_boundary.h"
 #include "kernels/rtm_internal.h"
 #include "kernels/stability.h"
@@ -206,6 +207,19 @@ int rtm_engine_create(const struct rtm_params *p, const struct sl_device *dev, c
     char rule[200] = "";
     if (rc == 0 && p->physics == PROP_TTI)
         rc = take_tti(e, model, cells, &tti_lim, &vslow, rule, sizeof rule);
+    /* operator_band "auto": designed once for this wavelet and model, so that every shot,
+     * the stability rule and the plan take the same operator (kernels/operator.h) */
+    if (rc == 0 && p->op_band < 0) {
+        const double band = operator_band_resolve(p->op_kind, p->op_band, e->fmax, vslow, e->d, e->n[1] == 1);
+        if (isnan(band))
+            rc = err_set(-EINVAL, "rtm: operator_band \"auto\" needs the wavelet's maximum frequency and the "
+                         "slowest speed (fmax %g Hz, vmin %g m/s)", e->fmax, vslow);
+        else if (p->op_kind != PROP_OP_TAYLOR)
+            log_info("rtm: operator band auto: %.4f of Nyquist (the %s operator, order %d, designed for fmax %.4g Hz "
+                     "at %g m/s: %.2f points per wavelength on the coarsest axis)", band, operator_name(p->op_kind),
+                     p->order, e->fmax, vslow, stability_ppw(vslow, e->fmax, e->d));
+        e->p.op_band = band;
+    }
     if (rc == 0) {
         /* The project-wide stability rule (kernels/stability.h): refuses an unstable dt
          * with the place the caller names and the largest stable dt. */
@@ -213,7 +227,7 @@ int rtm_engine_create(const struct rtm_params *p, const struct sl_device *dev, c
                                      e->n[1] == 1, tti_lim, rule[0] ? rule : NULL,
                                      rule[0] ? "slowest qP phase velocity" : NULL,
                                      /* the operator's own symbol maximum (kernels/operator.h) */
-                                     p->op_kind, p->op_band, 0, p->time_dispersion};
+                                     p->op_kind, e->p.op_band, 0, p->time_dispersion};
         rc = stability_pick_dt(&sp, vslow, e->vmax, e->fmax, &e->dt, NULL, NULL);
     }
     /* the time-dispersion transforms hold below 1 / (pi dt) only (kernels/time_dispersion.h) */

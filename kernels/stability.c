@@ -41,11 +41,16 @@ double stability_ppw(double vmin, double fhi, const double d[3])
 int stability_pick_dt(const struct stability_params *sp, double vmin, double vmax, double fmax, double *dt,
                       double *dt_max, double *ppw)
 {
+    /* a band "auto" is designed for this wavelet and grid (kernels/operator.h) */
+    const double band = operator_band_resolve(sp->op_kind, sp->op_band, fmax, vmin, sp->d, sp->two_d);
+    if (isnan(band))
+        return err_set(-EINVAL, "operator_band \"auto\" needs the wavelet's maximum frequency and the slowest "
+                       "speed (fmax %g Hz, vmin %g m/s)", fmax, vmin);
     double lim = sp->dt_limit > 0 ? sp->dt_limit
-                                  : stability_dt_max_op(sp->op_kind, sp->order, sp->op_band, sp->d, vmax, sp->two_d);
+                                  : stability_dt_max_op(sp->op_kind, sp->order, band, sp->d, vmax, sp->two_d);
     if (!(lim > 0))
         return err_set(-EINVAL, "the %s operator of order %d has no stable dt (band %g)", operator_name(sp->op_kind),
-                       sp->order, sp->op_band);
+                       sp->order, band);
     if (dt_max)
         *dt_max = lim;
     if (sp->dt == 0) {
@@ -76,7 +81,7 @@ int stability_pick_dt(const struct stability_params *sp, double vmin, double vma
     if (sp->dispersion_max > 0) {
         struct dispersion_grid g = {.d = {sp->d[0], sp->d[1], sp->d[2]}, .two_d = sp->two_d, .v = vmin,
                                     .dt = sp->time_corrected ? 0 : *dt};
-        if (operator_design(sp->op_kind, sp->order, sp->op_band, &g.op) < 0)
+        if (operator_design(sp->op_kind, sp->order, band, &g.op) < 0)
             return 0; /* an operator without a symbol here (refused where it is created) */
         double e = dispersion_error(&g, q, DISP_WORST);
         if (!(fabs(e) <= sp->dispersion_max))

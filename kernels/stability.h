@@ -63,7 +63,8 @@ struct stability_params {
     /* What VMIN is in the points-per-wavelength warning (NULL: "vmin"; TTI: the slowest
      * qP phase velocity, kernels/tti_phase.h). */
     const char *vmin_what;
-    /* The derivative operator (kernels/operator.h; zero: Taylor of ORDER, default band). */
+    /* The derivative operator (kernels/operator.h; zero: Taylor of ORDER, default band).
+     * OP_BAND may be OPERATOR_BAND_AUTO: resolved for VMIN and FMAX (operator_band_resolve). */
     int op_kind;
     double op_band;
     /* Warn when the worst-direction phase-velocity error in space and time at fmax of the

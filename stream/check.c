@@ -302,7 +302,7 @@ static int check_model(const struct sl_config *cfg, FILE *out)
      * tti_dt_max_model over the model, kernels/tti.h); that function itself (which the
      * job's report calls too, with its warnings) only for the error it words. */
     double dt_max, vslow;
-    rc = stability_model_limit(cfg, &m, &dt_max, &vslow);
+    rc = stability_model_limit(cfg, &m, fmax, &dt_max, &vslow);
     dt = p->dt > 0 ? p->dt : p->cfl * dt_max;
     if (rc == 0 && p->dt > dt_max)
         rc = stability_resolve_model(cfg, &m, fmax, &dt, NULL, NULL);

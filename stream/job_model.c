@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "conf/schema.h"
 #include "io/model.h"
 #include "io/segy_write.h"
 #include "kernels/device.h"
@@ -38,6 +39,7 @@ struct plan {
     struct sl_model model;
     float *wavelet;      /* nt samples at dt */
     double fmax, dt, dt_max, ppw, dt_out;
+    double band; /* the operator's design band, "auto" resolved (stability_band_model) */
     int nt, ns_out;
     bool ps;             /* output interval in picoseconds (GPR) */
     int interval;        /* SEG-Y sample interval, us (or ps) */
@@ -135,11 +137,19 @@ static int make_plan(const struct sl_config *cfg, struct plan *pl)
     if (pc->wavelet == WAVELET_FILE) {
         if ((rc = wavelet_read(pc->wavelet_file, &user, &nuser)) < 0)
             goto fail;
-        udt = pc->wavelet_dt;
+        udt = pc->wavelet_dt > 0 ? pc->wavelet_dt : pc->dt; /* 0: sampled at the automatic dt */
         pl->fmax = udt > 0 ? wavelet_fmax(user, nuser, udt) : 0;
     } else {
         pl->fmax = wavelet_ricker_fmax(pc->f_peak);
     }
+    /* operator_band = "auto": designed for this wavelet's fmax and the model's slowest wave,
+     * before dt (the dt limit is the designed operator's); a wavelet file sampled at the
+     * propagator's dt has no fmax yet: stability_band_model names the key */
+    if ((rc = stability_band_model(cfg, &pl->model, pl->fmax, &pl->band)) < 0)
+        goto fail;
+    if (pc->operator_band == CONF_AUTO && pc->op != OPERATOR_TAYLOR)
+        log_info("operator band auto: %.4f of Nyquist (the %s operator, order %d, designed for fmax %.4g Hz)",
+                 pl->band, pc->op == OPERATOR_OPTIMIZED ? "optimized" : "implicit", pc->order, pl->fmax);
     /* TTI: the limit of tti_dt_max_model over the model's points (stability_conf.h) */
     if ((rc = stability_resolve_model(cfg, &pl->model, pl->fmax > 0 ? pl->fmax : 1.0, &pl->dt, &pl->dt_max,
                                       &pl->ppw)) < 0)
@@ -234,7 +244,7 @@ static int make_plan(const struct sl_config *cfg, struct plan *pl)
     }
     pp->op.kind = pc->op;
     pp->op.order = pc->order;
-    pp->op.band = pc->operator_band;
+    pp->op.band = pl->band;
     pp->pml_reflection = pc->pml_reflection;
     pp->f_ref = pc->wavelet == WAVELET_RICKER ? pc->f_peak : pl->fmax / 2.5;
     pp->tuning.kernel = pc->kernel;
@@ -414,7 +424,7 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
             memcpy(ti.rec, pl.rec + 3 * r, sizeof ti.rec);
             rc = segy_writer_trace(w, &ti, out);
         }
-        log_info("shot %zu/%zu done (%.1f s elapsed)", is + 1, nsrc, now_s() - t_start);
+        log_info("shot %zu/%zu done (%.3f s elapsed)", is + 1, nsrc, now_s() - t_start);
     }
 done:;
     const int shots_done = w && pl.nrec ? segy_writer_count(w) / (int)pl.nrec : 0;

@@ -10,7 +10,11 @@
 #include "kernels/propagator.h"
 #include "kernels/tti.h"
 #include "kernels/tti_phase.h"
+#include "conf/schema.h"
 #include "stream/error.h"
+
+/* the config's "auto" reaches the kernels as their own sentinel */
+_Static_assert(CONF_AUTO == OPERATOR_BAND_AUTO, "conf/schema.h CONF_AUTO and kernels/operator.h OPERATOR_BAND_AUTO");
 
 void stability_params_of(const struct sl_config *cfg, struct stability_params *sp, char *dt_name, size_t len)
 {
@@ -94,16 +98,41 @@ int stability_resolve_model(const struct sl_config *cfg, const struct sl_model *
     return rc < 0 ? rc : stability_pick_dt(&sp, vslow, m->vmax, fmax, dt, dt_max, ppw);
 }
 
-int stability_model_limit(const struct sl_config *cfg, const struct sl_model *m, double *dt_max, double *vslow)
+/* CFG's operator_band for a wavelet reaching FMAX on a grid whose slowest wave is VSLOW:
+ * "auto" designed for them (kernels/operator.h), else as configured; -EINVAL naming the
+ * key where "auto" has no fmax to design for. */
+static int resolve_band(const struct sl_config *cfg, double vslow, double fmax, double *band)
+{
+    const struct propagator_conf *pc = &cfg->propagator;
+    *band = operator_band_resolve(pc->op, pc->operator_band, fmax, vslow, cfg->model.d, cfg->model.n[1] == 1);
+    if (!isnan(*band))
+        return 0;
+    char where[512];
+    return err_set(-EINVAL, "%s: [propagator] operator_band = \"auto\" needs the wavelet's maximum frequency "
+                   "before dt (fmax %g Hz, slowest speed %g m/s): with a wavelet_file, set [propagator] wavelet_dt",
+                   config_where(cfg, "propagator.operator_band", where, sizeof where), fmax, vslow);
+}
+
+int stability_model_limit(const struct sl_config *cfg, const struct sl_model *m, double fmax, double *dt_max,
+                          double *vslow)
 {
     struct stability_params sp;
     char name[600], rule[200];
     int rc = model_params(cfg, m, &sp, name, sizeof name, rule, sizeof rule, vslow);
-    if (rc < 0)
+    if (rc < 0 || (rc = resolve_band(cfg, *vslow, fmax, &sp.op_band)) < 0)
         return rc;
     *dt_max = sp.dt_limit > 0 ? sp.dt_limit
                               : stability_dt_max_op(sp.op_kind, sp.order, sp.op_band, sp.d, m->vmax, sp.two_d);
     return 0;
+}
+
+int stability_band_model(const struct sl_config *cfg, const struct sl_model *m, double fmax, double *band)
+{
+    struct stability_params sp;
+    char name[600], rule[200];
+    double vslow;
+    int rc = model_params(cfg, m, &sp, name, sizeof name, rule, sizeof rule, &vslow);
+    return rc < 0 ? rc : resolve_band(cfg, vslow, fmax, band);
 }
 
 /* "+0.123 %", or "n/a" where a direction does not exist (2D: no body diagonal) */
@@ -126,7 +155,11 @@ int stability_dispersion_report(const struct sl_config *cfg, double vslow, doubl
         *err = NAN;
     struct dispersion_grid g = {.d = {cfg->model.d[0], cfg->model.d[1], cfg->model.d[2]},
                                 .two_d = cfg->model.n[1] == 1, .v = vslow};
-    int rc = operator_design(pc->op, pc->order, pc->operator_band, &g.op);
+    double band_asked;
+    int rc = resolve_band(cfg, vslow, fmax, &band_asked);
+    if (rc < 0)
+        return rc;
+    rc = operator_design(pc->op, pc->order, band_asked, &g.op);
     if (rc == -ENOTSUP) {
         fprintf(out, "[propagator] dispersion: no report for the %s operator yet (%s)\n", operator_name(pc->op),
                 err_msg());
@@ -138,9 +171,10 @@ int stability_dispersion_report(const struct sl_config *cfg, double vslow, doubl
                           config_where(cfg, "propagator.operator_band", where, sizeof where));
     }
     const double ppw = stability_ppw(vslow, fmax, cfg->model.d);
-    char band[64] = "";
+    char band[160] = "";
     if (g.op.band > 0)
-        snprintf(band, sizeof band, ", band %.3f of Nyquist", g.op.band);
+        snprintf(band, sizeof band, ", band %.3f of Nyquist%s", g.op.band,
+                 pc->operator_band == CONF_AUTO ? " (operator_band = \"auto\": 0.9 x 2 / points per wavelength)" : "");
     fprintf(out, "[propagator] dispersion of the %s operator (order %d%s) at fmax %.4g Hz in the slowest medium "
                  "(%g m/s: %.2f points per wavelength on the coarsest axis), dt %.4g ms:\n",
             operator_name(pc->op), pc->order, band, fmax, vslow, ppw, dt * 1e3);

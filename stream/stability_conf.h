@@ -35,11 +35,20 @@ int stability_resolve(const struct sl_config *cfg, double vmin, double vmax, dou
 int stability_resolve_model(const struct sl_config *cfg, const struct sl_model *m, double fmax, double *dt,
                             double *dt_max, double *ppw);
 
-/* The limit stability_resolve_model applies to M, without resolving dt or warning
+/* The limit stability_resolve_model applies to M (its operator designed for FMAX when
+ * operator_band = "auto"), without resolving dt or warning
  * (`seislive check` words its own report): *DT_MAX the largest stable dt, *VSLOW the
  * speed of its points per wavelength (TTI: the slowest qP phase velocity; acoustic: M's
  * vmin).  -EINVAL as stability_resolve_model for a TTI model it refuses. */
-int stability_model_limit(const struct sl_config *cfg, const struct sl_model *m, double *dt_max, double *vslow);
+int stability_model_limit(const struct sl_config *cfg, const struct sl_model *m, double fmax, double *dt_max,
+                          double *vslow);
+
+/* The band of CFG's operator on model M for a wavelet reaching FMAX: [propagator]
+ * operator_band as configured, or for "auto" the band kernels/operator.h designs for FMAX
+ * and the slowest wave of M (TTI: qP phase velocity) on the grid; the value the job's
+ * propagator takes (stability_resolve_model picks dt for the same operator).  -EINVAL,
+ * naming the key, where "auto" has no FMAX to design for. */
+int stability_band_model(const struct sl_config *cfg, const struct sl_model *m, double fmax, double *band);
 
 /* The dispersion report of `seislive check`: for CFG's operator, order, grid and the
  * step DT, the phase-velocity error of the slowest wave (VSLOW m/s) at FMAX in space alone
