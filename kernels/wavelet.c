@@ -102,6 +102,58 @@ void wavelet_resample(const float *in, size_t n_in, double dt_in, float *out, si
     }
 }
 
+int wavelet_resampler_init(struct wavelet_resampler *r, size_t n_in, double dt_in, size_t n_out, double dt_out)
+{
+    /* wavelet_resample's loop, its weights kept instead of summed */
+    const int hw = 8;
+    const double b = 8.0, i0b = kaiser_i0(b);
+    const double fc = dt_out > dt_in ? dt_in / dt_out : 1.0;
+    const int half = (int)ceil(hw / fc);
+    *r = (struct wavelet_resampler){.n_in = n_in, .n_out = n_out, .fc = fc, .taps = 2 * half};
+    r->k0 = malloc((n_out ? n_out : 1) * sizeof *r->k0);
+    r->nk = malloc((n_out ? n_out : 1) * sizeof *r->nk);
+    r->w = malloc((n_out ? n_out : 1) * (size_t)r->taps * sizeof *r->w);
+    if (!r->k0 || !r->nk || !r->w) {
+        wavelet_resampler_free(r);
+        return err_set(-ENOMEM, "resampling weights: %zu x %d", n_out, 2 * half);
+    }
+    for (size_t i = 0; i < n_out; i++) {
+        double x = i * dt_out / dt_in;
+        long c = (long)floor(x), lo = c - half + 1, hi = c + half;
+        if (lo < 0)
+            lo = 0;
+        if (hi > (long)n_in - 1)
+            hi = (long)n_in - 1;
+        r->nk[i] = hi >= lo ? (int)(hi - lo + 1) : 0;
+        r->k0[i] = r->nk[i] ? lo : 0;
+        for (long k = lo; k <= hi; k++)
+            r->w[i * r->taps + (k - lo)] = kaiser_sinc((x - k) * fc, hw, b, i0b);
+    }
+    return 0;
+}
+
+void wavelet_resampler_apply(const struct wavelet_resampler *r, const float *in, float *out)
+{
+    for (size_t i = 0; i < r->n_out; i++) {
+        const double *w = r->w + i * r->taps;
+        const float *x = in + r->k0[i];
+        double sum = 0;
+        for (int j = 0; j < r->nk[i]; j++)
+            sum += x[j] * r->fc * w[j]; /* wavelet_resample's (in x fc) x window-sinc */
+        out[i] = (float)sum;
+    }
+}
+
+void wavelet_resampler_free(struct wavelet_resampler *r)
+{
+    free(r->k0);
+    free(r->nk);
+    free(r->w);
+    r->k0 = NULL;
+    r->nk = NULL;
+    r->w = NULL;
+}
+
 double wavelet_fmax(const float *w, size_t n, double dt)
 {
     /* Direct DFT on a zero-padded grid of 4n frequencies up to Nyquist: wavelets are short. */

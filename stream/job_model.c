@@ -11,6 +11,10 @@
  * one cell across (n = [nx, 1, nz]) runs as 2D (prop_params_init gives NONE faces on y:
  * no y layers, a line source): its sources and receivers must lie on the line y = o[1]. */
 #define LOG_COMPONENT "model-job"
+
+/* Traces resampled to dt_out in parallel this many at a time (a bounded buffer whatever
+ * the receiver count), then written in order. */
+#define OUT_CHUNK 256
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -308,6 +312,7 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
     char part[4200] = "";
     bool stopped = false;
     float *tr = NULL, *out = NULL, *snap = NULL;
+    struct wavelet_resampler rs = {0};
     /* On a GPU the wavelet and the traces stay in device memory for the whole shot: a
      * host buffer would cost a copy and a synchronisation in every step. */
     const bool on_gpu = dev_is_gpu(dev);
@@ -348,7 +353,11 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
     if (sl_mpi_rank() == 0 && (rc = segy_writer_open(part, pl.ns_out, interval, -100, text, &w)) < 0)
         goto done;
     tr = malloc(pl.nrec * ((size_t)pl.nt + 1) * sizeof *tr);
-    out = malloc((size_t)pl.ns_out * sizeof *out);
+    /* the traces are resampled OUT_CHUNK at a time, in parallel, then written in order */
+    const size_t chunk = pl.nrec < OUT_CHUNK ? (pl.nrec ? pl.nrec : 1) : OUT_CHUNK;
+    out = malloc(chunk * (size_t)pl.ns_out * sizeof *out);
+    if (tr && out && (rc = wavelet_resampler_init(&rs, (size_t)pl.nt + 1, pl.dt, (size_t)pl.ns_out, pl.dt_out)) < 0)
+        goto done;
     if (cfg->propagator.snapshot_every > 0)
         snap = malloc((size_t)pl.model.n[0] * pl.model.n[1] * pl.model.n[2] * sizeof *snap);
     if (!tr || !out || (cfg->propagator.snapshot_every > 0 && !snap)) {
@@ -368,6 +377,7 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
     const long long total = (long long)nsrc * pl.nt;
     for (size_t is = 0; is < nsrc && rc == 0; is++) {
         const double *src = cfg->acquisition.sources.p[is];
+        const double t_shot = now_s();
         prop_points_destroy(s, sp);
         sp = NULL;
         if (dd ? (rc = dd_model_source(dd, src)) < 0 : (rc = prop_points_create(s, src, 1, PROP_INTERP_SINC, &sp)) < 0) {
@@ -404,6 +414,7 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
         }
         if (on_gpu && ((rc = dev_sync(dev)) < 0 || (rc = dev_copy(dev, tr, dtr, tr_bytes, DEV_D2H, NULL)) < 0))
             break;
+        const double t_steps = now_s();
         if (dd && (rc = dd_model_traces(dd, tr)) < 0) /* onto rank 0, which alone writes */
             break;
         if (pl.tdt && w) {
@@ -416,15 +427,24 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
                          "delays it past its window (above %.4g Hz): dropped", is + 1, oob,
                          acos(0.25) / (M_PI * pl.dt));
         }
-        for (size_t r = 0; r < pl.nrec && rc == 0 && w; r++) {
-            wavelet_resample(tr + r * (pl.nt + 1), (size_t)pl.nt + 1, pl.dt, out, (size_t)pl.ns_out,
-                             pl.dt_out);
-            struct segy_trace_info ti = {.shot = (int32_t)is + 1, .channel = (int32_t)r + 1};
-            memcpy(ti.src, src, sizeof ti.src);
-            memcpy(ti.rec, pl.rec + 3 * r, sizeof ti.rec);
-            rc = segy_writer_trace(w, &ti, out);
+        for (size_t r0 = 0; r0 < pl.nrec && rc == 0 && w; r0 += chunk) {
+            const size_t nb = pl.nrec - r0 < chunk ? pl.nrec - r0 : chunk;
+#pragma omp parallel for schedule(static)
+            for (size_t b = 0; b < nb; b++)
+                wavelet_resampler_apply(&rs, tr + (r0 + b) * (pl.nt + 1), out + b * (size_t)pl.ns_out);
+            for (size_t b = 0; b < nb && rc == 0; b++) {
+                const size_t r = r0 + b;
+                struct segy_trace_info ti = {.shot = (int32_t)is + 1, .channel = (int32_t)r + 1};
+                memcpy(ti.src, src, sizeof ti.src);
+                memcpy(ti.rec, pl.rec + 3 * r, sizeof ti.rec);
+                rc = segy_writer_trace(w, &ti, out + b * (size_t)pl.ns_out);
+            }
         }
-        log_info("shot %zu/%zu done (%.3f s elapsed)", is + 1, nsrc, now_s() - t_start);
+        const double t_done = now_s();
+        log_info("shot %zu/%zu done (%.3f s elapsed; this shot %.3f s: %.3f s stepping and recording, %.3f s "
+                 "the traces' transforms, resampling and writing)", is + 1, nsrc, t_done - t_start, t_done - t_shot,
+                 t_steps - t_shot, t_done - t_steps);
+
     }
 done:;
     const int shots_done = w && pl.nrec ? segy_writer_count(w) / (int)pl.nrec : 0;
@@ -447,6 +467,7 @@ done:;
     dev_free(dev, gtr);
     free(tr);
     free(out);
+    wavelet_resampler_free(&rs);
     free(snap);
     plan_free(&pl);
     return rc;

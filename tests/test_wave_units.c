@@ -256,6 +256,41 @@ Test(wave_units, resample_keeps_band_limited_signal)
     free(down);
 }
 
+/* The model job's resampling plan (wavelet_resampler: the weights computed once for every
+ * trace of a shot) gives wavelet_resample's samples bit for bit: random traces, up- and
+ * down-sampling by non-integer ratios, the same rate, an output longer than the input. */
+Test(wave_units, resampler_equals_resample)
+{
+    const size_t n = 701;
+    const double cases[][3] = {{2.84351e-3, 1e-3, 2000}, {0.5e-3, 2.2e-3, 150}, {1e-3, 1e-3, 701}, {1e-3, 0.7e-3, 1200},
+                               {3.1e-3, 1e-3, 2500}};
+    float *in = malloc(n * sizeof *in), *a = malloc(2500 * sizeof *a), *b = malloc(2500 * sizeof *b);
+    unsigned s = 12345;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const size_t nout = (size_t)cases[c][2];
+        struct wavelet_resampler r;
+        cr_assert_eq(wavelet_resampler_init(&r, n, cases[c][0], nout, cases[c][1]), 0);
+        for (int t = 0; t < 3; t++) {
+            for (size_t i = 0; i < n; i++) {
+                s = s * 1103515245u + 12345u;
+                in[i] = (float)((s >> 8) / 8388608.0 - 1.0);
+            }
+            wavelet_resample(in, n, cases[c][0], a, nout, cases[c][1]);
+            wavelet_resampler_apply(&r, in, b);
+            cr_assert_eq(memcmp(a, b, nout * sizeof *a), 0, "case %zu (dt %g -> %g): differs", c, cases[c][0],
+                         cases[c][1]);
+            double e = 0;
+            for (size_t i = 0; i < nout; i++)
+                e += fabs(a[i]);
+            cr_assert_gt(e, 0.0);
+        }
+        wavelet_resampler_free(&r);
+    }
+    free(in);
+    free(a);
+    free(b);
+}
+
 /* A user wavelet file: numbers one per line, comments allowed; a bad line is refused
  * with PATH:LINE. */
 Test(wave_units, wavelet_file)
