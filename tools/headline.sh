@@ -14,7 +14,9 @@
 # trace transforms on the host, writing) and the whole process's wall time.
 #
 #   tools/headline.sh [DEVICE] [OUTDIR]
-#   env: SEISLIVE_BUILD (default build/release), TARGET (0.01), TMAX (4.0), SURVEY ("4000 2000")
+#   env: SEISLIVE_BUILD (default build/release), TARGET (0.01), TMAX (4.0), SURVEY ("4000 2000"),
+#        FP (15: f_peak; the checked receiver is then 600 x 15 / FP m away, the same number
+#        of wavelengths, so each operator's grids keep their points per wavelength)
 set -euo pipefail
 dev=${1:-cuda:0}
 out=${2:-headline-out}
@@ -22,7 +24,9 @@ B=${SEISLIVE_BUILD:-build/release}
 TARGET=${TARGET:-0.01}
 read -r LX LZ <<<"${SURVEY:-4000 2000}"
 mkdir -p "$out"
-V=2000 FP=15 R=600
+V=2000 FP=${FP:-15}
+# the checked receiver: 600 m at 15 Hz, the same number of wavelengths at another f_peak
+R=$(awk -v f=$FP 'BEGIN { printf "%g", 600 * 15 / f }')
 : > "$out/rows.txt"
 #          name      order op         band  cells of 600 m (coarsest last)
 for spec in "taylor    8 taylor    -    50 47 45 43" \
@@ -35,12 +39,12 @@ for spec in "taylor    8 taylor    -    50 47 45 43" \
     # the survey in whole cells; the source at the node nearest its middle; a 100 x 100
     # receiver grid at the source's depth (36 m apart, less where the survey is smaller)
     # whose receiver (I0, 50) is 600 m from the source along x
-    read -r nx nz sx sz ox oy step i0 <<<"$(awk -v h=$h -v lx=$LX -v lz=$LZ 'BEGIN {
+    read -r nx nz sx sz ox oy step i0 <<<"$(awk -v h=$h -v lx=$LX -v lz=$LZ -v r=$R 'BEGIN {
         nx = int(lx / h + 0.5) + 1; nz = int(lz / h + 0.5) + 1
         i = int(lx / 2 / h + 0.5); k = int(lz / 2 / h + 0.5)
         s = (lx - 200) / 99; if (s > 36) s = 36
-        i0 = int((i * h + 600 - 100) / s + 0.5); if (i0 > 99) i0 = 99
-        printf "%d %d %.6f %.6f %.6f %.6f %.6f %d", nx, nz, i * h, k * h, i * h + 600 - i0 * s, i * h - 50 * s, s, i0 }')"
+        i0 = int((i * h + r - 100) / s + 0.5); if (i0 > 99) i0 = 99
+        printf "%d %d %.6f %.6f %.6f %.6f %.6f %d", nx, nz, i * h, k * h, i * h + r - i0 * s, i * h - 50 * s, s, i0 }')"
     bandline=""
     [ "$band" = auto ] && bandline='operator_band = "auto"'
     tag=$name-$cells
@@ -92,12 +96,12 @@ TOML
                              g = (1 - 2 * a) * exp(-a) / (4 * pi * r); num += ($1 - g) ^ 2; den += g ^ 2 }
                END { printf "%.4f", sqrt(num / den) }')
     wall=$(awk -v a=$t0 -v b=$t1 'BEGIN { printf "%.3f", b - a }')
-    ppw=$(awk -v h=$h 'BEGIN { printf "%.2f", 2000 / (37.5 * h) }')
+    ppw=$(awk -v h=$h -v f=$FP 'BEGIN { printf "%.2f", 2000 / (2.5 * f * h) }')
     echo "$name $order ${bandv:--} $h $ppw ${nx}x${nx}x${nz} $steps $shot $wall $err" >> "$out/rows.txt"
     rm -f "$out/$tag.segy"
   done
 done
-echo "Every grid (trace rel L2 at 600 m; target $TARGET):"
+echo "Every grid (f_peak $FP Hz; trace rel L2 at $R m; target $TARGET):"
 echo "| operator | band | h (m) | ppw | grid | steps | shot (s) | process wall (s) | trace rel L2 |"
 echo "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |"
 awk '{ printf "| %s %s | %s | %.3f | %s | %s | %s | %s | %s | %.3f %% |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, 100 * $10 }' "$out/rows.txt"
