@@ -13,6 +13,7 @@
  *   tti_cols2.cu  the same with two x-adjacent columns per thread (float2 shared reads,
  *                 H1 of the z window in scatter accumulators)
  *   tti_cols3.cu  the column pairs with the halo pair's d_z in scatter accumulators too
+ *   tti_cols4.cu  tti_cols3.cu's kernel in clusters of two y-adjacent tiles sharing u_y
  *   tti_layers.cu z-marching forms of the two naive passes for the boxes beside the
  *                 core (research variants: measured slower than the naive passes)
  *   tti_layer_boxes.cu  the naive passes' arithmetic over all the boxes beside the core
@@ -112,6 +113,9 @@ enum tti_tiled_kind {
     /* the column pairs with the halo pair's d_z in scatter accumulators (no halo queue
      * moves) and L summed in one chain (tti_cols3.cu, 3D only) */
     TTI_TILED_COLS_X2S = 5,
+    /* 5 with y-adjacent tiles in clusters of two (sm_90: else 5): the inner side's u_y
+     * read from the partner's shared memory, not recomputed (tti_cols4.cu, 3D only) */
+    TTI_TILED_COLS_X2C = 6,
 };
 /* H100, 512^3, order 8 (2026-11-24 10:37 and 10:57 UTC, all in each run): columns 4.38 ms
  * per step without CPML (ring 7.53, halo queues shared 4.73), 8.86 ms with (ring 11.58);
@@ -247,6 +251,8 @@ bool tti_cu_cols_supports(const tti_sim *s);
 int tti_cu_cols2(const tti_sim *s, const Box &b, cudaStream_t st);
 /* tti_cols3.cu: the same contract and fallbacks as tti_cu_cols2 (tuning.pipe 5). */
 int tti_cu_cols3(const tti_sim *s, const Box &b, cudaStream_t st);
+/* tti_cols4.cu: the same contract and fallbacks (tuning.pipe 6; before sm_90: 5). */
+int tti_cu_cols4(const tti_sim *s, const Box &b, cudaStream_t st);
 /* tti_cols.cu: the column kernel with the CPML terms over boxes B[0..N) (3D orders 2..8,
  * no free surface rows among them; psi from TArgs.psi, written to TArgs.psi_n). */
 int tti_cu_cols_cpml(const tti_sim *s, const Box *b, int n, bool halo_shared, cudaStream_t st);
