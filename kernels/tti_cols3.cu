@@ -81,6 +81,7 @@ __device__ __forceinline__ void pf2(const float *f, const Pair &pr, int zo)
 {
     asm volatile("prefetch.global.L2 [%0];\n" ::"l"(f + zo + pr.cb));
 }
+__device__ __forceinline__ void pfa(const void *p) { asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p)); }
 __device__ __forceinline__ uint2 ldt(const TArgs &a, const Pair &pr, int zo)
 {
     return __ldg(reinterpret_cast<const uint2 *>(a.tilt + zo + pr.cb));
@@ -159,7 +160,7 @@ struct Roles {
 } // namespace
 
 
-template <int R, int BX, int BY>
+template <int R, int BX, int BY, bool SC>
 __global__ void __launch_bounds__(BX / 2 * BY, 1)
     k_tti_cols3(TArgs a, Box b, int xo, int zchunk, int d0, int d1, int d2)
 {
@@ -219,9 +220,13 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
             const float2 w = ownH ? ldp(a.f[f], ph, zo) : make_float2(0.0f, 0.0f);
             if (j == R)
                 af[f] = w;
+            if (!SC) {
+                A[f][0][j] = w.x;
+                A[f][1][j] = w.y;
+            }
             /* f(N), N = K0 - R + j, into plane K0 + i: weight +c1[N - P] or -c1[P - N] */
 #pragma unroll
-            for (int i = 0; i < Q; i++) {
+            for (int i = 0; i < Q && SC; i++) {
                 const int d = j - R - i;
                 if (d >= 1 && d <= R) {
                     A[f][0][i] += a.c1[2][d] * w.x;
@@ -280,6 +285,17 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
                 pf2(a.f[f], pt, zq);
                 if (ownH)
                     pf2(a.f[f], ph, zq);
+            }
+            /* the tilt codes and the other pair's f loaded next plane (for plane K+3):
+             * from DRAM they held up the table lookups' scoreboard (ncu, tti_cols2.cu: a
+             * fifth of all stall samples on the axis product after the barrier) */
+            const int z3 = zoff(a, K + 3, d2);
+            pfa(a.tilt + z3 + pt.cb);
+            if (ownH)
+                pfa(a.tilt + z3 + ph.cb);
+            if (ownE) {
+                pf2(a.f[0], pe, z3);
+                pf2(a.f[1], pe, z3);
             }
             const int zo = zoff(a, K + R + 1, d2);
 #pragma unroll
@@ -347,7 +363,13 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
                 dxy<R, RE, C::FS>(a, F + fh, hx, hy);
 #pragma unroll
                 for (int c = 0; c < 2; c++) {
-                    const float hz = A[f][c][0];
+                    float hz = 0.0f;
+                    if (SC)
+                        hz = A[f][c][0];
+                    else
+#pragma unroll
+                        for (int l = 1; l <= R; l++)
+                            hz += a.c1[2][l] * (A[f][c][R + l] - A[f][c][R - l]);
                     const float sh = ph.in[c] && kin ? nh[c].x * hx[c] + nh[c].y * hy[c] + nh[c].z * hz : 0.0f;
                     uo[c] = (hyk ? nh[c].y : nh[c].x) * sh;
                 }
@@ -373,7 +395,8 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
             const int z1 = zoff(a, K + 1, d2);
 #pragma unroll
             for (int f = 0; f < 2; f++)
-                hf1[f] = ownH ? ldp(a.f[f], ph, z1) : make_float2(0.0f, 0.0f);
+                hf1[f] = !SC                ? make_float2(A[f][0][R + 1], A[f][1][R + 1])
+                         : ownH ? ldp(a.f[f], ph, z1) : make_float2(0.0f, 0.0f);
         }
         /* 2: (m_x + m_y)(K-1) from the other buffer */
         float mxy[2][2];
@@ -525,17 +548,18 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
 #pragma unroll
             for (int c = 0; c < 2; c++) {
                 const float w = c ? nfh[f].y : nfh[f].x;
+                /* !SC: the queue shifts; SC: the window slides (d = 0: the plane of W) */
 #pragma unroll
                 for (int i = 0; i < 2 * R; i++) {
                     const int d = R - i;
-                    if (d > 0)
+                    if (SC && d > 0)
                         A[f][c][i] = A[f][c][i + 1] + a.c1[2][d] * w;
-                    else if (d < 0)
+                    else if (SC && d < 0)
                         A[f][c][i] = A[f][c][i + 1] - a.c1[2][-d] * w;
                     else
                         A[f][c][i] = A[f][c][i + 1];
                 }
-                A[f][c][2 * R] = -a.c1[2][R] * w;
+                A[f][c][2 * R] = SC ? -a.c1[2][R] * w : w;
             }
         }
     }
@@ -544,17 +568,17 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
 #define X2_BX 32
 #define X2_BY 16
 
-template <int R>
+template <int R, bool SC>
 static int launch(const tti_sim *s, const Box &in, cudaStream_t st)
 {
     constexpr int BX = X2_BX, BY = X2_BY;
     using C = X3Cfg<R, BX, BY>;
     static int per_sm = 0; /* once per instantiation, as tti_cols.cu's launcher */
     if (!per_sm) {
-        CUDA_TRY(cudaFuncSetAttribute(k_tti_cols3<R, BX, BY>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        CUDA_TRY(cudaFuncSetAttribute(k_tti_cols3<R, BX, BY, SC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       (int)C::bytes));
         int n = 0;
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_tti_cols3<R, BX, BY>, C::NT, C::bytes));
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_tti_cols3<R, BX, BY, SC>, C::NT, C::bytes));
         per_sm = n > 0 ? n : 1;
     }
     const struct wave_layout *L = &s->w.L;
@@ -576,12 +600,12 @@ static int launch(const tti_sim *s, const Box &in, cudaStream_t st)
         }
     }
     dim3 blk(C::PXN, BY), grd(gx, gy, (nz + zc - 1) / zc);
-    k_tti_cols3<R, BX, BY><<<grd, blk, C::bytes, st>>>(tti_args(s), in, xo, zc, L->dim[0], L->dim[1], L->dim[2]);
+    k_tti_cols3<R, BX, BY, SC><<<grd, blk, C::bytes, st>>>(tti_args(s), in, xo, zc, L->dim[0], L->dim[1], L->dim[2]);
     CUDA_TRY_LAUNCH();
     return 0;
 }
 
-int tti_cu_cols3(const tti_sim *s, const Box &b, cudaStream_t st)
+int tti_cu_cols3(const tti_sim *s, const Box &b, bool scatter, cudaStream_t st)
 {
     if (box_empty(b))
         return 0;
@@ -589,11 +613,15 @@ int tti_cu_cols3(const tti_sim *s, const Box &b, cudaStream_t st)
      * kernel */
     if (s->w.L.count > (size_t)INT_MAX || s->w.L.dim[0] % 2)
         return tti_cu_cols(s, b, false, st);
-    switch (s->w.r) {
-    case 1: return launch<1>(s, b, st);
-    case 2: return launch<2>(s, b, st);
-    case 3: return launch<3>(s, b, st);
-    case 4: return launch<4>(s, b, st);
+    switch (s->w.r * 2 + scatter) {
+    case 2: return launch<1, false>(s, b, st);
+    case 3: return launch<1, true>(s, b, st);
+    case 4: return launch<2, false>(s, b, st);
+    case 5: return launch<2, true>(s, b, st);
+    case 6: return launch<3, false>(s, b, st);
+    case 7: return launch<3, true>(s, b, st);
+    case 8: return launch<4, false>(s, b, st);
+    case 9: return launch<4, true>(s, b, st);
     }
-    return err_set(-ENOTSUP, "tti: the column-pair kernel (tuning.pipe 5) holds orders 2..8 (order %d)", 2 * s->w.r);
+    return err_set(-ENOTSUP, "tti: the column-pair kernel (tuning.pipe 5 / 7) holds orders 2..8 (order %d)", 2 * s->w.r);
 }

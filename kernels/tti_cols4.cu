@@ -86,6 +86,7 @@ __device__ __forceinline__ void pf2(const float *f, const Pair &pr, int zo)
 {
     asm volatile("prefetch.global.L2 [%0];\n" ::"l"(f + zo + pr.cb));
 }
+__device__ __forceinline__ void pfa(const void *p) { asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p)); }
 __device__ __forceinline__ uint2 ldt(const TArgs &a, const Pair &pr, int zo)
 {
     return __ldg(reinterpret_cast<const uint2 *>(a.tilt + zo + pr.cb));
@@ -307,6 +308,15 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
                 pf2(a.f[f], pt, zq);
                 if (ownH)
                     pf2(a.f[f], ph, zq);
+            }
+            /* the tilt codes and the other pair's f of plane K+3 (tti_cols3.cu) */
+            const int z3 = zoff(a, K + 3, d2);
+            pfa(a.tilt + z3 + pt.cb);
+            if (ownH)
+                pfa(a.tilt + z3 + ph.cb);
+            if (ownE) {
+                pf2(a.f[0], pe, z3);
+                pf2(a.f[1], pe, z3);
             }
             const int zo = zoff(a, K + R + 1, d2);
 #pragma unroll
@@ -656,7 +666,7 @@ int tti_cu_cols4(const tti_sim *s, const Box &b, cudaStream_t st)
     if (s->w.L.count > (size_t)INT_MAX || s->w.L.dim[0] % 2)
         return tti_cu_cols(s, b, false, st);
     if (!has_clusters())
-        return tti_cu_cols3(s, b, st);
+        return tti_cu_cols3(s, b, true, st);
     switch (s->w.r) {
     case 1: return launch<1>(s, b, st);
     case 2: return launch<2>(s, b, st);

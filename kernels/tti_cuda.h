@@ -116,6 +116,9 @@ enum tti_tiled_kind {
     /* 5 with y-adjacent tiles in clusters of two (sm_90: else 5): the inner side's u_y
      * read from the partner's shared memory, not recomputed (tti_cols4.cu, 3D only) */
     TTI_TILED_COLS_X2C = 6,
+    /* 4 with the tilt codes and the outer pairs' f prefetched into L2 a plane earlier and L
+     * in one chain (tti_cols3.cu without the scatter, 3D only) */
+    TTI_TILED_COLS_X2P = 7,
 };
 /* H100, 512^3, order 8 (2026-11-24 10:37 and 10:57 UTC, all in each run): columns 4.38 ms
  * per step without CPML (ring 7.53, halo queues shared 4.73), 8.86 ms with (ring 11.58);
@@ -249,8 +252,9 @@ bool tti_cu_cols_supports(const tti_sim *s);
 /* tti_cols2.cu: the same contract with two x-adjacent columns per thread (3D orders 2..8,
  * as tti_cu_cols_supports).  Fields of 2^31 elements or more run tti_cu_cols. */
 int tti_cu_cols2(const tti_sim *s, const Box &b, cudaStream_t st);
-/* tti_cols3.cu: the same contract and fallbacks as tti_cu_cols2 (tuning.pipe 5). */
-int tti_cu_cols3(const tti_sim *s, const Box &b, cudaStream_t st);
+/* tti_cols3.cu: the same contract and fallbacks as tti_cu_cols2; SCATTER: the halo pair's
+ * d_z in scatter accumulators (tuning.pipe 5), else in a queue as tti_cols2.cu's (7). */
+int tti_cu_cols3(const tti_sim *s, const Box &b, bool scatter, cudaStream_t st);
 /* tti_cols4.cu: the same contract and fallbacks (tuning.pipe 6; before sm_90: 5). */
 int tti_cu_cols4(const tti_sim *s, const Box &b, cudaStream_t st);
 /* tti_cols.cu: the column kernel with the CPML terms over boxes B[0..N) (3D orders 2..8,

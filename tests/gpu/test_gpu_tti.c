@@ -123,6 +123,7 @@ static void run_case(const struct tcase *t)
                                : t->pipe == 4                    ? "tiled column pairs (fused, register queues, 32x16, 2 columns a thread)"
                                : t->pipe == 5                    ? "2 columns a thread, halo d_z scattered)"
                                : t->pipe == 6                    ? "halo d_z scattered, clusters of 2 tiles)"
+                               : t->pipe == 7                    ? "2 columns a thread, tilt codes prefetched)"
                                                                  : "tiled columns (fused, register queues, 32x16)"),
                   "%s runs %s", t->name, desc);
     /* the passes beside the core asked for (wave_tuning.cpml, kernels/tti_cuda.h) */
@@ -350,6 +351,15 @@ CASEV(pairs_c_3d_order4_random_layers, 4, WAVE_KERNEL_TILED, false, false, true,
 CASEV(pairs_c_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, 6)
 CASEV(pairs_c_3d_order6_random_layers, 6, WAVE_KERNEL_TILED, false, false, true, 6)
 CASEV(pairs_c_2d_falls_back_to_ring, 8, WAVE_KERNEL_TILED, true, false, false, 6)
+/* 7: 4 with the tilt codes and the outer pairs' f prefetched into L2, L in one chain
+ * (tti_cols3.cu without the scatter) */
+CASEV(pairs_p_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 7)
+CASEV(pairs_p_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 7)
+CASEV(pairs_p_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 7)
+CASEV(pairs_p_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, 7)
+CASEV(pairs_p_3d_order4_random_layers, 4, WAVE_KERNEL_TILED, false, false, true, 7)
+CASEV(pairs_p_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, 7)
+CASEV(pairs_p_2d_falls_back_to_ring, 8, WAVE_KERNEL_TILED, true, false, false, 7)
 /* the tiled second pass beside the core (wave_tuning.cpml 2, kernels/tti_layers.cu) with
  * either tiled core, both passes tiled (3), and the naive ones asked for by name (1) */
 CASEL(layers_tiled_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 2)
