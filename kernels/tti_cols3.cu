@@ -73,18 +73,18 @@ __device__ __forceinline__ int zoff(const TArgs &a, int P, int d2) { return min(
 
 __device__ __forceinline__ float2 ldp(const float *__restrict__ f, const Pair &pr, int zo)
 {
-    return __ldg(reinterpret_cast<const float2 *>(f + zo + pr.cb));
+    return __ldg(reinterpret_cast<const float2 *>(f + (unsigned)(zo + pr.cb)));
 }
 /* the pair's sector of field F at plane offset ZO into L2 (prefetch.global.L2: no
  * register, nothing waits on it) */
 __device__ __forceinline__ void pf2(const float *f, const Pair &pr, int zo)
 {
-    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(f + zo + pr.cb));
+    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(f + (unsigned)(zo + pr.cb)));
 }
 __device__ __forceinline__ void pfa(const void *p) { asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p)); }
 __device__ __forceinline__ uint2 ldt(const TArgs &a, const Pair &pr, int zo)
 {
-    return __ldg(reinterpret_cast<const uint2 *>(a.tilt + zo + pr.cb));
+    return __ldg(reinterpret_cast<const uint2 *>(a.tilt + (unsigned)(zo + pr.cb)));
 }
 
 __device__ __forceinline__ float2 ld2(const float *p) { return *reinterpret_cast<const float2 *>(p); }
@@ -290,9 +290,9 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
              * from DRAM they held up the table lookups' scoreboard (ncu, tti_cols2.cu: a
              * fifth of all stall samples on the axis product after the barrier) */
             const int z3 = zoff(a, K + 3, d2);
-            pfa(a.tilt + z3 + pt.cb);
+            pfa(a.tilt + (unsigned)(z3 + pt.cb));
             if (ownH)
-                pfa(a.tilt + z3 + ph.cb);
+                pfa(a.tilt + (unsigned)(z3 + ph.cb));
             if (ownE) {
                 pf2(a.f[0], pe, z3);
                 pf2(a.f[1], pe, z3);
@@ -471,7 +471,7 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
                 op[c] = 2.0f * q[0][c][0] - (c ? mop.y : mop.x) + ap * lp + ((sv - ap) * hp + cc * hq);
                 oq[c] = 2.0f * q[1][c][0] - (c ? moq.y : moq.x) + aq * lp + (cc * hq - aq * hp) + sv * lqq;
             }
-            const int cu = (k + a.h) * (int)a.sz + pt.cb;
+            const unsigned cu = (k + a.h) * (int)a.sz + pt.cb;
             if (both) {
                 st2(a.o[0] + cu, op[0], op[1]);
                 st2(a.o[1] + cu, oq[0], oq[1]);
@@ -483,6 +483,15 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
                         a.o[1][cu + c] = oq[c];
                     }
             }
+        }
+        /* plane K+1's axes, before this plane's last global loads are issued: multiplied
+         * after the barrier, they waited on a scoreboard that those loads (L2 latency)
+         * shared with the table lookups (ncu: a fifth of tti_cols2.cu's stall samples on
+         * that multiply, with or without the tilt codes in L2) */
+#pragma unroll
+        for (int c = 0; c < 2; c++) {
+            nt[c] = make_float3(th[c].x * tp[c].y, th[c].x * tp[c].x, th[c].y);
+            nh[c] = make_float3(th[2 + c].x * tp[2 + c].y, th[2 + c].x * tp[2 + c].x, th[2 + c].y);
         }
 #pragma unroll
         for (int f = 0; f < 2; f++)
@@ -514,24 +523,19 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
         if (k1 >= kb && k1 < ke && (mine[0] || mine[1])) {
             /* 8-byte loads: a column of the pair outside the box reads its neighbour in the
              * allocated row, unused */
-            const int c1 = (k1 + a.h) * (int)a.sz + pt.cb;
+            const unsigned c1 = (k1 + a.h) * (int)a.sz + pt.cb;
             mv = __ldg(reinterpret_cast<const float2 *>(a.vel + c1));
             med = __ldg(reinterpret_cast<const uint2 *>(a.ed + c1));
             mop = *reinterpret_cast<const float2 *>(a.o[0] + c1);
             moq = *reinterpret_cast<const float2 *>(a.o[1] + c1);
             /* and plane k+2's into L2 (read once a step: from DRAM otherwise) */
             if (k1 + 1 < ke) {
-                const int c2 = c1 + (int)a.sz;
+                const unsigned c2 = c1 + (unsigned)a.sz;
                 asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.vel + c2));
                 asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.ed + c2));
                 asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.o[0] + c2));
                 asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.o[1] + c2));
             }
-        }
-#pragma unroll
-        for (int c = 0; c < 2; c++) {
-            nt[c] = make_float3(th[c].x * tp[c].y, th[c].x * tp[c].x, th[c].y);
-            nh[c] = make_float3(th[2 + c].x * tp[2 + c].y, th[2 + c].x * tp[2 + c].x, th[2 + c].y);
         }
         __syncthreads();
 #pragma unroll

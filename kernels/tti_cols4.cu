@@ -78,18 +78,18 @@ __device__ __forceinline__ int zoff(const TArgs &a, int P, int d2) { return min(
 
 __device__ __forceinline__ float2 ldp(const float *__restrict__ f, const Pair &pr, int zo)
 {
-    return __ldg(reinterpret_cast<const float2 *>(f + zo + pr.cb));
+    return __ldg(reinterpret_cast<const float2 *>(f + (unsigned)(zo + pr.cb)));
 }
 /* the pair's sector of field F at plane offset ZO into L2 (prefetch.global.L2: no
  * register, nothing waits on it) */
 __device__ __forceinline__ void pf2(const float *f, const Pair &pr, int zo)
 {
-    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(f + zo + pr.cb));
+    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(f + (unsigned)(zo + pr.cb)));
 }
 __device__ __forceinline__ void pfa(const void *p) { asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p)); }
 __device__ __forceinline__ uint2 ldt(const TArgs &a, const Pair &pr, int zo)
 {
-    return __ldg(reinterpret_cast<const uint2 *>(a.tilt + zo + pr.cb));
+    return __ldg(reinterpret_cast<const uint2 *>(a.tilt + (unsigned)(zo + pr.cb)));
 }
 
 __device__ __forceinline__ float2 ld2(const float *p) { return *reinterpret_cast<const float2 *>(p); }
@@ -177,6 +177,20 @@ __device__ __forceinline__ NoCluster this_cluster2() { return NoCluster(); }
 #else
 __device__ __forceinline__ cooperative_groups::cluster_group this_cluster2() { return cooperative_groups::this_cluster(); }
 #endif
+/* the two halves of the cluster barrier (release / acquire), split so that the plane's
+ * loads, update and stores run between them */
+__device__ __forceinline__ void cl_arrive()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void cl_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+#endif
+}
 
 } // namespace
 
@@ -296,35 +310,6 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
 
     for (int K = kb - R; K < ke + R; K++) {
         const int k = K - R;
-        /* f(K+R+1) of the queued pairs, committed after the barrier; plane K+R+2 into L2.
-         * Register pressure makes the compiler issue these loads late in the plane (ncu:
-         * long-scoreboard stalls were half of a warp's cycles); from L2 they return in
-         * time. */
-        float2 nf[2], nfh[2];
-        {
-            const int zq = zoff(a, K + R + 2, d2);
-#pragma unroll
-            for (int f = 0; f < 2; f++) {
-                pf2(a.f[f], pt, zq);
-                if (ownH)
-                    pf2(a.f[f], ph, zq);
-            }
-            /* the tilt codes and the other pair's f of plane K+3 (tti_cols3.cu) */
-            const int z3 = zoff(a, K + 3, d2);
-            pfa(a.tilt + z3 + pt.cb);
-            if (ownH)
-                pfa(a.tilt + z3 + ph.cb);
-            if (ownE) {
-                pf2(a.f[0], pe, z3);
-                pf2(a.f[1], pe, z3);
-            }
-            const int zo = zoff(a, K + R + 1, d2);
-#pragma unroll
-            for (int f = 0; f < 2; f++) {
-                nf[f] = ldp(a.f[f], pt, zo);
-                nfh[f] = ownH ? ldp(a.f[f], ph, zo) : make_float2(0.0f, 0.0f);
-            }
-        }
         const bool kin = K >= 0 && K < a.npad[2];
         /* 1: s(K), u(K) and L(K) of the tile pair; u(K) of the halo pair */
         float ls[2][2], uzn[2][2];
@@ -391,27 +376,6 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
                 st2(F + uh, uo[0], uo[1]);
             }
         }
-        /* the table entries of plane K+1's axes now, multiplied at the end of the plane
-         * (issued there, their latency stalled every warp right after the barrier); then
-         * the tilt codes of plane K+2 */
-        float2 th[4], tp[4], hf1[2];
-        {
-            const uint32_t cd[4] = {ttt.x, ttt.y, tth.x, tth.y};
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                th[i] = __ldg(a.tab + (cd[i] & 0xffffu));
-                tp[i] = __ldg(a.tab + 65536 + (cd[i] >> 16));
-            }
-            const int z2 = zoff(a, K + 2, d2);
-            ttt = ldt(a, pt, z2);
-            tth = ldt(a, ph, z2);
-            /* the halo pair's f(K+1), stored into the other buffer at 4 (no queue holds it:
-             * loaded R planes ago, from L1) */
-            const int z1 = zoff(a, K + 1, d2);
-#pragma unroll
-            for (int f = 0; f < 2; f++)
-                hf1[f] = ownH ? ldp(a.f[f], ph, z1) : make_float2(0.0f, 0.0f);
-        }
         /* 2: (m_x + m_y)(K-1) from the other buffer */
         float mxy[2][2];
 #pragma unroll
@@ -459,6 +423,60 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
             mxy[f][0] = mx[0] + my[0];
             mxy[f][1] = mx[1] + my[1];
         }
+        /* this tile's u(K) written and the partner's u(K-1) read: the cluster barrier's
+         * arrival (its release waits for this thread's memory operations in flight, so the
+         * plane's global loads are issued after it) */
+        cl_arrive();
+        /* f(K+R+1) of the queued pairs, committed after the barrier; plane K+R+2 into L2.
+         * Register pressure makes the compiler issue these loads late in the plane (ncu:
+         * long-scoreboard stalls were half of a warp's cycles); from L2 they return in
+         * time. */
+        float2 nf[2], nfh[2];
+        {
+            const int zq = zoff(a, K + R + 2, d2);
+#pragma unroll
+            for (int f = 0; f < 2; f++) {
+                pf2(a.f[f], pt, zq);
+                if (ownH)
+                    pf2(a.f[f], ph, zq);
+            }
+            /* the tilt codes and the other pair's f of plane K+3 (tti_cols3.cu) */
+            const int z3 = zoff(a, K + 3, d2);
+            pfa(a.tilt + (unsigned)(z3 + pt.cb));
+            if (ownH)
+                pfa(a.tilt + (unsigned)(z3 + ph.cb));
+            if (ownE) {
+                pf2(a.f[0], pe, z3);
+                pf2(a.f[1], pe, z3);
+            }
+            const int zo = zoff(a, K + R + 1, d2);
+#pragma unroll
+            for (int f = 0; f < 2; f++) {
+                nf[f] = ldp(a.f[f], pt, zo);
+                nfh[f] = ownH ? ldp(a.f[f], ph, zo) : make_float2(0.0f, 0.0f);
+            }
+        }
+        /* the table entries of plane K+1's axes now, multiplied at the end of the plane
+         * (issued there, their latency stalled every warp right after the barrier); then
+         * the tilt codes of plane K+2 */
+        float2 th[4], tp[4], hf1[2];
+        {
+            const uint32_t cd[4] = {ttt.x, ttt.y, tth.x, tth.y};
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                th[i] = __ldg(a.tab + (cd[i] & 0xffffu));
+                tp[i] = __ldg(a.tab + 65536 + (cd[i] >> 16));
+            }
+            const int z2 = zoff(a, K + 2, d2);
+            ttt = ldt(a, pt, z2);
+            tth = ldt(a, ph, z2);
+            /* the halo pair's f(K+1), stored into the other buffer at 4 (no queue holds it:
+             * loaded R planes ago, from L1) */
+            const int z1 = zoff(a, K + 1, d2);
+#pragma unroll
+            for (int f = 0; f < 2; f++)
+                hf1[f] = ownH ? ldp(a.f[f], ph, z1) : make_float2(0.0f, 0.0f);
+        }
         /* 3: H1 of plane k complete (u_z(K) is its last term), the update of plane k; the
          * accumulator window slides by one plane in the same FMAs */
         float h0[2][2];
@@ -497,7 +515,7 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
                 op[c] = 2.0f * q[0][c][0] - (c ? mop.y : mop.x) + ap * lp + ((sv - ap) * hp + cc * hq);
                 oq[c] = 2.0f * q[1][c][0] - (c ? moq.y : moq.x) + aq * lp + (cc * hq - aq * hp) + sv * lqq;
             }
-            const int cu = (k + a.h) * (int)a.sz + pt.cb;
+            const unsigned cu = (k + a.h) * (int)a.sz + pt.cb;
             if (both) {
                 st2(a.o[0] + cu, op[0], op[1]);
                 st2(a.o[1] + cu, oq[0], oq[1]);
@@ -509,6 +527,15 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
                         a.o[1][cu + c] = oq[c];
                     }
             }
+        }
+        /* plane K+1's axes, before this plane's last global loads are issued: multiplied
+         * after the barrier, they waited on a scoreboard that those loads (L2 latency)
+         * shared with the table lookups (ncu: a fifth of tti_cols2.cu's stall samples on
+         * that multiply, with or without the tilt codes in L2) */
+#pragma unroll
+        for (int c = 0; c < 2; c++) {
+            nt[c] = make_float3(th[c].x * tp[c].y, th[c].x * tp[c].x, th[c].y);
+            nh[c] = make_float3(th[2 + c].x * tp[2 + c].y, th[2 + c].x * tp[2 + c].x, th[2 + c].y);
         }
 #pragma unroll
         for (int f = 0; f < 2; f++)
@@ -540,28 +567,25 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
         if (k1 >= kb && k1 < ke && (mine[0] || mine[1])) {
             /* 8-byte loads: a column of the pair outside the box reads its neighbour in the
              * allocated row, unused */
-            const int c1 = (k1 + a.h) * (int)a.sz + pt.cb;
+            const unsigned c1 = (k1 + a.h) * (int)a.sz + pt.cb;
             mv = __ldg(reinterpret_cast<const float2 *>(a.vel + c1));
             med = __ldg(reinterpret_cast<const uint2 *>(a.ed + c1));
             mop = *reinterpret_cast<const float2 *>(a.o[0] + c1);
             moq = *reinterpret_cast<const float2 *>(a.o[1] + c1);
             /* and plane k+2's into L2 (read once a step: from DRAM otherwise) */
             if (k1 + 1 < ke) {
-                const int c2 = c1 + (int)a.sz;
+                const unsigned c2 = c1 + (unsigned)a.sz;
                 asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.vel + c2));
                 asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.ed + c2));
                 asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.o[0] + c2));
                 asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a.o[1] + c2));
             }
         }
-#pragma unroll
-        for (int c = 0; c < 2; c++) {
-            nt[c] = make_float3(th[c].x * tp[c].y, th[c].x * tp[c].x, th[c].y);
-            nh[c] = make_float3(th[2 + c].x * tp[2 + c].y, th[2 + c].x * tp[2 + c].x, th[2 + c].y);
-        }
-        /* the cluster's barrier: this block's buffers and the partner's u_y rows of plane K
-         * complete, and the partner done reading this block's of plane K-1 */
-        cl.sync();
+        /* this block's f(K+1) plane complete; then the cluster barrier's wait: the
+         * partner's u(K) written, and its reads of this block's u(K-1) done (this block
+         * writes u(K+1) there next) */
+        __syncthreads();
+        cl_wait();
 #pragma unroll
         for (int f = 0; f < 2; f++) {
 #pragma unroll

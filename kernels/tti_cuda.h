@@ -124,8 +124,11 @@ enum tti_tiled_kind {
  * per step without CPML (ring 7.53, halo queues shared 4.73), 8.86 ms with (ring 11.58);
  * (16:11 to 17:17 UTC, main's binary beside this one) columns 4.36 ms without CPML,
  * column pairs 4.12 first, 3.52 with 64-bit loads and the L2 prefetches (626 -> 448
- * instructions per point); with CPML 8.85 / 8.26 */
-#define TTI_TILED_PROD TTI_TILED_COLS_X2
+ * instructions per point); with CPML 8.85 / 8.26; (19:37 UTC, session 12) column pairs
+ * 3.500, tuning.pipe 7's first form 3.543, 5 3.773, 6 5.712 (docs/tti.md "Fewer
+ * instructions").  Candidate under test: 7 with the axis products before the plane's last
+ * loads (the stall ncu showed) */
+#define TTI_TILED_PROD TTI_TILED_COLS_X2P
 
 /* The tiled plan's passes in the boxes beside the core (the CPML layers and a rim r
  * thick), chosen by wave_params.tuning.cpml: 0 the default (TTI_LAYERS_PROD), 1 the naive
