@@ -15,7 +15,17 @@
  *   and z terms added to it in turn (the CPU sums L_x + L_z + L_y, three centre products
  *   and two adds more; a rounding apart).
  *
- * The halo pair's d_z is then summed in another order than the CPU's (a rounding apart). */
+ * The halo pair's d_z is then summed in another order than the CPU's (a rounding apart).
+ *
+ * SC false (tuning.pipe 7, TTI_TILED_COLS_X2P): the halo queue as tti_cols2.cu's, only the
+ * chained L and the changes below.  Both forms also prefetch the tilt codes and the outer
+ * pairs' f of plane K+3 into L2, multiply plane K+1's axes before the plane's last global
+ * loads, and form element offsets unsigned (one 32-bit add and a LEA pair per address).
+ *
+ * Research variants: slower than the column pairs at 512^3 without CPML on the H100
+ * (2026-11-24 19:55 UTC: 4 3.52 ms, 5 3.75, 7 3.86; 256^3: 0.421, 0.409, 0.452; with CPML
+ * at 512^3 5 is 6.86 against 7.07).  ncu: the axis products wait ~370 instructions for the
+ * tilt-table loads wherever they are placed (docs/tti.md, "Fewer instructions"). */
 #include <limits.h>
 
 #include "kernels/tti_cuda.h"

@@ -125,10 +125,11 @@ enum tti_tiled_kind {
  * (16:11 to 17:17 UTC, main's binary beside this one) columns 4.36 ms without CPML,
  * column pairs 4.12 first, 3.52 with 64-bit loads and the L2 prefetches (626 -> 448
  * instructions per point); with CPML 8.85 / 8.26; (19:37 UTC, session 12) column pairs
- * 3.500, tuning.pipe 7's first form 3.543, 5 3.773, 6 5.712 (docs/tti.md "Fewer
- * instructions").  Candidate under test: 7 with the axis products before the plane's last
- * loads (the stall ncu showed) */
-#define TTI_TILED_PROD TTI_TILED_COLS_X2P
+ * 3.500, tuning.pipe 7's first form 3.543, 5 3.773, 6 5.712; (19:55 UTC, main's binary
+ * 3.520) column pairs 3.521, 7 3.859, 5 3.747, 6 5.953; 256^3: 0.421 / 0.452 / 0.409 /
+ * 0.767; with CPML at 512^3: 8.27 (naive passes) / 7.17 / 6.86 / 9.03, main 7.07
+ * (docs/tti.md "Fewer instructions"): the column pairs stay */
+#define TTI_TILED_PROD TTI_TILED_COLS_X2
 
 /* The tiled plan's passes in the boxes beside the core (the CPML layers and a rim r
  * thick), chosen by wave_params.tuning.cpml: 0 the default (TTI_LAYERS_PROD), 1 the naive
