@@ -12,6 +12,8 @@
  *                 its s halo in per-column register queues, one barrier per plane
  *   tti_cols2.cu  the same with two x-adjacent columns per thread (float2 shared reads,
  *                 H1 of the z window in scatter accumulators)
+ *   tti_cols3.cu  the column pairs with the halo pair's d_z in scatter accumulators too
+ *   tti_cols4.cu  tti_cols3.cu's kernel in clusters of two y-adjacent tiles sharing u_y
  *   tti_layers.cu z-marching forms of the two naive passes for the boxes beside the
  *                 core (research variants: measured slower than the naive passes)
  *   tti_layer_boxes.cu  the naive passes' arithmetic over all the boxes beside the core
@@ -108,12 +110,25 @@ enum tti_tiled_kind {
     TTI_TILED_COLS = 2,
     TTI_TILED_COLS_HS = 3,
     TTI_TILED_COLS_X2 = 4,
+    /* the column pairs with the halo pair's d_z in scatter accumulators (no halo queue
+     * moves) and L summed in one chain (tti_cols3.cu, 3D only) */
+    TTI_TILED_COLS_X2S = 5,
+    /* 5 with y-adjacent tiles in clusters of two (sm_90: else 5): the inner side's u_y
+     * read from the partner's shared memory, not recomputed (tti_cols4.cu, 3D only) */
+    TTI_TILED_COLS_X2C = 6,
+    /* 4 with the tilt codes and the outer pairs' f prefetched into L2 a plane earlier and L
+     * in one chain (tti_cols3.cu without the scatter, 3D only) */
+    TTI_TILED_COLS_X2P = 7,
 };
 /* H100, 512^3, order 8 (2026-11-24 10:37 and 10:57 UTC, all in each run): columns 4.38 ms
  * per step without CPML (ring 7.53, halo queues shared 4.73), 8.86 ms with (ring 11.58);
  * (16:11 to 17:17 UTC, main's binary beside this one) columns 4.36 ms without CPML,
  * column pairs 4.12 first, 3.52 with 64-bit loads and the L2 prefetches (626 -> 448
- * instructions per point); with CPML 8.85 / 8.26 */
+ * instructions per point); with CPML 8.85 / 8.26; (19:37 UTC, session 12) column pairs
+ * 3.500, tuning.pipe 7's first form 3.543, 5 3.773, 6 5.712; (19:55 UTC, main's binary
+ * 3.520) column pairs 3.521, 7 3.859, 5 3.747, 6 5.953; 256^3: 0.421 / 0.452 / 0.409 /
+ * 0.767; with CPML at 512^3: 8.27 (naive passes) / 7.17 / 6.86 / 9.03, main 7.07
+ * (docs/tti.md "Fewer instructions"): the column pairs stay */
 #define TTI_TILED_PROD TTI_TILED_COLS_X2
 
 /* The tiled plan's passes in the boxes beside the core (the CPML layers and a rim r
@@ -241,6 +256,11 @@ bool tti_cu_cols_supports(const tti_sim *s);
 /* tti_cols2.cu: the same contract with two x-adjacent columns per thread (3D orders 2..8,
  * as tti_cu_cols_supports).  Fields of 2^31 elements or more run tti_cu_cols. */
 int tti_cu_cols2(const tti_sim *s, const Box &b, cudaStream_t st);
+/* tti_cols3.cu: the same contract and fallbacks as tti_cu_cols2; SCATTER: the halo pair's
+ * d_z in scatter accumulators (tuning.pipe 5), else in a queue as tti_cols2.cu's (7). */
+int tti_cu_cols3(const tti_sim *s, const Box &b, bool scatter, cudaStream_t st);
+/* tti_cols4.cu: the same contract and fallbacks (tuning.pipe 6; before sm_90: 5). */
+int tti_cu_cols4(const tti_sim *s, const Box &b, cudaStream_t st);
 /* tti_cols.cu: the column kernel with the CPML terms over boxes B[0..N) (3D orders 2..8,
  * no free surface rows among them; psi from TArgs.psi, written to TArgs.psi_n). */
 int tti_cu_cols_cpml(const tti_sim *s, const Box *b, int n, bool halo_shared, cudaStream_t st);

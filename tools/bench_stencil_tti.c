@@ -12,7 +12,7 @@
  * NX x NY x NZ grid of --grids: 36 + 96 x PML x (1/NX + 1/NY + 1/NZ)).
  *
  * SEISLIVE_BENCH_TTI_VARIANTS (environment, research: a profiler run of one kernel):
- * the variant numbers to run, comma separated (0 naive, 1..17: the table in
+ * the variant numbers to run, comma separated (0 naive, 1..20: the table in
  * bench_stencil_tti below);
  * unset: all of them. */
 #include <errno.h>
@@ -102,10 +102,13 @@ int bench_stencil_tti(const struct sl_device *dev, const int (*grids)[3], int ng
      * stream, 12 its pass 2 after the naive pass 1, 13 that on a second stream) with the
      * column kernel (tuning.pipe 2) as the core; 16: tuning.pipe 4, the column pairs (two
      * x-adjacent columns a thread), naive passes beside the core; 17: the defaults
-     * (TTI_TILED_PROD, TTI_LAYERS_PROD: tuning 0 / 0) */
-    enum { NV = 18 };
-    static const int vpipe[NV] = {0, 1, 2, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 4, 0};
-    static const int vlay[NV] = {1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 1, 0};
+     * (TTI_TILED_PROD, TTI_LAYERS_PROD: tuning 0 / 0); 18: tuning.pipe 5 (the column
+     * pairs, halo d_z scattered: tti_cols3.cu) with the default passes beside the core;
+     * 19: tuning.pipe 6 (the same in clusters of two tiles: tti_cols4.cu), the same; 20:
+     * tuning.pipe 7 (the column pairs, tilt codes prefetched: tti_cols3.cu), the same */
+    enum { NV = 21 };
+    static const int vpipe[NV] = {0, 1, 2, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 4, 0, 5, 6, 7};
+    static const int vlay[NV] = {1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 1, 0, 0, 0, 0};
     bool want[NV];
     const char *only = getenv("SEISLIVE_BENCH_TTI_VARIANTS");
     for (int kv = 0; kv < NV; kv++)

@@ -120,7 +120,10 @@ static void run_case(const struct tcase *t)
     if (t->kernel == WAVE_KERNEL_TILED && t->pipe)
         cr_assert(strstr(desc, t->pipe == WAVE_PIPE_RING || t->two_d ? "tiled ring"
                                : t->pipe == 3                    ? "32x16, halo queues shared"
-                               : t->pipe == 4                    ? "tiled column pairs (fused, register queues, 32x16, 2 columns"
+                               : t->pipe == 4                    ? "tiled column pairs (fused, register queues, 32x16, 2 columns a thread)"
+                               : t->pipe == 5                    ? "2 columns a thread, halo d_z scattered)"
+                               : t->pipe == 6                    ? "halo d_z scattered, clusters of 2 tiles)"
+                               : t->pipe == 7                    ? "2 columns a thread, tilt codes prefetched)"
                                                                  : "tiled columns (fused, register queues, 32x16)"),
                   "%s runs %s", t->name, desc);
     /* the passes beside the core asked for (wave_tuning.cpml, kernels/tti_cuda.h) */
@@ -328,6 +331,35 @@ CASEV(pairs_3d_order4_random_layers, 4, WAVE_KERNEL_TILED, false, false, true, 4
 CASEV(pairs_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, 4)
 CASEV(pairs_3d_order6_random_layers, 6, WAVE_KERNEL_TILED, false, false, true, 4)
 CASEV(pairs_2d_falls_back_to_ring, 8, WAVE_KERNEL_TILED, true, false, false, 4)
+/* 5: the column pairs with the halo pair's d_z in scatter accumulators and L in one chain
+ * (tti_cols3.cu): the same cases as 4, and its CPML through the default layer passes */
+CASEV(pairs_s_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 5)
+CASEV(pairs_s_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 5)
+CASEV(pairs_s_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 5)
+CASEV(pairs_s_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, 5)
+CASEV(pairs_s_3d_order4_random_layers, 4, WAVE_KERNEL_TILED, false, false, true, 5)
+CASEV(pairs_s_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, 5)
+CASEV(pairs_s_3d_order6_random_layers, 6, WAVE_KERNEL_TILED, false, false, true, 5)
+CASEV(pairs_s_2d_falls_back_to_ring, 8, WAVE_KERNEL_TILED, true, false, false, 5)
+/* 6: 5 in clusters of two y-adjacent tiles, the inner side's u_y read from the partner's
+ * shared memory (tti_cols4.cu; odd tile counts in y leave a partner with no box rows) */
+CASEV(pairs_c_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 6)
+CASEV(pairs_c_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 6)
+CASEV(pairs_c_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 6)
+CASEV(pairs_c_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, 6)
+CASEV(pairs_c_3d_order4_random_layers, 4, WAVE_KERNEL_TILED, false, false, true, 6)
+CASEV(pairs_c_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, 6)
+CASEV(pairs_c_3d_order6_random_layers, 6, WAVE_KERNEL_TILED, false, false, true, 6)
+CASEV(pairs_c_2d_falls_back_to_ring, 8, WAVE_KERNEL_TILED, true, false, false, 6)
+/* 7: 4 with the tilt codes and the outer pairs' f prefetched into L2, L in one chain
+ * (tti_cols3.cu without the scatter) */
+CASEV(pairs_p_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 7)
+CASEV(pairs_p_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 7)
+CASEV(pairs_p_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 7)
+CASEV(pairs_p_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, 7)
+CASEV(pairs_p_3d_order4_random_layers, 4, WAVE_KERNEL_TILED, false, false, true, 7)
+CASEV(pairs_p_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, 7)
+CASEV(pairs_p_2d_falls_back_to_ring, 8, WAVE_KERNEL_TILED, true, false, false, 7)
 /* the tiled second pass beside the core (wave_tuning.cpml 2, kernels/tti_layers.cu) with
  * either tiled core, both passes tiled (3), and the naive ones asked for by name (1) */
 CASEL(layers_tiled_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 2)
