@@ -12,7 +12,8 @@
  *   seislive-bench rtm [--json] [--n NX NY NZ] [--pml W] [--steps N] [--rx R]
  *                      [--order K] [--d M] [--device SPEC] [--kernel auto|naive|tiled]
  *                      [--strategies a,b,...] [--image-every K|auto] [--repeat N]
- *                      [--one-stream] [--imaging-scalar] [--verbose] [--physics acoustic|tti]
+ *                      [--one-stream] [--imaging-scalar] [--u-ahead on|off] [--verbose]
+ *                      [--physics acoustic|tti]
  *                      [--cpml-memory fp32|bf16]
  *                      [--backward separate|fused|image] [--fused-variant N]
  *                      [--strip-store auto|device|host] [--strip-stages N] [--host-budget MIB]
@@ -28,8 +29,9 @@
  *
  * --one-stream and --imaging-scalar set the engine's tuning (struct rtm_tuning,
  * docs/TUNING.md): boundary and random step both wavefields on one CUDA stream; the
- * imaging condition accumulates one cell per thread instead of four (float4).  Neither
- * changes the image.  --backward fused runs the backward sweep of boundary and random in
+ * imaging condition accumulates one cell per thread instead of four (float4).  --u-ahead
+ * on lets the source wavefield's reverse step run beside the receiver's step before the
+ * imaging of that level (enum rtm_u_ahead).  None changes the image.  --backward fused runs the backward sweep of boundary and random in
  * one fused pass instead of the separate ones, --backward image the imaging condition
  * inside the receiver step (kernels/rtm_fused.h, enum rtm_backward; the same image),
  * --fused-variant N (0..3) the fused kernel in another shape.
@@ -361,6 +363,9 @@ int bench_rtm(int argc, char **argv)
             tuning.one_stream = true;
         else if (!strcmp(argv[i], "--imaging-scalar"))
             tuning.imaging_scalar = true;
+        else if (!strcmp(argv[i], "--u-ahead") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "on") || !strcmp(argv[i + 1], "off")))
+            tuning.u_ahead = !strcmp(argv[++i], "on") ? RTM_U_AHEAD_ON : RTM_U_AHEAD_OFF;
         else if (!strcmp(argv[i], "--cpml-memory") && i + 1 < argc) {
             i++;
             cpml_memory = !strcmp(argv[i], "fp32") ? WAVE_CPML_MEM_FP32 : !strcmp(argv[i], "bf16") ? WAVE_CPML_MEM_BF16 : -1;
@@ -725,13 +730,14 @@ int bench_rtm(int argc, char **argv)
         printf("]}\n");
     } else {
         printf("rtm reference shot (%s) on %s: %d x %d x %d points at %g m including %d-cell absorbing layers, order %d, "
-               "%d steps of %.3g ms, %d x %d receivers, imaging every %d step%s%s, kernel %s%s%s%s; propagator alone: "
+               "%d steps of %.3g ms, %d x %d receivers, imaging every %d step%s%s, kernel %s%s%s%s%s; propagator alone: "
                "%.2f Gpts/s; median of %d run%s\n",
                tti ? "TTI: eps 0.2, delta 0.1, tilt 30 deg" : "acoustic", dev.name, ntot[0], ntot[1], ntot[2], d,
                pml, order, steps, dt * 1e3, rx, rx, rtm_image_every_of(every, wavelet_ricker_fmax(prm.f_peak), dt),
                rtm_image_every_of(every, wavelet_ricker_fmax(prm.f_peak), dt) == 1 ? "" : "s",
                every ? "" : " (auto: floor(1 / (2 fmax dt)))", kernel == 1 ? "naive" : kernel == 2 ? "tiled" : "auto",
                tuning.one_stream ? ", one stream" : "", tuning.imaging_scalar ? ", scalar imaging" : "",
+               tuning.u_ahead == RTM_U_AHEAD_ON ? ", u one step ahead" : "",
                cpml_memory == WAVE_CPML_MEM_BF16 ? ", bf16 CPML memory" : "", rate * 1e-9, repeat, repeat == 1 ? "" : "s");
         printf("\n");
         printf("| strategy | time (s) | peak device memory (MiB) | allocated (MiB) | planned (MiB) | wavefield steps | "
