@@ -701,10 +701,11 @@ int bench_rtm(int argc, char **argv)
     if (json) {
         printf("{\"bench\":\"rtm\",\"physics\":\"%s\",\"device\":\"%s\",\"grid\":[%d,%d,%d],\"pml\":%d,\"order\":%d,\"steps\":%d,"
                "\"receivers\":%d,\"step_gpts\":%.3f,\"copy_gbs\":%.1f,\"link_h2d_gbs\":%.1f,\"link_d2h_gbs\":%.1f,\"one_stream\":%s,\"imaging_scalar\":%s,"
-               "\"rows\":[",
+               "\"u_ahead\":%s,\"rows\":[",
                tti ? "tti" : "acoustic", dev.name, ntot[0], ntot[1], ntot[2], pml, order, steps, rx * rx, rate * 1e-9,
                bw, link_h2d, link_d2h,
-               tuning.one_stream ? "true" : "false", tuning.imaging_scalar ? "true" : "false");
+               tuning.one_stream ? "true" : "false", tuning.imaging_scalar ? "true" : "false",
+               tuning.u_ahead == RTM_U_AHEAD_ON ? "true" : "false");
         int first = 1;
         for (int k = 0; k < nrows; k++) {
             struct row *r = &rows[k];
