@@ -741,9 +741,9 @@ static int validate_cross(const struct sl_config *cfg)
 /* The CPML defaults of the schema (12 layers, degree 4, pml_reflection 1e-3) are the
  * acoustic propagator's.  The TTI propagator's layers reflect mostly by their width and
  * the eps-delta taper inside them, less by the profile (tests/test_tti.c, 45 degree
- * tilt, the taper over the layers' outer half, kernels/tti.h: 12 layers of degree 2
- * -36.7 dB at grazing incidence in 2D, degree 3 -34.0, degree 4 -30.9; 10 layers -34.4,
- * 8 -30.9), so with physics = "tti" the keys that the file does not set are 12 layers of
+ * tilt, the taper over the layers' outer 40 %, kernels/tti.h: 10 layers of degree 2
+ * -37.9 dB at grazing incidence in 2D, degree 3 -37.8, degree 4 -34.2; 12 layers -40.9,
+ * 8 -33.3), so with physics = "tti" the keys that the file does not set are 10 layers of
  * degree 2 and 1e-4 (docs/model.md). */
 static void physics_defaults(struct sl_config *cfg)
 {
@@ -765,8 +765,8 @@ static void physics_defaults(struct sl_config *cfg)
     if (thin < CONFIG_TTI_PML_WIDTH) {
         char where[PATH_MAX + 32];
         log_warn("%s: [propagator] pml_width %d with physics = \"tti\": TTI layers absorb by their width, "
-                 "whatever pml_degree (45 degree tilt, grazing incidence, 2D: 8 cells reflect about -31 dB, "
-                 "10 about -34 dB, %d about -37 dB; docs/model.md); %d is the TTI default",
+                 "whatever pml_degree (45 degree tilt, grazing incidence, 2D: 6 cells reflect about -26 dB, "
+                 "8 about -33 dB, %d about -38 dB; docs/model.md); %d is the TTI default",
                  config_where(cfg, "propagator.pml_width", where, sizeof where), thin, CONFIG_TTI_PML_WIDTH,
                  CONFIG_TTI_PML_WIDTH);
     }
