@@ -5,7 +5,8 @@
  * strips/checkpoints, injection and setup.
  *
  * Reference shot (defaults): 8th order, 400 x 400 x 200 points at 12.5 m including
- * absorbing layers of the config's default width (12 cells; 20 with --physics tti),
+ * absorbing layers of the config's default width (12 cells; 10 with --physics tti, 20
+ * before 2026-11-24: the reference interior 360 x 360 x 160 is --n 380 380 180 now),
  * 3000 steps, 200 x 200 receivers, v(z) 2000..3500 m/s.
  * A strategy whose memory does not fit the device is listed with what it would need.
  *
