@@ -757,11 +757,12 @@ static int validate_cross(const struct sl_config *cfg)
 /* ---- defaults that depend on another key --------------------------------- */
 
 /* The CPML defaults of the schema (12 layers, degree 4, pml_reflection 1e-3) are the
- * acoustic propagator's.  The TTI propagator's layers reflect by their width, not their
- * profile (tests/test_tti.c, 45 degree tilt: 12 layers of any degree -25 dB at grazing
- * incidence, under its 30 dB bound; 20 layers -32 dB, degree 2 the best), so with
- * physics = "tti" each of the three keys that the file does not set keeps the values it
- * had before the thin default (docs/model.md). */
+ * acoustic propagator's.  The TTI propagator's layers reflect mostly by their width and
+ * the eps-delta taper inside them, less by the profile (tests/test_tti.c, 45 degree
+ * tilt, the taper over the layers' outer 40 %, kernels/tti.h: 10 layers of degree 2
+ * -37.9 dB at grazing incidence in 2D, degree 3 -37.8, degree 4 -34.2; 12 layers -40.9,
+ * 8 -33.3), so with physics = "tti" the keys that the file does not set are 10 layers of
+ * degree 2 and 1e-4 (docs/model.md). */
 static void physics_defaults(struct sl_config *cfg)
 {
     struct propagator_conf *p = &cfg->propagator;
@@ -782,8 +783,8 @@ static void physics_defaults(struct sl_config *cfg)
     if (thin < CONFIG_TTI_PML_WIDTH) {
         char where[PATH_MAX + 32];
         log_warn("%s: [propagator] pml_width %d with physics = \"tti\": TTI layers absorb by their width, "
-                 "whatever pml_degree (45 degree tilt, grazing incidence: 12 cells reflect about -25 dB, "
-                 "16 about -29 dB, %d about -32 dB; docs/model.md); %d is the TTI default",
+                 "whatever pml_degree (45 degree tilt, grazing incidence, 2D: 6 cells reflect about -26 dB, "
+                 "8 about -33 dB, %d about -38 dB; docs/model.md); %d is the TTI default",
                  config_where(cfg, "propagator.pml_width", where, sizeof where), thin, CONFIG_TTI_PML_WIDTH,
                  CONFIG_TTI_PML_WIDTH);
     }

@@ -85,7 +85,7 @@ struct model_conf {
 /* [propagator] CPML defaults with physics = "tti", for the keys a file does not set (the
  * schema's defaults are the acoustic propagator's thin layers; conf/config.c
  * physics_defaults says why TTI keeps these). */
-#define CONFIG_TTI_PML_WIDTH 20
+#define CONFIG_TTI_PML_WIDTH 10
 #define CONFIG_TTI_PML_DEGREE 2
 #define CONFIG_TTI_PML_REFLECTION 1e-4
 

@@ -110,7 +110,7 @@ static const struct conf_key propagator_keys[] = {
     {"cfl", KT_DOUBLE, OFF(propagator, cfl), 0, KF_MIN_EXCL, 0, 1, NULL, "0.9", "",
      "fraction of the largest stable dt used when dt = 0", 0},
     {"pml_width", KT_INT_VEC, OFF(propagator, pml_width), 6, KF_BROADCAST, 0, 1000, NULL, "12", "cells",
-     "CPML width: one number for all faces or [xmin, xmax, ymin, ymax, zmin, zmax]. Default 12 (20 with physics = \"tti\", whose layers absorb by their width); 20 with pml_degree = 2 and pml_reflection = 1e-4 is the profile before the thin default (docs/model.md)", 0},
+     "CPML width: one number for all faces or [xmin, xmax, ymin, ymax, zmin, zmax]. Default 12 (10 of degree 2 and 1e-4 with physics = \"tti\": docs/tti.md); 20 with pml_degree = 2 and pml_reflection = 1e-4 is the profile before the thin default (docs/model.md)", 0},
     {"pml_reflection", KT_DOUBLE, OFF(propagator, pml_reflection), 0, KF_MIN_EXCL, 0, 1, NULL, "1e-3", "",
      "theoretical normal-incidence reflection coefficient of the CPML damping. Default 1e-3 (1e-4 with physics = \"tti\")", 0},
     {"pml_degree", KT_INT, OFF(propagator, pml_degree), 0, 0, 1, 6, NULL, "4", "",

@@ -125,6 +125,18 @@ struct rtm_tuning {
     int strip_pin;        /* boundary with host strips: how the host store is pinned, enum
                              dev_pin_how (kernels/device.h; 0 pieces, the default;
                              --pin pieces|alloc|register) */
+    int u_ahead;          /* CUDA boundary / random, separate backward sweep on two streams,
+                             enum rtm_u_ahead (--u-ahead on|off) */
+};
+
+/* rtm_tuning.u_ahead: what u's reverse step n -> n - 1 waits for on q's stream.  It
+ * writes u(n - 1) over u(n + 1), so it needs only the imaging at n + 1 done; waiting
+ * for the imaging at n (which follows q's whole step n) as before drains both streams
+ * at every imaging step.  Either way the same image, bit for bit. */
+enum rtm_u_ahead {
+    RTM_U_AHEAD_DEFAULT = 0, /* off (RTM_U_AHEAD_OFF) */
+    RTM_U_AHEAD_OFF = 1,     /* u's step n -> n - 1 waits for the imaging at n */
+    RTM_U_AHEAD_ON = 2,      /* ... for the imaging at n + 1: u's step beside q's step n */
 };
 
 /* The random-velocity boundary of the `random` strategy (kernels/random_boundary.h). */

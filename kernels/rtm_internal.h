@@ -130,6 +130,7 @@ struct mig {
     size_t dev_free_min;
     void *s_u, *s_q;         /* CUDA, boundary/random: the two wavefields' streams, and */
     void *ev_u, *ev_q;       /* events: u(n) ready / imaging at n done */
+    void *ev_img[2];         /* rtm_tuning.u_ahead on: imaging at n done, in slot n & 1 */
     rtm_source_cb cb;        /* diagnostics: hand u(n) to the caller instead of only imaging */
     void *cb_ctx;
     float *cb_host;

@@ -377,6 +377,10 @@ static int streams(struct mig *m, int strategy)
         (rc = dev_stream_create(m->dev, &m->s_q)) < 0 || (rc = dev_event_create(m->dev, &m->ev_u, false)) < 0 ||
         (rc = dev_event_create(m->dev, &m->ev_q, false)) < 0)
         return rc;
+    if (m->e->p.tuning.u_ahead == RTM_U_AHEAD_ON &&
+        ((rc = dev_event_create(m->dev, &m->ev_img[0], false)) < 0 ||
+         (rc = dev_event_create(m->dev, &m->ev_img[1], false)) < 0))
+        return rc;
     prop_set_stream(m->u, m->s_u);
     prop_set_stream(m->q, m->s_q);
     return 0;
@@ -457,4 +461,6 @@ void rtm_mig_release(struct mig *m)
     dev_stream_destroy(m->dev, m->s_q);
     dev_event_destroy(m->dev, m->ev_u);
     dev_event_destroy(m->dev, m->ev_q);
+    dev_event_destroy(m->dev, m->ev_img[0]);
+    dev_event_destroy(m->dev, m->ev_img[1]);
 }

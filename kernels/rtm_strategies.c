@@ -25,7 +25,7 @@ static int extract(struct mig *m, const struct imaging_box *b, const float *fiel
     return 0;
 }
 
-static int accumulate(struct mig *m, const struct imaging_box *bu, const float *u)
+static int accumulate(struct mig *m, int n, const struct imaging_box *bu, const float *u)
 {
 #ifdef SEISLIVE_CUDA
     if (m->gpu) {
@@ -37,9 +37,12 @@ static int accumulate(struct mig *m, const struct imaging_box *bu, const float *
                                      m->s_q);
         if (rc == 0 && m->s_q)
             rc = dev_event_record(m->dev, m->ev_q, m->s_q);
+        if (rc == 0 && m->ev_img[0])
+            rc = dev_event_record(m->dev, m->ev_img[n & 1], m->s_q);
         return rc;
     }
 #endif
+    (void)n;
     imaging_accumulate_cpu(bu, u, &m->bq, prop_field(m->q), &m->acc);
     return 0;
 }
@@ -128,7 +131,7 @@ static int visit(struct mig *m, int n, const struct imaging_box *bu, const float
             rc = rtm_after_step(m, m->q);
     }
     if (rc == 0 && u && n % m->k == 0)
-        rc = accumulate(m, bu, u);
+        rc = accumulate(m, n, bu, u);
     if (rc == 0 && u && n % m->k == 0 && m->cb)
         rc = hand_over(m, n, bu, u);
     if (rc == 0 && n % STOP_POLL == 0 && rtm_stop_requested(m->e))
@@ -164,6 +167,17 @@ static int mark_u(struct mig *m)
 static int wait_q(struct mig *m)
 {
     return m->s_u ? dev_stream_wait(m->dev, m->s_u, m->ev_q) : 0;
+}
+
+/* The separate sweep, before u's reverse step from N (to N - 1, written over u(N + 1)):
+ * the imaging that read the buffer it overwrites, at N + 1 with rtm_tuning.u_ahead on
+ * (the event of slot (N + 1) & 1 is the last imaging at or before N + 1: a level not
+ * imaged is read by nothing else), else the imaging at N (wait_q). */
+static int wait_imaged(struct mig *m, int n)
+{
+    if (!m->s_u || !m->ev_img[0])
+        return wait_q(m);
+    return dev_stream_wait(m->dev, m->s_u, m->ev_img[(n + 1) & 1]);
 }
 
 /* THE predicate of the fused backward sweeps (kernels/rtm_fused.h): the tuning's
@@ -203,7 +217,7 @@ static int backward_tail(struct mig *m, const struct imaging_box *bu)
     int rc = 0;
     if (2 % m->k == 0) {
         prop_swap(m->u);
-        rc = accumulate(m, bu, prop_field(m->u));
+        rc = accumulate(m, 2, bu, prop_field(m->u));
         prop_swap(m->u);
     }
     if (rc == 0)
@@ -349,7 +363,7 @@ static int run_reverse(struct mig *m, bool strips)
         if (rc == 0 && n > 1) {
             /* u(n - 1) = 2 u(n) - u(n + 1) + dt^2 v^2 lap u(n) + dt^2 f(n), written over
              * u(n + 1), which imaging at n + 1 read */
-            rc = wait_q(m);
+            rc = wait_imaged(m, n);
             if (rc == 0)
                 rc = prop_step_reverse(m->u);
             if (rc == 0)

@@ -452,8 +452,9 @@ static void halo_medium(struct tti_sim *s)
 }
 
 /* Fill the medium over the padded grid from the interior model: edges repeated into the
- * layers, eps and delta tapered to 0 across them, delta lowered to eps where it is larger
- * (tti.h), everything quantised (tti_internal.h) and decoded for the CPU. */
+ * layers, eps and delta tapered to 0 across their outer part (tti.h, TTI_TAPER_START),
+ * delta lowered to eps where it is larger (tti.h), everything quantised (tti_internal.h)
+ * and decoded for the CPU. */
 static void set_medium(struct tti_sim *s, const struct tti_model *m)
 {
     const struct wave_layout *L = &s->w.L;
@@ -475,7 +476,8 @@ static void set_medium(struct tti_sim *s, const struct tti_model *m)
                 const int ix = i - L->pml[0] < 0 ? 0 : i - L->pml[0] >= L->n[0] ? L->n[0] - 1 : i - L->pml[0];
                 const size_t si = src_row + ix, c = row + i;
                 const double xi = fmax(layer_depth(i, L->pml[0], L->n[0], L->pml[1]), fmax(xy, xz));
-                const double taper = 0.5 * (1.0 + cos(M_PI * fmin(xi, 1.0)));
+                const double xt = fmin(fmax((xi - TTI_TAPER_START) / (1.0 - TTI_TAPER_START), 0.0), 1.0);
+                const double taper = 0.5 * (1.0 + cos(M_PI * xt));
                 const double v = m->vpz[si], e = taper * val_at(m->eps, m->eps0, si);
                 const double d = fmin(taper * val_at(m->delta, m->delta0, si), e);
                 s->w.vel[c] = (float)(v * v * dt2);

@@ -57,7 +57,7 @@ Test(tti_config, keys_parsed_angles_in_radians)
 }
 
 /* The CPML defaults follow the physics (conf/config.c physics_defaults): acoustic the
- * schema's thin layers (12, degree 4, 1e-3), TTI the 20 layers of degree 2 and 1e-4 that
+ * schema's thin layers (12, degree 4, 1e-3), TTI the 10 layers of degree 2 and 1e-4 that
  * its 30 dB test needs (tests/test_tti.c), each key the file sets kept as set. */
 Test(tti_config, cpml_defaults_follow_the_physics)
 {
@@ -73,7 +73,7 @@ Test(tti_config, cpml_defaults_follow_the_physics)
         cr_assert_eq(cfg.propagator.pml_width[f], CONFIG_TTI_PML_WIDTH);
     cr_assert_eq(cfg.propagator.pml_degree, CONFIG_TTI_PML_DEGREE);
     cr_assert_eq(cfg.propagator.pml_reflection, CONFIG_TTI_PML_REFLECTION);
-    cr_assert_eq(CONFIG_TTI_PML_WIDTH, 20);
+    cr_assert_eq(CONFIG_TTI_PML_WIDTH, 10);
     cr_assert_eq(CONFIG_TTI_PML_DEGREE, 2);
     config_free(&cfg);
     cr_assert_eq(load("[propagator]\nphysics = \"tti\"\npml_width = [12, 13, 14, 15, 16, 17]\npml_degree = 3\n",

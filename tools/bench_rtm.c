@@ -5,14 +5,16 @@
  * strips/checkpoints, injection and setup.
  *
  * Reference shot (defaults): 8th order, 400 x 400 x 200 points at 12.5 m including
- * absorbing layers of the config's default width (12 cells; 20 with --physics tti),
+ * absorbing layers of the config's default width (12 cells; 10 with --physics tti, 20
+ * before 2026-11-24: the reference interior 360 x 360 x 160 is --n 380 380 180 now),
  * 3000 steps, 200 x 200 receivers, v(z) 2000..3500 m/s.
  * A strategy whose memory does not fit the device is listed with what it would need.
  *
  *   seislive-bench rtm [--json] [--n NX NY NZ] [--pml W] [--steps N] [--rx R]
  *                      [--order K] [--d M] [--device SPEC] [--kernel auto|naive|tiled]
  *                      [--strategies a,b,...] [--image-every K|auto] [--repeat N]
- *                      [--one-stream] [--imaging-scalar] [--verbose] [--physics acoustic|tti]
+ *                      [--one-stream] [--imaging-scalar] [--u-ahead on|off] [--verbose]
+ *                      [--physics acoustic|tti]
  *                      [--cpml-memory fp32|bf16]
  *                      [--backward separate|fused|image] [--fused-variant N]
  *                      [--strip-store auto|device|host] [--strip-stages N] [--host-budget MIB]
@@ -28,8 +30,9 @@
  *
  * --one-stream and --imaging-scalar set the engine's tuning (struct rtm_tuning,
  * docs/TUNING.md): boundary and random step both wavefields on one CUDA stream; the
- * imaging condition accumulates one cell per thread instead of four (float4).  Neither
- * changes the image.  --backward fused runs the backward sweep of boundary and random in
+ * imaging condition accumulates one cell per thread instead of four (float4).  --u-ahead
+ * on lets the source wavefield's reverse step run beside the receiver's step before the
+ * imaging of that level (enum rtm_u_ahead).  None changes the image.  --backward fused runs the backward sweep of boundary and random in
  * one fused pass instead of the separate ones, --backward image the imaging condition
  * inside the receiver step (kernels/rtm_fused.h, enum rtm_backward; the same image),
  * --fused-variant N (0..3) the fused kernel in another shape.
@@ -361,6 +364,9 @@ int bench_rtm(int argc, char **argv)
             tuning.one_stream = true;
         else if (!strcmp(argv[i], "--imaging-scalar"))
             tuning.imaging_scalar = true;
+        else if (!strcmp(argv[i], "--u-ahead") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "on") || !strcmp(argv[i + 1], "off")))
+            tuning.u_ahead = !strcmp(argv[++i], "on") ? RTM_U_AHEAD_ON : RTM_U_AHEAD_OFF;
         else if (!strcmp(argv[i], "--cpml-memory") && i + 1 < argc) {
             i++;
             cpml_memory = !strcmp(argv[i], "fp32") ? WAVE_CPML_MEM_FP32 : !strcmp(argv[i], "bf16") ? WAVE_CPML_MEM_BF16 : -1;
@@ -696,10 +702,11 @@ int bench_rtm(int argc, char **argv)
     if (json) {
         printf("{\"bench\":\"rtm\",\"physics\":\"%s\",\"device\":\"%s\",\"grid\":[%d,%d,%d],\"pml\":%d,\"order\":%d,\"steps\":%d,"
                "\"receivers\":%d,\"step_gpts\":%.3f,\"copy_gbs\":%.1f,\"link_h2d_gbs\":%.1f,\"link_d2h_gbs\":%.1f,\"one_stream\":%s,\"imaging_scalar\":%s,"
-               "\"rows\":[",
+               "\"u_ahead\":%s,\"rows\":[",
                tti ? "tti" : "acoustic", dev.name, ntot[0], ntot[1], ntot[2], pml, order, steps, rx * rx, rate * 1e-9,
                bw, link_h2d, link_d2h,
-               tuning.one_stream ? "true" : "false", tuning.imaging_scalar ? "true" : "false");
+               tuning.one_stream ? "true" : "false", tuning.imaging_scalar ? "true" : "false",
+               tuning.u_ahead == RTM_U_AHEAD_ON ? "true" : "false");
         int first = 1;
         for (int k = 0; k < nrows; k++) {
             struct row *r = &rows[k];
@@ -725,13 +732,14 @@ int bench_rtm(int argc, char **argv)
         printf("]}\n");
     } else {
         printf("rtm reference shot (%s) on %s: %d x %d x %d points at %g m including %d-cell absorbing layers, order %d, "
-               "%d steps of %.3g ms, %d x %d receivers, imaging every %d step%s%s, kernel %s%s%s%s; propagator alone: "
+               "%d steps of %.3g ms, %d x %d receivers, imaging every %d step%s%s, kernel %s%s%s%s%s; propagator alone: "
                "%.2f Gpts/s; median of %d run%s\n",
                tti ? "TTI: eps 0.2, delta 0.1, tilt 30 deg" : "acoustic", dev.name, ntot[0], ntot[1], ntot[2], d,
                pml, order, steps, dt * 1e3, rx, rx, rtm_image_every_of(every, wavelet_ricker_fmax(prm.f_peak), dt),
                rtm_image_every_of(every, wavelet_ricker_fmax(prm.f_peak), dt) == 1 ? "" : "s",
                every ? "" : " (auto: floor(1 / (2 fmax dt)))", kernel == 1 ? "naive" : kernel == 2 ? "tiled" : "auto",
                tuning.one_stream ? ", one stream" : "", tuning.imaging_scalar ? ", scalar imaging" : "",
+               tuning.u_ahead == RTM_U_AHEAD_ON ? ", u one step ahead" : "",
                cpml_memory == WAVE_CPML_MEM_BF16 ? ", bf16 CPML memory" : "", rate * 1e-9, repeat, repeat == 1 ? "" : "s");
         printf("\n");
         printf("| strategy | time (s) | peak device memory (MiB) | allocated (MiB) | planned (MiB) | wavefield steps | "
