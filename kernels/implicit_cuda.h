@@ -210,5 +210,7 @@ int implicit_cu_sweep_tile(const wave_sim *s, const IArgs &A, cudaStream_t st, i
  * it does not run (2D, interface values, lines over 512, no sm_90 cluster): the caller
  * runs the sequential sweeps. */
 int implicit_cu_sweep_xy(const wave_sim *s, const IArgs &A, cudaStream_t st);
+/* implicit_xyc.cu (tuning xyc): the same, by the persistent 1024-thread cluster kernel. */
+int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st);
 
 #endif

@@ -82,13 +82,14 @@ enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_TILEB = 13,  /* tilea's without the L2 prefetch of the rows the writes read */
     WAVE_IMPLICIT_YZ_TILEM = 14,  /* tilea's, the y sweep at three blocks an SM (z at two) */
     WAVE_IMPLICIT_YZ_TILEZ = 15,  /* tilem's, z at three blocks too (writes a row at a time) */
-    WAVE_IMPLICIT_YZ_N = 16,
+    WAVE_IMPLICIT_YZ_XYC = 16,    /* x and y in a persistent 1024-thread cluster kernel (planes double-buffered), z tilem's */
+    WAVE_IMPLICIT_YZ_N = 17,
 };
 
-/* Whether YZ (a resolved implicit_yz) solves x and y in one kernel (xyfused, xypipe). */
+/* Whether YZ (a resolved implicit_yz) solves x and y in one kernel (xyfused, xypipe, xyc). */
 static inline bool wave_implicit_yz_is_xy(int yz)
 {
-    return yz == WAVE_IMPLICIT_YZ_XYFUSED || yz == WAVE_IMPLICIT_YZ_XYPIPE;
+    return yz == WAVE_IMPLICIT_YZ_XYFUSED || yz == WAVE_IMPLICIT_YZ_XYPIPE || yz == WAVE_IMPLICIT_YZ_XYC;
 }
 
 /* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
@@ -131,7 +132,8 @@ const char *wave_implicit_yz_name(int yz);
  *   layer-zchunk  N > 0
  *   implicit-x    thread | warp | regs | warpl
  *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe | scanl | scanl1 |
- *                 scanl256 | tile | tile3 | tilea | tileb | tilem | tilez
+ *                 scanl256 | tile | tile3 | tilea | tileb | tilem | tilez |
+ *                 xyc
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
 int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
 
