@@ -72,11 +72,15 @@ template <int K>
 __device__ __forceinline__ void xc_load(const IArgs &A, float *P, int k, int y0, int ny, int mx)
 {
     constexpr int pitch = xc_pitch<K>();
-    const int w = mx + 2 * K, tot = (ny + 2 * K) * w;
+    const int w = mx + 2 * K, lane = threadIdx.x & 31;
     const float *f = A.p + idx(A, -K, y0 - K, k);
-    for (int e = threadIdx.x; e < tot; e += XC_THREADS) {
-        const int t = e / w, x = e - t * w;
-        cp4(P + t * pitch + xc_pos(x), f + (long long)t * A.sy + x, true);
+    /* a row a warp (no division per element: the first form's e / w loop cost as many
+     * instructions as the solves) */
+    for (int t = threadIdx.x >> 5; t < ny + 2 * K; t += XC_THREADS / 32) {
+        const float *fr = f + (long long)t * A.sy;
+        float *pr = P + t * pitch;
+        for (int x = lane; x < w; x += 32)
+            cp4(pr + xc_pos(x), fr + x, true);
     }
     cp_commit();
 }
@@ -92,7 +96,7 @@ __device__ __forceinline__ void xc_compose(cg::cluster_group &cl, float *S, int 
     L = 0;
     M = 1;
 #pragma unroll 1
-    for (int q = 0; q < hi - lo; q += 4) {
+    for (int q = 0; q < hi - lo; q += 4) { /* four ranks' loads in flight (eight spilled the chunk) */
         float rl[4], rm[4];
 #pragma unroll
         for (int u = 0; u < 4; u++) {
@@ -211,33 +215,28 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
             const float gblk = h == 1 ? gin1 : gin;
             chunk_backward<XC_CH>(v, nyc, Sh{ycp + row0}, h == 1 ? gblk : bL1 + bM1 * gblk);
         }
-        /* lap = gx + gy over the box's rows of this chunk (16 columns of two rows a warp).
-         * In a CPML layer the chunk's gy goes to lap first and a second loop, with no
-         * chunk in registers, adds each axis's terms (inline here, with the 16 rows of
-         * gy live, they made the kernel spill: 1.4 KB a thread at 64 registers). */
+        /* lap = gx + gy over the box's rows of this chunk (16 columns of two rows a warp);
+         * in a CPML layer of x or y, lap = gx and d = gy, whose terms a pass over the
+         * layers adds (implicit_layers.cu): here they made the kernel spill (1.4 KB a
+         * thread at 64 registers) and put the y layers' work on the cluster's first and
+         * last block, which the others waited for at every plane (first form: 4.24 ms
+         * for x and y with CPML, 1.51 without). */
         if (col >= A.blo[0] && col < A.bhi[0]) {
-            const int np0 = A.m.npad[0], np1 = A.m.npad[1];
-            const bool xl = A.cpml && (col < A.m.pml[0] || col >= np0 - A.m.pml[1]);
-            float *dst = A.lap + idx(A, col, y0 + row0, k);
+            const int np1 = A.m.npad[1];
+            const bool xl = A.cpml && (col < A.m.pml[0] || col >= A.m.npad[0] - A.m.pml[1]);
+            const long long c0 = idx(A, col, y0 + row0, k);
             const float *gxp = P + (row0 + K) * pitch + xc_pos(col + K);
-            bool any = false;
 #pragma unroll
             for (int u = 0; u < XC_CH; u++) {
                 const int j = y0 + row0 + u;
                 if (u >= nyc || j < A.blo[1] || j >= A.bhi[1])
                     continue;
-                const bool lay = xl || (A.cpml && (j < A.m.pml[2] || j >= np1 - A.m.pml[3]));
-                any |= lay;
-                dst[u * A.sy] = lay ? v[u] : gxp[u * pitch] + v[u];
-            }
-            if (any) {
-#pragma unroll 1
-                for (int u = 0; u < nyc; u++) {
-                    const int j = y0 + row0 + u;
-                    if (j < A.blo[1] || j >= A.bhi[1] || !(xl || j < A.m.pml[2] || j >= np1 - A.m.pml[3]))
-                        continue;
-                    const float gy = dst[u * A.sy]; /* this thread's store above */
-                    dst[u * A.sy] = cpml_term<0, R>(A, col, j, k, gxp[u * pitch]) + cpml_term<1, R>(A, col, j, k, gy);
+                const long long c = c0 + u * A.sy;
+                if (xl || (A.cpml && (j < A.m.pml[2] || j >= np1 - A.m.pml[3]))) {
+                    A.lap[c] = gxp[u * pitch];
+                    A.d[c] = v[u];
+                } else {
+                    A.lap[c] = gxp[u * pitch] + v[u];
                 }
             }
         }
@@ -298,6 +297,6 @@ int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st)
             cfg.gridDim.y = (unsigned)s->imp->xy_clusters; /* one wave of clusters, each a group of planes */
         CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, A, mx, my));
         CUDA_TRY_LAUNCH();
-        return 0;
+        return implicit_cu_xy_layers(s, A, st);
     });
 }
