@@ -117,6 +117,50 @@ __device__ __forceinline__ void xc_compose(cg::cluster_group &cl, float *S, int 
     }
 }
 
+/* chunk_forward_map / chunk_backward_map (implicit_cuda.h) without their products P, Q:
+ * those depend on the chunk's rows alone (the Thomas factors), not on the field, so each
+ * thread forms its chunks' once (xc_products) instead of at every plane (two multiplies
+ * and a negation a row and map: the first forms issued ~2500 instructions a thread and
+ * plane at 2.1 a cycle an SM, ncu: the kernel was bound by issue, not memory). */
+template <int CH, int K, class FW, class IV>
+__device__ __forceinline__ void xc_forward_map(const FW &fw, const float *c, float b, int n, const IV &iv,
+                                               float (&v)[CH], float &L)
+{
+    L = 0;
+#pragma unroll
+    for (int u = 0; u < CH; u++) {
+        float r = c[0] * fw[u + K];
+#pragma unroll
+        for (int l = 1; l <= K; l++)
+            r += c[l] * (fw[u + K + l] + fw[u + K - l]);
+        v[u] = r;
+        if (u < n)
+            L = (r - b * L) * iv[u];
+    }
+}
+
+template <int CH, class CP>
+__device__ __forceinline__ void xc_backward_map(const float (&v)[CH], int n, const CP &cp, float &L)
+{
+    L = 0;
+#pragma unroll
+    for (int u = CH - 1; u >= 0; u--)
+        if (u < n)
+            L = v[u] - cp[u] * L;
+}
+
+/* The products P (forward: -b inv) and Q (backward: -cp) of the N rows from R0 of a line,
+ * in chunk_forward_map's and chunk_backward_map's order. */
+__device__ __forceinline__ void xc_products(const IArgs &A, int r0, int n, float &P, float &Q)
+{
+    P = 1;
+    Q = 1;
+    for (int u = 0; u < n; u++)
+        P *= -A.b * A.inv[r0 + u];
+    for (int u = n - 1; u >= 0; u--)
+        Q *= -A.cp[r0 + u];
+}
+
 template <int K, int R>
 __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, int my)
 {
@@ -142,6 +186,16 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
         ycp[tid] = A.cp[y0 + tid];
     }
     const int nz = A.bhi[2] - A.blo[2];
+    /* the chunks' products: y's of this block's two chunk rows (h), x's of each lane's rows;
+     * in shared memory (4 registers more made the kernel spill) */
+    __shared__ float prod[2 * 2 + 2 * 32];
+    if (tid < 2) {
+        const int r = tid * XC_CH;
+        xc_products(A, y0 + r, max(0, min(XC_CH, ny - r)), prod[2 * tid], prod[2 * tid + 1]);
+    } else if (tid >= 32 && tid < 64) {
+        const int l = tid - 32;
+        xc_products(A, l * XC_XCH, max(0, min(XC_XCH, mx - l * XC_XCH)), prod[4 + 2 * l], prod[5 + 2 * l]);
+    }
     int kk = (int)blockIdx.y;
     const int step = (int)gridDim.y;
     if (kk < nz)
@@ -149,35 +203,46 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
 #pragma unroll 1
     for (int it = 0; kk < nz; kk += step, it++) {
         float *P = sh + (it & 1) * plane; /* an offset of sh: known shared */
-        if (kk + step < nz) {
+        cp_wait<0>(); /* this plane's copies */
+        __syncthreads(); /* ... every thread's; and the plane before is read (its buffer is the next one's) */
+        if (kk + step < nz) /* in flight while this one is solved */
             xc_load<K>(A, sh + ((it + 1) & 1) * plane, A.blo[2] + kk + step, y0, ny, mx);
-            cp_wait<1>(); /* this plane's copies; the next one's stay in flight */
-        } else {
-            cp_wait<0>();
-        }
-        __syncthreads();
         const int k = A.blo[2] + kk;
         /* y, pass 1: the chunk's right-hand sides (kept) and forward map; the column's two
          * chunks in lanes l and l + 16 */
-        float v[XC_CH], L, M;
-        chunk_forward_map<XC_CH, K>(XcCol<K>{P + row0 * pitch + xc_pos(col + K)}, A.c[1], b, nyc, -1, -1, 0.0f,
-                                    0.0f, Sh{yinv + row0}, v, L, M);
+        float v[XC_CH], L, M = nyc ? prod[2 * h] : 1.0f; /* no rows: the identity */
+        float fwy[XC_CH + 2 * K];
+        {
+            const XcCol<K> wc{P + row0 * pitch + xc_pos(col + K)};
+#pragma unroll
+            for (int l = 0; l < XC_CH + 2 * K; l++)
+                fwy[l] = wc[l];
+        }
+        xc_forward_map<XC_CH, K>(fwy, A.c[1], b, nyc, Sh{yinv + row0}, v, L);
         const float fL0 = __shfl_xor_sync(FULL, L, 16), fM0 = __shfl_xor_sync(FULL, M, 16); /* h 1: chunk 0's */
         if (h == 1) { /* the block's map of the column: chunk 1 after chunk 0 */
             yF[col] = L + M * fL0;
             yF[XC_COLS + col] = M * fM0;
         }
         __syncthreads(); /* every column has its right-hand sides: the rows are x's now */
+        /* the cluster barrier that publishes the maps, split: its latency under the x solves
+         * (the write phase reads gx after the second barrier, which orders the block too) */
+        cl.barrier_arrive();
         /* x: warp wid the line wid of the block's rows; gx over the line's field row */
         if (wid < ny) {
             const int i0 = lane * XC_XCH;
             const int n = max(0, min(XC_XCH, mx - i0));
             const Sh iv{xinv + xc_pos(i0)}, cq{xcp + xc_pos(i0)}; /* i0 a multiple of 16: rows contiguous */
             float *F = P + (wid + K) * pitch;
-            float xv[XC_XCH], xL, xM;
-            chunk_forward_map<XC_XCH, K>(XcRow{F + 17 * lane}, A.c[0], b, n, -1, -1, 0.0f, 0.0f, iv, xv, xL, xM);
+            float xv[XC_XCH], xL, xM = prod[4 + 2 * lane];
+            float fwx[XC_XCH + 2 * K];
+#pragma unroll
+            for (int l = 0; l < XC_XCH + 2 * K; l++)
+                fwx[l] = XcRow{F + 17 * lane}[l];
+            xc_forward_map<XC_XCH, K>(fwx, A.c[0], b, n, iv, xv, xL);
             chunk_forward<XC_XCH>(xv, b, n, iv, warp_carry<true>(xL, xM, lane));
-            chunk_backward_map<XC_XCH>(xv, n, cq, xL, xM);
+            xc_backward_map<XC_XCH>(xv, n, cq, xL);
+            xM = prod[5 + 2 * lane];
             chunk_backward<XC_XCH>(xv, n, cq, warp_carry<false>(xL, xM, lane));
             __syncwarp(); /* the row's field is read */
 #pragma unroll
@@ -185,7 +250,7 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
                 if (u < n)
                     F[xc_pos(K + i0 + u)] = xv[u]; /* gx of column i0 + u where its field was */
         }
-        cl.sync(); /* the forward maps of every block, and this block's gx */
+        cl.barrier_wait(); /* the forward maps of every block */
         /* y: the carry into the block (ranks before: h 0 the first half, h 1 the rest) */
         {
             const int half = rank / 2;
@@ -198,7 +263,8 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
             const float dblk = h == 0 ? din0 : din;
             chunk_forward<XC_CH>(v, b, nyc, Sh{yinv + row0}, h == 0 ? dblk : fL0 + fM0 * dblk);
         }
-        chunk_backward_map<XC_CH>(v, nyc, Sh{ycp + row0}, L, M);
+        xc_backward_map<XC_CH>(v, nyc, Sh{ycp + row0}, L);
+        M = nyc ? prod[2 * h + 1] : 1.0f;
         const float bL1 = __shfl_xor_sync(FULL, L, 16), bM1 = __shfl_xor_sync(FULL, M, 16); /* h 0: chunk 1's */
         if (h == 0) { /* the block's backward map: chunk 0 after chunk 1 */
             yB[col] = L + M * bL1;
@@ -226,6 +292,16 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
             const bool xl = A.cpml && (col < A.m.pml[0] || col >= A.m.npad[0] - A.m.pml[1]);
             const long long c0 = idx(A, col, y0 + row0, k);
             const float *gxp = P + (row0 + K) * pitch + xc_pos(col + K);
+            const int j0 = y0 + row0;
+            const bool clean = nyc == XC_CH && !xl && j0 >= A.blo[1] && j0 + XC_CH <= A.bhi[1] &&
+                               !(A.cpml && (j0 < A.m.pml[2] || j0 + XC_CH > np1 - A.m.pml[3]));
+            if (clean) { /* the usual chunk: every row in the box, none in a layer (no test a row) */
+                float *dst = A.lap + c0;
+                const long long sy = A.sy;
+#pragma unroll
+                for (int u = 0; u < XC_CH; u++)
+                    dst[u * sy] = gxp[u * pitch] + v[u];
+            } else
 #pragma unroll
             for (int u = 0; u < XC_CH; u++) {
                 const int j = y0 + row0 + u;
@@ -240,7 +316,6 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
                 }
             }
         }
-        __syncthreads(); /* P is the plane after next's */
     }
     cl.sync(); /* no block leaves while another may read its maps */
 }
