@@ -252,7 +252,7 @@ int implicit_cu_sweep_tile(const wave_sim *s, const IArgs &A, cudaStream_t st, i
         return implicit_cu_sweep_scan(s, A, st, ax, r0, r1); /* its chunks add the CPML terms */
     int yz = wave_implicit_yz_of(&s->p.tuning);
     if (yz == WAVE_IMPLICIT_YZ_XYC)
-        yz = WAVE_IMPLICIT_YZ_TILEM; /* xyc's z sweep (and y where its x-y kernel does not run): tilem's */
+        yz = WAVE_IMPLICIT_YZ_TILEQ; /* xyc's z sweep (and y where its x-y kernel does not run): tileq's */
     return with_r(s, [&](auto kk) {
         constexpr int KK = decltype(kk)::value;
         if ((yz == WAVE_IMPLICIT_YZ_TILEM || yz == WAVE_IMPLICIT_YZ_TILEZ || yz == WAVE_IMPLICIT_YZ_TILEQ) && ax == 1)

@@ -161,7 +161,9 @@ __device__ __forceinline__ void xc_products(const IArgs &A, int r0, int n, float
         Q *= -A.cp[r0 + u];
 }
 
-template <int K, int R>
+/* WHOLE: x lines of 512 and y lines of a multiple of 32 rows, every chunk full (the row
+ * counts constants: no test a row in the recursions). */
+template <int K, int R, bool WHOLE>
 __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, int my)
 {
     constexpr int pitch = xc_pitch<K>(), plane = xc_plane<K>();
@@ -175,7 +177,7 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
     const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5;
     const int y0 = rank * XC_YT, ny = max(0, min(XC_YT, my - y0));
     const int col = wid * 16 + (lane & 15), h = lane >> 4, row0 = h * XC_CH; /* this thread's y chunk */
-    const int nyc = col < mx ? max(0, min(XC_CH, ny - row0)) : 0;
+    const int nyc = WHOLE ? XC_CH : col < mx ? max(0, min(XC_CH, ny - row0)) : 0;
     const float b = A.b;
     for (int i = tid; i < mx; i += XC_THREADS) {
         xinv[xc_pos(i)] = A.inv[i];
@@ -231,7 +233,7 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
         /* x: warp wid the line wid of the block's rows; gx over the line's field row */
         if (wid < ny) {
             const int i0 = lane * XC_XCH;
-            const int n = max(0, min(XC_XCH, mx - i0));
+            const int n = WHOLE ? XC_XCH : max(0, min(XC_XCH, mx - i0));
             const Sh iv{xinv + xc_pos(i0)}, cq{xcp + xc_pos(i0)}; /* i0 a multiple of 16: rows contiguous */
             float *F = P + (wid + K) * pitch;
             float xv[XC_XCH], xL, xM = prod[4 + 2 * lane];
@@ -320,7 +322,7 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
     cl.sync(); /* no block leaves while another may read its maps */
 }
 #else
-template <int K, int R>
+template <int K, int R, bool WHOLE>
 __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs, int, int) {}
 #endif
 
@@ -337,7 +339,8 @@ int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st)
         return -ENOTSUP;
     return with_r(s, [&](auto kk) -> int {
         constexpr int KK = decltype(kk)::value;
-        auto kern = k_sweep_xyc<KK, KK>;
+        const bool full = mx == XC_COLS && my % XC_YT == 0;
+        auto kern = full ? k_sweep_xyc<KK, KK, true> : k_sweep_xyc<KK, KK, false>;
         const size_t shmem = xc_smem<KK>();
         cudaLaunchConfig_t cfg = {};
         cfg.gridDim = dim3(ncl, nz);

@@ -100,7 +100,7 @@ static void describe(struct wave_sim *s, const struct wave_tuning *var, char *bu
                       : yz == WAVE_IMPLICIT_YZ_TILEB    ? " (tilea's, no L2 prefetch of the written rows)"
                       : yz == WAVE_IMPLICIT_YZ_TILEM    ? " (tilea's, y at three blocks an SM)"
                       : yz == WAVE_IMPLICIT_YZ_TILEZ    ? " (tilea's, y and z at three blocks an SM)"
-                      : yz == WAVE_IMPLICIT_YZ_XYC      ? " (x and y in persistent 1024-thread clusters, z tilem's)"
+                      : yz == WAVE_IMPLICIT_YZ_XYC      ? " (x and y in persistent 1024-thread clusters, z tileq's)"
                       : yz == WAVE_IMPLICIT_YZ_TILEQ    ? " (tilem's, z's q in shared memory)"
                                                         : "";
     snprintf(buf, len, "implicit order %d: x %s%s, y/z %s%s, CPML %s", p->order, wave_implicit_x_name(x),
