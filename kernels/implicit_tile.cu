@@ -16,7 +16,11 @@
  * write phase's rows (the z sweep's L2 was 87 % busy with it, session 11); tilem: tilea's
  * with the y sweep at three blocks an SM (40 registers: tile3 made y faster, 1.20 against
  * 1.36 ms with CPML, and z slower, spilling: z stays at two); tilez: tilem's with z at
- * three blocks too, its writes one row at a time (fewer registers than two rows' loads).
+ * three blocks too, its writes one row at a time (fewer registers than two rows' loads);
+ * tileq (session 12, the default): tilem's, the z sweep's q(n-1) rows copied into shared
+ * memory beside the tile by cp.async when the block starts (35 KB: two blocks an SM
+ * still) instead of prefetched into L2 and read from it again (z's L2 was 88 % busy; z
+ * 1.53 -> 1.32 ms without CPML, 1.71 -> 1.54 with).
  *
  * The tile: row tr (line row r0 - K + tr) of x lane l at (tr + tr / 16) x NL + l (NL x
  * lanes): a chunk's rows start 17 rows after the chunk's before, so the 2 or 4 chunks of

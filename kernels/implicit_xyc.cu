@@ -11,7 +11,13 @@
  *     the SM never idles between planes (xyfused: a cluster a plane, each block loading,
  *     solving and writing in turn, 1.80 ms for 8 B/point);
  *   - the carries of a block's y chunks from the other blocks' maps (distributed shared
- *     memory), the ranks before (after) split between the column's two threads.
+ *     memory), the ranks before (after) split between the column's two threads;
+ *   - in the x and y CPML layers gx stays in lap and gy goes to d, and a pass over the
+ *     layers (implicit_layers.cu k_xy_layers) adds the terms; z: tileq's sweep.
+ * Measured on the H100 (docs/operators.md, session 12): ncu showed the kernel bound by
+ * instruction issue (0.45-0.53 issued a cycle and scheduler, DRAM 23 %), not memory:
+ * what took time off was fewer instructions (no division a copy, the maps' products
+ * once, no row tests in whole chunks); x+y 1.37 ms without CPML (x and y apart 1.47).
  * Same arithmetic as the CPU reference (kernels/implicit_step.c) except the rounding of
  * the chunks' carries.  Where it does not run (2D, interface values, x lines over 512,
  * y lines over 512, no sm_90, a device that cannot place the cluster): -ENOTSUP, and the

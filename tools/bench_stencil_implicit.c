@@ -10,8 +10,8 @@
  * chunks: d never stored, p read once by the z sweep): y read p, read + write lap (3), z
  * read p, lap, vel, q, write q (5): 3D 10 floats = 40 B/point, 2D 7 = 28; the same for
  * scan and overlap (overlap: y writes its own field instead of reading and writing lap, z
- * reads both: 40 again).  xyfused / xypipe (x and y in one cluster kernel): x+y read p,
- * write lap (2), z 5: 3D 28 B/point.  Lines over 512 rows fall back to march: 56 / 36.
+ * reads both: 40 again).  xyfused / xypipe / xyc (x and y in one cluster kernel): x+y
+ * read p, write lap (2), z 5: 3D 28 B/point.  Lines over 512 rows fall back to march: 56 / 36.
  * Why not less: a step must read p, q, vel and write q (16 B); each further pass over the
  * grid moves its intermediate twice (written, read), and the three axes' solves cannot
  * share one pass without a 512 x 512 plane (1 MB) on chip for two of them (a cluster's
