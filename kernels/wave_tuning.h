@@ -84,7 +84,8 @@ enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_TILEZ = 15,  /* tilem's, z at three blocks too (writes a row at a time) */
     WAVE_IMPLICIT_YZ_XYC = 16,    /* x and y in a persistent 1024-thread cluster kernel (planes double-buffered), z tileq's */
     WAVE_IMPLICIT_YZ_TILEQ = 17,  /* tilem's, z's q(n-1) copied into shared memory beside the tile (no L2 prefetch) */
-    WAVE_IMPLICIT_YZ_N = 18,
+    WAVE_IMPLICIT_YZ_TILEQN = 18, /* tileq's, z without the L2 prefetch of lap and vel, four rows' loads at a time */
+    WAVE_IMPLICIT_YZ_N = 19,
 };
 
 /* Whether YZ (a resolved implicit_yz) solves x and y in one kernel (xyfused, xypipe, xyc). */
@@ -138,7 +139,7 @@ const char *wave_implicit_yz_name(int yz);
  *   implicit-x    thread | warp | regs | warpl
  *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe | scanl | scanl1 |
  *                 scanl256 | tile | tile3 | tilea | tileb | tilem | tilez |
- *                 xyc | tileq
+ *                 xyc | tileq | tileqn
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
 int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
 

@@ -81,7 +81,7 @@ static int create(const struct sl_device *dev, int order, int size, int pml, boo
 
 /* The row's variant: wave_describe_kernel's text, or for the sweeps its table does not
  * name (kernels/wave.c: implicit_x warpl, implicit_yz scanl, scanl1, scanl256, tile,
- * tile3, tilea, tileb, tilem, tilez, xyc, tileq) the tuning names. */
+ * tile3, tilea, tileb, tilem, tilez, xyc, tileq, tileqn) the tuning names. */
 static void describe(struct wave_sim *s, const struct wave_tuning *var, char *buf, size_t len)
 {
     const int yz = wave_implicit_yz_of(var);
@@ -102,6 +102,7 @@ static void describe(struct wave_sim *s, const struct wave_tuning *var, char *bu
                       : yz == WAVE_IMPLICIT_YZ_TILEZ    ? " (tilea's, y and z at three blocks an SM)"
                       : yz == WAVE_IMPLICIT_YZ_XYC      ? " (x and y in persistent 1024-thread clusters, z tileq's)"
                       : yz == WAVE_IMPLICIT_YZ_TILEQ    ? " (tilem's, z's q in shared memory)"
+                      : yz == WAVE_IMPLICIT_YZ_TILEQN   ? " (tileq's, z without the L2 prefetch, 4 rows a batch)"
                                                         : "";
     snprintf(buf, len, "implicit order %d: x %s%s, y/z %s%s, CPML %s", p->order, wave_implicit_x_name(x),
              x == WAVE_IMPLICIT_X_WARPL ? " (x layers in a pass of their own)" : "", wave_implicit_yz_name(yz), how,

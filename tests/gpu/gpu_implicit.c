@@ -7,7 +7,7 @@
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
  * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
  * thread, warp, regs, warpl; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe,
- * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez, xyc, tileq) is checked: the GPU
+ * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez, xyc, tileq, tileqn) is checked: the GPU
  * simulation gets it, the CPU one ignores it; and lines at
  * and beyond the register kernels' 512 rows (their fallbacks). */
 #include <criterion/criterion.h>
@@ -300,12 +300,13 @@ Test(gpu_implicit, tilem_matches_cpu_reference, .timeout = 300)
 }
 
 /* tuning tileq (tilem's, the z sweep's q(n-1) copied into shared memory beside the tile
- * by cp.async instead of prefetched into L2): the same cases (the layer rows' writes take
- * q from the copy too; the free surface's row 0 from global memory). */
+ * by cp.async instead of prefetched into L2) and tileqn (tileq's without the prefetch of
+ * lap and vel, four rows a write batch): the same cases (the layer rows' writes take q
+ * from the copy too; the free surface's row 0 from global memory). */
 Test(gpu_implicit, tileq_matches_cpu_reference, .timeout = 300)
 {
     GPU_REQUIRED();
-    layer_rows_cases(WAVE_IMPLICIT_YZ_TILEQ, WAVE_IMPLICIT_YZ_TILEQ);
+    layer_rows_cases(WAVE_IMPLICIT_YZ_TILEQ, WAVE_IMPLICIT_YZ_TILEQN);
 }
 
 /* tuning xyfused (kernels/implicit_xy.cu: x and y in one cluster kernel) in a test of its
@@ -354,8 +355,8 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
      * scan (the default before), warp / scanl, regs / scanl1, warp / scanl256, warp / tile,
      * regs / tile3, warpl / tile, warpl / tilea, warpl / tilem (the default's), regs /
      * overlap, regs / xyfused (the cluster kernel), warpl / xyc (its persistent form), warpl /
-     * tileq (last) */
-    const int pairs[16][2] = {{0, 0},
+     * tileq, warpl / tileqn (last) */
+    const int pairs[17][2] = {{0, 0},
                              {WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_CHUNKS},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCAN},
@@ -370,8 +371,9 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_OVERLAP},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_XYFUSED},
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYC},
-                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQ}};
-    for (int pi = 0; pi < 16; pi++)
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQ},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQN}};
+    for (int pi = 0; pi < 17; pi++)
         for (int strategy = 0; strategy < 2; strategy++) {
             const int x = pairs[pi][0], yz = pairs[pi][1];
             struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
