@@ -95,7 +95,12 @@ static inline bool wave_implicit_yz_is_xy(int yz)
 }
 
 /* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
- * GPU timings say so.  Session 12 (docs/operators.md, batch 3, one call): warpl/tileq
+ * GPU timings say so.  Session 12 (docs/operators.md, batch 4, one call): warpl/xyc 3.434
+ * ms per step with CPML, 2.535 without, against warpl/tileq 3.610 / 2.802 and warpl/tilem
+ * 3.783 / 3.010 (main's build 3.780 / 3.010); correct (gpu_implicit
+ * xyc_matches_cpu_reference 2.6e-7, the strategies 6.9e-6 / 7.0e-6).  Where xyc's cluster
+ * kernel does not run (2D, interface values, lines over 512, before sm_90) the sweeps
+ * are warpl and tileq's.  Batch 3: warpl/tileq
  * 3.608 ms per step with CPML, 2.799 without, against warpl/tilem 3.782 / 3.009 (z alone
  * 1.539 / 1.320 against 1.714 / 1.530); correct against the CPU reference
  * (tests/gpu/gpu_implicit.c tileq_matches_cpu_reference, 2.6e-7; the strategies 6.4e-6).
@@ -108,7 +113,7 @@ static inline bool wave_implicit_yz_is_xy(int yz)
  * / 3.127, warp/tilea 4.008 / 3.030, warp/scan 4.610 / 3.206).  Before (session 9):
  * warp/scan, 4.59 / 3.17 (warp/chunks 5.98 / 3.97). */
 #define WAVE_IMPLICIT_X_PROD WAVE_IMPLICIT_X_WARPL
-#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_TILEQ
+#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_XYC
 static inline int wave_implicit_x_of(const struct wave_tuning *t)
 {
     return t->implicit_x ? t->implicit_x : WAVE_IMPLICIT_X_PROD;
