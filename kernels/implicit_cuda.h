@@ -204,11 +204,16 @@ int implicit_cu_sweep_scan(const wave_sim *s, const IArgs &A, cudaStream_t st, i
 /* implicit_layers.cu (x warpl): the x CPML terms added to lap (holding the x sweep's g)
  * over the x layers of A's box; 0 without CPML. */
 int implicit_cu_x_layers(const wave_sim *s, const IArgs &A, cudaStream_t st);
+/* implicit_layers.cu (xyc): lap = the x and y CPML terms of gx (in lap) and gy (in d) over
+ * the x and y layers of A's box; 0 without CPML. */
+int implicit_cu_xy_layers(const wave_sim *s, const IArgs &A, cudaStream_t st);
 /* implicit_tile.cu (tile, tile3): as implicit_cu_sweep_scan, lines of up to YS_MAX. */
 int implicit_cu_sweep_tile(const wave_sim *s, const IArgs &A, cudaStream_t st, int ax, int r0, int r1);
 /* implicit_xy.cu: lap = gx + gy over A's box in one kernel; -ENOTSUP (no message) where
  * it does not run (2D, interface values, lines over 512, no sm_90 cluster): the caller
  * runs the sequential sweeps. */
 int implicit_cu_sweep_xy(const wave_sim *s, const IArgs &A, cudaStream_t st);
+/* implicit_xyc.cu (tuning xyc): the same, by the persistent 1024-thread cluster kernel. */
+int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st);
 
 #endif

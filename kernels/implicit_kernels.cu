@@ -542,7 +542,9 @@ static int sweep_march(const wave_sim *s, const IArgs &A, cudaStream_t st)
         return 0;
     const int nc = (r1 - r0 + YZ_CH - 1) / YZ_CH;
     const int yzv = wave_implicit_yz_of(&s->p.tuning);
-    const bool tile = yzv >= WAVE_IMPLICIT_YZ_TILE && yzv <= WAVE_IMPLICIT_YZ_TILEZ;
+    const bool tile = (yzv >= WAVE_IMPLICIT_YZ_TILE && yzv <= WAVE_IMPLICIT_YZ_TILEZ) ||
+                      yzv == WAVE_IMPLICIT_YZ_XYC || yzv == WAVE_IMPLICIT_YZ_TILEQ ||
+                      yzv == WAVE_IMPLICIT_YZ_TILEQN;
     if (tile && !A.ifc_out && r1 - r0 <= IMPLICIT_YS_MAX)
         return implicit_cu_sweep_tile(s, A, st, AX, r0, r1);
     if (yzv >= WAVE_IMPLICIT_YZ_SCAN && !A.ifc_out && r1 - r0 <= IMPLICIT_YS_MAX) /* scan*, overlap, xy* */

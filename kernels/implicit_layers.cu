@@ -46,3 +46,57 @@ int implicit_cu_x_layers(const wave_sim *s, const IArgs &A, cudaStream_t st)
         return 0;
     });
 }
+
+/* Tuning implicit_yz = xyc (implicit_xyc.cu): its x-y kernel leaves, in every element of
+ * the box in an x or a y CPML layer, gx in lap and gy in d; this pass makes lap =
+ * cpml_term<0>(gx) + cpml_term<1>(gy) there (each term g itself outside its own axis's
+ * layers), the CPU reference's arithmetic.  Elements 0 .. nx - 1: the x layers' columns
+ * (slab column fastest) over every row; then the y layers' rows over the columns between
+ * the x layers (column fastest). */
+template <int R>
+__global__ void __launch_bounds__(XL_THREADS) k_xy_layers(IArgs A, int wx, int wy, int ny, long long nx, long long n)
+{
+    const int np0 = A.m.npad[0], np1 = A.m.npad[1];
+    const int w0 = np0 - wx; /* columns between the x layers */
+    for (long long e = (long long)blockIdx.x * XL_THREADS + threadIdx.x; e < n;
+         e += (long long)gridDim.x * XL_THREADS) {
+        int i, j, k;
+        if (e < nx) {
+            const int js = (int)(e % wx);
+            const long long line = e / wx;
+            j = A.blo[1] + (int)(line % ny);
+            k = A.blo[2] + (int)(line / ny);
+            i = js < A.m.pml[0] ? js : np0 - A.m.pml[1] + (js - A.m.pml[0]);
+        } else {
+            const long long f = e - nx;
+            const long long line = f / w0;
+            const int jy = (int)(line % wy);
+            i = A.m.pml[0] + (int)(f % w0);
+            j = jy < A.m.pml[2] ? jy : np1 - A.m.pml[3] + (jy - A.m.pml[2]);
+            k = A.blo[2] + (int)(line / wy);
+        }
+        if (i < A.blo[0] || i >= A.bhi[0] || j < A.blo[1] || j >= A.bhi[1])
+            continue;
+        const long long c = idx(A, i, j, k);
+        A.lap[c] = cpml_term<0, R>(A, i, j, k, A.lap[c]) + cpml_term<1, R>(A, i, j, k, A.d[c]);
+    }
+}
+
+int implicit_cu_xy_layers(const wave_sim *s, const IArgs &A, cudaStream_t st)
+{
+    const int wx = A.m.pml[0] + A.m.pml[1], wy = A.m.pml[2] + A.m.pml[3];
+    const int ny = A.bhi[1] - A.blo[1], nz = A.bhi[2] - A.blo[2];
+    const long long nx = (long long)wx * ny * nz, n = nx + (long long)wy * (A.m.npad[0] - wx) * nz;
+    if (!A.cpml || n <= 0 || ny <= 0 || nz <= 0)
+        return 0;
+    long long blocks = (n + XL_THREADS - 1) / XL_THREADS;
+    const long long cap = 16LL * sm_count(s);
+    if (blocks > cap)
+        blocks = cap;
+    return with_r(s, [&](auto kk) {
+        constexpr int KK = decltype(kk)::value;
+        k_xy_layers<KK><<<(unsigned)blocks, XL_THREADS, 0, st>>>(A, wx > 0 ? wx : 1, wy > 0 ? wy : 1, ny, nx, n);
+        CUDA_TRY_LAUNCH();
+        return 0;
+    });
+}

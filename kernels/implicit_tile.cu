@@ -16,7 +16,11 @@
  * write phase's rows (the z sweep's L2 was 87 % busy with it, session 11); tilem: tilea's
  * with the y sweep at three blocks an SM (40 registers: tile3 made y faster, 1.20 against
  * 1.36 ms with CPML, and z slower, spilling: z stays at two); tilez: tilem's with z at
- * three blocks too, its writes one row at a time (fewer registers than two rows' loads).
+ * three blocks too, its writes one row at a time (fewer registers than two rows' loads);
+ * tileq (session 12, the default): tilem's, the z sweep's q(n-1) rows copied into shared
+ * memory beside the tile by cp.async when the block starts (35 KB: two blocks an SM
+ * still) instead of prefetched into L2 and read from it again (z's L2 was 88 % busy; z
+ * 1.53 -> 1.32 ms without CPML, 1.71 -> 1.54 with).
  *
  * The tile: row tr (line row r0 - K + tr) of x lane l at (tr + tr / 16) x NL + l (NL x
  * lanes): a chunk's rows start 17 rows after the chunk's before, so the 2 or 4 chunks of
@@ -40,6 +44,17 @@ struct PTile {
     __device__ __forceinline__ float operator()(long long, int row) const { return t[tile_at(row + off, nl, lane)]; }
 };
 
+/* q(n-1) at line row T of a lane, from the block's copy of its line rows (tileq; OFF =
+ * -r0: copy row 0 is line row r0, laid out as the tile). */
+struct QTile {
+    const float *t;
+    int nl, lane, off;
+    __device__ __forceinline__ float operator()(const IArgs &, long long, int row) const
+    {
+        return t[tile_at(row + off, nl, lane)];
+    }
+};
+
 #define TILE_LAY_MAX (4 * YS_NC_MAX) /* layer rows a line may have (more: scan's kernels) */
 
 /* Tile rows allocated beyond the line's m + 2K: a short last chunk's window reads up to
@@ -47,15 +62,22 @@ struct PTile {
  * there). */
 #define TILE_SLACK 16
 
-static size_t tile_bytes(int m, int K, int nl)
+static __host__ __device__ size_t tile_floats(int m, int K, int nl)
 {
     const int rows = m + 2 * K + TILE_SLACK;
-    return (size_t)(rows + rows / 16 + 1) * nl * sizeof(float);
+    return (size_t)(rows + rows / 16 + 1) * nl;
 }
 
-template <int K, int R, int AX, int NT, int MINB, bool ASYNC, bool PF, int WB>
+/* QS (tileq, z): the tile, then the copy of q's line rows */
+static size_t tile_bytes(int m, int K, int nl, bool qs = false)
+{
+    return (tile_floats(m, K, nl) + (qs ? (size_t)(m + m / 16 + 1) * nl : 0)) * sizeof(float);
+}
+
+template <int K, int R, int AX, int NT, int MINB, bool ASYNC, bool PF, int WB, bool QS = false>
 __global__ void __launch_bounds__(NT, MINB) k_sweep_tile(IArgs A, int r0, int r1)
 {
+    constexpr bool QC = QS && AX == 2 && ASYNC; /* tileq: q's rows copied by cp.async beside the tile */
     extern __shared__ float tile[];
     __shared__ float sb[TILE_LAY_MAX][33]; /* the carries' maps, then the layer rows' g */
     float(*fL)[33] = sb, (*fP)[33] = sb + YS_NC_MAX, (*bL)[33] = sb + 2 * YS_NC_MAX, (*bQ)[33] = sb + 3 * YS_NC_MAX;
@@ -89,7 +111,19 @@ __global__ void __launch_bounds__(NT, MINB) k_sweep_tile(IArgs A, int r0, int r1
                 cp4(dst, A.p + col + (long long)tt * st, in);
         }
         cp_commit();
-        cp_wait<0>();
+        if (QC) { /* the write phase's q: into shared memory while the lines are solved (not an
+                   * L2 prefetch read again from L2: the z sweep's L2 was 88 % busy) */
+            float *sq = tile + tile_floats(m, K, nl);
+#pragma unroll 4
+            for (int e = tid; e < (m << lg); e += nt) {
+                const int tr = e >> lg, ln = e & (nl - 1);
+                const bool in = i00 + ln < A.bhi[0];
+                const long long col = idx(A, in ? i00 + ln : A.blo[0], j, k);
+                cp4(sq + tile_at(tr, nl, ln), A.q + col + (long long)(r0 + tr) * st, in);
+            }
+            cp_commit();
+        }
+        cp_wait<QC ? 1 : 0>();
     } else {
         for (int e0 = tid; e0 < tot; e0 += 4 * nt) {
             float val[4];
@@ -128,7 +162,8 @@ __global__ void __launch_bounds__(NT, MINB) k_sweep_tile(IArgs A, int r0, int r1
             if (pl)
                 asm volatile("prefetch.global.L2 [%0];" ::"l"(A.lap + cix));
             if (AX == 2) {
-                asm volatile("prefetch.global.L2 [%0];" ::"l"(A.q + cix));
+                if (!QC)
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(A.q + cix));
                 asm volatile("prefetch.global.L2 [%0];" ::"l"(A.vel + cix));
             }
         }
@@ -148,12 +183,19 @@ __global__ void __launch_bounds__(NT, MINB) k_sweep_tile(IArgs A, int r0, int r1
     bQ[c][lane] = P;
     __syncthreads();
     block_carries<false>(bL, bQ, nl, nc);
+    if (QC)
+        cp_wait<0>(); /* q's copies, before the barrier that shows them to the block */
     __syncthreads();
     chunk_backward<YS_CH>(v, n, cq, bL[c][lane]);
     const int blo = AX == 1 ? A.blo[1] : A.blo[2], bhi = AX == 1 ? A.bhi[1] : A.bhi[2];
     /* the chunks write the rows between the layers, without CPML terms (none there) */
     const LayerRows lay = layer_rows<AX>(A, r0, r1, blo, bhi);
-    if (act)
+    const float *sq = tile + tile_floats(m, K, nl);
+    if (act && QC)
+        write_chunk<R, AX, PTile, false, WB, QTile>(A, v, base, st, i, j, k, r0 + i0, n, A.cpml ? lay.a1 : blo,
+                                                    A.cpml ? lay.h0 : bhi, PTile{tile, nl, lane, K - r0},
+                                                    QTile{sq, nl, lane, -r0});
+    else if (act)
         write_chunk<R, AX, PTile, false, WB>(A, v, base, st, i, j, k, r0 + i0, n, A.cpml ? lay.a1 : blo,
                                          A.cpml ? lay.h0 : bhi, PTile{tile, nl, lane, K - r0});
     if (A.cpml) { /* the same in every thread */
@@ -173,7 +215,10 @@ __global__ void __launch_bounds__(NT, MINB) k_sweep_tile(IArgs A, int r0, int r1
                 continue;
             const int t = li < lay.nlo ? lay.a0 + li : lay.h0 + li - lay.nlo;
             const long long cix = idx(A, ii, AX == 1 ? t : j, AX == 2 ? t : k);
-            write_row<R, AX>(A, cix, ii, j, k, t, sb[li][ln], PTile{tile, nl, ln, K - r0});
+            if (QC)
+                write_row<R, AX>(A, cix, ii, j, k, t, sb[li][ln], PTile{tile, nl, ln, K - r0}, QTile{sq, nl, ln, -r0});
+            else
+                write_row<R, AX>(A, cix, ii, j, k, t, sb[li][ln], PTile{tile, nl, ln, K - r0});
         }
     }
     /* chunk 0: the surface row before r0 (mirror: r0 = 1; the tile holds its mirror image
@@ -182,16 +227,16 @@ __global__ void __launch_bounds__(NT, MINB) k_sweep_tile(IArgs A, int r0, int r1
         write_row<R, AX>(A, base + (long long)blo * st, i, j, k, blo, 0.0f, PGlobal{A.p});
 }
 
-template <int K, int NT, int MINB, bool ASYNC, bool PF, int WB = YS_WB>
+template <int K, int NT, int MINB, bool ASYNC, bool PF, int WB = YS_WB, bool QS = false>
 static int launch_tile(const IArgs &A, int nx, int no, int nc, cudaStream_t st, int ax, int r0, int r1)
 {
     const int w = NT / nc >= 32 ? 32 : NT / nc >= 16 ? 16 : 8;
     const int per = 32 / w;
     nc = (nc + per - 1) / per * per;
-    const size_t shmem = tile_bytes(r1 - r0, K, w);
+    const size_t shmem = tile_bytes(r1 - r0, K, w, QS && ax == 2);
     dim3 blk(w, nc), grd((nx + w - 1) / w, no);
-    auto kern = ax == 1 ? k_sweep_tile<K, K, 1, NT, MINB, ASYNC, PF, WB>
-                        : k_sweep_tile<K, K, 2, NT, MINB, ASYNC, PF, WB>;
+    auto kern = ax == 1 ? k_sweep_tile<K, K, 1, NT, MINB, ASYNC, PF, WB, QS>
+                        : k_sweep_tile<K, K, 2, NT, MINB, ASYNC, PF, WB, QS>;
     CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem));
     kern<<<grd, blk, shmem, st>>>(A, r0, r1);
     CUDA_TRY_LAUNCH();
@@ -209,11 +254,19 @@ int implicit_cu_sweep_tile(const wave_sim *s, const IArgs &A, cudaStream_t st, i
                        IMPLICIT_YS_MAX);
     if (A.cpml && A.m.pml[2 * ax] + A.m.pml[2 * ax + 1] > TILE_LAY_MAX)
         return implicit_cu_sweep_scan(s, A, st, ax, r0, r1); /* its chunks add the CPML terms */
-    const int yz = wave_implicit_yz_of(&s->p.tuning);
+    int yz = wave_implicit_yz_of(&s->p.tuning);
+    if (yz == WAVE_IMPLICIT_YZ_XYC)
+        yz = WAVE_IMPLICIT_YZ_TILEQ; /* xyc's z sweep (and y where its x-y kernel does not run): tileq's */
     return with_r(s, [&](auto kk) {
         constexpr int KK = decltype(kk)::value;
-        if ((yz == WAVE_IMPLICIT_YZ_TILEM || yz == WAVE_IMPLICIT_YZ_TILEZ) && ax == 1)
+        if ((yz == WAVE_IMPLICIT_YZ_TILEM || yz == WAVE_IMPLICIT_YZ_TILEZ || yz == WAVE_IMPLICIT_YZ_TILEQ ||
+             yz == WAVE_IMPLICIT_YZ_TILEQN) &&
+            ax == 1)
             return launch_tile<KK, 512, 3, true, true>(A, nx, no, nc, st, ax, r0, r1);
+        if (yz == WAVE_IMPLICIT_YZ_TILEQ)
+            return launch_tile<KK, 512, 2, true, true, YS_WB, true>(A, nx, no, nc, st, ax, r0, r1);
+        if (yz == WAVE_IMPLICIT_YZ_TILEQN) /* z: no L2 prefetch, four rows' loads in flight */
+            return launch_tile<KK, 512, 2, true, false, 4, true>(A, nx, no, nc, st, ax, r0, r1);
         if (yz == WAVE_IMPLICIT_YZ_TILEZ)
             return launch_tile<KK, 512, 3, true, true, 1>(A, nx, no, nc, st, ax, r0, r1);
         return yz == WAVE_IMPLICIT_YZ_TILE3   ? launch_tile<KK, 512, 3, false, true>(A, nx, no, nc, st, ax, r0, r1)

@@ -63,12 +63,18 @@ struct PGlobal {
     __device__ __forceinline__ float operator()(long long cix, int) const { return p[cix]; }
 };
 
+/* Where the z sweep's writes read q(n-1): global memory at CIX (QGlobal), or row T of a
+ * block's copy in shared memory (implicit_tile.cu's tileq). */
+struct QGlobal {
+    __device__ __forceinline__ float operator()(const IArgs &A, long long cix, int) const { return A.q[cix]; }
+};
+
 /* Row T of column I (axis AX's row T, the other coordinate J or K) gets the sweep's value
  * GV (the CPML terms added first where A.cpml): lap written or added, or (z) q updated
  * with p from PS. */
-template <int R, int AX, class PS>
+template <int R, int AX, class PS, class QS = QGlobal>
 __device__ __forceinline__ void write_row(const IArgs &A, long long cix, int i, int j, int k, int t, float gv,
-                                          const PS &ps)
+                                          const PS &ps, const QS &qs = QS{})
 {
     const int jj = AX == 1 ? t : j, kk = AX == 2 ? t : k;
     if (A.cpml)
@@ -77,7 +83,7 @@ __device__ __forceinline__ void write_row(const IArgs &A, long long cix, int i, 
         float lap = A.first ? gv : A.lap[cix] + gv;
         if (A.lap2)
             lap += A.lap2[cix];
-        A.q[cix] = 2.0f * ps(cix, t) - A.q[cix] + A.vel[cix] * lap;
+        A.q[cix] = 2.0f * ps(cix, t) - qs(A, cix, t) + A.vel[cix] * lap;
     } else if (A.lap2) {
         ((float *)A.lap2)[cix] = gv;
     } else {
@@ -90,9 +96,10 @@ __device__ __forceinline__ void write_row(const IArgs &A, long long cix, int i, 
  * the loads of a batch issued before any of its stores (one row at a time, a row's loads
  * wait for the store before, which the compiler cannot prove apart: a memory round trip
  * a row); z: p from PS.  CP false: without the CPML terms (rows outside the layers). */
-template <int R, int AX, class PS, bool CP = true, int WB = YS_WB>
+template <int R, int AX, class PS, bool CP = true, int WB = YS_WB, class QS = QGlobal>
 __device__ __forceinline__ void write_chunk(const IArgs &A, const float (&v)[YS_CH], long long base, long long st,
-                                            int i, int j, int k, int t0, int n, int blo, int bhi, const PS &ps)
+                                            int i, int j, int k, int t0, int n, int blo, int bhi, const PS &ps,
+                                            const QS &qs = QS{})
 {
     const bool rd_lap = !A.first && !(AX == 1 && A.lap2);
 #pragma unroll
@@ -104,7 +111,7 @@ __device__ __forceinline__ void write_chunk(const IArgs &A, const float (&v)[YS_
             const bool in = h + u < n && t >= blo && t < bhi;
             const long long cix = base + (long long)t * st;
             la[u] = in && rd_lap ? A.lap[cix] : 0.0f;
-            qa[u] = AX == 2 && in ? A.q[cix] : 0.0f;
+            qa[u] = AX == 2 && in ? qs(A, cix, t) : 0.0f;
             va[u] = AX == 2 && in ? A.vel[cix] : 0.0f;
             pa[u] = AX == 2 && in ? ps(cix, t) : 0.0f; /* again (L2 or the tile): the window's registers are the
                                                          loads' */

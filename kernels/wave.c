@@ -1403,7 +1403,10 @@ void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len)
                                                             "scan chunks, p in a shared tile by cp.async",
                                                             "scan chunks, p in a tile, no L2 prefetch",
                                                             "scan chunks, p in a tile, y 3 blocks/SM",
-                                                            "scan chunks, p in a tile, 3 blocks/SM"};
+                                                            "scan chunks, p in a tile, 3 blocks/SM",
+                                                            "x+y in persistent clusters, z tileq",
+                                                            "scan chunks, p in a tile, z q shared",
+                                                            "p in a tile, z q shared, no L2 prefetch"};
         char how[96];
         snprintf(how, sizeof how, "x lines %s, y/z %s", xs[wave_implicit_x_of(&s->p.tuning)],
                  yzs[wave_implicit_yz_of(&s->p.tuning)]);

@@ -15,7 +15,7 @@ static const char *const implicit_x_names[WAVE_IMPLICIT_X_N] = {NULL, "thread", 
 static const char *const implicit_yz_names[WAVE_IMPLICIT_YZ_N] = {NULL,      "march",  "chunks", "scan",  "overlap",
                                                                    "xyfused", "xypipe", "scanl",  "scanl1",
                                                                    "scanl256", "tile",   "tile3",  "tilea",
-                                                                   "tileb",    "tilem",  "tilez"};
+                                                                   "tileb",    "tilem",  "tilez",  "xyc",    "tileq",  "tileqn"};
 
 const char *wave_tile_name(int tile) { return tile > 0 && tile < WAVE_TILE_N ? tile_names[tile] : NULL; }
 const char *wave_pipe_name(int pipe) { return pipe > 0 && pipe < WAVE_PIPE_N ? pipe_names[pipe] : NULL; }
@@ -117,7 +117,7 @@ int wave_tuning_check(const struct wave_tuning *t, int kernel)
     if (t->implicit_yz < 0 || t->implicit_yz >= WAVE_IMPLICIT_YZ_N)
         return err_set(-EINVAL, "wave tuning: implicit_yz %d: 0, 1 (march), 2 (chunks), 3 (scan), 4 (overlap), "
                                 "5 (xyfused), 6 (xypipe), 7 (scanl), 8 (scanl1), 9 (scanl256), 10 (tile), "
-                                "11 (tile3), 12 (tilea), 13 (tileb), 14 (tilem) or 15 (tilez)",
+                                "11 (tile3), 12 (tilea), 13 (tileb), 14 (tilem), 15 (tilez), 16 (xyc), 17 (tileq) or 18 (tileqn)",
                        t->implicit_yz);
     const int w = t->naive_block[0], h = t->naive_block[1];
     if ((w || h) && !naive_block_ok(w, h))

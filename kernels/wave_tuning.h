@@ -82,17 +82,29 @@ enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_TILEB = 13,  /* tilea's without the L2 prefetch of the rows the writes read */
     WAVE_IMPLICIT_YZ_TILEM = 14,  /* tilea's, the y sweep at three blocks an SM (z at two) */
     WAVE_IMPLICIT_YZ_TILEZ = 15,  /* tilem's, z at three blocks too (writes a row at a time) */
-    WAVE_IMPLICIT_YZ_N = 16,
+    WAVE_IMPLICIT_YZ_XYC = 16,    /* x and y in a persistent 1024-thread cluster kernel (planes double-buffered), z tileq's */
+    WAVE_IMPLICIT_YZ_TILEQ = 17,  /* tilem's, z's q(n-1) copied into shared memory beside the tile (no L2 prefetch) */
+    WAVE_IMPLICIT_YZ_TILEQN = 18, /* tileq's, z without the L2 prefetch of lap and vel, four rows' loads at a time */
+    WAVE_IMPLICIT_YZ_N = 19,
 };
 
-/* Whether YZ (a resolved implicit_yz) solves x and y in one kernel (xyfused, xypipe). */
+/* Whether YZ (a resolved implicit_yz) solves x and y in one kernel (xyfused, xypipe, xyc). */
 static inline bool wave_implicit_yz_is_xy(int yz)
 {
-    return yz == WAVE_IMPLICIT_YZ_XYFUSED || yz == WAVE_IMPLICIT_YZ_XYPIPE;
+    return yz == WAVE_IMPLICIT_YZ_XYFUSED || yz == WAVE_IMPLICIT_YZ_XYPIPE || yz == WAVE_IMPLICIT_YZ_XYC;
 }
 
 /* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
- * GPU timings say so.  Measured on the H100, 512^3, order 8, side by side in one run
+ * GPU timings say so.  Session 12 (docs/operators.md, batch 4, one call): warpl/xyc 3.434
+ * ms per step with CPML, 2.535 without, against warpl/tileq 3.610 / 2.802 and warpl/tilem
+ * 3.783 / 3.010 (main's build 3.780 / 3.010); correct (gpu_implicit
+ * xyc_matches_cpu_reference 2.6e-7, the strategies 6.9e-6 / 7.0e-6).  Where xyc's cluster
+ * kernel does not run (2D, interface values, lines over 512, before sm_90) the sweeps
+ * are warpl and tileq's.  Batch 3: warpl/tileq
+ * 3.608 ms per step with CPML, 2.799 without, against warpl/tilem 3.782 / 3.009 (z alone
+ * 1.539 / 1.320 against 1.714 / 1.530); correct against the CPU reference
+ * (tests/gpu/gpu_implicit.c tileq_matches_cpu_reference, 2.6e-7; the strategies 6.4e-6).
+ * Before, measured on the H100, 512^3, order 8, side by side in one run
  * (docs/operators.md, 2026-11-24, session 11, batch 4): warpl/tilem 3.781 ms per step
  * with CPML, 3.007 without (warpl/tilea 3.913 / 3.031; warp/scan, the default before,
  * 4.584 / 3.177, main's build 4.585 / 3.172; warpl/tileb 4.223 / 3.206), the fastest
@@ -101,7 +113,7 @@ static inline bool wave_implicit_yz_is_xy(int yz)
  * / 3.127, warp/tilea 4.008 / 3.030, warp/scan 4.610 / 3.206).  Before (session 9):
  * warp/scan, 4.59 / 3.17 (warp/chunks 5.98 / 3.97). */
 #define WAVE_IMPLICIT_X_PROD WAVE_IMPLICIT_X_WARPL
-#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_TILEM
+#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_XYC
 static inline int wave_implicit_x_of(const struct wave_tuning *t)
 {
     return t->implicit_x ? t->implicit_x : WAVE_IMPLICIT_X_PROD;
@@ -131,7 +143,8 @@ const char *wave_implicit_yz_name(int yz);
  *   layer-zchunk  N > 0
  *   implicit-x    thread | warp | regs | warpl
  *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe | scanl | scanl1 |
- *                 scanl256 | tile | tile3 | tilea | tileb | tilem | tilez
+ *                 scanl256 | tile | tile3 | tilea | tileb | tilem | tilez |
+ *                 xyc | tileq | tileqn
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
 int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
 

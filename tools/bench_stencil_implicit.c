@@ -10,8 +10,8 @@
  * chunks: d never stored, p read once by the z sweep): y read p, read + write lap (3), z
  * read p, lap, vel, q, write q (5): 3D 10 floats = 40 B/point, 2D 7 = 28; the same for
  * scan and overlap (overlap: y writes its own field instead of reading and writing lap, z
- * reads both: 40 again).  xyfused / xypipe (x and y in one cluster kernel): x+y read p,
- * write lap (2), z 5: 3D 28 B/point.  Lines over 512 rows fall back to march: 56 / 36.
+ * reads both: 40 again).  xyfused / xypipe / xyc (x and y in one cluster kernel): x+y
+ * read p, write lap (2), z 5: 3D 28 B/point.  Lines over 512 rows fall back to march: 56 / 36.
  * Why not less: a step must read p, q, vel and write q (16 B); each further pass over the
  * grid moves its intermediate twice (written, read), and the three axes' solves cannot
  * share one pass without a 512 x 512 plane (1 MB) on chip for two of them (a cluster's
@@ -81,7 +81,7 @@ static int create(const struct sl_device *dev, int order, int size, int pml, boo
 
 /* The row's variant: wave_describe_kernel's text, or for the sweeps its table does not
  * name (kernels/wave.c: implicit_x warpl, implicit_yz scanl, scanl1, scanl256, tile,
- * tile3, tilea, tileb, tilem, tilez) the tuning names. */
+ * tile3, tilea, tileb, tilem, tilez, xyc, tileq, tileqn) the tuning names. */
 static void describe(struct wave_sim *s, const struct wave_tuning *var, char *buf, size_t len)
 {
     const int yz = wave_implicit_yz_of(var);
@@ -100,6 +100,9 @@ static void describe(struct wave_sim *s, const struct wave_tuning *var, char *bu
                       : yz == WAVE_IMPLICIT_YZ_TILEB    ? " (tilea's, no L2 prefetch of the written rows)"
                       : yz == WAVE_IMPLICIT_YZ_TILEM    ? " (tilea's, y at three blocks an SM)"
                       : yz == WAVE_IMPLICIT_YZ_TILEZ    ? " (tilea's, y and z at three blocks an SM)"
+                      : yz == WAVE_IMPLICIT_YZ_XYC      ? " (x and y in persistent 1024-thread clusters, z tileq's)"
+                      : yz == WAVE_IMPLICIT_YZ_TILEQ    ? " (tilem's, z's q in shared memory)"
+                      : yz == WAVE_IMPLICIT_YZ_TILEQN   ? " (tileq's, z without the L2 prefetch, 4 rows a batch)"
                                                         : "";
     snprintf(buf, len, "implicit order %d: x %s%s, y/z %s%s, CPML %s", p->order, wave_implicit_x_name(x),
              x == WAVE_IMPLICIT_X_WARPL ? " (x layers in a pass of their own)" : "", wave_implicit_yz_name(yz), how,

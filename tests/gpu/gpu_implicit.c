@@ -7,7 +7,7 @@
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
  * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
  * thread, warp, regs, warpl; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe,
- * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez) is checked: the GPU
+ * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez, xyc, tileq, tileqn) is checked: the GPU
  * simulation gets it, the CPU one ignores it; and lines at
  * and beyond the register kernels' 512 rows (their fallbacks). */
 #include <criterion/criterion.h>
@@ -299,6 +299,16 @@ Test(gpu_implicit, tilem_matches_cpu_reference, .timeout = 300)
     layer_rows_cases(WAVE_IMPLICIT_YZ_TILEM, WAVE_IMPLICIT_YZ_TILEZ);
 }
 
+/* tuning tileq (tilem's, the z sweep's q(n-1) copied into shared memory beside the tile
+ * by cp.async instead of prefetched into L2) and tileqn (tileq's without the prefetch of
+ * lap and vel, four rows a write batch): the same cases (the layer rows' writes take q
+ * from the copy too; the free surface's row 0 from global memory). */
+Test(gpu_implicit, tileq_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    layer_rows_cases(WAVE_IMPLICIT_YZ_TILEQ, WAVE_IMPLICIT_YZ_TILEQN);
+}
+
 /* tuning xyfused (kernels/implicit_xy.cu: x and y in one cluster kernel) in a test of its
  * own, so that the others report whatever it does: the small grids of every case above
  * (clusters of 2 blocks), x lines of 512 (every lane full) and 532 (the sequential
@@ -306,12 +316,30 @@ Test(gpu_implicit, tilem_matches_cpu_reference, .timeout = 300)
 Test(gpu_implicit, xyfused_matches_cpu_reference, .timeout = 300)
 {
     GPU_REQUIRED();
-    for (int yz = WAVE_IMPLICIT_YZ_XYFUSED; yz < WAVE_IMPLICIT_YZ_N; yz++) { /* xyfused, xypipe */
+    for (int yz = WAVE_IMPLICIT_YZ_XYFUSED; yz <= WAVE_IMPLICIT_YZ_XYPIPE; yz++) {
         small_cases(yz);
         long_case((const int[3]){500, 8, 470}, false, yz, yz + 1);
         long_case((const int[3]){520, 8, 526}, true, yz, yz + 1);
         long_case((const int[3]){20, 500, 28}, false, yz, yz + 1); /* padded 32 x 512 x 40 */
     }
+}
+
+/* tuning xyc (kernels/implicit_xyc.cu: xyfused's plane in a persistent 1024-thread
+ * cluster kernel, two chunks a column, planes double-buffered): the small grids (clusters
+ * of 2 blocks, 2D and the interface values through the sequential sweeps), x lines of 512
+ * and 532 (the fallback), y lines of 512 (16 blocks), and the benchmark's 20-row layers
+ * across x and y (the second write loop's CPML terms: x layers in every block, y layers
+ * in the first and last), a free surface. */
+Test(gpu_implicit, xyc_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    const int yz = WAVE_IMPLICIT_YZ_XYC;
+    small_cases(yz);
+    long_case((const int[3]){500, 8, 470}, false, yz, yz + 1);
+    long_case((const int[3]){520, 8, 526}, true, yz, yz + 1);
+    long_case((const int[3]){20, 500, 28}, false, yz, yz + 1); /* padded 32 x 512 x 40 */
+    long_case_pml((const int[3]){472, 472, 12}, (const int[6]){20, 20, 20, 20, 6, 6}, false, yz);
+    long_case_pml((const int[3]){472, 90, 14}, (const int[6]){20, 20, 30, 40, 0, 6}, true, yz);
 }
 
 /* The boundary strategy on the GPU: strips (with the interface values) in device memory
@@ -326,8 +354,9 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
     /* the production default (0 / 0), the reference (thread / march), warp / chunks, warp /
      * scan (the default before), warp / scanl, regs / scanl1, warp / scanl256, warp / tile,
      * regs / tile3, warpl / tile, warpl / tilea, warpl / tilem (the default's), regs /
-     * overlap, regs / xyfused (the cluster kernel; last) */
-    const int pairs[14][2] = {{0, 0},
+     * overlap, regs / xyfused (the cluster kernel), warpl / xyc (its persistent form), warpl /
+     * tileq, warpl / tileqn (last) */
+    const int pairs[17][2] = {{0, 0},
                              {WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_CHUNKS},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCAN},
@@ -340,8 +369,11 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEA},
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEM},
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_OVERLAP},
-                             {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_XYFUSED}};
-    for (int pi = 0; pi < 14; pi++)
+                             {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_XYFUSED},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYC},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQ},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQN}};
+    for (int pi = 0; pi < 17; pi++)
         for (int strategy = 0; strategy < 2; strategy++) {
             const int x = pairs[pi][0], yz = pairs[pi][1];
             struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,

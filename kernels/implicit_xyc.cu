@@ -1,0 +1,386 @@
+/* implicit_xyc — the implicit operator's x and y sweeps in one persistent cluster kernel
+ * (tuning implicit_yz = xyc; kernels/wave_tuning.h): xyfused's arrangement
+ * (kernels/implicit_xy.cu: an x-y plane through the shared memory of a 16-block cluster,
+ * lap = gx + gy written once, z by the tile kernel: 28 B/point instead of 40) built for
+ * throughput rather than for few registers:
+ *   - 1024 threads a block (32 warps an SM, xyfused's 16): a y chunk of 16 rows a thread,
+ *     the two chunks of a column in the lane halves of one warp (their maps composed by
+ *     a shuffle, not through shared memory); an x line a warp (32 lines, 32 warps: no loop);
+ *   - persistent clusters, each plane's rows copied (cp.async) into the second of two
+ *     buffers while the plane before is solved: the copies of a plane wait on nothing and
+ *     the SM never idles between planes (xyfused: a cluster a plane, each block loading,
+ *     solving and writing in turn, 1.80 ms for 8 B/point);
+ *   - the carries of a block's y chunks from the other blocks' maps (distributed shared
+ *     memory), the ranks before (after) split between the column's two threads;
+ *   - in the x and y CPML layers gx stays in lap and gy goes to d, and a pass over the
+ *     layers (implicit_layers.cu k_xy_layers) adds the terms; z: tileq's sweep.
+ * Measured on the H100 (docs/operators.md, session 12): ncu showed the kernel bound by
+ * instruction issue (0.45-0.53 issued a cycle and scheduler, DRAM 23 %), not memory:
+ * what took time off was fewer instructions (no division a copy, the maps' products
+ * once, no row tests in whole chunks); x+y 1.37 ms without CPML (x and y apart 1.47).
+ * Same arithmetic as the CPU reference (kernels/implicit_step.c) except the rounding of
+ * the chunks' carries.  Where it does not run (2D, interface values, x lines over 512,
+ * y lines over 512, no sm_90, a device that cannot place the cluster): -ENOTSUP, and the
+ * caller runs the sequential sweeps. */
+#include "kernels/implicit_cuda.h"
+
+#include <cooperative_groups.h>
+
+namespace cg = cooperative_groups;
+
+#define XC_YT 32       /* y rows a block */
+#define XC_CH 16       /* y rows a thread (two chunks a column) */
+#define XC_CL_MAX 16   /* blocks a cluster */
+#define XC_THREADS 1024
+#define XC_COLS 512    /* x columns (lines of up to 512) */
+#define XC_XCH 16      /* x rows a lane */
+
+/* Position of x (a field column + K, or a solution row) in a row of the plane: one pad
+ * float every 16, so that lane t's x rows 16 t + l fall in 32 different banks. */
+__host__ __device__ constexpr int xc_pos(int x) { return x + (x >> 4); }
+
+/* The row pitch: the longest x line's, rounded to 16 mod 32 floats, so that the two
+ * chunks of a column (16 rows apart, read by the two halves of a warp) fall in different
+ * banks. */
+template <int K>
+__host__ __device__ constexpr int xc_pitch()
+{
+    return xc_pos(XC_COLS + 2 * K - 1) + 1 + ((16 - (xc_pos(XC_COLS + 2 * K - 1) + 1) % 32) + 32) % 32;
+}
+
+template <int K>
+__host__ __device__ constexpr int xc_plane() { return (XC_YT + 2 * K) * xc_pitch<K>(); }
+
+/* The shared memory of a block: two planes, the y maps (forward, backward: L then P of
+ * every column), the x factors (at xc_pos) and the block's y factors. */
+template <int K>
+static constexpr size_t xc_smem()
+{
+    return (2 * (size_t)xc_plane<K>() + 4 * XC_COLS + 2 * (size_t)(xc_pos(XC_COLS) + 1) + 2 * XC_YT) * sizeof(float);
+}
+
+/* A y chunk's window: [x] = the field at the chunk's row x - K of its column. */
+template <int K>
+struct XcCol {
+    const float *p; /* row 0 of the window, at the column */
+    __device__ __forceinline__ float operator[](int x) const { return p[x * xc_pitch<K>()]; }
+};
+
+/* An x chunk's window: [l] = the field at the lane's row l - K (xc_pos(16 lane + l)). */
+struct XcRow {
+    const float *p; /* the line's row, + 17 lane */
+    __device__ __forceinline__ float operator[](int l) const { return p[l + (l >> 4)]; }
+};
+
+/* Queue the copies of plane K's rows y0 - K .. y0 + ny + K - 1, columns -K .. mx + K - 1,
+ * into P (row t at P + t pitch, column x + K at xc_pos). */
+template <int K>
+__device__ __forceinline__ void xc_load(const IArgs &A, float *P, int k, int y0, int ny, int mx)
+{
+    constexpr int pitch = xc_pitch<K>();
+    const int w = mx + 2 * K, lane = threadIdx.x & 31;
+    const float *f = A.p + idx(A, -K, y0 - K, k);
+    /* a row a warp (no division per element: the first form's e / w loop cost as many
+     * instructions as the solves) */
+    for (int t = threadIdx.x >> 5; t < ny + 2 * K; t += XC_THREADS / 32) {
+        const float *fr = f + (long long)t * A.sy;
+        float *pr = P + t * pitch;
+        for (int x = lane; x < w; x += 32)
+            cp4(pr + xc_pos(x), fr + x, true);
+    }
+    cp_commit();
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 /* the clusters: sm_90 (the kernel is empty before) */
+/* The composition of the maps (L, M) of ranks [lo, hi) in the other blocks' array S (L at
+ * [col], M at [XC_COLS + col]): UP, ascending (a forward carry: d -> L + M d, rank lo
+ * first); else descending (a backward one, rank hi - 1 first). */
+template <bool UP>
+__device__ __forceinline__ void xc_compose(cg::cluster_group &cl, float *S, int col, int lo, int hi, float &L,
+                                           float &M)
+{
+    L = 0;
+    M = 1;
+#pragma unroll 1
+    for (int q = 0; q < hi - lo; q += 4) { /* four ranks' loads in flight (eight spilled the chunk) */
+        float rl[4], rm[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int r = UP ? lo + q + u : hi - 1 - q - u;
+            rl[u] = 0.0f;
+            rm[u] = 1.0f;
+            if (q + u < hi - lo) {
+                const float *o = cl.map_shared_rank(S, r);
+                rl[u] = o[col];
+                rm[u] = o[XC_COLS + col];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            L = rl[u] + rm[u] * L;
+            M *= rm[u];
+        }
+    }
+}
+
+/* chunk_forward_map / chunk_backward_map (implicit_cuda.h) without their products P, Q:
+ * those depend on the chunk's rows alone (the Thomas factors), not on the field, so each
+ * thread forms its chunks' once (xc_products) instead of at every plane (two multiplies
+ * and a negation a row and map: the first forms issued ~2500 instructions a thread and
+ * plane at 2.1 a cycle an SM, ncu: the kernel was bound by issue, not memory). */
+template <int CH, int K, class FW, class IV>
+__device__ __forceinline__ void xc_forward_map(const FW &fw, const float *c, float b, int n, const IV &iv,
+                                               float (&v)[CH], float &L)
+{
+    L = 0;
+#pragma unroll
+    for (int u = 0; u < CH; u++) {
+        float r = c[0] * fw[u + K];
+#pragma unroll
+        for (int l = 1; l <= K; l++)
+            r += c[l] * (fw[u + K + l] + fw[u + K - l]);
+        v[u] = r;
+        if (u < n)
+            L = (r - b * L) * iv[u];
+    }
+}
+
+template <int CH, class CP>
+__device__ __forceinline__ void xc_backward_map(const float (&v)[CH], int n, const CP &cp, float &L)
+{
+    L = 0;
+#pragma unroll
+    for (int u = CH - 1; u >= 0; u--)
+        if (u < n)
+            L = v[u] - cp[u] * L;
+}
+
+/* The products P (forward: -b inv) and Q (backward: -cp) of the N rows from R0 of a line,
+ * in chunk_forward_map's and chunk_backward_map's order. */
+__device__ __forceinline__ void xc_products(const IArgs &A, int r0, int n, float &P, float &Q)
+{
+    P = 1;
+    Q = 1;
+    for (int u = 0; u < n; u++)
+        P *= -A.b * A.inv[r0 + u];
+    for (int u = n - 1; u >= 0; u--)
+        Q *= -A.cp[r0 + u];
+}
+
+/* WHOLE: x lines of 512 and y lines of a multiple of 32 rows, every chunk full (the row
+ * counts constants: no test a row in the recursions). */
+template <int K, int R, bool WHOLE>
+__global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, int my)
+{
+    constexpr int pitch = xc_pitch<K>(), plane = xc_plane<K>();
+    constexpr unsigned FULL = 0xffffffffu;
+    extern __shared__ float sh[];
+    float *yF = sh + 2 * plane, *yB = yF + 2 * XC_COLS;
+    float *xinv = yB + 2 * XC_COLS, *xcp = xinv + xc_pos(XC_COLS) + 1;
+    float *yinv = xcp + xc_pos(XC_COLS) + 1, *ycp = yinv + XC_YT;
+    cg::cluster_group cl = cg::this_cluster();
+    const int rank = (int)cl.block_rank(), ncl = (int)cl.num_blocks();
+    const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5;
+    const int y0 = rank * XC_YT, ny = max(0, min(XC_YT, my - y0));
+    const int col = wid * 16 + (lane & 15), h = lane >> 4, row0 = h * XC_CH; /* this thread's y chunk */
+    const int nyc = WHOLE ? XC_CH : col < mx ? max(0, min(XC_CH, ny - row0)) : 0;
+    const float b = A.b;
+    for (int i = tid; i < mx; i += XC_THREADS) {
+        xinv[xc_pos(i)] = A.inv[i];
+        xcp[xc_pos(i)] = A.cp[i];
+    }
+    if (tid < ny) {
+        yinv[tid] = A.inv[y0 + tid];
+        ycp[tid] = A.cp[y0 + tid];
+    }
+    const int nz = A.bhi[2] - A.blo[2];
+    /* the chunks' products: y's of this block's two chunk rows (h), x's of each lane's rows;
+     * in shared memory (4 registers more made the kernel spill) */
+    __shared__ float prod[2 * 2 + 2 * 32];
+    if (tid < 2) {
+        const int r = tid * XC_CH;
+        xc_products(A, y0 + r, max(0, min(XC_CH, ny - r)), prod[2 * tid], prod[2 * tid + 1]);
+    } else if (tid >= 32 && tid < 64) {
+        const int l = tid - 32;
+        xc_products(A, l * XC_XCH, max(0, min(XC_XCH, mx - l * XC_XCH)), prod[4 + 2 * l], prod[5 + 2 * l]);
+    }
+    int kk = (int)blockIdx.y;
+    const int step = (int)gridDim.y;
+    if (kk < nz)
+        xc_load<K>(A, sh, A.blo[2] + kk, y0, ny, mx);
+#pragma unroll 1
+    for (int it = 0; kk < nz; kk += step, it++) {
+        float *P = sh + (it & 1) * plane; /* an offset of sh: known shared */
+        cp_wait<0>(); /* this plane's copies */
+        __syncthreads(); /* ... every thread's; and the plane before is read (its buffer is the next one's) */
+        if (kk + step < nz) /* in flight while this one is solved */
+            xc_load<K>(A, sh + ((it + 1) & 1) * plane, A.blo[2] + kk + step, y0, ny, mx);
+        const int k = A.blo[2] + kk;
+        /* y, pass 1: the chunk's right-hand sides (kept) and forward map; the column's two
+         * chunks in lanes l and l + 16 */
+        float v[XC_CH], L, M = nyc ? prod[2 * h] : 1.0f; /* no rows: the identity */
+        float fwy[XC_CH + 2 * K];
+        {
+            const XcCol<K> wc{P + row0 * pitch + xc_pos(col + K)};
+#pragma unroll
+            for (int l = 0; l < XC_CH + 2 * K; l++)
+                fwy[l] = wc[l];
+        }
+        xc_forward_map<XC_CH, K>(fwy, A.c[1], b, nyc, Sh{yinv + row0}, v, L);
+        const float fL0 = __shfl_xor_sync(FULL, L, 16), fM0 = __shfl_xor_sync(FULL, M, 16); /* h 1: chunk 0's */
+        if (h == 1) { /* the block's map of the column: chunk 1 after chunk 0 */
+            yF[col] = L + M * fL0;
+            yF[XC_COLS + col] = M * fM0;
+        }
+        __syncthreads(); /* every column has its right-hand sides: the rows are x's now */
+        /* the cluster barrier that publishes the maps, split: its latency under the x solves
+         * (the write phase reads gx after the second barrier, which orders the block too) */
+        cl.barrier_arrive();
+        /* x: warp wid the line wid of the block's rows; gx over the line's field row */
+        if (wid < ny) {
+            const int i0 = lane * XC_XCH;
+            const int n = WHOLE ? XC_XCH : max(0, min(XC_XCH, mx - i0));
+            const Sh iv{xinv + xc_pos(i0)}, cq{xcp + xc_pos(i0)}; /* i0 a multiple of 16: rows contiguous */
+            float *F = P + (wid + K) * pitch;
+            float xv[XC_XCH], xL, xM = prod[4 + 2 * lane];
+            float fwx[XC_XCH + 2 * K];
+#pragma unroll
+            for (int l = 0; l < XC_XCH + 2 * K; l++)
+                fwx[l] = XcRow{F + 17 * lane}[l];
+            xc_forward_map<XC_XCH, K>(fwx, A.c[0], b, n, iv, xv, xL);
+            chunk_forward<XC_XCH>(xv, b, n, iv, warp_carry<true>(xL, xM, lane));
+            xc_backward_map<XC_XCH>(xv, n, cq, xL);
+            xM = prod[5 + 2 * lane];
+            chunk_backward<XC_XCH>(xv, n, cq, warp_carry<false>(xL, xM, lane));
+            __syncwarp(); /* the row's field is read */
+#pragma unroll
+            for (int u = 0; u < XC_XCH; u++)
+                if (u < n)
+                    F[xc_pos(K + i0 + u)] = xv[u]; /* gx of column i0 + u where its field was */
+        }
+        cl.barrier_wait(); /* the forward maps of every block */
+        /* y: the carry into the block (ranks before: h 0 the first half, h 1 the rest) */
+        {
+            const int half = rank / 2;
+            float aL, aM;
+            xc_compose<true>(cl, yF, col, h == 0 ? 0 : half, h == 0 ? half : rank, aL, aM);
+            const float bL = __shfl_xor_sync(FULL, aL, 16);
+            const float din = h == 0 ? aL : aL + aM * bL; /* h 1: its half after h 0's */
+            const float din0 = __shfl_xor_sync(FULL, din, 16);
+            /* h 0: the block's carry is h 1's din; h 1: through chunk 0's map */
+            const float dblk = h == 0 ? din0 : din;
+            chunk_forward<XC_CH>(v, b, nyc, Sh{yinv + row0}, h == 0 ? dblk : fL0 + fM0 * dblk);
+        }
+        xc_backward_map<XC_CH>(v, nyc, Sh{ycp + row0}, L);
+        M = nyc ? prod[2 * h + 1] : 1.0f;
+        const float bL1 = __shfl_xor_sync(FULL, L, 16), bM1 = __shfl_xor_sync(FULL, M, 16); /* h 0: chunk 1's */
+        if (h == 0) { /* the block's backward map: chunk 0 after chunk 1 */
+            yB[col] = L + M * bL1;
+            yB[XC_COLS + col] = M * bM1;
+        }
+        cl.sync(); /* the backward maps */
+        {
+            const int mid = (rank + 1 + ncl) / 2;
+            float aL, aM;
+            xc_compose<false>(cl, yB, col, h == 0 ? rank + 1 : mid, h == 0 ? mid : ncl, aL, aM);
+            const float bL = __shfl_xor_sync(FULL, aL, 16);
+            const float gin = h == 1 ? aL : aL + aM * bL; /* h 0: its half after (below) h 1's */
+            const float gin1 = __shfl_xor_sync(FULL, gin, 16);
+            const float gblk = h == 1 ? gin1 : gin;
+            chunk_backward<XC_CH>(v, nyc, Sh{ycp + row0}, h == 1 ? gblk : bL1 + bM1 * gblk);
+        }
+        /* lap = gx + gy over the box's rows of this chunk (16 columns of two rows a warp);
+         * in a CPML layer of x or y, lap = gx and d = gy, whose terms a pass over the
+         * layers adds (implicit_layers.cu): here they made the kernel spill (1.4 KB a
+         * thread at 64 registers) and put the y layers' work on the cluster's first and
+         * last block, which the others waited for at every plane (first form: 4.24 ms
+         * for x and y with CPML, 1.51 without). */
+        if (col >= A.blo[0] && col < A.bhi[0]) {
+            const int np1 = A.m.npad[1];
+            const bool xl = A.cpml && (col < A.m.pml[0] || col >= A.m.npad[0] - A.m.pml[1]);
+            const long long c0 = idx(A, col, y0 + row0, k);
+            const float *gxp = P + (row0 + K) * pitch + xc_pos(col + K);
+            const int j0 = y0 + row0;
+            const bool clean = nyc == XC_CH && !xl && j0 >= A.blo[1] && j0 + XC_CH <= A.bhi[1] &&
+                               !(A.cpml && (j0 < A.m.pml[2] || j0 + XC_CH > np1 - A.m.pml[3]));
+            if (clean) { /* the usual chunk: every row in the box, none in a layer (no test a row) */
+                float *dst = A.lap + c0;
+                const long long sy = A.sy;
+#pragma unroll
+                for (int u = 0; u < XC_CH; u++)
+                    dst[u * sy] = gxp[u * pitch] + v[u];
+            } else
+#pragma unroll
+            for (int u = 0; u < XC_CH; u++) {
+                const int j = y0 + row0 + u;
+                if (u >= nyc || j < A.blo[1] || j >= A.bhi[1])
+                    continue;
+                const long long c = c0 + u * A.sy;
+                if (xl || (A.cpml && (j < A.m.pml[2] || j >= np1 - A.m.pml[3]))) {
+                    A.lap[c] = gxp[u * pitch];
+                    A.d[c] = v[u];
+                } else {
+                    A.lap[c] = gxp[u * pitch] + v[u];
+                }
+            }
+        }
+    }
+    cl.sync(); /* no block leaves while another may read its maps */
+}
+#else
+template <int K, int R, bool WHOLE>
+__global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs, int, int) {}
+#endif
+
+int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st)
+{
+    if (wave_is_2d(s) || A.ifc || A.ifc_out)
+        return -ENOTSUP;
+    int r0x, r1x, r0y, r1y;
+    implicit_cu_rows(s, 0, false, &r0x, &r1x);
+    implicit_cu_rows(s, 1, false, &r0y, &r1y);
+    const int mx = r1x - r0x, my = r1y - r0y, nz = A.bhi[2] - A.blo[2];
+    const int ncl = (my + XC_YT - 1) / XC_YT;
+    if (mx > XC_COLS || ncl > XC_CL_MAX || r0x != 0 || r0y != 0 || nz <= 0 || s->imp->xy_ok < 0)
+        return -ENOTSUP;
+    return with_r(s, [&](auto kk) -> int {
+        constexpr int KK = decltype(kk)::value;
+        const bool full = mx == XC_COLS && my % XC_YT == 0;
+        auto kern = full ? k_sweep_xyc<KK, KK, true> : k_sweep_xyc<KK, KK, false>;
+        const size_t shmem = xc_smem<KK>();
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(ncl, nz);
+        cfg.blockDim = dim3(XC_THREADS);
+        cfg.dynamicSmemBytes = shmem;
+        cfg.stream = st;
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = ncl;
+        attr[0].val.clusterDim.y = 1;
+        attr[0].val.clusterDim.z = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        if (s->imp->xy_ok == 0) {
+            /* once: can this device run it (sm_90, the shared memory, the cluster size)? */
+            int dev = 0, major = 0, nact = 0;
+            CUDA_TRY(cudaGetDevice(&dev));
+            CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+            bool ok = major >= 9 && shmem <= (size_t)s->imp->smem_optin;
+            if (ok && (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem) !=
+                           cudaSuccess ||
+                       cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess ||
+                       cudaOccupancyMaxActiveClusters(&nact, kern, &cfg) != cudaSuccess || nact < 1))
+                ok = false;
+            (void)cudaGetLastError(); /* a refusal above is an answer, not an error */
+            s->imp->xy_ok = ok ? 1 : -1;
+            s->imp->xy_clusters = nact;
+            if (!ok)
+                return -ENOTSUP;
+        }
+        if (s->imp->xy_clusters < nz)
+            cfg.gridDim.y = (unsigned)s->imp->xy_clusters; /* one wave of clusters, each a group of planes */
+        CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, A, mx, my));
+        CUDA_TRY_LAUNCH();
+        return implicit_cu_xy_layers(s, A, st);
+    });
+}
