@@ -587,6 +587,13 @@ static const struct {
      * tile per face (-4 .. 11 with halo 4) and the core starts at x = 12 */
     {"8x2d2w16/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, 16>},
     {"6x2d2w16/lines", ring_cpml_run<4, 6, 2, 2, 0, 1, 1, 2, 2, true, 16>},
+    /* /xBYxNYdD[bN]: the y strips whole in x by the frame kernel, the x strips between
+     * them by the kernel without y terms (k_ring_cpml<LY = false>: an R halo in y, no
+     * psi_y) in tiles BY x NY rows, depth D, built for N blocks an SM (issue 20) */
+    {"8x2d2/lines/x8x2d2", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 2, 2, 2>},
+    {"8x2d2/lines/x8x2d2b3", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 2, 2, 3>},
+    {"8x2d2/lines/x8x4d2", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 4, 2, 2>},
+    {"8x2d2/lines/x8x4d2b3", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 4, 2, 3>},
 };
 static int ring_shape = -1; /* index into ring_shapes, -1: the library's */
 
@@ -600,7 +607,7 @@ extern "C" int wave_research_ring_shape(const char *spec)
             ring_shape = (int)i;
             return 0;
         }
-    char list[512] = "";
+    char list[768] = "";
     for (size_t i = 0; i < sizeof ring_shapes / sizeof *ring_shapes; i++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", ring_shapes[i].name);
     return err_set(-EINVAL, "ring shape '%s': default (8x2d2/lines) or one of %s", spec, list);
