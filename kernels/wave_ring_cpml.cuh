@@ -95,7 +95,8 @@ struct RcList {
     int start[RC_MAXBOX + 1];
 };
 
-template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true, int W_ = TX, bool LY = true>
+template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true, int W_ = TX, bool LY = true,
+          bool PM = false>
 __global__ void __launch_bounds__(W_ *BY, MB)
     k_ring_cpml(KArgs a, PArgs m, RcList tl, int dim0, int dim1, int dim2)
 {
@@ -200,6 +201,49 @@ __global__ void __launch_bounds__(W_ *BY, MB)
         zpm |= (isp ? 1u : 0u) << n;
     }
 
+    /* PM: the x and y memory's 16-byte chunks (vx, v4) worked out once as well (slot
+     * offset, offset inside a plane's slab, whether the chunk reads memory, psi or
+     * zeta): a plane's memory copies then cost an add and a select each instead of the
+     * index and slab arithmetic (issue 20) */
+    constexpr int XC1 = C::XW / 4, XC2 = W / 4, XN1 = C::TYT * XC1, XNCH = PM ? XN1 + C::TYT * XC2 : 0,
+                  XN = PM ? (XNCH + NT - 1) / NT : 1;
+    constexpr int YC = W / 4, YN1 = C::YH * YC, YNCH = PM && LY ? YN1 + C::TYT * YC : 0,
+                  YN = PM && LY ? (YNCH + NT - 1) / NT : 1;
+    int xso[XN], xgo[XN], yso[YN], ygo[YN];
+    unsigned xvm = 0, xokm = 0, xpm = 0, yvm = 0, yokm = 0, ypm = 0;
+    if constexpr (PM) {
+#pragma unroll
+        for (int n = 0; n < XN; n++) {
+            const int e = n * NT + tid;
+            const bool isp = e < XN1;
+            const int f = isp ? e : e - XN1;
+            const int r = isp ? f / XC1 : f / XC2, c = isp ? f % XC1 : f % XC2;
+            const int j = y0 + r, x = isp ? x0 - R + 4 * c : x0 + 4 * c;
+            const int js = cpml_slab_index(x, np0, wx0, wx1);
+            const bool ok = e < XNCH && j < np1 && js >= 0;
+            xso[n] = (isp ? C::G_PX + r * C::XW : C::G_ZX + r * W) + 4 * c;
+            xgo[n] = ok ? j * (wx0 + wx1) + js : 0;
+            xvm |= (e < XNCH ? 1u : 0u) << n;
+            xokm |= (ok ? 1u : 0u) << n;
+            xpm |= (isp ? 1u : 0u) << n;
+        }
+#pragma unroll
+        for (int n = 0; n < YN; n++) {
+            const int e = n * NT + tid;
+            const bool isp = e < YN1;
+            const int f = isp ? e : e - YN1;
+            const int r = f / YC, c = f % YC;
+            const int j = isp ? y0 - R + r : y0 + r, x = x0 + 4 * c;
+            const int js = cpml_slab_index(j, np1, wy0, wy1);
+            const bool ok = e < YNCH && x >= 0 && x < np0 && js >= 0;
+            yso[n] = (isp ? C::G_PY : C::G_ZY) + r * W + 4 * c;
+            ygo[n] = ok ? js * np0 + x : 0;
+            yvm |= (e < YNCH ? 1u : 0u) << n;
+            yokm |= (ok ? 1u : 0u) << n;
+            ypm |= (isp ? 1u : 0u) << n;
+        }
+    }
+
     auto load_p = [&](int kk, int sl) {
         if (kk > klast)
             return;
@@ -227,7 +271,16 @@ __global__ void __launch_bounds__(W_ *BY, MB)
                     cp16(dst + qso[n], ok ? src + pl + qgo[n] : src, ok);
                 }
         }
-        if (lx && vx) { /* the same, 16 bytes at a time */
+        if (PM && lx && vx) { /* the chunks worked out above */
+            const long long pl = (long long)kk * np1 * (wx0 + wx1);
+#pragma unroll
+            for (int n = 0; n < XN; n++)
+                if (XNCH % NT == 0 || (xvm >> n & 1u)) {
+                    const bool ok = xokm >> n & 1u;
+                    const float *src = (xpm >> n & 1u) ? m.psi[0] : m.zeta[0];
+                    cp16(dst + xso[n], ok ? src + pl + xgo[n] : m.psi[0], ok);
+                }
+        } else if (lx && vx) { /* the same, 16 bytes at a time */
             const float *psi = m.psi[0], *zeta = m.zeta[0];
             constexpr int C1 = C::XW / 4, C2 = W / 4, N1 = C::TYT * C1, N = N1 + C::TYT * C2;
 #pragma unroll
@@ -263,7 +316,16 @@ __global__ void __launch_bounds__(W_ *BY, MB)
                 }
             }
         }
-        if (ly && v4) { /* the same, 16 bytes at a time */
+        if (PM && ly && v4) { /* the chunks worked out above */
+            const long long pl = (long long)kk * (wy0 + wy1) * np0;
+#pragma unroll
+            for (int n = 0; n < YN; n++)
+                if (YNCH % NT == 0 || (yvm >> n & 1u)) {
+                    const bool ok = yokm >> n & 1u;
+                    const float *src = (ypm >> n & 1u) ? m.psi[1] : m.zeta[1];
+                    cp16(dst + yso[n], ok ? src + pl + ygo[n] : m.psi[1], ok);
+                }
+        } else if (ly && v4) { /* the same, 16 bytes at a time */
             const float *psi = m.psi[1], *zeta = m.zeta[1];
             constexpr int CPR = W / 4, N1 = C::YH * CPR, N = N1 + C::TYT * CPR;
 #pragma unroll
@@ -639,17 +701,18 @@ __global__ void __launch_bounds__(W_ *BY, MB)
 static inline int align_up8(int x, int h) { return x + ((8 - (x + h) % 8) % 8 + 8) % 8; }
 static inline int align_dn8(int x, int h) { return x - ((x + h) % 8 + 8) % 8; }
 
-template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true, int W = TX, bool LY = true>
+template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true, int W = TX, bool LY = true,
+          bool PM = false>
 static int launch_rc(RcList &tl, const KArgs &a, const PArgs &m, const wave_sim *s, cudaStream_t st)
 {
     using C = RcCfg<R, BY, NY, D, LZ, W, LY>;
     constexpr size_t bytes = C::bytes(SH);
     static int per_sm = 0;
     if (!per_sm) {
-        CUDA_TRY(cudaFuncSetAttribute(k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W, LY>,
+        CUDA_TRY(cudaFuncSetAttribute(k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W, LY, PM>,
                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
         int n = 0;
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W, LY>, W * BY,
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W, LY, PM>, W * BY,
                                                                bytes));
         per_sm = n > 0 ? n : 1;
     }
@@ -682,7 +745,7 @@ static int launch_rc(RcList &tl, const KArgs &a, const PArgs &m, const wave_sim 
     if (!total)
         return 0;
     const struct wave_layout *L = &s->L;
-    k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W, LY><<<(unsigned)total, dim3(W, BY), bytes, st>>>(a, m, tl, L->dim[0],
+    k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W, LY, PM><<<(unsigned)total, dim3(W, BY), bytes, st>>>(a, m, tl, L->dim[0],
                                                                                          L->dim[1], L->dim[2]);
     CUDA_TRY_LAUNCH();
     return 0;
@@ -703,7 +766,7 @@ static inline void push(RcList &tl, int x0, int x1, int y0, int y1, int z0, int 
  * and the frame cover every plane and lines' z corrections follow them (on ST, after the
  * frame's stream LST has joined it). */
 template <int R, int FBY, int FNY, int FD, int ZBY, int ZNY, int ZD, int FMB = 2, int ZMB = 2, bool SH = true,
-          int FXW = TX, int XBY = 0, int XNY = 2, int XD = 2, int XMB = 2>
+          int FXW = TX, int XBY = 0, int XNY = 2, int XD = 2, int XMB = 2, bool XPM = false, bool FPM = false>
 static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const PArgs &m, cudaStream_t st,
                          cudaStream_t lst)
 {
@@ -759,10 +822,10 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
             if ((rc = wave_cu_interior(s, pl, core, st)) < 0)
                 return rc;
         }
-        if ((rc = launch_rc<R, FBY, FNY, FD, false, FMB, SH>(fr, a, m, s, lst)) < 0)
+        if ((rc = launch_rc<R, FBY, FNY, FD, false, FMB, SH, TX, true, FPM>(fr, a, m, s, lst)) < 0)
             return rc;
         if constexpr (XBY > 0) {
-            if (xl.n && (rc = launch_rc<R, XBY, XNY, XD, false, XMB, SH, TX, false>(xl, a, m, s, lst)) < 0)
+            if (xl.n && (rc = launch_rc<R, XBY, XNY, XD, false, XMB, SH, TX, false, XPM>(xl, a, m, s, lst)) < 0)
                 return rc;
         }
         if constexpr (FXW != TX) { /* half the threads a block (the registers decide the blocks an SM) */

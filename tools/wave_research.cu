@@ -594,6 +594,11 @@ static const struct {
     {"8x2d2/lines/x8x2d2b3", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 2, 2, 3>},
     {"8x2d2/lines/x8x4d2", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 4, 2, 2>},
     {"8x2d2/lines/x8x4d2b3", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 4, 2, 3>},
+    /* p: the x (and y) memory's 16-byte copies worked out once a block (k_ring_cpml<PM>) */
+    {"8x2d2/lines/x8x2d2p", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 2, 2, 2, true>},
+    {"8x2d2/lines/x8x2d2b3p", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 2, 2, 3, true>},
+    {"8x2d2p/lines/x8x2d2b3p", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 2, 2, 3, true, true>},
+    {"8x2d2p/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true>},
 };
 static int ring_shape = -1; /* index into ring_shapes, -1: the library's */
 

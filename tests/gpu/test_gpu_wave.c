@@ -335,7 +335,9 @@ Test(gpu_wave, ring_cpml_shapes_match_cpu_reference, .timeout = 300)
                                          "8x2d1/lines", "8x1d2b3/lines", "8x2d3/lines", "8x2d2/lines-shfl",
                                          "4x4d2/lines", "6x2d2/lines", "4x3d2/lines",
                                          "8x2d2w16/lines", "6x2d2w16/lines", "8x2d2/lines/x8x2d2",
-                                         "8x2d2/lines/x8x2d2b3", "8x2d2/lines/x8x4d2", "8x2d2/lines/x8x4d2b3"};
+                                         "8x2d2/lines/x8x2d2b3", "8x2d2/lines/x8x4d2", "8x2d2/lines/x8x4d2b3",
+                                         "8x2d2/lines/x8x2d2p", "8x2d2/lines/x8x2d2b3p", "8x2d2p/lines/x8x2d2b3p",
+                                         "8x2d2p/lines"};
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         cr_assert_eq(wave_research_ring_shape(shapes[i]), 0, "%s", err_msg());
         struct wave_tuning t = {0};
