@@ -203,7 +203,7 @@ int wave_cu_interior(const wave_sim *s, const WavePlan &pl, const Box &in, cudaS
 int wave_cu_cpml_split(wave_sim *s, const Box &in, cudaStream_t st);
 int wave_cu_cpml_lines(wave_sim *s, cudaStream_t st);
 /* lines' z corrections alone, fp32 memory, no psi swap (the ring arrangement's z by lines) */
-int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st);
+int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st, bool generic = false);
 int wave_cu_free_surface(wave_sim *s, cudaStream_t st);
 /* psi in place over every axis's layers alone (split's first half; the implicit operator) */
 int wave_cu_psi(wave_sim *s, cudaStream_t st);

@@ -598,14 +598,18 @@ static const struct {
     {"8x2d2/lines/x8x2d2p", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 2, 2, 2, true>},
     {"8x2d2/lines/x8x2d2b3p", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 2, 2, 3, true>},
     {"8x2d2p/lines/x8x2d2b3p", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 2, 2, 3, true, true>},
-    {"8x2d2p/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true>},
+    /* the library's order-8 default before session 12 (the frame's memory copies indexed
+     * per plane, the generic z lines), and each of the two changes alone */
+    {"8x2d2/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, false, true>},
+    {"8x2d2p/lines-zgen", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, true>},
+    {"8x2d2/lines-z12", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, false, false>},
 };
 static int ring_shape = -1; /* index into ring_shapes, -1: the library's */
 
 extern "C" int wave_research_ring_shape(const char *spec)
 {
     ring_shape = -1;
-    if (!spec || !strcmp(spec, "default") || !strcmp(spec, "8x2d2/lines"))
+    if (!spec || !strcmp(spec, "default") || !strcmp(spec, "8x2d2p/lines"))
         return 0;
     for (size_t i = 0; i < sizeof ring_shapes / sizeof *ring_shapes; i++)
         if (!strcmp(spec, ring_shapes[i].name)) {
@@ -615,7 +619,7 @@ extern "C" int wave_research_ring_shape(const char *spec)
     char list[768] = "";
     for (size_t i = 0; i < sizeof ring_shapes / sizeof *ring_shapes; i++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", ring_shapes[i].name);
-    return err_set(-EINVAL, "ring shape '%s': default (8x2d2/lines) or one of %s", spec, list);
+    return err_set(-EINVAL, "ring shape '%s': default (8x2d2p/lines) or one of %s", spec, list);
 }
 
 static int research_ring_cpml(wave_sim *s, const WavePlan &pl, cudaStream_t st, cudaStream_t lst)
