@@ -96,7 +96,7 @@ struct RcList {
 };
 
 template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true, int W_ = TX, bool LY = true,
-          bool PM = false>
+          bool PM = false, bool HL = false>
 __global__ void __launch_bounds__(W_ *BY, MB)
     k_ring_cpml(KArgs a, PArgs m, RcList tl, int dim0, int dim1, int dim2)
 {
@@ -167,7 +167,13 @@ __global__ void __launch_bounds__(W_ *BY, MB)
         const bool ok = e < PNCH && gy >= 0 && gy < dim1 && gx >= 0 && gx < dim0;
         pso[n] = r * C::PW + 4 * c;
         pgo[n] = ok ? gy * (int)sy + gx : 0;
-        pvm |= (e < PNCH ? 1u : 0u) << n;
+        /* HL: the p tile's outer halo (beyond R of the tile: the psi(n+1) halo) only where
+         * the block computes psi along that axis; a tile without x (y) layer points skips
+         * the chunks that hold nothing else (its x-outer columns, y-outer rows) */
+        const bool xout = 4 * c + 4 <= XO - R || 4 * c >= XO + W + R;
+        const bool yout = r < RY - R || r >= RY + C::TYT + R;
+        const bool skip = HL && ((!lx && xout) || (!ly && yout));
+        pvm |= (e < PNCH && !skip ? 1u : 0u) << n;
         pokm |= (ok ? 1u : 0u) << n;
     }
 #pragma unroll
@@ -252,7 +258,7 @@ __global__ void __launch_bounds__(W_ *BY, MB)
         const float *pb = p + (long long)(kk + h) * sz;
 #pragma unroll
         for (int n = 0; n < PN; n++)
-            if (PNCH % NT == 0 || (pvm >> n & 1u)) {
+            if ((!HL && PNCH % NT == 0) || (pvm >> n & 1u)) {
                 const bool ok = zok && (pokm >> n & 1u);
                 cp16(dst + pso[n], ok ? pb + pgo[n] : p, ok);
             }
@@ -702,17 +708,17 @@ static inline int align_up8(int x, int h) { return x + ((8 - (x + h) % 8) % 8 + 
 static inline int align_dn8(int x, int h) { return x - ((x + h) % 8 + 8) % 8; }
 
 template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true, int W = TX, bool LY = true,
-          bool PM = false>
+          bool PM = false, bool HL = false>
 static int launch_rc(RcList &tl, const KArgs &a, const PArgs &m, const wave_sim *s, cudaStream_t st)
 {
     using C = RcCfg<R, BY, NY, D, LZ, W, LY>;
     constexpr size_t bytes = C::bytes(SH);
     static int per_sm = 0;
     if (!per_sm) {
-        CUDA_TRY(cudaFuncSetAttribute(k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W, LY, PM>,
+        CUDA_TRY(cudaFuncSetAttribute(k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W, LY, PM, HL>,
                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
         int n = 0;
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W, LY, PM>, W * BY,
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W, LY, PM, HL>, W * BY,
                                                                bytes));
         per_sm = n > 0 ? n : 1;
     }
@@ -745,7 +751,7 @@ static int launch_rc(RcList &tl, const KArgs &a, const PArgs &m, const wave_sim 
     if (!total)
         return 0;
     const struct wave_layout *L = &s->L;
-    k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W, LY, PM><<<(unsigned)total, dim3(W, BY), bytes, st>>>(a, m, tl, L->dim[0],
+    k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W, LY, PM, HL><<<(unsigned)total, dim3(W, BY), bytes, st>>>(a, m, tl, L->dim[0],
                                                                                          L->dim[1], L->dim[2]);
     CUDA_TRY_LAUNCH();
     return 0;
@@ -767,7 +773,7 @@ static inline void push(RcList &tl, int x0, int x1, int y0, int y1, int z0, int 
  * frame's stream LST has joined it). */
 template <int R, int FBY, int FNY, int FD, int ZBY, int ZNY, int ZD, int FMB = 2, int ZMB = 2, bool SH = true,
           int FXW = TX, int XBY = 0, int XNY = 2, int XD = 2, int XMB = 2, bool XPM = false, bool FPM = false,
-          bool ZLG = false>
+          bool ZLG = false, bool FHL = false>
 static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const PArgs &m, cudaStream_t st,
                          cudaStream_t lst)
 {
@@ -823,7 +829,7 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
             if ((rc = wave_cu_interior(s, pl, core, st)) < 0)
                 return rc;
         }
-        if ((rc = launch_rc<R, FBY, FNY, FD, false, FMB, SH, TX, true, FPM>(fr, a, m, s, lst)) < 0)
+        if ((rc = launch_rc<R, FBY, FNY, FD, false, FMB, SH, TX, true, FPM, FHL>(fr, a, m, s, lst)) < 0)
             return rc;
         if constexpr (XBY > 0) {
             if (xl.n && (rc = launch_rc<R, XBY, XNY, XD, false, XMB, SH, TX, false, XPM>(xl, a, m, s, lst)) < 0)

@@ -603,6 +603,9 @@ static const struct {
     {"8x2d2/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, false, true>},
     {"8x2d2p/lines-zgen", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, true>},
     {"8x2d2/lines-z12", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, false, false>},
+    /* h: the frame's p tile loads its outer halo (the psi(n+1) halo, R .. 2R beyond the
+     * tile) only along the axes whose layers the tile holds */
+    {"8x2d2ph/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, false, true>},
 };
 static int ring_shape = -1; /* index into ring_shapes, -1: the library's */
 
