@@ -150,8 +150,8 @@ __global__ void k_pml(KArgs a, PArgs m, int gax, Box b)
 /* NW > 0 (issue 20; the ring arrangement's z lines, wave_cu_cpml_line_z): every layer of
  * the axis NW points wide (or absent), so the march is unrolled whole and its register
  * queues are renamed instead of shifted at every position */
-template <int R, int A, class M, int NW = 0>
-__global__ void __launch_bounds__(128, A == 2 && R <= 4 ? 6 : 1) k_line(KArgs a, PArgs m, int dimA)
+template <int R, int A, class M, int NW = 0, int MINB = 0>
+__global__ void __launch_bounds__(128, MINB ? MINB : A == 2 && R <= 4 ? 6 : 1) k_line(KArgs a, PArgs m, int dimA)
 {
     static_assert(A == 1 || A == 2, "x lines: k_line_x");
     /* the lines of a layer, x fastest, numbered over the whole x-by-other plane: no idle
@@ -376,7 +376,7 @@ static int launch_lines(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_
 
 /* The z corrections of the lines arrangement alone (fp32 memory; psi_z(n+1) to psi_alt, no
  * swap): the ring arrangement's "z by lines" variant, after its passes over every plane. */
-int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st, bool generic)
+int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st, int nw, int min_blocks)
 {
     if (!s->slab_count[2])
         return 0;
@@ -384,16 +384,22 @@ int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st, bool generic)
     const PArgs m = pargs(s);
     const struct wave_layout *L = &s->L;
     dim3 blk(128), grd((unsigned)(((long long)L->npad[0] * L->npad[1] + 127) / 128), 1, 2);
-    /* layers 12 wide (the default) or absent: the march unrolled whole (k_line<NW>) at
-     * order 8 (where it was measured), unless GENERIC (the former default, the research
-     * shapes 8x2d2/lines and .../lines-zgen) */
+    /* NW 12 (research shapes .../lines-z12*): layers 12 wide (the default) or absent, the
+     * march unrolled whole (k_line<NW>) at order 8, built for MIN_BLOCKS (6 or 8) blocks an
+     * SM.  H100, 512^3, 12 layers (ncu, session 12): 93.0 us against the generic kernel's
+     * 92.7, with 33.5 M instructions against 54.3 M: bound by its loads' latency (10.7 of
+     * 14.8 cycles an instruction waiting on them), so the library runs the generic one */
     const int w0 = L->pml[4], w1 = L->pml[5];
-    const bool w12 = (w0 == 0 || w0 == 12) && (w1 == 0 || w1 == 12) && s->r == 4 && !generic;
+    const bool w12 = nw == 12 && (w0 == 0 || w0 == 12) && (w1 == 0 || w1 == 12) && s->r == 4;
     return with_r(s, [&](auto r) {
         constexpr int RR = decltype(r)::value;
         if constexpr (RR <= 4) {
-            if (w12)
+            if (w12 && min_blocks == 8)
+                k_line<RR, 2, float, 12, 8><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
+            else if (w12)
                 k_line<RR, 2, float, 12><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
+            else if (min_blocks == 8 && RR == 4)
+                k_line<RR, 2, float, 0, 8><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
             else
                 k_line<RR, 2, float><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
         } else

@@ -53,11 +53,10 @@ int wave_cu_ring_cpml(wave_sim *s, const WavePlan &pl, cudaStream_t st, cudaStre
     case 2: return ring_cpml_run<2, RC_SHAPE>(s, pl, a, m, st, lst);
     case 3: return ring_cpml_run<3, RC_SHAPE>(s, pl, a, m, st, lst);
     /* order 8 (issue 20, session 12): the frame's x and y memory copies worked out once a
-     * block (FPM), and the z lines unrolled whole where the z layers are 12 wide (the
-     * default); H100, 12 layers: 1.142 -> 1.134 ms at 512^3, 0.343 -> 0.337 on the
-     * 400 x 400 x 200 shot for FPM alone (the research shape 8x2d2/lines is the former
-     * default) */
-    case 4: return ring_cpml_run<4, RC_SHAPE, 2, 2, true, TX, 0, 2, 2, 2, false, true, false>(s, pl, a, m, st, lst);
+     * block (FPM); H100, 12 layers, two device calls: 1.142 -> 1.134 and 1.170 -> 1.158 ms
+     * at 512^3, 0.343 -> 0.337 and 0.350 -> 0.342 ms on the 400 x 400 x 200 shot (the
+     * research shape 8x2d2/lines is the former default) */
+    case 4: return ring_cpml_run<4, RC_SHAPE, 2, 2, true, TX, 0, 2, 2, 2, false, true>(s, pl, a, m, st, lst);
     }
     return err_set(-EINVAL, "wave: the ring CPML runs orders 2-8 (order %d)", 2 * s->r);
 }

@@ -773,7 +773,7 @@ static inline void push(RcList &tl, int x0, int x1, int y0, int y1, int z0, int 
  * frame's stream LST has joined it). */
 template <int R, int FBY, int FNY, int FD, int ZBY, int ZNY, int ZD, int FMB = 2, int ZMB = 2, bool SH = true,
           int FXW = TX, int XBY = 0, int XNY = 2, int XD = 2, int XMB = 2, bool XPM = false, bool FPM = false,
-          bool ZLG = false, bool FHL = false>
+          int ZNW = 0, bool FHL = false, int ZLB = 0>
 static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const PArgs &m, cudaStream_t st,
                          cudaStream_t lst)
 {
@@ -844,7 +844,7 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
         if (lst != st && ((rc = dev_event_record(s->dev, s->ev_join, lst)) < 0 ||
                           (rc = dev_stream_wait(s->dev, st, s->ev_join)) < 0))
             return rc;
-        if ((rc = wave_cu_cpml_line_z(s, st, ZLG)) < 0) /* ZLG: the generic z lines */
+        if ((rc = wave_cu_cpml_line_z(s, st, ZNW, ZLB)) < 0) /* ZNW 12: unrolled z lines */
             return rc;
     } else {
         RcList zl = {};

@@ -600,12 +600,16 @@ static const struct {
     {"8x2d2p/lines/x8x2d2b3p", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 2, 2, 3, true, true>},
     /* the library's order-8 default before session 12 (the frame's memory copies indexed
      * per plane, the generic z lines), and each of the two changes alone */
-    {"8x2d2/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, false, true>},
-    {"8x2d2p/lines-zgen", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, true>},
-    {"8x2d2/lines-z12", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, false, false>},
+    {"8x2d2/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, false>},
+    /* z12: lines' z kernel with its march unrolled whole for 12-wide z layers (bN: built
+     * for N blocks an SM) */
+    {"8x2d2p/lines-z12", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 12>},
+    {"8x2d2/lines-z12", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, false, 12>},
+    {"8x2d2p/lines-z12b8", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 12, false, 8>},
+    {"8x2d2p/lines-zb8", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, false, 8>},
     /* h: the frame's p tile loads its outer halo (the psi(n+1) halo, R .. 2R beyond the
      * tile) only along the axes whose layers the tile holds */
-    {"8x2d2ph/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, false, true>},
+    {"8x2d2ph/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, true>},
 };
 static int ring_shape = -1; /* index into ring_shapes, -1: the library's */
 

@@ -347,7 +347,8 @@ Test(gpu_wave, ring_cpml_shapes_match_cpu_reference, .timeout = 300)
                                          "8x2d2w16/lines", "6x2d2w16/lines", "8x2d2/lines/x8x2d2",
                                          "8x2d2/lines/x8x2d2b3", "8x2d2/lines/x8x4d2", "8x2d2/lines/x8x4d2b3",
                                          "8x2d2/lines/x8x2d2p", "8x2d2/lines/x8x2d2b3p", "8x2d2p/lines/x8x2d2b3p",
-                                         "8x2d2/lines", "8x2d2p/lines-zgen", "8x2d2/lines-z12", "8x2d2ph/lines"};
+                                         "8x2d2/lines", "8x2d2p/lines-z12", "8x2d2/lines-z12", "8x2d2ph/lines",
+                                         "8x2d2p/lines-z12b8", "8x2d2p/lines-zb8"};
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         cr_assert_eq(wave_research_ring_shape(shapes[i]), 0, "%s", err_msg());
         struct wave_tuning t = {0};
@@ -383,18 +384,19 @@ Test(gpu_wave, ring_cpml_shapes_match_cpu_reference, .timeout = 300)
 #endif
 }
 
-/* The ring CPML at order 8 with z layers 12 wide (the default width: lines' z kernel
- * then runs its march unrolled whole, k_line<NW = 12>) and with one 12-wide z layer under
- * a free surface, the library's shape and the former one (8x2d2/lines: the generic z
- * lines, the frame's memory copies indexed per plane), on the large grid, against the
- * CPU reference. */
+/* The ring CPML at order 8 with z layers 12 wide (the default width; the research shapes
+ * ...-z12* then run lines' z kernel with its march unrolled whole, k_line<NW = 12>) and
+ * with one 12-wide z layer under a free surface: the library's shape, the former one
+ * (8x2d2/lines: the frame's memory copies indexed per plane) and the research shapes of
+ * session 12, on the large grid, against the CPU reference. */
 Test(gpu_wave, ring_cpml_z12_matches_cpu_reference, .timeout = 120)
 {
     GPU_REQUIRED();
 #ifdef SEISLIVE_CUDA
     cr_assert_eq(register_research(), 0);
     static const int big[3] = {68, 45, 41}, bigx[2] = {12, 12}, z12[2] = {12, 12}, fz12[2] = {0, 12};
-    static const char *const shapes[] = {NULL, "8x2d2/lines", "8x2d2p/lines-zgen", "8x2d2/lines-z12", "8x2d2ph/lines"};
+    static const char *const shapes[] = {NULL,           "8x2d2/lines",   "8x2d2p/lines-z12", "8x2d2/lines-z12",
+                                         "8x2d2ph/lines", "8x2d2p/lines-z12b8", "8x2d2p/lines-zb8"};
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         for (int fs = 0; fs < 2; fs++) {
             cr_assert_eq(wave_research_ring_shape(shapes[i]), 0, "%s", err_msg());
