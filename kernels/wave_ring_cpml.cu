@@ -10,7 +10,11 @@
  * 12 layers: psi(n+1) through shared memory (SH) 1.174 / 0.348 against main's 1.189 /
  * 0.363 (batch 5, with lines' z kernel over a flat line index, 6 blocks an SM);
  * 16-wide x-strip tiles, 12-row frame tiles and the z-layer kernel were slower
- * (docs/TUNING.md).  Other shapes: tools/wave_research.cu. */
+ * (docs/TUNING.md).  Session 12, order 8: the frame's x and y memory copies worked out
+ * once a block (PM), -7 % of its instructions, 1.172 -> 1.160 ms / 0.349 -> 0.344 ms
+ * (main's build in the same call); the x strips by a kernel without y terms, the p
+ * tile's outer halo only along the tile's layer axes and lines' z kernel unrolled for
+ * 12-wide layers were no faster (docs/TUNING.md).  Other shapes: tools/wave_research.cu. */
 #include "kernels/wave_ring_cpml.cuh"
 
 #define RC_FRAME_BY 8
