@@ -147,8 +147,11 @@ __global__ void k_pml(KArgs a, PArgs m, int gax, Box b)
 /* z lines up to order 8 built for 6 blocks an SM (80 registers, no spills at order 8: 24
  * warps instead of 16 at the 110 registers it takes unbounded); y lines and higher
  * orders would spill there */
-template <int R, int A, class M>
-__global__ void __launch_bounds__(128, A == 2 && R <= 4 ? 6 : 1) k_line(KArgs a, PArgs m, int dimA)
+/* NW > 0 (issue 20; the ring arrangement's z lines, wave_cu_cpml_line_z): every layer of
+ * the axis NW points wide (or absent), so the march is unrolled whole and its register
+ * queues are renamed instead of shifted at every position */
+template <int R, int A, class M, int NW = 0, int MINB = 0>
+__global__ void __launch_bounds__(128, MINB ? MINB : A == 2 && R <= 4 ? 6 : 1) k_line(KArgs a, PArgs m, int dimA)
 {
     static_assert(A == 1 || A == 2, "x lines: k_line_x");
     /* the lines of a layer, x fastest, numbered over the whole x-by-other plane: no idle
@@ -189,9 +192,10 @@ __global__ void __launch_bounds__(128, A == 2 && R <= 4 ? 6 : 1) k_line(KArgs a,
      * only read): blockIdx.z picks one, so twice as many lines march at once */
     {
         const int seg = blockIdx.z;
-        const int s0 = seg ? np - whi : 0, s1 = seg ? np : wlo;
-        if (s1 <= s0)
+        const int s0 = seg ? np - whi : 0;
+        if ((seg ? whi : wlo) <= 0)
             return;
+        const int s1 = NW > 0 ? s0 + NW : seg ? np : wlo;
         float pq[4 * R + 1], sq[2 * R + 1]; /* p(x - 2R + u), psi_A(n+1)(x - R + u) */
 #pragma unroll
         for (int u = 0; u < 4 * R; u++)
@@ -211,7 +215,7 @@ __global__ void __launch_bounds__(128, A == 2 && R <= 4 ? 6 : 1) k_line(KArgs a,
         }
         /* LU positions at a time: all their loads first (the compiler cannot move a load
          * above the previous position's stores, which might alias), then the updates. */
-        for (int xb = s0; xb < s1; xb += LU) {
+        auto batch = [&](int xb) {
             float pn[LU], po[LU], zo[LU], qo[LU], vo[LU];
 #pragma unroll
             for (int u = 0; u < LU; u++) {
@@ -262,6 +266,14 @@ __global__ void __launch_bounds__(128, A == 2 && R <= 4 ? 6 : 1) k_line(KArgs a,
                 for (int w = 0; w < 2 * R; w++)
                     sq[w] = sq[w + 1];
             }
+        };
+        if constexpr (NW > 0) {
+#pragma unroll
+            for (int xb = 0; xb < NW; xb += LU)
+                batch(s0 + xb);
+        } else {
+            for (int xb = s0; xb < s1; xb += LU)
+                batch(xb);
         }
     }
 }
@@ -364,7 +376,7 @@ static int launch_lines(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_
 
 /* The z corrections of the lines arrangement alone (fp32 memory; psi_z(n+1) to psi_alt, no
  * swap): the ring arrangement's "z by lines" variant, after its passes over every plane. */
-int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st)
+int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st, int nw, int min_blocks)
 {
     if (!s->slab_count[2])
         return 0;
@@ -372,8 +384,26 @@ int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st)
     const PArgs m = pargs(s);
     const struct wave_layout *L = &s->L;
     dim3 blk(128), grd((unsigned)(((long long)L->npad[0] * L->npad[1] + 127) / 128), 1, 2);
+    /* NW 12 (research shapes .../lines-z12*): layers 12 wide (the default) or absent, the
+     * march unrolled whole (k_line<NW>) at order 8, built for MIN_BLOCKS (6 or 8) blocks an
+     * SM.  H100, 512^3, 12 layers (ncu, session 12): 93.0 us against the generic kernel's
+     * 92.7, with 33.5 M instructions against 54.3 M: bound by its loads' latency (10.7 of
+     * 14.8 cycles an instruction waiting on them), so the library runs the generic one */
+    const int w0 = L->pml[4], w1 = L->pml[5];
+    const bool w12 = nw == 12 && (w0 == 0 || w0 == 12) && (w1 == 0 || w1 == 12) && s->r == 4;
     return with_r(s, [&](auto r) {
-        k_line<decltype(r)::value, 2, float><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
+        constexpr int RR = decltype(r)::value;
+        if constexpr (RR <= 4) {
+            if (w12 && min_blocks == 8)
+                k_line<RR, 2, float, 12, 8><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
+            else if (w12)
+                k_line<RR, 2, float, 12><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
+            else if (min_blocks == 8 && RR == 4)
+                k_line<RR, 2, float, 0, 8><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
+            else
+                k_line<RR, 2, float><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
+        } else
+            k_line<RR, 2, float><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
         CUDA_TRY_LAUNCH();
         return 0;
     });

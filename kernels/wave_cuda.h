@@ -202,8 +202,10 @@ int wave_cu_interior(const wave_sim *s, const WavePlan &pl, const Box &in, cudaS
  * updated the whole grid; psi(n+1) goes to psi_alt, then the two swap. */
 int wave_cu_cpml_split(wave_sim *s, const Box &in, cudaStream_t st);
 int wave_cu_cpml_lines(wave_sim *s, cudaStream_t st);
-/* lines' z corrections alone, fp32 memory, no psi swap (the ring arrangement's z by lines) */
-int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st);
+/* lines' z corrections alone, fp32 memory, no psi swap (the ring arrangement's z by lines);
+ * NW 12: the march unrolled whole where the z layers are 12 wide or absent, at order 8
+ * (research: no faster on the H100), else the generic kernel */
+int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st, int nw = 0, int min_blocks = 0);
 int wave_cu_free_surface(wave_sim *s, cudaStream_t st);
 /* psi in place over every axis's layers alone (split's first half; the implicit operator) */
 int wave_cu_psi(wave_sim *s, cudaStream_t st);

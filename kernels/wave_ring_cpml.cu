@@ -10,7 +10,11 @@
  * 12 layers: psi(n+1) through shared memory (SH) 1.174 / 0.348 against main's 1.189 /
  * 0.363 (batch 5, with lines' z kernel over a flat line index, 6 blocks an SM);
  * 16-wide x-strip tiles, 12-row frame tiles and the z-layer kernel were slower
- * (docs/TUNING.md).  Other shapes: tools/wave_research.cu. */
+ * (docs/TUNING.md).  Session 12, order 8: the frame's x and y memory copies worked out
+ * once a block (PM), -7 % of its instructions, 1.172 -> 1.160 ms / 0.349 -> 0.344 ms
+ * (main's build in the same call); the x strips by a kernel without y terms, the p
+ * tile's outer halo only along the tile's layer axes and lines' z kernel unrolled for
+ * 12-wide layers were no faster (docs/TUNING.md).  Other shapes: tools/wave_research.cu. */
 #include "kernels/wave_ring_cpml.cuh"
 
 #define RC_FRAME_BY 8
@@ -52,7 +56,11 @@ int wave_cu_ring_cpml(wave_sim *s, const WavePlan &pl, cudaStream_t st, cudaStre
     case 1: return ring_cpml_run<1, RC_SHAPE>(s, pl, a, m, st, lst);
     case 2: return ring_cpml_run<2, RC_SHAPE>(s, pl, a, m, st, lst);
     case 3: return ring_cpml_run<3, RC_SHAPE>(s, pl, a, m, st, lst);
-    case 4: return ring_cpml_run<4, RC_SHAPE>(s, pl, a, m, st, lst);
+    /* order 8 (issue 20, session 12): the frame's x and y memory copies worked out once a
+     * block (FPM); H100, 12 layers, two device calls: 1.142 -> 1.134 and 1.170 -> 1.158 ms
+     * at 512^3, 0.343 -> 0.337 and 0.350 -> 0.342 ms on the 400 x 400 x 200 shot (the
+     * research shape 8x2d2/lines is the former default) */
+    case 4: return ring_cpml_run<4, RC_SHAPE, 2, 2, true, TX, 0, 2, 2, 2, false, true>(s, pl, a, m, st, lst);
     }
     return err_set(-EINVAL, "wave: the ring CPML runs orders 2-8 (order %d)", 2 * s->r);
 }

@@ -54,13 +54,14 @@
  * R, or 2R in the z layers, where psi_z(n+1) at k+R needs p(k+2R)); D+1 groups of the
  * per-plane tiles: q, v, psi_x (R halo in x), zeta_x, psi_y (R halo in y), zeta_y and in
  * the z layers psi_z (of plane k+R) and zeta_z; the x and y profiles of the tile. */
-template <int R, int BY, int NY, int D, bool LZ, int W_ = TX>
+template <int R, int BY, int NY, int D, bool LZ, int W_ = TX, bool LY = true>
 struct RcCfg {
     static constexpr int W = W_; /* TX, or 16 (two rows a warp: the x strips' tiles) */
     static constexpr int XO = (2 * R + 3) / 4 * 4;
     static constexpr int PW = W + 2 * XO;
     static constexpr int TYT = BY * NY;
-    static constexpr int RY = 2 * R;
+    /* LY false (the x strips between the y layers): no psi_y, so an R halo in y */
+    static constexpr int RY = LY ? 2 * R : R;
     static constexpr int PH = TYT + 2 * RY;
     static constexpr int ZR = LZ ? 2 * R : R;
     static constexpr int S = ZR + D + 1;
@@ -70,13 +71,13 @@ struct RcCfg {
     static constexpr int T = TYT * W;
     /* offsets inside one group */
     static constexpr int G_Q = 0, G_V = T, G_PX = 2 * T, G_ZX = G_PX + TYT * XW, G_PY = G_ZX + T,
-                         G_ZY = G_PY + YH * W, G_PZ = G_ZY + T, G_ZZ = G_PZ + T;
+                         G_ZY = G_PY + (LY ? YH * W : 0), G_PZ = G_ZY + (LY ? T : 0), G_ZZ = G_PZ + T;
     static constexpr int GSLOT = LZ ? G_ZZ + T : G_PZ;
     static constexpr int PROF = 2 * XW + 2 * YH; /* pa_x, pb_x, pa_y, pb_y of the tile */
     /* SH: psi_x(n+1) of the tile's rows (x0-R .. x0+W+R-1) and psi_y(n+1) of its rows
      * with an R halo (y0-R .. y0+TYT+R-1), computed once a plane and read back by the
      * neighbours (instead of shuffles and a per-thread recompute of psi_y) */
-    static constexpr int SHX = TYT * XW, SHY = YH * W;
+    static constexpr int SHX = TYT * XW, SHY = LY ? YH * W : 0;
     static constexpr size_t bytes(bool sh)
     {
         return sizeof(float) * ((size_t)S * PSLOT + (size_t)(D + 1) * GSLOT + PROF + (sh ? SHX + SHY : 0));
@@ -94,13 +95,15 @@ struct RcList {
     int start[RC_MAXBOX + 1];
 };
 
-template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true, int W_ = TX>
+template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true, int W_ = TX, bool LY = true,
+          bool PM = false, bool HL = false>
 __global__ void __launch_bounds__(W_ *BY, MB)
     k_ring_cpml(KArgs a, PArgs m, RcList tl, int dim0, int dim1, int dim2)
 {
     static_assert(W_ == TX || (SH && W_ == 16 && BY % 2 == 0),
                   "16-wide tiles: two rows a warp, psi_x through shared memory");
-    using C = RcCfg<R, BY, NY, D, LZ, W_>;
+    static_assert(LY || !LZ, "the z-layer planes hold y layers");
+    using C = RcCfg<R, BY, NY, D, LZ, W_, LY>;
     constexpr int W = C::W, NT = W * BY, RY = C::RY, ZR = C::ZR, XO = C::XO;
     extern __shared__ __align__(16) float smem[];
     float *const ps = smem;
@@ -136,7 +139,8 @@ __global__ void __launch_bounds__(W_ *BY, MB)
     const int xa = max(max(x0, b.lo[0]), 0), xb = min(min(x0 + W, b.hi[0]), np0);
     const int ya = max(y0, 0), yb = min(min(y0 + C::TYT, b.hi[1]), np1);
     const bool lx = xa < xb && (xa < wx0 || xb > np0 - wx1);
-    const bool ly = ya < yb && (ya < wy0 || yb > np1 - wy1);
+    /* LY false: the launcher's boxes hold no y layer point (the x strips between them) */
+    const bool ly = LY && ya < yb && (ya < wy0 || yb > np1 - wy1);
     const int klast = ke - 1 + ZR;
     /* the y and z memory tiles' rows are whole 16-byte chunks when x0 and npad[0] are
      * multiples of 4 (x0 + h is one of 8: so with an even h at h = 4, 8 and npad[0] % 4
@@ -163,7 +167,13 @@ __global__ void __launch_bounds__(W_ *BY, MB)
         const bool ok = e < PNCH && gy >= 0 && gy < dim1 && gx >= 0 && gx < dim0;
         pso[n] = r * C::PW + 4 * c;
         pgo[n] = ok ? gy * (int)sy + gx : 0;
-        pvm |= (e < PNCH ? 1u : 0u) << n;
+        /* HL: the p tile's outer halo (beyond R of the tile: the psi(n+1) halo) only where
+         * the block computes psi along that axis; a tile without x (y) layer points skips
+         * the chunks that hold nothing else (its x-outer columns, y-outer rows) */
+        const bool xout = 4 * c + 4 <= XO - R || 4 * c >= XO + W + R;
+        const bool yout = r < RY - R || r >= RY + C::TYT + R;
+        const bool skip = HL && ((!lx && xout) || (!ly && yout));
+        pvm |= (e < PNCH && !skip ? 1u : 0u) << n;
         pokm |= (ok ? 1u : 0u) << n;
     }
 #pragma unroll
@@ -197,6 +207,49 @@ __global__ void __launch_bounds__(W_ *BY, MB)
         zpm |= (isp ? 1u : 0u) << n;
     }
 
+    /* PM: the x and y memory's 16-byte chunks (vx, v4) worked out once as well (slot
+     * offset, offset inside a plane's slab, whether the chunk reads memory, psi or
+     * zeta): a plane's memory copies then cost an add and a select each instead of the
+     * index and slab arithmetic (issue 20) */
+    constexpr int XC1 = C::XW / 4, XC2 = W / 4, XN1 = C::TYT * XC1, XNCH = PM ? XN1 + C::TYT * XC2 : 0,
+                  XN = PM ? (XNCH + NT - 1) / NT : 1;
+    constexpr int YC = W / 4, YN1 = C::YH * YC, YNCH = PM && LY ? YN1 + C::TYT * YC : 0,
+                  YN = PM && LY ? (YNCH + NT - 1) / NT : 1;
+    int xso[XN], xgo[XN], yso[YN], ygo[YN];
+    unsigned xvm = 0, xokm = 0, xpm = 0, yvm = 0, yokm = 0, ypm = 0;
+    if constexpr (PM) {
+#pragma unroll
+        for (int n = 0; n < XN; n++) {
+            const int e = n * NT + tid;
+            const bool isp = e < XN1;
+            const int f = isp ? e : e - XN1;
+            const int r = isp ? f / XC1 : f / XC2, c = isp ? f % XC1 : f % XC2;
+            const int j = y0 + r, x = isp ? x0 - R + 4 * c : x0 + 4 * c;
+            const int js = cpml_slab_index(x, np0, wx0, wx1);
+            const bool ok = e < XNCH && j < np1 && js >= 0;
+            xso[n] = (isp ? C::G_PX + r * C::XW : C::G_ZX + r * W) + 4 * c;
+            xgo[n] = ok ? j * (wx0 + wx1) + js : 0;
+            xvm |= (e < XNCH ? 1u : 0u) << n;
+            xokm |= (ok ? 1u : 0u) << n;
+            xpm |= (isp ? 1u : 0u) << n;
+        }
+#pragma unroll
+        for (int n = 0; n < YN; n++) {
+            const int e = n * NT + tid;
+            const bool isp = e < YN1;
+            const int f = isp ? e : e - YN1;
+            const int r = f / YC, c = f % YC;
+            const int j = isp ? y0 - R + r : y0 + r, x = x0 + 4 * c;
+            const int js = cpml_slab_index(j, np1, wy0, wy1);
+            const bool ok = e < YNCH && x >= 0 && x < np0 && js >= 0;
+            yso[n] = (isp ? C::G_PY : C::G_ZY) + r * W + 4 * c;
+            ygo[n] = ok ? js * np0 + x : 0;
+            yvm |= (e < YNCH ? 1u : 0u) << n;
+            yokm |= (ok ? 1u : 0u) << n;
+            ypm |= (isp ? 1u : 0u) << n;
+        }
+    }
+
     auto load_p = [&](int kk, int sl) {
         if (kk > klast)
             return;
@@ -205,7 +258,7 @@ __global__ void __launch_bounds__(W_ *BY, MB)
         const float *pb = p + (long long)(kk + h) * sz;
 #pragma unroll
         for (int n = 0; n < PN; n++)
-            if (PNCH % NT == 0 || (pvm >> n & 1u)) {
+            if ((!HL && PNCH % NT == 0) || (pvm >> n & 1u)) {
                 const bool ok = zok && (pokm >> n & 1u);
                 cp16(dst + pso[n], ok ? pb + pgo[n] : p, ok);
             }
@@ -224,7 +277,16 @@ __global__ void __launch_bounds__(W_ *BY, MB)
                     cp16(dst + qso[n], ok ? src + pl + qgo[n] : src, ok);
                 }
         }
-        if (lx && vx) { /* the same, 16 bytes at a time */
+        if (PM && lx && vx) { /* the chunks worked out above */
+            const long long pl = (long long)kk * np1 * (wx0 + wx1);
+#pragma unroll
+            for (int n = 0; n < XN; n++)
+                if (XNCH % NT == 0 || (xvm >> n & 1u)) {
+                    const bool ok = xokm >> n & 1u;
+                    const float *src = (xpm >> n & 1u) ? m.psi[0] : m.zeta[0];
+                    cp16(dst + xso[n], ok ? src + pl + xgo[n] : m.psi[0], ok);
+                }
+        } else if (lx && vx) { /* the same, 16 bytes at a time */
             const float *psi = m.psi[0], *zeta = m.zeta[0];
             constexpr int C1 = C::XW / 4, C2 = W / 4, N1 = C::TYT * C1, N = N1 + C::TYT * C2;
 #pragma unroll
@@ -260,7 +322,16 @@ __global__ void __launch_bounds__(W_ *BY, MB)
                 }
             }
         }
-        if (ly && v4) { /* the same, 16 bytes at a time */
+        if (PM && ly && v4) { /* the chunks worked out above */
+            const long long pl = (long long)kk * (wy0 + wy1) * np0;
+#pragma unroll
+            for (int n = 0; n < YN; n++)
+                if (YNCH % NT == 0 || (yvm >> n & 1u)) {
+                    const bool ok = yokm >> n & 1u;
+                    const float *src = (ypm >> n & 1u) ? m.psi[1] : m.zeta[1];
+                    cp16(dst + yso[n], ok ? src + pl + ygo[n] : m.psi[1], ok);
+                }
+        } else if (ly && v4) { /* the same, 16 bytes at a time */
             const float *psi = m.psi[1], *zeta = m.zeta[1];
             constexpr int CPR = W / 4, N1 = C::YH * CPR, N = N1 + C::TYT * CPR;
 #pragma unroll
@@ -636,17 +707,18 @@ __global__ void __launch_bounds__(W_ *BY, MB)
 static inline int align_up8(int x, int h) { return x + ((8 - (x + h) % 8) % 8 + 8) % 8; }
 static inline int align_dn8(int x, int h) { return x - ((x + h) % 8 + 8) % 8; }
 
-template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true, int W = TX>
+template <int R, int BY, int NY, int D, bool LZ, int MB = 2, bool SH = true, int W = TX, bool LY = true,
+          bool PM = false, bool HL = false>
 static int launch_rc(RcList &tl, const KArgs &a, const PArgs &m, const wave_sim *s, cudaStream_t st)
 {
-    using C = RcCfg<R, BY, NY, D, LZ, W>;
+    using C = RcCfg<R, BY, NY, D, LZ, W, LY>;
     constexpr size_t bytes = C::bytes(SH);
     static int per_sm = 0;
     if (!per_sm) {
-        CUDA_TRY(cudaFuncSetAttribute(k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W>,
+        CUDA_TRY(cudaFuncSetAttribute(k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W, LY, PM, HL>,
                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
         int n = 0;
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W>, W * BY,
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W, LY, PM, HL>, W * BY,
                                                                bytes));
         per_sm = n > 0 ? n : 1;
     }
@@ -679,7 +751,7 @@ static int launch_rc(RcList &tl, const KArgs &a, const PArgs &m, const wave_sim 
     if (!total)
         return 0;
     const struct wave_layout *L = &s->L;
-    k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W><<<(unsigned)total, dim3(W, BY), bytes, st>>>(a, m, tl, L->dim[0],
+    k_ring_cpml<R, BY, NY, D, LZ, MB, SH, W, LY, PM, HL><<<(unsigned)total, dim3(W, BY), bytes, st>>>(a, m, tl, L->dim[0],
                                                                                          L->dim[1], L->dim[2]);
     CUDA_TRY_LAUNCH();
     return 0;
@@ -700,10 +772,12 @@ static inline void push(RcList &tl, int x0, int x1, int y0, int y1, int z0, int 
  * and the frame cover every plane and lines' z corrections follow them (on ST, after the
  * frame's stream LST has joined it). */
 template <int R, int FBY, int FNY, int FD, int ZBY, int ZNY, int ZD, int FMB = 2, int ZMB = 2, bool SH = true,
-          int FXW = TX>
+          int FXW = TX, int XBY = 0, int XNY = 2, int XD = 2, int XMB = 2, bool XPM = false, bool FPM = false,
+          int ZNW = 0, bool FHL = false, int ZLB = 0>
 static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const PArgs &m, cudaStream_t st,
                          cudaStream_t lst)
 {
+    static_assert(XBY == 0 || FXW == TX, "x-strip kernel: 32-wide frame tiles");
     const struct wave_layout *L = &s->L;
     const int np0 = L->npad[0], np1 = L->npad[1], np2 = L->npad[2], h = L->halo;
     const int wx0 = L->pml[0], wx1 = L->pml[1], wy0 = L->pml[2], wy1 = L->pml[3];
@@ -732,8 +806,20 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
     if (z1 > z0) {
         RcList fr = {}, fx = {}; /* FXW < TX: the x strips (fx) in tiles FXW wide */
         RcList &xs = FXW == TX ? fr : fx;
+        RcList xl = {}; /* XBY > 0: the x strips between the y strips, no y layer point */
         if (cx0 >= cx1 || cy0 >= cy1) {
             push(fr, 0, np0, 0, np1, z0, z1); /* no core: the frame kernel everywhere */
+        } else if (XBY > 0) {
+            /* the y strips whole in x (the corners: x and y terms), the x strips between
+             * them by the kernel without y terms (an R halo in y, no psi_y: less shared
+             * memory and fewer registers, XBY x XNY rows a tile, built for XMB blocks) */
+            push(fr, 0, np0, 0, cy0, z0, z1);
+            push(fr, 0, np0, cy1, np1, z0, z1);
+            push(xl, 0, cx0, cy0, cy1, z0, z1);
+            push(xl, cx1, np0, cy0, cy1, z0, z1);
+            Box core = {{cx0, cy0, z0}, {cx1, cy1, z1}};
+            if ((rc = wave_cu_interior(s, pl, core, st)) < 0)
+                return rc;
         } else {
             push(xs, 0, cx0, 0, np1, z0, z1);
             push(xs, cx1, np0, 0, np1, z0, z1);
@@ -743,8 +829,12 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
             if ((rc = wave_cu_interior(s, pl, core, st)) < 0)
                 return rc;
         }
-        if ((rc = launch_rc<R, FBY, FNY, FD, false, FMB, SH>(fr, a, m, s, lst)) < 0)
+        if ((rc = launch_rc<R, FBY, FNY, FD, false, FMB, SH, TX, true, FPM, FHL>(fr, a, m, s, lst)) < 0)
             return rc;
+        if constexpr (XBY > 0) {
+            if (xl.n && (rc = launch_rc<R, XBY, XNY, XD, false, XMB, SH, TX, false, XPM>(xl, a, m, s, lst)) < 0)
+                return rc;
+        }
         if constexpr (FXW != TX) { /* half the threads a block (the registers decide the blocks an SM) */
             if (fx.n && (rc = launch_rc<R, FBY, FNY, FD, false, FMB, SH, FXW>(fx, a, m, s, lst)) < 0)
                 return rc;
@@ -754,7 +844,7 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
         if (lst != st && ((rc = dev_event_record(s->dev, s->ev_join, lst)) < 0 ||
                           (rc = dev_stream_wait(s->dev, st, s->ev_join)) < 0))
             return rc;
-        if ((rc = wave_cu_cpml_line_z(s, st)) < 0)
+        if ((rc = wave_cu_cpml_line_z(s, st, ZNW, ZLB)) < 0) /* ZNW 12: unrolled z lines */
             return rc;
     } else {
         RcList zl = {};

@@ -587,23 +587,46 @@ static const struct {
      * tile per face (-4 .. 11 with halo 4) and the core starts at x = 12 */
     {"8x2d2w16/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, 16>},
     {"6x2d2w16/lines", ring_cpml_run<4, 6, 2, 2, 0, 1, 1, 2, 2, true, 16>},
+    /* /xBYxNYdD[bN]: the y strips whole in x by the frame kernel, the x strips between
+     * them by the kernel without y terms (k_ring_cpml<LY = false>: an R halo in y, no
+     * psi_y) in tiles BY x NY rows, depth D, built for N blocks an SM (issue 20) */
+    {"8x2d2/lines/x8x2d2", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 2, 2, 2>},
+    {"8x2d2/lines/x8x2d2b3", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 2, 2, 3>},
+    {"8x2d2/lines/x8x4d2", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 4, 2, 2>},
+    {"8x2d2/lines/x8x4d2b3", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 4, 2, 3>},
+    /* p: the x (and y) memory's 16-byte copies worked out once a block (k_ring_cpml<PM>) */
+    {"8x2d2/lines/x8x2d2p", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 2, 2, 2, true>},
+    {"8x2d2/lines/x8x2d2b3p", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 2, 2, 3, true>},
+    {"8x2d2p/lines/x8x2d2b3p", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 8, 2, 2, 3, true, true>},
+    /* the library's order-8 default before session 12 (the frame's memory copies indexed
+     * per plane, the generic z lines), and each of the two changes alone */
+    {"8x2d2/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, false>},
+    /* z12: lines' z kernel with its march unrolled whole for 12-wide z layers (bN: built
+     * for N blocks an SM) */
+    {"8x2d2p/lines-z12", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 12>},
+    {"8x2d2/lines-z12", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, false, 12>},
+    {"8x2d2p/lines-z12b8", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 12, false, 8>},
+    {"8x2d2p/lines-zb8", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, false, 8>},
+    /* h: the frame's p tile loads its outer halo (the psi(n+1) halo, R .. 2R beyond the
+     * tile) only along the axes whose layers the tile holds */
+    {"8x2d2ph/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, true>},
 };
 static int ring_shape = -1; /* index into ring_shapes, -1: the library's */
 
 extern "C" int wave_research_ring_shape(const char *spec)
 {
     ring_shape = -1;
-    if (!spec || !strcmp(spec, "default") || !strcmp(spec, "8x2d2/lines"))
+    if (!spec || !strcmp(spec, "default") || !strcmp(spec, "8x2d2p/lines"))
         return 0;
     for (size_t i = 0; i < sizeof ring_shapes / sizeof *ring_shapes; i++)
         if (!strcmp(spec, ring_shapes[i].name)) {
             ring_shape = (int)i;
             return 0;
         }
-    char list[512] = "";
+    char list[768] = "";
     for (size_t i = 0; i < sizeof ring_shapes / sizeof *ring_shapes; i++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", ring_shapes[i].name);
-    return err_set(-EINVAL, "ring shape '%s': default (8x2d2/lines) or one of %s", spec, list);
+    return err_set(-EINVAL, "ring shape '%s': default (8x2d2p/lines) or one of %s", spec, list);
 }
 
 static int research_ring_cpml(wave_sim *s, const WavePlan &pl, cudaStream_t st, cudaStream_t lst)

@@ -80,9 +80,9 @@ static double rel(const float *a, const float *b, size_t n)
  * never tests another kernel than it says.  TWO_D: the grid is x-z (n[1] = 1, NONE y
  * faces: no y layers, no y halo, points' y ignored). */
 /* N (or NULL): the interior size instead of 37 x 29 x 23; PMLX (or NULL): the x layers'
- * widths instead of 7 and 9. */
-static void compare_case_grid(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
-                              const char *want, bool two_d, const int *n, const int *pmlx)
+ * widths instead of 7 and 9; PMLZ (or NULL): the z layers' instead of 10 (0 with FS) and 5. */
+static void compare_case_grid_z(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
+                                const char *want, bool two_d, const int *n, const int *pmlx, const int *pmlz)
 {
     struct sl_device cpu, gpu;
     cr_assert_eq(backend_select("cpu", &cpu), 0);
@@ -95,6 +95,10 @@ static void compare_case_grid(int order, int kernel, bool cpml, bool fs, const s
     if (pmlx) {
         p.pml[0] = pmlx[0];
         p.pml[1] = pmlx[1];
+    }
+    if (pmlz) {
+        p.pml[4] = pmlz[0];
+        p.pml[5] = pmlz[1];
     }
     if (tuning)
         p.tuning = *tuning;
@@ -212,6 +216,12 @@ static void compare_case_grid(int order, int kernel, bool cpml, bool fs, const s
     wave_points_destroy(gr);
     wave_destroy(c);
     wave_destroy(g);
+}
+
+static void compare_case_grid(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
+                              const char *want, bool two_d, const int *n, const int *pmlx)
+{
+    compare_case_grid_z(order, kernel, cpml, fs, tuning, want, two_d, n, pmlx, NULL);
 }
 
 static void compare_case_nd(int order, int kernel, bool cpml, bool fs, const struct wave_tuning *tuning,
@@ -334,7 +344,11 @@ Test(gpu_wave, ring_cpml_shapes_match_cpu_reference, .timeout = 300)
                                          "8x1d2/8x1d3", "8x1d2b3/8x1d2", "8x1d2/8x1d1b3", "8x1d2b3/8x1d1b3",
                                          "8x2d1/lines", "8x1d2b3/lines", "8x2d3/lines", "8x2d2/lines-shfl",
                                          "4x4d2/lines", "6x2d2/lines", "4x3d2/lines",
-                                         "8x2d2w16/lines", "6x2d2w16/lines"};
+                                         "8x2d2w16/lines", "6x2d2w16/lines", "8x2d2/lines/x8x2d2",
+                                         "8x2d2/lines/x8x2d2b3", "8x2d2/lines/x8x4d2", "8x2d2/lines/x8x4d2b3",
+                                         "8x2d2/lines/x8x2d2p", "8x2d2/lines/x8x2d2b3p", "8x2d2p/lines/x8x2d2b3p",
+                                         "8x2d2/lines", "8x2d2p/lines-z12", "8x2d2/lines-z12", "8x2d2ph/lines",
+                                         "8x2d2p/lines-z12b8", "8x2d2p/lines-zb8"};
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         cr_assert_eq(wave_research_ring_shape(shapes[i]), 0, "%s", err_msg());
         struct wave_tuning t = {0};
@@ -366,6 +380,33 @@ Test(gpu_wave, ring_cpml_shapes_match_cpu_reference, .timeout = 300)
     cr_assert(strstr(err_msg(), "order 8 only") != NULL, "%s", err_msg());
     wave_destroy(s);
     free(v);
+    cr_assert_eq(wave_research_ring_shape(NULL), 0);
+#endif
+}
+
+/* The ring CPML at order 8 with z layers 12 wide (the default width; the research shapes
+ * ...-z12* then run lines' z kernel with its march unrolled whole, k_line<NW = 12>) and
+ * with one 12-wide z layer under a free surface: the library's shape, the former one
+ * (8x2d2/lines: the frame's memory copies indexed per plane) and the research shapes of
+ * session 12, on the large grid, against the CPU reference. */
+Test(gpu_wave, ring_cpml_z12_matches_cpu_reference, .timeout = 120)
+{
+    GPU_REQUIRED();
+#ifdef SEISLIVE_CUDA
+    cr_assert_eq(register_research(), 0);
+    static const int big[3] = {68, 45, 41}, bigx[2] = {12, 12}, z12[2] = {12, 12}, fz12[2] = {0, 12};
+    static const char *const shapes[] = {NULL,           "8x2d2/lines",   "8x2d2p/lines-z12", "8x2d2/lines-z12",
+                                         "8x2d2ph/lines", "8x2d2p/lines-z12b8", "8x2d2p/lines-zb8"};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+        for (int fs = 0; fs < 2; fs++) {
+            cr_assert_eq(wave_research_ring_shape(shapes[i]), 0, "%s", err_msg());
+            struct wave_tuning t = {0};
+            cr_assert_eq(wave_tuning_set(&t, "cpml", "ring"), 0);
+            fprintf(stderr, "gpu wave: ring shape %s, z layers %d and 12\n", shapes[i] ? shapes[i] : "default",
+                    fs ? 0 : 12);
+            compare_case_grid_z(8, WAVE_KERNEL_TILED, true, fs, &t, "tiled ring 8x4 depth 2, CPML ring, 2 streams",
+                                false, big, bigx, fs ? fz12 : z12);
+        }
     cr_assert_eq(wave_research_ring_shape(NULL), 0);
 #endif
 }
