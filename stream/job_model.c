@@ -11,10 +11,6 @@
  * one cell across (n = [nx, 1, nz]) runs as 2D (prop_params_init gives NONE faces on y:
  * no y layers, a line source): its sources and receivers must lie on the line y = o[1]. */
 #define LOG_COMPONENT "model-job"
-
-/* Traces resampled to dt_out in parallel this many at a time (a bounded buffer whatever
- * the receiver count), then written in order. */
-#define OUT_CHUNK 256
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +23,7 @@
 #include "io/model.h"
 #include "io/segy_write.h"
 #include "kernels/device.h"
+#include "kernels/operator.h"
 #include "kernels/propagator.h"
 #include "kernels/time_dispersion.h"
 #include "kernels/wavelet.h"
@@ -38,6 +35,10 @@
 #include "stream/mpi.h"
 #include "stream/signals.h"
 #include "stream/stability_conf.h"
+
+/* Traces resampled to dt_out in parallel this many at a time (a bounded buffer whatever
+ * the receiver count), then written in order. */
+#define OUT_CHUNK 256
 
 struct plan {
     struct sl_model model;
@@ -153,7 +154,7 @@ static int make_plan(const struct sl_config *cfg, struct plan *pl)
         goto fail;
     if (pc->operator_band == CONF_AUTO && pc->op != OPERATOR_TAYLOR)
         log_info("operator band auto: %.4f of Nyquist (the %s operator, order %d, designed for fmax %.4g Hz)",
-                 pl->band, pc->op == OPERATOR_OPTIMIZED ? "optimized" : "implicit", pc->order, pl->fmax);
+                 pl->band, operator_name(pc->op), pc->order, pl->fmax);
     /* TTI: the limit of tti_dt_max_model over the model's points (stability_conf.h) */
     if ((rc = stability_resolve_model(cfg, &pl->model, pl->fmax > 0 ? pl->fmax : 1.0, &pl->dt, &pl->dt_max,
                                       &pl->ppw)) < 0)
@@ -444,7 +445,6 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
         log_info("shot %zu/%zu done (%.3f s elapsed; this shot %.3f s: %.3f s stepping and recording, %.3f s "
                  "the traces' transforms, resampling and writing)", is + 1, nsrc, t_done - t_start, t_done - t_shot,
                  t_steps - t_shot, t_done - t_steps);
-
     }
 done:;
     const int shots_done = w && pl.nrec ? segy_writer_count(w) / (int)pl.nrec : 0;

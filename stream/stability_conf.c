@@ -128,6 +128,11 @@ int stability_model_limit(const struct sl_config *cfg, const struct sl_model *m,
 
 int stability_band_model(const struct sl_config *cfg, const struct sl_model *m, double fmax, double *band)
 {
+    const struct propagator_conf *pc = &cfg->propagator;
+    /* only "auto" needs the slowest wave: model_params runs TTI's whole-model check, which
+     * stability_resolve_model runs again for dt */
+    if (!(pc->operator_band == CONF_AUTO && pc->op != OPERATOR_TAYLOR))
+        return resolve_band(cfg, m->vmin, fmax, band);
     struct stability_params sp;
     char name[600], rule[200];
     double vslow;

@@ -113,20 +113,27 @@ static void model_text(char *text, size_t len, const char *band)
              V0, H, H, H, band, FP, src[0], src[1], src[2], rec[0], rec[1], rec[2]);
 }
 
+/* `seislive model` on the job of BAND (model_text) into OUT; its result in *R (free it) */
+static void run_job(const char *dir, const char *band, const char *out, int timeout_s, struct run_result *r)
+{
+    char text[2048];
+    model_text(text, sizeof text, band);
+    char *conf = test_write_file(dir, "m.toml", text);
+    const char *argv[] = {test_prog("seislive"), "model", "-c", conf, "-o", out, NULL};
+    cr_assert_eq(test_run(argv, timeout_s, r), 0);
+    free(conf);
+}
+
 /* Runs the job of BAND into DIR/NAME.segy; its trace (malloc'd, *NS samples) and stderr. */
 static float *run_model(const char *dir, const char *name, const char *band, int *ns, char **log)
 {
-    char text[2048], out[4200];
-    model_text(text, sizeof text, band);
-    char *conf = test_write_file(dir, "m.toml", text);
+    char out[4200];
     snprintf(out, sizeof out, "%s/%s.segy", dir, name);
-    const char *argv[] = {test_prog("seislive"), "model", "-c", conf, "-o", out, NULL};
     struct run_result r;
-    cr_assert_eq(test_run(argv, 150, &r), 0);
+    run_job(dir, band, out, 150, &r);
     cr_assert_eq(r.status, 0, "%s: exit %d: %s", band, r.status, r.err);
     *log = strdup(r.err);
     test_run_free(&r);
-    free(conf);
     segy_file *f = segy_open(out, "rb");
     cr_assert_not_null(f);
     char bin[SEGY_BINARY_HEADER_SIZE];
@@ -221,30 +228,21 @@ Test(operator_band_auto, needs_the_wavelet_before_dt, .timeout = 60)
     for (int i = 0; i < 64; i++) /* the file's form: one number a line */
         fprintf(f, "%.9g\n", wavelet_ricker(i * 2e-3, FP, 1.5 / FP));
     fclose(f);
-    char text[2048], extra[256];
+    char extra[256], out[4200];
     snprintf(extra, sizeof extra, "operator_band = \"auto\"\nwavelet = \"file\"\nwavelet_file = \"w.txt\"");
-    model_text(text, sizeof text, extra);
-    char *conf = test_write_file(dir, "m.toml", text);
-    char out[4200];
     snprintf(out, sizeof out, "%s/w.segy", dir);
-    const char *argv[] = {test_prog("seislive"), "model", "-c", conf, "-o", out, NULL};
     struct run_result r;
-    cr_assert_eq(test_run(argv, 60, &r), 0);
+    run_job(dir, extra, out, 60, &r);
     cr_assert_neq(r.status, 0, "ran: %s", r.err);
     cr_assert_not_null(strstr(r.err, "operator_band"), "%s", r.err);
     cr_assert_not_null(strstr(r.err, "m.toml:14:"), "%s", r.err);
     cr_assert_not_null(strstr(r.err, "wavelet_dt"), "%s", r.err);
     test_run_free(&r);
-    free(conf);
     strcat(extra, "\ndt = 0.002");
-    model_text(text, sizeof text, extra);
-    conf = test_write_file(dir, "m.toml", text);
-    argv[3] = conf;
-    cr_assert_eq(test_run(argv, 120, &r), 0);
+    run_job(dir, extra, out, 120, &r);
     cr_assert_eq(r.status, 0, "dt given: exit %d: %s", r.status, r.err);
     cr_assert_not_null(strstr(r.err, "operator band auto: "), "%s", r.err);
     test_run_free(&r);
-    free(conf);
     test_rmtree(dir);
     free(dir);
 }
