@@ -515,7 +515,6 @@ static int plan_and_setup(struct mig *m, const struct rtm_shot *shot, int force,
     const bool keep_illum = m->keep_illum;
     rtm_mig_release(m);
     rtm_plan_free(pl);
-    free(m->cb_host);
     mig_begin(m, e, m->cb, m->cb_ctx, keep_illum);
     m->replanned = true;
     e->host_strips_off = true;
@@ -562,7 +561,6 @@ static int migrate(struct rtm_engine *e, const struct rtm_shot *shot, float *ima
             fill_stats(&m, &pl, shot->id, t0, t_sweep, t_sweep_end, secs, stats);
     }
     rtm_mig_release(&m);
-    free(m.cb_host);
     rtm_plan_free(&pl);
     return rc;
 }

@@ -457,6 +457,8 @@ void rtm_mig_release(struct mig *m)
     dev_free(m->dev, m->acc.num);
     dev_free(m->dev, m->acc.ill_s);
     dev_free(m->dev, m->acc.ill_r);
+    free(m->cb_host); /* rtm_setup's, beside the device buffers */
+    m->cb_host = NULL;
     dev_stream_destroy(m->dev, m->s_u);
     dev_stream_destroy(m->dev, m->s_q);
     dev_event_destroy(m->dev, m->ev_u);

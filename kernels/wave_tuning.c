@@ -29,6 +29,16 @@ const char *wave_implicit_yz_name(int yz)
     return yz > 0 && yz < WAVE_IMPLICIT_YZ_N ? implicit_yz_names[yz] : NULL;
 }
 
+/* "0, 1 (NAMES[1]), ... or N-1 (NAMES[N-1])" into BUF: the values a refusal lists, from
+ * the table that names them. */
+static const char *choice_list(const char *const *names, int n, char *buf, size_t len)
+{
+    size_t at = (size_t)snprintf(buf, len, "0");
+    for (int k = 1; k < n && at < len; k++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%d (%s)", k == n - 1 ? " or " : ", ", k, names[k]);
+    return buf;
+}
+
 /* The index of VAL in NAMES[1..N-1], or -1. */
 static int lookup(const char *const *names, int n, const char *val)
 {
@@ -111,14 +121,13 @@ int wave_tuning_check(const struct wave_tuning *t, int kernel)
         return err_set(-EINVAL, "wave tuning: cpml_overlap %d: 0, 1 (on) or -1 (off)", t->cpml_overlap);
     if (t->layer_zchunk < 0)
         return err_set(-EINVAL, "wave tuning: layer_zchunk %d: 0 or > 0", t->layer_zchunk);
+    char choices[512];
     if (t->implicit_x < 0 || t->implicit_x >= WAVE_IMPLICIT_X_N)
-        return err_set(-EINVAL, "wave tuning: implicit_x %d: 0, 1 (thread), 2 (warp), 3 (regs) or 4 (warpl)",
-                       t->implicit_x);
+        return err_set(-EINVAL, "wave tuning: implicit_x %d: %s", t->implicit_x,
+                       choice_list(implicit_x_names, WAVE_IMPLICIT_X_N, choices, sizeof choices));
     if (t->implicit_yz < 0 || t->implicit_yz >= WAVE_IMPLICIT_YZ_N)
-        return err_set(-EINVAL, "wave tuning: implicit_yz %d: 0, 1 (march), 2 (chunks), 3 (scan), 4 (overlap), "
-                                "5 (xyfused), 6 (xypipe), 7 (scanl), 8 (scanl1), 9 (scanl256), 10 (tile), "
-                                "11 (tile3), 12 (tilea), 13 (tileb), 14 (tilem), 15 (tilez), 16 (xyc), 17 (tileq) or 18 (tileqn)",
-                       t->implicit_yz);
+        return err_set(-EINVAL, "wave tuning: implicit_yz %d: %s", t->implicit_yz,
+                       choice_list(implicit_yz_names, WAVE_IMPLICIT_YZ_N, choices, sizeof choices));
     const int w = t->naive_block[0], h = t->naive_block[1];
     if ((w || h) && !naive_block_ok(w, h))
         return err_set(-EINVAL, "wave tuning: naive_block %dx%d: W a multiple of 32, W x H <= 1024 (or 0x0)", w, h);

@@ -410,13 +410,12 @@ Test(rtm_strips, auto_plans_again_when_the_host_store_cannot_be_allocated, .time
     cr_assert_eq(backend_select("cpu", &cpu), 0);
     size_t need_d[RTM_STRATEGIES], need_h[RTM_STRATEGIES];
     struct rtm_engine *e = NULL;
-    struct rtm_params pd = jp.p;
-    pd.strip_store = RTM_STRIPS_DEVICE;
     plan_figures(&jp.p, &cpu, &vol, &sh, need_d, need_h);
     const size_t strips = need_d[RTM_BOUNDARY] - need_h[RTM_BOUNDARY];
     const double budget = (double)(need_h[RTM_BOUNDARY] + need_d[RTM_BOUNDARY]) / 2 / 1048576.0;
     /* what auto picks under that budget without a host store: the image to expect */
-    struct rtm_params pn = pd;
+    struct rtm_params pn = jp.p;
+    pn.strip_store = RTM_STRIPS_DEVICE;
     pn.memory_budget = budget;
     struct rtm_shot_stats sn, st;
     int rc;

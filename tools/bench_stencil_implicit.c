@@ -79,36 +79,6 @@ static int create(const struct sl_device *dev, int order, int size, int pml, boo
     return rc;
 }
 
-/* The row's variant: wave_describe_kernel's text, or for the sweeps its table does not
- * name (kernels/wave.c: implicit_x warpl, implicit_yz scanl, scanl1, scanl256, tile,
- * tile3, tilea, tileb, tilem, tilez, xyc, tileq, tileqn) the tuning names. */
-static void describe(struct wave_sim *s, const struct wave_tuning *var, char *buf, size_t len)
-{
-    const int yz = wave_implicit_yz_of(var);
-    if (yz < WAVE_IMPLICIT_YZ_SCANL && wave_implicit_x_of(var) < WAVE_IMPLICIT_X_WARPL) {
-        wave_describe_kernel(s, buf, len);
-        return;
-    }
-    const struct wave_params *p = wave_params_of(s);
-    const int x = wave_implicit_x_of(var);
-    const char *how = yz == WAVE_IMPLICIT_YZ_SCANL      ? " (layer rows by the whole block)"
-                      : yz == WAVE_IMPLICIT_YZ_SCANL1   ? " (layer rows by the whole block, one block an SM)"
-                      : yz == WAVE_IMPLICIT_YZ_SCANL256 ? " (layer rows by the whole block, 256 threads)"
-                      : yz == WAVE_IMPLICIT_YZ_TILE     ? " (p in a shared tile, layer rows by the whole block)"
-                      : yz == WAVE_IMPLICIT_YZ_TILE3    ? " (p in a shared tile, layer rows by the block, 3 an SM)"
-                      : yz == WAVE_IMPLICIT_YZ_TILEA    ? " (p in a shared tile by cp.async, layer rows by the block)"
-                      : yz == WAVE_IMPLICIT_YZ_TILEB    ? " (tilea's, no L2 prefetch of the written rows)"
-                      : yz == WAVE_IMPLICIT_YZ_TILEM    ? " (tilea's, y at three blocks an SM)"
-                      : yz == WAVE_IMPLICIT_YZ_TILEZ    ? " (tilea's, y and z at three blocks an SM)"
-                      : yz == WAVE_IMPLICIT_YZ_XYC      ? " (x and y in persistent 1024-thread clusters, z tileq's)"
-                      : yz == WAVE_IMPLICIT_YZ_TILEQ    ? " (tilem's, z's q in shared memory)"
-                      : yz == WAVE_IMPLICIT_YZ_TILEQN   ? " (tileq's, z without the L2 prefetch, 4 rows a batch)"
-                                                        : "";
-    snprintf(buf, len, "implicit order %d: x %s%s, y/z %s%s, CPML %s", p->order, wave_implicit_x_name(x),
-             x == WAVE_IMPLICIT_X_WARPL ? " (x layers in a pass of their own)" : "", wave_implicit_yz_name(yz), how,
-             wave_cpml_enabled(s) ? "on" : "off");
-}
-
 int bench_stencil_implicit(const struct sl_device *dev, const int *sizes, int nsizes, const int *orders, int norders,
                            int steps, int pml, bool two_d, bool nocpml_rows, double bw,
                            const struct wave_tuning *vars, int nvars,
@@ -130,7 +100,7 @@ int bench_stencil_implicit(const struct sl_device *dev, const int *sizes, int ns
                     r->size = sizes[si];
                     r->cpml = c;
                     wave_set_cpml(s, c);
-                    describe(s, &vars[vi], r->variant, sizeof r->variant);
+                    wave_describe_kernel(s, r->variant, sizeof r->variant);
                     for (int i = 0; i < 3 && rc == 0; i++)
                         rc = wave_step(s);
                     if (rc == 0)

@@ -20,61 +20,15 @@
 #include "tests/gpu/gpu_support.h"
 #include "tests/support.h"
 
-#define NXG 48
-#define NYG 20
-#define NZG 36
-
-static void strips_config(struct sl_config *cfg, bool tti)
-{
-    config_defaults(cfg);
-    cfg->propagator.order = 8;
-    cfg->propagator.dt = tti ? 1.0e-3 : 1.5e-3;
-    cfg->propagator.f_peak = 15.0;
-    for (int f = 0; f < 6; f++)
-        cfg->propagator.pml_width[f] = 10;
-    cfg->propagator.free_surface = false;
-    cfg->propagator.physics = tti ? PHYSICS_TTI : PHYSICS_ACOUSTIC;
-    cfg->rtm.aperture = 1e6;
-    cfg->rtm.imaging = IMG_BOTH;
-    cfg->rtm.image_every = 1;
-}
-
-/* Boundary's image on DEV with P (strip_store, tuning as set), its stats in *ST. */
-static float *boundary_image(const struct rtm_params *p, const struct sl_device *dev, const struct rtm_volume *vol,
-                             const struct shot *sh, struct rtm_shot_stats *st)
-{
-    const size_t cells = (size_t)NXG * NYG * NZG;
-    struct rtm_engine *e = NULL;
-    cr_assert_eq(rtm_engine_create(p, dev, vol, &e), 0, "%s", err_msg());
-    rtm_engine_force_strategy(e, RTM_BOUNDARY, -1);
-    float *img = malloc(cells * 4);
-    cr_assert(img);
-    memset(img, 0xff, cells * 4);
-    memset(st, 0, sizeof *st);
-    cr_assert_eq(rtm_engine_migrate_patch(e, RTM_SHOT(sh), img, NULL, st), 0, "%s", err_msg());
-    cr_assert_eq(st->strategy, RTM_BOUNDARY);
-    rtm_engine_destroy(e);
-    return img;
-}
-
 static void host_equals_device(bool tti)
 {
     GPU_REQUIRED();
     const double d = 10.0;
-    const size_t cells = (size_t)NXG * NYG * NZG;
-    float *v = malloc(cells * 4);
-    for (int z = 0; z < NZG; z++)
-        for (size_t i = 0; i < (size_t)NXG * NYG; i++)
-            v[(size_t)z * NXG * NYG + i] = z < 22 ? 2000.0f : 2600.0f;
-    struct rtm_volume vol = {.n = {NXG, NYG, NZG}, .d = {d, d, d}, .o = {0, 0, 0}, .v = v};
-    if (tti) {
-        vol.epsilon0 = 0.2;
-        vol.delta0 = 0.1;
-        vol.theta0 = M_PI / 6;
-        vol.phi0 = 0.3;
-    }
+    const size_t cells = (size_t)GPU_RTM_NX * GPU_RTM_NY * GPU_RTM_NZ;
+    struct rtm_volume vol;
+    float *v = gpu_rtm_volume(&vol, d, tti);
     struct sl_config cfg;
-    strips_config(&cfg, tti);
+    gpu_rtm_config(&cfg, tti, 1);
     struct rtm_job_params jp;
     cr_assert_eq(rtm_job_params_init(&cfg, &jp), 0, "%s", err_msg());
     struct sl_device cpu, gpu;
@@ -87,8 +41,8 @@ static void host_equals_device(bool tti)
     /* the references: device strips on the GPU, and the CPU */
     struct rtm_shot_stats sd, sc, sh_;
     jp.p.strip_store = RTM_STRIPS_DEVICE;
-    float *ref = boundary_image(&jp.p, &gpu, &vol, &sh, &sd);
-    float *cpu_img = boundary_image(&jp.p, &cpu, &vol, &sh, &sc);
+    float *ref = gpu_rtm_image(&jp.p, &gpu, &vol, &sh, RTM_BOUNDARY, &sd);
+    float *cpu_img = gpu_rtm_image(&jp.p, &cpu, &vol, &sh, RTM_BOUNDARY, &sc);
     cr_assert(!sd.strips_host);
     double e2 = 0;
     for (size_t i = 0; i < cells; i++)
@@ -118,8 +72,8 @@ static void host_equals_device(bool tti)
         struct rtm_params pd = p; /* the device store with the same tuning */
         pd.strip_store = RTM_STRIPS_DEVICE;
         struct rtm_shot_stats sdev;
-        float *dimg = boundary_image(&pd, &gpu, &vol, &sh, &sdev);
-        float *himg = boundary_image(&p, &gpu, &vol, &sh, &sh_);
+        float *dimg = gpu_rtm_image(&pd, &gpu, &vol, &sh, RTM_BOUNDARY, &sdev);
+        float *himg = gpu_rtm_image(&p, &gpu, &vol, &sh, RTM_BOUNDARY, &sh_);
         cr_assert(sh_.strips_host, "%s: strips not on the host", phys);
         size_t differ = 0;
         for (size_t i = 0; i < cells; i++)

@@ -19,62 +19,15 @@
 #include "tests/gpu/gpu_support.h"
 #include "tests/support.h"
 
-#define NXA 48
-#define NYA 20
-#define NZA 36
-
-static void ahead_config(struct sl_config *cfg, bool tti, int every)
-{
-    config_defaults(cfg);
-    cfg->propagator.order = 8;
-    cfg->propagator.dt = tti ? 1.0e-3 : 1.5e-3;
-    cfg->propagator.f_peak = 15.0;
-    for (int f = 0; f < 6; f++)
-        cfg->propagator.pml_width[f] = 10;
-    cfg->propagator.free_surface = false;
-    cfg->propagator.physics = tti ? PHYSICS_TTI : PHYSICS_ACOUSTIC;
-    cfg->rtm.aperture = 1e6;
-    cfg->rtm.imaging = IMG_BOTH;
-    cfg->rtm.image_every = every;
-}
-
-/* The image of STRATEGY on DEV with P (its tuning and strip_store as set), poisoned first. */
-static float *image_of(const struct rtm_params *p, const struct sl_device *dev, const struct rtm_volume *vol,
-                       const struct shot *sh, int strategy)
-{
-    const size_t cells = (size_t)NXA * NYA * NZA;
-    struct rtm_engine *e = NULL;
-    cr_assert_eq(rtm_engine_create(p, dev, vol, &e), 0, "%s", err_msg());
-    rtm_engine_force_strategy(e, strategy, -1);
-    float *img = malloc(cells * 4);
-    cr_assert(img);
-    memset(img, 0xff, cells * 4);
-    struct rtm_shot_stats st;
-    memset(&st, 0, sizeof st);
-    cr_assert_eq(rtm_engine_migrate_patch(e, RTM_SHOT(sh), img, NULL, &st), 0, "%s", err_msg());
-    cr_assert_eq(st.strategy, strategy);
-    rtm_engine_destroy(e);
-    return img;
-}
-
 static void ahead_same_image(bool tti, int every)
 {
     GPU_REQUIRED();
     const double d = 10.0;
-    const size_t cells = (size_t)NXA * NYA * NZA;
-    float *v = malloc(cells * 4);
-    for (int z = 0; z < NZA; z++)
-        for (size_t i = 0; i < (size_t)NXA * NYA; i++)
-            v[(size_t)z * NXA * NYA + i] = z < 22 ? 2000.0f : 2600.0f;
-    struct rtm_volume vol = {.n = {NXA, NYA, NZA}, .d = {d, d, d}, .o = {0, 0, 0}, .v = v};
-    if (tti) {
-        vol.epsilon0 = 0.2;
-        vol.delta0 = 0.1;
-        vol.theta0 = M_PI / 6;
-        vol.phi0 = 0.3;
-    }
+    const size_t cells = (size_t)GPU_RTM_NX * GPU_RTM_NY * GPU_RTM_NZ;
+    struct rtm_volume vol;
+    float *v = gpu_rtm_volume(&vol, d, tti);
     struct sl_config cfg;
-    ahead_config(&cfg, tti, every);
+    gpu_rtm_config(&cfg, tti, every);
     struct rtm_job_params jp;
     cr_assert_eq(rtm_job_params_init(&cfg, &jp), 0, "%s", err_msg());
     struct sl_device cpu, gpu;
@@ -89,9 +42,9 @@ static void ahead_same_image(bool tti, int every)
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         jp.p.strip_store = runs[r].store;
         jp.p.tuning.u_ahead = RTM_U_AHEAD_OFF;
-        float *ref = image_of(&jp.p, &gpu, &vol, &sh, runs[r].strategy);
+        float *ref = gpu_rtm_image(&jp.p, &gpu, &vol, &sh, runs[r].strategy, NULL);
         jp.p.tuning.u_ahead = RTM_U_AHEAD_ON;
-        float *img = image_of(&jp.p, &gpu, &vol, &sh, runs[r].strategy);
+        float *img = gpu_rtm_image(&jp.p, &gpu, &vol, &sh, runs[r].strategy, NULL);
         double e2 = 0;
         size_t differ = 0;
         for (size_t i = 0; i < cells; i++) {
@@ -106,7 +59,7 @@ static void ahead_same_image(bool tti, int every)
                      runs[r].store, every, differ);
         if (tti && runs[r].store != RTM_STRIPS_HOST) {
             jp.p.tuning.u_ahead = RTM_U_AHEAD_OFF;
-            float *c = image_of(&jp.p, &cpu, &vol, &sh, runs[r].strategy);
+            float *c = gpu_rtm_image(&jp.p, &cpu, &vol, &sh, runs[r].strategy, NULL);
             const double rel = test_rel_l2_f32(img, c, cells);
             cr_log_info("%s %s: GPU (u ahead) vs CPU %.3g", phys, name, rel);
             cr_assert_lt(rel, 1e-5, "%s %s: GPU vs CPU %.3g", phys, name, rel);
