@@ -14,6 +14,7 @@
 #define SEISLIVE_SEGY_WRITE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -51,6 +52,12 @@ int segy_depth_interval(double dz, int *interval, const char **unit, double *uni
 /* Append one trace: header from INFO, SAMPLES (NS floats, host order). */
 int segy_writer_trace(struct segy_writer *w, const struct segy_trace_info *info,
                       const float *samples);
+
+/* Append N traces at once: trace i's header from INFO[i], its NS samples at SAMPLES +
+ * i STRIDE; encoded in parallel (OpenMP) and written in one call.  The same bytes as N
+ * segy_writer_trace calls. */
+int segy_writer_traces(struct segy_writer *w, const struct segy_trace_info *info, const float *samples,
+                       size_t stride, int n);
 
 /* Traces written so far. */
 int segy_writer_count(const struct segy_writer *w);
