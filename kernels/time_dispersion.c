@@ -10,36 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/time_dispersion_internal.h"
 #include "stream/error.h"
-
-#define OVERSAMPLE 4 /* input spectrum grid: M >= 4 N */
-#define OUT_PAD 4    /* output window: L >= 4 N */
-#define NLAG 16      /* Lagrange points per warped frequency */
-#define N_MAX ((size_t)1 << 26)
 
 /* FFTW's planner is not thread-safe (its execute functions are): the rtm engine and the
  * model job may plan from different threads. */
 static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* One direction's resampling: for output bin k (0..L/2), the Lagrange weights over the
- * input bins J0[k] .. J0[k] + NLAG - 1 and the phase that undoes the centring;
- * VALID[k] = 0 where the warped frequency does not exist (inverse, w dt > 2). */
-struct warp {
-    long *j0;
-    double *w;               /* (L/2 + 1) x NLAG */
-    double complex *phase;
-    unsigned char *valid;
-};
-
-struct tdt {
-    size_t n, m, l;          /* signal, input FFT and output FFT lengths */
-    size_t shift;            /* the centring: sample k goes to bin (k - shift) mod M */
-    double dt;
-    fftw_plan r2c, c2r;
-    struct warp warp[2];
-    double cut[2];           /* out-of-band limits on the input grid, rad / sample */
-};
-
 double tdt_band_limit(double dt) { return 1.0 / (M_PI * dt); }
 
 double tdt_fd_frequency(double f, double dt)
@@ -89,7 +65,7 @@ static int warp_init(struct tdt *t, int dir)
     size_t nk = t->l / 2 + 1;
     w->j0 = malloc(nk * sizeof *w->j0);
     w->w = malloc(nk * NLAG * sizeof *w->w);
-    w->phase = malloc(nk * sizeof *w->phase);
+    w->phase = malloc(nk * 2 * sizeof *w->phase);
     w->valid = malloc(nk);
     if (!w->j0 || !w->w || !w->phase || !w->valid)
         return -ENOMEM;
@@ -114,7 +90,7 @@ static int warp_init(struct tdt *t, int dir)
             wk[a] = num / den;
         }
         /* the centred spectrum is X(g) e^{i g shift}: undo it */
-        w->phase[k] = cexp(-I * g * (double)t->shift);
+        ((double complex *)w->phase)[k] = cexp(-I * g * (double)t->shift); /* re, im pairs (C99 6.2.5) */
     }
     return 0;
 }
@@ -174,10 +150,13 @@ void tdt_destroy(struct tdt *t)
         return;
     pthread_mutex_lock(&plan_lock);
     if (t->r2c)
-        fftw_destroy_plan(t->r2c);
+        fftw_destroy_plan((fftw_plan)t->r2c);
     if (t->c2r)
-        fftw_destroy_plan(t->c2r);
+        fftw_destroy_plan((fftw_plan)t->c2r);
     pthread_mutex_unlock(&plan_lock);
+#ifdef SEISLIVE_CUDA
+    tdt_cu_free(t);
+#endif
     warp_free(&t->warp[0]);
     warp_free(&t->warp[1]);
     free(t);
@@ -204,7 +183,7 @@ static double apply_one(const struct tdt *t, int dir, float *x, double *rin, fft
     memset(rin, 0, t->m * sizeof *rin);
     for (size_t k = 0; k < t->n; k++)
         rin[(k + t->m - t->shift) % t->m] = x[k];
-    fftw_execute_dft_r2c(t->r2c, rin, cin);
+    fftw_execute_dft_r2c((fftw_plan)t->r2c, rin, cin);
     extend(cin, t->m);
     /* energy (Parseval over the full circle: the bins 1 .. M/2 - 1 twice, i.e. the
      * trapezoidal rule over 0 .. pi) and the part beyond the cut, by the same rule from
@@ -234,13 +213,13 @@ static double apply_one(const struct tdt *t, int dir, float *x, double *rin, fft
                 re += wk[a] * c[2 * a];
                 im += wk[a] * c[2 * a + 1];
             }
-            y = (re + I * im) * w->phase[k];
+            y = (re + I * im) * ((const double complex *)w->phase)[k];
         }
         cout[k] = y;
     }
     /* c2r takes the Nyquist bin's real part (and DC's): the imaginary parts there are
      * rounding (DC) or band-edge content the transform cannot carry anyway */
-    fftw_execute_dft_c2r(t->c2r, cout, rout);
+    fftw_execute_dft_c2r((fftw_plan)t->c2r, cout, rout);
     const double s = 1.0 / (double)t->l;
     for (size_t k = 0; k < t->n; k++)
         x[k] = (float)(rout[k] * s);
@@ -282,4 +261,18 @@ int tdt_apply(struct tdt *t, int dir, float *x, size_t ntr, size_t stride, doubl
     if (out_of_band)
         *out_of_band = worst;
     return 0;
+}
+
+int tdt_apply_device(struct tdt *t, int dir, float *x, size_t ntr, size_t stride, double *out_of_band)
+{
+    if (dir != TDT_FORWARD && dir != TDT_INVERSE)
+        return err_set(-EINVAL, "time-dispersion transform: direction %d", dir);
+    if (ntr > 1 && stride < t->n)
+        return err_set(-EINVAL, "time-dispersion transform: stride %zu below the %zu samples", stride, t->n);
+#ifdef SEISLIVE_CUDA
+    return tdt_cu_apply(t, dir, x, ntr, stride, out_of_band);
+#else
+    (void)x, (void)out_of_band;
+    return err_set(-ENOTSUP, "time-dispersion transform on a GPU: this build has no CUDA");
+#endif
 }

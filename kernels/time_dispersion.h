@@ -66,6 +66,13 @@ void tdt_destroy(struct tdt *t);
  * (err_msg()). */
 int tdt_apply(struct tdt *t, int dir, float *x, size_t ntr, size_t stride, double *out_of_band);
 
+/* tdt_apply on the GPU (kernels/time_dispersion.cu, cuFFT in double precision): X in the
+ * current CUDA device's memory, the same transform to float rounding (the FFTs' rounding
+ * differs from FFTW's); returns when X holds the result.  The plans and tables are made
+ * on the first call and kept with T.  -ENOTSUP in a build without CUDA, -ENOMEM, -EIO
+ * (a CUDA or cuFFT error) with err_msg(). */
+int tdt_apply_device(struct tdt *t, int dir, float *x, size_t ntr, size_t stride, double *out_of_band);
+
 #ifdef __cplusplus
 }
 #endif

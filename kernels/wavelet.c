@@ -144,8 +144,29 @@ void wavelet_resampler_apply(const struct wavelet_resampler *r, const float *in,
     }
 }
 
+#ifdef SEISLIVE_CUDA
+/* kernels/wavelet.cu */
+int wavelet_cu_resample(struct wavelet_resampler *r, const float *in, size_t in_stride, float *out,
+                        size_t out_stride, size_t ntr);
+void wavelet_cu_resampler_free(struct wavelet_resampler *r);
+#endif
+
+int wavelet_resampler_apply_device(struct wavelet_resampler *r, const float *in, size_t in_stride, float *out,
+                                   size_t out_stride, size_t ntr)
+{
+#ifdef SEISLIVE_CUDA
+    return wavelet_cu_resample(r, in, in_stride, out, out_stride, ntr);
+#else
+    (void)r, (void)in, (void)in_stride, (void)out, (void)out_stride, (void)ntr;
+    return err_set(-ENOTSUP, "trace resampling on a GPU: this build has no CUDA");
+#endif
+}
+
 void wavelet_resampler_free(struct wavelet_resampler *r)
 {
+#ifdef SEISLIVE_CUDA
+    wavelet_cu_resampler_free(r);
+#endif
     free(r->k0);
     free(r->nk);
     free(r->w);

@@ -46,12 +46,20 @@ struct wavelet_resampler {
     long *k0;    /* the first input sample of output i */
     int *nk;     /* how many from k0[i] (inputs beyond the ends count as zero: left out) */
     double *w;   /* taps per output, the window-sinc at each (fc applied separately) */
+    void *cu;    /* device copies of k0, nk, w (kernels/wavelet.cu; NULL until used) */
 };
 
 /* -ENOMEM (R is then empty: wavelet_resampler_free is still safe). */
 int wavelet_resampler_init(struct wavelet_resampler *r, size_t n_in, double dt_in, size_t n_out, double dt_out);
 /* IN (R->n_in samples) resampled into OUT (R->n_out): wavelet_resample's samples. */
 void wavelet_resampler_apply(const struct wavelet_resampler *r, const float *in, float *out);
+/* wavelet_resampler_apply for NTR traces on the GPU (kernels/wavelet.cu): trace i from IN
+ * + i IN_STRIDE into OUT + i OUT_STRIDE, both in the current CUDA device's memory; the
+ * same products in the same order in double (float-equal to the CPU's but for the FMA
+ * contractions); the weights are uploaded on the first call and kept with R.  Returns
+ * when OUT holds the result; -ENOTSUP without CUDA, -EIO / -ENOMEM with err_msg(). */
+int wavelet_resampler_apply_device(struct wavelet_resampler *r, const float *in, size_t in_stride, float *out,
+                                   size_t out_stride, size_t ntr);
 void wavelet_resampler_free(struct wavelet_resampler *r);
 
 /* The frequency above which the amplitude spectrum of W (N samples at DT) stays below

@@ -319,6 +319,7 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
     const bool on_gpu = dev_is_gpu(dev);
     const unsigned bufs = on_gpu ? PROP_BUF_DEVICE : 0u;
     float *gwav = NULL, *gtr = NULL; /* device copies (GPU only) */
+    float *gout = NULL;              /* one chunk of resampled traces (gpu_post, below) */
     struct prop_model pm;
     stability_prop_model(&pl.model, &pm);
     if (cfg->runtime.decompose == DECOMPOSE_DOMAIN) {
@@ -354,7 +355,8 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
     if (sl_mpi_rank() == 0 && (rc = segy_writer_open(part, pl.ns_out, interval, -100, text, &w)) < 0)
         goto done;
     tr = malloc(pl.nrec * ((size_t)pl.nt + 1) * sizeof *tr);
-    /* the traces are resampled OUT_CHUNK at a time, in parallel, then written in order */
+    /* the traces are resampled OUT_CHUNK at a time, in parallel, then encoded (in parallel)
+     * and written as one block */
     const size_t chunk = pl.nrec < OUT_CHUNK ? (pl.nrec ? pl.nrec : 1) : OUT_CHUNK;
     out = malloc(chunk * (size_t)pl.ns_out * sizeof *out);
     if (tr && out && (rc = wavelet_resampler_init(&rs, (size_t)pl.nt + 1, pl.dt, (size_t)pl.ns_out, pl.dt_out)) < 0)
@@ -370,6 +372,14 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
         ((rc = dev_alloc(dev, (size_t)pl.nt * sizeof *gwav, (void **)&gwav)) < 0 ||
          (rc = dev_copy(dev, gwav, pl.wavelet, (size_t)pl.nt * sizeof *gwav, DEV_H2D, NULL)) < 0 ||
          (rc = dev_alloc(dev, tr_bytes, (void **)&gtr)) < 0))
+        goto done;
+    /* On one GPU the traces are transformed and resampled there (kernels/time_dispersion.cu,
+     * kernels/wavelet.cu) and only the resampled chunks come down: on the H100 machine the
+     * host's transforms, resampling and the download of 10 000 traces took about as long
+     * as stepping a small shot (docs/time-dispersion.md).  Subdomains gather the traces on
+     * rank 0's host and process them there. */
+    const bool gpu_post = on_gpu && !dd;
+    if (gpu_post && (rc = dev_alloc(dev, chunk * (size_t)pl.ns_out * sizeof *gout, (void **)&gout)) < 0)
         goto done;
     const float *wav = on_gpu ? gwav : pl.wavelet;
     float *dtr = on_gpu ? gtr : tr;
@@ -413,38 +423,57 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
                 t_log = t;
             }
         }
-        if (on_gpu && ((rc = dev_sync(dev)) < 0 || (rc = dev_copy(dev, tr, dtr, tr_bytes, DEV_D2H, NULL)) < 0))
+        if (on_gpu && (rc = dev_sync(dev)) < 0)
+            break;
+        if (on_gpu && !gpu_post && (rc = dev_copy(dev, tr, dtr, tr_bytes, DEV_D2H, NULL)) < 0)
             break;
         const double t_steps = now_s();
         if (dd && (rc = dd_model_traces(dd, tr)) < 0) /* onto rank 0, which alone writes */
             break;
+        const double t_tdt = now_s();
+        double t_resample = 0, t_write = 0;
         if (pl.tdt && w) {
             /* the traces as the physics records them (time_dispersion_plan) */
             double oob = 0;
-            if ((rc = tdt_apply(pl.tdt, TDT_INVERSE, tr, pl.nrec, (size_t)pl.nt + 1, &oob)) < 0)
+            if ((rc = gpu_post ? tdt_apply_device(pl.tdt, TDT_INVERSE, dtr, pl.nrec, (size_t)pl.nt + 1, &oob)
+                               : tdt_apply(pl.tdt, TDT_INVERSE, tr, pl.nrec, (size_t)pl.nt + 1, &oob)) < 0)
                 break;
             if (oob > 1e-3)
                 log_warn("shot %zu: %.2g of a trace's energy lies where the inverse time-dispersion transform "
                          "delays it past its window (above %.4g Hz): dropped", is + 1, oob,
                          acos(0.25) / (M_PI * pl.dt));
         }
+        const double t_tdt_done = now_s();
         for (size_t r0 = 0; r0 < pl.nrec && rc == 0 && w; r0 += chunk) {
             const size_t nb = pl.nrec - r0 < chunk ? pl.nrec - r0 : chunk;
+            struct segy_trace_info info[OUT_CHUNK];
+            const double t0 = now_s();
+            if (gpu_post) {
+                if ((rc = wavelet_resampler_apply_device(&rs, dtr + r0 * (pl.nt + 1), (size_t)pl.nt + 1, gout,
+                                                         (size_t)pl.ns_out, nb)) < 0 ||
+                    (rc = dev_copy(dev, out, gout, nb * (size_t)pl.ns_out * sizeof *out, DEV_D2H, NULL)) < 0)
+                    break;
+            } else {
 #pragma omp parallel for schedule(static)
-            for (size_t b = 0; b < nb; b++)
-                wavelet_resampler_apply(&rs, tr + (r0 + b) * (pl.nt + 1), out + b * (size_t)pl.ns_out);
-            for (size_t b = 0; b < nb && rc == 0; b++) {
-                const size_t r = r0 + b;
-                struct segy_trace_info ti = {.shot = (int32_t)is + 1, .channel = (int32_t)r + 1};
-                memcpy(ti.src, src, sizeof ti.src);
-                memcpy(ti.rec, pl.rec + 3 * r, sizeof ti.rec);
-                rc = segy_writer_trace(w, &ti, out + b * (size_t)pl.ns_out);
+                for (size_t b = 0; b < nb; b++)
+                    wavelet_resampler_apply(&rs, tr + (r0 + b) * (pl.nt + 1), out + b * (size_t)pl.ns_out);
             }
+            const double t1 = now_s();
+            t_resample += t1 - t0;
+            for (size_t b = 0; b < nb; b++) {
+                const size_t r = r0 + b;
+                info[b] = (struct segy_trace_info){.shot = (int32_t)is + 1, .channel = (int32_t)r + 1};
+                memcpy(info[b].src, src, sizeof info[b].src);
+                memcpy(info[b].rec, pl.rec + 3 * r, sizeof info[b].rec);
+            }
+            rc = segy_writer_traces(w, info, out, (size_t)pl.ns_out, (int)nb);
+            t_write += now_s() - t1;
         }
         const double t_done = now_s();
         log_info("shot %zu/%zu done (%.3f s elapsed; this shot %.3f s: %.3f s stepping and recording, %.3f s "
-                 "the traces' transforms, resampling and writing)", is + 1, nsrc, t_done - t_start, t_done - t_shot,
-                 t_steps - t_shot, t_done - t_steps);
+                 "the traces' transforms, resampling and writing: %.3f + %.3f + %.3f)", is + 1, nsrc,
+                 t_done - t_start, t_done - t_shot, t_steps - t_shot, t_done - t_steps, t_tdt_done - t_tdt, t_resample,
+                 t_write);
     }
 done:;
     const int shots_done = w && pl.nrec ? segy_writer_count(w) / (int)pl.nrec : 0;
@@ -465,6 +494,7 @@ done:;
     prop_destroy(s);
     dev_free(dev, gwav);
     dev_free(dev, gtr);
+    dev_free(dev, gout);
     free(tr);
     free(out);
     wavelet_resampler_free(&rs);
