@@ -332,3 +332,45 @@ Test(tools_gen, shots_sigterm_stops_the_modeling_child, .timeout = 90)
     test_rmtree(dir);
     free(dir);
 }
+
+/* The default geometry of a grid of shots (--shots NX,NY, no origin or spacing given):
+ * every shot inside the model, spread over its middle 3/4 in x and in y.  (The y origin
+ * was the middle whatever NY, so the later rows of shots fell past the model's edge and
+ * the modeling failed on shot NX + 1.) */
+Test(tools_gen, shots_grid_default_geometry_inside)
+{
+    char *dir = test_tmpdir();
+    char out[4200], path[4400];
+    snprintf(out, sizeof out, "%s/s", dir);
+    snprintf(path, sizeof path, "%s/survey.toml", out);
+    struct run_result r = gen((const char *[]){"shots", "-o", out, "--n", "41,33,16", "--d", "10", "--shots", "3,4",
+                                                "--seislive", "/bin/true", NULL});
+    cr_assert_eq(r.status, 0, "status %d, stderr: %s", r.status, r.err);
+    test_run_free(&r);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    char line[8192];
+    int found = 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "sources = [", 11) == 0) {
+            found = 1;
+            double lo[2] = {1e30, 1e30}, hi[2] = {-1e30, -1e30}, x, y, z;
+            int n = 0, used;
+            for (const char *p = line + 11; sscanf(p, " [%lf, %lf, %lf]%n", &x, &y, &z, &used) == 3; n++) {
+                cr_assert(x >= 0 && x <= 400 && y >= 0 && y <= 320, "shot %d at (%g, %g) outside 400 x 320 m", n, x, y);
+                lo[0] = x < lo[0] ? x : lo[0], hi[0] = x > hi[0] ? x : hi[0];
+                lo[1] = y < lo[1] ? y : lo[1], hi[1] = y > hi[1] ? y : hi[1];
+                p += used;
+                while (*p == ',' || *p == ' ')
+                    p++;
+            }
+            cr_assert_eq(n, 12, "%d shots in: %s", n, line);
+            cr_assert_float_eq(hi[0] - lo[0], 0.75 * 400, 1e-6, "x spread %g", hi[0] - lo[0]);
+            cr_assert_float_eq(hi[1] - lo[1], 0.75 * 320, 1e-6, "y spread %g", hi[1] - lo[1]);
+            cr_assert_float_eq(lo[1], 320.0 / 8, 1e-6, "first y %g", lo[1]);
+        }
+    fclose(f);
+    cr_assert(found, "no sources line in %s", path);
+    test_rmtree(dir);
+    free(dir);
+}

@@ -86,7 +86,8 @@ static const char usage_text[] =
     "                         a user can state in one line)\n"
     "geometry:\n"
     "  --shots NX[,NY]        shots along x and y (default 4,1; 2D: NY = 1)\n"
-    "  --shot-origin X,Y,Z    first shot (default: x at 1/8 of the model, y middle, z = dz)\n"
+    "  --shot-origin X,Y,Z    first shot (default: x at 1/8 of the model, y middle (1/8\n"
+    "                         with several shots in y), z = dz)\n"
     "  --shot-spacing DX[,DY] between shots, m (default: spread over 3/4 of the model)\n"
     "  --receivers NX[,NY]    fixed receiver patch (default: every 2nd node in x, 1 line;\n"
     "                         2D: NY = 1)\n"
@@ -232,8 +233,11 @@ static void defaults(struct shots_opts *o)
     const double *d = o->m.d;
     double lx = (n[0] - 1) * d[0], ly = (n[1] - 1) * d[1];
     if (!o->have_shot_o) {
+        /* spread over the middle 3/4 of each axis with several shots along it (the
+         * spacing below), at the middle with one: a grid of shots in y started at the
+         * middle and ran past the model's edge */
         o->shot_o[0] = lx / 8;
-        o->shot_o[1] = ly / 2;
+        o->shot_o[1] = o->shots[1] > 1 && !o->have_shot_d ? ly / 8 : ly / 2;
         o->shot_o[2] = d[2];
     }
     if (!o->have_shot_d) {
