@@ -243,6 +243,15 @@ int sl_mpi_allgather(const void *send, size_t bytes, void *recv)
 #endif
 }
 
+#ifdef SEISLIVE_MPI
+/* sl_mpi_gather's messages: point to point, GATHER_CHUNK floats at most each.  MPI counts
+ * are ints: MPI_Gatherv could not carry a part of 2^31 floats or more, nor place one past
+ * float 2^31 of RECV, and the decomposed image of a 2200 x 2200 x 1100 shot on two H200s
+ * (issue 17) is 2.66e9 floats a rank: its gather was refused and the shot lost. */
+#define GATHER_TAG 7201
+#define GATHER_CHUNK ((size_t)1 << 28)
+#endif
+
 int sl_mpi_gather(const float *send, size_t n, float *recv, const size_t *counts)
 {
     if (g_size <= 1) {
@@ -251,33 +260,34 @@ int sl_mpi_gather(const float *send, size_t n, float *recv, const size_t *counts
         return 0;
     }
 #ifdef SEISLIVE_MPI
-    if (n > INT_MAX)
-        return err_set(-EOVERFLOW, "mpi: gather of %zu floats from rank %d", n, g_rank);
-    int *cnt = NULL, *disp = NULL;
-    if (g_rank == 0) {
-        cnt = malloc((size_t)g_size * sizeof *cnt);
-        disp = malloc((size_t)g_size * sizeof *disp);
-        if (!cnt || !disp) {
-            free(cnt);
-            free(disp);
-            return err_set(-ENOMEM, "mpi: out of memory");
+    if (g_rank != 0) {
+        for (size_t at = 0; at < n; at += GATHER_CHUNK) {
+            const int k = (int)(n - at < GATHER_CHUNK ? n - at : GATHER_CHUNK);
+            if (MPI_Send(send + at, k, MPI_FLOAT, 0, GATHER_TAG, MPI_COMM_WORLD) != MPI_SUCCESS)
+                return err_set(-EIO, "mpi: gather: sending floats %zu..%zu of %zu from rank %d failed", at,
+                               at + (size_t)k, n, g_rank);
         }
-        size_t at = 0;
-        for (int r = 0; r < g_size; r++) {
-            if (counts[r] > INT_MAX || at > INT_MAX) {
-                free(cnt);
-                free(disp);
-                return err_set(-EOVERFLOW, "mpi: gather of %zu floats at %zu", counts[r], at);
-            }
-            cnt[r] = (int)counts[r];
-            disp[r] = (int)at;
-            at += counts[r];
-        }
+        return 0;
     }
-    int rc = MPI_Gatherv(send, (int)n, MPI_FLOAT, recv, cnt, disp, MPI_FLOAT, 0, MPI_COMM_WORLD);
-    free(cnt);
-    free(disp);
-    return rc == MPI_SUCCESS ? 0 : err_set(-EIO, "MPI_Gatherv failed");
+    if (n != counts[0])
+        return err_set(-EINVAL, "mpi: gather: rank 0 has %zu floats, %zu expected", n, counts[0]);
+    if (n && recv != send)
+        memcpy(recv, send, n * sizeof *send);
+    size_t where = counts[0];
+    for (int r = 1; r < g_size; r++) {
+        for (size_t at = 0; at < counts[r]; at += GATHER_CHUNK) {
+            const size_t k = counts[r] - at < GATHER_CHUNK ? counts[r] - at : GATHER_CHUNK;
+            MPI_Status st;
+            int got = 0;
+            if (MPI_Recv(recv + where + at, (int)k, MPI_FLOAT, r, GATHER_TAG, MPI_COMM_WORLD, &st) != MPI_SUCCESS ||
+                MPI_Get_count(&st, MPI_FLOAT, &got) != MPI_SUCCESS)
+                return err_set(-EIO, "mpi: gather: receiving floats %zu.. of %zu from rank %d failed", at, counts[r], r);
+            if (got < 0 || (size_t)got != k)
+                return err_set(-EPROTO, "mpi: gather: rank %d sent %d floats at float %zu, %zu expected", r, got, at, k);
+        }
+        where += counts[r];
+    }
+    return 0;
 #else
     (void)counts;
     return 0;
