@@ -10,7 +10,8 @@
 #            the images compared;
 #   big      one shot of that survey on a grid too large for one GPU (BIG, default
 #            2200 x 2200 x 1100, random strategy, 500 steps), decompose = "domain" over the
-#            GPUs: time and memory per GPU from the ranks' logs.
+#            GPUs: time and memory per GPU from the ranks' logs (BIG_SHOT: a shot file to
+#            migrate instead of the shots part's first shot).
 # Carry .gpubundle (or SEISLIVE_BUILD), .devlibs and .mpilibs; NCCL from Python's
 # nvidia-nccl-cu13 package; NVLink multicast off (NCCL_NVLS_ENABLE=0).
 #   PARTS="mpi scaling shots big" SEISLIVE_BUILD=$PWD/.gpubundle bash tools/gpu-multi.sh
@@ -60,9 +61,11 @@ for part in ${PARTS:-mpi scaling shots big}; do
     mkdir -p "$s"
     export OMP_NUM_THREADS=${OMP_NUM_THREADS:-4}
     t0=$(date +%s.%N)
-    "$B/seislive-gen" shots -o "$s/survey" --n 400,400,200 --d 10 --salt none --shots 4,4 --t-max 3.0 --dt 0.002 \
-      --receivers 200,1 --device cuda:0 --seislive "$B/seislive" > "$s/gen.log" 2>&1
-    echo "gen rc=$? $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
+    "$B/seislive-gen" shots -o "$s/survey" --n 400,400,200 --d 10 --salt none --shots 4,4 --shot-origin 500,500,10 \
+      --shot-spacing 1000,1000 --t-max 3.0 --dt 0.002 --receivers 200,1 --device cuda:0 --seislive "$B/seislive" > "$s/gen.log" 2>&1
+    rg=$?
+    echo "gen rc=$rg $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
+    [ $rg = 0 ] || { tail -5 "$s/gen.log"; continue; }
     for mode in none shots; do
       dev=cuda:0
       [ $mode = shots ] && dev=auto
@@ -126,14 +129,18 @@ PY
     echo "== big: one shot on ${bx} x ${by} x ${bz}, decompose = domain on $ngpu GPUs (t=$(el) s)"
     s=$out/big
     mkdir -p "$s"
-    [ -f "$out/shots/survey/shots.segy" ] || { echo "big: needs the shots part's survey"; continue; }
-    # the survey's first shot alone (its 200 traces)
-    python3 - "$out/shots/survey/shots.segy" "$s/shot1.segy" <<'PY'
+    if [ -n "${BIG_SHOT:-}" ]; then
+      cp "$BIG_SHOT" "$s/shot1.segy"
+    else
+      [ -f "$out/shots/survey/shots.segy" ] || { echo "big: needs the shots part's survey (or BIG_SHOT)"; continue; }
+      # the survey's first shot alone (its 200 traces)
+      python3 - "$out/shots/survey/shots.segy" "$s/shot1.segy" <<'PY'
 import struct, sys
 b = open(sys.argv[1], 'rb').read()
 ns = struct.unpack('>H', b[3220:3222])[0]
 open(sys.argv[2], 'wb').write(b[:3600 + 200 * (240 + 4 * ns)])
 PY
+    fi
     cat > "$s/big.toml" <<TOML
 [job]
 kind = "rtm"
