@@ -30,6 +30,11 @@ void test_rmtree(const char *path);
 /* Write TEXT to DIR/NAME; returns the path (malloc'd). */
 char *test_write_file(const char *dir, const char *name, const char *text);
 
+/* `seislive model -c CONF -o OUT` within TIMEOUT_S (asserted to exit 0); every trace of
+ * OUT (malloc'd: *NTR traces of *NS samples, host order); *LOG (when LOG is not NULL) its
+ * stderr, malloc'd.  tests/support_model.c. */
+float *test_model_traces(const char *conf, const char *out, int timeout_s, int *ntr, int *ns, char **log);
+
 /* Relative L2 difference ||a - b|| / ||b|| in double precision. */
 double test_rel_l2_f32(const float *a, const float *b, size_t n);
 

@@ -254,27 +254,10 @@ static float *run_model(const char *dir, const char *tag, const char *model, con
     snprintf(name, sizeof name, "%s.toml", tag);
     char *conf = test_write_file(dir, name, text);
     snprintf(out, sizeof out, "%s/%s.segy", dir, tag);
-    const char *argv[] = {test_prog("seislive"), "model", "-c", conf, "-o", out, NULL};
-    struct run_result r;
-    cr_assert_eq(test_run(argv, 200, &r), 0);
-    cr_assert_eq(r.status, 0, "%s: exit %d: %s", tag, r.status, r.err);
-    test_run_free(&r);
+    int ntr = 0;
+    float *tr = test_model_traces(conf, out, 200, &ntr, ns, NULL);
     free(conf);
-    segy_file *fp = segy_open(out, "rb");
-    cr_assert_not_null(fp);
-    char bin[SEGY_BINARY_HEADER_SIZE];
-    cr_assert_eq(segy_binheader(fp, bin), SEGY_OK);
-    *ns = segy_samples(bin);
-    long trace0 = segy_trace0(bin);
-    int bsize = segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, *ns), ntr = 0;
-    cr_assert_eq(segy_traces(fp, &ntr, trace0, bsize), SEGY_OK);
     cr_assert_eq(ntr, 2);
-    float *tr = malloc((size_t)ntr * *ns * sizeof *tr);
-    for (int t = 0; t < ntr; t++) {
-        cr_assert_eq(segy_readtrace(fp, t, tr + (size_t)t * *ns, trace0, bsize), SEGY_OK);
-        segy_to_native(SEGY_IEEE_FLOAT_4_BYTE, *ns, tr + (size_t)t * *ns);
-    }
-    segy_close(fp);
     return tr;
 }
 

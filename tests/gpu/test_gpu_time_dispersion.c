@@ -200,26 +200,8 @@ static float *model_traces(const char *dir, const char *device, const char *td, 
     snprintf(name, sizeof name, "%s-%s.toml", device, td);
     char *conf = test_write_file(dir, name, text);
     snprintf(out, sizeof out, "%s/%s-%s.segy", dir, device, td);
-    const char *argv[] = {test_prog("seislive"), "model", "-c", conf, "-o", out, NULL};
-    struct run_result r;
-    cr_assert_eq(test_run(argv, 200, &r), 0);
-    cr_assert_eq(r.status, 0, "%s: exit %d: %s", device, r.status, r.err);
-    test_run_free(&r);
+    float *tr = test_model_traces(conf, out, 200, ntr, ns, NULL);
     free(conf);
-    segy_file *f = segy_open(out, "rb");
-    cr_assert_not_null(f);
-    char bin[SEGY_BINARY_HEADER_SIZE];
-    cr_assert_eq(segy_binheader(f, bin), SEGY_OK);
-    *ns = segy_samples(bin);
-    const long trace0 = segy_trace0(bin);
-    const int bsize = segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, *ns);
-    cr_assert_eq(segy_traces(f, ntr, trace0, bsize), SEGY_OK);
-    float *tr = malloc((size_t)*ntr * *ns * sizeof *tr);
-    for (int i = 0; i < *ntr; i++) {
-        cr_assert_eq(segy_readtrace(f, i, tr + (size_t)i * *ns, trace0, bsize), SEGY_OK);
-        segy_to_native(SEGY_IEEE_FLOAT_4_BYTE, *ns, tr + (size_t)i * *ns);
-    }
-    segy_close(f);
     return tr;
 }
 
