@@ -109,12 +109,13 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
     s->gpu = g;
     g->naive = w->p.kernel == WAVE_KERNEL_NAIVE;
     const int pipe = w->p.tuning.pipe;
-    if (pipe < 0 || pipe > TTI_TILED_COLS_X2P)
+    if (pipe < 0 || pipe > TTI_TILED_COLS_X2A)
         return err_set(-EINVAL, "tti: tuning.pipe %d: 0 (default), %d (ring), %d (column queues), %d (column queues, "
                        "halo queues in shared memory), %d (column pairs: two columns a thread), %d (column pairs, "
-                       "halo d_z scattered), %d (the same in clusters of two tiles) or %d (column pairs, tilt codes "
-                       "prefetched)", pipe, TTI_TILED_RING, TTI_TILED_COLS, TTI_TILED_COLS_HS, TTI_TILED_COLS_X2,
-                       TTI_TILED_COLS_X2S, TTI_TILED_COLS_X2C, TTI_TILED_COLS_X2P);
+                       "halo d_z scattered), %d (the same in clusters of two tiles), %d (column pairs, tilt codes "
+                       "prefetched) or %d (column pairs, asynchronous copies)", pipe, TTI_TILED_RING, TTI_TILED_COLS,
+                       TTI_TILED_COLS_HS, TTI_TILED_COLS_X2, TTI_TILED_COLS_X2S, TTI_TILED_COLS_X2C, TTI_TILED_COLS_X2P,
+                       TTI_TILED_COLS_X2A);
     g->tiled = pipe ? pipe : TTI_TILED_PROD;
     const int lay = w->p.tuning.cpml;
     if (lay < 0 || lay > TTI_LAYERS_BOXES_P2_SIDE)
@@ -320,7 +321,8 @@ static int run_tiled(const tti_sim *s, const Box &b, cudaStream_t st)
 {
     const int k = G(s)->tiled;
     return k == TTI_TILED_RING      ? tti_cu_tiled(s, b, st)
-           : k == TTI_TILED_COLS_X2 ? tti_cu_cols2(s, b, st)
+           : k == TTI_TILED_COLS_X2 ? tti_cu_cols2(s, b, false, st)
+           : k == TTI_TILED_COLS_X2A ? tti_cu_cols2(s, b, true, st)
            : k == TTI_TILED_COLS_X2S ? tti_cu_cols3(s, b, true, st)
            : k == TTI_TILED_COLS_X2P ? tti_cu_cols3(s, b, false, st)
            : k == TTI_TILED_COLS_X2C ? tti_cu_cols4(s, b, st)
@@ -542,6 +544,8 @@ extern "C" void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len)
                                                    "halo d_z scattered, clusters of 2 tiles)"
                        : k == TTI_TILED_COLS_X2P
                            ? "tiled column pairs (fused, register queues, 32x16, 2 columns a thread, tilt codes prefetched)"
+                       : k == TTI_TILED_COLS_X2A ? "tiled column pairs (fused, register queues, 32x16, 2 columns a thread, "
+                                                   "asynchronous copies)"
                                                 : "tiled ring (fused, shared-memory ring of planes)";
     snprintf(buf, len, "CUDA %s%s%s, sigma %g, CPML %s", what,
              !tiled                        ? ""

@@ -119,6 +119,10 @@ enum tti_tiled_kind {
     /* 4 with the tilt codes and the outer pairs' f prefetched into L2 a plane earlier and L
      * in one chain (tti_cols3.cu without the scatter, 3D only) */
     TTI_TILED_COLS_X2P = 7,
+    /* 4 with the plane's last global loads (the other pair's f, the update operands, the
+     * tilt codes) as asynchronous copies into shared memory a plane ahead, off the one
+     * scoreboard that the first use after the barrier waited on (tti_cols2.cu, AS) */
+    TTI_TILED_COLS_X2A = 8,
 };
 /* H100, 512^3, order 8 (2026-11-24 10:37 and 10:57 UTC, all in each run): columns 4.38 ms
  * per step without CPML (ring 7.53, halo queues shared 4.73), 8.86 ms with (ring 11.58);
@@ -254,8 +258,9 @@ bool tti_cu_tiled_supports(const tti_sim *s);
 int tti_cu_cols(const tti_sim *s, const Box &b, bool halo_shared, cudaStream_t st);
 bool tti_cu_cols_supports(const tti_sim *s);
 /* tti_cols2.cu: the same contract with two x-adjacent columns per thread (3D orders 2..8,
- * as tti_cu_cols_supports).  Fields of 2^31 elements or more run tti_cu_cols. */
-int tti_cu_cols2(const tti_sim *s, const Box &b, cudaStream_t st);
+ * as tti_cu_cols_supports); ASYNC: tuning.pipe 8's asynchronous copies.  Fields of 2^31
+ * elements or more run tti_cu_cols. */
+int tti_cu_cols2(const tti_sim *s, const Box &b, bool async, cudaStream_t st);
 /* tti_cols3.cu: the same contract and fallbacks as tti_cu_cols2; SCATTER: the halo pair's
  * d_z in scatter accumulators (tuning.pipe 5), else in a queue as tti_cols2.cu's (7). */
 int tti_cu_cols3(const tti_sim *s, const Box &b, bool scatter, cudaStream_t st);

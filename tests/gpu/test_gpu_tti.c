@@ -121,6 +121,7 @@ static void run_case(const struct tcase *t)
         cr_assert(strstr(desc, t->pipe == WAVE_PIPE_RING || t->two_d ? "tiled ring"
                                : t->pipe == 3                    ? "32x16, halo queues shared"
                                : t->pipe == 4                    ? "tiled column pairs (fused, register queues, 32x16, 2 columns a thread)"
+                               : t->pipe == 8                    ? "2 columns a thread, asynchronous copies)"
                                : t->pipe == 5                    ? "2 columns a thread, halo d_z scattered)"
                                : t->pipe == 6                    ? "halo d_z scattered, clusters of 2 tiles)"
                                : t->pipe == 7                    ? "2 columns a thread, tilt codes prefetched)"
@@ -360,6 +361,17 @@ CASEV(pairs_p_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, 7)
 CASEV(pairs_p_3d_order4_random_layers, 4, WAVE_KERNEL_TILED, false, false, true, 7)
 CASEV(pairs_p_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, 7)
 CASEV(pairs_p_2d_falls_back_to_ring, 8, WAVE_KERNEL_TILED, true, false, false, 7)
+/* 8: 4 with the other pair's f, the update operands and the tilt codes as asynchronous
+ * copies a plane ahead (tti_cols2.cu AS): the same cases as 4, CPML through the default
+ * layer passes */
+CASEV(pairs_a_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 8)
+CASEV(pairs_a_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 8)
+CASEV(pairs_a_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 8)
+CASEV(pairs_a_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, 8)
+CASEV(pairs_a_3d_order4_random_layers, 4, WAVE_KERNEL_TILED, false, false, true, 8)
+CASEV(pairs_a_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, 8)
+CASEV(pairs_a_3d_order6_random_layers, 6, WAVE_KERNEL_TILED, false, false, true, 8)
+CASEV(pairs_a_2d_falls_back_to_ring, 8, WAVE_KERNEL_TILED, true, false, false, 8)
 /* the tiled second pass beside the core (wave_tuning.cpml 2, kernels/tti_layers.cu) with
  * either tiled core, both passes tiled (3), and the naive ones asked for by name (1) */
 CASEL(layers_tiled_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 2)
