@@ -133,7 +133,7 @@ enum tti_tiled_kind {
  * 3.520) column pairs 3.521, 7 3.859, 5 3.747, 6 5.953; 256^3: 0.421 / 0.452 / 0.409 /
  * 0.767; with CPML at 512^3: 8.27 (naive passes) / 7.17 / 6.86 / 9.03, main 7.07
  * (docs/tti.md "Fewer instructions"): the column pairs stay */
-#define TTI_TILED_PROD TTI_TILED_COLS_X2
+#define TTI_TILED_PROD TTI_TILED_COLS_X2A
 
 /* The tiled plan's passes in the boxes beside the core (the CPML layers and a rim r
  * thick), chosen by wave_params.tuning.cpml: 0 the default (TTI_LAYERS_PROD), 1 the naive
