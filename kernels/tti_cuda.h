@@ -124,7 +124,11 @@ enum tti_tiled_kind {
      * scoreboard that the first use after the barrier waited on (tti_cols2.cu, AS) */
     TTI_TILED_COLS_X2A = 8,
 };
-/* H100, 512^3, order 8 (2026-11-24 10:37 and 10:57 UTC, all in each run): columns 4.38 ms
+/* H100, 512^3, order 8, CPML off (2026-11-24 about 22:15 UTC, session 13, main's binary in the same
+ * call): tuning.pipe 8 3.150 ms per step (42.6 Gpts/s), 4 3.519 (main's default 3.501);
+ * CPML on 6.718 / 7.057; 256^3 0.396 / 0.416; the RTM reference shot (random) 13.42 s
+ * against main's 14.19; gpu_tti 19/19 (pairs_a_*, tiled_*): pipe 8 is the default.
+ * Before: H100, 512^3, order 8 (2026-11-24 10:37 and 10:57 UTC, all in each run): columns 4.38 ms
  * per step without CPML (ring 7.53, halo queues shared 4.73), 8.86 ms with (ring 11.58);
  * (16:11 to 17:17 UTC, main's binary beside this one) columns 4.36 ms without CPML,
  * column pairs 4.12 first, 3.52 with 64-bit loads and the L2 prefetches (626 -> 448
