@@ -96,6 +96,7 @@ struct TtiGpu {
                             both fields per thread (TTI_LAYERS_BOXES), 2 one field per
                             thread (TTI_LAYERS_BOXES_SPLIT) */
     bool lboxes2;        /* TTI_LAYERS_BOXES_P2: pass 2 only (pass 1 the naive one per box) */
+    bool lpairs;         /* TTI_LAYERS_BOXES_P2X2_SIDE: that pass 2 in x-adjacent pairs */
 };
 
 /* The tiled twin's variants, chosen at create by wave_params.tuning.pipe (the acoustic
@@ -169,6 +170,9 @@ enum tti_layers_kind {
     TTI_LAYERS_BOXES_P2 = 12,
     /* 12 on a second stream beside the core's launch */
     TTI_LAYERS_BOXES_P2_SIDE = 13,
+    /* 13 with pass 2 in x-adjacent pairs (tti_layer_boxes.cu k_lb_pass2x2: one 64-bit load
+     * for both points' neighbours; even orders, else 13's pass 2) */
+    TTI_LAYERS_BOXES_P2X2_SIDE = 14,
 };
 /* H100, 512^3, order 8, CPML (2026-11-24 10:57 UTC, columns core): naive 8.86 ms per step,
  * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90; (14:09 UTC) naive 8.86, the CPML
@@ -253,6 +257,9 @@ int tti_cu_layer1(const tti_sim *s, const Box &b, bool cpml, bool staged, cudaSt
 /* tti_layer_boxes.cu: pass 1 (PASS1) or pass 2 over the boxes B[0..N) (at most 6) in one
  * launch; SPLIT: one field per thread (2D: the naive passes box by box). */
 int tti_cu_lboxes(const tti_sim *s, const Box *b, int n, bool pass1, bool cpml, bool split, cudaStream_t st);
+/* tti_layer_boxes.cu: pass 2 of tti_cu_lboxes (both fields per thread) in x-adjacent pairs
+ * (tuning.cpml 14); odd orders, 2D grids and layers closer than r: tti_cu_lboxes' pass 2. */
+int tti_cu_lboxes_x2(const tti_sim *s, const Box *b, int n, bool cpml, cudaStream_t st);
 /* tti_tiled.cu: the fused update over box B, CPML off inside B's reach (B's s halo must
  * not need psi: the caller keeps B r cells away from any CPML layer). */
 int tti_cu_tiled(const tti_sim *s, const Box &b, cudaStream_t st);

@@ -142,16 +142,19 @@ static void run_case(const struct tcase *t)
         cr_assert(!strstr(desc, "CPML in the column kernel") == !fused, "%s runs %s", t->name, desc);
         cr_assert(!strstr(desc, "shared halo queues") == !(fused && t->layers == 7), "%s runs %s", t->name, desc);
         cr_assert(!strstr(desc, "on a second stream") ==
-                      !(t->kernel == WAVE_KERNEL_TILED && (t->layers == 8 || t->layers == 11 || t->layers == 13)),
+                      !(t->kernel == WAVE_KERNEL_TILED &&
+                        (t->layers == 8 || t->layers == 11 || t->layers == 13 || t->layers == 14)),
                   "%s runs %s", t->name, desc);
         /* 9, 10: the layer boxes' passes (tti_layer_boxes.cu, 3D), one field / both per thread */
         cr_assert(!strstr(desc, "layer boxes, one field per thread") == !(lay && t->layers == 9), "%s runs %s",
                   t->name, desc);
         cr_assert(!strstr(desc, "layer boxes, both fields per thread") ==
-                      !(lay && t->layers >= 10 && t->layers <= 13),
+                      !(lay && t->layers >= 10 && t->layers <= 14),
                   "%s runs %s", t->name, desc);
         cr_assert(!strstr(desc, "pass 2 only") == !(lay && (t->layers == 12 || t->layers == 13)), "%s runs %s",
                   t->name, desc);
+        /* 14: 13 with pass 2 in x-adjacent pairs */
+        cr_assert(!strstr(desc, "pass 2 in pairs") == !(lay && t->layers == 14), "%s runs %s", t->name, desc);
     }
     if (t->kernel == WAVE_KERNEL_TILED && t->pipe == WAVE_PIPE_REGS && !t->two_d)
         cr_assert(!strstr(desc, "halo queues shared"), "%s runs %s", t->name, desc);
@@ -444,3 +447,13 @@ CASEL(lboxes_p2_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_
 /* 13: 12 on a second stream beside the core */
 CASEL(lboxes_p2_side_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 13)
 CASEL(lboxes_p2_side_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 13)
+/* 14: 13 with pass 2 in x-adjacent pairs (odd widths and box origins: the pairs' masks;
+ * odd orders and 2D run 13's pass 2), under the default core and the column kernel */
+CASEL(lpairs_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 0, 14)
+CASEL(lpairs_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 0, 14)
+CASEL(lpairs_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, 0, 14)
+CASEL(lpairs_3d_order4_free_surface, 4, WAVE_KERNEL_TILED, false, true, false, 0, 14)
+CASEL(lpairs_3d_order6_falls_back, 6, WAVE_KERNEL_TILED, false, false, false, 0, 14)
+CASEL(lpairs_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 0, 14)
+CASEL(lpairs_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 14)
+CASEL(lpairs_2d_cpml, 8, WAVE_KERNEL_TILED, true, false, false, 0, 14)
