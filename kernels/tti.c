@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernels/cpml.h"
 #include "kernels/fd_coeffs.h"
@@ -30,6 +31,14 @@
 
 
 static const char *const face_names[6] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
+
+/* seconds on the monotonic clock (tti_create's stages in the debug log) */
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* ---- parameters ------------------------------------------------------------------------- */
 
@@ -477,7 +486,8 @@ static void set_medium(struct tti_sim *s, const struct tti_model *m)
                 const size_t si = src_row + ix, c = row + i;
                 const double xi = fmax(layer_depth(i, L->pml[0], L->n[0], L->pml[1]), fmax(xy, xz));
                 const double xt = fmin(fmax((xi - TTI_TAPER_START) / (1.0 - TTI_TAPER_START), 0.0), 1.0);
-                const double taper = 0.5 * (1.0 + cos(M_PI * xt));
+                /* (xt 0, the interior: 1 exactly, without a cos a point) */
+                const double taper = xt > 0 ? 0.5 * (1.0 + cos(M_PI * xt)) : 1.0;
                 const double v = m->vpz[si], e = taper * val_at(m->eps, m->eps0, si);
                 const double d = fmin(taper * val_at(m->delta, m->delta0, si), e);
                 s->w.vel[c] = (float)(v * v * dt2);
@@ -496,10 +506,13 @@ static void set_medium(struct tti_sim *s, const struct tti_model *m)
         halo_medium(s);
 }
 
-/* A GPU simulation's medium: set_medium into host arrays, then uploaded. */
-static int set_medium_gpu(struct tti_sim *s, const struct tti_model *m)
+/* A GPU simulation's medium: set_medium into host arrays, then uploaded.  T[0]: seconds
+ * building the host arrays, T[1]: uploading them. */
+static int set_medium_gpu(struct tti_sim *s, const struct tti_model *m, double t[2])
 {
+    t[0] = t[1] = 0;
 #ifdef SEISLIVE_CUDA
+    const double t0 = now_s();
     float *dv = s->w.vel, *hv = NULL, *he = NULL, *ht = NULL;
     uint32_t *de = s->ed, *dtl = s->tilt;
     const size_t n = s->w.L.count;
@@ -516,7 +529,9 @@ static int set_medium_gpu(struct tti_sim *s, const struct tti_model *m)
         s->w.vel = dv;
         s->ed = de;
         s->tilt = dtl;
+        t[0] = now_s() - t0;
         rc = tti_cu_set_medium(s, hv, (const uint32_t *)he, (const uint32_t *)ht);
+        t[1] = now_s() - t0 - t[0];
     }
     free(hv);
     free(he);
@@ -539,8 +554,10 @@ int tti_create(const struct sl_device *dev, const struct wave_params *p, double 
     const size_t n = (size_t)p->n[0] * p->n[1] * p->n[2];
     double vmax = 0;
     size_t nless = 0;
+    const double t0 = now_s();
     if ((rc = tti_model_check(m, n, sigma, &vmax, &nless)) < 0)
         return rc;
+    const double t1 = now_s();
     if (nless)
         log_warn("%zu of %zu points have epsilon < delta: delta is lowered to epsilon there (elliptic, v_sz = 0), "
                  "as no pseudo-acoustic system is stable with epsilon < delta where the tilt varies (docs/tti.md)",
@@ -550,12 +567,18 @@ int tti_create(const struct sl_device *dev, const struct wave_params *p, double 
     struct tti_sim *s;
     if ((rc = create_core(dev, p, sigma, vmax, &s)) < 0)
         return rc;
-    if (s->gpu && (rc = set_medium_gpu(s, m)) < 0) {
+    const double t2 = now_s();
+    double tm[2] = {0, 0};
+    if (s->gpu && (rc = set_medium_gpu(s, m, tm)) < 0) {
         tti_destroy(s);
         return rc;
     }
     if (!s->gpu)
         set_medium(s, m);
+    log_debug("created %d x %d x %d points (%zu allocated) in %.1f ms: model check %.1f, arrays %.1f, medium %.1f "
+              "(host %.1f, upload %.1f)",
+              s->w.L.npad[0], s->w.L.npad[1], s->w.L.npad[2], s->w.L.count, 1e3 * (now_s() - t0), 1e3 * (t1 - t0),
+              1e3 * (t2 - t1), 1e3 * (now_s() - t2), 1e3 * tm[0], 1e3 * tm[1]);
     *out = s;
     return 0;
 }
@@ -647,8 +670,12 @@ static bool whole_frame(const struct wave_sim *w, struct rb_frame *g)
 int tti_randomize_layers(struct tti_sim *s, const struct random_boundary *rb, uint64_t shot_id)
 {
 #ifdef SEISLIVE_CUDA
-    if (s->gpu)
-        return tti_cu_randomize_layers(s, rb, shot_id);
+    if (s->gpu) {
+        const double t0 = now_s();
+        const int rc = tti_cu_randomize_layers(s, rb, shot_id);
+        log_debug("random layers in %.1f ms", 1e3 * (now_s() - t0));
+        return rc;
+    }
 #endif
     const struct wave_layout *L = &s->w.L;
     const size_t np = (size_t)L->npad[0] * L->npad[1] * L->npad[2];

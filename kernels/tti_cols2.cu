@@ -63,6 +63,11 @@ struct X2Cfg {
      * (RE/2 pairs a side and row), the inner corners (RE/2 pairs, R rows, 4 corners) */
     static constexpr int NEY = 2 * R * PXN, NEX = RE * BY, NE = NEY + NEX + 2 * RE * R;
     static constexpr size_t bytes = sizeof(float) * 2 * 2 * FIELD;
+    /* AS (tuning.pipe 8): after the four buffers, per plane parity, each thread's slots
+     * of the update operands (v_pz^2 dt^2, the eps/delta codes, p and q at n-1: float2
+     * each) and of the tilt codes of its tile and halo pairs (uint2 each) */
+    static constexpr int AUPD = 4 * NT * 2, ATC = 2 * NT * 2, ASLOT = AUPD + ATC; /* floats per parity */
+    static constexpr size_t bytes_as = bytes + sizeof(float) * 2 * ASLOT;
     static_assert(BX % 2 == 0 && FPL % 2 == 0 && UXN % 2 == 0 && UYN % 2 == 0, "float2 alignment");
     static_assert(NH <= NT && NE <= NT, "one halo pair and one other pair per thread");
     static_assert(NHY % 32 == 0, "the y-halo kind warp-uniform");
@@ -108,6 +113,16 @@ __device__ __forceinline__ uint2 ldt(const TArgs &a, const Pair &pr, int zo)
 {
     return __ldg(reinterpret_cast<const uint2 *>(a.tilt + zo + pr.cb));
 }
+
+/* an 8-byte asynchronous copy global -> shared (cp.async.ca: tracked by the copy groups,
+ * not by a register scoreboard; see AS in k_tti_cols2) */
+__device__ __forceinline__ void cpa8(void *dst, const void *src)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(d), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cpa_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cpa_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 
 __device__ __forceinline__ float2 ld2(const float *p) { return *reinterpret_cast<const float2 *>(p); }
 __device__ __forceinline__ void st2(float *p, float x, float y) { *reinterpret_cast<float2 *>(p) = make_float2(x, y); }
@@ -182,7 +197,7 @@ struct Roles {
 } // namespace
 
 
-template <int R, int BX, int BY>
+template <int R, int BX, int BY, bool AS>
 __global__ void __launch_bounds__(BX / 2 * BY, 1)
     k_tti_cols2(TArgs a, Box b, int xo, int zchunk, int d0, int d1, int d2)
 {
@@ -212,6 +227,14 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
     const int uxt = C::FPL + ty * C::UXS + xt + RE, uyt = C::FPL + C::UXN + (ty + R) * C::UYS + xt;
     const int uh = hyk ? C::FPL + C::UXN + (ro.yh + R) * C::UYS + ro.xh : C::FPL + ro.yh * C::UXS + ro.xh + RE;
     auto buf = [&](int K, int f) { return sm + ((K & 1) * 2 + f) * C::FIELD; };
+    /* AS: this thread's slot J of plane k's update operands (0 v_pz^2 dt^2, 1 the eps/delta
+     * codes, 2 p(n-1), 3 q(n-1)) and of plane K's tilt codes (0 the tile pair, 1 the halo
+     * pair), by plane parity */
+    float *const as0 = sm + 4 * C::FIELD;
+    auto upd = [&](int k, int j) { return reinterpret_cast<float2 *>(as0 + (k & 1) * C::ASLOT) + j * C::NT + t; };
+    auto tcs = [&](int K, int j) {
+        return reinterpret_cast<uint2 *>(as0 + (K & 1) * C::ASLOT + C::AUPD) + j * C::NT + t;
+    };
 
     /* the queues: f(K-R..K+R) of the tile and halo pairs; L(K-R..K-1) and the H1
      * accumulators of planes K-R..K+R-1 of the tile pair */
@@ -249,7 +272,8 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
             const float2 v = ldp(a.f[f], pe, zoff(a, kb - R, d2));
             st2(F + fe, v.x, v.y);
         }
-        xcur[f] = ldp(a.f[f], pe, zoff(a, kb - R + 1, d2));
+        if constexpr (!AS)
+            xcur[f] = ldp(a.f[f], pe, zoff(a, kb - R + 1, d2));
     }
     /* the axes of plane K (n), the tilt codes of plane K+1: clamped loads, the axis of a
      * point outside the grid multiplies nothing (s = 0 there) */
@@ -262,8 +286,15 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
         nt[1] = tti_axis(a.tab, c0.y);
         nh[0] = tti_axis(a.tab, c1.x);
         nh[1] = tti_axis(a.tab, c1.y);
-        ttt = ldt(a, pt, z1);
-        tth = ldt(a, ph, z1);
+        if constexpr (AS) {
+            cpa8(tcs(kb - R + 1, 0), a.tilt + z1 + pt.cb);
+            cpa8(tcs(kb - R + 1, 1), a.tilt + z1 + ph.cb);
+            cpa_commit();
+            cpa_wait_all();
+        } else {
+            ttt = ldt(a, pt, z1);
+            tth = ldt(a, ph, z1);
+        }
     }
     /* the update's operands of plane k = K - R */
     float2 mv = make_float2(0, 0), mop = make_float2(0, 0), moq = make_float2(0, 0);
@@ -272,6 +303,34 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
 
     for (int K = kb - R; K < ke + R; K++) {
         const int k = K - R;
+        if constexpr (AS) {
+            /* what the plane's last global loads fetched, as asynchronous copies a plane
+             * ahead: the other pair's f(K+1) straight into its buffer (last read at plane
+             * K-1's step 1, before the barrier), plane k+1's update operands, plane K+2's
+             * tilt codes; waited for before the plane's barrier.  Why: every global load of
+             * the plane shares one scoreboard (SASS of tuning.pipe 4), so the first use of
+             * any of them after the barrier (the axis product of plane K+1) waited for the
+             * loads issued just before it: 21 % of the stall samples. */
+            if (ownE) {
+                const int z1 = zoff(a, K + 1, d2);
+#pragma unroll
+                for (int f = 0; f < 2; f++)
+                    cpa8(buf(K + 1, f) + fe, a.f[f] + z1 + pe.cb);
+            }
+            const int k1 = k + 1;
+            if (k1 >= kb && k1 < ke && (mine[0] || mine[1])) {
+                const int c1 = (k1 + a.h) * (int)a.sz + pt.cb;
+                cpa8(upd(k1, 0), a.vel + c1);
+                cpa8(upd(k1, 1), a.ed + c1);
+                cpa8(upd(k1, 2), a.o[0] + c1);
+                cpa8(upd(k1, 3), a.o[1] + c1);
+            }
+            const int z2 = zoff(a, K + 2, d2);
+            cpa8(tcs(K + 2, 0), a.tilt + z2 + pt.cb);
+            if (ownH)
+                cpa8(tcs(K + 2, 1), a.tilt + z2 + ph.cb);
+            cpa_commit();
+        }
         /* f(K+R+1) of the queued pairs, committed after the barrier; plane K+R+2 into L2.
          * Register pressure makes the compiler issue these loads late in the plane (ncu:
          * long-scoreboard stalls were half of a warp's cycles); from L2 they return in
@@ -367,15 +426,23 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
          * the tilt codes of plane K+2 */
         float2 th[4], tp[4];
         {
+            if constexpr (AS) {
+                /* (a thread without a halo pair reads a stale slot: a code, so an index
+                 * inside the table, of an axis nothing uses) */
+                ttt = *tcs(K + 1, 0);
+                tth = *tcs(K + 1, 1);
+            }
             const uint32_t cd[4] = {ttt.x, ttt.y, tth.x, tth.y};
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 th[i] = __ldg(a.tab + (cd[i] & 0xffffu));
                 tp[i] = __ldg(a.tab + 65536 + (cd[i] >> 16));
             }
-            const int z2 = zoff(a, K + 2, d2);
-            ttt = ldt(a, pt, z2);
-            tth = ldt(a, ph, z2);
+            if constexpr (!AS) {
+                const int z2 = zoff(a, K + 2, d2);
+                ttt = ldt(a, pt, z2);
+                tth = ldt(a, ph, z2);
+            }
         }
         /* 2: (m_x + m_y)(K-1) from the other buffer */
         float mxy[2][2];
@@ -439,6 +506,13 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
                     H[f][c][R - 2 > 0 ? R - 2 : 0] += mxy[f][c];
             }
         if (k >= kb && (mine[0] || mine[1])) {
+            if constexpr (AS) {
+                mv = *upd(k, 0);
+                const float2 e2 = *upd(k, 1);
+                med = make_uint2(__float_as_uint(e2.x), __float_as_uint(e2.y));
+                mop = *upd(k, 2);
+                moq = *upd(k, 3);
+            }
             float op[2], oq[2];
 #pragma unroll
             for (int c = 0; c < 2; c++) {
@@ -479,18 +553,20 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
             st2(F + ft, q[f][0][R + 1], q[f][1][R + 1]);
             if (ownH)
                 st2(F + fh, qh[f][0][R + 1], qh[f][1][R + 1]);
-            if (ownE)
-                st2(F + fe, xcur[f].x, xcur[f].y);
+            if constexpr (!AS) {
+                if (ownE)
+                    st2(F + fe, xcur[f].x, xcur[f].y);
+            }
         }
         /* the next plane's operands */
-        {
+        if constexpr (!AS) {
             const int z2 = zoff(a, K + 2, d2);
 #pragma unroll
             for (int f = 0; f < 2; f++)
                 xcur[f] = ldp(a.f[f], pe, z2);
         }
         const int k1 = k + 1;
-        if (k1 >= kb && k1 < ke && (mine[0] || mine[1])) {
+        if (!AS && k1 >= kb && k1 < ke && (mine[0] || mine[1])) {
             /* 8-byte loads: a column of the pair outside the box reads its neighbour in the
              * allocated row, unused */
             const int c1 = (k1 + a.h) * (int)a.sz + pt.cb;
@@ -512,6 +588,8 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
             nt[c] = make_float3(th[c].x * tp[c].y, th[c].x * tp[c].x, th[c].y);
             nh[c] = make_float3(th[2 + c].x * tp[2 + c].y, th[2 + c].x * tp[2 + c].x, th[2 + c].y);
         }
+        if constexpr (AS)
+            cpa_wait_all();
         __syncthreads();
 #pragma unroll
         for (int f = 0; f < 2; f++) {
@@ -533,17 +611,18 @@ __global__ void __launch_bounds__(BX / 2 * BY, 1)
 #define X2_BX 32
 #define X2_BY 16
 
-template <int R>
+template <int R, bool AS>
 static int launch(const tti_sim *s, const Box &in, cudaStream_t st)
 {
     constexpr int BX = X2_BX, BY = X2_BY;
     using C = X2Cfg<R, BX, BY>;
+    constexpr size_t bytes = AS ? C::bytes_as : C::bytes;
     static int per_sm = 0; /* once per instantiation, as tti_cols.cu's launcher */
     if (!per_sm) {
-        CUDA_TRY(cudaFuncSetAttribute(k_tti_cols2<R, BX, BY>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      (int)C::bytes));
+        CUDA_TRY(cudaFuncSetAttribute(k_tti_cols2<R, BX, BY, AS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      (int)bytes));
         int n = 0;
-        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_tti_cols2<R, BX, BY>, C::NT, C::bytes));
+        CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_tti_cols2<R, BX, BY, AS>, C::NT, bytes));
         per_sm = n > 0 ? n : 1;
     }
     const struct wave_layout *L = &s->w.L;
@@ -565,12 +644,12 @@ static int launch(const tti_sim *s, const Box &in, cudaStream_t st)
         }
     }
     dim3 blk(C::PXN, BY), grd(gx, gy, (nz + zc - 1) / zc);
-    k_tti_cols2<R, BX, BY><<<grd, blk, C::bytes, st>>>(tti_args(s), in, xo, zc, L->dim[0], L->dim[1], L->dim[2]);
+    k_tti_cols2<R, BX, BY, AS><<<grd, blk, bytes, st>>>(tti_args(s), in, xo, zc, L->dim[0], L->dim[1], L->dim[2]);
     CUDA_TRY_LAUNCH();
     return 0;
 }
 
-int tti_cu_cols2(const tti_sim *s, const Box &b, cudaStream_t st)
+int tti_cu_cols2(const tti_sim *s, const Box &b, bool async, cudaStream_t st)
 {
     if (box_empty(b))
         return 0;
@@ -578,11 +657,15 @@ int tti_cu_cols2(const tti_sim *s, const Box &b, cudaStream_t st)
      * kernel */
     if (s->w.L.count > (size_t)INT_MAX || s->w.L.dim[0] % 2)
         return tti_cu_cols(s, b, false, st);
-    switch (s->w.r) {
-    case 1: return launch<1>(s, b, st);
-    case 2: return launch<2>(s, b, st);
-    case 3: return launch<3>(s, b, st);
-    case 4: return launch<4>(s, b, st);
+    switch (s->w.r * 2 + async) {
+    case 2: return launch<1, false>(s, b, st);
+    case 4: return launch<2, false>(s, b, st);
+    case 6: return launch<3, false>(s, b, st);
+    case 8: return launch<4, false>(s, b, st);
+    case 3: return launch<1, true>(s, b, st);
+    case 5: return launch<2, true>(s, b, st);
+    case 7: return launch<3, true>(s, b, st);
+    case 9: return launch<4, true>(s, b, st);
     }
     return err_set(-ENOTSUP, "tti: the column-pair kernel (tuning.pipe 4) holds orders 2..8 (order %d)", 2 * s->w.r);
 }

@@ -109,22 +109,24 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
     s->gpu = g;
     g->naive = w->p.kernel == WAVE_KERNEL_NAIVE;
     const int pipe = w->p.tuning.pipe;
-    if (pipe < 0 || pipe > TTI_TILED_COLS_X2P)
+    if (pipe < 0 || pipe > TTI_TILED_COLS_X2A)
         return err_set(-EINVAL, "tti: tuning.pipe %d: 0 (default), %d (ring), %d (column queues), %d (column queues, "
                        "halo queues in shared memory), %d (column pairs: two columns a thread), %d (column pairs, "
-                       "halo d_z scattered), %d (the same in clusters of two tiles) or %d (column pairs, tilt codes "
-                       "prefetched)", pipe, TTI_TILED_RING, TTI_TILED_COLS, TTI_TILED_COLS_HS, TTI_TILED_COLS_X2,
-                       TTI_TILED_COLS_X2S, TTI_TILED_COLS_X2C, TTI_TILED_COLS_X2P);
+                       "halo d_z scattered), %d (the same in clusters of two tiles), %d (column pairs, tilt codes "
+                       "prefetched) or %d (column pairs, asynchronous copies)", pipe, TTI_TILED_RING, TTI_TILED_COLS,
+                       TTI_TILED_COLS_HS, TTI_TILED_COLS_X2, TTI_TILED_COLS_X2S, TTI_TILED_COLS_X2C, TTI_TILED_COLS_X2P,
+                       TTI_TILED_COLS_X2A);
     g->tiled = pipe ? pipe : TTI_TILED_PROD;
     const int lay = w->p.tuning.cpml;
-    if (lay < 0 || lay > TTI_LAYERS_BOXES_P2_SIDE)
+    if (lay < 0 || lay > TTI_LAYERS_BOXES_P2X2_SIDE)
         return err_set(-EINVAL, "tti: tuning.cpml %d: 0 (default), %d (naive passes beside the core), %d..%d (z-marching "
                        "passes), %d / %d (CPML in the column kernel), %d (naive passes on a second stream), %d / %d "
                        "(the layer boxes' passes, one field / both fields per thread), %d (the latter on a second "
                        "stream), %d / %d (its pass 2 after the naive pass 1, on the simulation's / a second stream), "
-                       "kernels/tti_cuda.h", lay, TTI_LAYERS_NAIVE, TTI_LAYERS_STAGED2, TTI_LAYERS_MARCH12,
-                       TTI_LAYERS_FUSED, TTI_LAYERS_FUSED_HS, TTI_LAYERS_NAIVE_SIDE, TTI_LAYERS_BOXES_SPLIT,
-                       TTI_LAYERS_BOXES, TTI_LAYERS_BOXES_SIDE, TTI_LAYERS_BOXES_P2, TTI_LAYERS_BOXES_P2_SIDE);
+                       "%d (the latter's pass 2 in pairs), kernels/tti_cuda.h", lay, TTI_LAYERS_NAIVE,
+                       TTI_LAYERS_STAGED2, TTI_LAYERS_MARCH12, TTI_LAYERS_FUSED, TTI_LAYERS_FUSED_HS,
+                       TTI_LAYERS_NAIVE_SIDE, TTI_LAYERS_BOXES_SPLIT, TTI_LAYERS_BOXES, TTI_LAYERS_BOXES_SIDE,
+                       TTI_LAYERS_BOXES_P2, TTI_LAYERS_BOXES_P2_SIDE, TTI_LAYERS_BOXES_P2X2_SIDE);
     const int layk = lay ? lay : TTI_LAYERS_PROD;
     g->layers_tiled = layk >= TTI_LAYERS_STAGED2 && layk <= TTI_LAYERS_MARCH12 && !wave_is_2d(w);
     g->layers1_tiled = (layk == TTI_LAYERS_STAGED12 || layk == TTI_LAYERS_MARCH12) && !wave_is_2d(w);
@@ -136,15 +138,18 @@ extern "C" int tti_cu_alloc(struct tti_sim *s)
     g->fused = (layk == TTI_LAYERS_FUSED || layk == TTI_LAYERS_FUSED_HS) && !g->naive && tti_cu_cols_supports(s);
     g->cp_hs = layk == TTI_LAYERS_FUSED_HS;
     /* the layer boxes' passes (3D): both fields per thread, one, pass 2 alone */
-    const bool p2 = layk == TTI_LAYERS_BOXES_P2 || layk == TTI_LAYERS_BOXES_P2_SIDE;
+    const bool p2 =
+        layk == TTI_LAYERS_BOXES_P2 || layk == TTI_LAYERS_BOXES_P2_SIDE || layk == TTI_LAYERS_BOXES_P2X2_SIDE;
     g->lboxes = 0;
     if (!wave_is_2d(w) && (layk == TTI_LAYERS_BOXES || layk == TTI_LAYERS_BOXES_SIDE || p2))
         g->lboxes = 1;
     if (!wave_is_2d(w) && layk == TTI_LAYERS_BOXES_SPLIT)
         g->lboxes = 2;
     g->lboxes2 = g->lboxes && p2;
+    g->lpairs = g->lboxes && layk == TTI_LAYERS_BOXES_P2X2_SIDE;
     int rc;
-    if ((layk == TTI_LAYERS_NAIVE_SIDE || layk == TTI_LAYERS_BOXES_SIDE || layk == TTI_LAYERS_BOXES_P2_SIDE) &&
+    if ((layk == TTI_LAYERS_NAIVE_SIDE || layk == TTI_LAYERS_BOXES_SIDE || layk == TTI_LAYERS_BOXES_P2_SIDE ||
+         layk == TTI_LAYERS_BOXES_P2X2_SIDE) &&
         !g->naive &&
         ((rc = dev_stream_create(w->dev, &g->side)) < 0 || (rc = dev_event_create(w->dev, &g->fork, false)) < 0 ||
          (rc = dev_event_create(w->dev, &g->join, false)) < 0))
@@ -320,7 +325,8 @@ static int run_tiled(const tti_sim *s, const Box &b, cudaStream_t st)
 {
     const int k = G(s)->tiled;
     return k == TTI_TILED_RING      ? tti_cu_tiled(s, b, st)
-           : k == TTI_TILED_COLS_X2 ? tti_cu_cols2(s, b, st)
+           : k == TTI_TILED_COLS_X2 ? tti_cu_cols2(s, b, false, st)
+           : k == TTI_TILED_COLS_X2A ? tti_cu_cols2(s, b, true, st)
            : k == TTI_TILED_COLS_X2S ? tti_cu_cols3(s, b, true, st)
            : k == TTI_TILED_COLS_X2P ? tti_cu_cols3(s, b, false, st)
            : k == TTI_TILED_COLS_X2C ? tti_cu_cols4(s, b, st)
@@ -411,7 +417,8 @@ extern "C" int tti_cu_step(struct tti_sim *s, bool cpml, bool interior)
                 rc = tti_cu_lboxes(s, parts, n1, true, cpml, g->lboxes == 2, ls);
             const int n2 = box_minus(upd, core, parts);
             if (rc == 0)
-                rc = tti_cu_lboxes(s, parts, n2, false, cpml, g->lboxes == 2, ls);
+                rc = g->lpairs ? tti_cu_lboxes_x2(s, parts, n2, cpml, ls)
+                               : tti_cu_lboxes(s, parts, n2, false, cpml, g->lboxes == 2, ls);
         }
         for (int i = 0; i < n1 && rc == 0 && !g->lboxes; i++)
             rc = g->layers1_tiled ? tti_cu_layer1(s, parts[i], cpml, g->layers_staged, ls)
@@ -542,11 +549,14 @@ extern "C" void tti_cu_describe(const struct tti_sim *s, char *buf, size_t len)
                                                    "halo d_z scattered, clusters of 2 tiles)"
                        : k == TTI_TILED_COLS_X2P
                            ? "tiled column pairs (fused, register queues, 32x16, 2 columns a thread, tilt codes prefetched)"
+                       : k == TTI_TILED_COLS_X2A ? "tiled column pairs (fused, register queues, 32x16, 2 columns a thread, "
+                                                   "asynchronous copies)"
                                                 : "tiled ring (fused, shared-memory ring of planes)";
     snprintf(buf, len, "CUDA %s%s%s, sigma %g, CPML %s", what,
              !tiled                        ? ""
              : G(s)->fused && G(s)->cp_hs  ? ", CPML in the column kernel (shared halo queues)"
              : G(s)->fused                 ? ", CPML in the column kernel"
+             : G(s)->side && G(s)->lpairs  ? ", layer boxes, both fields per thread, pass 2 in pairs, on a second stream"
              : G(s)->side && G(s)->lboxes2 ? ", layer boxes, both fields per thread, pass 2 only, on a second stream"
              : G(s)->side && G(s)->lboxes  ? ", layer boxes, both fields per thread, on a second stream"
              : G(s)->side                  ? ", naive passes on a second stream"

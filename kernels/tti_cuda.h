@@ -96,6 +96,7 @@ struct TtiGpu {
                             both fields per thread (TTI_LAYERS_BOXES), 2 one field per
                             thread (TTI_LAYERS_BOXES_SPLIT) */
     bool lboxes2;        /* TTI_LAYERS_BOXES_P2: pass 2 only (pass 1 the naive one per box) */
+    bool lpairs;         /* TTI_LAYERS_BOXES_P2X2_SIDE: that pass 2 in x-adjacent pairs */
 };
 
 /* The tiled twin's variants, chosen at create by wave_params.tuning.pipe (the acoustic
@@ -119,8 +120,16 @@ enum tti_tiled_kind {
     /* 4 with the tilt codes and the outer pairs' f prefetched into L2 a plane earlier and L
      * in one chain (tti_cols3.cu without the scatter, 3D only) */
     TTI_TILED_COLS_X2P = 7,
+    /* 4 with the plane's last global loads (the other pair's f, the update operands, the
+     * tilt codes) as asynchronous copies into shared memory a plane ahead, off the one
+     * scoreboard that the first use after the barrier waited on (tti_cols2.cu, AS) */
+    TTI_TILED_COLS_X2A = 8,
 };
-/* H100, 512^3, order 8 (2026-11-24 10:37 and 10:57 UTC, all in each run): columns 4.38 ms
+/* H100, 512^3, order 8, CPML off (2026-11-24 about 22:15 UTC, session 13, main's binary in the same
+ * call): tuning.pipe 8 3.150 ms per step (42.6 Gpts/s), 4 3.519 (main's default 3.501);
+ * CPML on 6.718 / 7.057; 256^3 0.396 / 0.416; the RTM reference shot (random) 13.42 s
+ * against main's 14.19; gpu_tti 19/19 (pairs_a_*, tiled_*): pipe 8 is the default.
+ * Before: H100, 512^3, order 8 (2026-11-24 10:37 and 10:57 UTC, all in each run): columns 4.38 ms
  * per step without CPML (ring 7.53, halo queues shared 4.73), 8.86 ms with (ring 11.58);
  * (16:11 to 17:17 UTC, main's binary beside this one) columns 4.36 ms without CPML,
  * column pairs 4.12 first, 3.52 with 64-bit loads and the L2 prefetches (626 -> 448
@@ -129,7 +138,7 @@ enum tti_tiled_kind {
  * 3.520) column pairs 3.521, 7 3.859, 5 3.747, 6 5.953; 256^3: 0.421 / 0.452 / 0.409 /
  * 0.767; with CPML at 512^3: 8.27 (naive passes) / 7.17 / 6.86 / 9.03, main 7.07
  * (docs/tti.md "Fewer instructions"): the column pairs stay */
-#define TTI_TILED_PROD TTI_TILED_COLS_X2
+#define TTI_TILED_PROD TTI_TILED_COLS_X2A
 
 /* The tiled plan's passes in the boxes beside the core (the CPML layers and a rim r
  * thick), chosen by wave_params.tuning.cpml: 0 the default (TTI_LAYERS_PROD), 1 the naive
@@ -161,6 +170,11 @@ enum tti_layers_kind {
     TTI_LAYERS_BOXES_P2 = 12,
     /* 12 on a second stream beside the core's launch */
     TTI_LAYERS_BOXES_P2_SIDE = 13,
+    /* 13 with pass 2 in x-adjacent pairs (tti_layer_boxes.cu k_lb_pass2x2: one 64-bit load
+     * for both points' neighbours; even orders, else 13's pass 2).  H100 (2026-11-24 ~22:51
+     * UTC, pipe 8 core), 380 x 380 x 180 with 10-cell layers, order 8: 1.428 ms a step
+     * against 1.463 for 13; gpu_tti lpairs_* correct.  Research: one grid, no shot run */
+    TTI_LAYERS_BOXES_P2X2_SIDE = 14,
 };
 /* H100, 512^3, order 8, CPML (2026-11-24 10:57 UTC, columns core): naive 8.86 ms per step,
  * staged 10.69 (pass 2) / 11.84 (both), L1 9.53 / 9.90; (14:09 UTC) naive 8.86, the CPML
@@ -245,6 +259,9 @@ int tti_cu_layer1(const tti_sim *s, const Box &b, bool cpml, bool staged, cudaSt
 /* tti_layer_boxes.cu: pass 1 (PASS1) or pass 2 over the boxes B[0..N) (at most 6) in one
  * launch; SPLIT: one field per thread (2D: the naive passes box by box). */
 int tti_cu_lboxes(const tti_sim *s, const Box *b, int n, bool pass1, bool cpml, bool split, cudaStream_t st);
+/* tti_layer_boxes.cu: pass 2 of tti_cu_lboxes (both fields per thread) in x-adjacent pairs
+ * (tuning.cpml 14); odd orders, 2D grids and layers closer than r: tti_cu_lboxes' pass 2. */
+int tti_cu_lboxes_x2(const tti_sim *s, const Box *b, int n, bool cpml, cudaStream_t st);
 /* tti_tiled.cu: the fused update over box B, CPML off inside B's reach (B's s halo must
  * not need psi: the caller keeps B r cells away from any CPML layer). */
 int tti_cu_tiled(const tti_sim *s, const Box &b, cudaStream_t st);
@@ -254,8 +271,9 @@ bool tti_cu_tiled_supports(const tti_sim *s);
 int tti_cu_cols(const tti_sim *s, const Box &b, bool halo_shared, cudaStream_t st);
 bool tti_cu_cols_supports(const tti_sim *s);
 /* tti_cols2.cu: the same contract with two x-adjacent columns per thread (3D orders 2..8,
- * as tti_cu_cols_supports).  Fields of 2^31 elements or more run tti_cu_cols. */
-int tti_cu_cols2(const tti_sim *s, const Box &b, cudaStream_t st);
+ * as tti_cu_cols_supports); ASYNC: tuning.pipe 8's asynchronous copies.  Fields of 2^31
+ * elements or more run tti_cu_cols. */
+int tti_cu_cols2(const tti_sim *s, const Box &b, bool async, cudaStream_t st);
 /* tti_cols3.cu: the same contract and fallbacks as tti_cu_cols2; SCATTER: the halo pair's
  * d_z in scatter accumulators (tuning.pipe 5), else in a queue as tti_cols2.cu's (7). */
 int tti_cu_cols3(const tti_sim *s, const Box &b, bool scatter, cudaStream_t st);

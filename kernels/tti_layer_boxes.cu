@@ -354,3 +354,252 @@ int tti_cu_lboxes(const tti_sim *s, const Box *b, int n, bool pass1, bool cpml, 
     }
     return err_set(-ENOTSUP, "tti: the layer boxes' passes hold orders 2..8 (order %d)", 2 * s->w.r);
 }
+
+/* ---- pass 2 in x-adjacent pairs (tuning.cpml 14) ------------------------------------------
+ * k_lb_pass2's arithmetic, point by point the same, but a thread updates two x-adjacent
+ * points of one row: one 64-bit load serves both points of every f and n_a s neighbour in
+ * y and z (and the update's operands), and R + 1 of them the x neighbours of both, so a
+ * pair issues 43 loads per field where two points issued 98, with one set of address
+ * arithmetic (the pass was ~700 integer instructions of its ~1,000 per point: SASS).  The
+ * CPML memory stays one point at a time (the x layers' edge can fall between the two).
+ * The tile origin is put at an even allocated column (8-byte aligned pairs); a point of a
+ * pair outside its box is not written.  Even R only (R odd: k_lb_pass2). */
+
+/* The pair (I, I + 1, J, K) of this thread and which of its points are in the box; false
+ * when neither is.  512 points a block: a tile of 2^TXS x (512 >> TXS) points at one
+ * plane.  Every thread of the block must call this (a barrier). */
+__device__ __forceinline__ bool lb_pair(const TArgs &a, const LBoxes &L, int &i, int &j, int &k, bool (&v)[2])
+{
+    __shared__ int d[7]; /* x0 (even allocated column), y0, k, txs, lo x, hi x, hi y */
+    if (threadIdx.x == 0) {
+        const unsigned blk = blockIdx.x;
+        LBox B = L.b[0];
+#pragma unroll
+        for (int q = 1; q < LB_MAX; q++)
+            if (q < L.n && blk >= L.b[q].start)
+                B = L.b[q];
+        const unsigned r = blk - B.start;
+        unsigned tx, ty, z;
+        if (B.zf) {
+            z = r % (unsigned)B.nz;
+            const unsigned t = r / (unsigned)B.nz;
+            tx = t % (unsigned)B.ntx;
+            ty = t / (unsigned)B.ntx;
+        } else {
+            tx = r % (unsigned)B.ntx;
+            const unsigned t = r / (unsigned)B.ntx;
+            ty = t % (unsigned)B.nty;
+            z = t / (unsigned)B.nty;
+        }
+        d[0] = B.lo[0] - ((B.lo[0] + a.h) & 1) + ((int)tx << B.txs);
+        d[1] = B.lo[1] + (int)ty * (512 >> B.txs);
+        d[2] = B.lo[2] + (int)z;
+        d[3] = B.txs;
+        d[4] = B.lo[0];
+        d[5] = B.hi[0];
+        d[6] = B.hi[1];
+    }
+    __syncthreads();
+    const int t = threadIdx.x, txs = d[3];
+    i = d[0] + 2 * (t & ((1 << (txs - 1)) - 1));
+    j = d[1] + (t >> (txs - 1));
+    k = d[2];
+#pragma unroll
+    for (int c = 0; c < 2; c++)
+        v[c] = j < d[6] && i + c >= d[4] && i + c < d[5];
+    return v[0] || v[1];
+}
+
+__device__ __forceinline__ float2 lg2(const float *p) { return __ldg(reinterpret_cast<const float2 *>(p)); }
+
+/* lb_lh of field F at the pair whose first point is element C (even): LAP, H1, FC per
+ * point; the CPML memory of the points in the box (V) updated */
+template <int R>
+__device__ __forceinline__ void lb_lh2(const TArgs &a, int f, int i, int j, int k, long long c, bool cpml,
+                                       const bool (&v)[2], float (&lap)[2], float (&h1)[2], float (&fc)[2])
+{
+    static_assert(R % 2 == 0, "pairs: R even (the x neighbours as R + 1 aligned float2)");
+    const long long sst[3] = {1, a.npad[0], (long long)a.npad[0] * a.npad[1]};
+    const float *__restrict__ fv = fsel(f, a.f[0], a.f[1]);
+    {
+        const float2 c0 = lg2(fv + c);
+        fc[0] = c0.x;
+        fc[1] = c0.y;
+    }
+    /* x, z, then y: the CPU reference's order of the sums */
+#pragma unroll
+    for (int o = 0; o < 3; o++) {
+        const int ax = o == 0 ? 0 : o == 1 ? 2 : 1;
+        const float *__restrict__ u = fsel(f, a.u[0][ax], a.u[1][ax]); /* n_a s, 0 beyond the padded grid */
+        float d2[2], m[2];
+        if (ax == 0) {
+            float xv[2 * R + 2], uv[2 * R + 2]; /* offsets -R .. R+1 */
+#pragma unroll
+            for (int q = 0; q <= R; q++) {
+                const float2 w = lg2(fv + c - R + 2 * q), y = lg2(u + c - R + 2 * q);
+                xv[2 * q] = w.x;
+                xv[2 * q + 1] = w.y;
+                uv[2 * q] = y.x;
+                uv[2 * q + 1] = y.y;
+            }
+#pragma unroll
+            for (int p = 0; p < 2; p++) {
+                d2[p] = a.c2[0][0] * fc[p];
+                m[p] = 0;
+#pragma unroll
+                for (int l = 1; l <= R; l++) {
+                    d2[p] += a.c2[0][l] * (xv[R + p + l] + xv[R + p - l]);
+                    m[p] += a.c1[0][l] * (uv[R + p + l] - uv[R + p - l]);
+                }
+            }
+        } else {
+            const long long st = ax == 1 ? a.sy : a.sz;
+#pragma unroll
+            for (int p = 0; p < 2; p++) {
+                d2[p] = a.c2[ax][0] * fc[p];
+                m[p] = 0;
+            }
+#pragma unroll
+            for (int l = 1; l <= R; l++) {
+                const float2 fp = lg2(fv + c + l * st), fm = lg2(fv + c - l * st), up = lg2(u + c + l * st);
+                /* above a free surface: (nz s)(-m) = (nz s)(m), same column */
+                const float2 dn = lg2(u + (ax == 2 && a.fs && k - l < 0 ? c + (long long)(l - 2 * k) * a.sz : c - l * st));
+                d2[0] += a.c2[ax][l] * (fp.x + fm.x);
+                d2[1] += a.c2[ax][l] * (fp.y + fm.y);
+                m[0] += a.c1[ax][l] * (up.x - dn.x);
+                m[1] += a.c1[ax][l] * (up.y - dn.y);
+            }
+        }
+#pragma unroll
+        for (int p = 0; p < 2; p++) {
+            const int x = ax == 0 ? i + p : ax == 1 ? j : k;
+            const int js = cpml && v[p] ? t_js(a, ax, x) : -1;
+            if (js >= 0) {
+                const long long e = t_slab(a, ax, i + p, j, k, js);
+                const float *__restrict__ psi = fsel(f, a.psi_n[0][ax], a.psi_n[1][ax]); /* psi(n+1), pass 1's */
+                /* a neighbour within R along the axis has psi iff it is in the same layer
+                 * (the layers are R or more apart: tti_cu_lboxes_x2) */
+                const bool lo = x < a.pml[2 * ax];
+                const int lim0 = lo ? 0 : a.npad[ax] - a.pml[2 * ax + 1], lim1 = lo ? a.pml[2 * ax] : a.npad[ax];
+                float dpsi = 0;
+#pragma unroll
+                for (int l = 1; l <= R; l++) {
+                    const float pu = x + l < lim1 ? psi[e + l * sst[ax]] : 0.0f;
+                    const float pd = x - l >= lim0 ? psi[e - l * sst[ax]] : 0.0f;
+                    dpsi += a.c1[ax][l] * (pu - pd);
+                }
+                const float pa = a.pa[ax][x], pb = a.pb[ax][x];
+                const float t = d2[p] + dpsi;
+                float *__restrict__ zeta = fsel(f, a.zeta[0][ax], a.zeta[1][ax]);
+                float *__restrict__ chi = fsel(f, a.chi[0][ax], a.chi[1][ax]);
+                const float z = pb * zeta[e] + pa * t;
+                zeta[e] = z;
+                d2[p] = t + z;
+                const float ch = pb * chi[e] + pa * m[p];
+                chi[e] = ch;
+                m[p] += ch;
+            }
+            lap[p] = o == 0 ? d2[p] : lap[p] + d2[p];
+            h1[p] = o == 0 ? m[p] : h1[p] + m[p];
+        }
+    }
+}
+
+template <int R>
+__global__ void __launch_bounds__(256, 4) k_lb_pass2x2(TArgs a, LBoxes L, bool cpml)
+{
+    int i, j, k;
+    bool v[2];
+    if (!lb_pair(a, L, i, j, k, v))
+        return;
+    const long long c = (long long)(k + a.h) * a.sz + (long long)(j + a.hy) * a.sy + (i + a.h);
+    float lf[2][2], hf[2][2], fc[2][2];
+    lb_lh2<R>(a, 0, i, j, k, c, cpml, v, lf[0], hf[0], fc[0]);
+    lb_lh2<R>(a, 1, i, j, k, c, cpml, v, lf[1], hf[1], fc[1]);
+    /* tti_update, point by point */
+    const uint2 ed2 = __ldg(reinterpret_cast<const uint2 *>(a.ed + c));
+    const float2 vz2 = lg2(a.vel + c);
+    const float2 op2 = *reinterpret_cast<const float2 *>(a.o[0] + c), oq2 = *reinterpret_cast<const float2 *>(a.o[1] + c);
+    float np[2], nq[2];
+#pragma unroll
+    for (int p = 0; p < 2; p++) {
+        const uint32_t ed = p ? ed2.y : ed2.x;
+        const float vz = p ? vz2.y : vz2.x, e = tti_ed_value(ed), d = tti_ed_value(ed >> 16);
+        const float sv = vz * ((e - d) * a.inv_sigma);
+        const float ap = vz * (1.0f + 2.0f * e), aq = vz * (1.0f + 2.0f * d) - sv, cc = vz - sv;
+        np[p] = 2.0f * fc[0][p] - (p ? op2.y : op2.x) + ap * lf[0][p] + ((sv - ap) * hf[0][p] + cc * hf[1][p]);
+        nq[p] = 2.0f * fc[1][p] - (p ? oq2.y : oq2.x) + aq * lf[0][p] + (cc * hf[1][p] - aq * hf[0][p]) + sv * lf[1][p];
+    }
+    if (v[0] && v[1]) {
+        *reinterpret_cast<float2 *>(a.o[0] + c) = make_float2(np[0], np[1]);
+        *reinterpret_cast<float2 *>(a.o[1] + c) = make_float2(nq[0], nq[1]);
+    } else {
+#pragma unroll
+        for (int p = 0; p < 2; p++)
+            if (v[p]) {
+                a.o[0][c + p] = np[p];
+                a.o[1][c + p] = nq[p];
+            }
+    }
+}
+
+int tti_cu_lboxes_x2(const tti_sim *s, const Box *b, int n, bool cpml, cudaStream_t st)
+{
+    const struct wave_layout *WL = &s->w.L;
+    bool fallback = wave_is_2d(&s->w) || s->w.r % 2 || WL->dim[0] % 2 || n > LB_MAX;
+    for (int a = 0; a < 3; a++) {
+        const int lo = WL->pml[2 * a], hi = WL->pml[2 * a + 1];
+        fallback = fallback || (lo + hi > 0 && WL->npad[a] - lo - hi < s->w.r);
+    }
+    if (fallback)
+        return tti_cu_lboxes(s, b, n, false, cpml, false, st);
+    /* the table of lb_table with pairs: tiles 8 points wide in the x slabs (from the even
+     * allocated column at or before the box's first), 32 elsewhere, 512 points a block */
+    int ord[LB_MAX], m = 0;
+    for (int q = 0; q < n; q++)
+        if (!box_empty(b[q]))
+            ord[m++] = q;
+    for (int x = 1; x < m; x++)
+        for (int y = x; y > 0; y--) {
+            const Box &p = b[ord[y - 1]], &q = b[ord[y]];
+            if (q.hi[2] - q.lo[2] <= p.hi[2] - p.lo[2])
+                break;
+            const int t = ord[y];
+            ord[y] = ord[y - 1];
+            ord[y - 1] = t;
+        }
+    LBoxes L;
+    memset(&L, 0, sizeof L);
+    long long total = 0;
+    for (int q = 0; q < m; q++) {
+        const Box &sb = b[ord[q]];
+        LBox &d = L.b[q];
+        const int x0 = sb.lo[0] - ((sb.lo[0] + WL->halo) & 1);
+        const int w = sb.hi[0] - x0, h = sb.hi[1] - sb.lo[1], nz = sb.hi[2] - sb.lo[2];
+        d.txs = sb.hi[0] - sb.lo[0] <= 32 ? 3 : 5;
+        const int W = 1 << d.txs, H = 512 >> d.txs;
+        for (int a = 0; a < 3; a++) {
+            d.lo[a] = sb.lo[a];
+            d.hi[a] = sb.hi[a];
+        }
+        d.ntx = (w + W - 1) / W;
+        d.nty = (h + H - 1) / H;
+        d.nz = nz;
+        d.zf = nz < w && nz < h;
+        d.start = (unsigned)total;
+        total += (long long)d.ntx * d.nty * d.nz;
+    }
+    L.n = m;
+    for (int q = m; q < LB_MAX; q++)
+        L.b[q].start = total > 0xffffffffLL ? 0xffffffffu : (unsigned)total;
+    if (total == 0)
+        return 0;
+    if (total > 0x7fffffffLL)
+        return err_set(-EINVAL, "tti: %lld blocks in the layer boxes' launch", total);
+    if (s->w.r == 2)
+        k_lb_pass2x2<2><<<(unsigned)total, 256, 0, st>>>(tti_args(s), L, cpml);
+    else
+        k_lb_pass2x2<4><<<(unsigned)total, 256, 0, st>>>(tti_args(s), L, cpml);
+    CUDA_TRY_LAUNCH();
+    return 0;
+}

@@ -105,10 +105,13 @@ int bench_stencil_tti(const struct sl_device *dev, const int (*grids)[3], int ng
      * (TTI_TILED_PROD, TTI_LAYERS_PROD: tuning 0 / 0); 18: tuning.pipe 5 (the column
      * pairs, halo d_z scattered: tti_cols3.cu) with the default passes beside the core;
      * 19: tuning.pipe 6 (the same in clusters of two tiles: tti_cols4.cu), the same; 20:
-     * tuning.pipe 7 (the column pairs, tilt codes prefetched: tti_cols3.cu), the same */
-    enum { NV = 21 };
-    static const int vpipe[NV] = {0, 1, 2, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 4, 0, 5, 6, 7};
-    static const int vlay[NV] = {1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 1, 0, 0, 0, 0};
+     * tuning.pipe 7 (the column pairs, tilt codes prefetched: tti_cols3.cu), the same; 21:
+     * tuning.pipe 8 (the column pairs with asynchronous copies: tti_cols2.cu), the same; 22:
+     * tuning.pipe 4 with the default passes (the old default, whatever TTI_TILED_PROD is);
+     * 23: the default core with tuning.cpml 14 (13 with pass 2 in x-adjacent pairs) */
+    enum { NV = 24 };
+    static const int vpipe[NV] = {0, 1, 2, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 4, 0, 5, 6, 7, 8, 4, 0};
+    static const int vlay[NV] = {1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 1, 0, 0, 0, 0, 0, 0, 14};
     bool want[NV];
     const char *only = getenv("SEISLIVE_BENCH_TTI_VARIANTS");
     for (int kv = 0; kv < NV; kv++)

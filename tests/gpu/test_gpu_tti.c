@@ -121,6 +121,7 @@ static void run_case(const struct tcase *t)
         cr_assert(strstr(desc, t->pipe == WAVE_PIPE_RING || t->two_d ? "tiled ring"
                                : t->pipe == 3                    ? "32x16, halo queues shared"
                                : t->pipe == 4                    ? "tiled column pairs (fused, register queues, 32x16, 2 columns a thread)"
+                               : t->pipe == 8                    ? "2 columns a thread, asynchronous copies)"
                                : t->pipe == 5                    ? "2 columns a thread, halo d_z scattered)"
                                : t->pipe == 6                    ? "halo d_z scattered, clusters of 2 tiles)"
                                : t->pipe == 7                    ? "2 columns a thread, tilt codes prefetched)"
@@ -141,16 +142,19 @@ static void run_case(const struct tcase *t)
         cr_assert(!strstr(desc, "CPML in the column kernel") == !fused, "%s runs %s", t->name, desc);
         cr_assert(!strstr(desc, "shared halo queues") == !(fused && t->layers == 7), "%s runs %s", t->name, desc);
         cr_assert(!strstr(desc, "on a second stream") ==
-                      !(t->kernel == WAVE_KERNEL_TILED && (t->layers == 8 || t->layers == 11 || t->layers == 13)),
+                      !(t->kernel == WAVE_KERNEL_TILED &&
+                        (t->layers == 8 || t->layers == 11 || t->layers == 13 || t->layers == 14)),
                   "%s runs %s", t->name, desc);
         /* 9, 10: the layer boxes' passes (tti_layer_boxes.cu, 3D), one field / both per thread */
         cr_assert(!strstr(desc, "layer boxes, one field per thread") == !(lay && t->layers == 9), "%s runs %s",
                   t->name, desc);
         cr_assert(!strstr(desc, "layer boxes, both fields per thread") ==
-                      !(lay && t->layers >= 10 && t->layers <= 13),
+                      !(lay && t->layers >= 10 && t->layers <= 14),
                   "%s runs %s", t->name, desc);
         cr_assert(!strstr(desc, "pass 2 only") == !(lay && (t->layers == 12 || t->layers == 13)), "%s runs %s",
                   t->name, desc);
+        /* 14: 13 with pass 2 in x-adjacent pairs */
+        cr_assert(!strstr(desc, "pass 2 in pairs") == !(lay && t->layers == 14), "%s runs %s", t->name, desc);
     }
     if (t->kernel == WAVE_KERNEL_TILED && t->pipe == WAVE_PIPE_REGS && !t->two_d)
         cr_assert(!strstr(desc, "halo queues shared"), "%s runs %s", t->name, desc);
@@ -360,6 +364,17 @@ CASEV(pairs_p_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, 7)
 CASEV(pairs_p_3d_order4_random_layers, 4, WAVE_KERNEL_TILED, false, false, true, 7)
 CASEV(pairs_p_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, 7)
 CASEV(pairs_p_2d_falls_back_to_ring, 8, WAVE_KERNEL_TILED, true, false, false, 7)
+/* 8: 4 with the other pair's f, the update operands and the tilt codes as asynchronous
+ * copies a plane ahead (tti_cols2.cu AS): the same cases as 4, CPML through the default
+ * layer passes */
+CASEV(pairs_a_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 8)
+CASEV(pairs_a_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 8)
+CASEV(pairs_a_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 8)
+CASEV(pairs_a_3d_order6, 6, WAVE_KERNEL_TILED, false, false, false, 8)
+CASEV(pairs_a_3d_order4_random_layers, 4, WAVE_KERNEL_TILED, false, false, true, 8)
+CASEV(pairs_a_3d_order2_free_surface, 2, WAVE_KERNEL_TILED, false, true, false, 8)
+CASEV(pairs_a_3d_order6_random_layers, 6, WAVE_KERNEL_TILED, false, false, true, 8)
+CASEV(pairs_a_2d_falls_back_to_ring, 8, WAVE_KERNEL_TILED, true, false, false, 8)
 /* the tiled second pass beside the core (wave_tuning.cpml 2, kernels/tti_layers.cu) with
  * either tiled core, both passes tiled (3), and the naive ones asked for by name (1) */
 CASEL(layers_tiled_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 2)
@@ -432,3 +447,13 @@ CASEL(lboxes_p2_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_
 /* 13: 12 on a second stream beside the core */
 CASEL(lboxes_p2_side_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 13)
 CASEL(lboxes_p2_side_columns_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, WAVE_PIPE_REGS, 13)
+/* 14: 13 with pass 2 in x-adjacent pairs (odd widths and box origins: the pairs' masks;
+ * odd orders and 2D run 13's pass 2), under the default core and the column kernel */
+CASEL(lpairs_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, 0, 14)
+CASEL(lpairs_3d_free_surface, 8, WAVE_KERNEL_TILED, false, true, false, 0, 14)
+CASEL(lpairs_3d_order4, 4, WAVE_KERNEL_TILED, false, false, false, 0, 14)
+CASEL(lpairs_3d_order4_free_surface, 4, WAVE_KERNEL_TILED, false, true, false, 0, 14)
+CASEL(lpairs_3d_order6_falls_back, 6, WAVE_KERNEL_TILED, false, false, false, 0, 14)
+CASEL(lpairs_3d_random_layers, 8, WAVE_KERNEL_TILED, false, false, true, 0, 14)
+CASEL(lpairs_columns_3d_cpml, 8, WAVE_KERNEL_TILED, false, false, false, WAVE_PIPE_REGS, 14)
+CASEL(lpairs_2d_cpml, 8, WAVE_KERNEL_TILED, true, false, false, 0, 14)
