@@ -32,6 +32,7 @@ struct IArgs {
     bool ifc;                       /* lines closed by the interface values ifc_in */
     bool first;                     /* this axis writes lap (else adds) */
     bool mirror;                    /* free surface: z lines start on the surface */
+    bool psi_beside;                /* host: the step's CPML psi pass still to run, beside the x-y kernel (xyco) */
     int x_blocks_per_sm;            /* x sweep's grid: blocks per SM (0: as many as fit; overlap: room for y) */
     const float *ifc_in;            /* device: interface values (ifc) */
     float *ifc_out;                 /* device: g at the interfaces goes here (no field written) */

@@ -24,6 +24,8 @@
  * caller runs the sequential sweeps. */
 #include "kernels/implicit_cuda.h"
 
+#include "kernels/device.h"
+
 #include <cooperative_groups.h>
 
 namespace cg = cooperative_groups;
@@ -379,8 +381,29 @@ int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st)
         }
         if (s->imp->xy_clusters < nz)
             cfg.gridDim.y = (unsigned)s->imp->xy_clusters; /* one wave of clusters, each a group of planes */
+        if (!A.psi_beside) {
+            CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, A, mx, my));
+            CUDA_TRY_LAUNCH();
+            return implicit_cu_xy_layers(s, A, st);
+        }
+        /* xyco: the clusters fill 112 of the H100's 132 SMs (7 of 16 blocks; no eighth fits
+         * its GPCs), one 1024-thread block an SM, which nothing else fits beside; the CPML
+         * psi pass (reads p, writes psi: nothing the x-y kernel touches) runs on the 20 SMs
+         * left meanwhile, on the stream of the launch, the x-y kernel on a stream of the
+         * highest priority (its clusters placed first), joined before the layers pass,
+         * which reads psi. */
+        cudaStream_t xs = (cudaStream_t)s->imp->xy_stream;
+        wave_sim *ws = const_cast<wave_sim *>(s); /* the psi pass's launcher takes it writable */
+        int rc;
+        if ((rc = dev_event_record(s->dev, s->ev_fork, st)) < 0 || (rc = dev_stream_wait(s->dev, xs, s->ev_fork)) < 0)
+            return rc;
+        cfg.stream = xs;
         CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, A, mx, my));
         CUDA_TRY_LAUNCH();
+        if ((rc = wave_cu_psi(ws, st)) < 0)
+            return rc;
+        if ((rc = dev_event_record(s->dev, s->ev_join, xs)) < 0 || (rc = dev_stream_wait(s->dev, st, s->ev_join)) < 0)
+            return rc;
         return implicit_cu_xy_layers(s, A, st);
     });
 }

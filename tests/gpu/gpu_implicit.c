@@ -7,7 +7,7 @@
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
  * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
  * thread, warp, regs, warpl; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe,
- * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez, xyc, tileq, tileqn) is checked: the GPU
+ * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez, xyc, tileq, tileqn, xycn, xyco) is checked: the GPU
  * simulation gets it, the CPU one ignores it; and lines at
  * and beyond the register kernels' 512 rows (their fallbacks). */
 #include <criterion/criterion.h>
@@ -330,16 +330,31 @@ Test(gpu_implicit, xyfused_matches_cpu_reference, .timeout = 300)
  * and 532 (the fallback), y lines of 512 (16 blocks), and the benchmark's 20-row layers
  * across x and y (the second write loop's CPML terms: x layers in every block, y layers
  * in the first and last), a free surface. */
-Test(gpu_implicit, xyc_matches_cpu_reference, .timeout = 300)
+static void xyc_cases(int yz)
 {
-    GPU_REQUIRED();
-    const int yz = WAVE_IMPLICIT_YZ_XYC;
     small_cases(yz);
     long_case((const int[3]){500, 8, 470}, false, yz, yz + 1);
     long_case((const int[3]){520, 8, 526}, true, yz, yz + 1);
     long_case((const int[3]){20, 500, 28}, false, yz, yz + 1); /* padded 32 x 512 x 40 */
     long_case_pml((const int[3]){472, 472, 12}, (const int[6]){20, 20, 20, 20, 6, 6}, false, yz);
     long_case_pml((const int[3]){472, 90, 14}, (const int[6]){20, 20, 30, 40, 0, 6}, true, yz);
+}
+
+Test(gpu_implicit, xyc_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    xyc_cases(WAVE_IMPLICIT_YZ_XYC);
+}
+
+/* tuning xycn (xyc's x-y kernel, z tileqn's) and xyco (xycn's, the CPML psi pass on a
+ * stream of its own beside the x-y kernel, joined before the layers pass): the same cases
+ * (with CPML: the psi pass beside; 2D and the interface values: before the sequential
+ * sweeps, as usual). */
+Test(gpu_implicit, xycn_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    xyc_cases(WAVE_IMPLICIT_YZ_XYCN);
+    xyc_cases(WAVE_IMPLICIT_YZ_XYCO);
 }
 
 /* The boundary strategy on the GPU: strips (with the interface values) in device memory
@@ -355,8 +370,8 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
      * scan (the default before), warp / scanl, regs / scanl1, warp / scanl256, warp / tile,
      * regs / tile3, warpl / tile, warpl / tilea, warpl / tilem (the default's), regs /
      * overlap, regs / xyfused (the cluster kernel), warpl / xyc (its persistent form), warpl /
-     * tileq, warpl / tileqn (last) */
-    const int pairs[17][2] = {{0, 0},
+     * tileq, warpl / tileqn, warpl / xycn, warpl / xyco (last) */
+    const int pairs[19][2] = {{0, 0},
                              {WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_CHUNKS},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCAN},
@@ -372,8 +387,10 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_XYFUSED},
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYC},
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQ},
-                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQN}};
-    for (int pi = 0; pi < 17; pi++)
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQN},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCN},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCO}};
+    for (int pi = 0; pi < 19; pi++)
         for (int strategy = 0; strategy < 2; strategy++) {
             const int x = pairs[pi][0], yz = pairs[pi][1];
             struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
