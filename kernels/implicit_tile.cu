@@ -257,8 +257,8 @@ int implicit_cu_sweep_tile(const wave_sim *s, const IArgs &A, cudaStream_t st, i
     int yz = wave_implicit_yz_of(&s->p.tuning);
     if (yz == WAVE_IMPLICIT_YZ_XYC)
         yz = WAVE_IMPLICIT_YZ_TILEQ; /* xyc's z sweep (and y where its x-y kernel does not run): tileq's */
-    else if (yz == WAVE_IMPLICIT_YZ_XYCN || yz == WAVE_IMPLICIT_YZ_XYCO)
-        yz = WAVE_IMPLICIT_YZ_TILEQN; /* xycn's and xyco's: tileqn's */
+    else if (wave_implicit_yz_is_xyc(yz))
+        yz = WAVE_IMPLICIT_YZ_TILEQN; /* xycn's, xyco's and xycf's: tileqn's */
     return with_r(s, [&](auto kk) {
         constexpr int KK = decltype(kk)::value;
         if ((yz == WAVE_IMPLICIT_YZ_TILEM || yz == WAVE_IMPLICIT_YZ_TILEZ || yz == WAVE_IMPLICIT_YZ_TILEQ ||

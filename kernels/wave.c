@@ -1408,7 +1408,8 @@ void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len)
                                                             "scan chunks, p in a tile, z q shared",
                                                             "p in a tile, z q shared, no L2 prefetch",
                                                             "x+y in persistent clusters, z tileqn",
-                                                            "x+y in persistent clusters beside psi, z tileqn"};
+                                                            "x+y in persistent clusters beside psi, z tileqn",
+                                                            "x+y constant-factor clusters beside psi, z tileqn"};
         char how[96];
         snprintf(how, sizeof how, "x lines %s, y/z %s", xs[wave_implicit_x_of(&s->p.tuning)],
                  yzs[wave_implicit_yz_of(&s->p.tuning)]);

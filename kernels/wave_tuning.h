@@ -87,20 +87,22 @@ enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_TILEQN = 18, /* tileq's, z without the L2 prefetch of lap and vel, four rows' loads at a time */
     WAVE_IMPLICIT_YZ_XYCN = 19,   /* xyc's x-y kernel, z tileqn's */
     WAVE_IMPLICIT_YZ_XYCO = 20,   /* xycn's, the CPML psi pass on the SMs the x-y clusters leave idle */
-    WAVE_IMPLICIT_YZ_N = 21,
+    WAVE_IMPLICIT_YZ_XYCF = 21,   /* xyco's, x and y recursions of constant factor (the first rows corrected) */
+    WAVE_IMPLICIT_YZ_N = 22,
 };
 
 /* Whether YZ (a resolved implicit_yz) solves x and y in one kernel (xyfused, xypipe, xyc). */
 static inline bool wave_implicit_yz_is_xy(int yz)
 {
     return yz == WAVE_IMPLICIT_YZ_XYFUSED || yz == WAVE_IMPLICIT_YZ_XYPIPE || yz == WAVE_IMPLICIT_YZ_XYC ||
-           yz == WAVE_IMPLICIT_YZ_XYCN || yz == WAVE_IMPLICIT_YZ_XYCO;
+           yz == WAVE_IMPLICIT_YZ_XYCN || yz == WAVE_IMPLICIT_YZ_XYCO || yz == WAVE_IMPLICIT_YZ_XYCF;
 }
 
-/* Whether YZ runs xyc's persistent x-y cluster kernel (xyc, xycn, xyco: kernels/implicit_xyc.cu). */
+/* Whether YZ runs xyc's persistent x-y cluster kernel (xyc, xycn, xyco, xycf: kernels/implicit_xyc.cu). */
 static inline bool wave_implicit_yz_is_xyc(int yz)
 {
-    return yz == WAVE_IMPLICIT_YZ_XYC || yz == WAVE_IMPLICIT_YZ_XYCN || yz == WAVE_IMPLICIT_YZ_XYCO;
+    return yz == WAVE_IMPLICIT_YZ_XYC || yz == WAVE_IMPLICIT_YZ_XYCN || yz == WAVE_IMPLICIT_YZ_XYCO ||
+           yz == WAVE_IMPLICIT_YZ_XYCF;
 }
 
 /* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
@@ -153,7 +155,7 @@ const char *wave_implicit_yz_name(int yz);
  *   implicit-x    thread | warp | regs | warpl
  *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe | scanl | scanl1 |
  *                 scanl256 | tile | tile3 | tilea | tileb | tilem | tilez |
- *                 xyc | tileq | tileqn | xycn | xyco
+ *                 xyc | tileq | tileqn | xycn | xyco | xycf
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
 int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
 

@@ -7,7 +7,7 @@
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
  * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
  * thread, warp, regs, warpl; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe,
- * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez, xyc, tileq, tileqn, xycn, xyco) is checked: the GPU
+ * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez, xyc, tileq, tileqn, xycn, xyco, xycf) is checked: the GPU
  * simulation gets it, the CPU one ignores it; and lines at
  * and beyond the register kernels' 512 rows (their fallbacks). */
 #include <criterion/criterion.h>
@@ -338,6 +338,9 @@ static void xyc_cases(int yz)
     long_case((const int[3]){20, 500, 28}, false, yz, yz + 1); /* padded 32 x 512 x 40 */
     long_case_pml((const int[3]){472, 472, 12}, (const int[6]){20, 20, 20, 20, 6, 6}, false, yz);
     long_case_pml((const int[3]){472, 90, 14}, (const int[6]){20, 20, 30, 40, 0, 6}, true, yz);
+    /* x lines of 512 and y of 64 without x and y layers (every chunk written by the plain
+     * loop: xycf's correction of columns 0..31 there) */
+    long_case_pml((const int[3]){512, 64, 12}, (const int[6]){0, 0, 0, 0, 6, 6}, false, yz);
 }
 
 Test(gpu_implicit, xyc_matches_cpu_reference, .timeout = 300)
@@ -357,6 +360,16 @@ Test(gpu_implicit, xycn_matches_cpu_reference, .timeout = 300)
     xyc_cases(WAVE_IMPLICIT_YZ_XYCO);
 }
 
+/* tuning xycf (xyco's, the x and y recursions of the factors' constant limit, the lines'
+ * first 32 rows corrected: implicit_xyc.cu's CF, where x lines are 512 rows and y lines
+ * a multiple of 32): the same cases; the CF kernel runs in the 512 x 512, 512 x 160 and
+ * 512 x 64 planes (with x and y layers, below a free surface, without layers). */
+Test(gpu_implicit, xycf_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    xyc_cases(WAVE_IMPLICIT_YZ_XYCF);
+}
+
 /* The boundary strategy on the GPU: strips (with the interface values) in device memory
  * each step, the reverse run over the interior with them; and the random strategy's
  * reversal through random layers. */
@@ -370,8 +383,8 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
      * scan (the default before), warp / scanl, regs / scanl1, warp / scanl256, warp / tile,
      * regs / tile3, warpl / tile, warpl / tilea, warpl / tilem (the default's), regs /
      * overlap, regs / xyfused (the cluster kernel), warpl / xyc (its persistent form), warpl /
-     * tileq, warpl / tileqn, warpl / xycn, warpl / xyco (last) */
-    const int pairs[19][2] = {{0, 0},
+     * tileq, warpl / tileqn, warpl / xycn, warpl / xyco, warpl / xycf (last) */
+    const int pairs[20][2] = {{0, 0},
                              {WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_CHUNKS},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCAN},
@@ -389,8 +402,9 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQ},
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQN},
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCN},
-                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCO}};
-    for (int pi = 0; pi < 19; pi++)
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCO},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCF}};
+    for (int pi = 0; pi < 20; pi++)
         for (int strategy = 0; strategy < 2; strategy++) {
             const int x = pairs[pi][0], yz = pairs[pi][1];
             struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
