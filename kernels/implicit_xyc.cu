@@ -459,6 +459,60 @@ static bool xc_cf_args(const wave_sim *s, IArgs &B, int mx, int my)
     return true;
 }
 
+/* xycs: the share of a step's planes that the sequential x and y sweeps solve on the SMs
+ * the clusters leave idle (20 of the H100's 132), with CPML on and off (there the psi pass
+ * runs on them first).  A guess from session 12's parts alone (x+y kernel 1.21 ms on 112
+ * SMs; x and y apart 1.48 ms on 132: 0.26 and 0.38 SM-ms a plane), to be measured. */
+#define XC_AUX 0.10
+#define XC_AUX_CPML 0.05
+
+static int xc_aux_planes(const wave_sim *s, const IArgs &A, int nz)
+{
+    if (wave_implicit_yz_of(&s->p.tuning) != WAVE_IMPLICIT_YZ_XYCS)
+        return 0;
+    const int n = (int)lround(nz * (A.cpml ? XC_AUX_CPML : XC_AUX));
+    return n < nz - s->imp->xy_clusters ? n : 0; /* each cluster keeps a plane at least */
+}
+
+/* xycs: the x-y kernel over the first NXY planes of A's box (on the stream of the highest
+ * priority, its clusters placed first), beside it on the aux stream the psi pass (where
+ * A.psi_beside) and the sequential x and y sweeps over the rest (the SMs the clusters
+ * leave, and all of them once the clusters end), joined on ST before the layers pass of
+ * the kernel's planes (it reads psi). */
+template <class KERN>
+static int xc_split(const wave_sim *s, const IArgs &A, IArgs B, cudaStream_t st, cudaLaunchConfig_t cfg, KERN kern,
+                    int mx, int my, int nxy)
+{
+    cudaStream_t xs = (cudaStream_t)s->imp->xy_stream, aux = (cudaStream_t)s->aux_stream;
+    wave_sim *ws = const_cast<wave_sim *>(s); /* the psi pass's launcher takes it writable */
+    int rc;
+    if ((rc = dev_event_record(s->dev, s->ev_fork, st)) < 0 || (rc = dev_stream_wait(s->dev, xs, s->ev_fork)) < 0 ||
+        (rc = dev_stream_wait(s->dev, aux, s->ev_fork)) < 0)
+        return rc;
+    B.bhi[2] = A.blo[2] + nxy;
+    cfg.gridDim.y = (unsigned)(s->imp->xy_clusters < nxy ? s->imp->xy_clusters : nxy);
+    cfg.stream = xs;
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, B, mx, my));
+    CUDA_TRY_LAUNCH();
+    IArgs X = A;
+    X.blo[2] = A.blo[2] + nxy;
+    X.psi_beside = false;
+    X.first = true;
+    if (A.psi_beside && (rc = wave_cu_psi(ws, aux)) < 0)
+        return rc;
+    if ((rc = implicit_cu_sweep_x(s, X, aux)) < 0)
+        return rc;
+    X.first = false;
+    if ((rc = implicit_cu_sweep_y(s, X, aux)) < 0)
+        return rc;
+    if ((rc = dev_event_record(s->dev, s->ev_join, xs)) < 0 || (rc = dev_stream_wait(s->dev, st, s->ev_join)) < 0 ||
+        (rc = dev_event_record(s->dev, s->ev_join, aux)) < 0 || (rc = dev_stream_wait(s->dev, st, s->ev_join)) < 0)
+        return rc;
+    IArgs L = A;
+    L.bhi[2] = A.blo[2] + nxy;
+    return implicit_cu_xy_layers(s, L, st);
+}
+
 int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st)
 {
     if (wave_is_2d(s) || A.ifc || A.ifc_out)
@@ -474,7 +528,8 @@ int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st)
         constexpr int KK = decltype(kk)::value;
         const bool full = mx == XC_COLS && my % XC_YT == 0;
         IArgs B = A;
-        const bool cf = full && wave_implicit_yz_of(&s->p.tuning) == WAVE_IMPLICIT_YZ_XYCF && xc_cf_args(s, B, mx, my);
+        const int yz = wave_implicit_yz_of(&s->p.tuning);
+        const bool cf = full && (yz == WAVE_IMPLICIT_YZ_XYCF || yz == WAVE_IMPLICIT_YZ_XYCS) && xc_cf_args(s, B, mx, my);
         auto kern = cf ? k_sweep_xyc<KK, KK, true, true> : full ? k_sweep_xyc<KK, KK, true> : k_sweep_xyc<KK, KK, false>;
         const size_t shmem = xc_smem<KK>();
         cudaLaunchConfig_t cfg = {};
@@ -506,6 +561,9 @@ int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st)
             if (!ok)
                 return -ENOTSUP;
         }
+        const int naux = xc_aux_planes(s, A, nz);
+        if (naux > 0)
+            return xc_split(s, A, B, st, cfg, kern, mx, my, nz - naux);
         if (s->imp->xy_clusters < nz)
             cfg.gridDim.y = (unsigned)s->imp->xy_clusters; /* one wave of clusters, each a group of planes */
         if (!A.psi_beside) {

@@ -7,7 +7,7 @@
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
  * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
  * thread, warp, regs, warpl; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe,
- * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez, xyc, tileq, tileqn, xycn, xyco, xycf) is checked: the GPU
+ * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez, xyc, tileq, tileqn, xycn, xyco, xycf, xycs, tileqw) is checked: the GPU
  * simulation gets it, the CPU one ignores it; and lines at
  * and beyond the register kernels' 512 rows (their fallbacks). */
 #include <criterion/criterion.h>
@@ -198,7 +198,7 @@ Test(gpu_implicit, kernels_match_cpu_reference, .timeout = 300)
  * and chunks solve z lines of 482 (31 chunks: the odd count rounded to whole warps) and
  * fall back to the marching kernel at 532 (the overlap arrangement to the sequential
  * one).  The CPU reference once per grid, every variant of the GPU against it. */
-static void long_case_layers(const int n[3], const int pml[6], bool fs, int yz_lo, int yz_hi)
+static void long_case_layers(const int n[3], const int pml[6], bool fs, int yz_lo, int yz_hi, bool cpml)
 {
     struct sl_device cpu, gpu;
     cr_assert_eq(backend_select("cpu", &cpu), 0);
@@ -213,7 +213,7 @@ static void long_case_layers(const int n[3], const int pml[6], bool fs, int yz_l
         v[i] = 1500.0f + 1500.0f * (frand() + 0.5f);
     struct wave_sim *c;
     cr_assert_eq(wave_create(&cpu, &p, v, &c), 0, "%s", err_msg());
-    wave_set_cpml(c, true);
+    wave_set_cpml(c, cpml);
     void *st = random_state(c);
     cr_assert_eq(wave_state_load(c, st, false), 0);
     const int steps = 3;
@@ -225,13 +225,14 @@ static void long_case_layers(const int n[3], const int pml[6], bool fs, int yz_l
             p.tuning.implicit_yz = yz;
             struct wave_sim *g;
             cr_assert_eq(wave_create(&gpu, &p, v, &g), 0, "%s", err_msg());
-            wave_set_cpml(g, true);
+            wave_set_cpml(g, cpml);
             cr_assert_eq(wave_state_load(g, st, false), 0, "%s", err_msg());
             for (int it = 0; it < steps; it++)
                 cr_assert_eq(wave_step(g), 0, "%s", err_msg());
             char what[96];
-            snprintf(what, sizeof what, "long lines %d x %d x %d pml y %d+%d z %d+%d fs %d x %s yz %s", n[0], n[1],
-                     n[2], pml[2], pml[3], p.pml[4], pml[5], fs, wave_implicit_x_name(x), wave_implicit_yz_name(yz));
+            snprintf(what, sizeof what, "long lines %d x %d x %d pml y %d+%d z %d+%d fs %d cpml %d x %s yz %s", n[0],
+                     n[1], n[2], pml[2], pml[3], p.pml[4], pml[5], fs, cpml, wave_implicit_x_name(x),
+                     wave_implicit_yz_name(yz));
             compare_states(c, g, what);
             wave_destroy(g);
         }
@@ -242,12 +243,12 @@ static void long_case_layers(const int n[3], const int pml[6], bool fs, int yz_l
 
 static void long_case(const int n[3], bool fs, int yz_lo, int yz_hi)
 {
-    long_case_layers(n, (const int[6]){6, 6, 6, 6, 6, 6}, fs, yz_lo, yz_hi);
+    long_case_layers(n, (const int[6]){6, 6, 6, 6, 6, 6}, fs, yz_lo, yz_hi, true);
 }
 
 static void long_case_pml(const int n[3], const int pml[6], bool fs, int yz)
 {
-    long_case_layers(n, pml, fs, yz, yz + 1);
+    long_case_layers(n, pml, fs, yz, yz + 1, true);
 }
 
 Test(gpu_implicit, long_lines_match_cpu_reference, .timeout = 300)
@@ -360,6 +361,25 @@ Test(gpu_implicit, xycn_matches_cpu_reference, .timeout = 300)
     xyc_cases(WAVE_IMPLICIT_YZ_XYCO);
 }
 
+/* tuning xycs (xycf's, a share of the planes solved by the sequential x and y sweeps
+ * beside the clusters, on a stream of their own, after the psi pass there): xyc's cases
+ * (the share: 5 % of the planes with CPML, 10 % without; in the 512 x 512 x 24 grids one
+ * and two planes), and 512 x 512 x 40 without CPML (four planes). */
+Test(gpu_implicit, xycs_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    const int yz = WAVE_IMPLICIT_YZ_XYCS;
+    xyc_cases(yz);
+    long_case_layers((const int[3]){472, 472, 20}, (const int[6]){20, 20, 20, 20, 10, 10}, false, yz, yz + 1, false);
+}
+
+/* tuning tileqw (tileqn's z sweep in 1024-thread blocks, 32 x lanes): the tile cases. */
+Test(gpu_implicit, tileqw_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    layer_rows_cases(WAVE_IMPLICIT_YZ_TILEQW, WAVE_IMPLICIT_YZ_TILEQW);
+}
+
 /* tuning xycf (xyco's, the x and y recursions of the factors' constant limit, the lines'
  * first 32 rows corrected: implicit_xyc.cu's CF, where x lines are 512 rows and y lines
  * a multiple of 32): the same cases; the CF kernel runs in the 512 x 512, 512 x 160 and
@@ -383,8 +403,9 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
      * scan (the default before), warp / scanl, regs / scanl1, warp / scanl256, warp / tile,
      * regs / tile3, warpl / tile, warpl / tilea, warpl / tilem (the default's), regs /
      * overlap, regs / xyfused (the cluster kernel), warpl / xyc (its persistent form), warpl /
-     * tileq, warpl / tileqn, warpl / xycn, warpl / xyco, warpl / xycf (last) */
-    const int pairs[20][2] = {{0, 0},
+     * tileq, warpl / tileqn, warpl / xycn, warpl / xyco, warpl / xycf, warpl / xycs, warpl /
+     * tileqw (last) */
+    const int pairs[22][2] = {{0, 0},
                              {WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_CHUNKS},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCAN},
@@ -403,8 +424,10 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQN},
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCN},
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCO},
-                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCF}};
-    for (int pi = 0; pi < 20; pi++)
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCF},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCS},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQW}};
+    for (int pi = 0; pi < 22; pi++)
         for (int strategy = 0; strategy < 2; strategy++) {
             const int x = pairs[pi][0], yz = pairs[pi][1];
             struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
