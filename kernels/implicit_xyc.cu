@@ -459,16 +459,19 @@ static bool xc_cf_args(const wave_sim *s, IArgs &B, int mx, int my)
     return true;
 }
 
-/* xycs: the share of a step's planes that the sequential x and y sweeps solve on the SMs
- * the clusters leave idle (20 of the H100's 132), with CPML on and off (there the psi pass
- * runs on them first).  A guess from session 12's parts alone (x+y kernel 1.21 ms on 112
- * SMs; x and y apart 1.48 ms on 132: 0.26 and 0.38 SM-ms a plane), to be measured. */
-#define XC_AUX 0.10
-#define XC_AUX_CPML 0.05
+/* xycs (and xycp without CPML): the share of a step's planes that the sequential x and y
+ * sweeps solve on the SMs the clusters leave idle (20 of the H100's 132), with CPML on and
+ * off (there the psi pass runs on them first).  Session 13, batch 1 (H100, 512^3): at 10 %
+ * / 5 % x+y took 1.158 / 1.459 ms against xycf's 1.158 / 1.454 (the sweeps beside took as
+ * long as the clusters' share: 0.38 SM-ms a plane for x and y apart against 0.26 for the
+ * clusters, from session 12's parts alone); half of it now. */
+#define XC_AUX 0.05
+#define XC_AUX_CPML 0.025
 
 static int xc_aux_planes(const wave_sim *s, const IArgs &A, int nz)
 {
-    if (wave_implicit_yz_of(&s->p.tuning) != WAVE_IMPLICIT_YZ_XYCS)
+    const int yz = wave_implicit_yz_of(&s->p.tuning);
+    if (yz != WAVE_IMPLICIT_YZ_XYCS && !(yz == WAVE_IMPLICIT_YZ_XYCP && !A.cpml))
         return 0;
     const int n = (int)lround(nz * (A.cpml ? XC_AUX_CPML : XC_AUX));
     return n < nz - s->imp->xy_clusters ? n : 0; /* each cluster keeps a plane at least */
@@ -513,6 +516,56 @@ static int xc_split(const wave_sim *s, const IArgs &A, IArgs B, cudaStream_t st,
     return implicit_cu_xy_layers(s, L, st);
 }
 
+/* xycp: the x-y kernel in XC_PIPE launches over consecutive groups of planes, each
+ * group's CPML layers pass (implicit_layers.cu) on the aux stream as soon as the group is
+ * solved, beside the next group's launch, on the SMs the clusters leave idle; the psi pass
+ * first there.  The groups' sizes are multiples of the clusters that run at once (each
+ * cluster the same number of planes in a launch).  Measured before (session 13, batch 1,
+ * xycf): x+y 1.454 ms with CPML, 1.158 without: the layers pass is most of the 0.3 ms. */
+#define XC_PIPE 4
+
+template <class KERN>
+static int xc_pipe(const wave_sim *s, const IArgs &A, IArgs B, cudaStream_t st, cudaLaunchConfig_t cfg, KERN kern,
+                   int mx, int my, int nz)
+{
+    cudaStream_t xs = (cudaStream_t)s->imp->xy_stream, aux = (cudaStream_t)s->aux_stream;
+    wave_sim *ws = const_cast<wave_sim *>(s); /* the psi pass's launcher takes it writable */
+    const int ncl = s->imp->xy_clusters;
+    int rc;
+    if ((rc = dev_event_record(s->dev, s->ev_fork, st)) < 0 || (rc = dev_stream_wait(s->dev, xs, s->ev_fork)) < 0 ||
+        (rc = dev_stream_wait(s->dev, aux, s->ev_fork)) < 0)
+        return rc;
+    cfg.stream = xs;
+    int z0 = 0;
+    for (int g = 1; g <= XC_PIPE && z0 < nz; g++) {
+        int z1 = g == XC_PIPE ? nz : (int)lround((double)nz * g / XC_PIPE / ncl) * ncl;
+        if (z1 > nz)
+            z1 = nz;
+        if (z1 <= z0)
+            continue;
+        IArgs G = B;
+        G.blo[2] = A.blo[2] + z0;
+        G.bhi[2] = A.blo[2] + z1;
+        cfg.gridDim.y = (unsigned)(ncl < z1 - z0 ? ncl : z1 - z0);
+        CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, G, mx, my));
+        CUDA_TRY_LAUNCH();
+        /* the event's record at the time of the wait: one event serves every group */
+        if ((rc = dev_event_record(s->dev, s->ev_join, xs)) < 0 || (rc = dev_stream_wait(s->dev, aux, s->ev_join)) < 0)
+            return rc;
+        if (z0 == 0 && (rc = wave_cu_psi(ws, aux)) < 0) /* first on aux, beside the first group */
+            return rc;
+        IArgs L = A;
+        L.blo[2] = A.blo[2] + z0;
+        L.bhi[2] = A.blo[2] + z1;
+        if ((rc = implicit_cu_xy_layers(s, L, aux)) < 0)
+            return rc;
+        z0 = z1;
+    }
+    if ((rc = dev_event_record(s->dev, s->ev_join, aux)) < 0 || (rc = dev_stream_wait(s->dev, st, s->ev_join)) < 0)
+        return rc;
+    return 0;
+}
+
 int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st)
 {
     if (wave_is_2d(s) || A.ifc || A.ifc_out)
@@ -529,7 +582,8 @@ int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st)
         const bool full = mx == XC_COLS && my % XC_YT == 0;
         IArgs B = A;
         const int yz = wave_implicit_yz_of(&s->p.tuning);
-        const bool cf = full && (yz == WAVE_IMPLICIT_YZ_XYCF || yz == WAVE_IMPLICIT_YZ_XYCS) && xc_cf_args(s, B, mx, my);
+        const bool cf = full && (yz == WAVE_IMPLICIT_YZ_XYCF || yz == WAVE_IMPLICIT_YZ_XYCS || yz == WAVE_IMPLICIT_YZ_XYCP) &&
+                        xc_cf_args(s, B, mx, my);
         auto kern = cf ? k_sweep_xyc<KK, KK, true, true> : full ? k_sweep_xyc<KK, KK, true> : k_sweep_xyc<KK, KK, false>;
         const size_t shmem = xc_smem<KK>();
         cudaLaunchConfig_t cfg = {};
@@ -561,6 +615,8 @@ int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st)
             if (!ok)
                 return -ENOTSUP;
         }
+        if (yz == WAVE_IMPLICIT_YZ_XYCP && A.cpml && A.psi_beside && nz > s->imp->xy_clusters)
+            return xc_pipe(s, A, B, st, cfg, kern, mx, my, nz);
         const int naux = xc_aux_planes(s, A, nz);
         if (naux > 0)
             return xc_split(s, A, B, st, cfg, kern, mx, my, nz - naux);

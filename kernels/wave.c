@@ -1411,7 +1411,8 @@ void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len)
                                                             "x+y in persistent clusters beside psi, z tileqn",
                                                             "x+y constant-factor clusters beside psi, z tileqn",
                                                             "x+y constant-factor clusters, planes apart, z tileqn",
-                                                            "p in a tile, z q shared, 1024-thread z blocks"};
+                                                            "p in a tile, z q shared, 1024-thread z blocks",
+                                                            "x+y constant-factor clusters, layers beside, z tileqn"};
         char how[96];
         snprintf(how, sizeof how, "x lines %s, y/z %s", xs[wave_implicit_x_of(&s->p.tuning)],
                  yzs[wave_implicit_yz_of(&s->p.tuning)]);

@@ -7,7 +7,7 @@
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
  * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
  * thread, warp, regs, warpl; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe,
- * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez, xyc, tileq, tileqn, xycn, xyco, xycf, xycs, tileqw) is checked: the GPU
+ * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez, xyc, tileq, tileqn, xycn, xyco, xycf, xycs, tileqw, xycp) is checked: the GPU
  * simulation gets it, the CPU one ignores it; and lines at
  * and beyond the register kernels' 512 rows (their fallbacks). */
 #include <criterion/criterion.h>
@@ -363,12 +363,24 @@ Test(gpu_implicit, xycn_matches_cpu_reference, .timeout = 300)
 
 /* tuning xycs (xycf's, a share of the planes solved by the sequential x and y sweeps
  * beside the clusters, on a stream of their own, after the psi pass there): xyc's cases
- * (the share: 5 % of the planes with CPML, 10 % without; in the 512 x 512 x 24 grids one
- * and two planes), and 512 x 512 x 40 without CPML (four planes). */
+ * (the share: 2.5 % of the planes with CPML, 5 % without; in the 512 x 512 x 24 grids one
+ * plane), and 512 x 512 x 40 without CPML (two planes). */
 Test(gpu_implicit, xycs_matches_cpu_reference, .timeout = 300)
 {
     GPU_REQUIRED();
     const int yz = WAVE_IMPLICIT_YZ_XYCS;
+    xyc_cases(yz);
+    long_case_layers((const int[3]){472, 472, 20}, (const int[6]){20, 20, 20, 20, 10, 10}, false, yz, yz + 1, false);
+}
+
+/* tuning xycp (xycf's, the x-y kernel in four launches over groups of planes, each
+ * group's CPML layers pass beside the next group's launch on a stream of its own after
+ * the psi pass; without CPML xycs's share of the planes beside): xyc's cases and the
+ * 512 x 512 x 40 grid without CPML (two planes beside). */
+Test(gpu_implicit, xycp_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    const int yz = WAVE_IMPLICIT_YZ_XYCP;
     xyc_cases(yz);
     long_case_layers((const int[3]){472, 472, 20}, (const int[6]){20, 20, 20, 20, 10, 10}, false, yz, yz + 1, false);
 }
@@ -404,8 +416,8 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
      * regs / tile3, warpl / tile, warpl / tilea, warpl / tilem (the default's), regs /
      * overlap, regs / xyfused (the cluster kernel), warpl / xyc (its persistent form), warpl /
      * tileq, warpl / tileqn, warpl / xycn, warpl / xyco, warpl / xycf, warpl / xycs, warpl /
-     * tileqw (last) */
-    const int pairs[22][2] = {{0, 0},
+     * tileqw, warpl / xycp (last) */
+    const int pairs[23][2] = {{0, 0},
                              {WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_CHUNKS},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCAN},
@@ -426,8 +438,9 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCO},
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCF},
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCS},
-                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQW}};
-    for (int pi = 0; pi < 22; pi++)
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQW},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCP}};
+    for (int pi = 0; pi < 23; pi++)
         for (int strategy = 0; strategy < 2; strategy++) {
             const int x = pairs[pi][0], yz = pairs[pi][1];
             struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
