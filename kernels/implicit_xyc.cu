@@ -18,8 +18,13 @@
  * instruction issue (0.45-0.53 issued a cycle and scheduler, DRAM 23 %), not memory:
  * what took time off was fewer instructions (no division a copy, the maps' products
  * once, no row tests in whole chunks); x+y 1.37 ms without CPML (x and y apart 1.47).
+ * Session 13's variants of the same kernel (docs/operators.md): xycn (z by tileqn's
+ * sweep), xyco (the psi pass beside the clusters on the SMs they leave idle), xycf (the
+ * recursions of constant factor, CF below), xycs (the default: xycf's, a share of the
+ * planes by the sequential sweeps beside), xycp (the layers pass of each group of planes
+ * beside the next group's launch).
  * Same arithmetic as the CPU reference (kernels/implicit_step.c) except the rounding of
- * the chunks' carries.  Where it does not run (2D, interface values, x lines over 512,
+ * the chunks' carries (and CF's reassociation).  Where it does not run (2D, interface values, x lines over 512,
  * y lines over 512, no sm_90, a device that cannot place the cluster): -ENOTSUP, and the
  * caller runs the sequential sweeps. */
 #include "kernels/implicit_cuda.h"

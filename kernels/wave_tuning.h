@@ -112,7 +112,15 @@ static inline bool wave_implicit_yz_is_xyc(int yz)
 }
 
 /* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
- * GPU timings say so.  Session 12 (docs/operators.md, batch 4, one call): warpl/xyc 3.434
+ * GPU timings say so.  Session 13 (docs/operators.md, batch 2, one call, H100, 512^3,
+ * order 8, --pml 12): warpl/xycs 2.894 ms per step with CPML, 2.390 without, against
+ * warpl/xycf 2.900 / 2.398, warpl/xycp 2.920 / 2.388 and warpl/xyc (the default before)
+ * 3.191 / 2.575 (main's build 3.123 / 2.533); tiled Taylor 8 1.168 / 0.838: 2.48x / 2.85x;
+ * correct (gpu_implicit xycs_matches_cpu_reference 2.6e-7, the strategies 6.2e-6 /
+ * 6.3e-6).  Batch 1: xycs at twice the share 2.892 / 2.385, xycf 2.913 / 2.397, xyc 3.185
+ * / 2.585.  Where xycs's constant-factor kernel does not apply (lines other than 512 x a
+ * multiple of 32, orders above 8 at the default band) the x-y kernel is xyco's; where no
+ * x-y kernel runs the sweeps are warpl and tileqn's.  Session 12 (docs/operators.md, batch 4, one call): warpl/xyc 3.434
  * ms per step with CPML, 2.535 without, against warpl/tileq 3.610 / 2.802 and warpl/tilem
  * 3.783 / 3.010 (main's build 3.780 / 3.010); correct (gpu_implicit
  * xyc_matches_cpu_reference 2.6e-7, the strategies 6.9e-6 / 7.0e-6).  Where xyc's cluster
@@ -130,7 +138,7 @@ static inline bool wave_implicit_yz_is_xyc(int yz)
  * / 3.127, warp/tilea 4.008 / 3.030, warp/scan 4.610 / 3.206).  Before (session 9):
  * warp/scan, 4.59 / 3.17 (warp/chunks 5.98 / 3.97). */
 #define WAVE_IMPLICIT_X_PROD WAVE_IMPLICIT_X_WARPL
-#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_XYC
+#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_XYCS
 static inline int wave_implicit_x_of(const struct wave_tuning *t)
 {
     return t->implicit_x ? t->implicit_x : WAVE_IMPLICIT_X_PROD;
