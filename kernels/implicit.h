@@ -76,6 +76,7 @@ struct implicit_state {
     int smem_optin;                 /* CUDA: the device's opt-in shared memory per block (bytes) */
     int xy_ok;                      /* CUDA: the x-y cluster kernel runs here (1), not (-1), unknown (0) */
     int xy_clusters;                /* CUDA: how many of its clusters run at once */
+    void *xy_stream;                /* CUDA: a stream of the highest priority for the x-y kernel (xyco) */
 };
 
 /* Set up S's implicit state after wave_shell_init (S->p.op == PROP_OP_IMPLICIT): design,

@@ -30,6 +30,13 @@ extern "C" int implicit_cu_alloc(struct wave_sim *s)
     int dev = 0;
     CUDA_TRY(cudaGetDevice(&dev));
     CUDA_TRY(cudaDeviceGetAttribute(&im->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    /* xyco's x-y kernel runs here, so that its clusters are placed before the psi pass
+     * beside it takes the SMs (kernels/implicit_xyc.cu) */
+    int lo = 0, hi = 0;
+    cudaStream_t xs;
+    CUDA_TRY(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    CUDA_TRY(cudaStreamCreateWithPriority(&xs, cudaStreamNonBlocking, hi));
+    im->xy_stream = xs;
     if ((rc = dev_copy(s->dev, im->d_cp, im->cp, im->nmax * sizeof(float), DEV_H2D, NULL)) < 0 ||
         (rc = dev_copy(s->dev, im->d_inv, im->inv, im->nmax * sizeof(float), DEV_H2D, NULL)) < 0)
         return rc;
@@ -46,6 +53,9 @@ extern "C" void implicit_cu_free(struct wave_sim *s)
     dev_free(s->dev, im->lap);
     dev_free(s->dev, im->d_scratch);
     dev_free(s->dev, im->ifc);
+    if (im->xy_stream)
+        cudaStreamDestroy((cudaStream_t)im->xy_stream);
+    im->xy_stream = NULL;
     im->d_cp = im->d_inv = im->lap = im->d_scratch = im->ifc = NULL;
 }
 
@@ -147,18 +157,24 @@ static int sweeps_overlap(const wave_sim *s, IArgs &A, cudaStream_t st)
 }
 
 /* The sweeps of every axis over A's box (A.ifc_out: interface values only). */
-static int sweeps(const wave_sim *s, IArgs &A, cudaStream_t st)
+static int sweeps(wave_sim *s, IArgs &A, cudaStream_t st)
 {
     int rc;
     if (overlap_xy(s, A))
         return sweeps_overlap(s, A, st);
     if (wave_implicit_yz_is_xy(wave_implicit_yz_of(&s->p.tuning))) {
         A.first = true;
-        rc = implicit_cu_sweep_xy(s, A, st);
+        rc = implicit_cu_sweep_xy(s, A, st); /* runs the psi pass too where A.psi_beside */
         if (rc != -ENOTSUP) {
             A.first = false;
+            A.psi_beside = false;
             return rc < 0 ? rc : implicit_cu_sweep_z(s, A, st);
         }
+    }
+    if (A.psi_beside) { /* the x-y kernel does not run here: the psi pass first, as usual */
+        if ((rc = wave_cu_psi(s, st)) < 0)
+            return rc;
+        A.psi_beside = false;
     }
     A.first = true;
     if ((rc = implicit_cu_sweep_x(s, A, st)) < 0)
@@ -201,7 +217,11 @@ extern "C" int implicit_cu_step(struct wave_sim *s, bool cpml, bool interior)
     IArgs A = step_args(s, cpml, interior);
     s->imp->ifc_valid = false;
     int rc;
-    if (cpml && (rc = wave_cu_psi(s, st)) < 0)
+    /* xyco, xycf, xycs, xycp: the psi pass beside the x-y kernel (sweeps) */
+    const int yz = wave_implicit_yz_of(&s->p.tuning);
+    A.psi_beside = cpml && (yz == WAVE_IMPLICIT_YZ_XYCO || yz == WAVE_IMPLICIT_YZ_XYCF || yz == WAVE_IMPLICIT_YZ_XYCS ||
+                            yz == WAVE_IMPLICIT_YZ_XYCP);
+    if (cpml && !A.psi_beside && (rc = wave_cu_psi(s, st)) < 0)
         return rc;
     if ((rc = sweeps(s, A, st)) < 0)
         return rc;

@@ -32,11 +32,17 @@ struct IArgs {
     bool ifc;                       /* lines closed by the interface values ifc_in */
     bool first;                     /* this axis writes lap (else adds) */
     bool mirror;                    /* free surface: z lines start on the surface */
+    bool psi_beside;                /* host: the step's CPML psi pass still to run, beside the x-y kernel (xyco) */
     int x_blocks_per_sm;            /* x sweep's grid: blocks per SM (0: as many as fit; overlap: room for y) */
     const float *ifc_in;            /* device: interface values (ifc) */
     float *ifc_out;                 /* device: g at the interfaces goes here (no field written) */
     long long ifc_off[3];           /* offset of axis a's planes in ifc_in / ifc_out */
     long long ifc_half[3];          /* lines of axis a (the B plane follows the A plane) */
+    /* xycf (implicit_xyc.cu): the Thomas recursions of x and y lines of the constant
+     * factor cf_c (the factors' limit), corrected at the line's first rows */
+    float cf_c, cf_p16;             /* the limit c, and c^16 (a whole chunk's map) */
+    float cf_w[2][16];              /* x, y: the correction's weights w_u of rows u < 16 */
+    float cf_rho[2];                /* x, y: w_{16+u} / w_u */
     PArgs m;                        /* CPML memory and profiles */
     float c1[3][MAXR + 1];          /* first-derivative weights (CPML) */
 };

@@ -543,8 +543,8 @@ static int sweep_march(const wave_sim *s, const IArgs &A, cudaStream_t st)
     const int nc = (r1 - r0 + YZ_CH - 1) / YZ_CH;
     const int yzv = wave_implicit_yz_of(&s->p.tuning);
     const bool tile = (yzv >= WAVE_IMPLICIT_YZ_TILE && yzv <= WAVE_IMPLICIT_YZ_TILEZ) ||
-                      yzv == WAVE_IMPLICIT_YZ_XYC || yzv == WAVE_IMPLICIT_YZ_TILEQ ||
-                      yzv == WAVE_IMPLICIT_YZ_TILEQN;
+                      wave_implicit_yz_is_xyc(yzv) || yzv == WAVE_IMPLICIT_YZ_TILEQ ||
+                      yzv == WAVE_IMPLICIT_YZ_TILEQN || yzv == WAVE_IMPLICIT_YZ_TILEQW;
     if (tile && !A.ifc_out && r1 - r0 <= IMPLICIT_YS_MAX)
         return implicit_cu_sweep_tile(s, A, st, AX, r0, r1);
     if (yzv >= WAVE_IMPLICIT_YZ_SCAN && !A.ifc_out && r1 - r0 <= IMPLICIT_YS_MAX) /* scan*, overlap, xy* */

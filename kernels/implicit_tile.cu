@@ -257,16 +257,20 @@ int implicit_cu_sweep_tile(const wave_sim *s, const IArgs &A, cudaStream_t st, i
     int yz = wave_implicit_yz_of(&s->p.tuning);
     if (yz == WAVE_IMPLICIT_YZ_XYC)
         yz = WAVE_IMPLICIT_YZ_TILEQ; /* xyc's z sweep (and y where its x-y kernel does not run): tileq's */
+    else if (wave_implicit_yz_is_xyc(yz))
+        yz = WAVE_IMPLICIT_YZ_TILEQN; /* xycn's, xyco's and xycf's: tileqn's */
     return with_r(s, [&](auto kk) {
         constexpr int KK = decltype(kk)::value;
         if ((yz == WAVE_IMPLICIT_YZ_TILEM || yz == WAVE_IMPLICIT_YZ_TILEZ || yz == WAVE_IMPLICIT_YZ_TILEQ ||
-             yz == WAVE_IMPLICIT_YZ_TILEQN) &&
+             yz == WAVE_IMPLICIT_YZ_TILEQN || yz == WAVE_IMPLICIT_YZ_TILEQW) &&
             ax == 1)
             return launch_tile<KK, 512, 3, true, true>(A, nx, no, nc, st, ax, r0, r1);
         if (yz == WAVE_IMPLICIT_YZ_TILEQ)
             return launch_tile<KK, 512, 2, true, true, YS_WB, true>(A, nx, no, nc, st, ax, r0, r1);
         if (yz == WAVE_IMPLICIT_YZ_TILEQN) /* z: no L2 prefetch, four rows' loads in flight */
             return launch_tile<KK, 512, 2, true, false, 4, true>(A, nx, no, nc, st, ax, r0, r1);
+        if (yz == WAVE_IMPLICIT_YZ_TILEQW) /* tileqn's z, 32 x lanes a block: rows of 128 bytes, not 64 */
+            return launch_tile<KK, 1024, 1, true, false, 4, true>(A, nx, no, nc, st, ax, r0, r1);
         if (yz == WAVE_IMPLICIT_YZ_TILEZ)
             return launch_tile<KK, 512, 3, true, true, 1>(A, nx, no, nc, st, ax, r0, r1);
         return yz == WAVE_IMPLICIT_YZ_TILE3   ? launch_tile<KK, 512, 3, false, true>(A, nx, no, nc, st, ax, r0, r1)

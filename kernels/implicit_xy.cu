@@ -248,7 +248,7 @@ __global__ void __launch_bounds__(XY_THREADS, 1) k_sweep_xy(IArgs A, int mx, int
 
 int implicit_cu_sweep_xy(const wave_sim *s, const IArgs &A, cudaStream_t st)
 {
-    if (wave_implicit_yz_of(&s->p.tuning) == WAVE_IMPLICIT_YZ_XYC)
+    if (wave_implicit_yz_is_xyc(wave_implicit_yz_of(&s->p.tuning)))
         return implicit_cu_sweep_xyc(s, A, st);
     if (wave_is_2d(s) || A.ifc || A.ifc_out)
         return -ENOTSUP;

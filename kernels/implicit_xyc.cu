@@ -18,11 +18,18 @@
  * instruction issue (0.45-0.53 issued a cycle and scheduler, DRAM 23 %), not memory:
  * what took time off was fewer instructions (no division a copy, the maps' products
  * once, no row tests in whole chunks); x+y 1.37 ms without CPML (x and y apart 1.47).
+ * Session 13's variants of the same kernel (docs/operators.md): xycn (z by tileqn's
+ * sweep), xyco (the psi pass beside the clusters on the SMs they leave idle), xycf (the
+ * recursions of constant factor, CF below), xycs (the default: xycf's, a share of the
+ * planes by the sequential sweeps beside), xycp (the layers pass of each group of planes
+ * beside the next group's launch).
  * Same arithmetic as the CPU reference (kernels/implicit_step.c) except the rounding of
- * the chunks' carries.  Where it does not run (2D, interface values, x lines over 512,
+ * the chunks' carries (and CF's reassociation).  Where it does not run (2D, interface values, x lines over 512,
  * y lines over 512, no sm_90, a device that cannot place the cluster): -ENOTSUP, and the
  * caller runs the sequential sweeps. */
 #include "kernels/implicit_cuda.h"
+
+#include "kernels/device.h"
 
 #include <cooperative_groups.h>
 
@@ -155,6 +162,56 @@ __device__ __forceinline__ void xc_backward_map(const float (&v)[CH], int n, con
             L = v[u] - cp[u] * L;
 }
 
+/* CF (tuning xycf): the recursions of a whole chunk with the factors' limit c (forward
+ * d_u = r'_u - c d_(u-1), r' the right-hand side of coefficients scaled by the limit of
+ * inv; backward g_u = d_u - c g_(u+1)): one FMA a row, no factor loaded (xc_forward_map
+ * and the chunk functions: a shared-memory load a row and recursion, and a multiply
+ * more forward).  Why it is exact up to rounding: Thomas with the constant factors from
+ * row 0 solves T' x' = r, T' the line's matrix with 1 - b c in place of its first
+ * diagonal 1, and T = T' + b c e0 e0^T, so x = x' - x'_0 w with w = b c T'^-1 e0 / (1 + b c
+ * (T'^-1 e0)_0) (Sherman-Morrison), w_u ~ c^u: the write phase corrects the first 32 rows
+ * of a line (implicit_cu_sweep_xyc uses CF only where c^32 < 1e-9). */
+template <int K, class FW>
+__device__ __forceinline__ void xcf_forward_map(const FW &fw, const float *c, float cf, float (&v)[16], float &L)
+{
+    L = 0;
+#pragma unroll
+    for (int u = 0; u < 16; u++) {
+        float r = c[0] * fw[u + K];
+#pragma unroll
+        for (int l = 1; l <= K; l++)
+            r += c[l] * (fw[u + K + l] + fw[u + K - l]);
+        v[u] = r;
+        L = r - cf * L;
+    }
+}
+
+__device__ __forceinline__ void xcf_forward(float (&v)[16], float cf, float d)
+{
+#pragma unroll
+    for (int u = 0; u < 16; u++) {
+        d = v[u] - cf * d;
+        v[u] = d;
+    }
+}
+
+__device__ __forceinline__ void xcf_backward_map(const float (&v)[16], float cf, float &L)
+{
+    L = 0;
+#pragma unroll
+    for (int u = 15; u >= 0; u--)
+        L = v[u] - cf * L;
+}
+
+__device__ __forceinline__ void xcf_backward(float (&v)[16], float cf, float g)
+{
+#pragma unroll
+    for (int u = 15; u >= 0; u--) {
+        g = v[u] - cf * g;
+        v[u] = g;
+    }
+}
+
 /* The products P (forward: -b inv) and Q (backward: -cp) of the N rows from R0 of a line,
  * in chunk_forward_map's and chunk_backward_map's order. */
 __device__ __forceinline__ void xc_products(const IArgs &A, int r0, int n, float &P, float &Q)
@@ -168,10 +225,13 @@ __device__ __forceinline__ void xc_products(const IArgs &A, int r0, int n, float
 }
 
 /* WHOLE: x lines of 512 and y lines of a multiple of 32 rows, every chunk full (the row
- * counts constants: no test a row in the recursions). */
-template <int K, int R, bool WHOLE>
+ * counts constants: no test a row in the recursions).  CF (WHOLE only): the recursions of
+ * constant factor A.cf_c (xcf_forward_map), A.c[0] and A.c[1] scaled by the limit of inv,
+ * the first 32 rows of each line corrected in the write phase. */
+template <int K, int R, bool WHOLE, bool CF = false>
 __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, int my)
 {
+    static_assert(!CF || WHOLE, "CF: whole chunks only");
     constexpr int pitch = xc_pitch<K>(), plane = xc_plane<K>();
     constexpr unsigned FULL = 0xffffffffu;
     extern __shared__ float sh[];
@@ -197,6 +257,9 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
     /* the chunks' products: y's of this block's two chunk rows (h), x's of each lane's rows;
      * in shared memory (4 registers more made the kernel spill) */
     __shared__ float prod[2 * 2 + 2 * 32];
+    __shared__ float xcw[32]; /* CF: the x correction's weights of columns 0..31 */
+    if (CF && tid < 32)
+        xcw[tid] = tid < 16 ? A.cf_w[0][tid] : A.cf_w[0][tid - 16] * A.cf_rho[0];
     if (tid < 2) {
         const int r = tid * XC_CH;
         xc_products(A, y0 + r, max(0, min(XC_CH, ny - r)), prod[2 * tid], prod[2 * tid + 1]);
@@ -218,7 +281,7 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
         const int k = A.blo[2] + kk;
         /* y, pass 1: the chunk's right-hand sides (kept) and forward map; the column's two
          * chunks in lanes l and l + 16 */
-        float v[XC_CH], L, M = nyc ? prod[2 * h] : 1.0f; /* no rows: the identity */
+        float v[XC_CH], L, M = CF ? A.cf_p16 : nyc ? prod[2 * h] : 1.0f; /* no rows: the identity */
         float fwy[XC_CH + 2 * K];
         {
             const XcCol<K> wc{P + row0 * pitch + xc_pos(col + K)};
@@ -226,7 +289,10 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
             for (int l = 0; l < XC_CH + 2 * K; l++)
                 fwy[l] = wc[l];
         }
-        xc_forward_map<XC_CH, K>(fwy, A.c[1], b, nyc, Sh{yinv + row0}, v, L);
+        if (CF)
+            xcf_forward_map<K>(fwy, A.c[1], A.cf_c, v, L);
+        else
+            xc_forward_map<XC_CH, K>(fwy, A.c[1], b, nyc, Sh{yinv + row0}, v, L);
         const float fL0 = __shfl_xor_sync(FULL, L, 16), fM0 = __shfl_xor_sync(FULL, M, 16); /* h 1: chunk 0's */
         if (h == 1) { /* the block's map of the column: chunk 1 after chunk 0 */
             yF[col] = L + M * fL0;
@@ -242,16 +308,23 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
             const int n = WHOLE ? XC_XCH : max(0, min(XC_XCH, mx - i0));
             const Sh iv{xinv + xc_pos(i0)}, cq{xcp + xc_pos(i0)}; /* i0 a multiple of 16: rows contiguous */
             float *F = P + (wid + K) * pitch;
-            float xv[XC_XCH], xL, xM = prod[4 + 2 * lane];
+            float xv[XC_XCH], xL, xM = CF ? A.cf_p16 : prod[4 + 2 * lane];
             float fwx[XC_XCH + 2 * K];
 #pragma unroll
             for (int l = 0; l < XC_XCH + 2 * K; l++)
                 fwx[l] = XcRow{F + 17 * lane}[l];
-            xc_forward_map<XC_XCH, K>(fwx, A.c[0], b, n, iv, xv, xL);
-            chunk_forward<XC_XCH>(xv, b, n, iv, warp_carry<true>(xL, xM, lane));
-            xc_backward_map<XC_XCH>(xv, n, cq, xL);
-            xM = prod[5 + 2 * lane];
-            chunk_backward<XC_XCH>(xv, n, cq, warp_carry<false>(xL, xM, lane));
+            if (CF) {
+                xcf_forward_map<K>(fwx, A.c[0], A.cf_c, xv, xL);
+                xcf_forward(xv, A.cf_c, warp_carry<true>(xL, xM, lane));
+                xcf_backward_map(xv, A.cf_c, xL);
+                xcf_backward(xv, A.cf_c, warp_carry<false>(xL, A.cf_p16, lane));
+            } else {
+                xc_forward_map<XC_XCH, K>(fwx, A.c[0], b, n, iv, xv, xL);
+                chunk_forward<XC_XCH>(xv, b, n, iv, warp_carry<true>(xL, xM, lane));
+                xc_backward_map<XC_XCH>(xv, n, cq, xL);
+                xM = prod[5 + 2 * lane];
+                chunk_backward<XC_XCH>(xv, n, cq, warp_carry<false>(xL, xM, lane));
+            }
             __syncwarp(); /* the row's field is read */
 #pragma unroll
             for (int u = 0; u < XC_XCH; u++)
@@ -269,10 +342,16 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
             const float din0 = __shfl_xor_sync(FULL, din, 16);
             /* h 0: the block's carry is h 1's din; h 1: through chunk 0's map */
             const float dblk = h == 0 ? din0 : din;
-            chunk_forward<XC_CH>(v, b, nyc, Sh{yinv + row0}, h == 0 ? dblk : fL0 + fM0 * dblk);
+            if (CF)
+                xcf_forward(v, A.cf_c, h == 0 ? dblk : fL0 + fM0 * dblk);
+            else
+                chunk_forward<XC_CH>(v, b, nyc, Sh{yinv + row0}, h == 0 ? dblk : fL0 + fM0 * dblk);
         }
-        xc_backward_map<XC_CH>(v, nyc, Sh{ycp + row0}, L);
-        M = nyc ? prod[2 * h + 1] : 1.0f;
+        if (CF)
+            xcf_backward_map(v, A.cf_c, L);
+        else
+            xc_backward_map<XC_CH>(v, nyc, Sh{ycp + row0}, L);
+        M = CF ? A.cf_p16 : nyc ? prod[2 * h + 1] : 1.0f;
         const float bL1 = __shfl_xor_sync(FULL, L, 16), bM1 = __shfl_xor_sync(FULL, M, 16); /* h 0: chunk 1's */
         if (h == 0) { /* the block's backward map: chunk 0 after chunk 1 */
             yB[col] = L + M * bL1;
@@ -287,7 +366,17 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
             const float gin = h == 1 ? aL : aL + aM * bL; /* h 0: its half after (below) h 1's */
             const float gin1 = __shfl_xor_sync(FULL, gin, 16);
             const float gblk = h == 1 ? gin1 : gin;
-            chunk_backward<XC_CH>(v, nyc, Sh{ycp + row0}, h == 1 ? gblk : bL1 + bM1 * gblk);
+            if (CF)
+                xcf_backward(v, A.cf_c, h == 1 ? gblk : bL1 + bM1 * gblk);
+            else
+                chunk_backward<XC_CH>(v, nyc, Sh{ycp + row0}, h == 1 ? gblk : bL1 + bM1 * gblk);
+        }
+        if (CF && rank == 0) { /* y: rows 0..31 of the line, x'_0 from the column's chunk 0 */
+            const float y0v = __shfl_sync(FULL, v[0], lane & 15);
+            const float a = -y0v * (h ? A.cf_rho[1] : 1.0f);
+#pragma unroll
+            for (int u = 0; u < XC_CH; u++)
+                v[u] += a * A.cf_w[1][u];
         }
         /* lap = gx + gy over the box's rows of this chunk (16 columns of two rows a warp);
          * in a CPML layer of x or y, lap = gx and d = gy, whose terms a pass over the
@@ -300,15 +389,24 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
             const bool xl = A.cpml && (col < A.m.pml[0] || col >= A.m.npad[0] - A.m.pml[1]);
             const long long c0 = idx(A, col, y0 + row0, k);
             const float *gxp = P + (row0 + K) * pitch + xc_pos(col + K);
+            /* CF: columns 0..31 (warps 0, 1) corrected by gx of column 0 (x'_0 of each row) */
+            const float *gx0 = P + (row0 + K) * pitch + xc_pos(K);
+            const float wx = CF && wid < 2 ? xcw[col] : 0.0f;
             const int j0 = y0 + row0;
             const bool clean = nyc == XC_CH && !xl && j0 >= A.blo[1] && j0 + XC_CH <= A.bhi[1] &&
                                !(A.cpml && (j0 < A.m.pml[2] || j0 + XC_CH > np1 - A.m.pml[3]));
             if (clean) { /* the usual chunk: every row in the box, none in a layer (no test a row) */
                 float *dst = A.lap + c0;
                 const long long sy = A.sy;
+                if (CF && wid < 2) {
 #pragma unroll
-                for (int u = 0; u < XC_CH; u++)
-                    dst[u * sy] = gxp[u * pitch] + v[u];
+                    for (int u = 0; u < XC_CH; u++)
+                        dst[u * sy] = (gxp[u * pitch] - wx * gx0[u * pitch]) + v[u];
+                } else {
+#pragma unroll
+                    for (int u = 0; u < XC_CH; u++)
+                        dst[u * sy] = gxp[u * pitch] + v[u];
+                }
             } else
 #pragma unroll
             for (int u = 0; u < XC_CH; u++) {
@@ -316,11 +414,12 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
                 if (u >= nyc || j < A.blo[1] || j >= A.bhi[1])
                     continue;
                 const long long c = c0 + u * A.sy;
+                const float gx = CF && wid < 2 ? gxp[u * pitch] - wx * gx0[u * pitch] : gxp[u * pitch];
                 if (xl || (A.cpml && (j < A.m.pml[2] || j >= np1 - A.m.pml[3]))) {
-                    A.lap[c] = gxp[u * pitch];
+                    A.lap[c] = gx;
                     A.d[c] = v[u];
                 } else {
-                    A.lap[c] = gxp[u * pitch] + v[u];
+                    A.lap[c] = gx + v[u];
                 }
             }
         }
@@ -328,9 +427,149 @@ __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs A, int mx, in
     cl.sync(); /* no block leaves while another may read its maps */
 }
 #else
-template <int K, int R, bool WHOLE>
+template <int K, int R, bool WHOLE, bool CF = false>
 __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs, int, int) {}
 #endif
+
+/* xycf: the constant-factor recursions' arguments (k_sweep_xyc's CF) into B, for lines of
+ * MX (x) and MY (y) rows; false where the correction of 32 rows would not be exact to
+ * 1e-9 of the line's first value (|c|^32 >= 1e-9: orders above 8 at their default band). */
+static bool xc_cf_args(const wave_sim *s, IArgs &B, int mx, int my)
+{
+    const double b = s->imp->co.b;
+    if (!(fabs(b) > 0 && fabs(b) < 0.5))
+        return false;
+    const double c = (1 - sqrt(1 - 4 * b * b)) / (2 * b); /* c = b / (1 - b c), the factors' limit */
+    const double iv = c / b;                             /* inv's limit, 1 / (1 - b c) */
+    if (pow(fabs(c), 32) >= 1e-9)
+        return false;
+    B.cf_c = (float)c;
+    B.cf_p16 = (float)pow(c, 16);
+    for (int a = 0; a < 2; a++) {
+        for (int l = 0; l <= s->imp->K; l++)
+            B.c[a][l] = (float)((double)s->imp->c[a][l] * iv);
+        /* z = T'^-1 e0 (T': the first diagonal 1 - b c): forward d_u = iv (-c)^u, backward */
+        const int m = a == 0 ? mx : my;
+        double z[XC_COLS];
+        z[0] = iv;
+        for (int u = 1; u < m; u++)
+            z[u] = -c * z[u - 1];
+        for (int u = m - 2; u >= 0; u--)
+            z[u] -= c * z[u + 1];
+        const double dl = b * c, den = 1 + dl * z[0];
+        for (int u = 0; u < 16; u++)
+            B.cf_w[a][u] = (float)(dl * z[u] / den);
+        B.cf_rho[a] = (float)(z[16] / z[0]);
+    }
+    return true;
+}
+
+/* xycs (and xycp without CPML): the share of a step's planes that the sequential x and y
+ * sweeps solve on the SMs the clusters leave idle (20 of the H100's 132), with CPML on and
+ * off (there the psi pass runs on them first).  Session 13, batch 1 (H100, 512^3): at 10 %
+ * / 5 % x+y took 1.158 / 1.459 ms against xycf's 1.158 / 1.454 (the sweeps beside took as
+ * long as the clusters' share: 0.38 SM-ms a plane for x and y apart against 0.26 for the
+ * clusters, from session 12's parts alone); half of it now. */
+#define XC_AUX 0.05
+#define XC_AUX_CPML 0.025
+
+static int xc_aux_planes(const wave_sim *s, const IArgs &A, int nz)
+{
+    const int yz = wave_implicit_yz_of(&s->p.tuning);
+    if (yz != WAVE_IMPLICIT_YZ_XYCS && !(yz == WAVE_IMPLICIT_YZ_XYCP && !A.cpml))
+        return 0;
+    const int n = (int)lround(nz * (A.cpml ? XC_AUX_CPML : XC_AUX));
+    return n < nz - s->imp->xy_clusters ? n : 0; /* each cluster keeps a plane at least */
+}
+
+/* xycs: the x-y kernel over the first NXY planes of A's box (on the stream of the highest
+ * priority, its clusters placed first), beside it on the aux stream the psi pass (where
+ * A.psi_beside) and the sequential x and y sweeps over the rest (the SMs the clusters
+ * leave, and all of them once the clusters end), joined on ST before the layers pass of
+ * the kernel's planes (it reads psi). */
+template <class KERN>
+static int xc_split(const wave_sim *s, const IArgs &A, IArgs B, cudaStream_t st, cudaLaunchConfig_t cfg, KERN kern,
+                    int mx, int my, int nxy)
+{
+    cudaStream_t xs = (cudaStream_t)s->imp->xy_stream, aux = (cudaStream_t)s->aux_stream;
+    wave_sim *ws = const_cast<wave_sim *>(s); /* the psi pass's launcher takes it writable */
+    int rc;
+    if ((rc = dev_event_record(s->dev, s->ev_fork, st)) < 0 || (rc = dev_stream_wait(s->dev, xs, s->ev_fork)) < 0 ||
+        (rc = dev_stream_wait(s->dev, aux, s->ev_fork)) < 0)
+        return rc;
+    B.bhi[2] = A.blo[2] + nxy;
+    cfg.gridDim.y = (unsigned)(s->imp->xy_clusters < nxy ? s->imp->xy_clusters : nxy);
+    cfg.stream = xs;
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, B, mx, my));
+    CUDA_TRY_LAUNCH();
+    IArgs X = A;
+    X.blo[2] = A.blo[2] + nxy;
+    X.psi_beside = false;
+    X.first = true;
+    if (A.psi_beside && (rc = wave_cu_psi(ws, aux)) < 0)
+        return rc;
+    if ((rc = implicit_cu_sweep_x(s, X, aux)) < 0)
+        return rc;
+    X.first = false;
+    if ((rc = implicit_cu_sweep_y(s, X, aux)) < 0)
+        return rc;
+    if ((rc = dev_event_record(s->dev, s->ev_join, xs)) < 0 || (rc = dev_stream_wait(s->dev, st, s->ev_join)) < 0 ||
+        (rc = dev_event_record(s->dev, s->ev_join, aux)) < 0 || (rc = dev_stream_wait(s->dev, st, s->ev_join)) < 0)
+        return rc;
+    IArgs L = A;
+    L.bhi[2] = A.blo[2] + nxy;
+    return implicit_cu_xy_layers(s, L, st);
+}
+
+/* xycp: the x-y kernel in XC_PIPE launches over consecutive groups of planes, each
+ * group's CPML layers pass (implicit_layers.cu) on the aux stream as soon as the group is
+ * solved, beside the next group's launch, on the SMs the clusters leave idle; the psi pass
+ * first there.  The groups' sizes are multiples of the clusters that run at once (each
+ * cluster the same number of planes in a launch).  Measured before (session 13, batch 1,
+ * xycf): x+y 1.454 ms with CPML, 1.158 without: the layers pass is most of the 0.3 ms. */
+#define XC_PIPE 4
+
+template <class KERN>
+static int xc_pipe(const wave_sim *s, const IArgs &A, IArgs B, cudaStream_t st, cudaLaunchConfig_t cfg, KERN kern,
+                   int mx, int my, int nz)
+{
+    cudaStream_t xs = (cudaStream_t)s->imp->xy_stream, aux = (cudaStream_t)s->aux_stream;
+    wave_sim *ws = const_cast<wave_sim *>(s); /* the psi pass's launcher takes it writable */
+    const int ncl = s->imp->xy_clusters;
+    int rc;
+    if ((rc = dev_event_record(s->dev, s->ev_fork, st)) < 0 || (rc = dev_stream_wait(s->dev, xs, s->ev_fork)) < 0 ||
+        (rc = dev_stream_wait(s->dev, aux, s->ev_fork)) < 0)
+        return rc;
+    cfg.stream = xs;
+    int z0 = 0;
+    for (int g = 1; g <= XC_PIPE && z0 < nz; g++) {
+        int z1 = g == XC_PIPE ? nz : (int)lround((double)nz * g / XC_PIPE / ncl) * ncl;
+        if (z1 > nz)
+            z1 = nz;
+        if (z1 <= z0)
+            continue;
+        IArgs G = B;
+        G.blo[2] = A.blo[2] + z0;
+        G.bhi[2] = A.blo[2] + z1;
+        cfg.gridDim.y = (unsigned)(ncl < z1 - z0 ? ncl : z1 - z0);
+        CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, G, mx, my));
+        CUDA_TRY_LAUNCH();
+        /* the event's record at the time of the wait: one event serves every group */
+        if ((rc = dev_event_record(s->dev, s->ev_join, xs)) < 0 || (rc = dev_stream_wait(s->dev, aux, s->ev_join)) < 0)
+            return rc;
+        if (z0 == 0 && (rc = wave_cu_psi(ws, aux)) < 0) /* first on aux, beside the first group */
+            return rc;
+        IArgs L = A;
+        L.blo[2] = A.blo[2] + z0;
+        L.bhi[2] = A.blo[2] + z1;
+        if ((rc = implicit_cu_xy_layers(s, L, aux)) < 0)
+            return rc;
+        z0 = z1;
+    }
+    if ((rc = dev_event_record(s->dev, s->ev_join, aux)) < 0 || (rc = dev_stream_wait(s->dev, st, s->ev_join)) < 0)
+        return rc;
+    return 0;
+}
 
 int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st)
 {
@@ -346,7 +585,11 @@ int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st)
     return with_r(s, [&](auto kk) -> int {
         constexpr int KK = decltype(kk)::value;
         const bool full = mx == XC_COLS && my % XC_YT == 0;
-        auto kern = full ? k_sweep_xyc<KK, KK, true> : k_sweep_xyc<KK, KK, false>;
+        IArgs B = A;
+        const int yz = wave_implicit_yz_of(&s->p.tuning);
+        const bool cf = full && (yz == WAVE_IMPLICIT_YZ_XYCF || yz == WAVE_IMPLICIT_YZ_XYCS || yz == WAVE_IMPLICIT_YZ_XYCP) &&
+                        xc_cf_args(s, B, mx, my);
+        auto kern = cf ? k_sweep_xyc<KK, KK, true, true> : full ? k_sweep_xyc<KK, KK, true> : k_sweep_xyc<KK, KK, false>;
         const size_t shmem = xc_smem<KK>();
         cudaLaunchConfig_t cfg = {};
         cfg.gridDim = dim3(ncl, nz);
@@ -377,10 +620,36 @@ int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st)
             if (!ok)
                 return -ENOTSUP;
         }
+        if (yz == WAVE_IMPLICIT_YZ_XYCP && A.cpml && A.psi_beside && nz > s->imp->xy_clusters)
+            return xc_pipe(s, A, B, st, cfg, kern, mx, my, nz);
+        const int naux = xc_aux_planes(s, A, nz);
+        if (naux > 0)
+            return xc_split(s, A, B, st, cfg, kern, mx, my, nz - naux);
         if (s->imp->xy_clusters < nz)
             cfg.gridDim.y = (unsigned)s->imp->xy_clusters; /* one wave of clusters, each a group of planes */
-        CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, A, mx, my));
+        if (!A.psi_beside) {
+            CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, B, mx, my));
+            CUDA_TRY_LAUNCH();
+            return implicit_cu_xy_layers(s, A, st);
+        }
+        /* xyco: the clusters fill 112 of the H100's 132 SMs (7 of 16 blocks; no eighth fits
+         * its GPCs), one 1024-thread block an SM, which nothing else fits beside; the CPML
+         * psi pass (reads p, writes psi: nothing the x-y kernel touches) runs on the 20 SMs
+         * left meanwhile, on the stream of the launch, the x-y kernel on a stream of the
+         * highest priority (its clusters placed first), joined before the layers pass,
+         * which reads psi. */
+        cudaStream_t xs = (cudaStream_t)s->imp->xy_stream;
+        wave_sim *ws = const_cast<wave_sim *>(s); /* the psi pass's launcher takes it writable */
+        int rc;
+        if ((rc = dev_event_record(s->dev, s->ev_fork, st)) < 0 || (rc = dev_stream_wait(s->dev, xs, s->ev_fork)) < 0)
+            return rc;
+        cfg.stream = xs;
+        CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, B, mx, my));
         CUDA_TRY_LAUNCH();
+        if ((rc = wave_cu_psi(ws, st)) < 0)
+            return rc;
+        if ((rc = dev_event_record(s->dev, s->ev_join, xs)) < 0 || (rc = dev_stream_wait(s->dev, st, s->ev_join)) < 0)
+            return rc;
         return implicit_cu_xy_layers(s, A, st);
     });
 }

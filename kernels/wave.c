@@ -1406,7 +1406,13 @@ void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len)
                                                             "scan chunks, p in a tile, 3 blocks/SM",
                                                             "x+y in persistent clusters, z tileq",
                                                             "scan chunks, p in a tile, z q shared",
-                                                            "p in a tile, z q shared, no L2 prefetch"};
+                                                            "p in a tile, z q shared, no L2 prefetch",
+                                                            "x+y in persistent clusters, z tileqn",
+                                                            "x+y in persistent clusters beside psi, z tileqn",
+                                                            "x+y constant-factor clusters beside psi, z tileqn",
+                                                            "x+y constant-factor clusters, planes apart, z tileqn",
+                                                            "p in a tile, z q shared, 1024-thread z blocks",
+                                                            "x+y constant-factor clusters, layers beside, z tileqn"};
         char how[96];
         snprintf(how, sizeof how, "x lines %s, y/z %s", xs[wave_implicit_x_of(&s->p.tuning)],
                  yzs[wave_implicit_yz_of(&s->p.tuning)]);

@@ -85,17 +85,42 @@ enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_XYC = 16,    /* x and y in a persistent 1024-thread cluster kernel (planes double-buffered), z tileq's */
     WAVE_IMPLICIT_YZ_TILEQ = 17,  /* tilem's, z's q(n-1) copied into shared memory beside the tile (no L2 prefetch) */
     WAVE_IMPLICIT_YZ_TILEQN = 18, /* tileq's, z without the L2 prefetch of lap and vel, four rows' loads at a time */
-    WAVE_IMPLICIT_YZ_N = 19,
+    WAVE_IMPLICIT_YZ_XYCN = 19,   /* xyc's x-y kernel, z tileqn's */
+    WAVE_IMPLICIT_YZ_XYCO = 20,   /* xycn's, the CPML psi pass on the SMs the x-y clusters leave idle */
+    WAVE_IMPLICIT_YZ_XYCF = 21,   /* xyco's, x and y recursions of constant factor (the first rows corrected) */
+    WAVE_IMPLICIT_YZ_XYCS = 22,   /* xycf's, a share of the planes by the x and y sweeps on the idle SMs */
+    WAVE_IMPLICIT_YZ_TILEQW = 23, /* tilem's y, z tileqn's in 1024-thread blocks (32 x lanes: whole 128-byte rows) */
+    WAVE_IMPLICIT_YZ_XYCP = 24,   /* xycf's, the CPML layers pass of each group of planes beside the next group's
+                                     (without CPML: xycs's share of the planes beside) */
+    WAVE_IMPLICIT_YZ_N = 25,
 };
 
 /* Whether YZ (a resolved implicit_yz) solves x and y in one kernel (xyfused, xypipe, xyc). */
 static inline bool wave_implicit_yz_is_xy(int yz)
 {
-    return yz == WAVE_IMPLICIT_YZ_XYFUSED || yz == WAVE_IMPLICIT_YZ_XYPIPE || yz == WAVE_IMPLICIT_YZ_XYC;
+    return yz == WAVE_IMPLICIT_YZ_XYFUSED || yz == WAVE_IMPLICIT_YZ_XYPIPE || yz == WAVE_IMPLICIT_YZ_XYC ||
+           yz == WAVE_IMPLICIT_YZ_XYCN || yz == WAVE_IMPLICIT_YZ_XYCO || yz == WAVE_IMPLICIT_YZ_XYCF ||
+           yz == WAVE_IMPLICIT_YZ_XYCS || yz == WAVE_IMPLICIT_YZ_XYCP;
+}
+
+/* Whether YZ runs xyc's persistent x-y cluster kernel (xyc, xycn, xyco, xycf, xycs, xycp:
+ * kernels/implicit_xyc.cu). */
+static inline bool wave_implicit_yz_is_xyc(int yz)
+{
+    return yz == WAVE_IMPLICIT_YZ_XYC || yz == WAVE_IMPLICIT_YZ_XYCN || yz == WAVE_IMPLICIT_YZ_XYCO ||
+           yz == WAVE_IMPLICIT_YZ_XYCF || yz == WAVE_IMPLICIT_YZ_XYCS || yz == WAVE_IMPLICIT_YZ_XYCP;
 }
 
 /* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
- * GPU timings say so.  Session 12 (docs/operators.md, batch 4, one call): warpl/xyc 3.434
+ * GPU timings say so.  Session 13 (docs/operators.md, batch 2, one call, H100, 512^3,
+ * order 8, --pml 12): warpl/xycs 2.894 ms per step with CPML, 2.390 without, against
+ * warpl/xycf 2.900 / 2.398, warpl/xycp 2.920 / 2.388 and warpl/xyc (the default before)
+ * 3.191 / 2.575 (main's build 3.123 / 2.533); tiled Taylor 8 1.168 / 0.838: 2.48x / 2.85x;
+ * correct (gpu_implicit xycs_matches_cpu_reference 2.6e-7, the strategies 6.2e-6 /
+ * 6.3e-6).  Batch 1: xycs at twice the share 2.892 / 2.385, xycf 2.913 / 2.397, xyc 3.185
+ * / 2.585.  Where xycs's constant-factor kernel does not apply (lines other than 512 x a
+ * multiple of 32, orders above 8 at the default band) the x-y kernel is xyco's; where no
+ * x-y kernel runs the sweeps are warpl and tileqn's.  Session 12 (docs/operators.md, batch 4, one call): warpl/xyc 3.434
  * ms per step with CPML, 2.535 without, against warpl/tileq 3.610 / 2.802 and warpl/tilem
  * 3.783 / 3.010 (main's build 3.780 / 3.010); correct (gpu_implicit
  * xyc_matches_cpu_reference 2.6e-7, the strategies 6.9e-6 / 7.0e-6).  Where xyc's cluster
@@ -113,7 +138,7 @@ static inline bool wave_implicit_yz_is_xy(int yz)
  * / 3.127, warp/tilea 4.008 / 3.030, warp/scan 4.610 / 3.206).  Before (session 9):
  * warp/scan, 4.59 / 3.17 (warp/chunks 5.98 / 3.97). */
 #define WAVE_IMPLICIT_X_PROD WAVE_IMPLICIT_X_WARPL
-#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_XYC
+#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_XYCS
 static inline int wave_implicit_x_of(const struct wave_tuning *t)
 {
     return t->implicit_x ? t->implicit_x : WAVE_IMPLICIT_X_PROD;
@@ -144,7 +169,7 @@ const char *wave_implicit_yz_name(int yz);
  *   implicit-x    thread | warp | regs | warpl
  *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe | scanl | scanl1 |
  *                 scanl256 | tile | tile3 | tilea | tileb | tilem | tilez |
- *                 xyc | tileq | tileqn
+ *                 xyc | tileq | tileqn | xycn | xyco | xycf | xycs | tileqw | xycp
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
 int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
 

@@ -7,7 +7,7 @@
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
  * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
  * thread, warp, regs, warpl; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe,
- * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez, xyc, tileq, tileqn) is checked: the GPU
+ * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez, xyc, tileq, tileqn, xycn, xyco, xycf, xycs, tileqw, xycp) is checked: the GPU
  * simulation gets it, the CPU one ignores it; and lines at
  * and beyond the register kernels' 512 rows (their fallbacks). */
 #include <criterion/criterion.h>
@@ -198,7 +198,7 @@ Test(gpu_implicit, kernels_match_cpu_reference, .timeout = 300)
  * and chunks solve z lines of 482 (31 chunks: the odd count rounded to whole warps) and
  * fall back to the marching kernel at 532 (the overlap arrangement to the sequential
  * one).  The CPU reference once per grid, every variant of the GPU against it. */
-static void long_case_layers(const int n[3], const int pml[6], bool fs, int yz_lo, int yz_hi)
+static void long_case_layers(const int n[3], const int pml[6], bool fs, int yz_lo, int yz_hi, bool cpml)
 {
     struct sl_device cpu, gpu;
     cr_assert_eq(backend_select("cpu", &cpu), 0);
@@ -213,7 +213,7 @@ static void long_case_layers(const int n[3], const int pml[6], bool fs, int yz_l
         v[i] = 1500.0f + 1500.0f * (frand() + 0.5f);
     struct wave_sim *c;
     cr_assert_eq(wave_create(&cpu, &p, v, &c), 0, "%s", err_msg());
-    wave_set_cpml(c, true);
+    wave_set_cpml(c, cpml);
     void *st = random_state(c);
     cr_assert_eq(wave_state_load(c, st, false), 0);
     const int steps = 3;
@@ -225,13 +225,14 @@ static void long_case_layers(const int n[3], const int pml[6], bool fs, int yz_l
             p.tuning.implicit_yz = yz;
             struct wave_sim *g;
             cr_assert_eq(wave_create(&gpu, &p, v, &g), 0, "%s", err_msg());
-            wave_set_cpml(g, true);
+            wave_set_cpml(g, cpml);
             cr_assert_eq(wave_state_load(g, st, false), 0, "%s", err_msg());
             for (int it = 0; it < steps; it++)
                 cr_assert_eq(wave_step(g), 0, "%s", err_msg());
             char what[96];
-            snprintf(what, sizeof what, "long lines %d x %d x %d pml y %d+%d z %d+%d fs %d x %s yz %s", n[0], n[1],
-                     n[2], pml[2], pml[3], p.pml[4], pml[5], fs, wave_implicit_x_name(x), wave_implicit_yz_name(yz));
+            snprintf(what, sizeof what, "long lines %d x %d x %d pml y %d+%d z %d+%d fs %d cpml %d x %s yz %s", n[0],
+                     n[1], n[2], pml[2], pml[3], p.pml[4], pml[5], fs, cpml, wave_implicit_x_name(x),
+                     wave_implicit_yz_name(yz));
             compare_states(c, g, what);
             wave_destroy(g);
         }
@@ -242,12 +243,12 @@ static void long_case_layers(const int n[3], const int pml[6], bool fs, int yz_l
 
 static void long_case(const int n[3], bool fs, int yz_lo, int yz_hi)
 {
-    long_case_layers(n, (const int[6]){6, 6, 6, 6, 6, 6}, fs, yz_lo, yz_hi);
+    long_case_layers(n, (const int[6]){6, 6, 6, 6, 6, 6}, fs, yz_lo, yz_hi, true);
 }
 
 static void long_case_pml(const int n[3], const int pml[6], bool fs, int yz)
 {
-    long_case_layers(n, pml, fs, yz, yz + 1);
+    long_case_layers(n, pml, fs, yz, yz + 1, true);
 }
 
 Test(gpu_implicit, long_lines_match_cpu_reference, .timeout = 300)
@@ -330,16 +331,75 @@ Test(gpu_implicit, xyfused_matches_cpu_reference, .timeout = 300)
  * and 532 (the fallback), y lines of 512 (16 blocks), and the benchmark's 20-row layers
  * across x and y (the second write loop's CPML terms: x layers in every block, y layers
  * in the first and last), a free surface. */
-Test(gpu_implicit, xyc_matches_cpu_reference, .timeout = 300)
+static void xyc_cases(int yz)
 {
-    GPU_REQUIRED();
-    const int yz = WAVE_IMPLICIT_YZ_XYC;
     small_cases(yz);
     long_case((const int[3]){500, 8, 470}, false, yz, yz + 1);
     long_case((const int[3]){520, 8, 526}, true, yz, yz + 1);
     long_case((const int[3]){20, 500, 28}, false, yz, yz + 1); /* padded 32 x 512 x 40 */
     long_case_pml((const int[3]){472, 472, 12}, (const int[6]){20, 20, 20, 20, 6, 6}, false, yz);
     long_case_pml((const int[3]){472, 90, 14}, (const int[6]){20, 20, 30, 40, 0, 6}, true, yz);
+    /* x lines of 512 and y of 64 without x and y layers (every chunk written by the plain
+     * loop: xycf's correction of columns 0..31 there) */
+    long_case_pml((const int[3]){512, 64, 12}, (const int[6]){0, 0, 0, 0, 6, 6}, false, yz);
+}
+
+Test(gpu_implicit, xyc_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    xyc_cases(WAVE_IMPLICIT_YZ_XYC);
+}
+
+/* tuning xycn (xyc's x-y kernel, z tileqn's) and xyco (xycn's, the CPML psi pass on a
+ * stream of its own beside the x-y kernel, joined before the layers pass): the same cases
+ * (with CPML: the psi pass beside; 2D and the interface values: before the sequential
+ * sweeps, as usual). */
+Test(gpu_implicit, xycn_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    xyc_cases(WAVE_IMPLICIT_YZ_XYCN);
+    xyc_cases(WAVE_IMPLICIT_YZ_XYCO);
+}
+
+/* tuning xycs (xycf's, a share of the planes solved by the sequential x and y sweeps
+ * beside the clusters, on a stream of their own, after the psi pass there): xyc's cases
+ * (the share: 2.5 % of the planes with CPML, 5 % without; in the 512 x 512 x 24 grids one
+ * plane), and 512 x 512 x 40 without CPML (two planes). */
+Test(gpu_implicit, xycs_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    const int yz = WAVE_IMPLICIT_YZ_XYCS;
+    xyc_cases(yz);
+    long_case_layers((const int[3]){472, 472, 20}, (const int[6]){20, 20, 20, 20, 10, 10}, false, yz, yz + 1, false);
+}
+
+/* tuning xycp (xycf's, the x-y kernel in four launches over groups of planes, each
+ * group's CPML layers pass beside the next group's launch on a stream of its own after
+ * the psi pass; without CPML xycs's share of the planes beside): xyc's cases and the
+ * 512 x 512 x 40 grid without CPML (two planes beside). */
+Test(gpu_implicit, xycp_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    const int yz = WAVE_IMPLICIT_YZ_XYCP;
+    xyc_cases(yz);
+    long_case_layers((const int[3]){472, 472, 20}, (const int[6]){20, 20, 20, 20, 10, 10}, false, yz, yz + 1, false);
+}
+
+/* tuning tileqw (tileqn's z sweep in 1024-thread blocks, 32 x lanes): the tile cases. */
+Test(gpu_implicit, tileqw_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    layer_rows_cases(WAVE_IMPLICIT_YZ_TILEQW, WAVE_IMPLICIT_YZ_TILEQW);
+}
+
+/* tuning xycf (xyco's, the x and y recursions of the factors' constant limit, the lines'
+ * first 32 rows corrected: implicit_xyc.cu's CF, where x lines are 512 rows and y lines
+ * a multiple of 32): the same cases; the CF kernel runs in the 512 x 512, 512 x 160 and
+ * 512 x 64 planes (with x and y layers, below a free surface, without layers). */
+Test(gpu_implicit, xycf_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    xyc_cases(WAVE_IMPLICIT_YZ_XYCF);
 }
 
 /* The boundary strategy on the GPU: strips (with the interface values) in device memory
@@ -355,8 +415,9 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
      * scan (the default before), warp / scanl, regs / scanl1, warp / scanl256, warp / tile,
      * regs / tile3, warpl / tile, warpl / tilea, warpl / tilem (the default's), regs /
      * overlap, regs / xyfused (the cluster kernel), warpl / xyc (its persistent form), warpl /
-     * tileq, warpl / tileqn (last) */
-    const int pairs[17][2] = {{0, 0},
+     * tileq, warpl / tileqn, warpl / xycn, warpl / xyco, warpl / xycf, warpl / xycs, warpl /
+     * tileqw, warpl / xycp (last) */
+    const int pairs[23][2] = {{0, 0},
                              {WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_CHUNKS},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCAN},
@@ -372,8 +433,14 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
                              {WAVE_IMPLICIT_X_REGS, WAVE_IMPLICIT_YZ_XYFUSED},
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYC},
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQ},
-                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQN}};
-    for (int pi = 0; pi < 17; pi++)
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQN},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCN},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCO},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCF},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCS},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQW},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCP}};
+    for (int pi = 0; pi < 23; pi++)
         for (int strategy = 0; strategy < 2; strategy++) {
             const int x = pairs[pi][0], yz = pairs[pi][1];
             struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
