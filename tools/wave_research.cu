@@ -610,6 +610,9 @@ static const struct {
     /* h: the frame's p tile loads its outer halo (the psi(n+1) halo, R .. 2R beyond the
      * tile) only along the axes whose layers the tile holds */
     {"8x2d2ph/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, true>},
+    /* zo: the z-layer planes first, lines' z corrections beside the middle planes (session
+     * 13, issue 20) */
+    {"8x2d2p/lines-zo", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, false, 0, true>},
 };
 static int ring_shape = -1; /* index into ring_shapes, -1: the library's */
 
