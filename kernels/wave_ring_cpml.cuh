@@ -777,10 +777,13 @@ static inline void push(RcList &tl, int x0, int x1, int y0, int y1, int z0, int 
  * read and write q only in those planes, and p, which no kernel of the step writes), then
  * the core and the frame over the middle planes: the z lines, bound by their loads'
  * latency (ncu, session 12: 36 % of their share of the byte floor), run beside the core's
- * DRAM-bound middle instead of after everything. */
+ * DRAM-bound middle instead of after everything.  ZO 2: each face's z lines right after
+ * that face's planes (core and frame), while their q, v and p are still in L2 (12 planes
+ * of the 400 x 400 x 200 shot's three fields: 23 MB of the H100's 50), then the other
+ * face's, then the middle. */
 template <int R, int FBY, int FNY, int FD, int ZBY, int ZNY, int ZD, int FMB = 2, int ZMB = 2, bool SH = true,
           int FXW = TX, int XBY = 0, int XNY = 2, int XD = 2, int XMB = 2, bool XPM = false, bool FPM = false,
-          int ZNW = 0, bool FHL = false, int ZLB = 0, bool ZO = false>
+          int ZNW = 0, bool FHL = false, int ZLB = 0, int ZO = 0>
 static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const PArgs &m, cudaStream_t st,
                          cudaStream_t lst)
 {
@@ -789,7 +792,7 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
     const int np0 = L->npad[0], np1 = L->npad[1], np2 = L->npad[2], h = L->halo;
     const int wx0 = L->pml[0], wx1 = L->pml[1], wy0 = L->pml[2], wy1 = L->pml[3];
     constexpr bool ZLINES = ZBY == 0;
-    static_assert(!ZO || ZLINES, "ZO: the z layers by lines");
+    static_assert(ZO == 0 || ZLINES, "ZO: the z layers by lines");
     constexpr int FT = FBY * FNY;
     /* the core [cx0, cx1) x [cy0, cy1): no x or y layer point; its x bounds are tile
      * origins (the frame's x strips are whole 32-wide tiles), its y bounds whole frame
@@ -851,7 +854,27 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
         return 0;
     };
     int rc = 0;
-    if constexpr (ZO) {
+    if constexpr (ZO == 2) {
+        const int lz0 = L->pml[4], lz1 = L->pml[5];
+        if (s->slab_count[2] && lz0 + lz1 < np2) {
+            for (int face = 0; face < 2; face++) {
+                if (!(face ? lz1 : lz0))
+                    continue;
+                if ((rc = face ? planes(np2 - lz1, np2) : planes(0, lz0)) < 0)
+                    return rc;
+                if (lst != st && ((rc = dev_event_record(s->dev, s->ev_fork, st)) < 0 ||
+                                  (rc = dev_stream_wait(s->dev, lst, s->ev_fork)) < 0))
+                    return rc;
+                if ((rc = wave_cu_cpml_line_z(s, lst, ZNW, ZLB, face)) < 0)
+                    return rc;
+            }
+            if ((rc = planes(lz0, np2 - lz1)) < 0)
+                return rc;
+            wave_cu_swap_psi(s);
+            return 0;
+        }
+    }
+    if constexpr (ZO == 1) {
         const int lz0 = L->pml[4], lz1 = L->pml[5];
         if (s->slab_count[2] && lz0 + lz1 < np2) {
             if ((rc = planes(0, lz0)) < 0 || (rc = planes(np2 - lz1, np2)) < 0)

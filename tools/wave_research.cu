@@ -612,7 +612,9 @@ static const struct {
     {"8x2d2ph/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, true>},
     /* zo: the z-layer planes first, lines' z corrections beside the middle planes (session
      * 13, issue 20) */
-    {"8x2d2p/lines-zo", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, false, 0, true>},
+    {"8x2d2p/lines-zo", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, false, 0, 1>},
+    /* zo2: each face's z lines right after that face's planes (q, v, p still in L2) */
+    {"8x2d2p/lines-zo2", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, false, 0, 2>},
 };
 static int ring_shape = -1; /* index into ring_shapes, -1: the library's */
 
