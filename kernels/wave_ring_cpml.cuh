@@ -782,14 +782,14 @@ static inline void push(RcList &tl, int x0, int x1, int y0, int y1, int z0, int 
  * that face's planes (core and frame), while their q, v and p are still in L2 (12 planes
  * of the 400 x 400 x 200 shot's three fields: 23 MB of the H100's 50), then the other
  * face's, then the middle.
- * LZC >= 0 (session 13; z by lines only): the core's columns in the planes [0, wz0 + LZC)
+ * LZC > 0 (session 13; z by lines only): the core's columns in the planes [0, wz0 + LZC)
  * and [np2 - wz1 - LZC, np2) by k_ring_lz (wave_ring_lz.cuh: the z layers' terms in the
- * core's pass; both slabs one launch, z chunks of LZZ planes, 0: one a slab) on ST before
- * k_ring over the core's middle planes, the frame on LST, and lines' z corrections after
- * the frame (on LST) over the frame's columns only. */
+ * core's pass, one z chunk a column) on LST before the frame, k_ring over the core's
+ * middle planes on ST, and lines' z corrections after the frame over the frame's columns
+ * only. */
 template <int R, int FBY, int FNY, int FD, int ZBY, int ZNY, int ZD, int FMB = 2, int ZMB = 2, bool SH = true,
           int FXW = TX, int XBY = 0, int XNY = 2, int XD = 2, int XMB = 2, bool XPM = false, bool FPM = false,
-          int ZNW = 0, bool FHL = false, int ZLB = 0, int ZO = 0, int LZC = -1, int LZZ = 0>
+          int ZNW = 0, bool FHL = false, int ZLB = 0, int ZO = 0, int LZC = 0>
 static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const PArgs &m, cudaStream_t st,
                          cudaStream_t lst)
 {
@@ -860,14 +860,15 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
         return 0;
     };
     int rc = 0;
-    if constexpr (LZC >= 0) {
+    if constexpr (LZC > 0) {
         static_assert(ZLINES && ZO == 0 && XBY == 0, "LZC: the z layers by lines, the plain frame");
         const int lz0 = L->pml[4], lz1 = L->pml[5];
         const int za = lz0 ? lz0 + LZC : 0, zb = lz1 ? np2 - lz1 - LZC : np2;
         if (s->slab_count[2] && cx0 < cx1 && cy0 < cy1 && za < zb) {
             const Box lo = {{cx0, cy0, 0}, {cx1, cy1, za}}, hi = {{cx0, cy0, zb}, {cx1, cy1, np2}};
             const Box mid = {{cx0, cy0, za}, {cx1, cy1, zb}}, skip = {{cx0, cy0, 0}, {cx1, cy1, 0}};
-            if ((rc = launch_ring_lz<R, 8, 2, 2>(lo, hi, LZZ, a, m, s, st)) < 0 ||
+            if ((rc = launch_ring_lz<R, 8, 2, 2>(lo, 0, a, m, s, lst)) < 0 ||
+                (rc = launch_ring_lz<R, 8, 2, 2>(hi, 0, a, m, s, lst)) < 0 ||
                 (rc = wave_cu_interior(s, pl, mid, st)) < 0 || (rc = planes(0, np2, false)) < 0 ||
                 (rc = wave_cu_cpml_line_z(s, lst, ZNW, ZLB, -1, &skip)) < 0)
                 return rc;

@@ -39,13 +39,9 @@ struct RingLzCfg {
 };
 
 template <int R, int BY, int NY, int D>
-__global__ void __launch_bounds__(TX *BY, 2) k_ring_lz(KArgs a, PArgs m, Box b0, Box b1, int n0, int zchunk,
-                                                       int x_org, int dim0, int dim1, int dim2)
+__global__ void __launch_bounds__(TX *BY, 2) k_ring_lz(KArgs a, PArgs m, Box b, int zchunk, int x_org, int dim0,
+                                                    int dim1, int dim2)
 {
-    /* two boxes of the same columns (the low and the high z layers' slabs), one launch:
-     * blockIdx.z < N0 are box 0's z chunks */
-    const bool second = (int)blockIdx.z >= n0;
-    const Box &b = second ? b1 : b0;
     using C = RingLzCfg<R, BY, NY, D>;
     constexpr int W = C::W, NT = W * BY, ZR = C::ZR;
     extern __shared__ __align__(16) float smem[];
@@ -53,7 +49,7 @@ __global__ void __launch_bounds__(TX *BY, 2) k_ring_lz(KArgs a, PArgs m, Box b0,
     float *const gs = smem + C::S * C::PSLOT;
     const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * W + tx;
     const int x0 = x_org + blockIdx.x * W, y0 = b.lo[1] + blockIdx.y * C::TYT;
-    const int kb = b.lo[2] + ((int)blockIdx.z - (second ? n0 : 0)) * zchunk;
+    const int kb = b.lo[2] + blockIdx.z * zchunk;
     const int ke = min(kb + zchunk, b.hi[2]);
     const int i = x0 + tx, h = a.h;
     const float *__restrict__ p = a.p;
@@ -248,11 +244,9 @@ __global__ void __launch_bounds__(TX *BY, 2) k_ring_lz(KArgs a, PArgs m, Box b0,
     cp_wait<0>();
 }
 
-/* k_ring_lz over boxes LO and HI (the same x and y: the core's columns; either may be
- * empty in z) in one launch, z chunks of ZC planes (0: each box one chunk). */
+/* k_ring_lz over box IN (the core's columns; z chunks of ZC planes, 0: one chunk). */
 template <int R, int BY, int NY, int D>
-static int launch_ring_lz(const Box &lo, const Box &hi, int zc, const KArgs &a, const PArgs &m, const wave_sim *s,
-                          cudaStream_t st)
+static int launch_ring_lz(const Box &in, int zc, const KArgs &a, const PArgs &m, const wave_sim *s, cudaStream_t st)
 {
     using C = RingLzCfg<R, BY, NY, D>;
     static bool attr = false;
@@ -261,18 +255,15 @@ static int launch_ring_lz(const Box &lo, const Box &hi, int zc, const KArgs &a, 
                                       (int)C::bytes));
         attr = true;
     }
-    const int nlo = lo.hi[2] - lo.lo[2], nhi = hi.hi[2] - hi.lo[2];
-    if (nlo <= 0 && nhi <= 0)
+    if (box_empty(in))
         return 0;
-    if (zc <= 0)
-        zc = max(nlo, nhi);
-    const int c0 = nlo > 0 ? (nlo + zc - 1) / zc : 0, c1 = nhi > 0 ? (nhi + zc - 1) / zc : 0;
-    const Box &in = nlo > 0 ? lo : hi;
     const int xo = ring_x_origin(in.lo[0], a.h);
     const int gx = (in.hi[0] - xo + TX - 1) / TX, gy = (in.hi[1] - in.lo[1] + C::TYT - 1) / C::TYT;
-    dim3 blk(TX, BY), grd(gx, gy, c0 + c1);
-    k_ring_lz<R, BY, NY, D><<<grd, blk, C::bytes, st>>>(a, m, nlo > 0 ? lo : hi, hi, c0, zc, xo, s->L.dim[0],
-                                                        s->L.dim[1], s->L.dim[2]);
+    const int nz = in.hi[2] - in.lo[2];
+    if (zc <= 0 || zc > nz)
+        zc = nz;
+    dim3 blk(TX, BY), grd(gx, gy, (nz + zc - 1) / zc);
+    k_ring_lz<R, BY, NY, D><<<grd, blk, C::bytes, st>>>(a, m, in, zc, xo, s->L.dim[0], s->L.dim[1], s->L.dim[2]);
     CUDA_TRY_LAUNCH();
     return 0;
 }

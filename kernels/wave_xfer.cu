@@ -176,26 +176,6 @@ __global__ void k_strip3(float *f, float *buf, Box b, Off3 off, long long sy, lo
         f[c] = buf[e];
 }
 
-/* The same with a thread per cell of a 3D grid over the box (x fastest in the buffer, as
- * k_strip3): no index division.  k_strip3's three 64-bit divisions a cell made a strip of
- * the RTM reference shot (2 M cells, boundary saves one a forward step and loads one a
- * backward step) instruction-bound (issue 20, session 13). */
-__global__ void k_strip3d(float *f, float *buf, Box b, Off3 off, long long sy, long long sz, bool save)
-{
-    const int n0 = b.hi[0] - b.lo[0], n1 = b.hi[1] - b.lo[1];
-    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y * blockDim.y + threadIdx.y;
-    const int k = blockIdx.z;
-    if (i >= n0 || j >= n1)
-        return;
-    const long long e = ((long long)k * n1 + j) * n0 + i;
-    const long long c = (long long)(k + b.lo[2] + off.v[2]) * sz + (long long)(j + b.lo[1] + off.v[1]) * sy +
-                        (i + b.lo[0] + off.v[0]);
-    if (save)
-        buf[e] = f[c];
-    else
-        f[c] = buf[e];
-}
-
 extern "C" int wave_cu_strip(struct wave_sim *s, float *buf, bool on_device, bool save)
 {
     float *const f[1] = {s->cur};
@@ -231,22 +211,9 @@ extern "C" int wave_cu_strip_fields(struct wave_sim *s, float *const *fields, in
             }
             if (box_empty(bx))
                 continue;
-            const int n0 = hi[b][0] - lo[b][0], n1 = hi[b][1] - lo[b][1], n2 = hi[b][2] - lo[b][2];
-            size_t n = (size_t)n0 * n1 * n2;
-            /* threads: x in rows of up to 128 (a power of two covering a thin box's x), y
-             * the rest of 256 */
-            int tx = 1;
-            while (tx < n0 && tx < 128)
-                tx *= 2;
-            const int ty = 256 / tx;
-            const long long gy = (n1 + ty - 1) / ty;
-            if (n2 <= 65535 && gy <= 65535)
-                k_strip3d<<<dim3((unsigned)((n0 + tx - 1) / tx), (unsigned)gy, (unsigned)n2), dim3(tx, ty), 0,
-                            stream_of(s)>>>(fields[f], db + at, bx, off, (long long)s->L.stride_y,
-                                            (long long)s->L.stride_z, save);
-            else
-                k_strip3<<<(unsigned)((n + 255) / 256), 256, 0, stream_of(s)>>>(
-                    fields[f], db + at, bx, off, (long long)s->L.stride_y, (long long)s->L.stride_z, save);
+            size_t n = (size_t)(hi[b][0] - lo[b][0]) * (hi[b][1] - lo[b][1]) * (hi[b][2] - lo[b][2]);
+            k_strip3<<<(unsigned)((n + 255) / 256), 256, 0, stream_of(s)>>>(
+                fields[f], db + at, bx, off, (long long)s->L.stride_y, (long long)s->L.stride_z, save);
             CUDA_TRY_LAUNCH();
             at += n;
         }

@@ -615,13 +615,10 @@ static const struct {
     {"8x2d2p/lines-zo", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, false, 0, 1>},
     /* zo2: each face's z lines right after that face's planes (q, v, p still in L2) */
     {"8x2d2p/lines-zo2", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, false, 0, 2>},
-    /* lzN[cZ]: the core's columns in the z layers and N planes beyond by k_ring_lz (the z
-     * terms in the core's pass, kernels/wave_ring_lz.cuh; both slabs in one launch on the
-     * core's stream, z chunks of Z planes, else one a slab), z lines over the frame's
-     * columns only */
-    {"8x2d2p/lines-lz0", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, false, 0, 0, 0>},
-    {"8x2d2p/lines-lz8", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, false, 0, 0, 8>},
-    {"8x2d2p/lines-lz16c14", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, false, 0, 0, 16, 14>},
+    /* lzN: the core's columns in the z layers and N planes beyond by k_ring_lz (the z terms
+     * in the core's pass, kernels/wave_ring_lz.cuh), z lines over the frame's columns only */
+    {"8x2d2p/lines-lz16", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, false, 0, 0, 16>},
+    {"8x2d2p/lines-lz36", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, false, 0, 0, 36>},
 };
 static int ring_shape = -1; /* index into ring_shapes, -1: the library's */
 
