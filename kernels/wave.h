@@ -125,6 +125,8 @@ struct wave_tuning {
     int layer_zchunk;       /* z planes per CPML layer block; 0 = default (48) */
     int implicit_x;         /* implicit operator's x sweep: 0 default, else enum wave_implicit_x */
     int implicit_yz;        /* implicit operator's y, z sweeps: 0 default, else enum wave_implicit_yz */
+    int ring_waves;         /* tiled ring interior kernel: z chunks for about this many waves of
+                               resident blocks; 0 = default (6) */
 };
 
 struct wave_params {

@@ -151,7 +151,8 @@ __global__ void k_pml(KArgs a, PArgs m, int gax, Box b)
  * the axis NW points wide (or absent), so the march is unrolled whole and its register
  * queues are renamed instead of shifted at every position */
 template <int R, int A, class M, int NW = 0, int MINB = 0>
-__global__ void __launch_bounds__(128, MINB ? MINB : A == 2 && R <= 4 ? 6 : 1) k_line(KArgs a, PArgs m, int dimA)
+__global__ void __launch_bounds__(128, MINB ? MINB : A == 2 && R <= 4 ? 6 : 1) k_line(KArgs a, PArgs m, int dimA,
+                                                                                       int seg0, Box skip)
 {
     static_assert(A == 1 || A == 2, "x lines: k_line_x");
     /* the lines of a layer, x fastest, numbered over the whole x-by-other plane: no idle
@@ -162,6 +163,10 @@ __global__ void __launch_bounds__(128, MINB ? MINB : A == 2 && R <= 4 ? 6 : 1) k
     if (t >= (long long)np0 * nv)
         return;
     const int uu = (int)(t % np0), vv = (int)(t / np0);
+    /* SKIP (z lines; x and y in lo[0..1], hi[0..1]): lines another kernel corrects (the
+     * ring CPML's core with its z terms folded in, wave_ring_lz.cuh) */
+    if (uu >= skip.lo[0] && uu < skip.hi[0] && vv >= skip.lo[1] && vv < skip.hi[1])
+        return;
     const int h = a.h;
     const long long sy = a.sy, sz = a.sz;
     const int np = m.npad[A], wlo = m.pml[2 * A], whi = m.pml[2 * A + 1];
@@ -189,9 +194,10 @@ __global__ void __launch_bounds__(128, MINB ? MINB : A == 2 && R <= 4 ? 6 : 1) k
         return x + h >= 0 && x + h < dimA ? __ldg(p + c0 + (long long)x * st) : 0.0f;
     };
     /* the low and the high layer of a line are independent (disjoint points, psi(n)
-     * only read): blockIdx.z picks one, so twice as many lines march at once */
+     * only read): blockIdx.z picks one, so twice as many lines march at once (SEG0 1 and
+     * one block in z: the high layer alone) */
     {
-        const int seg = blockIdx.z;
+        const int seg = seg0 + (int)blockIdx.z;
         const int s0 = seg ? np - whi : 0;
         if ((seg ? whi : wlo) <= 0)
             return;
@@ -365,9 +371,9 @@ static int launch_lines(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_
             long long rows = (long long)L->npad[1] * L->npad[2];
             k_line_x<R, M><<<(unsigned)((rows + 3) / 4), 128, 0, st>>>(a, m, L->dim[0]);
         } else if (ax == 1)
-            k_line<R, 1, M><<<grd, blk, 0, st>>>(a, m, L->dim[1]);
+            k_line<R, 1, M><<<grd, blk, 0, st>>>(a, m, L->dim[1], 0, Box{});
         else
-            k_line<R, 2, M><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
+            k_line<R, 2, M><<<grd, blk, 0, st>>>(a, m, L->dim[2], 0, Box{});
         CUDA_TRY_LAUNCH();
     }
     wave_cu_swap_psi(s);
@@ -376,14 +382,16 @@ static int launch_lines(wave_sim *s, const KArgs &a, const PArgs &m, cudaStream_
 
 /* The z corrections of the lines arrangement alone (fp32 memory; psi_z(n+1) to psi_alt, no
  * swap): the ring arrangement's "z by lines" variant, after its passes over every plane. */
-int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st, int nw, int min_blocks)
+int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st, int nw, int min_blocks, int face, const Box *skip)
 {
-    if (!s->slab_count[2])
+    const Box sk = skip ? *skip : Box{};
+    if (!s->slab_count[2] || (face >= 0 && !s->L.pml[4 + face]))
         return 0;
     const KArgs a = kargs(s);
     const PArgs m = pargs(s);
     const struct wave_layout *L = &s->L;
-    dim3 blk(128), grd((unsigned)(((long long)L->npad[0] * L->npad[1] + 127) / 128), 1, 2);
+    const int seg0 = face > 0 ? 1 : 0;
+    dim3 blk(128), grd((unsigned)(((long long)L->npad[0] * L->npad[1] + 127) / 128), 1, face >= 0 ? 1 : 2);
     /* NW 12 (research shapes .../lines-z12*): layers 12 wide (the default) or absent, the
      * march unrolled whole (k_line<NW>) at order 8, built for MIN_BLOCKS (6 or 8) blocks an
      * SM.  H100, 512^3, 12 layers (ncu, session 12): 93.0 us against the generic kernel's
@@ -395,15 +403,15 @@ int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st, int nw, int min_blocks)
         constexpr int RR = decltype(r)::value;
         if constexpr (RR <= 4) {
             if (w12 && min_blocks == 8)
-                k_line<RR, 2, float, 12, 8><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
+                k_line<RR, 2, float, 12, 8><<<grd, blk, 0, st>>>(a, m, L->dim[2], seg0, sk);
             else if (w12)
-                k_line<RR, 2, float, 12><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
+                k_line<RR, 2, float, 12><<<grd, blk, 0, st>>>(a, m, L->dim[2], seg0, sk);
             else if (min_blocks == 8 && RR == 4)
-                k_line<RR, 2, float, 0, 8><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
+                k_line<RR, 2, float, 0, 8><<<grd, blk, 0, st>>>(a, m, L->dim[2], seg0, sk);
             else
-                k_line<RR, 2, float><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
+                k_line<RR, 2, float><<<grd, blk, 0, st>>>(a, m, L->dim[2], seg0, sk);
         } else
-            k_line<RR, 2, float><<<grd, blk, 0, st>>>(a, m, L->dim[2]);
+            k_line<RR, 2, float><<<grd, blk, 0, st>>>(a, m, L->dim[2], seg0, sk);
         CUDA_TRY_LAUNCH();
         return 0;
     });

@@ -205,7 +205,10 @@ int wave_cu_cpml_lines(wave_sim *s, cudaStream_t st);
 /* lines' z corrections alone, fp32 memory, no psi swap (the ring arrangement's z by lines);
  * NW 12: the march unrolled whole where the z layers are 12 wide or absent, at order 8
  * (research: no faster on the H100), else the generic kernel */
-int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st, int nw = 0, int min_blocks = 0);
+/* FACE 0 / 1: the low / high z layer alone (-1: both); SKIP (x and y of lo, hi): lines
+ * not to correct (another kernel did) */
+int wave_cu_cpml_line_z(wave_sim *s, cudaStream_t st, int nw = 0, int min_blocks = 0, int face = -1,
+                        const Box *skip = nullptr);
 int wave_cu_free_surface(wave_sim *s, cudaStream_t st);
 /* psi in place over every axis's layers alone (split's first half; the implicit operator) */
 int wave_cu_psi(wave_sim *s, cudaStream_t st);

@@ -1,5 +1,5 @@
 /* wave_points — injection and sampling of the CUDA propagator: the point sets' weights
- * on the device (computed on the host by kernels/points.c), one block per point. */
+ * on the device (computed on the host by kernels/points.c). */
 #include "kernels/wave_cuda.h"
 
 #include "kernels/device.h"
@@ -51,6 +51,28 @@ __global__ void k_inject(float *f, const float *vel, const int *base, const floa
         float v = amp * (wx[kx] * wy[ky] * wz[kz]);
         atomicAdd(&f[c], phys ? v * (vel[c] * dvinv) : v);
     }
+}
+
+/* The same for small supports (trilinear: 8 nodes a point in 3D), one thread per (point,
+ * node) pair: one block per point left 120 of its 128 threads idle, and the RTM's 40 000
+ * receivers took 40 000 blocks a step (issue 20, session 13).  Same arithmetic; the
+ * atomicAdd order of overlapping supports differs, as it does between runs of either. */
+__global__ void k_inject_flat(float *f, const float *vel, const int *base, const float *w, int ns, int nsy,
+                              long long sy, long long sz, const float *amps, long long stride, float scale,
+                              bool phys, float dvinv, int n)
+{
+    const int nn = ns * nsy * ns;
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (long long)n * nn)
+        return;
+    const int pt = (int)(t / nn), node = (int)(t % nn);
+    const float amp = amps[pt * stride] * scale;
+    const int *b = base + 3 * pt;
+    const float *wx = w + (size_t)3 * pt * ns, *wy = wx + ns, *wz = wy + ns;
+    const int kx = node % ns, ky = node / ns % nsy, kz = node / (ns * nsy);
+    const long long c = (long long)(b[2] + kz) * sz + (long long)(b[1] + ky) * sy + (b[0] + kx);
+    const float v = amp * (wx[kx] * wy[ky] * wz[kz]);
+    atomicAdd(&f[c], phys ? v * (vel[c] * dvinv) : v);
 }
 
 /* Sampling: a warp per point (POINT_WARPS points a block), lane l over the support nodes
@@ -122,9 +144,15 @@ extern "C" int wave_cu_inject(struct wave_sim *s, const struct wave_points *pts,
     /* per unit volume in 3D, per unit area (a line source) in 2D, as kernels/points.c */
     const float dvinv = wave_is_2d(s) ? (float)(1.0 / (s->p.d[0] * s->p.d[2]))
                                       : (float)(1.0 / (s->p.d[0] * s->p.d[1] * s->p.d[2]));
-    k_inject<<<(unsigned)pts->n, 128, 0, stream_of(s)>>>(
-        s->cur, s->vel, pts->d_base, pts->d_w, pts->ns, pts->nsa[1], (long long)L->stride_y, (long long)L->stride_z,
-        da, dstride, scale, (flags & WAVE_INJECT_PHYSICAL) != 0, dvinv, (int)pts->n);
+    const int nn = pts->ns * pts->nsa[1] * pts->ns;
+    if (nn <= 32) /* a point's nodes fill a quarter of the block or less: a thread per node */
+        k_inject_flat<<<(unsigned)(((long long)pts->n * nn + 127) / 128), 128, 0, stream_of(s)>>>(
+            s->cur, s->vel, pts->d_base, pts->d_w, pts->ns, pts->nsa[1], (long long)L->stride_y,
+            (long long)L->stride_z, da, dstride, scale, (flags & WAVE_INJECT_PHYSICAL) != 0, dvinv, (int)pts->n);
+    else
+        k_inject<<<(unsigned)pts->n, 128, 0, stream_of(s)>>>(
+            s->cur, s->vel, pts->d_base, pts->d_w, pts->ns, pts->nsa[1], (long long)L->stride_y,
+            (long long)L->stride_z, da, dstride, scale, (flags & WAVE_INJECT_PHYSICAL) != 0, dvinv, (int)pts->n);
     CUDA_TRY_LAUNCH();
     return 0;
 }

@@ -176,9 +176,10 @@ static int launch_ring(const Box &in, const KArgs &a, const wave_sim *s, cudaStr
     const int xo = ring_x_origin(in.lo[0], a.h);
     const int gx = (in.hi[0] - xo + W - 1) / W, gy = (in.hi[1] - in.lo[1] + C::TYT - 1) / C::TYT;
     const int nz = in.hi[2] - in.lo[2];
-    /* z chunks: ~6 waves of resident blocks, each chunk at least 4R planes (the queue's
-     * and the ring's R-plane preloads) and at most ZCHUNK. */
-    long long target = 6LL * sm_count(s) * per_sm;
+    /* z chunks: ~6 waves of resident blocks (tuning.ring_waves), each chunk at least 4R
+     * planes (the queue's and the ring's R-plane preloads) and at most ZCHUNK. */
+    const int waves = s->p.tuning.ring_waves > 0 ? s->p.tuning.ring_waves : WAVE_RING_WAVES_DEFAULT;
+    long long target = (long long)waves * sm_count(s) * per_sm;
     long long nch = (target + (long long)gx * gy - 1) / ((long long)gx * gy);
     int zc = (int)((nz + nch - 1) / nch);
     zc = zc < 4 * R ? 4 * R : zc > ZCHUNK ? ZCHUNK : zc;

@@ -44,6 +44,7 @@
 #define SEISLIVE_WAVE_RING_CPML_CUH
 
 #include "kernels/wave_ring.cuh"
+#include "kernels/wave_ring_lz.cuh"
 
 #include "kernels/device.h"
 
@@ -770,10 +771,25 @@ static inline void push(RcList &tl, int x0, int x1, int y0, int y1, int z0, int 
  * wave_ring_cpml.cu; others: tools/wave_research.cu), built for FMB / ZMB resident blocks
  * per SM (__launch_bounds__: 2 lets them use 128 registers).  ZBY 0: no z-layer kernel; the core
  * and the frame cover every plane and lines' z corrections follow them (on ST, after the
- * frame's stream LST has joined it). */
+ * frame's stream LST has joined it).
+ * ZO (issue 20, session 13; z by lines only): the z-layer planes first, so that lines' z
+ * corrections overlap the middle planes.  The core (ST) and the frame (LST) run over the
+ * low and the high z-layer planes, then LST waits for ST's and runs the z lines (they
+ * read and write q only in those planes, and p, which no kernel of the step writes), then
+ * the core and the frame over the middle planes: the z lines, bound by their loads'
+ * latency (ncu, session 12: 36 % of their share of the byte floor), run beside the core's
+ * DRAM-bound middle instead of after everything.  ZO 2: each face's z lines right after
+ * that face's planes (core and frame), while their q, v and p are still in L2 (12 planes
+ * of the 400 x 400 x 200 shot's three fields: 23 MB of the H100's 50), then the other
+ * face's, then the middle.
+ * LZC > 0 (session 13; z by lines only): the core's columns in the planes [0, wz0 + LZC)
+ * and [np2 - wz1 - LZC, np2) by k_ring_lz (wave_ring_lz.cuh: the z layers' terms in the
+ * core's pass, one z chunk a column) on LST before the frame, k_ring over the core's
+ * middle planes on ST, and lines' z corrections after the frame over the frame's columns
+ * only. */
 template <int R, int FBY, int FNY, int FD, int ZBY, int ZNY, int ZD, int FMB = 2, int ZMB = 2, bool SH = true,
           int FXW = TX, int XBY = 0, int XNY = 2, int XD = 2, int XMB = 2, bool XPM = false, bool FPM = false,
-          int ZNW = 0, bool FHL = false, int ZLB = 0>
+          int ZNW = 0, bool FHL = false, int ZLB = 0, int ZO = 0, int LZC = 0>
 static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const PArgs &m, cudaStream_t st,
                          cudaStream_t lst)
 {
@@ -782,8 +798,7 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
     const int np0 = L->npad[0], np1 = L->npad[1], np2 = L->npad[2], h = L->halo;
     const int wx0 = L->pml[0], wx1 = L->pml[1], wy0 = L->pml[2], wy1 = L->pml[3];
     constexpr bool ZLINES = ZBY == 0;
-    /* middle planes [z0, z1): the core's and the frame's (z by lines: every plane) */
-    const int z0 = ZLINES ? 0 : L->pml[4], z1 = ZLINES ? np2 : max(L->pml[4], np2 - L->pml[5]);
+    static_assert(ZO == 0 || ZLINES, "ZO: the z layers by lines");
     constexpr int FT = FBY * FNY;
     /* the core [cx0, cx1) x [cy0, cy1): no x or y layer point; its x bounds are tile
      * origins (the frame's x strips are whole 32-wide tiles), its y bounds whole frame
@@ -802,8 +817,11 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
     }
     const int cy0 = wy0 ? (wy0 + FT - 1) / FT * FT : 0;
     const int cy1 = wy1 ? np1 - (wy1 + FT - 1) / FT * FT : np1;
-    int rc = 0;
-    if (z1 > z0) {
+    /* the core (on ST; unless !WITH_CORE) and the frame (on LST) over the planes [z0, z1) */
+    auto planes = [&](int z0, int z1, bool with_core = true) -> int {
+        int rc = 0;
+        if (z1 <= z0)
+            return 0;
         RcList fr = {}, fx = {}; /* FXW < TX: the x strips (fx) in tiles FXW wide */
         RcList &xs = FXW == TX ? fr : fx;
         RcList xl = {}; /* XBY > 0: the x strips between the y strips, no y layer point */
@@ -818,7 +836,7 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
             push(xl, 0, cx0, cy0, cy1, z0, z1);
             push(xl, cx1, np0, cy0, cy1, z0, z1);
             Box core = {{cx0, cy0, z0}, {cx1, cy1, z1}};
-            if ((rc = wave_cu_interior(s, pl, core, st)) < 0)
+            if (with_core && (rc = wave_cu_interior(s, pl, core, st)) < 0)
                 return rc;
         } else {
             push(xs, 0, cx0, 0, np1, z0, z1);
@@ -826,7 +844,7 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
             push(fr, cx0, cx1, 0, cy0, z0, z1);
             push(fr, cx0, cx1, cy1, np1, z0, z1);
             Box core = {{cx0, cy0, z0}, {cx1, cy1, z1}};
-            if ((rc = wave_cu_interior(s, pl, core, st)) < 0)
+            if (with_core && (rc = wave_cu_interior(s, pl, core, st)) < 0)
                 return rc;
         }
         if ((rc = launch_rc<R, FBY, FNY, FD, false, FMB, SH, TX, true, FPM, FHL>(fr, a, m, s, lst)) < 0)
@@ -839,7 +857,64 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
             if (fx.n && (rc = launch_rc<R, FBY, FNY, FD, false, FMB, SH, FXW>(fx, a, m, s, lst)) < 0)
                 return rc;
         }
+        return 0;
+    };
+    int rc = 0;
+    if constexpr (LZC > 0) {
+        static_assert(ZLINES && ZO == 0 && XBY == 0, "LZC: the z layers by lines, the plain frame");
+        const int lz0 = L->pml[4], lz1 = L->pml[5];
+        const int za = lz0 ? lz0 + LZC : 0, zb = lz1 ? np2 - lz1 - LZC : np2;
+        if (s->slab_count[2] && cx0 < cx1 && cy0 < cy1 && za < zb) {
+            const Box lo = {{cx0, cy0, 0}, {cx1, cy1, za}}, hi = {{cx0, cy0, zb}, {cx1, cy1, np2}};
+            const Box mid = {{cx0, cy0, za}, {cx1, cy1, zb}}, skip = {{cx0, cy0, 0}, {cx1, cy1, 0}};
+            if ((rc = launch_ring_lz<R, 8, 2, 2>(lo, 0, a, m, s, lst)) < 0 ||
+                (rc = launch_ring_lz<R, 8, 2, 2>(hi, 0, a, m, s, lst)) < 0 ||
+                (rc = wave_cu_interior(s, pl, mid, st)) < 0 || (rc = planes(0, np2, false)) < 0 ||
+                (rc = wave_cu_cpml_line_z(s, lst, ZNW, ZLB, -1, &skip)) < 0)
+                return rc;
+            wave_cu_swap_psi(s);
+            return 0;
+        }
     }
+    if constexpr (ZO == 2) {
+        const int lz0 = L->pml[4], lz1 = L->pml[5];
+        if (s->slab_count[2] && lz0 + lz1 < np2) {
+            for (int face = 0; face < 2; face++) {
+                if (!(face ? lz1 : lz0))
+                    continue;
+                if ((rc = face ? planes(np2 - lz1, np2) : planes(0, lz0)) < 0)
+                    return rc;
+                if (lst != st && ((rc = dev_event_record(s->dev, s->ev_fork, st)) < 0 ||
+                                  (rc = dev_stream_wait(s->dev, lst, s->ev_fork)) < 0))
+                    return rc;
+                if ((rc = wave_cu_cpml_line_z(s, lst, ZNW, ZLB, face)) < 0)
+                    return rc;
+            }
+            if ((rc = planes(lz0, np2 - lz1)) < 0)
+                return rc;
+            wave_cu_swap_psi(s);
+            return 0;
+        }
+    }
+    if constexpr (ZO == 1) {
+        const int lz0 = L->pml[4], lz1 = L->pml[5];
+        if (s->slab_count[2] && lz0 + lz1 < np2) {
+            if ((rc = planes(0, lz0)) < 0 || (rc = planes(np2 - lz1, np2)) < 0)
+                return rc;
+            if (lst != st && ((rc = dev_event_record(s->dev, s->ev_fork, st)) < 0 ||
+                              (rc = dev_stream_wait(s->dev, lst, s->ev_fork)) < 0))
+                return rc;
+            if ((rc = wave_cu_cpml_line_z(s, lst, ZNW, ZLB)) < 0)
+                return rc;
+            if ((rc = planes(lz0, np2 - lz1)) < 0)
+                return rc;
+            wave_cu_swap_psi(s);
+            return 0;
+        }
+    }
+    /* middle planes (the core's and the frame's; z by lines: every plane) */
+    if ((rc = planes(ZLINES ? 0 : L->pml[4], ZLINES ? np2 : max(L->pml[4], np2 - L->pml[5]))) < 0)
+        return rc;
     if constexpr (ZLINES) {
         if (lst != st && ((rc = dev_event_record(s->dev, s->ev_join, lst)) < 0 ||
                           (rc = dev_stream_wait(s->dev, st, s->ev_join)) < 0))
@@ -847,6 +922,7 @@ static int ring_cpml_run(wave_sim *s, const WavePlan &pl, const KArgs &a, const 
         if ((rc = wave_cu_cpml_line_z(s, st, ZNW, ZLB)) < 0) /* ZNW 12: unrolled z lines */
             return rc;
     } else {
+        const int z1 = max(L->pml[4], np2 - L->pml[5]);
         RcList zl = {};
         push(zl, 0, np0, 0, np1, 0, L->pml[4]);
         push(zl, 0, np0, 0, np1, max(z1, L->pml[4]), np2);

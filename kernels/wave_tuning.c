@@ -95,6 +95,9 @@ int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val)
     } else if (!strcmp(key, "layer-zchunk")) {
         if ((v = def ? 0 : whole(val, 1, 1 << 20)) >= 0)
             t->layer_zchunk = v;
+    } else if (!strcmp(key, "ring-waves")) {
+        if ((v = def ? 0 : whole(val, 1, WAVE_RING_WAVES_MAX)) >= 0)
+            t->ring_waves = v;
     } else if (!strcmp(key, "implicit-x")) {
         if ((v = def ? 0 : lookup(implicit_x_names, WAVE_IMPLICIT_X_N, val)) >= 0)
             t->implicit_x = v;
@@ -103,7 +106,7 @@ int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val)
             t->implicit_yz = v;
     } else
         return err_set(-EINVAL, "wave tuning: unknown choice '%s' (tile, pipe, prefetch, cpml, cpml-overlap, "
-                                "naive-block, layer-zchunk, implicit-x, implicit-yz)", key);
+                                "naive-block, layer-zchunk, ring-waves, implicit-x, implicit-yz)", key);
     if (v < 0)
         return err_set(-EINVAL, "wave tuning: %s '%s' is not one of its values (kernels/wave_tuning.h)", key, val);
     return 0;
@@ -123,6 +126,8 @@ int wave_tuning_check(const struct wave_tuning *t, int kernel)
         return err_set(-EINVAL, "wave tuning: cpml_overlap %d: 0, 1 (on) or -1 (off)", t->cpml_overlap);
     if (t->layer_zchunk < 0)
         return err_set(-EINVAL, "wave tuning: layer_zchunk %d: 0 or > 0", t->layer_zchunk);
+    if (t->ring_waves < 0 || t->ring_waves > WAVE_RING_WAVES_MAX)
+        return err_set(-EINVAL, "wave tuning: ring_waves %d: 0 or 1..%d", t->ring_waves, WAVE_RING_WAVES_MAX);
     char choices[512];
     if (t->implicit_x < 0 || t->implicit_x >= WAVE_IMPLICIT_X_N)
         return err_set(-EINVAL, "wave tuning: implicit_x %d: %s", t->implicit_x,

@@ -150,6 +150,11 @@ static inline int wave_implicit_yz_of(const struct wave_tuning *t)
 
 #define WAVE_PREFETCH_MAX 3     /* ring: 1..3 planes in flight, regs: 1..2 */
 #define WAVE_LAYER_ZCHUNK_DEFAULT 48
+/* ring_waves: the ring interior kernel cuts z into chunks for about this many waves of
+ * resident blocks (more chunks fill the SMs on small grids; each chunk re-reads 2R
+ * planes of p for its register queue) */
+#define WAVE_RING_WAVES_DEFAULT 6
+#define WAVE_RING_WAVES_MAX 64
 
 /* Names ("8x2", "ring", "lines"), or NULL for 0 and values out of range. */
 const char *wave_tile_name(int tile);
@@ -166,6 +171,7 @@ const char *wave_implicit_yz_name(int yz);
  *   cpml-overlap  on | off
  *   naive-block   WxH (W a multiple of 32, W x H <= 1024)
  *   layer-zchunk  N > 0
+ *   ring-waves    1 .. WAVE_RING_WAVES_MAX
  *   implicit-x    thread | warp | regs | warpl
  *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe | scanl | scanl1 |
  *                 scanl256 | tile | tile3 | tilea | tileb | tilem | tilez |

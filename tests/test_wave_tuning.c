@@ -66,11 +66,13 @@ Test(wave_tuning, numbers_and_switches)
     cr_assert_eq(t.naive_block[1], 4);
     cr_assert_eq(wave_tuning_set(&t, "layer-zchunk", "5"), 0);
     cr_assert_eq(t.layer_zchunk, 5);
+    cr_assert_eq(wave_tuning_set(&t, "ring-waves", "3"), 0);
+    cr_assert_eq(t.ring_waves, 3);
     /* "default" puts each back to 0 */
     cr_assert_eq(wave_tuning_set(&t, "implicit-x", "warp"), 0);
     cr_assert_eq(wave_tuning_set(&t, "implicit-yz", "chunks"), 0);
     const char *keys[] = {"tile",        "pipe",         "prefetch",   "cpml", "cpml-overlap",
-                          "naive-block", "layer-zchunk", "implicit-x", "implicit-yz"};
+                          "naive-block", "layer-zchunk", "implicit-x", "implicit-yz", "ring-waves"};
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
         cr_assert_eq(wave_tuning_set(&t, keys[k], "default"), 0, "%s", keys[k]);
     struct wave_tuning zero = {0};
@@ -84,6 +86,7 @@ Test(wave_tuning, bad_values_refused)
         {"prefetch", "4"},       {"prefetch", "2x"},    {"cpml", "line"},           {"cpml-overlap", "1"},
         {"naive-block", "48x4"}, {"naive-block", "512x4"}, {"naive-block", "128x4x"}, {"layer-zchunk", "0"},
         {"layer-zchunk", "-3"},  {"tiles", "8x2"},     {"implicit-x", "chunks"},   {"implicit-yz", "warp"},
+        {"ring-waves", "0"},     {"ring-waves", "65"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         struct wave_tuning t = {0};
@@ -126,4 +129,8 @@ Test(wave_tuning, combinations_checked)
     cr_assert_eq(wave_tuning_check(&u, WAVE_KERNEL_NAIVE), -EINVAL);
     u = (struct wave_tuning){.layer_zchunk = -1};
     cr_assert_eq(wave_tuning_check(&u, WAVE_KERNEL_TILED), -EINVAL);
+    u = (struct wave_tuning){.ring_waves = WAVE_RING_WAVES_MAX + 1};
+    cr_assert_eq(wave_tuning_check(&u, WAVE_KERNEL_TILED), -EINVAL);
+    u = (struct wave_tuning){.ring_waves = WAVE_RING_WAVES_MAX};
+    cr_assert_eq(wave_tuning_check(&u, WAVE_KERNEL_TILED), 0);
 }

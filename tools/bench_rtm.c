@@ -18,7 +18,10 @@
  *                      [--cpml-memory fp32|bf16]
  *                      [--backward separate|fused|image] [--fused-variant N]
  *                      [--strip-store auto|device|host] [--strip-stages N] [--host-budget MIB]
- *                      [--pin pieces|alloc|register] [--pin-probe GIB]
+ *                      [--pin pieces|alloc|register] [--pin-probe GIB] [--ring-shape F/Z]
+ *
+ * --ring-shape F/Z runs the ring CPML's frame and z layers in a research shape
+ * (tools/wave_research.cu, order 8; as seislive-bench stencil --ring-shape; stderr names it).
  *
  * --physics tti migrates the same shot through the TTI propagator (kernels/tti.h): v(z)
  * is v_pz, with eps 0.2, delta 0.1, a 30 degree tilt at azimuth 20 degrees everywhere
@@ -114,6 +117,7 @@
 #include "stream/error.h"
 #include "stream/log.h"
 #include "tools/bench.h"
+#include "tools/wave_research.h"
 
 /* BYTES of host memory for the shot, page-locked on a CUDA DEV (NULL on failure, with
  * err_msg() saying why). */
@@ -345,6 +349,7 @@ int bench_rtm(int argc, char **argv)
     struct rtm_tuning tuning = {0};
     double d = 12.5;
     const char *device = "auto", *list = "boundary,random,checkpoint,checkpoint-uniform,full";
+    const char *ring_shape = NULL; /* --ring-shape: the ring CPML's research shape (order 8) */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = 1;
@@ -428,6 +433,8 @@ int bench_rtm(int argc, char **argv)
             i++;
             kernel = !strcmp(argv[i], "naive") ? 1 : !strcmp(argv[i], "tiled") ? 2 : 0; /* prop_tuning.kernel */
         }
+        else if (!strcmp(argv[i], "--ring-shape") && i + 1 < argc)
+            ring_shape = argv[++i];
         else {
             fprintf(stderr, "bench rtm: unknown option '%s'\n", argv[i]);
             return 2;
@@ -447,6 +454,19 @@ int bench_rtm(int argc, char **argv)
                     ntot[0], ntot[1], ntot[2], pml, steps, rx);
             return 2;
         }
+    }
+    if (ring_shape) {
+#ifdef SEISLIVE_CUDA
+        wave_research_register(); /* the shapes no default uses (tools/wave_research.cu) */
+        if (wave_research_ring_shape(ring_shape) < 0) {
+            fprintf(stderr, "bench rtm: --ring-shape: %s\n", err_msg());
+            return 2;
+        }
+        fprintf(stderr, "bench rtm: ring CPML shape (frame/z layers, order 8): %s\n", ring_shape);
+#else
+        fprintf(stderr, "bench rtm: --ring-shape needs a CUDA build\n");
+        return 2;
+#endif
     }
     log_set_level(verbose ? LOG_DEBUG : LOG_WARN);
     struct sl_device dev;

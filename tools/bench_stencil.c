@@ -7,7 +7,7 @@
  *                          [--cpml-memory fp32,bf16]
  *                          [--kernels naive,tiled] [--variants P/T/D/C,...] [--no-cpml-rows] [--json]
  *                          [--tile T] [--pipe P] [--prefetch N] [--cpml C] [--cpml-overlap on|off]
- *                          [--naive-block WxH] [--layer-zchunk N] [--ring-shape F/Z] [--2d]
+ *                          [--naive-block WxH] [--layer-zchunk N] [--ring-waves N] [--ring-shape F/Z] [--2d]
  *                          [--physics acoustic|tti|both] [--tti-orders 8] [--operator OP]
  *                          [--operators taylor,implicit] [--implicit-variants X/YZ,...]
  *
@@ -177,7 +177,7 @@ static int variant_tuning(const struct wave_tuning *base, const char *spec, stru
 
 /* --tile T and the like: the flags of struct wave_tuning (kernels/wave_tuning.h). */
 static const char *const tuning_flags[] = {"tile", "pipe", "prefetch", "cpml", "cpml-overlap", "naive-block",
-                                           "layer-zchunk"};
+                                           "layer-zchunk", "ring-waves"};
 
 int bench_stencil(int argc, char **argv)
 {

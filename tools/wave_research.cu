@@ -610,6 +610,15 @@ static const struct {
     /* h: the frame's p tile loads its outer halo (the psi(n+1) halo, R .. 2R beyond the
      * tile) only along the axes whose layers the tile holds */
     {"8x2d2ph/lines", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, true>},
+    /* zo: the z-layer planes first, lines' z corrections beside the middle planes (session
+     * 13, issue 20) */
+    {"8x2d2p/lines-zo", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, false, 0, 1>},
+    /* zo2: each face's z lines right after that face's planes (q, v, p still in L2) */
+    {"8x2d2p/lines-zo2", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, false, 0, 2>},
+    /* lzN: the core's columns in the z layers and N planes beyond by k_ring_lz (the z terms
+     * in the core's pass, kernels/wave_ring_lz.cuh), z lines over the frame's columns only */
+    {"8x2d2p/lines-lz16", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, false, 0, 0, 16>},
+    {"8x2d2p/lines-lz36", ring_cpml_run<4, 8, 2, 2, 0, 1, 1, 2, 2, true, TX, 0, 2, 2, 2, false, true, 0, false, 0, 0, 36>},
 };
 static int ring_shape = -1; /* index into ring_shapes, -1: the library's */
 

@@ -348,7 +348,8 @@ Test(gpu_wave, ring_cpml_shapes_match_cpu_reference, .timeout = 300)
                                          "8x2d2/lines/x8x2d2b3", "8x2d2/lines/x8x4d2", "8x2d2/lines/x8x4d2b3",
                                          "8x2d2/lines/x8x2d2p", "8x2d2/lines/x8x2d2b3p", "8x2d2p/lines/x8x2d2b3p",
                                          "8x2d2/lines", "8x2d2p/lines-z12", "8x2d2/lines-z12", "8x2d2ph/lines",
-                                         "8x2d2p/lines-z12b8", "8x2d2p/lines-zb8"};
+                                         "8x2d2p/lines-z12b8", "8x2d2p/lines-zb8", "8x2d2p/lines-zo",
+                                         "8x2d2p/lines-zo2", "8x2d2p/lines-lz16", "8x2d2p/lines-lz36"};
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         cr_assert_eq(wave_research_ring_shape(shapes[i]), 0, "%s", err_msg());
         struct wave_tuning t = {0};
@@ -396,7 +397,9 @@ Test(gpu_wave, ring_cpml_z12_matches_cpu_reference, .timeout = 120)
     cr_assert_eq(register_research(), 0);
     static const int big[3] = {68, 45, 41}, bigx[2] = {12, 12}, z12[2] = {12, 12}, fz12[2] = {0, 12};
     static const char *const shapes[] = {NULL,           "8x2d2/lines",   "8x2d2p/lines-z12", "8x2d2/lines-z12",
-                                         "8x2d2ph/lines", "8x2d2p/lines-z12b8", "8x2d2p/lines-zb8"};
+                                         "8x2d2ph/lines", "8x2d2p/lines-z12b8", "8x2d2p/lines-zb8",
+                                         "8x2d2p/lines-zo", "8x2d2p/lines-zo2", "8x2d2p/lines-lz16",
+                                         "8x2d2p/lines-lz36"};
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         for (int fs = 0; fs < 2; fs++) {
             cr_assert_eq(wave_research_ring_shape(shapes[i]), 0, "%s", err_msg());
