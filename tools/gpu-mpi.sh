@@ -18,9 +18,7 @@ B=${SEISLIVE_BUILD:-$PWD/build/release}
 out=${OUT:-gpu-out}
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-[ -d "$B/lib" ] && export LD_LIBRARY_PATH=$B/lib:$LD_LIBRARY_PATH
-. tools/mpi-env.sh
+. tools/gpu-env.sh
 command -v mpirun >/dev/null || { echo "gpu-mpi: no mpirun: carry .mpilibs (tools/mpi-libs.sh)" >&2; exit 1; }
 "$B/seislive" --version
 cfg=docs/examples/mpi-model.toml

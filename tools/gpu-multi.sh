@@ -22,16 +22,7 @@ B=${SEISLIVE_BUILD:-$PWD/build/release}
 out=${OUT:-gpu-out}
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-[ -d "$B/lib" ] && export LD_LIBRARY_PATH=$B/lib:$LD_LIBRARY_PATH
-. tools/mpi-env.sh
-export NCCL_NVLS_ENABLE=0
-if nl=$(python3 -c 'import nvidia.nccl,os;print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null); then
-  export LD_LIBRARY_PATH=$nl/lib:$LD_LIBRARY_PATH
-  echo "NCCL: $nl/lib"
-else
-  echo "gpu-multi: no nvidia.nccl Python package: the staged transport will be used"
-fi
+. tools/gpu-env.sh
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader
 nvidia-smi topo -m 2>/dev/null | head -5

@@ -11,15 +11,7 @@ cd "$(dirname "$0")/.."
 B=${SEISLIVE_BUILD:-$PWD/build/release}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-[ -d "$B/lib" ] && export LD_LIBRARY_PATH=$B/lib:$LD_LIBRARY_PATH
-. tools/mpi-env.sh
-export NCCL_NVLS_ENABLE=0
-if nl=$(python3 -c 'import nvidia.nccl,os;print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null); then
-  export LD_LIBRARY_PATH=$nl/lib:$LD_LIBRARY_PATH
-else
-  echo "gpu-scaling: no nvidia.nccl Python package: the staged transport will be used" >&2
-fi
+. tools/gpu-env.sh
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 nps=${*:-$(for n in 1 2 4 8; do [ "$n" -le "$ngpu" ] && echo $n; done)}
 : > "$out/scaling.md"
