@@ -6,8 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include "stream/error.h"
+#include "stream/log.h"
 
 /* segyio writes the file headers; the traces go through our own FILE in blocks.  segyio
  * writes a trace as two seeks and writes (header, samples), so a 10 000-receiver shot
@@ -186,10 +189,20 @@ int segy_writer_traces(struct segy_writer *w, const struct segy_trace_info *info
 #pragma omp parallel for schedule(static) if (n >= 16)
     for (int i = 0; i < n; i++)
         encode_trace(w, w->count + i + 1, info + i, samples + (size_t)i * stride, w->block + (size_t)i * tb);
-    /* the traces follow each other from trace0 on: the file position is already there */
-    if (fwrite(w->block, tb, (size_t)n, w->f) != (size_t)n)
+    /* the traces follow each other from trace0 on: the file position is already there.
+     * Flushed a block at a time, so that a failure is this block's and not found at close
+     * with the traces counted; then the file is cut back to the traces written whole, and
+     * the position with it (a later block lands where it belongs). */
+    if (fwrite(w->block, tb, (size_t)n, w->f) != (size_t)n || fflush(w->f) != 0) {
+        const int e = errno;
+        const off_t keep = (off_t)w->trace0 + (off_t)w->count * (off_t)tb;
+        clearerr(w->f);
+        if (fseeko(w->f, keep, SEEK_SET) != 0 || ftruncate(fileno(w->f), keep) != 0)
+            log_warn("%s: could not cut the file back to its %d whole traces: %s", w->path, w->count,
+                     strerror(errno));
         return err_set(-EIO, "%s: writing traces %d..%d failed: %s", w->path, w->count + 1, w->count + n,
-                       strerror(errno));
+                       strerror(e));
+    }
     w->count += n;
     return 0;
 }

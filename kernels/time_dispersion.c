@@ -107,7 +107,8 @@ int tdt_create(size_t n, double dt, struct tdt **out)
         return err_set(-ENOMEM, "time-dispersion transform: out of memory");
     t->n = n;
     t->dt = dt;
-    t->m = smooth_at_least(OVERSAMPLE * n);
+    /* at least 2 NLAG + 2 bins: the Lagrange stencil reaches NLAG / 2 bins past 0 and M/2 */
+    t->m = smooth_at_least(OVERSAMPLE * n > 2 * NLAG + 2 ? OVERSAMPLE * n : 2 * NLAG + 2);
     t->l = smooth_at_least(OUT_PAD * n);
     t->shift = n / 2;
     t->cut[TDT_FORWARD] = 2.0;
@@ -165,13 +166,14 @@ void tdt_destroy(struct tdt *t)
 /* The centred spectrum's bins -PAD .. M/2 + PAD around the r2c output C (bins 0 .. M/2
  * at C[0 ..]): real input, so X(-j) = conj X(j), and X(M/2 + j) = conj X(M/2 - j) (2 pi
  * periodic: the centring shift is a whole number of samples).  The interpolation then
- * reads a plain array. */
+ * reads a plain array.  (For odd M the mirror of bin M/2 + j is M - M/2 - j, not M/2 - j:
+ * smooth_at_least can make M odd, e.g. 225 for 56 samples.) */
 #define PAD NLAG
 static void extend(fftw_complex *c, size_t m)
 {
     for (long j = 1; j <= PAD; j++) {
         c[-j] = conj(c[j]);
-        c[(long)(m / 2) + j] = conj(c[(long)(m / 2) - j]);
+        c[(long)(m / 2) + j] = conj(c[(long)m - ((long)(m / 2) + j)]); /* X(M - i): right for odd M too */
     }
 }
 

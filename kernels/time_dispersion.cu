@@ -95,16 +95,23 @@ static int cu_setup(struct tdt *t)
         const struct warp *w = &t->warp[d];
         for (size_t k = 0; k < lk; k++)
             j0[k] = w->valid[k] ? (long long)w->j0[k] : 0; /* warp_init leaves invalid bins unset */
-        int rc = 0;
+        int rc = 0; /* each step only after the ones before it succeeded: no copy to a failed allocation */
         CUDA_CHECK_INTO(rc, cudaMalloc((void **)&c->j0[d], lk * sizeof(long long)));
-        CUDA_CHECK_INTO(rc, cudaMalloc((void **)&c->w[d], lk * NLAG * sizeof(double)));
-        CUDA_CHECK_INTO(rc, cudaMalloc((void **)&c->phase[d], lk * 2 * sizeof(double)));
-        CUDA_CHECK_INTO(rc, cudaMalloc((void **)&c->valid[d], lk));
-        CUDA_CHECK_INTO(rc, cudaMemcpy(c->j0[d], j0, lk * sizeof(long long), cudaMemcpyHostToDevice));
-        CUDA_CHECK_INTO(rc, cudaMemcpy(c->valid[d], w->valid, lk, cudaMemcpyHostToDevice));
+        if (rc == 0)
+            CUDA_CHECK_INTO(rc, cudaMalloc((void **)&c->w[d], lk * NLAG * sizeof(double)));
+        if (rc == 0)
+            CUDA_CHECK_INTO(rc, cudaMalloc((void **)&c->phase[d], lk * 2 * sizeof(double)));
+        if (rc == 0)
+            CUDA_CHECK_INTO(rc, cudaMalloc((void **)&c->valid[d], lk));
+        if (rc == 0)
+            CUDA_CHECK_INTO(rc, cudaMemcpy(c->j0[d], j0, lk * sizeof(long long), cudaMemcpyHostToDevice));
+        if (rc == 0)
+            CUDA_CHECK_INTO(rc, cudaMemcpy(c->valid[d], w->valid, lk, cudaMemcpyHostToDevice));
         /* the weights and phases of invalid bins are never read (k_warp tests valid) */
-        CUDA_CHECK_INTO(rc, cudaMemcpy(c->w[d], w->w, lk * NLAG * sizeof(double), cudaMemcpyHostToDevice));
-        CUDA_CHECK_INTO(rc, cudaMemcpy(c->phase[d], w->phase, lk * 2 * sizeof(double), cudaMemcpyHostToDevice));
+        if (rc == 0)
+            CUDA_CHECK_INTO(rc, cudaMemcpy(c->w[d], w->w, lk * NLAG * sizeof(double), cudaMemcpyHostToDevice));
+        if (rc == 0)
+            CUDA_CHECK_INTO(rc, cudaMemcpy(c->phase[d], w->phase, lk * 2 * sizeof(double), cudaMemcpyHostToDevice));
         if (rc < 0) {
             free(j0);
             return rc;

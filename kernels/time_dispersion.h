@@ -69,7 +69,9 @@ int tdt_apply(struct tdt *t, int dir, float *x, size_t ntr, size_t stride, doubl
 /* tdt_apply on the GPU (kernels/time_dispersion.cu, cuFFT in double precision): X in the
  * current CUDA device's memory, the same transform to float rounding (the FFTs' rounding
  * differs from FFTW's); returns when X holds the result.  The plans and tables are made
- * on the first call and kept with T.  -ENOTSUP in a build without CUDA, -ENOMEM, -EIO
+ * on the first call, on the device current then, and kept with T: call it from one thread
+ * and for one device per T (the model job does; tdt_apply itself is thread-safe).  It runs
+ * on the legacy default stream and synchronises the device.  -ENOTSUP in a build without CUDA, -ENOMEM, -EIO
  * (a CUDA or cuFFT error) with err_msg(). */
 int tdt_apply_device(struct tdt *t, int dir, float *x, size_t ntr, size_t stride, double *out_of_band);
 

@@ -41,11 +41,16 @@ static int upload(struct wavelet_resampler *r)
     const size_t no = r->n_out ? r->n_out : 1;
     int rc = 0;
     CUDA_CHECK_INTO(rc, cudaMalloc((void **)&c->k0, no * sizeof(long long)));
-    CUDA_CHECK_INTO(rc, cudaMalloc((void **)&c->nk, no * sizeof(int)));
-    CUDA_CHECK_INTO(rc, cudaMalloc((void **)&c->w, no * (size_t)r->taps * sizeof(double)));
-    CUDA_CHECK_INTO(rc, cudaMemcpy(c->k0, k0, r->n_out * sizeof(long long), cudaMemcpyHostToDevice));
-    CUDA_CHECK_INTO(rc, cudaMemcpy(c->nk, r->nk, r->n_out * sizeof(int), cudaMemcpyHostToDevice));
-    CUDA_CHECK_INTO(rc, cudaMemcpy(c->w, r->w, r->n_out * (size_t)r->taps * sizeof(double), cudaMemcpyHostToDevice));
+    if (rc == 0)
+        CUDA_CHECK_INTO(rc, cudaMalloc((void **)&c->nk, no * sizeof(int)));
+    if (rc == 0)
+        CUDA_CHECK_INTO(rc, cudaMalloc((void **)&c->w, no * (size_t)r->taps * sizeof(double)));
+    if (rc == 0)
+        CUDA_CHECK_INTO(rc, cudaMemcpy(c->k0, k0, r->n_out * sizeof(long long), cudaMemcpyHostToDevice));
+    if (rc == 0)
+        CUDA_CHECK_INTO(rc, cudaMemcpy(c->nk, r->nk, r->n_out * sizeof(int), cudaMemcpyHostToDevice));
+    if (rc == 0)
+        CUDA_CHECK_INTO(rc, cudaMemcpy(c->w, r->w, r->n_out * (size_t)r->taps * sizeof(double), cudaMemcpyHostToDevice));
     free(k0);
     if (rc < 0)
         wavelet_cu_resampler_free(r);

@@ -56,7 +56,8 @@ void wavelet_resampler_apply(const struct wavelet_resampler *r, const float *in,
 /* wavelet_resampler_apply for NTR traces on the GPU (kernels/wavelet.cu): trace i from IN
  * + i IN_STRIDE into OUT + i OUT_STRIDE, both in the current CUDA device's memory; the
  * same products in the same order in double (float-equal to the CPU's but for the FMA
- * contractions); the weights are uploaded on the first call and kept with R.  Returns
+ * contractions); the weights are uploaded on the first call, to the device current then,
+ * and kept with R (one thread, one device per R; the default stream, the device synchronised).  Returns
  * when OUT holds the result; -ENOTSUP without CUDA, -EIO / -ENOMEM with err_msg(). */
 int wavelet_resampler_apply_device(struct wavelet_resampler *r, const float *in, size_t in_stride, float *out,
                                    size_t out_stride, size_t ntr);

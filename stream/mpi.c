@@ -261,6 +261,10 @@ int sl_mpi_gather(const float *send, size_t n, float *recv, const size_t *counts
     }
 #ifdef SEISLIVE_MPI
     if (g_rank != 0) {
+        /* the count first: rank 0 checks it against what it expects before any float */
+        const unsigned long long nn = n;
+        if (MPI_Send(&nn, (int)sizeof nn, MPI_BYTE, 0, GATHER_TAG, MPI_COMM_WORLD) != MPI_SUCCESS)
+            return err_set(-EIO, "mpi: gather: sending rank %d's count failed", g_rank);
         for (size_t at = 0; at < n; at += GATHER_CHUNK) {
             const int k = (int)(n - at < GATHER_CHUNK ? n - at : GATHER_CHUNK);
             if (MPI_Send(send + at, k, MPI_FLOAT, 0, GATHER_TAG, MPI_COMM_WORLD) != MPI_SUCCESS)
@@ -275,6 +279,11 @@ int sl_mpi_gather(const float *send, size_t n, float *recv, const size_t *counts
         memcpy(recv, send, n * sizeof *send);
     size_t where = counts[0];
     for (int r = 1; r < g_size; r++) {
+        unsigned long long nn = 0;
+        if (MPI_Recv(&nn, (int)sizeof nn, MPI_BYTE, r, GATHER_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return err_set(-EIO, "mpi: gather: receiving rank %d's count failed", r);
+        if (nn != counts[r])
+            return err_set(-EPROTO, "mpi: gather: rank %d sends %llu floats, %zu expected", r, nn, counts[r]);
         for (size_t at = 0; at < counts[r]; at += GATHER_CHUNK) {
             const size_t k = counts[r] - at < GATHER_CHUNK ? counts[r] - at : GATHER_CHUNK;
             MPI_Status st;

@@ -1,7 +1,8 @@
 /* io/segy_write: a block of traces (segy_writer_traces, what the model job writes) is
  * the same file, byte for byte, as the same traces one call each; segyio reads back the
  * headers and samples written; a write that fails (the file size limit) is an error
- * naming the file and the traces, and they are not counted. */
+ * naming the file and the traces, they are not counted and the file is cut back to its
+ * whole traces, so that the block written again lands where it belongs. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <math.h>
@@ -140,8 +141,23 @@ Test(segy_write, failed_write_names_file_and_traces)
     cr_assert_eq(rc, -EIO);
     cr_assert_not_null(strstr(err_msg(), "short.segy: writing traces 3..12 failed"), "%s", err_msg());
     cr_assert_eq(segy_writer_count(w), 2, "the failed block is not counted");
-    segy_writer_close(w);
+    /* the file is cut back to its whole traces, and the same block written again once
+     * there is room lands where it belongs: the file is then the one-call-a-trace file */
     rl.rlim_cur = RLIM_INFINITY;
-    setrlimit(RLIMIT_FSIZE, &rl);
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+    cr_assert_eq(segy_writer_traces(w, info + 2, s + 2 * STRIDE, STRIDE, 10), 0, "%s", err_msg());
+    cr_assert_eq(segy_writer_close(w), 0, "%s", err_msg());
+    char ref[4200];
+    snprintf(ref, sizeof ref, "%s/ref.segy", dir);
+    cr_assert_eq(segy_writer_open(ref, NS, 2000, -100, "short", &w), 0, "%s", err_msg());
+    for (int i = 0; i < 12; i++)
+        cr_assert_eq(segy_writer_trace(w, &info[i], s + (size_t)i * STRIDE), 0, "%s", err_msg());
+    cr_assert_eq(segy_writer_close(w), 0, "%s", err_msg());
+    long la, lb;
+    char *da = slurp(ref, &la), *db = slurp(path, &lb);
+    cr_assert_eq(lb, la, "%ld bytes against %ld", lb, la);
+    cr_assert_eq(memcmp(da, db, (size_t)la), 0, "the rewritten file differs from the one-trace file");
+    free(da);
+    free(db);
     test_rmtree(dir);
 }

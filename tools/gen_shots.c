@@ -235,9 +235,9 @@ static void defaults(struct shots_opts *o)
     if (!o->have_shot_o) {
         /* spread over the middle 3/4 of each axis with several shots along it (the
          * spacing below), at the middle with one: a grid of shots in y started at the
-         * middle and ran past the model's edge */
+         * middle and ran past the model's edge (with a --shot-spacing too) */
         o->shot_o[0] = lx / 8;
-        o->shot_o[1] = o->shots[1] > 1 && !o->have_shot_d ? ly / 8 : ly / 2;
+        o->shot_o[1] = o->shots[1] > 1 ? ly / 8 : ly / 2;
         o->shot_o[2] = d[2];
     }
     if (!o->have_shot_d) {

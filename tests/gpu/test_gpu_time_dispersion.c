@@ -116,10 +116,13 @@ Test(gpu_time_dispersion, device_transforms_match_cpu, .timeout = 300)
     GPU_REQUIRED();
     struct sl_device gpu;
     cr_assert_eq(backend_select("cuda:0", &gpu), 0, "%s", err_msg());
-    const size_t lens[2] = {1029, 60001}, counts[2] = {1100, 5};
-    for (int c = 0; c < 2; c++) {
+    /* 1029: two CUDA batches, M even; 60001: long traces; 56: M = 225, odd (the mirror of
+     * the spectrum past M/2 differs from an even M's) */
+    const size_t lens[3] = {1029, 60001, 56}, counts[3] = {1100, 5, 37};
+    const double dts[3] = {3.9e-3, 0.5e-3, 8e-3}, dts_out[3] = {1e-3, 2e-3, 2e-3};
+    for (int c = 0; c < 3; c++) {
         const size_t n = lens[c], ntr = counts[c], stride = n + 7;
-        const double dt = c == 0 ? 3.9e-3 : 0.5e-3;
+        const double dt = dts[c];
         float *h = malloc(ntr * stride * 4), *ref = malloc(ntr * stride * 4), *got = malloc(ntr * stride * 4);
         for (size_t i = 0; i < ntr; i++) {
             pulses(h + i * stride, n, dt, (int)i);
@@ -154,8 +157,8 @@ Test(gpu_time_dispersion, device_transforms_match_cpu, .timeout = 300)
             cr_assert_lt(fabs(oob_dev - oob_ref), 1e-9 + 1e-6 * oob_ref, "out of band %.9g vs %.9g", oob_dev,
                          oob_ref);
         }
-        /* the resampler: to 1 ms (up, c = 0) and to 2 ms (down with the low-pass, c = 1) */
-        const double dt_out = c == 0 ? 1e-3 : 2e-3;
+        /* the resampler: to 1 ms (up, c = 0), to 2 ms (down with the low-pass, c = 1; up, c = 2) */
+        const double dt_out = dts_out[c];
         const size_t ns_out = (size_t)((n - 1) * dt / dt_out) + 1, ostride = ns_out + 3;
         struct wavelet_resampler rs;
         cr_assert_eq(wavelet_resampler_init(&rs, n, dt, ns_out, dt_out), 0);
