@@ -222,4 +222,41 @@ int implicit_cu_sweep_xy(const wave_sim *s, const IArgs &A, cudaStream_t st);
 /* implicit_xyc.cu (tuning xyc): the same, by the persistent 1024-thread cluster kernel. */
 int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st);
 
+/* The launch of the x-y cluster kernels (implicit_xy.cu, implicit_xyc.cu): clusters of NCL
+ * blocks of THREADS along x, a cluster a plane (grid NCL x NZ), SHMEM bytes a block, on ST;
+ * ATTR (one element, the cluster size) must live as long as CFG.  Once per simulation
+ * (imp->xy_ok, imp->xy_clusters) it asks whether this device can run KERN so: sm_90, SHMEM
+ * within the opt-in, the non-portable cluster size, one cluster resident at least.
+ * Returns 0, -ENOTSUP (no message: the caller runs the sequential sweeps) or -EIO. */
+template <class KERN>
+static int xy_cluster_config(const wave_sim *s, KERN kern, int ncl, int nz, int threads, size_t shmem, cudaStream_t st,
+                             cudaLaunchConfig_t &cfg, cudaLaunchAttribute *attr)
+{
+    cfg = {};
+    cfg.gridDim = dim3(ncl, nz);
+    cfg.blockDim = dim3(threads);
+    cfg.dynamicSmemBytes = shmem;
+    cfg.stream = st;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = ncl;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    if (s->imp->xy_ok == 0) {
+        int dev = 0, major = 0, nact = 0;
+        CUDA_TRY(cudaGetDevice(&dev));
+        CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+        bool ok = major >= 9 && shmem <= (size_t)s->imp->smem_optin;
+        if (ok && (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem) != cudaSuccess ||
+                   cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess ||
+                   cudaOccupancyMaxActiveClusters(&nact, kern, &cfg) != cudaSuccess || nact < 1))
+            ok = false;
+        (void)cudaGetLastError(); /* a refusal above is an answer, not an error */
+        s->imp->xy_ok = ok ? 1 : -1;
+        s->imp->xy_clusters = nact;
+    }
+    return s->imp->xy_ok > 0 ? 0 : -ENOTSUP;
+}
+
 #endif

@@ -263,35 +263,10 @@ int implicit_cu_sweep_xy(const wave_sim *s, const IArgs &A, cudaStream_t st)
     auto go = [&](auto kern, int K) -> int {
         const size_t shmem = ((size_t)(pipe ? 2 : 1) * (XY_YT + 2 * K) * (xy_pos(XY_THREADS + 2 * K - 1) + 1) +
                               4 * XY_THREADS + 2 * (size_t)(xy_pos(XY_THREADS) + 1)) * sizeof(float);
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(ncl, nz);
-        cfg.blockDim = dim3(XY_THREADS);
-        cfg.dynamicSmemBytes = shmem;
-        cfg.stream = st;
+        cudaLaunchConfig_t cfg;
         cudaLaunchAttribute attr[1];
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = ncl;
-        attr[0].val.clusterDim.y = 1;
-        attr[0].val.clusterDim.z = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-        if (s->imp->xy_ok == 0) {
-            /* once: can this device run it (sm_90, the shared memory, the cluster size)? */
-            int dev = 0, major = 0, nact = 0;
-            CUDA_TRY(cudaGetDevice(&dev));
-            CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-            bool ok = major >= 9 && shmem <= (size_t)s->imp->smem_optin;
-            if (ok && (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem) !=
-                           cudaSuccess ||
-                       cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess ||
-                       cudaOccupancyMaxActiveClusters(&nact, kern, &cfg) != cudaSuccess || nact < 1))
-                ok = false;
-            (void)cudaGetLastError(); /* a refusal above is an answer, not an error */
-            s->imp->xy_ok = ok ? 1 : -1;
-            s->imp->xy_clusters = nact;
-            if (!ok)
-                return -ENOTSUP;
-        }
+        if (int rc = xy_cluster_config(s, kern, ncl, nz, XY_THREADS, shmem, st, cfg, attr))
+            return rc;
         if (pipe && s->imp->xy_clusters < nz)
             cfg.gridDim.y = (unsigned)s->imp->xy_clusters; /* one wave of clusters, each a group of planes */
         CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, A, mx, my));

@@ -591,35 +591,10 @@ int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st)
                         xc_cf_args(s, B, mx, my);
         auto kern = cf ? k_sweep_xyc<KK, KK, true, true> : full ? k_sweep_xyc<KK, KK, true> : k_sweep_xyc<KK, KK, false>;
         const size_t shmem = xc_smem<KK>();
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(ncl, nz);
-        cfg.blockDim = dim3(XC_THREADS);
-        cfg.dynamicSmemBytes = shmem;
-        cfg.stream = st;
+        cudaLaunchConfig_t cfg;
         cudaLaunchAttribute attr[1];
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = ncl;
-        attr[0].val.clusterDim.y = 1;
-        attr[0].val.clusterDim.z = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-        if (s->imp->xy_ok == 0) {
-            /* once: can this device run it (sm_90, the shared memory, the cluster size)? */
-            int dev = 0, major = 0, nact = 0;
-            CUDA_TRY(cudaGetDevice(&dev));
-            CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-            bool ok = major >= 9 && shmem <= (size_t)s->imp->smem_optin;
-            if (ok && (cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem) !=
-                           cudaSuccess ||
-                       cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess ||
-                       cudaOccupancyMaxActiveClusters(&nact, kern, &cfg) != cudaSuccess || nact < 1))
-                ok = false;
-            (void)cudaGetLastError(); /* a refusal above is an answer, not an error */
-            s->imp->xy_ok = ok ? 1 : -1;
-            s->imp->xy_clusters = nact;
-            if (!ok)
-                return -ENOTSUP;
-        }
+        if (int rc = xy_cluster_config(s, kern, ncl, nz, XC_THREADS, shmem, st, cfg, attr))
+            return rc;
         if (yz == WAVE_IMPLICIT_YZ_XYCP && A.cpml && A.psi_beside && nz > s->imp->xy_clusters)
             return xc_pipe(s, A, B, st, cfg, kern, mx, my, nz);
         const int naux = xc_aux_planes(s, A, nz);
