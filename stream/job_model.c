@@ -354,31 +354,34 @@ static int model_run(const struct sl_config *cfg, const struct sl_device *dev, c
     snprintf(part, sizeof part, "%s.part", output);
     if (sl_mpi_rank() == 0 && (rc = segy_writer_open(part, pl.ns_out, interval, -100, text, &w)) < 0)
         goto done;
-    tr = malloc(pl.nrec * ((size_t)pl.nt + 1) * sizeof *tr);
-    /* the traces are resampled OUT_CHUNK at a time, in parallel, then encoded (in parallel)
-     * and written as one block */
-    const size_t chunk = pl.nrec < OUT_CHUNK ? (pl.nrec ? pl.nrec : 1) : OUT_CHUNK;
-    out = malloc(chunk * (size_t)pl.ns_out * sizeof *out);
-    if (tr && out && (rc = wavelet_resampler_init(&rs, (size_t)pl.nt + 1, pl.dt, (size_t)pl.ns_out, pl.dt_out)) < 0)
-        goto done;
-    if (cfg->propagator.snapshot_every > 0)
-        snap = malloc((size_t)pl.model.n[0] * pl.model.n[1] * pl.model.n[2] * sizeof *snap);
-    if (!tr || !out || (cfg->propagator.snapshot_every > 0 && !snap)) {
-        rc = err_set(-ENOMEM, "model: out of memory for %zu traces", pl.nrec);
-        goto done;
-    }
-    const size_t tr_bytes = pl.nrec * ((size_t)pl.nt + 1) * sizeof *tr;
-    if (on_gpu &&
-        ((rc = dev_alloc(dev, (size_t)pl.nt * sizeof *gwav, (void **)&gwav)) < 0 ||
-         (rc = dev_copy(dev, gwav, pl.wavelet, (size_t)pl.nt * sizeof *gwav, DEV_H2D, NULL)) < 0 ||
-         (rc = dev_alloc(dev, tr_bytes, (void **)&gtr)) < 0))
-        goto done;
     /* On one GPU the traces are transformed and resampled there (kernels/time_dispersion.cu,
      * kernels/wavelet.cu) and only the resampled chunks come down: on the H100 machine the
      * host's transforms, resampling and the download of 10 000 traces took about as long
      * as stepping a small shot (docs/time-dispersion.md).  Subdomains gather the traces on
      * rank 0's host and process them there. */
     const bool gpu_post = on_gpu && !dd;
+    /* the whole shot's traces on the host: the CPU's recording, or what a GPU job hands to
+     * the host's transforms (subdomains); not needed where gpu_post keeps them on the device */
+    if (!gpu_post)
+        tr = malloc(pl.nrec * ((size_t)pl.nt + 1) * sizeof *tr);
+    /* the traces are resampled OUT_CHUNK at a time, in parallel, then encoded (in parallel)
+     * and written as one block */
+    const size_t chunk = pl.nrec < OUT_CHUNK ? (pl.nrec ? pl.nrec : 1) : OUT_CHUNK;
+    out = malloc(chunk * (size_t)pl.ns_out * sizeof *out);
+    if (cfg->propagator.snapshot_every > 0)
+        snap = malloc((size_t)pl.model.n[0] * pl.model.n[1] * pl.model.n[2] * sizeof *snap);
+    if ((!gpu_post && !tr) || !out || (cfg->propagator.snapshot_every > 0 && !snap)) {
+        rc = err_set(-ENOMEM, "model: out of memory for %zu traces", pl.nrec);
+        goto done;
+    }
+    if ((rc = wavelet_resampler_init(&rs, (size_t)pl.nt + 1, pl.dt, (size_t)pl.ns_out, pl.dt_out)) < 0)
+        goto done;
+    const size_t tr_bytes = pl.nrec * ((size_t)pl.nt + 1) * sizeof *tr;
+    if (on_gpu &&
+        ((rc = dev_alloc(dev, (size_t)pl.nt * sizeof *gwav, (void **)&gwav)) < 0 ||
+         (rc = dev_copy(dev, gwav, pl.wavelet, (size_t)pl.nt * sizeof *gwav, DEV_H2D, NULL)) < 0 ||
+         (rc = dev_alloc(dev, tr_bytes, (void **)&gtr)) < 0))
+        goto done;
     if (gpu_post && (rc = dev_alloc(dev, chunk * (size_t)pl.ns_out * sizeof *gout, (void **)&gout)) < 0)
         goto done;
     const float *wav = on_gpu ? gwav : pl.wavelet;
