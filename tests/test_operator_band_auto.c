@@ -127,22 +127,15 @@ static void run_job(const char *dir, const char *band, const char *out, int time
 /* Runs the job of BAND into DIR/NAME.segy; its trace (malloc'd, *NS samples) and stderr. */
 static float *run_model(const char *dir, const char *name, const char *band, int *ns, char **log)
 {
-    char out[4200];
+    char out[4200], text[2048], conf_name[64];
     snprintf(out, sizeof out, "%s/%s.segy", dir, name);
-    struct run_result r;
-    run_job(dir, band, out, 150, &r);
-    cr_assert_eq(r.status, 0, "%s: exit %d: %s", band, r.status, r.err);
-    *log = strdup(r.err);
-    test_run_free(&r);
-    segy_file *f = segy_open(out, "rb");
-    cr_assert_not_null(f);
-    char bin[SEGY_BINARY_HEADER_SIZE];
-    cr_assert_eq(segy_binheader(f, bin), SEGY_OK);
-    *ns = segy_samples(bin);
-    float *tr = malloc(*ns * sizeof *tr);
-    cr_assert_eq(segy_readtrace(f, 0, tr, segy_trace0(bin), segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, *ns)), SEGY_OK);
-    segy_to_native(SEGY_IEEE_FLOAT_4_BYTE, *ns, tr);
-    segy_close(f);
+    model_text(text, sizeof text, band);
+    snprintf(conf_name, sizeof conf_name, "%s.toml", name);
+    char *conf = test_write_file(dir, conf_name, text);
+    int ntr = 0;
+    float *tr = test_model_traces(conf, out, 150, &ntr, ns, log);
+    free(conf);
+    cr_assert_eq(ntr, 1);
     return tr;
 }
 
