@@ -8,8 +8,9 @@
  * shell's cur pointed at q.  Nothing else of wave.c runs on the shell.
  *
  * On a CUDA device (s->gpu) every array is device memory and each operation below goes
- * to its twin in kernels/tti_cuda.cu (one line each); the medium is built here in host
- * memory exactly as for the CPU, then uploaded. */
+ * to its twin in kernels/tti_cuda.cu (one line each); the medium is built here by the
+ * CPU's arithmetic, a few planes at a time into a small page-locked buffer, and uploaded
+ * slab by slab (set_medium_gpu). */
 #include "kernels/tti.h"
 
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <time.h>
 
 #include "kernels/cpml.h"
+#include "kernels/device.h"
 #include "kernels/fd_coeffs.h"
 #include "kernels/random_boundary.h"
 #include "kernels/tti_cuda.h"
@@ -460,22 +462,30 @@ static void halo_medium(struct tti_sim *s)
     }
 }
 
-/* Fill the medium over the padded grid from the interior model: edges repeated into the
+/* The medium of padded planes [K0, K1) from the interior model: edges repeated into the
  * layers, eps and delta tapered to 0 across their outer part (tti.h, TTI_TAPER_START),
- * delta lowered to eps where it is larger (tti.h), everything quantised (tti_internal.h)
- * and decoded for the CPU. */
-static void set_medium(struct tti_sim *s, const struct tti_model *m)
+ * delta lowered to eps where it is larger (tti.h), everything quantised (tti_internal.h).
+ * The point of allocated index c goes to VEL, ED, TILT [c - BASE]: BASE 0 for whole
+ * arrays, (K0 + pad_off[2]) stride_z for buffers that hold planes K0..K1 - 1 only.  Only
+ * padded cells are written (the halo cells keep what the caller put there).  DECODE (the
+ * CPU's simulation, whose VEL, ED, TILT are its own with BASE 0): also its decoded
+ * arrays.  Each point is a function of the model and the point alone, so any split into
+ * plane ranges gives the same bytes. */
+static void medium_planes(struct tti_sim *s, const struct tti_model *m, int k0, int k1, size_t base, float *vel,
+                          uint32_t *ed, uint32_t *tilt, bool decode)
 {
     const struct wave_layout *L = &s->w.L;
     const double dt2 = s->w.p.dt * s->w.p.dt;
     /* constant angles: one tilt code for every point (fmod and two roundings a point) */
     const bool tilt_const = !m->theta && !m->phi;
     const uint32_t tilt0 = tti_theta_code(m->theta0) | tti_phi_code(m->phi0) << 16;
-#pragma omp parallel for schedule(static)
-    for (int k = 0; k < L->npad[2]; k++) {
-        const int kz = k - L->pml[4] < 0 ? 0 : k - L->pml[4] >= L->n[2] ? L->n[2] - 1 : k - L->pml[4];
-        const double xz = layer_depth(k, L->pml[4], L->n[2], L->pml[5]);
-        for (int j = 0; j < L->npad[1]; j++) {
+    const int nj = L->npad[1];
+    /* rows, not planes, among the threads: a GPU's slab is a few planes */
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = k0; k < k1; k++) {
+        for (int j = 0; j < nj; j++) {
+            const int kz = k - L->pml[4] < 0 ? 0 : k - L->pml[4] >= L->n[2] ? L->n[2] - 1 : k - L->pml[4];
+            const double xz = layer_depth(k, L->pml[4], L->n[2], L->pml[5]);
             const int jy = j - L->pml[2] < 0 ? 0 : j - L->pml[2] >= L->n[1] ? L->n[1] - 1 : j - L->pml[2];
             const double xy = layer_depth(j, L->pml[2], L->n[1], L->pml[3]);
             const size_t src_row = ((size_t)kz * L->n[1] + jy) * L->n[0];
@@ -483,59 +493,115 @@ static void set_medium(struct tti_sim *s, const struct tti_model *m)
                                L->pad_off[0];
             for (int i = 0; i < L->npad[0]; i++) {
                 const int ix = i - L->pml[0] < 0 ? 0 : i - L->pml[0] >= L->n[0] ? L->n[0] - 1 : i - L->pml[0];
-                const size_t si = src_row + ix, c = row + i;
+                const size_t si = src_row + ix, c = row + i, o = c - base;
                 const double xi = fmax(layer_depth(i, L->pml[0], L->n[0], L->pml[1]), fmax(xy, xz));
                 const double xt = fmin(fmax((xi - TTI_TAPER_START) / (1.0 - TTI_TAPER_START), 0.0), 1.0);
                 /* (xt 0, the interior: 1 exactly, without a cos a point) */
                 const double taper = xt > 0 ? 0.5 * (1.0 + cos(M_PI * xt)) : 1.0;
                 const double v = m->vpz[si], e = taper * val_at(m->eps, m->eps0, si);
                 const double d = fmin(taper * val_at(m->delta, m->delta0, si), e);
-                s->w.vel[c] = (float)(v * v * dt2);
-                s->ed[c] = tti_ed_code(e) | tti_ed_code(d) << 16;
-                s->tilt[c] = tilt_const ? tilt0
-                                        : tti_theta_code(val_at(m->theta, m->theta0, si)) |
-                                              tti_phi_code(val_at(m->phi, m->phi0, si)) << 16;
-                if (s->eps) /* the CPU's decoded arrays (none on a GPU) */
+                vel[o] = (float)(v * v * dt2);
+                ed[o] = tti_ed_code(e) | tti_ed_code(d) << 16;
+                tilt[o] = tilt_const ? tilt0
+                                     : tti_theta_code(val_at(m->theta, m->theta0, si)) |
+                                           tti_phi_code(val_at(m->phi, m->phi0, si)) << 16;
+                if (decode)
                     decode_point(s, c);
             }
         }
     }
-    if (s->w.p.free_surface && s->eps)
-        mirror_medium(s);
-    if (s->eps)
-        halo_medium(s);
 }
 
-/* A GPU simulation's medium: set_medium into host arrays, then uploaded.  T[0]: seconds
- * building the host arrays, T[1]: uploading them. */
-static int set_medium_gpu(struct tti_sim *s, const struct tti_model *m, double t[2])
+/* A CPU simulation's medium over the whole padded grid, decoded, with the free surface's
+ * image medium and the halo's n_a (the decoded arrays only: a GPU has neither). */
+static void set_medium(struct tti_sim *s, const struct tti_model *m)
 {
-    t[0] = t[1] = 0;
+    medium_planes(s, m, 0, s->w.L.npad[2], 0, s->w.vel, s->ed, s->tilt, true);
+    if (s->w.p.free_surface)
+        mirror_medium(s);
+    halo_medium(s);
+}
+
+/* A GPU simulation's medium, TTI_MEDIUM_SLAB_BYTES per array at a time: medium_planes
+ * into one half of a page-locked double buffer (zeroed once, so the halo cells of every
+ * plane copied are 0, as on the device), whose three arrays are then copied
+ * asynchronously on one stream into their planes of the device arrays while the next
+ * slab is built into the other half (an event per half: a half is built again once its
+ * copies are done).  The device arrays get the bytes of set_medium's arrays (the halo
+ * planes beyond the padded z range stay the zero of tti_cu_alloc), and no host array of
+ * the grid's size is allocated or touched.  T (ms in tti_create's log): [0] making and
+ * freeing the buffer, stream and events, [1] building the slabs on the host, [2] waiting
+ * for the copies (what of the upload the builds did not hide); *NSLAB, *PER: slabs and
+ * planes a slab. */
+static int set_medium_gpu(struct tti_sim *s, const struct tti_model *m, double t[3], int *nslab, int *per_out)
+{
+    t[0] = t[1] = t[2] = 0;
+    *nslab = *per_out = 0;
 #ifdef SEISLIVE_CUDA
     const double t0 = now_s();
-    float *dv = s->w.vel, *hv = NULL, *he = NULL, *ht = NULL;
-    uint32_t *de = s->ed, *dtl = s->tilt;
-    const size_t n = s->w.L.count;
-    int rc = alloc_f(&hv, n);
-    if (rc == 0)
-        rc = alloc_f(&he, n);
-    if (rc == 0)
-        rc = alloc_f(&ht, n);
-    if (rc == 0) {
-        s->w.vel = hv;
-        s->ed = (uint32_t *)he;
-        s->tilt = (uint32_t *)ht;
-        set_medium(s, m);
-        s->w.vel = dv;
-        s->ed = de;
-        s->tilt = dtl;
-        t[0] = now_s() - t0;
-        rc = tti_cu_set_medium(s, hv, (const uint32_t *)he, (const uint32_t *)ht);
-        t[1] = now_s() - t0 - t[0];
+    const struct wave_layout *L = &s->w.L;
+    const struct sl_device *dev = s->w.dev;
+    const size_t sz = L->stride_z;
+    const int nk = L->npad[2];
+    size_t per = TTI_MEDIUM_SLAB_BYTES / (sz * sizeof(float));
+    per = per < 1 ? 1 : per > (size_t)nk ? (size_t)nk : per;
+    const size_t slab = per * sz, bytes = 6 * slab * sizeof(float); /* 2 halves x 3 arrays */
+    void *pin = NULL, *st = NULL, *ev[2] = {NULL, NULL}, *before = NULL;
+    int rc = dev_host_alloc(dev, bytes, DEV_PIN_ALLOC, 0, &pin);
+    const bool pinned = rc == 0;
+    if (!pinned) { /* correct either way: a pageable source is staged before the copy returns */
+        log_debug("medium through a pageable buffer: %s", err_msg());
+        err_clear();
+        rc = (pin = malloc(bytes)) ? 0 : err_set(-ENOMEM, "tti: out of host memory (%zu bytes)", bytes);
     }
-    free(hv);
-    free(he);
-    free(ht);
+    if (rc == 0)
+        rc = dev_stream_create(dev, &st);
+    for (int b = 0; b < 2 && rc == 0; b++)
+        rc = dev_event_create(dev, &ev[b], false);
+    /* the copies after tti_cu_alloc's zeroing of the arrays (the legacy stream's work; the
+     * new stream is non-blocking) */
+    if (rc == 0 && (rc = dev_event_create(dev, &before, false)) == 0 && (rc = dev_event_record(dev, before, NULL)) == 0)
+        rc = dev_stream_wait(dev, st, before);
+    if (rc == 0)
+        memset(pin, 0, bytes);
+    const double t1 = now_s();
+    double build = 0;
+    t[0] = t1 - t0;
+    int i = 0;
+    for (int k0 = 0; rc == 0 && k0 < nk; k0 += (int)per, i++) {
+        const int k1 = k0 + (int)per < nk ? k0 + (int)per : nk, b = i & 1;
+        float *hv = (float *)pin + 3 * (size_t)b * slab;
+        uint32_t *he = (uint32_t *)(hv + slab), *ht = he + slab;
+        if (i >= 2 && (rc = dev_event_sync(dev, ev[b])) < 0) /* this half's copies (slab i - 2) done */
+            break;
+        const size_t base = (size_t)(k0 + L->pad_off[2]) * sz, nb = (size_t)(k1 - k0) * sz * sizeof(float);
+        const double tb = now_s();
+        medium_planes(s, m, k0, k1, base, hv, he, ht, false);
+        build += now_s() - tb;
+        if ((rc = dev_copy(dev, s->w.vel + base, hv, nb, DEV_H2D, st)) < 0 ||
+            (rc = dev_copy(dev, s->ed + base, he, nb, DEV_H2D, st)) < 0 ||
+            (rc = dev_copy(dev, s->tilt + base, ht, nb, DEV_H2D, st)) < 0)
+            break;
+        rc = dev_event_record(dev, ev[b], st);
+    }
+    /* every copy done before the buffer goes (also after a failure: some may be queued) */
+    const int rs = st ? dev_stream_sync(dev, st) : 0;
+    if (rc == 0)
+        rc = rs;
+    const double t2 = now_s();
+    for (int b = 0; b < 2; b++)
+        dev_event_destroy(dev, ev[b]);
+    dev_event_destroy(dev, before);
+    dev_stream_destroy(dev, st);
+    if (pinned)
+        dev_host_free(dev, pin, bytes, DEV_PIN_ALLOC, 0);
+    else
+        free(pin);
+    t[0] += now_s() - t2;
+    t[1] = build;
+    t[2] = t2 - t1 - build;
+    *nslab = i;
+    *per_out = (int)per;
     return rc;
 #else
     (void)s;
@@ -568,17 +634,24 @@ int tti_create(const struct sl_device *dev, const struct wave_params *p, double 
     if ((rc = create_core(dev, p, sigma, vmax, &s)) < 0)
         return rc;
     const double t2 = now_s();
-    double tm[2] = {0, 0};
-    if (s->gpu && (rc = set_medium_gpu(s, m, tm)) < 0) {
+    double tm[3] = {0, 0, 0};
+    int nslab = 0, per = 0;
+    if (s->gpu && (rc = set_medium_gpu(s, m, tm, &nslab, &per)) < 0) {
         tti_destroy(s);
         return rc;
     }
     if (!s->gpu)
         set_medium(s, m);
-    log_debug("created %d x %d x %d points (%zu allocated) in %.1f ms: model check %.1f, arrays %.1f, medium %.1f "
-              "(host %.1f, upload %.1f)",
-              s->w.L.npad[0], s->w.L.npad[1], s->w.L.npad[2], s->w.L.count, 1e3 * (now_s() - t0), 1e3 * (t1 - t0),
-              1e3 * (t2 - t1), 1e3 * (now_s() - t2), 1e3 * tm[0], 1e3 * tm[1]);
+    const double t3 = now_s();
+    if (s->gpu)
+        log_debug("created %d x %d x %d points (%zu allocated) in %.1f ms: model check %.1f, arrays %.1f, medium %.1f "
+                  "(host %.1f in %d slabs of %d planes, upload wait %.1f, pinned buffer %.1f)",
+                  s->w.L.npad[0], s->w.L.npad[1], s->w.L.npad[2], s->w.L.count, 1e3 * (t3 - t0), 1e3 * (t1 - t0),
+                  1e3 * (t2 - t1), 1e3 * (t3 - t2), 1e3 * tm[1], nslab, per, 1e3 * tm[2], 1e3 * tm[0]);
+    else
+        log_debug("created %d x %d x %d points (%zu allocated) in %.1f ms: model check %.1f, arrays %.1f, medium %.1f",
+                  s->w.L.npad[0], s->w.L.npad[1], s->w.L.npad[2], s->w.L.count, 1e3 * (t3 - t0), 1e3 * (t1 - t0),
+                  1e3 * (t2 - t1), 1e3 * (t3 - t2));
     *out = s;
     return 0;
 }

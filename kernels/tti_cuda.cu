@@ -215,17 +215,6 @@ extern "C" void tti_cu_free(struct tti_sim *s)
     s->gpu = NULL;
 }
 
-extern "C" int tti_cu_set_medium(struct tti_sim *s, const float *vel, const uint32_t *ed, const uint32_t *tilt)
-{
-    const size_t n = s->w.L.count;
-    int rc = dev_copy(s->w.dev, s->w.vel, vel, n * sizeof(float), DEV_H2D, NULL);
-    if (rc == 0)
-        rc = dev_copy(s->w.dev, s->ed, ed, n * sizeof(uint32_t), DEV_H2D, NULL);
-    if (rc == 0)
-        rc = dev_copy(s->w.dev, s->tilt, tilt, n * sizeof(uint32_t), DEV_H2D, NULL);
-    return rc;
-}
-
 extern "C" int tti_cu_copy_medium(struct tti_sim *s, const struct tti_sim *like)
 {
     const size_t n = s->w.L.count;

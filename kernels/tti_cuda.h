@@ -20,11 +20,12 @@
  *                 in one launch per pass (the default's pass 2: tuning.cpml 13)
  *
  * The medium on the device is the quantised one of kernels/tti_internal.h: vel (float),
- * ed and tilt (uint32), 12 bytes per point.  The axis n = (st cp, st sp, ct) is read
- * through two 65536-entry tables of (sin, cos) per theta code and per phi code, filled
- * on the host with the CPU reference's sinf / cosf: the GPU's n is the CPU's bit for bit
- * (sincosf differs from glibc by an ulp), and a neighbour's n costs a cached load
- * instead of two sincosf (the naive kernel needs n at 6r neighbours of every point).
+ * ed and tilt (uint32), 12 bytes per point, uploaded by kernels/tti.c (set_medium_gpu) a
+ * slab of planes at a time through a small page-locked buffer.  The axis n = (st cp,
+ * st sp, ct) is read through two 65536-entry tables of (sin, cos) per theta code and per
+ * phi code, filled on the host with the CPU reference's sinf / cosf: the GPU's n is the
+ * CPU's bit for bit (sincosf differs from glibc by an ulp), and a neighbour's n costs a
+ * cached load instead of two sincosf (the naive kernel needs n at 6r neighbours of every point).
  *
  * The C part (below, extern "C") is what kernels/tti.c calls when s->gpu is set. */
 #ifndef SEISLIVE_TTI_CUDA_H
@@ -47,8 +48,6 @@ struct random_boundary;
  * levels, vel, ed, tilt, s[2], psi / zeta / chi, profiles, n tables); sets s->gpu. */
 int tti_cu_alloc(struct tti_sim *s);
 void tti_cu_free(struct tti_sim *s);
-/* The medium from host arrays in the allocated layout (tti.c builds them as on the CPU). */
-int tti_cu_set_medium(struct tti_sim *s, const float *vel, const uint32_t *ed, const uint32_t *tilt);
 /* The medium of LIKE (same parameters), device to device. */
 int tti_cu_copy_medium(struct tti_sim *s, const struct tti_sim *like);
 /* p(n+1), q(n+1) into w.prev, qprev (the caller swaps).  INTERIOR: only the box inside

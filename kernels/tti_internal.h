@@ -57,6 +57,11 @@ static inline uint32_t tti_phi_code(double phi)
     return (uint32_t)((long)nearbyint(r / (double)TTI_PHI_STEP) & 0xffff);
 }
 
+/* A GPU simulation's medium is built and uploaded this many bytes of each array at a
+ * time (whole planes, at least one; kernels/tti.c, set_medium_gpu): 2 halves x 3 arrays
+ * of page-locked buffer, 12 MiB. */
+#define TTI_MEDIUM_SLAB_BYTES ((size_t)2 << 20)
+
 struct tti_sim {
     struct wave_sim w;          /* the shell: w.cur / w.prev are p(n) / p(n-1), w.vel v_pz^2 dt^2 */
     double sigma;
