@@ -529,10 +529,10 @@ static void set_medium(struct tti_sim *s, const struct tti_model *m)
  * slab is built into the other half (an event per half: a half is built again once its
  * copies are done).  The device arrays get the bytes of set_medium's arrays (the halo
  * planes beyond the padded z range stay the zero of tti_cu_alloc), and no host array of
- * the grid's size is allocated or touched.  T (ms in tti_create's log): [0] making and
- * freeing the buffer, stream and events, [1] building the slabs on the host, [2] waiting
- * for the copies (what of the upload the builds did not hide); *NSLAB, *PER: slabs and
- * planes a slab. */
+ * the grid's size is allocated or touched.  T (seconds, logged by tti_create in ms): [0]
+ * making, zeroing and freeing the buffer, stream and events, [1] building the slabs on
+ * the host, [2] the rest: queueing the copies and waiting for them (what of the upload
+ * the builds did not hide); *NSLAB, *PER_OUT: slabs and planes a slab. */
 static int set_medium_gpu(struct tti_sim *s, const struct tti_model *m, double t[3], int *nslab, int *per_out)
 {
     t[0] = t[1] = t[2] = 0;
