@@ -79,6 +79,22 @@ struct implicit_state {
     void *xy_stream;                /* CUDA: a stream of the highest priority for the x-y kernel (xyco) */
 };
 
+/* Whether the x-y kernel of tuning xyct (kernels/implicit_xyc.cu, k_sweep_xyct) can
+ * address a field of COUNT elements and x stride STRIDE_Y: it computes every element's
+ * index in 32 bits (a plane's k offset times the z stride plus a per-thread offset, then
+ * one widening multiply-add onto the field's pointer, not 64-bit arithmetic a row), so
+ * the indices must stay below 2^31 (COUNT <= 2^31), and it takes the x stride as the
+ * compile-time STRIDE_WANT (its rows' addresses as immediate offsets).  Where not, the
+ * caller runs xycs's kernel (64-bit indices, runtime stride). */
+#define IMPLICIT_XYCT_MAX_COUNT ((size_t)1 << 31)
+/* The x stride it is built for at half-width K: x lines of 512 rows, K halo columns each
+ * side, rounded up to 32 floats (wave.c's wave_layout_of, ALIGN_X) */
+#define IMPLICIT_XYCT_STRIDE(K) ((512 + 2 * (K) + 31) / 32 * 32)
+static inline bool implicit_xyct_fits(size_t count, size_t stride_y, size_t stride_want)
+{
+    return count > 0 && count <= IMPLICIT_XYCT_MAX_COUNT && stride_y == stride_want;
+}
+
 /* Set up S's implicit state after wave_shell_init (S->p.op == PROP_OP_IMPLICIT): design,
  * factors, scratch (host here; wave_cu_alloc's twin implicit_cu_alloc on a GPU). */
 int implicit_init(struct wave_sim *s);

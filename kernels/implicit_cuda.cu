@@ -217,10 +217,10 @@ extern "C" int implicit_cu_step(struct wave_sim *s, bool cpml, bool interior)
     IArgs A = step_args(s, cpml, interior);
     s->imp->ifc_valid = false;
     int rc;
-    /* xyco, xycf, xycs, xycp: the psi pass beside the x-y kernel (sweeps) */
+    /* xyco, xycf, xycs, xycp, xyct: the psi pass beside the x-y kernel (sweeps) */
     const int yz = wave_implicit_yz_of(&s->p.tuning);
     A.psi_beside = cpml && (yz == WAVE_IMPLICIT_YZ_XYCO || yz == WAVE_IMPLICIT_YZ_XYCF || yz == WAVE_IMPLICIT_YZ_XYCS ||
-                            yz == WAVE_IMPLICIT_YZ_XYCP);
+                            yz == WAVE_IMPLICIT_YZ_XYCP || yz == WAVE_IMPLICIT_YZ_XYCT);
     if (cpml && !A.psi_beside && (rc = wave_cu_psi(s, st)) < 0)
         return rc;
     if ((rc = sweeps(s, A, st)) < 0)

@@ -431,6 +431,253 @@ template <int K, int R, bool WHOLE, bool CF = false>
 __global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyc(IArgs, int, int) {}
 #endif
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+/* ---- xyct (session 14): k_sweep_xyc<K, K, true, true>'s arithmetic in fewer instructions.
+ * ncu of xycf's kernel (session 13, 512^3, no CPML): 375 M instructions, bound by issue, two
+ * fifths of them integer overhead.  What this form changes (the results the same to the
+ * bit: every floating-point operation as xycf's, in the same order):
+ *   - 32-bit element indices (implicit_xyct_fits: at most 2^31 elements): a thread's
+ *     offsets in the plane formed once, a plane's k offset once, one widening multiply-add
+ *     a pointer; the x stride a compile-time constant (IMPLICIT_XYCT_STRIDE), so the rows
+ *     of a copy and of the write phase are immediate offsets of one address;
+ *   - the copy of a plane unrolled (rows 32 + 2K, columns 512 + 2K: compile-time): a warp's
+ *     rows wid and wid + 32, a lane's columns lane + 32 i at shared offset 34 i (xc_pos):
+ *     one cp.async an element, no address arithmetic (xycf: ~12 instructions an element
+ *     in a loop of runtime bounds);
+ *   - the maps of the other blocks read as (L, M) pairs (one 64-bit load a rank) at
+ *     32-bit shared::cluster addresses (mapa), the loop unrolled with a warp-uniform trip
+ *     count (the ranks of the column's thread in the second half of the warp; the first
+ *     half's one rank fewer, where there is one, from an identity pair): xycf's generic
+ *     addresses, runtime loop and tests cost ~17 instructions a rank;
+ *   - the plane-invariant tests (the box, the layers: the chunk written by the plain
+ *     loop) and the constant factors' shuffles of c^16 out of the plane loop; no Thomas
+ *     factors or products loaded (CF does not use them). */
+#define XCT_RANKS (XC_CL_MAX / 2) /* ranks a thread composes at most, each way */
+
+__device__ __forceinline__ unsigned xct_mapa(unsigned a, int rank)
+{
+    unsigned r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(rank));
+    return r;
+}
+
+__device__ __forceinline__ float2 xct_ld2(unsigned a)
+{
+    float2 v;
+    asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(a));
+    return v;
+}
+
+__device__ __forceinline__ void xct_cp4(unsigned s, const float *g)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(g) : "memory");
+}
+
+/* xc_compose's composition of the (L, M) pairs at S (this column's, a 32-bit shared
+ * address of this block) in the blocks of ranks R0, R0 + 1, ... (UP; else R0, R0 - 1, ...):
+ * N of them; NMAX (warp-uniform, >= N) loads in all, those past N from the identity pair
+ * at ID. */
+template <bool UP>
+__device__ __forceinline__ void xct_compose(unsigned S, unsigned id, int r0, int n, int nmax, float &L, float &M)
+{
+    L = 0;
+    M = 1;
+#pragma unroll
+    for (int u = 0; u < XCT_RANKS; u++) {
+        if (u >= nmax)
+            break;
+        const unsigned a = xct_mapa(S, UP ? r0 + u : r0 - u);
+        const float2 m = xct_ld2(u < n ? a : id);
+        L = m.x + m.y * L;
+        M *= m.y;
+    }
+}
+
+template <int K>
+__global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyct(IArgs A, int, int)
+{
+    constexpr int pitch = xc_pitch<K>(), plane = xc_plane<K>(), SY = IMPLICIT_XYCT_STRIDE(K);
+    constexpr int ROWS = XC_YT + 2 * K, W = XC_COLS + 2 * K; /* a plane's copy */
+    static_assert(ROWS <= 64 && W % 32 < 32 && XC_YT == 32 && XC_CH == 16, "xyct's layout");
+    constexpr unsigned FULL = 0xffffffffu;
+    extern __shared__ float sh[];
+    /* the maps: (L, M) pairs of every column, forward then backward */
+    float *yF = sh + 2 * plane, *yB = yF + 2 * XC_COLS;
+    __shared__ float2 ident;
+    __shared__ float xcw[32];
+    cg::cluster_group cl = cg::this_cluster();
+    const int rank = (int)cl.block_rank(), ncl = (int)cl.num_blocks();
+    const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5;
+    const int y0 = rank * XC_YT;
+    const int col = wid * 16 + (lane & 15), h = lane >> 4, row0 = h * XC_CH;
+    if (tid == 0)
+        ident = make_float2(0.0f, 1.0f);
+    if (tid < 32)
+        xcw[tid] = tid < 16 ? A.cf_w[0][tid] : A.cf_w[0][tid - 16] * A.cf_rho[0];
+    const float cfc = A.cf_c, p16 = A.cf_p16, p16sq = p16 * p16;
+    const unsigned shb = (unsigned)__cvta_generic_to_shared(sh);
+    const unsigned idb = (unsigned)__cvta_generic_to_shared(&ident);
+    /* the copy: this warp's window rows wid and wid + 32, this lane's columns lane + 32 i */
+    const unsigned gcp = (unsigned)((y0 - K + wid + A.hy) * SY + A.h - K + lane);
+    const unsigned scp = (unsigned)(wid * pitch + lane + (lane >> 4)) * 4u;
+    /* y: this thread's chunk (window row 0 at its column); x: warp wid's line */
+    const unsigned yoff = (unsigned)(row0 * pitch + xc_pos(col + K));
+    const unsigned xoff = (unsigned)((wid + K) * pitch + 17 * lane);
+    /* the write: lap at the chunk's row 0 */
+    const unsigned woff = (unsigned)((y0 + row0 + A.hy) * SY + col + A.h);
+    const unsigned mF = (unsigned)__cvta_generic_to_shared(yF + 2 * col);
+    const unsigned mB = (unsigned)__cvta_generic_to_shared(yB + 2 * col);
+    /* plane-invariant: in the box, in a layer, the plain loop's chunk */
+    const bool inbox = col >= A.blo[0] && col < A.bhi[0];
+    const int np1 = A.m.npad[1], j0 = y0 + row0;
+    const bool xl = A.cpml && (col < A.m.pml[0] || col >= A.m.npad[0] - A.m.pml[1]);
+    const bool clean = !xl && j0 >= A.blo[1] && j0 + XC_CH <= A.bhi[1] &&
+                       !(A.cpml && (j0 < A.m.pml[2] || j0 + XC_CH > np1 - A.m.pml[3]));
+    /* the carries' ranks: forward h 0 [0, half), h 1 [half, rank); backward h 0 (rank, mid),
+     * h 1 [mid, ncl), each descending (xc_compose's split) */
+    const int half = rank / 2, mid = (rank + 1 + ncl) / 2;
+    const int nf = h == 0 ? half : rank - half, nfmax = rank - half;
+    const int rf0 = h == 0 ? 0 : half;
+    const int nb = h == 0 ? mid - rank - 1 : ncl - mid, nbmax = ncl - mid;
+    const int rb0 = h == 0 ? mid - 1 : ncl - 1;
+    const int nz = A.bhi[2] - A.blo[2];
+    const unsigned sz = (unsigned)A.sz;
+    auto load = [&](unsigned buf, int k) {
+        const float *g = A.p + ((unsigned)(k + A.h) * sz + gcp);
+        const unsigned s = buf + scp;
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            if (wid + 32 * j >= ROWS)
+                break;
+#pragma unroll
+            for (int i = 0; i < W / 32; i++)
+                xct_cp4(s + (unsigned)(j * 32 * pitch + 34 * i) * 4u, g + j * 32 * SY + 32 * i);
+            if (W % 32 && lane < W % 32)
+                xct_cp4(s + (unsigned)(j * 32 * pitch + 34 * (W / 32)) * 4u, g + j * 32 * SY + 32 * (W / 32));
+        }
+        cp_commit();
+    };
+    int kk = (int)blockIdx.y;
+    const int step = (int)gridDim.y;
+    if (kk < nz)
+        load(shb, A.blo[2] + kk);
+#pragma unroll 1
+    for (int it = 0; kk < nz; kk += step, it++) {
+        const unsigned pb = (unsigned)(it & 1) * (unsigned)plane;
+        float *P = sh + pb; /* an offset of sh: known shared */
+        cp_wait<0>();
+        __syncthreads();
+        if (kk + step < nz)
+            load(shb + ((unsigned)plane - pb) * 4u, A.blo[2] + kk + step);
+        const int k = A.blo[2] + kk;
+        /* y, pass 1 (xycf's) */
+        float v[XC_CH], L;
+        const float *Py = P + yoff;
+        {
+            float fwy[XC_CH + 2 * K];
+#pragma unroll
+            for (int l = 0; l < XC_CH + 2 * K; l++)
+                fwy[l] = Py[l * pitch];
+            xcf_forward_map<K>(fwy, A.c[1], cfc, v, L);
+        }
+        const float fL0 = __shfl_xor_sync(FULL, L, 16); /* h 1: chunk 0's (its M: c^16, as every chunk's) */
+        if (h == 1)
+            *reinterpret_cast<float2 *>(yF + 2 * col) = make_float2(L + p16 * fL0, p16sq);
+        __syncthreads();
+        cl.barrier_arrive();
+        /* x: warp wid the line wid of the block's rows (xycf's) */
+        {
+            float *F = P + xoff;
+            float xv[XC_XCH], xL;
+            {
+                float fwx[XC_XCH + 2 * K];
+#pragma unroll
+                for (int l = 0; l < XC_XCH + 2 * K; l++)
+                    fwx[l] = F[l + (l >> 4)];
+                xcf_forward_map<K>(fwx, A.c[0], cfc, xv, xL);
+            }
+            xcf_forward(xv, cfc, warp_carry<true>(xL, p16, lane));
+            xcf_backward_map(xv, cfc, xL);
+            xcf_backward(xv, cfc, warp_carry<false>(xL, p16, lane));
+            __syncwarp();
+#pragma unroll
+            for (int u = 0; u < XC_XCH; u++)
+                F[K + u + ((K + u) >> 4)] = xv[u];
+        }
+        cl.barrier_wait();
+        {
+            float aL, aM;
+            xct_compose<true>(mF, idb, rf0, nf, nfmax, aL, aM);
+            const float bL = __shfl_xor_sync(FULL, aL, 16);
+            const float din = h == 0 ? aL : aL + aM * bL;
+            const float din0 = __shfl_xor_sync(FULL, din, 16);
+            const float dblk = h == 0 ? din0 : din;
+            xcf_forward(v, cfc, h == 0 ? dblk : fL0 + p16 * dblk);
+        }
+        xcf_backward_map(v, cfc, L);
+        const float bL1 = __shfl_xor_sync(FULL, L, 16); /* h 0: chunk 1's */
+        if (h == 0)
+            *reinterpret_cast<float2 *>(yB + 2 * col) = make_float2(L + p16 * bL1, p16sq);
+        cl.sync();
+        {
+            float aL, aM;
+            xct_compose<false>(mB, idb, rb0, nb, nbmax, aL, aM);
+            const float bL = __shfl_xor_sync(FULL, aL, 16);
+            const float gin = h == 1 ? aL : aL + aM * bL;
+            const float gin1 = __shfl_xor_sync(FULL, gin, 16);
+            const float gblk = h == 1 ? gin1 : gin;
+            xcf_backward(v, cfc, h == 1 ? gblk : bL1 + p16 * gblk);
+        }
+        if (rank == 0) { /* y: rows 0..31 of the line (xycf's) */
+            const float y0v = __shfl_sync(FULL, v[0], lane & 15);
+            const float a = -y0v * (h ? A.cf_rho[1] : 1.0f);
+#pragma unroll
+            for (int u = 0; u < XC_CH; u++)
+                v[u] += a * A.cf_w[1][u];
+        }
+        if (!inbox)
+            continue;
+        const float *gxp = Py + K * pitch;
+        const unsigned c0 = (unsigned)(k + A.h) * sz + woff;
+        if (clean) {
+            float *dst = A.lap + c0;
+            if (wid < 2) { /* columns 0..31: corrected by gx of column 0 (xycf's) */
+                const float *gx0 = P + (row0 + K) * pitch + xc_pos(K);
+                const float wx = xcw[col];
+#pragma unroll
+                for (int u = 0; u < XC_CH; u++)
+                    dst[u * SY] = (gxp[u * pitch] - wx * gx0[u * pitch]) + v[u];
+            } else {
+#pragma unroll
+                for (int u = 0; u < XC_CH; u++)
+                    dst[u * SY] = gxp[u * pitch] + v[u];
+            }
+        } else {
+            const float *gx0 = P + (row0 + K) * pitch + xc_pos(K);
+            const float wx = wid < 2 ? xcw[col] : 0.0f;
+#pragma unroll
+            for (int u = 0; u < XC_CH; u++) {
+                const int j = j0 + u;
+                if (j < A.blo[1] || j >= A.bhi[1])
+                    continue;
+                const unsigned c = c0 + (unsigned)(u * SY);
+                const float gx = wid < 2 ? gxp[u * pitch] - wx * gx0[u * pitch] : gxp[u * pitch];
+                if (xl || (A.cpml && (j < A.m.pml[2] || j >= np1 - A.m.pml[3]))) {
+                    A.lap[c] = gx;
+                    A.d[c] = v[u];
+                } else {
+                    A.lap[c] = gx + v[u];
+                }
+            }
+        }
+    }
+    cl.sync();
+}
+#else
+template <int K>
+__global__ void __launch_bounds__(XC_THREADS, 1) k_sweep_xyct(IArgs, int, int) {}
+#endif
+
 /* xycf: the constant-factor recursions' arguments (k_sweep_xyc's CF) into B, for lines of
  * MX (x) and MY (y) rows; false where the correction of 32 rows would not be exact to
  * 1e-9 of the line's first value (|c|^32 >= 1e-9: orders above 8 at their default band). */
@@ -464,7 +711,7 @@ static bool xc_cf_args(const wave_sim *s, IArgs &B, int mx, int my)
     return true;
 }
 
-/* xycs (and xycp without CPML): the share of a step's planes that the sequential x and y
+/* xycs, xyct (and xycp without CPML): the share of a step's planes that the sequential x and y
  * sweeps solve on the SMs the clusters leave idle (20 of the H100's 132), with CPML on and
  * off (there the psi pass runs on them first).  Session 13, batch 1 (H100, 512^3): at 10 %
  * / 5 % x+y took 1.158 / 1.459 ms against xycf's 1.158 / 1.454 (the sweeps beside took as
@@ -476,7 +723,7 @@ static bool xc_cf_args(const wave_sim *s, IArgs &B, int mx, int my)
 static int xc_aux_planes(const wave_sim *s, const IArgs &A, int nz)
 {
     const int yz = wave_implicit_yz_of(&s->p.tuning);
-    if (yz != WAVE_IMPLICIT_YZ_XYCS && !(yz == WAVE_IMPLICIT_YZ_XYCP && !A.cpml))
+    if (yz != WAVE_IMPLICIT_YZ_XYCS && yz != WAVE_IMPLICIT_YZ_XYCT && !(yz == WAVE_IMPLICIT_YZ_XYCP && !A.cpml))
         return 0;
     const int n = (int)lround(nz * (A.cpml ? XC_AUX_CPML : XC_AUX));
     return n < nz - s->imp->xy_clusters ? n : 0; /* each cluster keeps a plane at least */
@@ -587,9 +834,17 @@ int implicit_cu_sweep_xyc(const wave_sim *s, const IArgs &A, cudaStream_t st)
         const bool full = mx == XC_COLS && my % XC_YT == 0;
         IArgs B = A;
         const int yz = wave_implicit_yz_of(&s->p.tuning);
-        const bool cf = full && (yz == WAVE_IMPLICIT_YZ_XYCF || yz == WAVE_IMPLICIT_YZ_XYCS || yz == WAVE_IMPLICIT_YZ_XYCP) &&
+        const bool cf = full &&
+                        (yz == WAVE_IMPLICIT_YZ_XYCF || yz == WAVE_IMPLICIT_YZ_XYCS || yz == WAVE_IMPLICIT_YZ_XYCP ||
+                         yz == WAVE_IMPLICIT_YZ_XYCT) &&
                         xc_cf_args(s, B, mx, my);
-        auto kern = cf ? k_sweep_xyc<KK, KK, true, true> : full ? k_sweep_xyc<KK, KK, true> : k_sweep_xyc<KK, KK, false>;
+        /* xyct: CF's kernel in fewer instructions, where its 32-bit indices and compile-time
+         * x stride hold (else xycs's) */
+        const bool lean = cf && yz == WAVE_IMPLICIT_YZ_XYCT &&
+                          implicit_xyct_fits(s->L.count, s->L.stride_y, IMPLICIT_XYCT_STRIDE(KK));
+        auto kern = lean ? k_sweep_xyct<KK>
+                    : cf ? k_sweep_xyc<KK, KK, true, true>
+                    : full ? k_sweep_xyc<KK, KK, true> : k_sweep_xyc<KK, KK, false>;
         const size_t shmem = xc_smem<KK>();
         cudaLaunchConfig_t cfg;
         cudaLaunchAttribute attr[1];

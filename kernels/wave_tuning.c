@@ -17,7 +17,7 @@ static const char *const implicit_yz_names[WAVE_IMPLICIT_YZ_N] = {NULL,      "ma
                                                                    "scanl256", "tile",   "tile3",  "tilea",
                                                                    "tileb",    "tilem",  "tilez",  "xyc",    "tileq",  "tileqn",
                                                                    "xycn",     "xyco",   "xycf",   "xycs",   "tileqw",
-                                                                   "xycp"};
+                                                                   "xycp",     "xyct"};
 
 const char *wave_tile_name(int tile) { return tile > 0 && tile < WAVE_TILE_N ? tile_names[tile] : NULL; }
 const char *wave_pipe_name(int pipe) { return pipe > 0 && pipe < WAVE_PIPE_N ? pipe_names[pipe] : NULL; }

@@ -92,7 +92,9 @@ enum wave_implicit_yz {
     WAVE_IMPLICIT_YZ_TILEQW = 23, /* tilem's y, z tileqn's in 1024-thread blocks (32 x lanes: whole 128-byte rows) */
     WAVE_IMPLICIT_YZ_XYCP = 24,   /* xycf's, the CPML layers pass of each group of planes beside the next group's
                                      (without CPML: xycs's share of the planes beside) */
-    WAVE_IMPLICIT_YZ_N = 25,
+    WAVE_IMPLICIT_YZ_XYCT = 25,   /* xycs's, the x-y kernel with fewer instructions a point (32-bit offsets, copies
+                                     of compile-time trip counts, the maps' carries by DSMEM loads of pairs) */
+    WAVE_IMPLICIT_YZ_N = 26,
 };
 
 /* Whether YZ (a resolved implicit_yz) solves x and y in one kernel (xyfused, xypipe, xyc). */
@@ -100,15 +102,16 @@ static inline bool wave_implicit_yz_is_xy(int yz)
 {
     return yz == WAVE_IMPLICIT_YZ_XYFUSED || yz == WAVE_IMPLICIT_YZ_XYPIPE || yz == WAVE_IMPLICIT_YZ_XYC ||
            yz == WAVE_IMPLICIT_YZ_XYCN || yz == WAVE_IMPLICIT_YZ_XYCO || yz == WAVE_IMPLICIT_YZ_XYCF ||
-           yz == WAVE_IMPLICIT_YZ_XYCS || yz == WAVE_IMPLICIT_YZ_XYCP;
+           yz == WAVE_IMPLICIT_YZ_XYCS || yz == WAVE_IMPLICIT_YZ_XYCP || yz == WAVE_IMPLICIT_YZ_XYCT;
 }
 
-/* Whether YZ runs xyc's persistent x-y cluster kernel (xyc, xycn, xyco, xycf, xycs, xycp:
- * kernels/implicit_xyc.cu). */
+/* Whether YZ runs xyc's persistent x-y cluster kernel (xyc, xycn, xyco, xycf, xycs, xycp,
+ * xyct: kernels/implicit_xyc.cu). */
 static inline bool wave_implicit_yz_is_xyc(int yz)
 {
     return yz == WAVE_IMPLICIT_YZ_XYC || yz == WAVE_IMPLICIT_YZ_XYCN || yz == WAVE_IMPLICIT_YZ_XYCO ||
-           yz == WAVE_IMPLICIT_YZ_XYCF || yz == WAVE_IMPLICIT_YZ_XYCS || yz == WAVE_IMPLICIT_YZ_XYCP;
+           yz == WAVE_IMPLICIT_YZ_XYCF || yz == WAVE_IMPLICIT_YZ_XYCS || yz == WAVE_IMPLICIT_YZ_XYCP ||
+           yz == WAVE_IMPLICIT_YZ_XYCT;
 }
 
 /* What 0 (the default) of implicit_x and implicit_yz means: one place to change when the
@@ -175,7 +178,7 @@ const char *wave_implicit_yz_name(int yz);
  *   implicit-x    thread | warp | regs | warpl
  *   implicit-yz   march | chunks | scan | overlap | xyfused | xypipe | scanl | scanl1 |
  *                 scanl256 | tile | tile3 | tilea | tileb | tilem | tilez |
- *                 xyc | tileq | tileqn | xycn | xyco | xycf | xycs | tileqw | xycp
+ *                 xyc | tileq | tileqn | xycn | xyco | xycf | xycs | tileqw | xycp | xyct
  * "default" sets 0.  Returns 0, or -EINVAL with err_msg() naming the key and value. */
 int wave_tuning_set(struct wave_tuning *t, const char *key, const char *val);
 

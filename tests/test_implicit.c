@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "kernels/implicit.h"
 #include "kernels/implicit_op.h"
 #include "kernels/operator.h"
 #include "kernels/propagator.h"
@@ -280,4 +281,39 @@ Test(implicit, band_auto_follows_the_grid)
                              ed);
         }
     }
+}
+
+/* The guard of tuning xyct's x-y kernel (kernels/implicit.h implicit_xyct_fits): 32-bit
+ * element indices up to 2^31 elements, the x stride it is compiled for.  The benchmark's
+ * 512^3 padded order-8 volume fits; the same planes 8200 deep (2.3e9 elements) do not,
+ * and a stride other than the compiled one is refused. */
+Test(implicit, xyct_guard_refuses_large_volumes)
+{
+    const size_t sy = IMPLICIT_XYCT_STRIDE(4);
+    cr_assert_eq(sy, 544);
+    cr_assert(implicit_xyct_fits(1, sy, sy));
+    cr_assert(implicit_xyct_fits((size_t)1 << 31, sy, sy));
+    cr_assert_not(implicit_xyct_fits(((size_t)1 << 31) + 1, sy, sy));
+    cr_assert_not(implicit_xyct_fits(0, sy, sy));
+    cr_assert_not(implicit_xyct_fits(1000, sy + 32, sy));
+    struct wave_params p = {.n = {488, 488, 488}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
+                            .dt = 5e-4, .pml = {12, 12, 12, 12, 12, 12}, .pml_reflection = 1e-4, .f_ref = 12};
+    struct wave_layout L;
+    cr_assert_eq(wave_layout_of(&p, &L), 0, "%s", err_msg());
+    cr_assert_eq(L.npad[0], 512);
+    cr_assert(implicit_xyct_fits(L.count, L.stride_y, IMPLICIT_XYCT_STRIDE(p.order / 2)), "count %zu stride %zu",
+              L.count, L.stride_y);
+    p.n[2] = 8200;
+    cr_assert_eq(wave_layout_of(&p, &L), 0, "%s", err_msg());
+    cr_assert_gt(L.count, IMPLICIT_XYCT_MAX_COUNT);
+    cr_assert_not(implicit_xyct_fits(L.count, L.stride_y, IMPLICIT_XYCT_STRIDE(p.order / 2)));
+    p.order = 16; /* half-width 8: 512 + 16 columns, the same stride of 544 */
+    p.n[2] = 488;
+    cr_assert_eq(wave_layout_of(&p, &L), 0, "%s", err_msg());
+    cr_assert(implicit_xyct_fits(L.count, L.stride_y, IMPLICIT_XYCT_STRIDE(8)));
+    p.order = 8; /* x rows of 544 + 8: a stride of 576, not the compiled one */
+    p.n[0] = 520;
+    cr_assert_eq(wave_layout_of(&p, &L), 0, "%s", err_msg());
+    cr_assert_eq(L.stride_y, 576);
+    cr_assert_not(implicit_xyct_fits(L.count, L.stride_y, IMPLICIT_XYCT_STRIDE(4)));
 }

@@ -7,7 +7,7 @@
  * (strips in device memory) and the random strategy's reversal, < 1e-4 against the
  * forward snapshot.  Every combination of the sweeps' variants (wave_tuning.implicit_x:
  * thread, warp, regs, warpl; implicit_yz: march, chunks, scan, overlap, xyfused, xypipe,
- * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez, xyc, tileq, tileqn, xycn, xyco, xycf, xycs, tileqw, xycp) is checked: the GPU
+ * scanl, scanl1, scanl256, tile, tile3, tilea, tileb, tilem, tilez, xyc, tileq, tileqn, xycn, xyco, xycf, xycs, tileqw, xycp, xyct) is checked: the GPU
  * simulation gets it, the CPU one ignores it; and lines at
  * and beyond the register kernels' 512 rows (their fallbacks). */
 #include <criterion/criterion.h>
@@ -385,6 +385,22 @@ Test(gpu_implicit, xycp_matches_cpu_reference, .timeout = 300)
     long_case_layers((const int[3]){472, 472, 20}, (const int[6]){20, 20, 20, 20, 10, 10}, false, yz, yz + 1, false);
 }
 
+/* tuning xyct (xycs's, the x-y kernel k_sweep_xyct: CF's arithmetic in fewer instructions,
+ * 32-bit indices, a compile-time x stride): xyc's cases (its kernel in the 512 x 512,
+ * 512 x 160 and 512 x 64 planes: x and y layers, free surface, no layers; the others
+ * through xyco's kernel or the sequential sweeps), 512 x 512 x 40 without CPML (the
+ * share beside), a plane of one block (512 x 32: a cluster of 1, no carries), and 512 x 96 with
+ * 4-row y layers; plane counts (17, 11) that the running clusters do not divide. */
+Test(gpu_implicit, xyct_matches_cpu_reference, .timeout = 300)
+{
+    GPU_REQUIRED();
+    const int yz = WAVE_IMPLICIT_YZ_XYCT;
+    xyc_cases(yz);
+    long_case_layers((const int[3]){472, 472, 20}, (const int[6]){20, 20, 20, 20, 10, 10}, false, yz, yz + 1, false);
+    long_case_pml((const int[3]){512, 32, 9}, (const int[6]){0, 0, 0, 0, 4, 4}, false, yz);
+    long_case_pml((const int[3]){500, 88, 11}, (const int[6]){6, 6, 4, 4, 0, 0}, false, yz);
+}
+
 /* tuning tileqw (tileqn's z sweep in 1024-thread blocks, 32 x lanes): the tile cases. */
 Test(gpu_implicit, tileqw_matches_cpu_reference, .timeout = 300)
 {
@@ -416,8 +432,8 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
      * regs / tile3, warpl / tile, warpl / tilea, warpl / tilem (the default's), regs /
      * overlap, regs / xyfused (the cluster kernel), warpl / xyc (its persistent form), warpl /
      * tileq, warpl / tileqn, warpl / xycn, warpl / xyco, warpl / xycf, warpl / xycs, warpl /
-     * tileqw, warpl / xycp (last) */
-    const int pairs[23][2] = {{0, 0},
+     * tileqw, warpl / xycp, warpl / xyct (last) */
+    const int pairs[24][2] = {{0, 0},
                              {WAVE_IMPLICIT_X_THREAD, WAVE_IMPLICIT_YZ_MARCH},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_CHUNKS},
                              {WAVE_IMPLICIT_X_WARP, WAVE_IMPLICIT_YZ_SCAN},
@@ -439,8 +455,9 @@ Test(gpu_implicit, strategies_reconstruct, .timeout = 300)
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCF},
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCS},
                              {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_TILEQW},
-                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCP}};
-    for (int pi = 0; pi < 23; pi++)
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCP},
+                             {WAVE_IMPLICIT_X_WARPL, WAVE_IMPLICIT_YZ_XYCT}};
+    for (int pi = 0; pi < 24; pi++)
         for (int strategy = 0; strategy < 2; strategy++) {
             const int x = pairs[pi][0], yz = pairs[pi][1];
             struct wave_params p = {.n = {60, 52, 48}, .d = {10, 10, 10}, .order = 8, .op = PROP_OP_IMPLICIT,
