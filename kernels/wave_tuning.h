@@ -141,7 +141,12 @@ static inline bool wave_implicit_yz_is_xyc(int yz)
  * / 3.127, warp/tilea 4.008 / 3.030, warp/scan 4.610 / 3.206).  Before (session 9):
  * warp/scan, 4.59 / 3.17 (warp/chunks 5.98 / 3.97). */
 #define WAVE_IMPLICIT_X_PROD WAVE_IMPLICIT_X_WARPL
-#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_XYCS
+/* Session 14 (H100, 512^3, order 8, 12 layers; two rounds in one call beside xycs in the same
+ * binary and main's): xyct 2.872 / 2.362 and 2.875 / 2.362 ms with / without CPML against xycs
+ * 2.900 / 2.406 and 2.907 / 2.399 (x+y kernel alone 1.133 against 1.185 without CPML);
+ * gpu_implicit xyct_matches_cpu_reference 2.61e-7, strategies 6.19e-6 / 6.3e-6.  Where
+ * xyct's kernel does not fit (implicit_xyct_fits) xycs's runs. */
+#define WAVE_IMPLICIT_YZ_PROD WAVE_IMPLICIT_YZ_XYCT
 static inline int wave_implicit_x_of(const struct wave_tuning *t)
 {
     return t->implicit_x ? t->implicit_x : WAVE_IMPLICIT_X_PROD;
