@@ -126,6 +126,12 @@ struct prop_model {
      * |phi| <= 2 pi); a NULL array takes the constant (..0) beside it. */
     const float *epsilon, *delta, *theta, *phi;
     double epsilon0, delta0, theta0, phi0;
+    /* TTI only: a check of this very model the caller ran and it passed (tti_model_check
+     * with sigma checked_sigma: its fastest qP speed, > 0, and its count of eps < delta
+     * points); the simulation takes them instead of checking the model again (kernels/tti.h
+     * struct tti_model).  0: the simulation checks. */
+    double checked_vqp, checked_sigma;
+    size_t checked_nless;
 };
 
 /* Where things are in the arrays of the recorded field (counts in elements). */

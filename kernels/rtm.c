@@ -154,7 +154,8 @@ static int take_tti(struct rtm_engine *e, const struct rtm_volume *model, size_t
             return err_set(-ENOMEM, "rtm: TTI parameter copy of %zu cells", cells);
         memcpy(e->par[k], src[k], cells * sizeof(float));
     }
-    const struct tti_model tm = {e->v, e->par[0], e->par[1], e->par[2], e->par[3], c[0], c[1], c[2], c[3]};
+    const struct tti_model tm = {.vpz = e->v, .eps = e->par[0], .delta = e->par[1], .theta = e->par[2],
+                                 .phi = e->par[3], .eps0 = c[0], .delta0 = c[1], .theta0 = c[2], .phi0 = c[3]};
     double vqp = 0;
     int rc = tti_model_check(&tm, cells, e->p.tti_sigma, &vqp, NULL);
     if (rc < 0)

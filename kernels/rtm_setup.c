@@ -13,6 +13,7 @@
 #include "kernels/random_boundary.h"
 #include "kernels/rtm_internal.h"
 #include "kernels/time_dispersion.h"
+#include "kernels/tti.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
 
@@ -174,7 +175,21 @@ static int simulations(struct mig *m, const struct rtm_shot *shot, const struct 
         *par[k] = pdom[k];
     }
     const struct prop_params *qp = dom ? &pl->sub : &pl->pp;
-    int rc = prop_create(m->dev, qp, &model, &m->q);
+    int rc = 0;
+    if (e->p.physics == PROP_TTI) {
+        /* TTI: the model checked here once for both simulations (each would check the
+         * same points again: 26 M of them in a 380 x 380 x 180 sub-volume) */
+        const struct tti_model tm = {.vpz = model.vp, .eps = model.epsilon, .delta = model.delta,
+                                     .theta = model.theta, .phi = model.phi, .eps0 = model.epsilon0,
+                                     .delta0 = model.delta0, .theta0 = model.theta0, .phi0 = model.phi0};
+        const size_t cells = (size_t)qp->grid.n[0] * qp->grid.n[1] * qp->grid.n[2];
+        rc = tti_model_check(&tm, cells, qp->tti_sigma, &model.checked_vqp, &model.checked_nless);
+        model.checked_sigma = qp->tti_sigma;
+        if (rc == 0)
+            rtm_stage_done(shot->id, "TTI model check", t);
+    }
+    if (rc == 0)
+        rc = prop_create(m->dev, qp, &model, &m->q);
     if (rc == 0 && dom)
         rc = dom->attach(dom->ctx, m->q);
     if (rc < 0) {

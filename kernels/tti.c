@@ -14,6 +14,7 @@
 #include "kernels/tti.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,8 +183,11 @@ static const char *medium_problem(double eps, double delta, double sigma)
     if (s > 1.0 + 2.0 * eps)
         return "v_sz > v_px ((eps - delta) / sigma > 1 + 2 eps): raise sigma";
     /* the qSV root stays real and >= 0: the ab coefficient of the determinant is at least
-     * -2 sqrt of the product of the a^2 and b^2 ones (tti.h) */
-    if (2.0 * (eps - delta) + s * (2.0 + 2.0 * delta) + 2.0 * s * sqrt(1.0 + 2.0 * eps) < 0)
+     * -2 sqrt of the product of the a^2 and b^2 ones (tti.h).  s >= 0 (delta_eff <= eps),
+     * so the sqrt term is too and only a negative rest can fail: the sqrt only then (the
+     * same decision, without a sqrt a point of tti_model_check) */
+    const double rest = 2.0 * (eps - delta) + s * (2.0 + 2.0 * delta);
+    if (rest < 0 && rest + 2.0 * s * sqrt(1.0 + 2.0 * eps) < 0)
         return "the qSV branch is imaginary for this sigma: lower sigma";
     return NULL;
 }
@@ -211,27 +215,74 @@ int tti_model_check(const struct tti_model *m, size_t n, double sigma, double *v
                            k < 2 ? "must be finite, > -0.5 and < 1.5" : "must be finite and in range");
     size_t less = 0, bad = n;
     double best = 0;
-    /* Two passes for the largest qP velocity: the cheap lower bound v_pz sqrt(max(1, 1 +
-     * 2 eps)) of every point, then the exact maximum only where the upper bound
-     * v_pz sqrt(max(1, 1 + 2 eps) + v_sz^2) can beat it.  Both in parallel (a 400 x 400
-     * x 200 model took 0.45 s on one thread, and a GPU RTM shot checks its model three
-     * times): BAD is the first point that fails, named below as a serial loop would; the
-     * maxima are of the same values in any order. */
-#pragma omp parallel for schedule(static) reduction(min : bad) reduction(max : best) reduction(+ : less)
-    for (size_t i = 0; i < n; i++) {
-        const double v = m->vpz[i];
-        double val[4];
-        bool ok = v > 0 && isfinite(v);
-        for (int k = 0; k < 4 && ok; k++) {
-            val[k] = val_at(par[k].a, par[k].c, i);
-            ok = isfinite(val[k]) && val[k] > par[k].lo && val[k] <= par[k].hi;
+    /* Constant eps and delta (checked above; the shots' common model: v_pz per point):
+     * their stability once, and per point only v_pz and the angles given as arrays, by
+     * comparisons (vectorised, no transcendental); the largest qP velocity from the largest
+     * v_pz below.  FAST: that path ran and found every point fine; otherwise (or where it
+     * found a bad point) the general loop below, which names the first bad point. */
+    const bool ed_const = !m->eps && !m->delta;
+    bool fast = false;
+    float vpz_max = 0;
+    if (ed_const && !medium_problem(m->eps0, m->delta0, sigma)) {
+        size_t nbad = 0;
+        float vm = 0;
+#pragma omp parallel for simd schedule(static) reduction(max : vm) reduction(+ : nbad)
+        for (size_t i = 0; i < n; i++) {
+            const float v = m->vpz[i];
+            nbad += !(v > 0 && v <= FLT_MAX); /* finite and > 0 (NaN fails both) */
+            vm = v > vm ? v : vm;
         }
-        if (!ok || medium_problem(val[0], val[1], sigma)) {
-            bad = i < bad ? i : bad;
-            continue;
+        for (int k = 2; k < 4; k++) { /* the angles given as arrays: finite and in range */
+            const float *a = par[k].a;
+            const double lo = par[k].lo, hi = par[k].hi;
+            if (!a || nbad)
+                continue;
+#pragma omp parallel for simd schedule(static) reduction(+ : nbad)
+            for (size_t i = 0; i < n; i++) {
+                const double t = a[i];
+                nbad += !(t > lo && t <= hi); /* NaN and infinities fail */
+            }
         }
-        less += val[0] < val[1];
-        best = fmax(best, v * sqrt(fmax(1.0, 1.0 + 2.0 * val[0])));
+        if (nbad == 0) {
+            fast = true;
+            vpz_max = vm;
+            less = m->eps0 < m->delta0 ? n : 0;
+            /* the general loop's max over points of v sqrt(max(1, 1 + 2 eps)): with eps
+             * constant, the largest v's (a product rounds monotonically) */
+            best = (double)vm * sqrt(fmax(1.0, 1.0 + 2.0 * m->eps0));
+        }
+    }
+    /* The general loop, and two passes for the largest qP velocity: the cheap lower bound
+     * v_pz sqrt(max(1, 1 + 2 eps)) of every point, then the exact maximum only where the
+     * upper bound v_pz sqrt(max(1, 1 + 2 eps) + v_sz^2) can beat it.  Both in parallel
+     * (a 400 x 400 x 200 model took 0.45 s on one thread): BAD is the first point that
+     * fails, named below as a serial loop would; the maxima are of the same values in any
+     * order. */
+    if (!fast) {
+#pragma omp parallel reduction(min : bad) reduction(max : best) reduction(+ : less)
+        {
+            double pe = NAN, ps = 0; /* the last eps's sqrt(max(1, 1 + 2 eps)) (blocky models repeat) */
+#pragma omp for schedule(static)
+            for (size_t i = 0; i < n; i++) {
+                const double v = m->vpz[i];
+                double val[4];
+                bool ok = v > 0 && isfinite(v);
+                for (int k = 0; k < 4 && ok; k++) {
+                    val[k] = val_at(par[k].a, par[k].c, i);
+                    ok = isfinite(val[k]) && val[k] > par[k].lo && val[k] <= par[k].hi;
+                }
+                if (!ok || medium_problem(val[0], val[1], sigma)) {
+                    bad = i < bad ? i : bad;
+                    continue;
+                }
+                less += val[0] < val[1];
+                if (val[0] != pe) {
+                    pe = val[0];
+                    ps = sqrt(fmax(1.0, 1.0 + 2.0 * pe));
+                }
+                best = fmax(best, v * ps);
+            }
+        }
     }
     if (bad < n) {
         const size_t i = bad;
@@ -248,16 +299,27 @@ int tti_model_check(const struct tti_model *m, size_t n, double sigma, double *v
         return err_set(-EINVAL, "tti: epsilon %g, delta %g at interior point %zu with sigma %g: %s", val[0], val[1], i,
                        sigma, medium_problem(val[0], val[1], sigma));
     }
-    if (vmax) {
+    if (vmax && fast) {
+        /* the pass below with eps, delta constant: only the largest v_pz can raise BEST */
+        const double e = m->eps0, d = m->delta0, v = vpz_max;
+        const double ub = v * sqrt(fmax(1.0, 1.0 + 2.0 * e) + fmax(e - d, 0.0) / sigma);
+        *vmax = ub <= best ? best : fmax(best, v * tti_qp_vmax(e, d, sigma));
+    } else if (vmax) {
         double vm = best;
 #pragma omp parallel
         {
             double my = best;
             double pe = NAN, pd = NAN, pv = 0; /* the last exact evaluation (blocky models repeat) */
+            double qe = NAN, qd = NAN, qs = 0;  /* the last trace bound's sqrt */
 #pragma omp for schedule(static) nowait
             for (size_t i = 0; i < n; i++) {
                 const double v = m->vpz[i], e = val_at(m->eps, m->eps0, i), d = val_at(m->delta, m->delta0, i);
-                const double ub = v * sqrt(fmax(1.0, 1.0 + 2.0 * e) + fmax(e - d, 0.0) / sigma); /* trace bound */
+                if (e != qe || d != qd) {
+                    qs = sqrt(fmax(1.0, 1.0 + 2.0 * e) + fmax(e - d, 0.0) / sigma);
+                    qe = e;
+                    qd = d;
+                }
+                const double ub = v * qs; /* trace bound */
                 if (ub <= my)
                     continue;
                 if (e != pe || d != pd) {
@@ -462,49 +524,74 @@ static void halo_medium(struct tti_sim *s)
     }
 }
 
+/* The taper of eps and delta at depth XI into the layers (tti.h): 1 in the interior. */
+static double taper_of(double xi)
+{
+    const double xt = fmin(fmax((xi - TTI_TAPER_START) / (1.0 - TTI_TAPER_START), 0.0), 1.0);
+    /* (xt 0, the interior: 1 exactly, without a cos) */
+    return xt > 0 ? 0.5 * (1.0 + cos(M_PI * xt)) : 1.0;
+}
+
+/* TAB: the (depth, taper) of every padded index of each axis, x then y then z
+ * (npad[0] + npad[1] + npad[2] entries; tti_internal.h tti_taper_pick). */
+static void taper_table(const struct wave_layout *L, struct tti_taper *tab)
+{
+    size_t o = 0;
+    for (int a = 0; a < 3; a++)
+        for (int i = 0; i < L->npad[a]; i++, o++) {
+            tab[o].depth = layer_depth(i, L->pml[2 * a], L->n[a], L->pml[2 * a + 1]);
+            tab[o].taper = taper_of(tab[o].depth);
+        }
+}
+
+static struct tti_taper *taper_table_new(const struct wave_layout *L)
+{
+    struct tti_taper *t = malloc(((size_t)L->npad[0] + L->npad[1] + L->npad[2]) * sizeof *t);
+    if (!t) {
+        err_set(-ENOMEM, "tti: out of host memory (taper table)");
+        return NULL;
+    }
+    taper_table(L, t);
+    return t;
+}
+
 /* The medium of padded planes [K0, K1) from the interior model: edges repeated into the
- * layers, eps and delta tapered to 0 across their outer part (tti.h, TTI_TAPER_START),
- * delta lowered to eps where it is larger (tti.h), everything quantised (tti_internal.h).
+ * layers, eps and delta tapered to 0 across their outer part (tti.h, TTI_TAPER_START; TAB
+ * from taper_table), delta lowered to eps where it is larger (tti.h), everything quantised
+ * (tti_internal.h: the point functions kernels/tti_medium.cu runs too).
  * The point of allocated index c goes to VEL, ED, TILT [c - BASE]: BASE 0 for whole
  * arrays, (K0 + pad_off[2]) stride_z for buffers that hold planes K0..K1 - 1 only.  Only
  * padded cells are written (the halo cells keep what the caller put there).  DECODE (the
  * CPU's simulation, whose VEL, ED, TILT are its own with BASE 0): also its decoded
  * arrays.  Each point is a function of the model and the point alone, so any split into
  * plane ranges gives the same bytes. */
-static void medium_planes(struct tti_sim *s, const struct tti_model *m, int k0, int k1, size_t base, float *vel,
-                          uint32_t *ed, uint32_t *tilt, bool decode)
+static void medium_planes(struct tti_sim *s, const struct tti_model *m, const struct tti_taper *tab, int k0, int k1,
+                          size_t base, float *vel, uint32_t *ed, uint32_t *tilt, bool decode)
 {
     const struct wave_layout *L = &s->w.L;
     const double dt2 = s->w.p.dt * s->w.p.dt;
     /* constant angles: one tilt code for every point (fmod and two roundings a point) */
     const bool tilt_const = !m->theta && !m->phi;
-    const uint32_t tilt0 = tti_theta_code(m->theta0) | tti_phi_code(m->phi0) << 16;
+    const uint32_t tilt0 = tti_tilt_of(m->theta0, m->phi0);
     const int nj = L->npad[1];
+    const struct tti_taper *tx = tab, *ty = tab + L->npad[0], *tz = ty + L->npad[1];
     /* rows, not planes, among the threads: a GPU's slab is a few planes */
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = k0; k < k1; k++) {
         for (int j = 0; j < nj; j++) {
             const int kz = k - L->pml[4] < 0 ? 0 : k - L->pml[4] >= L->n[2] ? L->n[2] - 1 : k - L->pml[4];
-            const double xz = layer_depth(k, L->pml[4], L->n[2], L->pml[5]);
             const int jy = j - L->pml[2] < 0 ? 0 : j - L->pml[2] >= L->n[1] ? L->n[1] - 1 : j - L->pml[2];
-            const double xy = layer_depth(j, L->pml[2], L->n[1], L->pml[3]);
             const size_t src_row = ((size_t)kz * L->n[1] + jy) * L->n[0];
             const size_t row = (size_t)(k + L->pad_off[2]) * L->stride_z + (size_t)(j + L->pad_off[1]) * L->stride_y +
                                L->pad_off[0];
             for (int i = 0; i < L->npad[0]; i++) {
                 const int ix = i - L->pml[0] < 0 ? 0 : i - L->pml[0] >= L->n[0] ? L->n[0] - 1 : i - L->pml[0];
                 const size_t si = src_row + ix, c = row + i, o = c - base;
-                const double xi = fmax(layer_depth(i, L->pml[0], L->n[0], L->pml[1]), fmax(xy, xz));
-                const double xt = fmin(fmax((xi - TTI_TAPER_START) / (1.0 - TTI_TAPER_START), 0.0), 1.0);
-                /* (xt 0, the interior: 1 exactly, without a cos a point) */
-                const double taper = xt > 0 ? 0.5 * (1.0 + cos(M_PI * xt)) : 1.0;
-                const double v = m->vpz[si], e = taper * val_at(m->eps, m->eps0, si);
-                const double d = fmin(taper * val_at(m->delta, m->delta0, si), e);
-                vel[o] = (float)(v * v * dt2);
-                ed[o] = tti_ed_code(e) | tti_ed_code(d) << 16;
+                const double taper = tti_taper_pick(tx[i], ty[j], tz[k]);
+                vel[o] = tti_vel_of(m->vpz[si], dt2);
+                ed[o] = tti_ed_of(taper, val_at(m->eps, m->eps0, si), val_at(m->delta, m->delta0, si));
                 tilt[o] = tilt_const ? tilt0
-                                     : tti_theta_code(val_at(m->theta, m->theta0, si)) |
-                                           tti_phi_code(val_at(m->phi, m->phi0, si)) << 16;
+                                     : tti_tilt_of(val_at(m->theta, m->theta0, si), val_at(m->phi, m->phi0, si));
                 if (decode)
                     decode_point(s, c);
             }
@@ -514,12 +601,17 @@ static void medium_planes(struct tti_sim *s, const struct tti_model *m, int k0, 
 
 /* A CPU simulation's medium over the whole padded grid, decoded, with the free surface's
  * image medium and the halo's n_a (the decoded arrays only: a GPU has neither). */
-static void set_medium(struct tti_sim *s, const struct tti_model *m)
+static int set_medium(struct tti_sim *s, const struct tti_model *m)
 {
-    medium_planes(s, m, 0, s->w.L.npad[2], 0, s->w.vel, s->ed, s->tilt, true);
+    struct tti_taper *tab = taper_table_new(&s->w.L);
+    if (!tab)
+        return -ENOMEM;
+    medium_planes(s, m, tab, 0, s->w.L.npad[2], 0, s->w.vel, s->ed, s->tilt, true);
+    free(tab);
     if (s->w.p.free_surface)
         mirror_medium(s);
     halo_medium(s);
+    return 0;
 }
 
 /* A GPU simulation's medium, TTI_MEDIUM_SLAB_BYTES per array at a time: medium_planes
@@ -532,8 +624,10 @@ static void set_medium(struct tti_sim *s, const struct tti_model *m)
  * the grid's size is allocated or touched.  T (seconds, logged by tti_create in ms): [0]
  * making, zeroing and freeing the buffer, stream and events, [1] building the slabs on
  * the host, [2] the rest: queueing the copies and waiting for them (what of the upload
- * the builds did not hide); *NSLAB, *PER_OUT: slabs and planes a slab. */
-static int set_medium_gpu(struct tti_sim *s, const struct tti_model *m, double t[3], int *nslab, int *per_out)
+ * the builds did not hide); *NSLAB, *PER_OUT: slabs and planes a slab.  TAB: taper_table's.
+ * The fallback of set_medium_device (tti_create says when). */
+static int set_medium_slabs(struct tti_sim *s, const struct tti_model *m, const struct tti_taper *tab, double t[3],
+                            int *nslab, int *per_out)
 {
     t[0] = t[1] = t[2] = 0;
     *nslab = *per_out = 0;
@@ -576,7 +670,7 @@ static int set_medium_gpu(struct tti_sim *s, const struct tti_model *m, double t
             break;
         const size_t base = (size_t)(k0 + L->pad_off[2]) * sz, nb = (size_t)(k1 - k0) * sz * sizeof(float);
         const double tb = now_s();
-        medium_planes(s, m, k0, k1, base, hv, he, ht, false);
+        medium_planes(s, m, tab, k0, k1, base, hv, he, ht, false);
         build += now_s() - tb;
         if ((rc = dev_copy(dev, s->w.vel + base, hv, nb, DEV_H2D, st)) < 0 ||
             (rc = dev_copy(dev, s->ed + base, he, nb, DEV_H2D, st)) < 0 ||
@@ -606,8 +700,52 @@ static int set_medium_gpu(struct tti_sim *s, const struct tti_model *m, double t
 #else
     (void)s;
     (void)m;
+    (void)tab;
     return err_set(-ENODEV, "tti: no CUDA in this build");
 #endif
+}
+
+/* Tests: a GPU simulation's medium built on the host a slab at a time (set_medium_slabs,
+ * the fallback), not on the device (tti_internal.h). */
+static bool host_medium_forced;
+void tti_force_host_medium(bool on) { host_medium_forced = on; }
+
+/* A GPU simulation's medium (the device arrays get set_medium's bytes): built on the
+ * device from the interior model (tti_cu_build_medium: the model's arrays uploaded once,
+ * a kernel a point, no per-point work on the host), or, where the device has no room
+ * for the model's copy (4 bytes a point of the interior for v_pz and for each parameter
+ * given as an array: 104 MB to 520 MB for 380 x 380 x 180) or tti_force_host_medium is
+ * on, on the host a slab at a time (set_medium_slabs).  HOW (for tti_create's log): which,
+ * and its stages in ms. */
+static int set_medium_gpu(struct tti_sim *s, const struct tti_model *m, char *how, size_t len)
+{
+    struct tti_taper *tab = taper_table_new(&s->w.L);
+    if (!tab)
+        return -ENOMEM;
+    double t[3] = {0, 0, 0};
+    int rc;
+#ifdef SEISLIVE_CUDA
+    if (!host_medium_forced) {
+        size_t bytes = 0;
+        rc = tti_cu_build_medium(s, m, tab, t, &bytes);
+        if (rc != -ENOMEM) {
+            s->medium_on = TTI_MEDIUM_DEVICE;
+            snprintf(how, len, "on the device: model up %.1f (%.1f MB), kernel %.1f", 1e3 * t[0], 1e-6 * (double)bytes,
+                     1e3 * t[1]);
+            free(tab);
+            return rc;
+        }
+        log_debug("medium built on the host, a slab at a time: %s", err_msg());
+        err_clear();
+    }
+#endif
+    int nslab = 0, per = 0;
+    s->medium_on = TTI_MEDIUM_SLABS;
+    rc = set_medium_slabs(s, m, tab, t, &nslab, &per);
+    snprintf(how, len, "on the host: %.1f in %d slabs of %d planes, upload wait %.1f, pinned buffer %.1f", 1e3 * t[1],
+             nslab, per, 1e3 * t[2], 1e3 * t[0]);
+    free(tab);
+    return rc;
 }
 
 int tti_create(const struct sl_device *dev, const struct wave_params *p, double sigma, const struct tti_model *m,
@@ -621,8 +759,14 @@ int tti_create(const struct sl_device *dev, const struct wave_params *p, double 
     double vmax = 0;
     size_t nless = 0;
     const double t0 = now_s();
-    if ((rc = tti_model_check(m, n, sigma, &vmax, &nless)) < 0)
+    /* a model its caller checked already (tti.h): that check's results */
+    const bool checked = m && m->vpz && m->checked_vqp > 0 && m->checked_sigma == sigma;
+    if (checked) {
+        vmax = m->checked_vqp;
+        nless = m->checked_nless;
+    } else if ((rc = tti_model_check(m, n, sigma, &vmax, &nless)) < 0) {
         return rc;
+    }
     const double t1 = now_s();
     if (nless)
         log_warn("%zu of %zu points have epsilon < delta: delta is lowered to epsilon there (elliptic, v_sz = 0), "
@@ -634,24 +778,18 @@ int tti_create(const struct sl_device *dev, const struct wave_params *p, double 
     if ((rc = create_core(dev, p, sigma, vmax, &s)) < 0)
         return rc;
     const double t2 = now_s();
-    double tm[3] = {0, 0, 0};
-    int nslab = 0, per = 0;
-    if (s->gpu && (rc = set_medium_gpu(s, m, tm, &nslab, &per)) < 0) {
+    char how[160] = "";
+    rc = s->gpu ? set_medium_gpu(s, m, how, sizeof how) : set_medium(s, m);
+    if (rc < 0) {
         tti_destroy(s);
         return rc;
     }
-    if (!s->gpu)
-        set_medium(s, m);
     const double t3 = now_s();
-    if (s->gpu)
-        log_debug("created %d x %d x %d points (%zu allocated) in %.1f ms: model check %.1f, arrays %.1f, medium %.1f "
-                  "(host %.1f in %d slabs of %d planes, upload wait %.1f, pinned buffer %.1f)",
-                  s->w.L.npad[0], s->w.L.npad[1], s->w.L.npad[2], s->w.L.count, 1e3 * (t3 - t0), 1e3 * (t1 - t0),
-                  1e3 * (t2 - t1), 1e3 * (t3 - t2), 1e3 * tm[1], nslab, per, 1e3 * tm[2], 1e3 * tm[0]);
-    else
-        log_debug("created %d x %d x %d points (%zu allocated) in %.1f ms: model check %.1f, arrays %.1f, medium %.1f",
-                  s->w.L.npad[0], s->w.L.npad[1], s->w.L.npad[2], s->w.L.count, 1e3 * (t3 - t0), 1e3 * (t1 - t0),
-                  1e3 * (t2 - t1), 1e3 * (t3 - t2));
+    log_debug("created %d x %d x %d points (%zu allocated) in %.1f ms: model check %.1f%s, arrays %.1f, "
+              "medium %.1f%s%s%s",
+              s->w.L.npad[0], s->w.L.npad[1], s->w.L.npad[2], s->w.L.count, 1e3 * (t3 - t0), 1e3 * (t1 - t0),
+              checked ? " (checked by the caller)" : "", 1e3 * (t2 - t1), 1e3 * (t3 - t2), *how ? " (" : "", how,
+              *how ? ")" : "");
     *out = s;
     return 0;
 }

@@ -105,6 +105,13 @@ struct tti_model {
     const float *vpz;        /* m/s, required */
     const float *eps, *delta, *theta, *phi;
     double eps0, delta0, theta0, phi0;
+    /* A check this model passed (tti_model_check of these very points with sigma
+     * checked_sigma, run by the caller): its *VMAX in checked_vqp (> 0) and *NLESS.  When
+     * set, and checked_sigma is the simulation's, tti_create takes them instead of checking
+     * the model again (an RTM shot's receiver and source simulations of one model: the
+     * check is 26 M points of 380 x 380 x 180).  0 (as an initialiser leaves it): checked. */
+    double checked_vqp, checked_sigma;
+    size_t checked_nless;
 };
 
 struct tti_sim;

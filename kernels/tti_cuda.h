@@ -18,10 +18,13 @@
  *                 core (research variants: measured slower than the naive passes)
  *   tti_layer_boxes.cu  the naive passes' arithmetic over all the boxes beside the core
  *                 in one launch per pass (the default's pass 2: tuning.cpml 13)
+ *   tti_medium.cu the quantised medium built on the device from the interior model
  *
  * The medium on the device is the quantised one of kernels/tti_internal.h: vel (float),
- * ed and tilt (uint32), 12 bytes per point, uploaded by kernels/tti.c (set_medium_gpu) a
- * slab of planes at a time through a small page-locked buffer.  The axis n = (st cp,
+ * ed and tilt (uint32), 12 bytes per point, built on the device from the interior model
+ * (tti_medium.cu; kernels/tti.c set_medium_gpu), or where the device has no room for the
+ * model's copy, built on the host and uploaded a slab of planes at a time through a small
+ * page-locked buffer.  The axis n = (st cp,
  * st sp, ct) is read through two 65536-entry tables of (sin, cos) per theta code and per
  * phi code, filled on the host with the CPU reference's sinf / cosf: the GPU's n is the
  * CPU's bit for bit (sincosf differs from glibc by an ulp), and a neighbour's n costs a
@@ -48,6 +51,15 @@ struct random_boundary;
  * levels, vel, ed, tilt, s[2], psi / zeta / chi, profiles, n tables); sets s->gpu. */
 int tti_cu_alloc(struct tti_sim *s);
 void tti_cu_free(struct tti_sim *s);
+/* The medium of model M (tti_model_check passed) built on the device (tti_medium.cu):
+ * v_pz and whichever of eps, delta, theta, phi are arrays uploaded once (pageable, the
+ * legacy stream), the per-point arithmetic of kernels/tti.c medium_planes in a kernel;
+ * TAB: its taper table (npad[0] + npad[1] + npad[2] entries).  -ENOMEM (nothing written)
+ * when the device has no room for the model's copy: the caller builds the medium on the
+ * host.  T: seconds [0] allocating and uploading, [1] the kernel and freeing; *BYTES the
+ * model's bytes uploaded. */
+int tti_cu_build_medium(struct tti_sim *s, const struct tti_model *m, const struct tti_taper *tab, double t[2],
+                        size_t *bytes);
 /* The medium of LIKE (same parameters), device to device. */
 int tti_cu_copy_medium(struct tti_sim *s, const struct tti_sim *like);
 /* p(n+1), q(n+1) into w.prev, qprev (the caller swaps).  INTERIOR: only the box inside

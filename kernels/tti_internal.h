@@ -37,18 +37,20 @@ static inline TTI_HD float tti_ed_value(uint32_t u16) { return (float)((int)(u16
 static inline TTI_HD float tti_theta_value(uint32_t u16) { return (float)((int)(u16 & 0xffffu) - 32768) * TTI_THETA_STEP; }
 static inline TTI_HD float tti_phi_value(uint32_t u16) { return (float)(u16 & 0xffffu) * TTI_PHI_STEP; }
 
-/* Quantisers (host): the nearest code, clamped to the range. */
-static inline uint32_t tti_ed_code(double v)
+/* Quantisers (host and device: the same double arithmetic, so a medium built on the
+ * device has the CPU's codes; fmod and nearbyint are exact on both): the nearest code,
+ * clamped to the range. */
+static inline TTI_HD uint32_t tti_ed_code(double v)
 {
     double u = nearbyint(v * 32768.0) + 16384.0;
     return (uint32_t)(u < 0 ? 0 : u > 65535 ? 65535 : u);
 }
-static inline uint32_t tti_theta_code(double theta)
+static inline TTI_HD uint32_t tti_theta_code(double theta)
 {
     double u = nearbyint(theta / (double)TTI_THETA_STEP) + 32768.0;
     return (uint32_t)(u < 0 ? 0 : u > 65535 ? 65535 : u);
 }
-static inline uint32_t tti_phi_code(double phi)
+static inline TTI_HD uint32_t tti_phi_code(double phi)
 {
     const double two_pi = 2.0 * 3.14159265358979323846;
     double r = fmod(phi, two_pi);
@@ -57,10 +59,41 @@ static inline uint32_t tti_phi_code(double phi)
     return (uint32_t)((long)nearbyint(r / (double)TTI_PHI_STEP) & 0xffff);
 }
 
+/* ---- one point of the medium (kernels/tti.c medium_planes on the host, tti_medium.cu on
+ * the device: the same functions, so the codes are equal byte for byte) ----
+ * The eps-delta taper of the layers (tti.h) is a function of xi, the depth into the
+ * layers of the deepest axis; it is tabulated on the host per axis and padded index
+ * (depth, taper: kernels/tti.c tti_taper_table, glibc's cos), and a point takes the entry
+ * of its deepest axis, i.e. the taper of the largest depth (the CPU's fmax of the three),
+ * without a cos of its own (the device's cos may differ from glibc's by an ulp). */
+struct tti_taper {
+    double depth, taper;
+};
+static inline TTI_HD double tti_taper_pick(struct tti_taper x, struct tti_taper y, struct tti_taper z)
+{
+    return x.depth >= y.depth ? (x.depth >= z.depth ? x.taper : z.taper) : (y.depth >= z.depth ? y.taper : z.taper);
+}
+/* v_pz^2 dt^2 of v_pz V (m/s) and DT2 = dt^2. */
+static inline TTI_HD float tti_vel_of(double v, double dt2) { return (float)(v * v * dt2); }
+/* The eps-delta code of EPS and DELTA under TAPER, delta lowered to eps where larger. */
+static inline TTI_HD uint32_t tti_ed_of(double taper, double eps, double delta)
+{
+    const double e = taper * eps, d = fmin(taper * delta, e);
+    return tti_ed_code(e) | tti_ed_code(d) << 16;
+}
+static inline TTI_HD uint32_t tti_tilt_of(double theta, double phi)
+{
+    return tti_theta_code(theta) | tti_phi_code(phi) << 16;
+}
+
 /* A GPU simulation's medium is built and uploaded this many bytes of each array at a
  * time (whole planes, at least one; kernels/tti.c, set_medium_gpu): 2 halves x 3 arrays
  * of page-locked buffer, 12 MiB. */
 #define TTI_MEDIUM_SLAB_BYTES ((size_t)2 << 20)
+
+/* Tests: while ON, a GPU simulation's medium is built on the host a slab at a time (the
+ * fallback of the device build: kernels/tti.c set_medium_gpu).  Process-wide. */
+void tti_force_host_medium(bool on);
 
 struct tti_sim {
     struct wave_sim w;          /* the shell: w.cur / w.prev are p(n) / p(n-1), w.vel v_pz^2 dt^2 */
@@ -75,7 +108,9 @@ struct tti_sim {
     float *chi[2][3];           /* CPML memory of H1's outer derivative per field and axis */
     void *gpu;                  /* CUDA twins' private state (kernels/tti_cuda.h) */
     int stage;                  /* between pass 1 and the update: 1 forward, 2 reverse; else 0 */
+    int medium_on;              /* GPU: where the medium was built (TTI_MEDIUM_*; tests) */
 };
+enum { TTI_MEDIUM_HOST = 0, TTI_MEDIUM_DEVICE = 1, TTI_MEDIUM_SLABS = 2 };
 
 /* ---- subdomains (CPU only so far; a GPU simulation refuses HALO faces at create) ----
  * A step reads the fields two stencil half-widths away (D_a of n_a s, s made of first

@@ -72,7 +72,8 @@ static int model_params(const struct sl_config *cfg, const struct sl_model *m, s
     if (cfg->propagator.physics != PHYSICS_TTI)
         return 0;
     const struct sl_tti *t = &m->tti;
-    const struct tti_model tm = {m->v, t->eps, t->delta, t->theta, t->phi, t->eps0, t->delta0, t->theta0, t->phi0};
+    const struct tti_model tm = {.vpz = m->v, .eps = t->eps, .delta = t->delta, .theta = t->theta, .phi = t->phi,
+                                 .eps0 = t->eps0, .delta0 = t->delta0, .theta0 = t->theta0, .phi0 = t->phi0};
     const size_t n = (size_t)m->n[0] * (size_t)m->n[1] * (size_t)m->n[2];
     const double sigma = cfg->propagator.tti_sigma;
     double vqp = 0;

@@ -817,3 +817,126 @@ Test(tti, bad_inputs_refused)
     free(v);
     free(a);
 }
+
+/* ---- the model check's constant-parameter path ----------------------------------------------- */
+
+/* tti_model_check of M and of its twin with every constant given as a full array of it
+ * (the general per-point loop): the same return, message, *VMAX bit for bit and *NLESS. */
+static void check_like_arrays(const struct tti_model *m, size_t n, double sigma, const char *what)
+{
+    float *arr[4];
+    const double c[4] = {m->eps0, m->delta0, m->theta0, m->phi0};
+    const float *given[4] = {m->eps, m->delta, m->theta, m->phi};
+    for (int k = 0; k < 4; k++) {
+        arr[k] = malloc(n * sizeof(float));
+        cr_assert_not_null(arr[k]);
+        for (size_t i = 0; i < n; i++)
+            arr[k][i] = given[k] ? given[k][i] : (float)c[k];
+    }
+    /* the constants as floats in both, so that the two models are the same numbers */
+    struct tti_model mc = *m, ma = {.vpz = m->vpz, .eps = arr[0], .delta = arr[1], .theta = arr[2], .phi = arr[3]};
+    mc.eps0 = (float)m->eps0;
+    mc.delta0 = (float)m->delta0;
+    mc.theta0 = (float)m->theta0;
+    mc.phi0 = (float)m->phi0;
+    double vc = -1, va = -1;
+    size_t lc = 12345, la = 54321;
+    char msgc[512] = "", msga[512] = "";
+    err_clear();
+    const int rc = tti_model_check(&mc, n, sigma, &vc, &lc);
+    snprintf(msgc, sizeof msgc, "%s", rc < 0 ? err_msg() : "");
+    err_clear();
+    const int ra = tti_model_check(&ma, n, sigma, &va, &la);
+    snprintf(msga, sizeof msga, "%s", ra < 0 ? err_msg() : "");
+    cr_assert_eq(rc, ra, "%s: constants %d (%s), arrays %d (%s)", what, rc, msgc, ra, msga);
+    cr_assert_str_eq(msgc, msga, "%s", what);
+    if (rc == 0) {
+        cr_assert(vc == va, "%s: vmax %a (constants) != %a (arrays)", what, vc, va);
+        cr_assert_eq(lc, la, "%s: nless %zu != %zu", what, lc, la);
+    }
+    for (int k = 0; k < 4; k++)
+        free(arr[k]);
+}
+
+/* The constant-parameter path of tti_model_check (eps, delta constant: checked once, per
+ * point only v_pz and the angle arrays) against the general loop, on a grid large enough
+ * for every thread to get a share: fine models (eps > delta, eps < delta: every point
+ * counted), bad v_pz at known points (the lowest named, whichever thread holds the
+ * others), a bad angle in an array before and after a bad v_pz, a constant (eps, delta)
+ * that no sigma-stable medium has. */
+Test(tti, model_check_constant_parameters, .timeout = 60)
+{
+    const size_t n = 61 * 47 * 43;
+    float *v = malloc(n * sizeof(float)), *th = malloc(n * sizeof(float));
+    cr_assert(v && th);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = (float)(1500.0 + 2000.0 * (double)((i * 7919) % 1009) / 1009.0);
+        th[i] = (float)(-1.2 + 2.4 * (double)((i * 104729) % 997) / 997.0);
+    }
+    struct tti_model m = {.vpz = v, .eps0 = 0.2, .delta0 = 0.1, .theta0 = 30 * DEG, .phi0 = 20 * DEG};
+    double vq = 0;
+    size_t nl = 99;
+    cr_assert_eq(tti_model_check(&m, n, 0.75, &vq, &nl), 0, "%s", err_msg());
+    cr_assert_eq(nl, 0);
+    float vtop = 0;
+    for (size_t i = 0; i < n; i++)
+        vtop = fmaxf(vtop, v[i]);
+    cr_assert_geq(vq, vtop * sqrt(1.4), "vmax %g, v_pz up to %g", vq, vtop); /* v_px, at least */
+    check_like_arrays(&m, n, 0.75, "eps > delta");
+    m.eps0 = 0.05; /* eps < delta everywhere: every point counted */
+    cr_assert_eq(tti_model_check(&m, n, 0.75, &vq, &nl), 0, "%s", err_msg());
+    cr_assert_eq(nl, n);
+    check_like_arrays(&m, n, 0.75, "eps < delta");
+    m.eps0 = 0.2;
+    m.theta = th;
+    check_like_arrays(&m, n, 0.75, "theta array");
+    m.theta = NULL;
+    /* bad v_pz at known points: the lowest is named */
+    const size_t b1 = n / 3 + 11, b2 = 2 * n / 3 + 5, b3 = n - 1;
+    const float v1 = v[b1], v2 = v[b2], v3 = v[b3];
+    v[b2] = -5.0f;
+    v[b3] = NAN;
+    v[b1] = INFINITY;
+    char want[64];
+    err_clear();
+    cr_assert_eq(tti_model_check(&m, n, 0.75, &vq, &nl), -EINVAL);
+    snprintf(want, sizeof want, "point %zu:", b1);
+    cr_assert(strstr(err_msg(), "v_pz") && strstr(err_msg(), want), "%s", err_msg());
+    check_like_arrays(&m, n, 0.75, "bad v_pz at three points");
+    v[b1] = v1;
+    err_clear();
+    cr_assert_eq(tti_model_check(&m, n, 0.75, &vq, &nl), -EINVAL);
+    snprintf(want, sizeof want, "point %zu:", b2);
+    cr_assert(strstr(err_msg(), "v_pz -5") && strstr(err_msg(), want), "%s", err_msg());
+    /* a theta out of range before the bad v_pz, then after it */
+    m.theta = th;
+    th[b1] = 2.0f;
+    err_clear();
+    cr_assert_eq(tti_model_check(&m, n, 0.75, &vq, &nl), -EINVAL);
+    snprintf(want, sizeof want, "point %zu:", b1);
+    cr_assert(strstr(err_msg(), "theta") && strstr(err_msg(), want), "%s", err_msg());
+    check_like_arrays(&m, n, 0.75, "bad theta before a bad v_pz");
+    th[b1] = 0.1f;
+    th[b3] = NAN;
+    err_clear();
+    cr_assert_eq(tti_model_check(&m, n, 0.75, &vq, &nl), -EINVAL);
+    snprintf(want, sizeof want, "point %zu:", b2);
+    cr_assert(strstr(err_msg(), "v_pz") && strstr(err_msg(), want), "%s", err_msg());
+    check_like_arrays(&m, n, 0.75, "bad v_pz before a bad theta");
+    v[b2] = v2;
+    v[b3] = v3;
+    err_clear();
+    cr_assert_eq(tti_model_check(&m, n, 0.75, &vq, &nl), -EINVAL);
+    snprintf(want, sizeof want, "point %zu:", b3);
+    cr_assert(strstr(err_msg(), "theta") && strstr(err_msg(), want) && strstr(err_msg(), "not a number"), "%s",
+              err_msg());
+    m.theta = NULL;
+    /* constants no sigma-stable medium has: named at the first point */
+    m.eps0 = 0.95;
+    err_clear();
+    cr_assert_eq(tti_model_check(&m, n, 0.75, &vq, &nl), -EINVAL);
+    cr_assert(strstr(err_msg(), "raise sigma") && strstr(err_msg(), "point 0 "), "%s", err_msg());
+    check_like_arrays(&m, n, 0.75, "unstable constants");
+    free(v);
+    free(th);
+}
