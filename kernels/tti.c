@@ -8,9 +8,11 @@
  * shell's cur pointed at q.  Nothing else of wave.c runs on the shell.
  *
  * On a CUDA device (s->gpu) every array is device memory and each operation below goes
- * to its twin in kernels/tti_cuda.cu (one line each); the medium is built here by the
- * CPU's arithmetic, a few planes at a time into a small page-locked buffer, and uploaded
- * slab by slab (set_medium_gpu). */
+ * to its twin in kernels/tti_cuda.cu (one line each); the medium is built on the device
+ * from the interior model with the CPU's point functions (kernels/tti_medium.cu), or,
+ * where the device has no room for the model's copy, here by the CPU's arithmetic, a
+ * few planes at a time into a small page-locked buffer, and uploaded slab by slab
+ * (set_medium_gpu). */
 #include "kernels/tti.h"
 
 #include <errno.h>

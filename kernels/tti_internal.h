@@ -86,9 +86,9 @@ static inline TTI_HD uint32_t tti_tilt_of(double theta, double phi)
     return tti_theta_code(theta) | tti_phi_code(phi) << 16;
 }
 
-/* A GPU simulation's medium is built and uploaded this many bytes of each array at a
- * time (whole planes, at least one; kernels/tti.c, set_medium_gpu): 2 halves x 3 arrays
- * of page-locked buffer, 12 MiB. */
+/* A GPU simulation's medium built on the host (the fallback of the device build) is
+ * built and uploaded this many bytes of each array at a time (whole planes, at least one;
+ * kernels/tti.c, set_medium_slabs): 2 halves x 3 arrays of page-locked buffer, 12 MiB. */
 #define TTI_MEDIUM_SLAB_BYTES ((size_t)2 << 20)
 
 /* Tests: while ON, a GPU simulation's medium is built on the host a slab at a time (the
