@@ -32,29 +32,68 @@ struct MArgs {
     int n[3], npad[3], pml[6];
 };
 
-__device__ __forceinline__ int clampi(int v, int hi) { return v < 0 ? 0 : v >= hi ? hi - 1 : v; }
-__device__ __forceinline__ double at(const float *a, double c, size_t i) { return a ? (double)a[i] : c; }
+__host__ __device__ __forceinline__ int clampi(int v, int hi) { return v < 0 ? 0 : v >= hi ? hi - 1 : v; }
+__host__ __device__ __forceinline__ double at(const float *a, double c, size_t i) { return a ? (double)a[i] : c; }
+
+/* The medium at padded (I, J, K) (host and device: a host build of this function can be
+ * checked against the CPU's medium_planes without a GPU). */
+__host__ __device__ __forceinline__ void medium_point(const MArgs &a, int i, int j, int k)
+{
+    const int ix = clampi(i - a.pml[0], a.n[0]), jy = clampi(j - a.pml[2], a.n[1]), kz = clampi(k - a.pml[4], a.n[2]);
+    const size_t si = ((size_t)kz * a.n[1] + jy) * a.n[0] + ix;
+    const long long c = a.base + (long long)k * a.sz + (long long)j * a.sy + i;
+    const double taper = tti_taper_pick(a.tx[i], a.ty[j], a.tz[k]);
+    a.vel[c] = tti_vel_of((double)a.vpz[si], a.dt2);
+    a.ed[c] = tti_ed_of(taper, at(a.eps, a.eps0, si), at(a.del, a.del0, si));
+    a.tilt[c] = a.tilt_const ? a.tilt0 : tti_tilt_of(at(a.theta, a.theta0, si), at(a.phi, a.phi0, si));
+}
 
 __global__ void __launch_bounds__(128) k_tti_medium(MArgs a)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= a.npad[0])
         return;
-    const int ix = clampi(i - a.pml[0], a.n[0]);
-    const tti_taper tx = a.tx[i];
-    for (int k = blockIdx.z; k < a.npad[2]; k += gridDim.z) {
-        const int kz = clampi(k - a.pml[4], a.n[2]);
-        const tti_taper tz = a.tz[k];
-        for (int j = blockIdx.y; j < a.npad[1]; j += gridDim.y) {
-            const int jy = clampi(j - a.pml[2], a.n[1]);
-            const size_t si = ((size_t)kz * a.n[1] + jy) * a.n[0] + ix;
-            const long long c = a.base + (long long)k * a.sz + (long long)j * a.sy + i;
-            const double taper = tti_taper_pick(tx, a.ty[j], tz);
-            a.vel[c] = tti_vel_of((double)a.vpz[si], a.dt2);
-            a.ed[c] = tti_ed_of(taper, at(a.eps, a.eps0, si), at(a.del, a.del0, si));
-            a.tilt[c] = a.tilt_const ? a.tilt0 : tti_tilt_of(at(a.theta, a.theta0, si), at(a.phi, a.phi0, si));
-        }
+    for (int k = blockIdx.z; k < a.npad[2]; k += gridDim.z)
+        for (int j = blockIdx.y; j < a.npad[1]; j += gridDim.y)
+            medium_point(a, i, j, k);
+}
+
+/* The kernel's arguments: simulation S's layout and medium arrays, model M's constants,
+ * D[5] its v_pz, eps, delta, theta, phi where given as arrays (else NULL), TAB the taper
+ * table (all where the points run: device memory for the kernel). */
+MArgs medium_args(const tti_sim *s, const tti_model *m, float *const d[5], const tti_taper *tab)
+{
+    const struct wave_layout *L = &s->w.L;
+    MArgs a;
+    memset(&a, 0, sizeof a);
+    a.vpz = d[0];
+    a.eps = d[1];
+    a.del = d[2];
+    a.theta = d[3];
+    a.phi = d[4];
+    a.eps0 = m->eps0;
+    a.del0 = m->delta0;
+    a.theta0 = m->theta0;
+    a.phi0 = m->phi0;
+    a.dt2 = s->w.p.dt * s->w.p.dt;
+    a.tilt_const = !m->theta && !m->phi;
+    a.tilt0 = tti_tilt_of(m->theta0, m->phi0);
+    a.tx = tab;
+    a.ty = tab + L->npad[0];
+    a.tz = a.ty + L->npad[1];
+    a.vel = s->w.vel;
+    a.ed = s->ed;
+    a.tilt = s->tilt;
+    a.sy = (long long)L->stride_y;
+    a.sz = (long long)L->stride_z;
+    a.base = (long long)L->pad_off[2] * a.sz + (long long)L->pad_off[1] * a.sy + L->pad_off[0];
+    for (int k = 0; k < 3; k++) {
+        a.n[k] = L->n[k];
+        a.npad[k] = L->npad[k];
     }
+    for (int f = 0; f < 6; f++)
+        a.pml[f] = L->pml[f];
+    return a;
 }
 
 double secs(void)
@@ -101,35 +140,7 @@ extern "C" int tti_cu_build_medium(struct tti_sim *s, const struct tti_model *m,
         rc = dev_copy(dev, dtab, tab, ntab * sizeof(tti_taper), DEV_H2D, NULL);
     const double t1 = secs();
     if (rc == 0) {
-        MArgs a;
-        memset(&a, 0, sizeof a);
-        a.vpz = d[0];
-        a.eps = d[1];
-        a.del = d[2];
-        a.theta = d[3];
-        a.phi = d[4];
-        a.eps0 = m->eps0;
-        a.del0 = m->delta0;
-        a.theta0 = m->theta0;
-        a.phi0 = m->phi0;
-        a.dt2 = w->p.dt * w->p.dt;
-        a.tilt_const = !m->theta && !m->phi;
-        a.tilt0 = tti_tilt_of(m->theta0, m->phi0);
-        a.tx = dtab;
-        a.ty = dtab + L->npad[0];
-        a.tz = a.ty + L->npad[1];
-        a.vel = w->vel;
-        a.ed = s->ed;
-        a.tilt = s->tilt;
-        a.sy = (long long)L->stride_y;
-        a.sz = (long long)L->stride_z;
-        a.base = (long long)L->pad_off[2] * a.sz + (long long)L->pad_off[1] * a.sy + L->pad_off[0];
-        for (int k = 0; k < 3; k++) {
-            a.n[k] = L->n[k];
-            a.npad[k] = L->npad[k];
-        }
-        for (int f = 0; f < 6; f++)
-            a.pml[f] = L->pml[f];
+        const MArgs a = medium_args(s, m, d, dtab);
         const dim3 blkd(128), grd((L->npad[0] + 127) / 128, L->npad[1] < 65535 ? L->npad[1] : 65535,
                                   L->npad[2] < 65535 ? L->npad[2] : 65535);
         k_tti_medium<<<grd, blkd, 0, 0>>>(a);
