@@ -135,8 +135,7 @@ static int t_create(const struct sl_device *dev, const struct prop_params *p, co
     struct tti_sim *t = NULL;
     const struct tti_model tm = {.vpz = m->vp, .eps = m->epsilon, .delta = m->delta, .theta = m->theta,
                                  .phi = m->phi, .eps0 = m->epsilon0, .delta0 = m->delta0, .theta0 = m->theta0,
-                                 .phi0 = m->phi0, .checked_vqp = m->checked_vqp, .checked_sigma = m->checked_sigma,
-                                 .checked_nless = m->checked_nless};
+                                 .phi0 = m->phi0, .checked = m->tti_checked};
     int rc = to_wave(p, &wp);
     if (rc < 0 || (rc = tti_create(dev, &wp, p->tti_sigma, &tm, &t)) < 0)
         return rc;

@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "kernels/backend.h"
+#include "kernels/tti_check.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -126,12 +127,10 @@ struct prop_model {
      * |phi| <= 2 pi); a NULL array takes the constant (..0) beside it. */
     const float *epsilon, *delta, *theta, *phi;
     double epsilon0, delta0, theta0, phi0;
-    /* TTI only: a check of this very model the caller ran and it passed (tti_model_check
-     * with sigma checked_sigma: its fastest qP speed, > 0, and its count of eps < delta
-     * points); the simulation takes them instead of checking the model again (kernels/tti.h
-     * struct tti_model).  0: the simulation checks. */
-    double checked_vqp, checked_sigma;
-    size_t checked_nless;
+    /* TTI only: a check of this model the caller ran and it passed, with what it saw
+     * (kernels/tti_check.h); the simulation takes its results only for these very points
+     * and sigma, else checks them itself.  Zeroed: the simulation checks. */
+    struct tti_check tti_checked;
 };
 
 /* Where things are in the arrays of the recorded field (counts in elements). */

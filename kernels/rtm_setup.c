@@ -183,10 +183,13 @@ static int simulations(struct mig *m, const struct rtm_shot *shot, const struct 
                                      .theta = model.theta, .phi = model.phi, .eps0 = model.epsilon0,
                                      .delta0 = model.delta0, .theta0 = model.theta0, .phi0 = model.phi0};
         const size_t cells = (size_t)qp->grid.n[0] * qp->grid.n[1] * qp->grid.n[2];
-        rc = tti_model_check(&tm, cells, qp->tti_sigma, &model.checked_vqp, &model.checked_nless);
-        model.checked_sigma = qp->tti_sigma;
-        if (rc == 0)
+        double vqp = 0;
+        size_t nless = 0;
+        rc = tti_model_check(&tm, cells, qp->tti_sigma, &vqp, &nless);
+        if (rc == 0) {
+            tti_check_record(&model.tti_checked, &tm, cells, qp->tti_sigma, vqp, nless);
             rtm_stage_done(shot->id, "TTI model check", t);
+        }
     }
     if (rc == 0)
         rc = prop_create(m->dev, qp, &model, &m->q);

@@ -341,6 +341,33 @@ int tti_model_check(const struct tti_model *m, size_t n, double sigma, double *v
     return 0;
 }
 
+void tti_check_record(struct tti_check *c, const struct tti_model *m, size_t n, double sigma, double vmax,
+                      size_t nless)
+{
+    *c = (struct tti_check){.vqp = vmax,
+                            .sigma = sigma,
+                            .nless = nless,
+                            .n = n,
+                            .arrays = {m->vpz, m->eps, m->delta, m->theta, m->phi},
+                            .consts = {m->eps0, m->delta0, m->theta0, m->phi0}};
+}
+
+bool tti_check_matches(const struct tti_check *c, const struct tti_model *m, size_t n, double sigma)
+{
+    if (!(c->vqp > 0) || c->n != n || c->sigma != sigma || !m->vpz)
+        return false;
+    const float *a[5] = {m->vpz, m->eps, m->delta, m->theta, m->phi};
+    const double k[4] = {m->eps0, m->delta0, m->theta0, m->phi0};
+    for (int i = 0; i < 5; i++)
+        if (a[i] != c->arrays[i])
+            return false;
+    /* a constant counts only where no array replaces it (a NULL array takes it) */
+    for (int i = 0; i < 4; i++)
+        if (!a[i + 1] && memcmp(&k[i], &c->consts[i], sizeof k[i]))
+            return false;
+    return true;
+}
+
 /* ---- memory ---------------------------------------------------------------------------------- */
 
 static int alloc_f(float **out, size_t count)
@@ -708,8 +735,9 @@ static int set_medium_slabs(struct tti_sim *s, const struct tti_model *m, const 
 }
 
 /* Tests: a GPU simulation's medium built on the host a slab at a time (set_medium_slabs,
- * the fallback), not on the device (tti_internal.h). */
-static bool host_medium_forced;
+ * the fallback), not on the device (tti_internal.h).  Process-wide, so atomic: simulations
+ * may be created on several threads. */
+static _Atomic bool host_medium_forced;
 void tti_force_host_medium(bool on) { host_medium_forced = on; }
 
 /* A GPU simulation's medium (the device arrays get set_medium's bytes): built on the
@@ -762,10 +790,10 @@ int tti_create(const struct sl_device *dev, const struct wave_params *p, double 
     size_t nless = 0;
     const double t0 = now_s();
     /* a model its caller checked already (tti.h): that check's results */
-    const bool checked = m && m->vpz && m->checked_vqp > 0 && m->checked_sigma == sigma;
+    const bool checked = m && tti_check_matches(&m->checked, m, n, sigma);
     if (checked) {
-        vmax = m->checked_vqp;
-        nless = m->checked_nless;
+        vmax = m->checked.vqp;
+        nless = m->checked.nless;
     } else if ((rc = tti_model_check(m, n, sigma, &vmax, &nless)) < 0) {
         return rc;
     }

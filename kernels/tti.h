@@ -90,6 +90,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/tti_check.h"
 #include "kernels/wave.h"
 
 #ifdef __cplusplus
@@ -105,13 +106,10 @@ struct tti_model {
     const float *vpz;        /* m/s, required */
     const float *eps, *delta, *theta, *phi;
     double eps0, delta0, theta0, phi0;
-    /* A check this model passed (tti_model_check of these very points with sigma
-     * checked_sigma, run by the caller): its *VMAX in checked_vqp (> 0) and *NLESS.  When
-     * set, and checked_sigma is the simulation's, tti_create takes them instead of checking
-     * the model again (an RTM shot's receiver and source simulations of one model: the
-     * check is 26 M points of 380 x 380 x 180).  0 (as an initialiser leaves it): checked. */
-    double checked_vqp, checked_sigma;
-    size_t checked_nless;
+    /* A check of this model its caller ran and it passed, with what it saw
+     * (kernels/tti_check.h, tti_check_record): tti_create takes its results instead of
+     * checking again where they are of these very points and sigma.  Zeroed: none. */
+    struct tti_check checked;
 };
 
 struct tti_sim;
@@ -133,6 +131,12 @@ size_t tti_state_bytes_of(const struct wave_params *p);
  * parameter, point and value.  *VMAX (optional) gets the largest qP phase velocity
  * (tti_qp_vmax) over the points, *NLESS (optional) the count of points with eps < delta. */
 int tti_model_check(const struct tti_model *m, size_t n, double sigma, double *vmax, size_t *nless);
+/* Record into C that tti_model_check passed on M's N cells with SIGMA, giving VMAX and
+ * NLESS (kernels/tti_check.h); tti_check_matches: whether C is a check of M's N cells
+ * with SIGMA (the same arrays and constants). */
+void tti_check_record(struct tti_check *c, const struct tti_model *m, size_t n, double sigma, double vmax,
+                      size_t nless);
+bool tti_check_matches(const struct tti_check *c, const struct tti_model *m, size_t n, double sigma);
 
 /* Largest qP phase velocity over all directions of the simulated medium with v_pz = 1,
  * EPS, DELTA (taken as delta_eff = min(DELTA, EPS)) and SIGMA, in units of v_pz.  v_px

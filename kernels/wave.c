@@ -1387,10 +1387,12 @@ int wave_state_load(struct wave_sim *s, const void *buf, bool on_device)
 void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len)
 {
     if (s->imp) {
-        static const char *const xs[WAVE_IMPLICIT_X_N] = {"", "in shared memory", "one per warp",
+        /* unsized, so that the count is checked against the enums below (a missing
+         * entry was a NULL passed to %s) */
+        static const char *const xs[] = {"", "in shared memory", "one per warp",
                                                           "one per warp in registers",
                                                           "one per warp, x layers apart"};
-        static const char *const yzs[WAVE_IMPLICIT_YZ_N] = {"", "marching columns", "lines in register chunks",
+        static const char *const yzs[] = {"", "marching columns", "lines in register chunks",
                                                             "register chunks linked by scans",
                                                             "scan chunks, x beside y",
                                                             "x+y in one cluster kernel, z scan chunks",
@@ -1412,8 +1414,11 @@ void wave_describe_kernel(const struct wave_sim *s, char *buf, size_t len)
                                                             "x+y constant-factor clusters beside psi, z tileqn",
                                                             "x+y constant-factor clusters, planes apart, z tileqn",
                                                             "p in a tile, z q shared, 1024-thread z blocks",
-                                                            "x+y constant-factor clusters, layers beside, z tileqn"};
-        char how[96];
+                                                            "x+y constant-factor clusters, layers beside, z tileqn",
+                                                            "x+y lean constant-factor clusters, planes apart, z tileqn"};
+        _Static_assert(sizeof xs / sizeof *xs == WAVE_IMPLICIT_X_N, "a description for every implicit_x");
+        _Static_assert(sizeof yzs / sizeof *yzs == WAVE_IMPLICIT_YZ_N, "a description for every implicit_yz");
+        char how[128];
         snprintf(how, sizeof how, "x lines %s, y/z %s", xs[wave_implicit_x_of(&s->p.tuning)],
                  yzs[wave_implicit_yz_of(&s->p.tuning)]);
         snprintf(buf, len, "implicit order %d band %.3f b %.3f: %s%s, CPML %s", s->p.order, s->imp->co.band,

@@ -187,6 +187,8 @@ static int sub_model(const int n[3], const struct prop_grid *g, const struct pro
                      float *own[5])
 {
     *sm = *m;
+    /* a check of the whole model is not one of the subdomain's points (kernels/tti_check.h) */
+    sm->tti_checked = (struct tti_check){0};
     const float *in[5] = {m->vp, m->epsilon, m->delta, m->theta, m->phi};
     const float **out[5] = {&sm->vp, &sm->epsilon, &sm->delta, &sm->theta, &sm->phi};
     for (int i = 0; i < 5; i++) {

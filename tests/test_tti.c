@@ -940,3 +940,56 @@ Test(tti, model_check_constant_parameters, .timeout = 60)
     free(v);
     free(th);
 }
+
+/* The check a caller hands to tti_create (kernels/tti_check.h) is taken only for the very
+ * points and sigma it was made on: a record copied with a model of other points (another
+ * v_pz array, cell count, constant, sigma, or an array where a constant was) must not let
+ * a bad model through, and a constant that an array replaces does not count. */
+Test(tti, caller_check_taken_only_for_its_points)
+{
+    const int n = 16;
+    const double h = 10, vpz = 2000, d[3] = {h, h, h};
+    const double dt = 0.5 * tti_dt_max(8, d, false, vpz, 0.2, 0.1, 0.5, 0.3, TTI_SIGMA_DEFAULT);
+    struct wave_params p = grid(n, n, n, h, dt, 4, 15);
+    const size_t nn = (size_t)n * n * n;
+    float *good = test_constant(nn, (float)vpz), *bad = test_constant(nn, (float)vpz), *th = test_constant(nn, 0.5f);
+    bad[nn / 2] = NAN;
+    struct tti_model m = {.vpz = good, .eps0 = 0.2, .delta0 = 0.1, .theta0 = 0.5, .phi0 = 0.3};
+    double vq = 0;
+    size_t nl = 0;
+    cr_assert_eq(tti_model_check(&m, nn, TTI_SIGMA_DEFAULT, &vq, &nl), 0, "%s", err_msg());
+    tti_check_record(&m.checked, &m, nn, TTI_SIGMA_DEFAULT, vq, nl);
+    cr_assert(tti_check_matches(&m.checked, &m, nn, TTI_SIGMA_DEFAULT));
+    struct sl_device dev = test_cpu();
+    struct tti_sim *s = NULL;
+    cr_assert_eq(tti_create(&dev, &p, TTI_SIGMA_DEFAULT, &m, &s), 0, "%s", err_msg());
+    tti_destroy(s);
+    /* the record copied with a model of other points: checked again, and refused */
+    struct tti_model mb = m;
+    mb.vpz = bad;
+    cr_assert_not(tti_check_matches(&mb.checked, &mb, nn, TTI_SIGMA_DEFAULT));
+    err_clear();
+    s = NULL;
+    cr_assert_eq(tti_create(&dev, &p, TTI_SIGMA_DEFAULT, &mb, &s), -EINVAL, "a NaN v_pz passed: %s", err_msg());
+    cr_assert_null(s);
+    cr_assert(strstr(err_msg(), "v_pz"), "%s", err_msg());
+    /* another cell count, sigma, constant, or an array where the constant was */
+    cr_assert_not(tti_check_matches(&m.checked, &m, nn - 1, TTI_SIGMA_DEFAULT));
+    cr_assert_not(tti_check_matches(&m.checked, &m, nn, 0.5));
+    struct tti_model mc = m;
+    mc.eps0 = 0.3;
+    cr_assert_not(tti_check_matches(&mc.checked, &mc, nn, TTI_SIGMA_DEFAULT));
+    mc = m;
+    mc.theta = th;
+    cr_assert_not(tti_check_matches(&mc.checked, &mc, nn, TTI_SIGMA_DEFAULT));
+    /* a constant under an array does not count: the array is what was checked */
+    tti_check_record(&mc.checked, &mc, nn, TTI_SIGMA_DEFAULT, vq, nl);
+    mc.theta0 = 1.0;
+    cr_assert(tti_check_matches(&mc.checked, &mc, nn, TTI_SIGMA_DEFAULT));
+    /* no record (zeroed, as an initialiser leaves it): never a match */
+    const struct tti_model mz = {.vpz = good, .eps0 = 0.2, .delta0 = 0.1, .theta0 = 0.5, .phi0 = 0.3};
+    cr_assert_not(tti_check_matches(&mz.checked, &mz, nn, TTI_SIGMA_DEFAULT));
+    free(good);
+    free(bad);
+    free(th);
+}
