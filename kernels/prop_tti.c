@@ -128,14 +128,20 @@ static int wrap(const struct sl_device *dev, const struct prop_params *p, struct
     return 0;
 }
 
+void prop_tti_model(const struct prop_model *m, struct tti_model *out)
+{
+    *out = (struct tti_model){.vpz = m->vp, .eps = m->epsilon, .delta = m->delta, .theta = m->theta,
+                              .phi = m->phi, .eps0 = m->epsilon0, .delta0 = m->delta0, .theta0 = m->theta0,
+                              .phi0 = m->phi0, .checked = m->tti_checked};
+}
+
 static int t_create(const struct sl_device *dev, const struct prop_params *p, const struct prop_model *m,
                     struct prop **out)
 {
     struct wave_params wp;
     struct tti_sim *t = NULL;
-    const struct tti_model tm = {.vpz = m->vp, .eps = m->epsilon, .delta = m->delta, .theta = m->theta,
-                                 .phi = m->phi, .eps0 = m->epsilon0, .delta0 = m->delta0, .theta0 = m->theta0,
-                                 .phi0 = m->phi0, .checked = m->tti_checked};
+    struct tti_model tm;
+    prop_tti_model(m, &tm);
     int rc = to_wave(p, &wp);
     if (rc < 0 || (rc = tti_create(dev, &wp, p->tti_sigma, &tm, &t)) < 0)
         return rc;

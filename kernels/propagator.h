@@ -246,6 +246,10 @@ int prop_layout_of(const struct prop_params *p, struct prop_layout *out);
 int prop_create(const struct sl_device *dev, const struct prop_params *p, const struct prop_model *m,
                 struct prop **out);
 int prop_create_like(const struct prop *like, struct prop **out);
+/* M's TTI model (kernels/tti.h): its arrays, constants and handed-over check, as a TTI
+ * simulation takes it (callers that check a prop_model themselves) */
+struct tti_model;
+void prop_tti_model(const struct prop_model *m, struct tti_model *out);
 void prop_destroy(struct prop *s);
 static inline const struct prop_params *prop_params_of(const struct prop *s) { return &s->p; }
 static inline const struct sl_device *prop_device(const struct prop *s) { return s->dev; }

@@ -179,9 +179,8 @@ static int simulations(struct mig *m, const struct rtm_shot *shot, const struct 
     if (e->p.physics == PROP_TTI) {
         /* TTI: the model checked here once for both simulations (each would check the
          * same points again: 26 M of them in a 380 x 380 x 180 sub-volume) */
-        const struct tti_model tm = {.vpz = model.vp, .eps = model.epsilon, .delta = model.delta,
-                                     .theta = model.theta, .phi = model.phi, .eps0 = model.epsilon0,
-                                     .delta0 = model.delta0, .theta0 = model.theta0, .phi0 = model.phi0};
+        struct tti_model tm;
+        prop_tti_model(&model, &tm);
         const size_t cells = (size_t)qp->grid.n[0] * qp->grid.n[1] * qp->grid.n[2];
         double vqp = 0;
         size_t nless = 0;

@@ -174,9 +174,8 @@ static int cpml_vmax(const struct prop_params *whole, const struct prop_model *m
         return 0;
     }
     const int *n = whole->grid.n;
-    const struct tti_model tm = {.vpz = m->vp, .eps = m->epsilon, .delta = m->delta, .theta = m->theta,
-                                 .phi = m->phi, .eps0 = m->epsilon0, .delta0 = m->delta0, .theta0 = m->theta0,
-                                 .phi0 = m->phi0};
+    struct tti_model tm;
+    prop_tti_model(m, &tm);
     size_t nless = 0;
     return tti_model_check(&tm, (size_t)n[0] * n[1] * n[2], whole->tti_sigma, vmax, &nless);
 }
