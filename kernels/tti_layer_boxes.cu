@@ -260,8 +260,11 @@ __global__ void __launch_bounds__(256, SPLIT ? 6 : 5) k_lb_pass2(TArgs a, LBoxes
 
 /* The table of boxes B[0..N): the tallest first; x tiles 8 wide in boxes at most 32 wide
  * (the x slabs), 32 (16 with SPLIT) elsewhere; the planes of a tile consecutive in boxes
- * thinner in z than in x and y (the z slabs).  The number of blocks. */
-static long long lb_table(const Box *b, int n, bool split, LBoxes &L)
+ * thinner in z than in x and y (the z slabs).  The number of blocks.  PAIR_HALO >= 0: the
+ * table of the pairs' pass 2 (k_lb_pass2x2): a box's tiles from the even allocated column
+ * at or before its first (the allocated index is the padded one plus PAIR_HALO), 512
+ * points a block instead of 256 (128 with SPLIT). */
+static long long lb_table(const Box *b, int n, bool split, LBoxes &L, int pair_halo = -1)
 {
     int ord[LB_MAX], m = 0;
     for (int q = 0; q < n; q++)
@@ -281,9 +284,10 @@ static long long lb_table(const Box *b, int n, bool split, LBoxes &L)
     for (int q = 0; q < m; q++) {
         const Box &s = b[ord[q]];
         LBox &d = L.b[q];
-        const int w = s.hi[0] - s.lo[0], h = s.hi[1] - s.lo[1], nz = s.hi[2] - s.lo[2];
-        d.txs = w <= 32 ? 3 : split ? 4 : 5;
-        const int W = 1 << d.txs, H = (split ? 128 : 256) >> d.txs;
+        const int x0 = pair_halo < 0 ? s.lo[0] : s.lo[0] - ((s.lo[0] + pair_halo) & 1);
+        const int w = s.hi[0] - x0, h = s.hi[1] - s.lo[1], nz = s.hi[2] - s.lo[2];
+        d.txs = s.hi[0] - s.lo[0] <= 32 ? 3 : split ? 4 : 5;
+        const int W = 1 << d.txs, H = (pair_halo >= 0 ? 512 : split ? 128 : 256) >> d.txs;
         for (int a = 0; a < 3; a++) {
             d.lo[a] = s.lo[a];
             d.hi[a] = s.hi[a];
@@ -553,45 +557,8 @@ int tti_cu_lboxes_x2(const tti_sim *s, const Box *b, int n, bool cpml, cudaStrea
     }
     if (fallback)
         return tti_cu_lboxes(s, b, n, false, cpml, false, st);
-    /* the table of lb_table with pairs: tiles 8 points wide in the x slabs (from the even
-     * allocated column at or before the box's first), 32 elsewhere, 512 points a block */
-    int ord[LB_MAX], m = 0;
-    for (int q = 0; q < n; q++)
-        if (!box_empty(b[q]))
-            ord[m++] = q;
-    for (int x = 1; x < m; x++)
-        for (int y = x; y > 0; y--) {
-            const Box &p = b[ord[y - 1]], &q = b[ord[y]];
-            if (q.hi[2] - q.lo[2] <= p.hi[2] - p.lo[2])
-                break;
-            const int t = ord[y];
-            ord[y] = ord[y - 1];
-            ord[y - 1] = t;
-        }
     LBoxes L;
-    memset(&L, 0, sizeof L);
-    long long total = 0;
-    for (int q = 0; q < m; q++) {
-        const Box &sb = b[ord[q]];
-        LBox &d = L.b[q];
-        const int x0 = sb.lo[0] - ((sb.lo[0] + WL->halo) & 1);
-        const int w = sb.hi[0] - x0, h = sb.hi[1] - sb.lo[1], nz = sb.hi[2] - sb.lo[2];
-        d.txs = sb.hi[0] - sb.lo[0] <= 32 ? 3 : 5;
-        const int W = 1 << d.txs, H = 512 >> d.txs;
-        for (int a = 0; a < 3; a++) {
-            d.lo[a] = sb.lo[a];
-            d.hi[a] = sb.hi[a];
-        }
-        d.ntx = (w + W - 1) / W;
-        d.nty = (h + H - 1) / H;
-        d.nz = nz;
-        d.zf = nz < w && nz < h;
-        d.start = (unsigned)total;
-        total += (long long)d.ntx * d.nty * d.nz;
-    }
-    L.n = m;
-    for (int q = m; q < LB_MAX; q++)
-        L.b[q].start = total > 0xffffffffLL ? 0xffffffffu : (unsigned)total;
+    const long long total = lb_table(b, n, false, L, WL->halo);
     if (total == 0)
         return 0;
     if (total > 0x7fffffffLL)
