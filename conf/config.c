@@ -682,6 +682,14 @@ static int validate_cross(const struct sl_config *cfg)
                 return cross_error(cfg, "model.layer_depths",
                                    "depths must increase (element %zu: %g after %g)", i + 1,
                                    m->layer_depths[i], m->layer_depths[i - 1]);
+        /* In the electromagnetic mode each layer holds a relative permittivity, >= 1 as in a
+         * permittivity file (io/model.c): below it v = c0 / sqrt(eps_r mu_r) exceeds c0, and
+         * a tiny one (1e-300) gave an infinite velocity. */
+        for (size_t i = 0; m->quantity == QTY_PERMITTIVITY && i < m->n_layer_velocities; i++)
+            if (!(m->layer_velocities[i] >= 1))
+                return cross_error(cfg, "model.layer_velocities",
+                                   "element %zu: relative permittivity %g is below 1 (quantity = "
+                                   "\"permittivity\": the layers hold eps_r)", i + 1, m->layer_velocities[i]);
     }
     const struct propagator_conf *p = &cfg->propagator;
     int rc = validate_tti(cfg);

@@ -122,7 +122,19 @@ int sac_read_buffer(const char *name, const void *buf, size_t len, struct sac_tr
     struct tm tm = {.tm_year = ref[0] - 1900, .tm_mon = 0, .tm_mday = 1, .tm_hour = ref[2], .tm_min = ref[3],
                     .tm_sec = ref[4]};
     int64_t day0 = (int64_t)timegm(&tm); /* 1 January of NZYEAR at the reference hour */
-    int64_t ref_ns = (day0 + (int64_t)(ref[1] - 1) * 86400) * 1000000000LL + (int64_t)ref[5] * 1000000LL;
+    int64_t ref_s = day0 + (int64_t)(ref[1] - 1) * 86400;
+    /* The first sample in int64 ns, and the trace's end after it, as every consumer
+     * computes them: the years 1685-2255 (io/mseed_read.h mseed_start_fits, the wire
+     * format's bound; NZYEAR up to 9999 overflowed ref_s * 1e9, found by fuzz_sac), and a
+     * trace of at most 1e8 s (the wire format's block bound; DELTA reaches 1e6 s). */
+    double t0_s = (double)ref_s + ref[5] * 1e-3 + beg;
+    if (!(fabs((double)ref_s) <= 9e9 && fabs(t0_s) <= 9e9))
+        return err_set(-EINVAL, "%s: byte 280: the first sample (NZYEAR %d, NZJDAY %d, B %g s) is %.6g s from 1970: "
+                       "outside the years 1685-2255", name, (int)ref[0], (int)ref[1], beg, t0_s);
+    if ((double)npts * delta > 1e8)
+        return err_set(-EINVAL, "%s: byte 316: NPTS %d samples of DELTA %g s span %.6g s, more than 1e8 s", name,
+                       (int)npts, delta, (double)npts * delta);
+    int64_t ref_ns = ref_s * 1000000000LL + (int64_t)ref[5] * 1000000LL;
     /* B is a float: kept to the nearest microsecond, its own resolution near a few hours */
     out->t0_ns = ref_ns + (int64_t)llround(beg * 1e6) * 1000;
     /* DELTA is a float: 1/250 s is stored as 0.0040000002.  Taken literally, the rate

@@ -959,16 +959,9 @@ static inline int slab_of(const struct wave_layout *L, int a, int x)
     return cpml_slab_index(x, L->npad[a], L->pml[2 * a], L->pml[2 * a + 1]);
 }
 
-static inline float d1(const float *f, size_t c, size_t st, const float *w, int r)
-{
-    float s = 0;
-    for (int l = 1; l <= r; l++)
-        s += w[l] * (f[c + l * st] - f[c - l * st]);
-    return s;
-}
-
-/* Row versions (N cells from element C0): the same sums in the same order as d1 / d2,
- * with the cell loop innermost so that it vectorises. */
+/* Row derivatives (N cells from element C0): first, sum over l = 1..r of
+ * w[l] (f[c + l st] - f[c - l st]); second, w[0] f[c] plus the same sum of
+ * w[l] (f[c + l st] + f[c - l st]); the cell loop innermost so that it vectorises. */
 static inline void row_d1(const float *f, size_t c0, size_t st, const float *w, int r, int n, float *out)
 {
     for (int i = 0; i < n; i++)

@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,12 @@ int wavelet_read(const char *path, float **out, size_t *n)
     int lineno = 0, rc = 0;
     while (w && fgets(line, sizeof line, f)) {
         lineno++;
+        /* a line the buffer cannot hold would be split, its tail read as a line of its own
+         * (the end of a long comment as a sample) */
+        if (!strchr(line, '\n') && !feof(f)) {
+            rc = err_set(-EINVAL, "%s:%d: line longer than %d characters", path, lineno, (int)sizeof line - 2);
+            break;
+        }
         char *p = line;
         while (isspace((unsigned char)*p))
             p++;
@@ -52,6 +59,10 @@ int wavelet_read(const char *path, float **out, size_t *n)
             end++;
         if (end == p || (*end && *end != '#') || errno || !isfinite(v)) {
             rc = err_set(-EINVAL, "%s:%d: not a finite number: %.40s", path, lineno, p);
+            break;
+        }
+        if (fabs(v) > FLT_MAX) { /* finite as read, infinite as the float sample it becomes */
+            rc = err_set(-EINVAL, "%s:%d: %g is beyond the float range (%g)", path, lineno, v, (double)FLT_MAX);
             break;
         }
         if (cnt == cap) {

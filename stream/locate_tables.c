@@ -30,6 +30,12 @@ int locate_layers_load(const char *path, struct tt_layers *m)
     int lineno = 0, cap = 0, rc = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
+        /* a line the buffer cannot hold would be split, its tail read as a line (the end
+         * of a long comment as a layer), as io/stations.c says */
+        if (!strchr(line, '\n') && !feof(f)) {
+            rc = err_set(-EINVAL, "%s:%d: line longer than %d characters", path, lineno, (int)sizeof line - 2);
+            break;
+        }
         char *hash = strchr(line, '#');
         if (hash)
             *hash = 0;
@@ -38,8 +44,8 @@ int locate_layers_load(const char *path, struct tt_layers *m)
         int k = sscanf(line, "%lf %lf %lf %c", &z, &vp, &vs, &extra);
         if (k <= 0)
             continue;
-        if (k != 3 || !(vp > 0) || !(vs > 0) || !isfinite(z)) {
-            rc = err_set(-EINVAL, "%s:%d: expected 'top_depth_m vp_m/s vs_m/s' with positive velocities",
+        if (k != 3 || !(vp > 0) || !(vs > 0) || !isfinite(z) || !isfinite(vp) || !isfinite(vs)) {
+            rc = err_set(-EINVAL, "%s:%d: expected 'top_depth_m vp_m/s vs_m/s' with finite positive velocities",
                          path, lineno);
             break;
         }

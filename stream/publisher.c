@@ -46,6 +46,12 @@ static int load_allowed(struct publisher *p, const char *path)
     int ln = 0;
     while (fgets(line, sizeof line, f)) {
         ln++;
+        /* a line the buffer cannot hold would be split and its tail read as a line: a key
+         * at the end of a long comment (a revoked one, say) would be allowed */
+        if (!strchr(line, '\n') && !feof(f)) {
+            fclose(f);
+            return err_set(-EINVAL, "%s:%d: line longer than %d characters", path, ln, (int)sizeof line - 2);
+        }
         char *s = line;
         while (*s == ' ' || *s == '\t')
             s++;

@@ -208,6 +208,12 @@ static const struct bad_case bad_cases[] = {
      "bad.toml:4:1: [locate] band: [20, 5]: the high corner must be above the low one"},
     /* 24 files input without paths */
     {"[input]\nkind = \"files\"\n", "bad.toml:2:1: [input] kind: kind \"files\" needs [input] paths"},
+    /* 25 a layered permittivity model with a layer below 1 (the fuzzer's 1e-300 gave an
+     * infinite velocity) */
+    {INPUT_OK "[model]\ntype = \"layered\"\nquantity = \"permittivity\"\nlayer_depths = [0.5]\n"
+              "layer_velocities = [4.0, 1e-300]\n",
+     "bad.toml:7:1: [model] layer_velocities: element 2: relative permittivity 1e-300 is below 1 (quantity = "
+     "\"permittivity\": the layers hold eps_r)"},
 };
 
 Test(config, bad_configs_exact_messages)

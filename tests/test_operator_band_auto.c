@@ -25,6 +25,7 @@
 #include "conf/config.h"
 #include "conf/schema.h"
 #include "kernels/backend.h"
+#include "kernels/operator.h"
 #include "kernels/rtm.h"
 #include "kernels/wavelet.h"
 #include "stream/error.h"
@@ -64,6 +65,10 @@ Test(operator_band_auto, the_key, .timeout = 30)
     struct sl_config cfg;
     cr_assert_eq(load_band(dir, "operator_band = \"auto\"", &cfg), 0, "%s", err_msg());
     cr_assert_eq(cfg.propagator.operator_band, CONF_AUTO);
+    /* stored as the kernels' own sentinel (stream/stability_conf.c passes it on as is;
+     * its _Static_assert of the same is gcc's only) */
+    cr_assert_eq(CONF_AUTO, OPERATOR_BAND_AUTO, "conf/schema.h CONF_AUTO %g, kernels/operator.h OPERATOR_BAND_AUTO %g",
+                 CONF_AUTO, OPERATOR_BAND_AUTO);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);

@@ -121,6 +121,38 @@ Test(publisher, curve_configured_but_unavailable_is_a_start_error, .timeout = 30
     free(dir);
 }
 
+/* A curve_clients line longer than the read buffer is an error naming the line: split,
+ * its tail was read as a line of its own, so a key at the end of a long comment (a
+ * revoked one) was allowed (review of the 2026-11-25 fuzz campaign). */
+Test(publisher, curve_clients_overlong_line_is_an_error, .timeout = 30)
+{
+    if (!wire_has_curve())
+        cr_skip_test("this libzmq has no CURVE");
+    char *dir = test_tmpdir();
+    char ep[4200], pub[41], sec[41], other[41], osec[41];
+    snprintf(ep, sizeof ep, "ipc://%s/pub", dir);
+    cr_assert_eq(zmq_curve_keypair(pub, sec), 0);
+    cr_assert_eq(zmq_curve_keypair(other, osec), 0);
+    char text[600];
+    int k = snprintf(text, sizeof text, "%s\n# revoked:", pub);
+    memset(text + k, ' ', 260);
+    snprintf(text + k + 260, sizeof text - (size_t)k - 260, "%s\n", other);
+    char *clients = test_write_file(dir, "clients", text);
+    void *z = zmq_ctx_new();
+    struct metrics m;
+    metrics_init(&m);
+    struct publisher p;
+    struct publisher_conf c = {.endpoint = ep, .hwm = 10, .curve_secret = sec,
+                               .curve_public = pub, .curve_clients = clients, .job = "rtm"};
+    cr_assert_lt(publisher_start(&p, z, &c, &m), 0, "a key from the tail of a comment was taken");
+    cr_assert_not_null(strstr(err_msg(), "clients:2: line longer than 254 characters"), "%s", err_msg());
+    metrics_destroy(&m);
+    zmq_ctx_term(z);
+    free(clients);
+    test_rmtree(dir);
+    free(dir);
+}
+
 /* `seislive check` (config_load) refuses CURVE keys this libzmq cannot apply, naming the
  * key and its line. */
 Test(publisher, check_refuses_curve_keys_without_curve)

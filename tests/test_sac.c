@@ -178,7 +178,30 @@ Test(sac, damaged_files_refused_with_the_byte_offset)
     put32(img + 284, 366, 1); /* 2023 has 365 days */
     cr_expect_eq(sac_read_buffer("t.sac", img, len, &t), -EINVAL);
     cr_expect_not_null(strstr(err_msg(), "t.sac: byte 284: NZJDAY 366 is past the end of 2023"), "%s", err_msg());
+    /* a reference time beyond int64 ns (NZYEAR 9999: the fuzzer's signed overflow), one
+     * inside but with B past the year 2255, and a trace longer than 1e8 s */
+    put32(img + 280, 9999, 1);
+    put32(img + 284, 1, 1);
+    cr_expect_eq(sac_read_buffer("t.sac", img, len, &t), -EINVAL);
+    cr_expect_not_null(strstr(err_msg(), "t.sac: byte 280: the first sample (NZYEAR 9999, NZJDAY 1, B 0 s) is "
+                                         "2.53371e+11 s from 1970: outside the years 1685-2255"), "%s", err_msg());
+    put32(img + 280, 2255, 1);
+    putf(img + 20, 9e8f, 1);
+    cr_expect_eq(sac_read_buffer("t.sac", img, len, &t), -EINVAL);
+    cr_expect_not_null(strstr(err_msg(), "t.sac: byte 280: the first sample (NZYEAR 2255, NZJDAY 1, B 9e+08 s)"),
+                       "%s", err_msg());
+    putf(img + 20, 0, 1);
     put32(img + 280, 2024, 1);
+    {
+        float y[150] = {0};
+        struct sac_hdr hl = {.delta = 1e6f, .b = 0, .nzyear = 2024, .nzjday = 1, .kstnm = "A", .kcmpnm = "HHZ"};
+        unsigned char *il;
+        size_t ll = sac_image(&il, &hl, y, 150, 1);
+        cr_expect_eq(sac_read_buffer("t.sac", il, ll, &t), -EINVAL);
+        cr_expect_not_null(strstr(err_msg(), "t.sac: byte 316: NPTS 150 samples of DELTA 1e+06 s span 1.5e+08 s, "
+                                             "more than 1e8 s"), "%s", err_msg());
+        free(il);
+    }
     /* unevenly spaced */
     put32(img + 420, 0, 1);
     cr_expect_eq(sac_read_buffer("t.sac", img, len, &t), -EINVAL);

@@ -123,6 +123,26 @@ Test(traveltime, layered_model_file_errors)
     cr_expect_eq(locate_layers_load(p, &m), -EINVAL);
     cr_expect_not_null(strstr(err_msg(), "order.txt:4:"), "%s", err_msg());
     free(p);
+    /* an infinite velocity ("inf", or a number beyond the double range), and a comment
+     * longer than the line buffer whose tail would have been read as a layer (review
+     * of the 2026-11-25 fuzz campaign) */
+    p = test_write_file(dir, "inf.txt", "0 3000 1700\n500 1e999 2300\n");
+    cr_expect_eq(locate_layers_load(p, &m), -EINVAL);
+    cr_expect_not_null(strstr(err_msg(), "inf.txt:2: expected 'top_depth_m vp_m/s vs_m/s' with finite positive"),
+                       "%s", err_msg());
+    free(p);
+    p = test_write_file(dir, "inf2.txt", "0 3000 inf\n");
+    cr_expect_eq(locate_layers_load(p, &m), -EINVAL);
+    cr_expect_not_null(strstr(err_msg(), "inf2.txt:1:"), "%s", err_msg());
+    free(p);
+    char longc[800];
+    int k = snprintf(longc, sizeof longc, "0 3000 1700\n#");
+    memset(longc + k, 'x', 600);
+    snprintf(longc + k + 600, sizeof longc - (size_t)k - 600, " 900 5000 2900\n");
+    p = test_write_file(dir, "long.txt", longc);
+    cr_expect_eq(locate_layers_load(p, &m), -EINVAL);
+    cr_expect_not_null(strstr(err_msg(), "long.txt:2: line longer than 510 characters"), "%s", err_msg());
+    free(p);
     p = test_write_file(dir, "good.txt", "0 3000 1700 # top\n500 4000 2300\n");
     cr_assert_eq(locate_layers_load(p, &m), 0, "%s", err_msg());
     cr_expect_eq(m.n, 2);

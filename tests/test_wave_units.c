@@ -309,8 +309,24 @@ Test(wave_units, wavelet_file)
     char want[4200];
     snprintf(want, sizeof want, "%s:3: not a finite number", bad);
     cr_assert_not_null(strstr(err_msg(), want), "%s", err_msg());
+    /* a value finite as read but infinite as a float sample (the fuzzer's: 1e39), and a
+     * comment longer than the line buffer whose tail would have been read as a sample */
+    char *big = test_write_file(dir, "big.txt", "0.0\n-1e39\n0.5\n");
+    cr_assert_eq(wavelet_read(big, &w, &n), -EINVAL);
+    snprintf(want, sizeof want, "%s:2: -1e+39 is beyond the float range", big);
+    cr_assert_not_null(strstr(err_msg(), want), "%s", err_msg());
+    char longc[800];
+    int k = snprintf(longc, sizeof longc, "0.0\n#");
+    memset(longc + k, 'x', 600);
+    snprintf(longc + k + 600, sizeof longc - (size_t)k - 600, " 7.5\n0.5\n");
+    char *lng = test_write_file(dir, "long.txt", longc);
+    cr_assert_eq(wavelet_read(lng, &w, &n), -EINVAL);
+    snprintf(want, sizeof want, "%s:2: line longer than 510 characters", lng);
+    cr_assert_not_null(strstr(err_msg(), want), "%s", err_msg());
     free(good);
     free(bad);
+    free(big);
+    free(lng);
     test_rmtree(dir);
     free(dir);
 }

@@ -43,6 +43,8 @@ extern const struct fuzz_target fuzz_targets[];
  * first FUZZ_PART_SEP. */
 #define FUZZ_PART_SEP "\0PART\0"
 #define FUZZ_PART_SEP_LEN 6
+/* The config target's files after the TOML (p1 .. p5 beside it, tests/fuzz/fuzz_config.c). */
+#define FUZZ_CONFIG_FILES 5
 
 /* A private folder (on tmpfs when /dev/shm exists) for parsers that only read paths;
  * created once per process, removed at exit. */

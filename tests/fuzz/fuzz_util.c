@@ -33,7 +33,8 @@ static char dir[256];
 static void remove_dir(void)
 {
     static const char *const names[] = {"state.bin", "grid.hdr", "grid.buf", "stations.txt",
-                                        "corrections.txt", "fuzz-input.toml", NULL};
+                                        "corrections.txt", "fuzz-input.toml", "p1", "p2", "p3", "p4", "p5",
+                                        "p1.sgy", "p2.sgy", "p3.sgy", "p4.sgy", "p5.sgy", NULL};
     char p[512];
     for (int i = 0; names[i]; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);

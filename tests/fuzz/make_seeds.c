@@ -5,6 +5,8 @@
  * (tests/test_fuzz_corpus.c checks that the targets still reach their parsers' ends),
  * bad-* are malformed on purpose.  `make fuzz-seeds` runs it; the output is committed (small). */
 #include <errno.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,24 +260,174 @@ static void mseed_seeds(void)
     free(mb.p);
 }
 
+/* A raw float32 volume of N values V0 + STEP i (little-endian, x fastest) into B. */
+static void put_volume(struct buf *b, int n, float v0, float step)
+{
+    for (int i = 0; i < n; i++) {
+        float v = v0 + step * (float)i;
+        put(b, &v, 4);
+    }
+}
+
+/* A SEG-Y model volume (one trace of NZ depth samples per x-y column, x fastest, IEEE)
+ * of NXY columns, values V0 + STEP i, into B, written by the project's SEG-Y writer. */
+static void put_segy_volume(struct buf *b, int nxy, int nz, float v0, float step)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/model.sgy", fuzz_dir());
+    struct segy_writer *w;
+    if (segy_writer_open(path, nz, 1000, -100, "C 1 fuzz seed: a model volume", &w) != 0) {
+        fprintf(stderr, "%s\n", err_msg());
+        exit(1);
+    }
+    float x[64];
+    for (int t = 0; t < nxy; t++) {
+        for (int k = 0; k < nz; k++)
+            x[k] = v0 + step * (float)(t * nz + k);
+        struct segy_trace_info ti = {.shot = 1, .channel = t + 1};
+        segy_writer_trace(w, &ti, x);
+    }
+    if (segy_writer_close(w) != 0) {
+        fprintf(stderr, "%s\n", err_msg());
+        exit(1);
+    }
+    size_t n;
+    char *d = slurp(path, &n);
+    unlink(path);
+    put(b, d, n);
+    free(d);
+}
+
+static void part(struct buf *b)
+{
+    put(b, FUZZ_PART_SEP, FUZZ_PART_SEP_LEN);
+}
+
+/* The config target: the repository's own files (the demo files name data the demo
+ * writes first: rejected here, a missing path named by file:line, which is a fine seed
+ * too), then small configurations with their files (tests/fuzz/fuzz_config.c: the TOML,
+ * then p1 .. p5 after FUZZ_PART_SEP) that reach the model loader, the TTI parameter
+ * files (raw and SEG-Y), the wavelet file and the time step's limit. */
 static void config_seeds(const char *repo)
 {
-    static const char *const files[] = {"tools/demo.toml", "tools/demo-locate.toml",
-                                        "conf/seislive.example.toml", NULL};
+    static const char *const files[] = {"conf/seislive.example.toml", "tools/demo.toml", "tools/demo-locate.toml",
+                                        "tools/demo-tti.toml", "tools/demo-tti-iso.toml", NULL};
     for (int i = 0; files[i]; i++) {
         char p[1024];
         snprintf(p, sizeof p, "%s/%s", repo, files[i]);
         size_t n;
         char *t = slurp(p, &n);
-        /* The demo files name data the demo writes first: rejected here (a missing
-         * path, file:line), which is a fine seed too. */
         char name[256];
-        snprintf(name, sizeof name, "%s%s", i == 2 ? "ok-" : "paths-", strrchr(files[i], '/') + 1);
+        snprintf(name, sizeof name, "%s%s", i == 0 ? "ok-" : "paths-", strrchr(files[i], '/') + 1);
+        if (i == 0) { /* the example: every key, without its comments (within -max_len) */
+            size_t m = 0;
+            for (char *line = t, *next; line < t + n; line = next) {
+                char *nl = memchr(line, '\n', (size_t)(t + n - line));
+                next = nl ? nl + 1 : t + n;
+                if (*line != '#' && *line != '\n') {
+                    memmove(t + m, line, (size_t)(next - line));
+                    m += (size_t)(next - line);
+                }
+            }
+            n = m;
+        }
         save("config", name, t, n);
         free(t);
     }
     const char *bad = "[job]\nkind = \"rtm\"\n[model]\nnx = -3\nbogus = [1, 2,\n";
     save("config", "bad-syntax.toml", bad, strlen(bad));
+    struct buf b = {0};
+    /* TTI, constants */
+    puts_(&b, "[model]\nn = [8, 4, 6]\nd = [10.0, 10.0, 10.0]\nvelocity = 2500.0\nepsilon = 0.2\ndelta = 0.1\n"
+              "theta = 30.0\nphi = 45.0\n[propagator]\nphysics = \"tti\"\ntti_sigma = 0.75\nt_max = 0.2\n"
+              "[input]\nkind = \"zmq\"\n");
+    save_buf("config", "ok-tti-constant.toml", &b);
+    /* a TTI constant without physics = "tti" */
+    puts_(&b, "[model]\nn = [8, 4, 6]\nepsilon = 0.1\n");
+    save_buf("config", "bad-tti-acoustic.toml", &b);
+    /* TTI, every parameter from a raw file (x fastest, little-endian); 36 points */
+    static const char tti_raw[] = "[model]\ntype = \"raw\"\nfile = \"p1\"\nn = [4, 3, 3]\nd = [10.0, 10.0, 10.0]\n"
+                                  "epsilon_file = \"p2\"\ndelta_file = \"p3\"\ntheta_file = \"p4\"\nphi_file = \"p5\"\n"
+                                  "[propagator]\nphysics = \"tti\"\norder = 4\nt_max = 0.1\n[input]\nkind = \"zmq\"\n";
+    for (int v = 0; v < 4; v++) {
+        puts_(&b, tti_raw);
+        part(&b);
+        put_volume(&b, 36, 2000, 10);
+        part(&b);
+        if (v == 1) { /* a NaN epsilon at point 5 (byte offset 20) */
+            put_volume(&b, 5, 0.1f, 0.005f);
+            float nan = NAN;
+            put(&b, &nan, 4);
+            put_volume(&b, 30, 0.1f, 0.005f);
+        } else {
+            put_volume(&b, v == 3 ? 35 : 36, 0.1f, 0.005f); /* 3: one value short */
+        }
+        part(&b);
+        put_volume(&b, 36, 0.05f, 0.002f);
+        part(&b);
+        put_volume(&b, 36, v == 2 ? 60 : -40, 2.5f); /* 2: the tilt reaches 147.5 degrees */
+        part(&b);
+        put_volume(&b, 36, -400, 25);
+        save_buf("config", v == 0 ? "ok-tti-raw-files" : v == 1 ? "bad-tti-epsilon-nan"
+                          : v == 2 ? "bad-tti-theta-range" : "bad-tti-delta-short", &b);
+    }
+    /* TTI beside a constant velocity: epsilon from SEG-Y (by its name), theta raw */
+    puts_(&b, "[model]\nn = [3, 2, 5]\nd = [10.0, 10.0, 10.0]\nvelocity = 3000.0\nepsilon_file = \"p1.sgy\"\n"
+              "theta_file = \"p2\"\ndelta = 0.05\n[propagator]\nphysics = \"tti\"\nt_max = 0.1\n"
+              "[input]\nkind = \"zmq\"\n");
+    part(&b);
+    put_segy_volume(&b, 6, 5, 0.1f, 0.01f);
+    part(&b);
+    put_volume(&b, 30, -30, 2);
+    save_buf("config", "ok-tti-segy-beside-constant", &b);
+    /* a SEG-Y velocity and TTI files (SEG-Y too: the velocity's format) */
+    puts_(&b, "[model]\ntype = \"segy\"\nfile = \"p1\"\nn = [2, 2, 4]\nd = [5.0, 5.0, 5.0]\nphi_file = \"p2\"\n"
+              "epsilon = 0.15\n[propagator]\nphysics = \"tti\"\nt_max = 0.05\nf_peak = 20.0\n"
+              "[input]\nkind = \"zmq\"\n");
+    part(&b);
+    put_segy_volume(&b, 4, 4, 1800, 50);
+    part(&b);
+    put_segy_volume(&b, 4, 4, -720, 90);
+    save_buf("config", "ok-tti-segy-files", &b);
+    /* a layered model, the optimized operator at the band "auto", a wavelet file */
+    puts_(&b, "[model]\ntype = \"layered\"\nn = [10, 1, 12]\nd = [10.0, 10.0, 10.0]\nlayer_depths = [40.0]\n"
+              "layer_velocities = [1800.0, 2600.0]\n[propagator]\noperator = \"optimized\"\noperator_band = \"auto\"\n"
+              "wavelet = \"file\"\nwavelet_file = \"p1\"\nwavelet_dt = 0.002\nt_max = 0.3\n"
+              "[input]\nkind = \"zmq\"\n");
+    part(&b);
+    puts_(&b, "# a short wavelet, one sample per line\n0\n0.2\n1.0\n0.2\n-0.4\n\n-0.1 # tail\n0\n");
+    save_buf("config", "ok-layered-optimized-wavelet-file", &b);
+    /* a permittivity (GPR) raw model, z fastest, big-endian; the implicit operator */
+    puts_(&b, "[model]\ntype = \"raw\"\nquantity = \"permittivity\"\nfile = \"p1\"\nn = [3, 3, 2]\n"
+              "d = [0.05, 0.05, 0.05]\nlayout = \"z-fastest\"\nbyte_order = \"big\"\npermeability = 1.0\n"
+              "[propagator]\noperator = \"implicit\"\nt_max = 1e-7\nf_peak = 2e8\n[input]\nkind = \"zmq\"\n");
+    part(&b);
+    for (int i = 0; i < 18; i++) {
+        float e = 4.0f + 0.5f * (float)i;
+        uint32_t u;
+        memcpy(&u, &e, 4);
+        u = __builtin_bswap32(u);
+        put(&b, &u, 4);
+    }
+    save_buf("config", "ok-permittivity-zfast-big", &b);
+    /* the RTM and runtime keys: checkpoints, both imaging conditions, a domain split */
+    puts_(&b, "[job]\nkind = \"rtm\"\n[model]\nn = [12, 6, 10]\n[propagator]\norder = 8\nt_max = 0.2\n"
+              "time_dispersion = \"correct\"\ncpml_memory = \"bf16\"\npml_width = [4, 4, 4, 4, 0, 4]\n"
+              "free_surface = true\n[rtm]\nstrategy = \"checkpoint\"\ncheckpoints = 5\n"
+              "checkpoint_schedule = \"uniform\"\nimaging = \"both\"\nimage_every = 2\nlaplacian = true\n"
+              "random_ramp = \"linear\"\nmemory_budget = 0.5\n[runtime]\ndecompose = \"domain\"\nsplit = [1, 2, 1]\n"
+              "ranks = 2\n[output]\nimage_every = 2\npicture_at = [3, 2, 5]\n[input]\nkind = \"zmq\"\n");
+    save_buf("config", "ok-rtm-domain.toml", &b);
+    /* the locate job: stations and corrections files (p1, p2) */
+    puts_(&b, "[job]\nkind = \"locate\"\n[locate]\nstations = \"p1\"\ncorrections = \"p2\"\nphases = \"P\"\n"
+              "vp = 3000.0\ngrid_n = [5, 5, 5]\ncf = \"kurtosis\"\nkurtosis_window = 0.5\nband = [2.0, 20.0]\n"
+              "[input]\nkind = \"files\"\npaths = [\"p3\"]\nformat = \"mseed\"\n");
+    part(&b);
+    puts_(&b, "# name x y z\nA01 100 200 -5\nA02 300 100 0\n");
+    part(&b);
+    puts_(&b, "A01 P 0.01\n");
+    part(&b);
+    save_buf("config", "ok-locate-files", &b);
 }
 
 static void state_seeds(void)
