@@ -10,12 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/fftw_plan.h"
 #include "kernels/time_dispersion_internal.h"
 #include "stream/error.h"
 
-/* FFTW's planner is not thread-safe (its execute functions are): the rtm engine and the
- * model job may plan from different threads. */
-static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t fftw_plan_lock = PTHREAD_MUTEX_INITIALIZER;
 double tdt_band_limit(double dt) { return 1.0 / (M_PI * dt); }
 
 double tdt_fd_frequency(double f, double dt)
@@ -122,10 +121,10 @@ int tdt_create(size_t n, double dt, struct tdt **out)
         rc = err_set(-ENOMEM, "time-dispersion transform: out of memory for %zu samples", n);
         goto done;
     }
-    pthread_mutex_lock(&plan_lock);
+    pthread_mutex_lock(&fftw_plan_lock);
     t->r2c = fftw_plan_dft_r2c_1d((int)t->m, rin, cin, FFTW_ESTIMATE);
     t->c2r = fftw_plan_dft_c2r_1d((int)t->l, cout, rout, FFTW_ESTIMATE);
-    pthread_mutex_unlock(&plan_lock);
+    pthread_mutex_unlock(&fftw_plan_lock);
     if (!t->r2c || !t->c2r) {
         rc = err_set(-ENOMEM, "time-dispersion transform: FFTW could not plan %zu / %zu points", t->m, t->l);
         goto done;
@@ -149,12 +148,12 @@ void tdt_destroy(struct tdt *t)
 {
     if (!t)
         return;
-    pthread_mutex_lock(&plan_lock);
+    pthread_mutex_lock(&fftw_plan_lock);
     if (t->r2c)
         fftw_destroy_plan((fftw_plan)t->r2c);
     if (t->c2r)
         fftw_destroy_plan((fftw_plan)t->c2r);
-    pthread_mutex_unlock(&plan_lock);
+    pthread_mutex_unlock(&fftw_plan_lock);
 #ifdef SEISLIVE_CUDA
     tdt_cu_free(t);
 #endif
