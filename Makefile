@@ -82,7 +82,8 @@ endif
 
 CFLAGS   += -std=c11 $(WARN) $(OPT) $(SANFLAGS) $(INCS) $(DEFS) $(PKG_CFLAGS) -fopenmp -MMD -MP
 CXXFLAGS += -std=c++17 -DTOML_HEADER_ONLY=0 -DTOML_SHARED_LIB=1 $(WARN) $(OPT) $(SANFLAGS) $(INCS) $(DEFS) -MMD -MP
-# libfftw3 (double): the time-dispersion transforms (kernels/time_dispersion.h).
+# libfftw3 (double): the time-dispersion transforms (kernels/time_dispersion.h) and the
+# wavelet's top frequency (kernels/wavelet.c wavelet_fmax).
 LDLIBS   := -ltomlplusplus -lzmq -luring -lsegyio -lmseed -ljansson -lpng -lfftw3 $(PKG_LIBS) -lm -lpthread
 LDFLAGS  += -fopenmp $(SANFLAGS)
 

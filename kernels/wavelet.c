@@ -70,6 +70,10 @@ int wavelet_read(const char *path, float **out, size_t *n)
             rc = err_set(-EINVAL, "%s:%d: %g is beyond the float range (%g)", path, lineno, v, (double)FLT_MAX);
             break;
         }
+        if (cnt == WAVELET_MAX_SAMPLES) {
+            rc = err_set(-EINVAL, "%s:%d: more than %d samples", path, lineno, WAVELET_MAX_SAMPLES);
+            break;
+        }
         if (cnt == cap) {
             cap *= 2;
             float *nw = realloc(w, cap * sizeof *w);

@@ -23,8 +23,13 @@ double wavelet_ricker_fmax(double fp);
 /* NT samples of a Ricker at dt into OUT (sample i at t = i dt). */
 void wavelet_ricker_fill(float *out, size_t nt, double dt, double fp);
 
-/* Read a wavelet file: one number per line ('#' comments and blank lines skipped).
- * *OUT (malloc'd, caller frees) gets *N samples.  Errors name PATH:LINE. */
+/* At most this many samples in a wavelet file: an hour of sweep at 0.5 ms is 7.2 M (and
+ * wavelet_fmax's transform takes 64 B a sample). */
+#define WAVELET_MAX_SAMPLES 10000000
+
+/* Read a wavelet file: one number per line ('#' comments and blank lines skipped), at
+ * most WAVELET_MAX_SAMPLES.  *OUT (malloc'd, caller frees) gets *N samples.  Errors name
+ * PATH:LINE. */
 int wavelet_read(const char *path, float **out, size_t *n);
 
 /* Resample IN (N_IN samples at DT_IN) to N_OUT samples at DT_OUT with a Kaiser-windowed

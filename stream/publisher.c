@@ -66,7 +66,7 @@ static int load_allowed(struct publisher *p, const char *path)
         char **a = realloc(p->allowed, (p->n_allowed + 1) * sizeof *a);
         if (!a) {
             fclose(f);
-            return -ENOMEM;
+            return err_set(-ENOMEM, "%s:%d: out of memory", path, ln);
         }
         p->allowed = a;
         if (!(p->allowed[p->n_allowed] = strdup(s))) {

@@ -323,6 +323,26 @@ Test(wave_units, wavelet_file)
     cr_assert_eq(wavelet_read(lng, &w, &n), -EINVAL);
     snprintf(want, sizeof want, "%s:2: line longer than 510 characters", lng);
     cr_assert_not_null(strstr(err_msg(), want), "%s", err_msg());
+    /* more samples than WAVELET_MAX_SAMPLES: refused at the first line too many (the
+     * transform of wavelet_fmax takes 64 B a sample), one sample fewer read whole */
+    char *many = NULL;
+    cr_assert_geq(asprintf(&many, "%s/many.txt", dir), 0);
+    FILE *mf = fopen(many, "w");
+    cr_assert_not_null(mf);
+    for (int i = 0; i < WAVELET_MAX_SAMPLES; i++)
+        fputs("0\n", mf);
+    cr_assert_eq(fclose(mf), 0);
+    cr_assert_eq(wavelet_read(many, &w, &n), 0, "%s", err_msg());
+    cr_assert_eq(n, (size_t)WAVELET_MAX_SAMPLES);
+    free(w);
+    mf = fopen(many, "a");
+    cr_assert_not_null(mf);
+    fputs("# one more\n1\n", mf);
+    cr_assert_eq(fclose(mf), 0);
+    cr_assert_eq(wavelet_read(many, &w, &n), -EINVAL);
+    snprintf(want, sizeof want, "%s:%d: more than %d samples", many, WAVELET_MAX_SAMPLES + 2, WAVELET_MAX_SAMPLES);
+    cr_assert_not_null(strstr(err_msg(), want), "%s", err_msg());
+    free(many);
     free(good);
     free(bad);
     free(big);
